@@ -1,0 +1,74 @@
+// The main job in one command (`npm run demo`): the embedded Temporal dev server, a worker and the
+// seed's pause-and-resume conversation. With no model configured it uses the OFFLINE SCRIPTED MODEL,
+// a stand-in that replays a fixed script, and says so.
+import { Connection } from '@temporalio/client';
+import { mkdir, readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import pc from 'picocolors';
+import { connectClient } from '../src/connection.js';
+import { startDevServer, type DevServer } from '../src/server/dev-server.js';
+import { PROJECT_ROOT } from '../src/server/temporal-cli.js';
+import { countdownScript, startScriptedModel, type ScriptedModel } from '../src/testing/scripted-model.js';
+import { createWorker } from '../src/worker.js';
+import { pauseAndResume } from './pause-and-resume.js';
+
+const address = process.env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233';
+process.env.TEMPORAL_ADDRESS = address;
+
+async function reachable(): Promise<boolean> {
+  try {
+    const c = await Connection.connect({ address, connectTimeout: '1 second' });
+    await c.close();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let server: DevServer | undefined;
+if (!(await reachable())) {
+  const port = Number(address.split(':').pop());
+  console.log(pc.dim(`Starting the embedded Temporal dev server on ${address} (data in .faheem/temporal.db) …`));
+  server = await startDevServer({ port, db: path.join(PROJECT_ROOT, '.faheem', 'temporal.db'), log: (l) => console.log(pc.dim(l)) });
+} else {
+  console.log(pc.dim(`Using the Temporal server already running at ${address}.`));
+}
+
+let scripted: ScriptedModel | undefined;
+if (!process.env.LLM_API_KEY && !process.env.LLM_BASE_URL) {
+  scripted = await startScriptedModel(countdownScript({ delayMs: 400 }));
+  process.env.LLM_BASE_URL = scripted.baseUrl;
+  process.env.LLM_MODEL = 'offline-scripted-demo';
+  console.log(
+    pc.yellow(
+      'No model configured (LLM_API_KEY / LLM_BASE_URL unset): using the OFFLINE SCRIPTED MODEL, a stand-in that replays a fixed script.\n' +
+        'For a real agent set LLM_MODEL (e.g. openai/gpt-4o), LLM_API_KEY and, for other endpoints, LLM_BASE_URL.',
+    ),
+  );
+}
+
+const worker = await createWorker(process.env);
+const workerDone = worker.run();
+const client = await connectClient();
+
+const workspace = path.join(PROJECT_ROOT, '.faheem', 'demo-workspace');
+await rm(workspace, { recursive: true, force: true });
+await mkdir(workspace, { recursive: true });
+console.log(pc.dim(`Workspace: ${workspace}\n`));
+
+const conversation = await pauseAndResume(client, workspace);
+
+for (const file of ['countdown.txt', 'hello.txt']) {
+  const text = await readFile(path.join(workspace, file), 'utf8').catch(() => undefined);
+  console.log(pc.dim(`\n${file}: ${text === undefined ? '(not created)' : `${text.split('\n').filter(Boolean).length} line(s), starts ${JSON.stringify(text.slice(0, 20))}`}`));
+}
+const ui = server?.uiUrl ?? 'http://localhost:8233';
+console.log(`\nSee every model call and command: ${ui}/namespaces/default/workflows/${conversation.id}`);
+console.log(`Or: npx faheem events ${conversation.id}`);
+
+await client.connection.close();
+worker.shutdown();
+await workerDone;
+await scripted?.close();
+if (server && process.env.FAHEEM_DEMO_KEEP_SERVER !== '1') await server.stop();
+process.exit(0);

@@ -1,0 +1,44 @@
+// Activity: run one terminal command on the workspace's host.
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import path from 'node:path';
+import { secretValues } from '../security/redact.js';
+import { CommandInterrupted, commandBaseEnv, runTerminal as run } from '../tools/terminal.js';
+import type { TerminalCallInput, TerminalResult } from '../types.js';
+
+export function createRunTerminal(env: NodeJS.ProcessEnv, home: string) {
+  const secrets = secretValues(env);
+  const baseEnv = commandBaseEnv(env);
+
+  return async function runTerminal(input: TerminalCallInput): Promise<TerminalResult> {
+    const ctx = Context.current();
+    // A retry means an earlier attempt was cut off (its worker died) after it may have had effects.
+    // Running the command again could do them twice, so report instead and let the model decide.
+    if (ctx.info.attempt > 1) {
+      return {
+        content:
+          'This command was started, but the worker running it stopped before it reported a result. ' +
+          'Its effects are unknown: check the state (files, processes) before running it again.',
+        isError: true,
+        exitCode: -1,
+        terminal: input.terminal,
+      };
+    }
+    const beat = setInterval(() => ctx.heartbeat(), 500);
+    try {
+      return await run(input.arguments, input.terminal, {
+        workspace: input.workspace,
+        signal: ctx.cancellationSignal,
+        outputDir: path.join(home, 'outputs', input.conversationId),
+        secrets,
+        baseEnv,
+      });
+    } catch (err) {
+      // Interrupted by `pause --now`: the partial output travels in the cancellation's details.
+      if (err instanceof CommandInterrupted) throw new CancelledFailure('interrupted by a pause', [err.partialOutput]);
+      throw err;
+    } finally {
+      clearInterval(beat);
+    }
+  };
+}

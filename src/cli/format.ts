@@ -1,0 +1,93 @@
+// Human-readable, coloured rendering of events and state for the CLI.
+import pc from 'picocolors';
+import type { ConversationEvent, ConversationState } from '../types.js';
+
+const STATUS_COLOR: Record<string, (s: string) => string> = {
+  running: pc.green,
+  paused: pc.yellow,
+  waiting_for_confirmation: pc.yellow,
+  finished: pc.cyan,
+  error: pc.red,
+  stuck: pc.red,
+  idle: pc.dim,
+};
+
+export function colorStatus(status: string): string {
+  return (STATUS_COLOR[status] ?? ((s: string) => s))(status);
+}
+
+function clip(text: string, max = 600): string {
+  return text.length > max ? `${text.slice(0, max)}${pc.dim(` … (${text.length - max} more characters)`)}` : text;
+}
+
+export function formatEvent(e: ConversationEvent): string {
+  const time = pc.dim(e.timestamp.slice(11, 19));
+  const n = pc.dim(`#${e.index}`.padStart(5));
+  switch (e.kind) {
+    case 'message':
+      return `${n} ${time} ${e.source === 'user' ? pc.bold(pc.blue('user')) : pc.bold(pc.magenta('agent'))}: ${clip(e.text)}`;
+    case 'action': {
+      const args = e.arguments as Record<string, unknown> | string;
+      const main = typeof args === 'object' && args ? (args.command ?? args.thought ?? args.message ?? JSON.stringify(args)) : String(args);
+      const extra = typeof args === 'object' && args && e.tool === 'file_editor' ? ` ${String(args.path)}` : '';
+      return `${e.thought ? `${n} ${time} ${pc.magenta('thought')}: ${clip(e.thought)}\n` : ''}${n} ${time} ${pc.bold(pc.yellow(e.tool))} ${pc.yellow(clip(String(main), 300))}${extra}`;
+    }
+    case 'observation': {
+      const head = e.isError ? pc.red('✗') : pc.green('✓');
+      const code = e.exitCode !== undefined ? pc.dim(` (exit ${e.exitCode})`) : '';
+      return `${n} ${time} ${head} ${pc.dim(e.tool)}${code}\n${indent(clip(e.content))}`;
+    }
+    case 'error':
+      return `${n} ${time} ${pc.red(`error: ${e.message}`)}`;
+    case 'pause':
+      return `${n} ${time} ${pc.yellow(`⏸ paused${e.now ? ' (now: interrupting the command)' : ''}${e.reason ? ` — ${e.reason}` : ''}`)}`;
+    case 'resume':
+      return `${n} ${time} ${pc.green('▶ resumed')}`;
+    case 'status':
+      return `${n} ${time} ${pc.dim('status →')} ${colorStatus(e.status)}${e.reason ? pc.dim(` (${e.reason})`) : ''}`;
+  }
+}
+
+function indent(text: string): string {
+  return text
+    .split('\n')
+    .map((l) => `        ${pc.dim('│')} ${l}`)
+    .join('\n');
+}
+
+export function formatState(s: ConversationState): string {
+  const m = s.metrics;
+  return [
+    `${pc.bold(s.id)}  ${colorStatus(s.status)}${s.closed ? pc.dim(' (closed)') : ''}`,
+    `  workspace   ${s.workspace}`,
+    `  model       ${s.model || '(worker default)'}`,
+    `  iterations  ${s.iterations} (run ${s.runNumber})`,
+    `  events      ${s.events}, pending messages ${s.pendingMessages}`,
+    `  tokens      ${m.promptTokens} prompt, ${m.completionTokens} completion, ${m.llmCalls} model calls`,
+    `  cost        $${m.accumulatedCost.toFixed(4)}`,
+    ...(s.lastError ? [`  last error  ${pc.red(s.lastError)}`] : []),
+  ].join('\n');
+}
+
+/** The documented JSON shape of `faheem status --json`. */
+export function stateJson(s: ConversationState): Record<string, unknown> {
+  return {
+    id: s.id,
+    status: s.status,
+    iterations: s.iterations,
+    runNumber: s.runNumber,
+    events: s.events,
+    pendingMessages: s.pendingMessages,
+    metrics: {
+      accumulatedCost: s.metrics.accumulatedCost,
+      promptTokens: s.metrics.promptTokens,
+      completionTokens: s.metrics.completionTokens,
+      cacheReadTokens: s.metrics.cacheReadTokens,
+      llmCalls: s.metrics.llmCalls,
+    },
+    lastError: s.lastError,
+    workspace: s.workspace,
+    model: s.model,
+    closed: s.closed,
+  };
+}

@@ -1,0 +1,224 @@
+// The TypeScript SDK, mirroring the seed: LLM, Agent, Conversation. A Conversation is a handle on a
+// workflow; every call goes through Temporal, so any process can attach to the same conversation.
+import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { z } from 'zod';
+import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
+import {
+  addMessageUpdate,
+  closeSignal,
+  eventsQuery,
+  pauseSignal,
+  runUpdate,
+  stateQuery,
+  type PauseRequest,
+} from './workflows/messages.js';
+import {
+  DEFAULTS,
+  TOOL_NAMES,
+  type AgentSpec,
+  type ConfirmationPolicy,
+  type ConversationEvent,
+  type ConversationInput,
+  type ConversationState,
+  type LLMSpec,
+  type Metrics,
+  type ToolName,
+} from './types.js';
+
+export const TerminalTool = { name: 'terminal' } as const;
+export const FileEditorTool = { name: 'file_editor' } as const;
+export const TaskTrackerTool = { name: 'task_tracker' } as const;
+export type ToolSpec = { name: ToolName } | ToolName;
+
+export class LLM {
+  readonly spec: LLMSpec;
+  constructor(options: { usageId?: string; model?: string; baseUrl?: string; temperature?: number; apiKey?: unknown }) {
+    if (options.apiKey !== undefined) {
+      // Keys would be written into workflow history; the worker reads them from its environment.
+      throw new Error('LLM: pass no apiKey here. Set LLM_API_KEY (or the provider\'s key variable) where the worker runs.');
+    }
+    this.spec = {
+      usageId: options.usageId ?? 'agent',
+      ...(options.model ? { model: options.model } : {}),
+      ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+      ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+    };
+  }
+}
+
+export class Agent {
+  readonly spec: AgentSpec;
+  constructor(options: { llm: LLM; tools?: ToolSpec[]; systemPrompt?: string }) {
+    const names = (options.tools ?? [TerminalTool, FileEditorTool]).map((t) => (typeof t === 'string' ? t : t.name));
+    for (const n of names) if (!TOOL_NAMES.includes(n)) throw new Error(`Agent: unknown tool "${n}"; known tools: ${TOOL_NAMES.join(', ')}`);
+    // think and finish are always there: the model needs a way to reason and to stop.
+    const tools = [...new Set<ToolName>([...names, 'think', 'finish'])];
+    this.spec = { llm: options.llm.spec, tools, ...(options.systemPrompt ? { systemPrompt: options.systemPrompt } : {}) };
+  }
+}
+
+export const MessageText = z
+  .string()
+  .refine((s) => s.trim() !== '', 'the message is empty')
+  .refine((s) => s.length <= DEFAULTS.maxMessageChars, `the message is longer than ${DEFAULTS.maxMessageChars} characters`);
+
+export interface CreateOptions {
+  agent: Agent;
+  workspace: string;
+  id?: string;
+  firstMessage?: string;
+  /** Start running at once (with firstMessage). */
+  run?: boolean;
+  maxIterations?: number;
+  confirmationPolicy?: ConfirmationPolicy;
+  idleTimeoutMs?: number;
+  taskQueue?: string;
+  toolTaskQueue?: string;
+}
+
+const STOPPED = (s: ConversationState) => s.status !== 'running';
+
+export class Conversation {
+  private constructor(
+    readonly client: Client,
+    readonly id: string,
+    private readonly handle: WorkflowHandle,
+  ) {}
+
+  /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
+  static async create(client: Client, options: CreateOptions): Promise<Conversation> {
+    const id = options.id ?? `conv-${randomUUID().slice(0, 13)}`;
+    if (options.firstMessage !== undefined) MessageText.parse(options.firstMessage);
+    const input: ConversationInput = {
+      options: {
+        workspace: path.resolve(options.workspace),
+        agent: options.agent.spec,
+        toolTaskQueue: options.toolTaskQueue ?? defaultToolTaskQueue(),
+        maxIterations: options.maxIterations ?? DEFAULTS.maxIterations,
+        confirmationPolicy: options.confirmationPolicy ?? 'never',
+        idleTimeoutMs: options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
+      },
+      ...(options.firstMessage !== undefined ? { firstMessage: options.firstMessage } : {}),
+      ...(options.run ? { run: true } : {}),
+    };
+    const model = options.agent.spec.llm.model ?? 'the worker\'s LLM_MODEL';
+    const handle = await client.workflow.start('conversation', {
+      workflowId: id,
+      taskQueue: options.taskQueue ?? defaultTaskQueue(),
+      args: [input],
+      staticSummary: options.firstMessage ? oneLine(options.firstMessage, 120) : `Conversation in ${input.options.workspace}`,
+      staticDetails: [
+        `**Model:** ${model}`,
+        `**Workspace:** \`${input.options.workspace}\``,
+        `**Tools:** ${options.agent.spec.tools.join(', ')}`,
+        `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
+      ].join('\n\n'),
+    });
+    return new Conversation(client, id, handle);
+  }
+
+  /** The same object for an existing conversation, from any process. */
+  static async attach(client: Client, id: string): Promise<Conversation> {
+    const handle = client.workflow.getHandle(id);
+    try {
+      await handle.describe();
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(id);
+      throw err;
+    }
+    return new Conversation(client, id, handle);
+  }
+
+  async sendMessage(text: string): Promise<number> {
+    const checked = MessageText.safeParse(text);
+    if (!checked.success) throw new Error(`message not sent: ${checked.error.issues[0]?.message}`);
+    const { index } = await this.handle.executeUpdate(addMessageUpdate, { args: [text] });
+    return index;
+  }
+
+  /** Sets the conversation running without waiting; answers with the run number. */
+  async resume(): Promise<{ runNumber: number; status: string }> {
+    return this.handle.executeUpdate(runUpdate);
+  }
+
+  /** Runs (or resumes) and resolves with the state when the run stops: finished, paused, error, … */
+  async run(options: { pollMs?: number } = {}): Promise<ConversationState> {
+    const { runNumber } = await this.handle.executeUpdate(runUpdate);
+    return this.waitUntil((s) => s.runNumber > runNumber || STOPPED(s), options.pollMs);
+  }
+
+  /** Pause now. With `now`, the running command is interrupted too. */
+  async pause(request: PauseRequest = {}): Promise<void> {
+    await this.handle.signal(pauseSignal, request);
+  }
+
+  async close(): Promise<void> {
+    await this.handle.signal(closeSignal);
+  }
+
+  async state(): Promise<ConversationState & { executionStatus: ConversationState['status'] }> {
+    const s = await this.handle.query(stateQuery);
+    return { ...s, executionStatus: s.status };
+  }
+
+  async metrics(): Promise<Metrics> {
+    return (await this.state()).metrics;
+  }
+
+  async events(fromIndex = 0, limit?: number): Promise<ConversationEvent[]> {
+    return this.handle.query(eventsQuery, fromIndex, limit);
+  }
+
+  /** Waits until the state satisfies `done`, tolerating a worker that is briefly away. */
+  async waitUntil(done: (s: ConversationState) => boolean, pollMs = 100, timeoutMs = Infinity): Promise<ConversationState> {
+    const deadline = Date.now() + timeoutMs;
+    let lastError: unknown;
+    for (;;) {
+      try {
+        const s = await this.state();
+        if (done(s)) return s;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(this.id);
+        lastError = err;
+      }
+      if (Date.now() > deadline) {
+        throw new Error(`timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+      }
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  }
+
+  /** Yields events as they are recorded, until `until` says stop (checked after each poll). */
+  async *follow(options: { fromIndex?: number; pollMs?: number; until?: (s: ConversationState) => boolean } = {}): AsyncGenerator<ConversationEvent> {
+    let next = options.fromIndex ?? 0;
+    for (;;) {
+      const batch = await this.events(next);
+      for (const e of batch) yield e;
+      next += batch.length;
+      if (options.until) {
+        const s = await this.state();
+        if (options.until(s) && s.events <= next) return;
+      }
+      await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
+    }
+  }
+
+  /** Whether the workflow itself has completed (closed or idle timeout). */
+  async isClosed(): Promise<boolean> {
+    const d = await this.handle.describe();
+    return d.status.name !== 'RUNNING';
+  }
+}
+
+export class ConversationNotFoundError extends Error {
+  constructor(readonly id: string) {
+    super(`no conversation with id "${id}" (check the id with \`faheem list\`)`);
+  }
+}
+
+function oneLine(s: string, n: number): string {
+  const t = s.replace(/\s+/g, ' ').trim();
+  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
+}

@@ -1,0 +1,74 @@
+// The embedded Temporal service: the official CLI's dev server on a SQLite file, so conversations
+// survive a restart, with the Web UI and our search attributes registered.
+import { Connection } from '@temporalio/client';
+import { execa, type ResultPromise } from 'execa';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { findTemporalCli } from './temporal-cli.js';
+
+export interface DevServerOptions {
+  port?: number;
+  uiPort?: number;
+  /** SQLite file; `undefined` keeps everything in memory. */
+  db?: string;
+  headless?: boolean;
+  ip?: string;
+  /** Where the server's own output goes ('inherit' shows it). */
+  stdio?: 'inherit' | 'ignore' | 'pipe';
+  log?: (line: string) => void;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl?: string;
+  process: ResultPromise;
+  stop(): Promise<void>;
+}
+
+export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  const cli = await findTemporalCli(options.log);
+  const port = options.port ?? 7233;
+  const ip = options.ip ?? '127.0.0.1';
+  const args = ['server', 'start-dev', '--port', String(port), '--ip', ip, '--log-level', 'warn'];
+  if (options.headless) args.push('--headless');
+  else args.push('--ui-port', String(options.uiPort ?? port + 1000));
+  if (options.db) {
+    await mkdir(path.dirname(path.resolve(options.db)), { recursive: true });
+    args.push('--db-filename', options.db);
+  }
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  // Idle workflows wait on a timer for days; the dev server's defaults are fine for that.
+  const child = execa(cli, args, { stdio: options.stdio ?? 'ignore', reject: false, cleanup: true });
+  const address = `${ip}:${port}`;
+  let exited = false;
+  void child.then(() => (exited = true));
+
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`the Temporal dev server exited at start (is port ${port} taken?)`);
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: '1 second' });
+      await conn.workflowService.getSystemInfo({});
+      await conn.close();
+      break;
+    } catch (err) {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`the Temporal dev server did not answer on ${address} within 60 s: ${(err as Error).message}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  return {
+    address,
+    ...(options.headless ? {} : { uiUrl: `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${options.uiPort ?? port + 1000}` }),
+    process: child,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      await child;
+      clearTimeout(killer);
+    },
+  };
+}

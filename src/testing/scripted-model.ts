@@ -1,0 +1,171 @@
+// A scripted, OpenAI-compatible chat-completions server for tests and the offline demo. It is a
+// stand-in for a real model only: every reply comes from the script you give it.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface ScriptedToolCall {
+  name: string;
+  arguments: Record<string, unknown> | string;
+  id?: string;
+}
+
+export interface ScriptedReply {
+  content?: string | null;
+  toolCalls?: ScriptedToolCall[];
+  /** Wait this long before answering (the request can be aborted meanwhile). */
+  delayMs?: number;
+  /** Answer with this HTTP status and an error body instead. */
+  status?: number;
+  error?: string;
+  usage?: { prompt_tokens: number; completion_tokens: number };
+}
+
+export interface RecordedRequest {
+  index: number;
+  body: { model: string; messages: { role: string; content?: string | null; tool_calls?: unknown[]; tool_call_id?: string }[]; tools?: unknown[] };
+  authorization: string | undefined;
+  startedAt: number;
+  endedAt?: number;
+  /** The client closed the connection before the answer (a cancelled model call). */
+  aborted: boolean;
+}
+
+export type Script = (request: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>;
+
+export interface ScriptedModel {
+  baseUrl: string;
+  requests: RecordedRequest[];
+  setScript(script: Script): void;
+  close(): Promise<void>;
+}
+
+export async function startScriptedModel(script: Script, port = 0): Promise<ScriptedModel> {
+  let current = script;
+  const requests: RecordedRequest[] = [];
+  let ids = 0;
+
+  const server = createServer((req, res) => {
+    void handle(req, res);
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const recorded: RecordedRequest = {
+      index: requests.length,
+      body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as RecordedRequest['body'],
+      authorization: req.headers.authorization,
+      startedAt: Date.now(),
+      aborted: false,
+    };
+    requests.push(recorded);
+    res.on('close', () => {
+      if (!res.writableFinished) recorded.aborted = true;
+      recorded.endedAt ??= Date.now();
+    });
+
+    let reply: ScriptedReply;
+    try {
+      reply = await current(recorded);
+    } catch (err) {
+      reply = { status: 500, error: `script failed: ${(err as Error).message}` };
+    }
+    if (reply.delayMs) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, reply.delayMs);
+        res.on('close', () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
+    }
+    if (res.destroyed || recorded.aborted) return;
+    recorded.endedAt = Date.now();
+    if (reply.status && reply.status >= 400) {
+      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ error: { message: reply.error ?? `scripted HTTP ${reply.status}`, type: 'scripted_error' } }));
+      return;
+    }
+    const n = ++ids;
+    const toolCalls = (reply.toolCalls ?? []).map((c, i) => ({
+      id: c.id ?? `call_${n}_${i}`,
+      type: 'function',
+      function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+    }));
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(
+      JSON.stringify({
+        id: `chatcmpl-scripted-${n}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: recorded.body.model,
+        choices: [
+          {
+            index: 0,
+            finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
+            message: { role: 'assistant', content: reply.content ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
+          },
+        ],
+        usage: { ...(reply.usage ?? { prompt_tokens: 100, completion_tokens: 20 }), total_tokens: 0 },
+      }),
+    );
+  }
+
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const { port: actual } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${actual}/v1`,
+    requests,
+    setScript: (s) => {
+      current = s;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The last user message the model was shown. */
+export function lastUserMessage(request: RecordedRequest): string {
+  const users = request.body.messages.filter((m) => m.role === 'user');
+  return String(users[users.length - 1]?.content ?? '');
+}
+
+/**
+ * The seed's scenario as a script: write countdown.txt (100 → 1) ten numbers a step, slowly; when
+ * told about hello.txt, create that instead and finish. Used by the offline demo and the tests.
+ */
+export function countdownScript(options: { delayMs?: number } = {}): Script {
+  const delayMs = options.delayMs ?? 400;
+  return (request) => {
+    const messages = request.body.messages;
+    const lastUserAt = messages.map((m) => m.role).lastIndexOf('user');
+    const since = messages.slice(lastUserAt + 1);
+    if (lastUserMessage(request).includes('hello.txt')) {
+      const created = since.some((m) => m.role === 'tool');
+      if (!created) {
+        return {
+          delayMs,
+          content: 'Switching to hello.txt as asked.',
+          toolCalls: [{ name: 'file_editor', arguments: { command: 'create', path: 'hello.txt', file_text: 'Hello, World!\n' } }],
+        };
+      }
+      return { delayMs, content: 'I created hello.txt containing "Hello, World!" and stopped working on countdown.txt.' };
+    }
+    const steps = messages.filter((m) => m.role === 'tool').length;
+    if (steps >= 10) return { delayMs, content: 'I wrote the numbers 100 down to 1 into countdown.txt, one per line.' };
+    const from = 100 - steps * 10;
+    const to = from - 9;
+    const redirect = steps === 0 ? '>' : '>>';
+    return {
+      delayMs,
+      toolCalls: [{ name: 'terminal', arguments: { command: `seq ${from} -1 ${to} ${redirect} countdown.txt` } }],
+    };
+  };
+}

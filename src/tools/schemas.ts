@@ -1,0 +1,70 @@
+// What the model sees: each tool's name, description and argument schema (zod, turned into JSON
+// Schema for the API). The executors validate with the same schemas.
+import { z } from 'zod';
+import type { ToolName } from '../types.js';
+
+const securityRisk = z
+  .enum(['LOW', 'MEDIUM', 'HIGH'])
+  .optional()
+  .describe('Your estimate of how risky this action is: LOW, MEDIUM or HIGH.');
+
+export const TerminalArgs = z.object({
+  command: z.string().describe('The bash command to run in the workspace. The working directory and exported variables carry over between calls.'),
+  is_input: z.boolean().optional().describe('Send the command as input to the running process instead of running it.'),
+  timeout: z.number().positive().max(3600).optional().describe('Seconds after which the command is stopped (default 120).'),
+  reset: z.boolean().optional().describe('Reset the terminal: working directory back to the workspace, exported variables cleared.'),
+  security_risk: securityRisk,
+});
+
+export const FileEditorArgs = z.object({
+  command: z.enum(['view', 'create', 'str_replace', 'insert', 'undo_edit']),
+  path: z.string().min(1).describe('A path inside the workspace, absolute or relative to it.'),
+  file_text: z.string().optional().describe('The whole content, for create.'),
+  old_str: z.string().optional().describe('The exact text to replace; it must occur exactly once.'),
+  new_str: z.string().optional().describe('The replacement (str_replace) or the text to insert (insert).'),
+  insert_line: z.number().int().min(0).optional().describe('Insert after this line (0 = at the top).'),
+  view_range: z.tuple([z.number().int().min(1), z.number().int().min(-1)]).optional().describe('[start, end] lines to view; end -1 means to the end.'),
+  security_risk: securityRisk,
+});
+
+export const TaskTrackerArgs = z.object({
+  command: z.enum(['view', 'plan']),
+  task_list: z
+    .array(z.object({ title: z.string(), notes: z.string().optional(), status: z.enum(['todo', 'in_progress', 'done']) }))
+    .optional()
+    .describe('The whole task list, for plan.'),
+});
+
+export const ThinkArgs = z.object({ thought: z.string().describe('Your reasoning; nothing is run.') });
+export const FinishArgs = z.object({ message: z.string().describe('A short summary of what you did.') });
+
+const TOOLS: Record<ToolName, { description: string; schema: z.ZodObject }> = {
+  terminal: { description: 'Run a bash command in the workspace and see its output and exit code.', schema: TerminalArgs },
+  file_editor: {
+    description: 'View, create and edit files: view (a file with line numbers, or a directory), create, str_replace, insert, undo_edit.',
+    schema: FileEditorArgs,
+  },
+  task_tracker: { description: 'Keep a plan of tasks: view it, or plan (replace it).', schema: TaskTrackerArgs },
+  think: { description: 'Think out loud; use it to plan or reason about what you saw.', schema: ThinkArgs },
+  finish: { description: 'Finish the task, with a short summary of what you did.', schema: FinishArgs },
+};
+
+export interface FunctionTool {
+  type: 'function';
+  function: { name: string; description: string; parameters: Record<string, unknown> };
+}
+
+export function toolDefinitions(names: readonly ToolName[]): FunctionTool[] {
+  return names
+    .filter((n) => TOOLS[n])
+    .map((name) => ({
+      type: 'function',
+      function: { name, description: TOOLS[name].description, parameters: z.toJSONSchema(TOOLS[name].schema) as Record<string, unknown> },
+    }));
+}
+
+/** Turns a zod error into one sentence the model can act on. */
+export function describeInvalid(tool: string, error: z.ZodError): string {
+  const parts = error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+  return `Invalid arguments for ${tool}: ${parts.join('; ')}`;
+}

@@ -1,0 +1,242 @@
+// Types shared by the workflow, the activities and the client. Plain data only: everything here
+// travels through Temporal payloads, so no classes, no functions, no secrets.
+
+export const CONVERSATION_STATUSES = [
+  'idle',
+  'running',
+  'paused',
+  'waiting_for_confirmation',
+  'finished',
+  'error',
+  'stuck',
+] as const;
+export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
+
+export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish'] as const;
+export type ToolName = (typeof TOOL_NAMES)[number];
+
+export type ConfirmationPolicy = 'never' | 'always' | 'risky';
+
+/** What the model is and where it lives. The API key is not here: the worker holds it. */
+export interface LLMSpec {
+  usageId: string;
+  /** e.g. `openai/gpt-4o`, `anthropic/claude-sonnet-4-5-20250929`; empty means the worker's LLM_MODEL. */
+  model?: string;
+  baseUrl?: string;
+  temperature?: number;
+}
+
+export interface AgentSpec {
+  llm: LLMSpec;
+  tools: ToolName[];
+  systemPrompt?: string;
+}
+
+/** The shell state that carries from one command to the next; durable, so a new worker continues it. */
+export interface TerminalState {
+  cwd: string;
+  /** Variables the conversation's commands exported or changed (never the worker's own secrets). */
+  env: Record<string, string>;
+}
+
+export interface Metrics {
+  accumulatedCost: number;
+  promptTokens: number;
+  completionTokens: number;
+  cacheReadTokens: number;
+  llmCalls: number;
+  /** Latency of each model call in milliseconds, newest last (kept to the last 100). */
+  latenciesMs: number[];
+}
+
+export const emptyMetrics = (): Metrics => ({
+  accumulatedCost: 0,
+  promptTokens: 0,
+  completionTokens: 0,
+  cacheReadTokens: 0,
+  llmCalls: 0,
+  latenciesMs: [],
+});
+
+export interface ConversationOptions {
+  workspace: string;
+  agent: AgentSpec;
+  /** Task queue that the workspace's host listens on: every tool runs there. */
+  toolTaskQueue: string;
+  maxIterations: number;
+  confirmationPolicy: ConfirmationPolicy;
+  /** A conversation that is not running for this long completes (its history stays readable). */
+  idleTimeoutMs: number;
+}
+
+/** Input of the conversation workflow. `carried` is set when the workflow continues as new. */
+export interface ConversationInput {
+  options: ConversationOptions;
+  firstMessage?: string;
+  /** Start running at once (the CLI's `start`); otherwise the conversation waits in `idle`. */
+  run?: boolean;
+  carried?: CarriedState;
+}
+
+export interface CarriedState {
+  events: ConversationEvent[];
+  status: ConversationStatus;
+  iterations: number;
+  runNumber: number;
+  metrics: Metrics;
+  lastError: string | null;
+  terminal: TerminalState;
+  modelSeenEvents: number;
+  tasks: { title: string; notes?: string; status: 'todo' | 'in_progress' | 'done' }[];
+}
+
+// ---- Events: immutable records, ordered by index. ----
+
+export type EventSource = 'user' | 'agent' | 'environment';
+
+interface EventBase {
+  index: number;
+  /** ISO time from the workflow clock (deterministic on replay). */
+  timestamp: string;
+  source: EventSource;
+}
+
+export interface MessageEvent extends EventBase {
+  kind: 'message';
+  text: string;
+}
+
+export interface ActionEvent extends EventBase {
+  kind: 'action';
+  tool: string;
+  toolCallId: string;
+  /** Arguments as the model sent them (parsed when they were valid JSON). */
+  arguments: unknown;
+  /** The text the model wrote alongside its tool calls (on the first action of a reply). */
+  thought?: string;
+  /** Groups the actions of one model reply. */
+  replyId: string;
+}
+
+export interface ObservationEvent extends EventBase {
+  kind: 'observation';
+  tool: string;
+  toolCallId: string;
+  content: string;
+  isError: boolean;
+  exitCode?: number;
+}
+
+export interface ErrorEvent extends EventBase {
+  kind: 'error';
+  message: string;
+}
+
+export interface PauseEvent extends EventBase {
+  kind: 'pause';
+  now: boolean;
+  reason?: string;
+}
+
+export interface ResumeEvent extends EventBase {
+  kind: 'resume';
+}
+
+export interface StatusEvent extends EventBase {
+  kind: 'status';
+  status: ConversationStatus;
+  reason?: string;
+}
+
+export type ConversationEvent =
+  | MessageEvent
+  | ActionEvent
+  | ObservationEvent
+  | ErrorEvent
+  | PauseEvent
+  | ResumeEvent
+  | StatusEvent;
+
+/** What the `state` query returns, and what `faheem status --json` prints. */
+export interface ConversationState {
+  id: string;
+  status: ConversationStatus;
+  /** Model calls in the current run (the limit counts these). */
+  iterations: number;
+  /** Increments each time the conversation is set running; lets a client wait for "this" run. */
+  runNumber: number;
+  events: number;
+  pendingMessages: number;
+  metrics: Metrics;
+  lastError: string | null;
+  workspace: string;
+  model: string;
+  terminal: TerminalState;
+  closed: boolean;
+}
+
+// ---- Activity contracts ----
+
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** A message in the chat-completions format, built by the workflow from the event log. */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+    }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+export interface ModelCallInput {
+  conversationId: string;
+  step: number;
+  llm: LLMSpec;
+  messages: ChatMessage[];
+  tools: ToolName[];
+}
+
+export interface ModelCallResult {
+  id: string;
+  model: string;
+  content: string | null;
+  toolCalls: ChatToolCall[];
+  usage: { promptTokens: number; completionTokens: number; cacheReadTokens: number };
+  cost: number;
+  latencyMs: number;
+}
+
+export interface ToolCallInput {
+  conversationId: string;
+  workspace: string;
+  toolCallId: string;
+  /** Raw arguments object from the model; the activity validates it. */
+  arguments: unknown;
+}
+
+export interface TerminalCallInput extends ToolCallInput {
+  terminal: TerminalState;
+}
+
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+  exitCode?: number;
+}
+
+export interface TerminalResult extends ToolResult {
+  terminal: TerminalState;
+}
+
+export const DEFAULTS = {
+  taskQueue: 'faheem',
+  maxIterations: 500,
+  idleTimeoutMs: 7 * 24 * 60 * 60 * 1000,
+  maxMessageChars: 100_000,
+} as const;

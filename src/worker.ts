@@ -1,0 +1,112 @@
+// The worker: runs conversation workflows and model calls on the shared task queue, and tools on
+// this host's tool queue. Holds the secrets (from its environment); nothing else does.
+import { Connection } from '@temporalio/client';
+import { DefaultLogger, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
+import { fileURLToPath } from 'node:url';
+import { createActivities } from './activities/index.js';
+import { connectConfig, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
+import { SEARCH_ATTRIBUTES } from './search-attributes.js';
+
+export interface WorkerHandle {
+  run(): Promise<void>;
+  shutdown(): void;
+  taskQueue: string;
+  toolTaskQueue: string;
+}
+
+export function workflowsPath(): string {
+  return fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
+}
+
+/** Webpack must map NodeNext's `.js` imports onto our `.ts` sources. */
+export const bundlerOptions: WorkerOptions['bundlerOptions'] = {
+  webpackConfigHook: (config) => {
+    config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
+    return config;
+  },
+};
+
+let runtimeInstalled = false;
+function installRuntime(level: LogLevel): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger(level) });
+  } catch {
+    // Already installed by the embedding program: keep its logger.
+  }
+}
+
+export async function createWorker(env: NodeJS.ProcessEnv = process.env): Promise<WorkerHandle> {
+  installRuntime((env.FAHEEM_LOG_LEVEL?.toUpperCase() as LogLevel | undefined) ?? 'WARN');
+  await ensureSearchAttributes();
+  const { connection, namespace } = await connectWorker();
+  const activities = createActivities(env);
+  const mainQueue = taskQueue(env);
+  const toolsQueue = toolTaskQueue(env);
+  const bundlePath = env.FAHEEM_WORKFLOW_BUNDLE;
+  const workflowSource = bundlePath
+    ? { workflowBundle: { codePath: bundlePath } }
+    : { workflowsPath: workflowsPath(), bundlerOptions };
+
+  const main = await Worker.create({
+    connection,
+    namespace,
+    taskQueue: mainQueue,
+    ...workflowSource,
+    activities: { callModel: activities.callModel },
+    // Short heartbeat throttling: a pause reaches an in-flight model call within ~200 ms.
+    maxHeartbeatThrottleInterval: '200 milliseconds',
+    defaultHeartbeatThrottleInterval: '200 milliseconds',
+    shutdownGraceTime: '2 seconds',
+  });
+  const tools = await Worker.create({
+    connection,
+    namespace,
+    taskQueue: toolsQueue,
+    activities: { runTerminal: activities.runTerminal, editFile: activities.editFile },
+    maxHeartbeatThrottleInterval: '200 milliseconds',
+    defaultHeartbeatThrottleInterval: '200 milliseconds',
+    shutdownGraceTime: '2 seconds',
+  });
+  return {
+    taskQueue: mainQueue,
+    toolTaskQueue: toolsQueue,
+    run: async () => {
+      try {
+        await Promise.all([main.run(), tools.run()]);
+      } finally {
+        await connection.close();
+      }
+    },
+    shutdown: () => {
+      main.shutdown();
+      tools.shutdown();
+    },
+  };
+}
+
+/**
+ * Registers the search attributes the workflow sets. The dev server started by `faheem server`
+ * has them already; on a cluster this needs operator rights, so failure is only a warning.
+ */
+export async function ensureSearchAttributes(): Promise<void> {
+  const { connectionOptions, namespace } = connectConfig();
+  const connection = await Connection.connect(connectionOptions as Parameters<typeof Connection.connect>[0]);
+  try {
+    const existing = await connection.operatorService.listSearchAttributes({ namespace });
+    const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !(name in (existing.customAttributes ?? {})));
+    if (missing.length === 0) return;
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map(([name]) => [name, 2 /* KEYWORD */])),
+    });
+  } catch (err) {
+    console.warn(
+      `faheem worker: could not register search attributes ${Object.keys(SEARCH_ATTRIBUTES).join(', ')} (${(err as Error).message}). ` +
+        'Register them with `temporal operator search-attribute create --name ConversationStatus --type Keyword` (and ConversationModel).',
+    );
+  } finally {
+    await connection.close();
+  }
+}

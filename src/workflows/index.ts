@@ -1,0 +1,2 @@
+// The workflow bundle's entry point: everything here runs in Temporal's deterministic sandbox.
+export { conversation } from './conversation.js';

@@ -1,0 +1,38 @@
+// Signals, queries and updates of the conversation workflow. Imported by the workflow and by
+// clients alike (the definitions are plain names), so they hold no logic.
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { ConversationEvent, ConversationState } from '../types.js';
+
+export interface PauseRequest {
+  /** Also interrupt the command that is running. */
+  now?: boolean;
+  reason?: string;
+}
+
+export const messageSignal = defineSignal<[text: string]>('message');
+export const pauseSignal = defineSignal<[request?: PauseRequest]>('pause');
+export const resumeSignal = defineSignal('resume');
+export const closeSignal = defineSignal('close');
+
+export const stateQuery = defineQuery<ConversationState>('state');
+export const eventsQuery = defineQuery<ConversationEvent[], [fromIndex?: number, limit?: number]>('events');
+
+/** Add a user message and get its event index back; rejected (nothing recorded) when invalid. */
+export const addMessageUpdate = defineUpdate<{ index: number; status: string }, [text: string]>('addMessage');
+/** Set the conversation running (the seed's `run()`); answers with the run number to wait on. */
+export const runUpdate = defineUpdate<{ runNumber: number; status: string }>('run');
+
+export const ConversationStatusKey = defineSearchAttributeKey('ConversationStatus', SearchAttributeType.KEYWORD);
+export const ConversationModelKey = defineSearchAttributeKey('ConversationModel', SearchAttributeType.KEYWORD);
+
+export const DESCRIPTIONS = {
+  message: 'Add a user message. While running it is folded in before the next model call; otherwise it waits for run.',
+  pause: 'Pause now: no model call or tool run starts after this; the model call in flight is cancelled. {now:true} also interrupts the running command.',
+  resume: 'Resume a paused (or idle, errored, stuck) conversation: the seed SDK\'s second run().',
+  close: 'End the conversation workflow cleanly; its history stays readable.',
+  state: 'Current status, iterations, pending messages, metrics and last error.',
+  events: 'The event log from an index (for following), at most `limit` events.',
+  addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',
+  run: 'Set the conversation running and answer with the run number.',
+} as const;

@@ -1,0 +1,148 @@
+// Real parts for tests: a Temporal dev server (the official CLI), worker processes, a scripted
+// OpenAI-compatible model, a temporary workspace. Nothing here mocks Temporal.
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { execa, type ResultPromise } from 'execa';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
+import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model.js';
+import { bundlerOptions, workflowsPath } from '../../src/worker.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const FAKE_KEY = 'sk-faheem-test-secret-4f1c9a7e2b';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+let bundlePath: Promise<string> | undefined;
+/** Bundles the workflow code once per test file, so every worker process starts fast. */
+export function workflowBundle(): Promise<string> {
+  bundlePath ??= (async () => {
+    const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), ...bundlerOptions });
+    const dir = await mkdtemp(path.join(tmpdir(), 'faheem-bundle-'));
+    const file = path.join(dir, 'workflows.js');
+    await writeFile(file, code);
+    return file;
+  })();
+  return bundlePath;
+}
+
+export interface Harness {
+  server: DevServer;
+  client: Client;
+  model: ScriptedModel;
+  home: string;
+  /** The environment a worker or CLI process gets. */
+  env: Record<string, string>;
+  startWorker(extraEnv?: Record<string, string>): Promise<WorkerProcess>;
+  workspace(): Promise<string>;
+  cli(args: string[], opts?: { reject?: boolean }): Promise<{ stdout: string; stderr: string; exitCode: number }>;
+  close(): Promise<void>;
+}
+
+export interface WorkerProcess {
+  process: ResultPromise;
+  output(): string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export async function startHarness(options: { script: Script; db?: string; port?: number }): Promise<Harness> {
+  const port = options.port ?? (await freePort());
+  const [server, model, bundle] = await Promise.all([
+    startDevServer({ port, headless: true, ...(options.db ? { db: options.db } : {}) }),
+    startScriptedModel(options.script),
+    workflowBundle(),
+  ]);
+  const home = await mkdtemp(path.join(tmpdir(), 'faheem-home-'));
+  const env: Record<string, string> = {
+    TEMPORAL_ADDRESS: server.address,
+    TEMPORAL_NAMESPACE: 'default',
+    LLM_MODEL: 'openai/gpt-4o-mini',
+    LLM_API_KEY: FAKE_KEY,
+    LLM_BASE_URL: model.baseUrl,
+    FAHEEM_HOME: home,
+    FAHEEM_WORKFLOW_BUNDLE: bundle,
+    FORCE_COLOR: '0',
+    NO_COLOR: '1',
+  };
+  const connection = await Connection.connect({ address: server.address });
+  const client = new Client({ connection, namespace: 'default' });
+  const workers: WorkerProcess[] = [];
+
+  const harness: Harness = {
+    server,
+    client,
+    model,
+    home,
+    env,
+    async startWorker(extraEnv = {}) {
+      let out = '';
+      const child = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'worker'], {
+        cwd: ROOT,
+        env: { ...env, ...extraEnv },
+        all: true,
+        reject: false,
+      });
+      child.all?.on('data', (d: Buffer) => (out += d.toString()));
+      const w: WorkerProcess = {
+        process: child,
+        output: () => out,
+        kill: async (signal = 'SIGTERM') => {
+          child.kill(signal);
+          await child;
+        },
+      };
+      workers.push(w);
+      // Ready when it has polled: wait for its banner line.
+      const deadline = Date.now() + 60_000;
+      while (!out.includes('faheem worker: task queues')) {
+        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`worker did not start:\n${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return w;
+    },
+    async workspace() {
+      return mkdtemp(path.join(tmpdir(), 'faheem-ws-'));
+    },
+    async cli(args, opts = {}) {
+      const r = await execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], { cwd: ROOT, env, reject: false });
+      if (opts.reject !== false && r.exitCode !== 0) throw new Error(`faheem ${args.join(' ')} failed (${r.exitCode}): ${r.stderr}`);
+      return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1 };
+    },
+    async close() {
+      await Promise.all(workers.map((w) => (w.process.exitCode === null ? w.kill('SIGKILL') : undefined)));
+      await connection.close();
+      await model.close();
+      await server.stop();
+    },
+  };
+  return harness;
+}
+
+/** Polls `check` until it returns a truthy value or the deadline passes (then fails with `what`). */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 25): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
