@@ -1,0 +1,188 @@
+// The tools on their own: real files, real bash processes.
+import assert from 'node:assert/strict';
+import { mkdtemp, readFile, symlink, writeFile, mkdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { editFile } from '../src/tools/file-editor.js';
+import { commandBaseEnv, runTerminal, MAX_OUTPUT_CHARS, CommandInterrupted } from '../src/tools/terminal.js';
+import type { TerminalState } from '../src/types.js';
+
+const tmp = (p: string) => mkdtemp(path.join(tmpdir(), p));
+
+describe('file_editor', () => {
+  async function setup() {
+    const workspace = await tmp('fe-ws-');
+    const undoDir = await tmp('fe-undo-');
+    return { workspace, ctx: { workspace, undoDir } };
+  }
+
+  test('create, view with line numbers, str_replace, insert, undo_edit', async () => {
+    const { workspace, ctx } = await setup();
+    let r = await editFile({ command: 'create', path: 'src/a.txt', file_text: 'one\ntwo\nthree\n' }, ctx);
+    assert.equal(r.isError, false, r.content);
+    assert.equal(await readFile(path.join(workspace, 'src/a.txt'), 'utf8'), 'one\ntwo\nthree\n');
+
+    r = await editFile({ command: 'view', path: path.join(workspace, 'src/a.txt') }, ctx);
+    assert.match(r.content, /^\s+1\tone$/m);
+    assert.match(r.content, /^\s+3\tthree$/m);
+    r = await editFile({ command: 'view', path: 'src/a.txt', view_range: [2, -1] }, ctx);
+    assert.doesNotMatch(r.content, /\tone/);
+    assert.match(r.content, /\s+2\ttwo/);
+
+    r = await editFile({ command: 'str_replace', path: 'src/a.txt', old_str: 'two', new_str: 'TWO' }, ctx);
+    assert.equal(r.isError, false, r.content);
+    r = await editFile({ command: 'insert', path: 'src/a.txt', insert_line: 0, new_str: 'zero' }, ctx);
+    assert.equal(r.isError, false, r.content);
+    assert.equal(await readFile(path.join(workspace, 'src/a.txt'), 'utf8'), 'zero\none\nTWO\nthree\n');
+
+    r = await editFile({ command: 'undo_edit', path: 'src/a.txt' }, ctx);
+    assert.equal(await readFile(path.join(workspace, 'src/a.txt'), 'utf8'), 'one\nTWO\nthree\n');
+    r = await editFile({ command: 'undo_edit', path: 'src/a.txt' }, ctx);
+    assert.equal(await readFile(path.join(workspace, 'src/a.txt'), 'utf8'), 'one\ntwo\nthree\n');
+    r = await editFile({ command: 'undo_edit', path: 'src/a.txt' }, ctx);
+    assert.match(r.content, /removed/);
+    r = await editFile({ command: 'undo_edit', path: 'src/a.txt' }, ctx);
+    assert.equal(r.isError, true);
+  });
+
+  test('directory view lists two levels and leaves hidden files out', async () => {
+    const { workspace, ctx } = await setup();
+    await mkdir(path.join(workspace, 'pkg/inner/deep'), { recursive: true });
+    await writeFile(path.join(workspace, 'pkg/inner/x.ts'), '');
+    await writeFile(path.join(workspace, '.secret'), '');
+    const r = await editFile({ command: 'view', path: '.' }, ctx);
+    assert.match(r.content, /pkg\//);
+    assert.match(r.content, /pkg\/inner\//);
+    assert.doesNotMatch(r.content, /x\.ts/);
+    assert.doesNotMatch(r.content, /\.secret/);
+  });
+
+  test('errors are observations, not exceptions', async () => {
+    const { workspace, ctx } = await setup();
+    await writeFile(path.join(workspace, 'dup.txt'), 'a\nb\na\n');
+    const cases: [unknown, RegExp][] = [
+      [{ command: 'str_replace', path: 'dup.txt', old_str: 'a', new_str: 'c' }, /occurs 2 times.*lines 1, 3/],
+      [{ command: 'str_replace', path: 'dup.txt', old_str: 'zzz', new_str: 'c' }, /does not occur/],
+      [{ command: 'create', path: 'dup.txt', file_text: 'other' }, /already exists/],
+      [{ command: 'view', path: 'missing.txt' }, /does not exist/],
+      [{ command: 'insert', path: 'dup.txt', insert_line: 99, new_str: 'x' }, /past the end/],
+      [{ command: 'explode', path: 'dup.txt' }, /Invalid arguments for file_editor: command/],
+      [{ path: 'dup.txt' }, /Invalid arguments/],
+      [{ command: 'view', path: '/etc/passwd' }, /outside the workspace/],
+      [{ command: 'view', path: '../../etc/passwd' }, /outside the workspace/],
+      [{ command: 'create', path: '../escape.txt', file_text: 'x' }, /outside the workspace/],
+    ];
+    for (const [args, expected] of cases) {
+      const r = await editFile(args, ctx);
+      assert.equal(r.isError, true, JSON.stringify(args));
+      assert.match(r.content, expected, JSON.stringify(args));
+    }
+    // Creating identical content again is fine (a retried call).
+    const again = await editFile({ command: 'create', path: 'dup.txt', file_text: 'a\nb\na\n' }, ctx);
+    assert.equal(again.isError, false);
+  });
+
+  test('a symlink cannot lead out of the workspace', async () => {
+    const { workspace, ctx } = await setup();
+    const outside = await tmp('fe-outside-');
+    await writeFile(path.join(outside, 'target.txt'), 'secret');
+    await symlink(outside, path.join(workspace, 'link'));
+    const r = await editFile({ command: 'view', path: 'link/target.txt' }, ctx);
+    assert.equal(r.isError, true);
+    assert.match(r.content, /outside the workspace/);
+  });
+
+  test('binary and huge files are refused, long views clipped', async () => {
+    const { workspace, ctx } = await setup();
+    await writeFile(path.join(workspace, 'bin.dat'), Buffer.from([1, 0, 2]));
+    assert.match((await editFile({ command: 'view', path: 'bin.dat' }, ctx)).content, /binary/);
+    await writeFile(path.join(workspace, 'big.txt'), 'x'.repeat(11 * 1024 * 1024));
+    assert.match((await editFile({ command: 'view', path: 'big.txt' }, ctx)).content, /over 10 MB/);
+    await writeFile(path.join(workspace, 'long.txt'), 'line\n'.repeat(10_000));
+    assert.match((await editFile({ command: 'view', path: 'long.txt' }, ctx)).content, /clipped at 16000/);
+  });
+});
+
+describe('terminal', () => {
+  async function setup() {
+    const workspace = await tmp('term-ws-');
+    return { workspace, state: { cwd: workspace, env: {} } as TerminalState, ctx: { workspace, baseEnv: commandBaseEnv() } };
+  }
+
+  test('runs in the workspace; cwd and exported variables carry over; exit code reported', async () => {
+    const { workspace, ctx, state } = await setup();
+    let r = await runTerminal({ command: 'pwd && mkdir -p sub && cd sub && export GREETING=hi && LOCAL=1' }, state, ctx);
+    assert.equal(r.exitCode, 0);
+    assert.ok(r.content.includes(workspace));
+    assert.equal(r.terminal.cwd, path.join(workspace, 'sub'));
+    assert.equal(r.terminal.env.GREETING, 'hi');
+    assert.equal(r.terminal.env.LOCAL, undefined, 'unexported variables do not carry over');
+
+    r = await runTerminal({ command: 'echo "$GREETING from $(basename "$PWD")"; exit 3' }, r.terminal, ctx);
+    assert.match(r.content, /hi from sub/);
+    assert.equal(r.exitCode, 3);
+    assert.match(r.content, /exited with code 3/);
+
+    r = await runTerminal({ command: 'unset GREETING; echo "[${GREETING:-gone}]"' }, r.terminal, ctx);
+    assert.match(r.content, /\[gone\]/);
+    assert.equal(r.terminal.env.GREETING, undefined);
+
+    r = await runTerminal({ command: 'true', reset: true }, r.terminal, ctx);
+    assert.equal(r.terminal.cwd, workspace);
+  });
+
+  test('a syntax error is reported and the state survives', async () => {
+    const { ctx, state } = await setup();
+    const r = await runTerminal({ command: 'if then fi' }, { ...state, env: { KEEP: '1' } }, ctx);
+    assert.notEqual(r.exitCode, 0);
+    assert.match(r.content, /syntax error/);
+    assert.equal(r.terminal.env.KEEP, '1');
+  });
+
+  test('long output keeps head and tail and says so; the full output is saved', async () => {
+    const { ctx, state } = await setup();
+    const outputDir = await tmp('term-out-');
+    const r = await runTerminal({ command: 'seq 1 200000' }, state, { ...ctx, outputDir });
+    assert.ok(r.content.length < MAX_OUTPUT_CHARS + 500, `content is ${r.content.length} characters`);
+    assert.match(r.content, /^1\n2\n3\n/);
+    assert.match(r.content, /200000\n/);
+    assert.match(r.content, /characters omitted/);
+    const file = /The full output is in (\S+)\./.exec(r.content)?.[1];
+    assert.ok(file);
+    assert.equal((await readFile(file, 'utf8')).split('\n').length, 200001);
+  });
+
+  test('the hard timeout stops the command and its children', async () => {
+    const { ctx, state } = await setup();
+    const r = await runTerminal({ command: 'echo started; sleep 30 & sleep 30', timeout: 1 }, state, ctx);
+    assert.equal(r.isError, true);
+    assert.match(r.content, /started/);
+    assert.match(r.content, /stopped after 1 s/);
+  });
+
+  test('an abort interrupts the process group and keeps partial output', async () => {
+    const { ctx, state } = await setup();
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 500);
+    await assert.rejects(
+      runTerminal({ command: 'echo partial; sleep 30' }, state, { ...ctx, signal: controller.signal }),
+      (err: unknown) => err instanceof CommandInterrupted && err.partialOutput.includes('partial'),
+    );
+  });
+
+  test('the worker\'s secrets are not in the command environment, nor in the saved state', async () => {
+    const { ctx, state } = await setup();
+    const baseEnv = commandBaseEnv({ PATH: process.env.PATH, LLM_API_KEY: 'sk-should-not-leak', OPENAI_API_KEY: 'sk-nope', HOME: '/root' });
+    const r = await runTerminal({ command: 'env; export MY_TOKEN=abc' }, state, { ...ctx, baseEnv, secrets: ['sk-should-not-leak'] });
+    assert.doesNotMatch(r.content, /sk-should-not-leak|sk-nope/);
+    assert.equal(r.terminal.env.MY_TOKEN, undefined);
+  });
+
+  test('bad arguments become error observations', async () => {
+    const { ctx, state } = await setup();
+    assert.match((await runTerminal({}, state, ctx)).content, /Invalid arguments for terminal/);
+    assert.match((await runTerminal({ command: '   ' }, state, ctx)).content, /empty/);
+    assert.match((await runTerminal({ command: 'x', is_input: true }, state, ctx)).content, /No command is running/);
+  });
+});
