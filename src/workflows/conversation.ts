@@ -261,6 +261,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         isError: true,
       };
     }
+    if (typeof args === 'string') {
+      return { content: `The arguments of ${action.tool} are not valid JSON: ${args.slice(0, 500)}`, isError: true };
+    }
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return { content: `The arguments of ${action.tool} must be a JSON object; got: ${String(args).slice(0, 500)}`, isError: true };
     }
@@ -393,9 +396,11 @@ function observation(action: ActionEvent, result: ToolResult): DistributiveOmit<
 function parseArguments(raw: string): unknown {
   if (raw.trim() === '') return {};
   try {
-    return JSON.parse(raw) as unknown;
+    const parsed = JSON.parse(raw) as unknown;
+    // A JSON string is not an arguments object either; keep it apart from unparsable text.
+    return typeof parsed === 'string' ? [parsed] : parsed;
   } catch {
-    return raw; // kept as the string; runTool reports that it is not a JSON object
+    return raw; // kept as the string; runTool reports it as invalid JSON
   }
 }
 

@@ -132,13 +132,13 @@ export async function startHarness(options: { script: Script; db?: string; port?
 }
 
 /** Polls `check` until it returns a truthy value or the deadline passes (then fails with `what`). */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 25): Promise<NonNullable<T>> {
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 25): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
     try {
       const v = await check();
-      if (v) return v as NonNullable<T>;
+      if (v) return v as Truthy<T>;
     } catch (err) {
       last = err;
     }
@@ -146,3 +146,4 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
