@@ -4,11 +4,11 @@ import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@tempor
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
+import { readEvents } from './conversation/read-events.js';
 import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
 import {
   addMessageUpdate,
   closeSignal,
-  eventsQuery,
   pauseSignal,
   runUpdate,
   stateQuery,
@@ -167,8 +167,9 @@ export class Conversation {
     return (await this.state()).metrics;
   }
 
-  async events(fromIndex = 0, limit?: number): Promise<ConversationEvent[]> {
-    return this.handle.query(eventsQuery, fromIndex, limit);
+  /** The event log from `fromIndex` (read in pages, so any length is fine). */
+  async events(fromIndex = 0): Promise<ConversationEvent[]> {
+    return readEvents(this.handle, fromIndex);
   }
 
   /** Waits until the state satisfies `done`, tolerating a worker that is briefly away. */

@@ -194,11 +194,17 @@ export type ChatMessage =
     }
   | { role: 'tool'; tool_call_id: string; content: string };
 
+/**
+ * The model call gets a reference to the transcript (events [0, eventCount) of the conversation),
+ * not the transcript itself: it reads the events with the `events` query. So each event is in
+ * history once, and history grows linearly with the conversation instead of quadratically.
+ */
 export interface ModelCallInput {
   conversationId: string;
   step: number;
   llm: LLMSpec;
-  messages: ChatMessage[];
+  systemPrompt: string;
+  eventCount: number;
   tools: ToolName[];
 }
 
@@ -239,4 +245,6 @@ export const DEFAULTS = {
   maxIterations: 500,
   idleTimeoutMs: 7 * 24 * 60 * 60 * 1000,
   maxMessageChars: 100_000,
+  /** The `events` query answers in pages of about this many characters (well under payload limits). */
+  eventsPageChars: 200_000,
 } as const;

@@ -7,6 +7,8 @@ import { costOf, priceTable } from '../llm/prices.js';
 import { ModelConfigError, resolveModel } from '../llm/provider.js';
 import { redact, secretValues } from '../security/redact.js';
 import { toolDefinitions } from '../tools/schemas.js';
+import { readEvents } from '../conversation/read-events.js';
+import { buildMessages } from '../workflows/prompt.js';
 import type { ModelCallInput, ModelCallResult } from '../types.js';
 
 const HEARTBEAT_EVERY_MS = 100;
@@ -29,12 +31,14 @@ export function createCallModel(env: NodeJS.ProcessEnv) {
     const client = new OpenAI({ apiKey: resolved.apiKey, baseURL: resolved.baseUrl, maxRetries: 0, timeout: 9 * 60_000 });
     const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     ctx.heartbeat();
-    const started = performance.now();
     try {
+      const events = await readEvents(ctx.client.workflow.getHandle(input.conversationId), 0, input.eventCount);
+      const messages = buildMessages(events, input.systemPrompt);
+      const started = performance.now();
       const response = await client.chat.completions.create(
         {
           model: resolved.apiModel,
-          messages: input.messages,
+          messages,
           ...(input.tools.length ? { tools: toolDefinitions(input.tools) } : {}),
           ...(input.llm.temperature !== undefined ? { temperature: input.llm.temperature } : {}),
         },

@@ -46,7 +46,7 @@ import {
   stateQuery,
   type PauseRequest,
 } from './messages.js';
-import { DEFAULT_SYSTEM_PROMPT, buildMessages } from './prompt.js';
+import { DEFAULT_SYSTEM_PROMPT } from './prompt.js';
 import { runLocalTool, type Task } from './local-tools.js';
 
 // Model calls heartbeat often so that a pause can abort them, and a dead worker is noticed within
@@ -210,7 +210,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     wakeups++;
   }, { description: DESCRIPTIONS.close });
   setHandler(stateQuery, state, { description: DESCRIPTIONS.state });
-  setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => events.slice(fromIndex, fromIndex + limit), {
+  setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => eventsPage(events, fromIndex, limit), {
     description: DESCRIPTIONS.events,
   });
   setHandler(addMessageUpdate, (text) => ({ index: addMessage(text), status }), {
@@ -230,14 +230,13 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // ---- the loop ----
 
   async function callModel(): Promise<ModelCallResult | undefined> {
-    const messages = buildMessages(events, systemPrompt);
     const seen = events.length;
     const step = iterations + 1;
     modelScope = new CancellationScope();
     try {
       const reply = await modelScope.run(() =>
         modelActs.callModel.executeWithOptions({ ...MODEL_CALL, summary: `LLM ${model || 'default model'} · step ${step}` }, [
-          { conversationId: id, step, llm: options.agent.llm, messages, tools: options.agent.tools },
+          { conversationId: id, step, llm: options.agent.llm, systemPrompt, eventCount: seen, tools: options.agent.tools },
         ]),
       );
       modelSeenEvents = seen;
@@ -378,6 +377,19 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 }
 
 // ---- small pure helpers ----
+
+/** At most `limit` events from `fromIndex`, and about DEFAULTS.eventsPageChars characters (at least one). */
+function eventsPage(events: readonly ConversationEvent[], fromIndex: number, limit: number): ConversationEvent[] {
+  const page: ConversationEvent[] = [];
+  let size = 0;
+  for (let i = Math.max(0, fromIndex); i < events.length && page.length < limit; i++) {
+    const event = events[i] as ConversationEvent;
+    size += JSON.stringify(event).length;
+    if (page.length > 0 && size > DEFAULTS.eventsPageChars) break;
+    page.push(event);
+  }
+  return page;
+}
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
