@@ -74,6 +74,7 @@ export interface CreateOptions {
   maxIterations?: number;
   confirmationPolicy?: ConfirmationPolicy;
   idleTimeoutMs?: number;
+  continueAsNewEverySteps?: number;
   taskQueue?: string;
   toolTaskQueue?: string;
 }
@@ -99,6 +100,7 @@ export class Conversation {
         maxIterations: options.maxIterations ?? DEFAULTS.maxIterations,
         confirmationPolicy: options.confirmationPolicy ?? 'never',
         idleTimeoutMs: options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
+        ...(options.continueAsNewEverySteps ? { continueAsNewEverySteps: options.continueAsNewEverySteps } : {}),
       },
       ...(options.firstMessage !== undefined ? { firstMessage: options.firstMessage } : {}),
       ...(options.run ? { run: true } : {}),

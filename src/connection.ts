@@ -4,6 +4,7 @@ import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
 import os from 'node:os';
+import { dataConverter } from './storage/local-payloads.js';
 import { DEFAULTS } from './types.js';
 
 export function connectConfig() {
@@ -21,7 +22,7 @@ export async function connectClient(): Promise<Client> {
   const { connectionOptions, namespace } = connectConfig();
   try {
     const connection = await Connection.connect({ ...connectionOptions, connectTimeout: '5 seconds' } as Parameters<typeof Connection.connect>[0]);
-    return new Client({ connection, namespace });
+    return new Client({ connection, namespace, dataConverter: dataConverter() });
   } catch (err) {
     throw new ServerUnreachableError(
       `cannot reach Temporal at ${connectionOptions.address} (${(err as Error).message}). ` +

@@ -67,6 +67,8 @@ export interface ConversationOptions {
   confirmationPolicy: ConfirmationPolicy;
   /** A conversation that is not running for this long completes (its history stays readable). */
   idleTimeoutMs: number;
+  /** Continue as new after this many model calls in one workflow run (and whenever Temporal suggests it). */
+  continueAsNewEverySteps?: number;
 }
 
 /** Input of the conversation workflow. `carried` is set when the workflow continues as new. */
@@ -244,6 +246,7 @@ export const DEFAULTS = {
   taskQueue: 'faheem',
   maxIterations: 500,
   idleTimeoutMs: 7 * 24 * 60 * 60 * 1000,
+  continueAsNewEverySteps: 100,
   maxMessageChars: 100_000,
   /** The `events` query answers in pages of about this many characters (well under payload limits). */
   eventsPageChars: 200_000,

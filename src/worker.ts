@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { createActivities } from './activities/index.js';
 import { connectConfig, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
+import { dataConverter } from './storage/local-payloads.js';
 
 export interface WorkerHandle {
   run(): Promise<void>;
@@ -54,6 +55,7 @@ export async function createWorker(env: NodeJS.ProcessEnv = process.env): Promis
     namespace,
     taskQueue: mainQueue,
     ...workflowSource,
+    dataConverter: dataConverter(env),
     activities: { callModel: activities.callModel },
     // Short heartbeat throttling: a pause reaches an in-flight model call within ~200 ms.
     maxHeartbeatThrottleInterval: '200 milliseconds',
@@ -64,6 +66,7 @@ export async function createWorker(env: NodeJS.ProcessEnv = process.env): Promis
     connection,
     namespace,
     taskQueue: toolsQueue,
+    dataConverter: dataConverter(env),
     activities: { runTerminal: activities.runTerminal, editFile: activities.editFile },
     maxHeartbeatThrottleInterval: '200 milliseconds',
     defaultHeartbeatThrottleInterval: '200 milliseconds',

@@ -8,7 +8,7 @@ import { startHarness, waitFor, type Harness } from './support/harness.js';
 
 let h: Harness;
 before(async () => {
-  h = await startHarness({ script: countdownScript({ delayMs: 300 }) });
+  h = await startHarness({ name: 'cli', script: countdownScript({ delayMs: 300 }) });
   await h.startWorker();
 });
 after(async () => h?.close());

@@ -11,7 +11,7 @@ import { FAKE_KEY, startHarness, waitFor, type Harness } from './support/harness
 
 let h: Harness;
 before(async () => {
-  h = await startHarness({ script: () => ({ content: 'ok' }) });
+  h = await startHarness({ name: 'conversation', script: () => ({ content: 'ok' }) });
   await h.startWorker();
 });
 after(async () => h?.close());

@@ -9,7 +9,7 @@ import { FAKE_KEY, startHarness, waitFor, type Harness } from './support/harness
 
 let h: Harness;
 before(async () => {
-  h = await startHarness({ script: countdownScript({ delayMs: 300 }) });
+  h = await startHarness({ name: 'seed-sdk', script: countdownScript({ delayMs: 300 }) });
   await h.startWorker();
 });
 after(async () => h?.close());

@@ -9,7 +9,7 @@ import { startHarness, waitFor, type Harness } from './support/harness.js';
 
 let h: Harness;
 before(async () => {
-  h = await startHarness({ script: countdownScript() });
+  h = await startHarness({ name: 'recovery', script: countdownScript() });
 });
 after(async () => h?.close());
 

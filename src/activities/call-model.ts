@@ -7,7 +7,7 @@ import { costOf, priceTable } from '../llm/prices.js';
 import { ModelConfigError, resolveModel } from '../llm/provider.js';
 import { redact, secretValues } from '../security/redact.js';
 import { toolDefinitions } from '../tools/schemas.js';
-import { readEvents } from '../conversation/read-events.js';
+import { TranscriptCache } from '../conversation/read-events.js';
 import { buildMessages } from '../workflows/prompt.js';
 import type { ModelCallInput, ModelCallResult } from '../types.js';
 
@@ -16,6 +16,7 @@ const HEARTBEAT_EVERY_MS = 100;
 const NOT_RETRYABLE = new Set([400, 401, 403, 404, 422]);
 
 export function createCallModel(env: NodeJS.ProcessEnv) {
+  const transcripts = new TranscriptCache();
   const secrets = secretValues(env);
   const prices = priceTable(env);
 
@@ -32,7 +33,7 @@ export function createCallModel(env: NodeJS.ProcessEnv) {
     const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     ctx.heartbeat();
     try {
-      const events = await readEvents(ctx.client.workflow.getHandle(input.conversationId), 0, input.eventCount);
+      const events = await transcripts.read(ctx.client.workflow.getHandle(input.conversationId), input.conversationId, input.eventCount);
       const messages = buildMessages(events, input.systemPrompt);
       const started = performance.now();
       const response = await client.chat.completions.create(

@@ -1,5 +1,6 @@
 // Reads a conversation's event log through the `events` query, page by page.
 import type { WorkflowHandle } from '@temporalio/client';
+import { isDeepStrictEqual } from 'node:util';
 import type { ConversationEvent } from '../types.js';
 import { eventsQuery } from '../workflows/messages.js';
 
@@ -14,5 +15,34 @@ export async function readEvents(handle: WorkflowHandle, fromIndex = 0, toIndex?
     if (page.length === 0) return out;
     out.push(...page);
     next += page.length;
+  }
+}
+
+/**
+ * Keeps the transcripts of recent conversations in the worker's memory, so each model call reads
+ * only the events added since the last one. Events are append-only; the last cached event is read
+ * again and compared, and any difference (a reset workflow) drops the cache. Not a store: a miss
+ * just reads everything through the query again.
+ */
+export class TranscriptCache {
+  private readonly cache = new Map<string, ConversationEvent[]>();
+  constructor(private readonly maxConversations = 20) {}
+
+  async read(handle: WorkflowHandle, id: string, eventCount: number): Promise<ConversationEvent[]> {
+    let cached = this.cache.get(id) ?? [];
+    this.cache.delete(id);
+    if (cached.length > eventCount) cached = cached.slice(0, eventCount);
+    let events: ConversationEvent[];
+    if (cached.length === 0) {
+      events = await readEvents(handle, 0, eventCount);
+    } else {
+      const fresh = await readEvents(handle, cached.length - 1, eventCount);
+      events = isDeepStrictEqual(fresh[0], cached[cached.length - 1])
+        ? [...cached, ...fresh.slice(1)]
+        : await readEvents(handle, 0, eventCount);
+    }
+    this.cache.set(id, events);
+    while (this.cache.size > this.maxConversations) this.cache.delete(this.cache.keys().next().value as string);
+    return events;
   }
 }

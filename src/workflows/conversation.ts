@@ -10,6 +10,7 @@ import {
   TimeoutFailure,
   allHandlersFinished,
   condition,
+  continueAsNew,
   isCancellation,
   proxyActivities,
   setCurrentDetails,
@@ -23,6 +24,7 @@ import {
   DEFAULTS,
   emptyMetrics,
   type ActionEvent,
+  type CarriedState,
   type ConversationEvent,
   type ConversationInput,
   type ConversationState,
@@ -362,7 +364,16 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     publishDetails();
   }
 
+  // A long conversation continues as new so its history stays small; the state travels as input.
+  const continueAsNewEvery = options.continueAsNewEverySteps ?? DEFAULTS.continueAsNewEverySteps;
+  let stepsThisRun = 0;
+  let continueAsNewNow = false;
+
   for (;;) {
+    if (stepsThisRun >= continueAsNewEvery || workflowInfo().continueAsNewSuggested) {
+      continueAsNewNow = true;
+      break;
+    }
     const seenWakeups = wakeups;
     const woke = await condition(
       () => closeRequested || status === 'running' || wakeups !== seenWakeups,
@@ -370,9 +381,28 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     );
     if (!woke) break; // idle for too long: the workflow completes, its history stays readable
     if (closeRequested) break;
-    if (status === 'running') await step();
+    if (status === 'running') {
+      await step();
+      stepsThisRun++;
+    }
   }
+  // Never continue (or complete) with an update half-handled; signals that arrive meanwhile are
+  // handled first (the server rejects a completion that races a new signal, and the task re-runs).
   await condition(allHandlersFinished);
+  if (continueAsNewNow && !closeRequested) {
+    const carry: CarriedState = {
+      events,
+      status,
+      iterations,
+      runNumber,
+      metrics,
+      lastError,
+      terminal,
+      modelSeenEvents,
+      tasks,
+    };
+    await continueAsNew<typeof conversation>({ ...input, carried: carry });
+  }
   return state();
 }
 

@@ -3,14 +3,16 @@
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { execa, type ResultPromise } from 'execa';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
+import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model.js';
 import { bundlerOptions, workflowsPath } from '../../src/worker.js';
+import { dataConverter } from '../../src/storage/local-payloads.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAKE_KEY = 'sk-faheem-test-secret-4f1c9a7e2b';
@@ -58,7 +60,23 @@ export interface WorkerProcess {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function startHarness(options: { script: Script; db?: string; port?: number }): Promise<Harness> {
+/**
+ * With FAHEEM_RECORD_HISTORIES=1, every conversation a test file ran is saved under test/histories/
+ * so that test/replay.test.ts can prove later workflow code still replays it.
+ */
+async function recordHistories(client: Client, address: string, name: string): Promise<void> {
+  const cli = await findTemporalCli();
+  const dir = path.join(ROOT, 'test', 'histories');
+  await mkdir(dir, { recursive: true });
+  for (const old of await readdir(dir)) if (old.startsWith(`${name}--`)) await rm(path.join(dir, old));
+  for await (const wf of client.workflow.list({ query: `WorkflowType = 'conversation'` })) {
+    // The CLI writes the standard proto JSON that historyFromJSON reads back.
+    const { stdout } = await execa(cli, ['workflow', 'show', '--address', address, '-w', wf.workflowId, '-r', wf.runId, '-o', 'json']);
+    await writeFile(path.join(dir, `${name}--${wf.workflowId}.json`), stdout);
+  }
+}
+
+export async function startHarness(options: { name: string; script: Script; db?: string; port?: number; record?: boolean }): Promise<Harness> {
   const port = options.port ?? (await freePort());
   const [server, model, bundle] = await Promise.all([
     startDevServer({ port, headless: true, ...(options.db ? { db: options.db } : {}) }),
@@ -78,7 +96,7 @@ export async function startHarness(options: { script: Script; db?: string; port?
     NO_COLOR: '1',
   };
   const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: 'default' });
+  const client = new Client({ connection, namespace: 'default', dataConverter: dataConverter(env) });
   const workers: WorkerProcess[] = [];
 
   const harness: Harness = {
@@ -122,6 +140,7 @@ export async function startHarness(options: { script: Script; db?: string; port?
       return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1 };
     },
     async close() {
+      if (process.env.FAHEEM_RECORD_HISTORIES === '1' && options.record !== false) await recordHistories(client, server.address, options.name);
       await Promise.all(workers.map((w) => (w.process.exitCode === null ? w.kill('SIGKILL') : undefined)));
       await connection.close();
       await model.close();

@@ -1,0 +1,63 @@
+// Large payloads (a long conversation's carried state when it continues as new, a huge query answer)
+// go to files instead of Temporal history, through Temporal's own external-storage hook. Files are
+// named by content hash, so storing the same payload twice is harmless. Every process that reads
+// such a conversation (workers, clients, the CLI) must see the same folder: on one host that is
+// ~/.faheem/payloads; across hosts, point FAHEEM_PAYLOAD_DIR at shared storage or plug in another
+// StorageDriver (an object store) in its place.
+import { ExternalStorage, StorageDriverClaim, type StorageDriver } from '@temporalio/common';
+import proto from '@temporalio/proto';
+import { createHash } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+
+const Payload = proto.temporal.api.common.v1.Payload;
+
+/** Payloads above this size are stored outside history (Temporal's hard limit is 2 MB). */
+export const PAYLOAD_SIZE_THRESHOLD = 512 * 1024;
+
+export function payloadDir(env: NodeJS.ProcessEnv = process.env): string {
+  return env.FAHEEM_PAYLOAD_DIR || path.join(env.FAHEEM_HOME || path.join(os.homedir(), '.faheem'), 'payloads');
+}
+
+export class LocalFilePayloadDriver implements StorageDriver {
+  readonly name = 'faheem-local-files';
+  readonly type = 'faheem.local-files';
+  constructor(private readonly dir: string) {}
+
+  async store(_context: unknown, payloads: Parameters<StorageDriver['store']>[1]): Promise<StorageDriverClaim[]> {
+    await mkdir(this.dir, { recursive: true });
+    return Promise.all(
+      payloads.map(async (p) => {
+        const bytes = Payload.encode(Payload.fromObject(p)).finish();
+        const hash = createHash('sha256').update(bytes).digest('hex');
+        const file = path.join(this.dir, `${hash}.bin`);
+        const tmp = `${file}.${process.pid}.tmp`;
+        await writeFile(tmp, bytes);
+        await rename(tmp, file); // atomic: a reader never sees half a payload
+        return new StorageDriverClaim({ sha256: hash });
+      }),
+    );
+  }
+
+  async retrieve(_context: unknown, claims: StorageDriverClaim[]): ReturnType<StorageDriver['retrieve']> {
+    return Promise.all(
+      claims.map(async (c) => {
+        const hash = c.claimData.sha256 ?? '';
+        if (!/^[0-9a-f]{64}$/.test(hash)) throw new Error(`bad payload claim ${JSON.stringify(c.claimData)}`);
+        const bytes = await readFile(path.join(this.dir, `${hash}.bin`)).catch(() => {
+          throw new Error(`payload ${hash} is not in ${this.dir}; set FAHEEM_PAYLOAD_DIR to the folder the worker uses`);
+        });
+        return Payload.decode(bytes);
+      }),
+    );
+  }
+}
+
+export function externalStorage(env: NodeJS.ProcessEnv = process.env): ExternalStorage {
+  return new ExternalStorage({ drivers: [new LocalFilePayloadDriver(payloadDir(env))], payloadSizeThreshold: PAYLOAD_SIZE_THRESHOLD });
+}
+
+export function dataConverter(env: NodeJS.ProcessEnv = process.env) {
+  return { externalStorage: externalStorage(env) };
+}
