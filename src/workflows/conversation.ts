@@ -374,12 +374,16 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       continueAsNewNow = true;
       break;
     }
-    const seenWakeups = wakeups;
-    const woke = await condition(
-      () => closeRequested || status === 'running' || wakeups !== seenWakeups,
-      options.idleTimeoutMs,
-    );
-    if (!woke) break; // idle for too long: the workflow completes, its history stays readable
+    if (status !== 'running' && !closeRequested) {
+      // Idle (or paused, finished, …): wait for something to happen, at most the idle timeout.
+      const seenWakeups = wakeups;
+      const woke = await condition(
+        () => closeRequested || status === 'running' || wakeups !== seenWakeups,
+        options.idleTimeoutMs,
+        { summary: `idle timeout: the conversation completes if nothing happens for ${formatDuration(options.idleTimeoutMs)}` },
+      );
+      if (!woke) break; // idle for too long: the workflow completes, its history stays readable
+    }
     if (closeRequested) break;
     if (status === 'running') {
       await step();
@@ -480,6 +484,11 @@ function summarizeArgs(args: unknown): string {
     if (main !== undefined) return shorten(String(main), 80);
   }
   return '';
+}
+
+function formatDuration(ms: number): string {
+  const h = ms / 3_600_000;
+  return h >= 48 ? `${Math.round(h / 24)} days` : h >= 1 ? `${Math.round(h)} hours` : `${Math.round(ms / 60_000)} minutes`;
 }
 
 function shorten(s: string, n: number): string {

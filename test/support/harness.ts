@@ -76,10 +76,11 @@ async function recordHistories(client: Client, address: string, name: string): P
   }
 }
 
-export async function startHarness(options: { name: string; script: Script; db?: string; port?: number; record?: boolean }): Promise<Harness> {
+export async function startHarness(options: { name: string; script: Script; db?: string; port?: number; record?: boolean; ui?: boolean }): Promise<Harness> {
   const port = options.port ?? (await freePort());
+  const uiPort = options.ui ? await freePort() : undefined;
   const [server, model, bundle] = await Promise.all([
-    startDevServer({ port, headless: true, ...(options.db ? { db: options.db } : {}) }),
+    startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), ...(options.db ? { db: options.db } : {}) }),
     startScriptedModel(options.script),
     workflowBundle(),
   ]);

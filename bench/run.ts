@@ -1,0 +1,146 @@
+// Benchmarks (figures, not asserts): `npm run bench`. One run on the embedded dev server with the
+// scripted model prints pause-acknowledge latency, model-abort latency, time per step against the
+// same loop without Temporal, recovery after a worker kill, and history bytes per step.
+import os from 'node:os';
+import { Agent, Conversation, LLM } from '../src/client.js';
+import type { Script } from '../src/testing/scripted-model.js';
+import { runTerminal, commandBaseEnv } from '../src/tools/terminal.js';
+import { buildMessages } from '../src/workflows/prompt.js';
+import { pauseSignal } from '../src/workflows/messages.js';
+import OpenAI from 'openai';
+import { startHarness, waitFor, type Harness } from '../test/support/harness.js';
+import type { ConversationEvent } from '../src/types.js';
+
+const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] });
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+};
+const fmt = (n: number) => n.toFixed(1);
+
+async function pauseLatency(h: Harness, rounds: number) {
+  h.model.setScript(() => ({ delayMs: 60_000, content: 'never' }));
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'wait', run: true });
+  const handle = h.client.workflow.getHandle(conversation.id);
+  const ack: number[] = [];
+  const abort: number[] = [];
+  for (let i = 0; i < rounds; i++) {
+    const before = h.model.requests.length;
+    if (i > 0) await conversation.resume();
+    await waitFor('a model call in flight', () => h.model.requests.length > before && h.model.requests[h.model.requests.length - 1]!.endedAt === undefined, 30_000, 5);
+    const request = h.model.requests[h.model.requests.length - 1]!;
+    const t0 = performance.now();
+    const wall0 = Date.now();
+    await handle.signal(pauseSignal, {});
+    for (;;) {
+      const s = await conversation.state();
+      if (s.status === 'paused') break;
+    }
+    ack.push(performance.now() - t0);
+    await waitFor('the model request aborted', () => request.endedAt !== undefined, 30_000, 2);
+    abort.push(request.endedAt! - wall0);
+  }
+  await conversation.close();
+  return { ack, abort };
+}
+
+async function stepTime(h: Harness, steps: number) {
+  const script: Script = (req) =>
+    req.body.messages.filter((m) => m.role === 'tool').length >= steps
+      ? { content: 'done' }
+      : { toolCalls: [{ name: 'terminal', arguments: { command: 'echo step' } }] };
+  h.model.setScript(script);
+  const t0 = performance.now();
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', run: true });
+  await conversation.waitUntil((s) => s.status !== 'running', 20, 600_000);
+  const durable = (performance.now() - t0) / (steps + 1);
+
+  // The same loop in-process: same scripted model over HTTP, same terminal tool, no Temporal.
+  const workspace = await h.workspace();
+  const client = new OpenAI({ apiKey: 'x', baseURL: h.model.baseUrl, maxRetries: 0 });
+  const events: ConversationEvent[] = [{ index: 0, timestamp: '', source: 'user', kind: 'message', text: 'go' }];
+  let terminal = { cwd: workspace, env: {} };
+  const t1 = performance.now();
+  for (let i = 0; ; i++) {
+    const r = await client.chat.completions.create({ model: 'm', messages: buildMessages(events, 'system') as never });
+    const call = r.choices[0]?.message.tool_calls?.[0];
+    if (!call || call.type !== 'function') break;
+    events.push({ index: events.length, timestamp: '', source: 'agent', kind: 'action', tool: 'terminal', toolCallId: call.id, arguments: JSON.parse(call.function.arguments), replyId: r.id });
+    const res = await runTerminal(JSON.parse(call.function.arguments), terminal, { workspace, baseEnv: commandBaseEnv() });
+    terminal = res.terminal;
+    events.push({ index: events.length, timestamp: '', source: 'environment', kind: 'observation', tool: 'terminal', toolCallId: call.id, content: res.content, isError: false });
+  }
+  const inProcess = (performance.now() - t1) / (steps + 1);
+  return { durable, inProcess };
+}
+
+async function historyGrowth(h: Harness) {
+  const script: Script = (req) =>
+    req.body.messages.filter((m) => m.role === 'tool').length >= 200
+      ? { content: 'done' }
+      : { toolCalls: [{ name: 'terminal', arguments: { command: 'head -c 2000 /dev/zero | tr "\\0" y' } }] };
+  h.model.setScript(script);
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'go',
+    run: true,
+    continueAsNewEverySteps: 10_000,
+  });
+  const handle = h.client.workflow.getHandle(conversation.id);
+  const sizeAt = async (steps: number) => {
+    await conversation.waitUntil((s) => s.metrics.llmCalls >= steps || s.status !== 'running', 5, 600_000);
+    return (await handle.describe()).historySize ?? 0;
+  };
+  const s10 = await sizeAt(10);
+  const s20 = await sizeAt(20);
+  const s190 = await sizeAt(190);
+  const s200 = await sizeAt(200);
+  await conversation.waitUntil((s) => s.status !== 'running', 50, 600_000);
+  return { at20: (s20 - s10) / 10, at200: (s200 - s190) / 10 };
+}
+
+async function recovery(h: Harness, rounds: number) {
+  const fromSpawn: number[] = [];
+  const fromReady: number[] = [];
+  h.model.setScript((req) =>
+    req.body.messages.filter((m) => m.role === 'tool').length >= 1000 ? { content: 'done' } : { delayMs: 400, toolCalls: [{ name: 'terminal', arguments: { command: 'true' } }] },
+  );
+  let worker = await h.startWorker();
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', run: true });
+  for (let i = 0; i < rounds; i++) {
+    await waitFor('a model call in flight', () => h.model.requests.some((r) => r.endedAt === undefined), 30_000, 5);
+    await worker.kill('SIGKILL');
+    const before = h.model.requests.length;
+    const spawned = Date.now();
+    worker = await h.startWorker();
+    const ready = Date.now();
+    await waitFor('the model call made again', () => h.model.requests.length > before, 60_000, 5);
+    fromSpawn.push(h.model.requests[before]!.startedAt - spawned);
+    fromReady.push(h.model.requests[before]!.startedAt - ready);
+  }
+  await conversation.close();
+  await worker.kill();
+  return { fromSpawn, fromReady };
+}
+
+const h = await startHarness({ name: 'bench', script: () => ({ content: 'ok' }), record: false });
+const first = await h.startWorker();
+console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}`);
+
+const { ack, abort } = await pauseLatency(h, 40);
+console.log(`pause acknowledged (signal sent → query sees "paused"), 40 pauses: p50 ${fmt(pct(ack, 50))} ms, p99 ${fmt(pct(ack, 99))} ms`);
+console.log(`model request aborted (signal sent → HTTP connection closed): p50 ${fmt(pct(abort, 50))} ms, p99 ${fmt(pct(abort, 99))} ms`);
+
+const steps = await stepTime(h, 50);
+console.log(`time per step (model call + terminal command), 50 steps: durable ${fmt(steps.durable)} ms, in-process ${fmt(steps.inProcess)} ms, price of durability ${fmt(steps.durable - steps.inProcess)} ms/step`);
+
+const growth = await historyGrowth(h);
+console.log(`history bytes per step (2 KB observations): around step 20 ${growth.at20.toFixed(0)} B, around step 200 ${growth.at200.toFixed(0)} B`);
+
+await first.kill();
+const rec = await recovery(h, 5);
+console.log(`recovery after SIGKILL of the worker during a model call, 5 kills: next model call ${fmt(pct(rec.fromSpawn, 50))} ms (p50) / ${fmt(Math.max(...rec.fromSpawn))} ms (max) after the new worker was spawned, ${fmt(pct(rec.fromReady, 50))} ms (p50) after it was ready`);
+
+await h.close();
+process.exit(0);

@@ -1,0 +1,66 @@
+// The Temporal Web UI shows a conversation readably: summaries, current details, activity summaries.
+// Drives Debian's chromium headless through playwright-core (installed by .ci/run).
+import assert from 'node:assert/strict';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { chromium, type Browser } from 'playwright-core';
+import { Agent, Conversation, LLM } from '../src/client.js';
+import type { Script } from '../src/testing/scripted-model.js';
+import { ROOT, startHarness, waitFor, type Harness } from './support/harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+let h: Harness;
+let browser: Browser;
+
+before(async () => {
+  h = await startHarness({ name: 'web-ui', script: () => ({ content: 'ok' }), ui: true });
+  await h.startWorker();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+after(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+test('a conversation reads like a log in the Web UI', async () => {
+  let turn = 0;
+  const script: Script = () =>
+    turn++ === 0
+      ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo "hello from the agent" > hello.txt' } }] }
+      : { content: 'Created hello.txt.' };
+  h.model.setScript(script);
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'file_editor'] }),
+    workspace: await h.workspace(),
+    firstMessage: 'Write a greeting into hello.txt',
+    run: true,
+  });
+  await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1300 } });
+  await page.goto(`${h.server.uiUrl}/namespaces/default/workflows/${conversation.id}`);
+  // The timeline names each activity by what it did: the model call and the command.
+  await page.getByText(/LLM openai\/gpt-4o-mini · step 1/).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
+  await page.getByText(/\$ echo "hello from the agent"/).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
+  await page.getByText(/idle timeout/).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
+  const dir = path.join(ROOT, 'docs');
+  await mkdir(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, 'web-ui-timeline.png'), fullPage: true });
+
+  // User metadata: the summary (first message), static details, and current details.
+  await page.getByText('User Metadata').first().click();
+  await page.getByText('Write a greeting into hello.txt').filter({ visible: true }).first().waitFor({ timeout: 30_000 });
+  // The UI renders markdown details in sandboxed frames: read the text of every frame.
+  const allText = async () => (await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').then(String, () => '')))).join('\n');
+  await waitFor('static and current details', async () => {
+    const text = await allText();
+    return /Workspace:/.test(text) && /Status:\s*finished/.test(text) && /Cost:\s*\$/.test(text) && /Last action:/.test(text);
+  });
+  await page.screenshot({ path: path.join(dir, 'web-ui-metadata.png'), fullPage: true });
+  assert.ok((await page.content()).includes(conversation.id));
+});
