@@ -57,9 +57,11 @@ export async function createWorker(env: NodeJS.ProcessEnv = process.env): Promis
     ...workflowSource,
     dataConverter: dataConverter(env),
     activities: { callModel: activities.callModel },
-    // Short heartbeat throttling: a pause reaches an in-flight model call within ~200 ms.
-    maxHeartbeatThrottleInterval: '200 milliseconds',
-    defaultHeartbeatThrottleInterval: '200 milliseconds',
+    // Short heartbeat throttling: a pause reaches an in-flight model call within ~100 ms.
+    maxHeartbeatThrottleInterval: '100 milliseconds',
+    defaultHeartbeatThrottleInterval: '100 milliseconds',
+    // If this worker dies, its conversations' next tasks move to another worker after 2 s, not 10 s.
+    stickyQueueScheduleToStartTimeout: '2 seconds',
     shutdownGraceTime: '2 seconds',
   });
   const tools = await Worker.create({

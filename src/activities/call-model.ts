@@ -11,12 +11,13 @@ import { TranscriptCache } from '../conversation/read-events.js';
 import { buildMessages } from '../workflows/prompt.js';
 import type { ModelCallInput, ModelCallResult } from '../types.js';
 
-const HEARTBEAT_EVERY_MS = 100;
+const HEARTBEAT_EVERY_MS = 50;
 // Client errors a retry cannot fix: the conversation goes to `error` with the reason.
 const NOT_RETRYABLE = new Set([400, 401, 403, 404, 422]);
 
 export function createCallModel(env: NodeJS.ProcessEnv) {
   const transcripts = new TranscriptCache();
+  const clients = new Map<string, OpenAI>();
   const secrets = secretValues(env);
   const prices = priceTable(env);
 
@@ -29,7 +30,13 @@ export function createCallModel(env: NodeJS.ProcessEnv) {
       if (err instanceof ModelConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ModelConfigError');
       throw err;
     }
-    const client = new OpenAI({ apiKey: resolved.apiKey, baseURL: resolved.baseUrl, maxRetries: 0, timeout: 9 * 60_000 });
+    const clientKey = `${resolved.baseUrl}\n${resolved.apiKey}`;
+    let client = clients.get(clientKey);
+    if (!client) {
+      // Temporal retries (visible in the UI), not the client library.
+      client = new OpenAI({ apiKey: resolved.apiKey, baseURL: resolved.baseUrl, maxRetries: 0, timeout: 9 * 60_000 });
+      clients.set(clientKey, client);
+    }
     const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     ctx.heartbeat();
     try {

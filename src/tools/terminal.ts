@@ -83,6 +83,10 @@ export async function runTerminal(rawArgs: unknown, state: TerminalState, ctx: T
   });
   child.all?.setEncoding('utf8');
   child.all?.on('data', (chunk: string) => output.push(chunk));
+  const outputEnded = new Promise<void>((resolve) => {
+    child.all?.once('end', resolve);
+    child.all?.once('close', resolve);
+  });
 
   let stopReason: 'timeout' | 'interrupt' | undefined;
   const stop = (reason: 'timeout' | 'interrupt') => {
@@ -101,7 +105,9 @@ export async function runTerminal(rawArgs: unknown, state: TerminalState, ctx: T
       child.catch(() => undefined);
     });
     // Background jobs may keep the pipe open: give the output a moment, then stop reading.
-    await Promise.race([new Promise((r) => child.all?.once('end', r)), new Promise((r) => setTimeout(r, 200))]);
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([outputEnded, new Promise((r) => (grace = setTimeout(r, 200)))]);
+    clearTimeout(grace);
     child.all?.destroy();
 
     const text = redact(await output.render(ctx.outputDir), ctx.secrets ?? []);

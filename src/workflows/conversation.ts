@@ -55,7 +55,7 @@ import { runLocalTool, type Task } from './local-tools.js';
 // the heartbeat timeout. WAIT_CANCELLATION_COMPLETED: a resumed run never overlaps the aborted call.
 const MODEL_CALL: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '2 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
 };
@@ -64,7 +64,7 @@ const MODEL_CALL: ActivityOptions = {
 // activities), so a few attempts are enough to get that report through a second worker.
 const TOOL_CALL: ActivityOptions = {
   startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '2 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
 };

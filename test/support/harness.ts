@@ -49,6 +49,8 @@ export interface Harness {
   /** The environment a worker or CLI process gets. */
   env: Record<string, string>;
   startWorker(extraEnv?: Record<string, string>): Promise<WorkerProcess>;
+  /** Kills the Temporal server with SIGKILL and starts it again on the same port and SQLite file. */
+  restartServer(): Promise<void>;
   workspace(): Promise<string>;
   cli(args: string[], opts?: { reject?: boolean }): Promise<{ stdout: string; stderr: string; exitCode: number }>;
   close(): Promise<void>;
@@ -102,6 +104,12 @@ export async function startHarness(options: { name: string; script: Script; db?:
 
   const harness: Harness = {
     server,
+    async restartServer() {
+      if (!options.db) throw new Error('restartServer needs a db file');
+      harness.server.process.kill('SIGKILL');
+      await harness.server.process;
+      harness.server = await startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), db: options.db });
+    },
     client,
     model,
     home,
@@ -145,7 +153,7 @@ export async function startHarness(options: { name: string; script: Script; db?:
       await Promise.all(workers.map((w) => (w.process.exitCode === null ? w.kill('SIGKILL') : undefined)));
       await connection.close();
       await model.close();
-      await server.stop();
+      await harness.server.stop();
     },
   };
   return harness;
