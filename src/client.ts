@@ -8,7 +8,9 @@ import { readEvents } from './conversation/read-events.js';
 import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
 import {
   addMessageUpdate,
+  approveUpdate,
   closeSignal,
+  rejectUpdate,
   pauseSignal,
   runUpdate,
   stateQuery,
@@ -75,6 +77,10 @@ export interface CreateOptions {
   confirmationPolicy?: ConfirmationPolicy;
   idleTimeoutMs?: number;
   continueAsNewEverySteps?: number;
+  /** With confirmation, reject actions nobody answered within this time (default: wait for ever). */
+  confirmationTimeoutMs?: number;
+  /** A run that has cost this much pauses with the reason "budget". */
+  maxBudgetPerRunUsd?: number;
   taskQueue?: string;
   toolTaskQueue?: string;
 }
@@ -101,6 +107,8 @@ export class Conversation {
         confirmationPolicy: options.confirmationPolicy ?? 'never',
         idleTimeoutMs: options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
         ...(options.continueAsNewEverySteps ? { continueAsNewEverySteps: options.continueAsNewEverySteps } : {}),
+        ...(options.confirmationTimeoutMs !== undefined ? { confirmationTimeoutMs: options.confirmationTimeoutMs } : {}),
+        ...(options.maxBudgetPerRunUsd !== undefined ? { maxBudgetPerRunUsd: options.maxBudgetPerRunUsd } : {}),
       },
       ...(options.firstMessage !== undefined ? { firstMessage: options.firstMessage } : {}),
       ...(options.run ? { run: true } : {}),
@@ -154,6 +162,16 @@ export class Conversation {
   /** Pause now. With `now`, the running command is interrupted too. */
   async pause(request: PauseRequest = {}): Promise<void> {
     await this.handle.signal(pauseSignal, request);
+  }
+
+  /** Runs the actions waiting for confirmation. */
+  async approve(): Promise<number> {
+    return (await this.handle.executeUpdate(approveUpdate)).approved;
+  }
+
+  /** Refuses the actions waiting for confirmation; the model sees `reason` and goes on. */
+  async reject(reason = ''): Promise<number> {
+    return (await this.handle.executeUpdate(rejectUpdate, { args: [reason] })).rejected;
   }
 
   async close(): Promise<void> {

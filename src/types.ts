@@ -69,6 +69,10 @@ export interface ConversationOptions {
   idleTimeoutMs: number;
   /** Continue as new after this many model calls in one workflow run (and whenever Temporal suggests it). */
   continueAsNewEverySteps?: number;
+  /** Waiting for confirmation longer than this rejects the actions (default: wait for ever). */
+  confirmationTimeoutMs?: number;
+  /** A run that has cost this much (USD) pauses with the reason "budget". */
+  maxBudgetPerRunUsd?: number;
 }
 
 /** Input of the conversation workflow. `carried` is set when the workflow continues as new. */
@@ -90,6 +94,7 @@ export interface CarriedState {
   terminal: TerminalState;
   modelSeenEvents: number;
   tasks: { title: string; notes?: string; status: 'todo' | 'in_progress' | 'done' }[];
+  runCost?: number;
 }
 
 // ---- Events: immutable records, ordered by index. ----
@@ -175,6 +180,10 @@ export interface ConversationState {
   model: string;
   terminal: TerminalState;
   closed: boolean;
+  /** Tool calls waiting for approve / reject. */
+  pendingActions: { toolCallId: string; tool: string; arguments: unknown }[];
+  /** Cost of the current run, for the per-run budget. */
+  runCost: number;
 }
 
 // ---- Activity contracts ----

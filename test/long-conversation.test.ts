@@ -31,7 +31,7 @@ test('100 messages signalled while the conversation continues as new: each recor
     const users = req.body.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
     const steps = req.body.messages.filter((m) => m.role === 'tool').length;
     if (users.includes('msg-99') && steps >= 12) return { content: 'All messages received.' };
-    return { delayMs: 10, toolCalls: [{ name: 'think', arguments: { thought: `seen ${users.length}` } }] };
+    return { delayMs: 10, toolCalls: [{ name: 'think', arguments: { thought: `step ${steps}: seen ${users.length}` } }] };
   };
   h.model.setScript(script);
   const conversation = await Conversation.create(h.client, {

@@ -1,10 +1,12 @@
 // Activity: one file_editor command on the workspace's host.
 import { Context } from '@temporalio/activity';
 import path from 'node:path';
+import { redact, secretValues } from '../security/redact.js';
 import { editFile as edit } from '../tools/file-editor.js';
 import type { ToolCallInput, ToolResult } from '../types.js';
 
-export function createEditFile(home: string) {
+export function createEditFile(env: NodeJS.ProcessEnv, home: string) {
+  const secrets = secretValues(env);
   return async function editFile(input: ToolCallInput): Promise<ToolResult> {
     const ctx = Context.current();
     const command = (input.arguments as { command?: unknown } | null)?.command;
@@ -15,6 +17,7 @@ export function createEditFile(home: string) {
         isError: true,
       };
     }
-    return edit(input.arguments, { workspace: input.workspace, undoDir: path.join(home, 'undo', input.conversationId) });
+    const result = await edit(input.arguments, { workspace: input.workspace, undoDir: path.join(home, 'undo', input.conversationId) });
+    return { ...result, content: redact(result.content, secrets) };
   };
 }

@@ -14,7 +14,7 @@ export function createActivities(env: NodeJS.ProcessEnv = process.env) {
   return {
     callModel: createCallModel(env),
     runTerminal: createRunTerminal(env, home),
-    editFile: createEditFile(home),
+    editFile: createEditFile(env, home),
   };
 }
 

@@ -3,12 +3,13 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import path from 'node:path';
 import { secretValues } from '../security/redact.js';
-import { CommandInterrupted, commandBaseEnv, runTerminal as run } from '../tools/terminal.js';
+import { CommandInterrupted, commandBaseEnv, namedSecrets, runTerminal as run } from '../tools/terminal.js';
 import type { TerminalCallInput, TerminalResult } from '../types.js';
 
 export function createRunTerminal(env: NodeJS.ProcessEnv, home: string) {
   const secrets = secretValues(env);
   const baseEnv = commandBaseEnv(env);
+  const secretEnv = namedSecrets(env);
 
   return async function runTerminal(input: TerminalCallInput): Promise<TerminalResult> {
     const ctx = Context.current();
@@ -32,6 +33,7 @@ export function createRunTerminal(env: NodeJS.ProcessEnv, home: string) {
         outputDir: path.join(home, 'outputs', input.conversationId),
         secrets,
         baseEnv,
+        secretEnv,
       });
     } catch (err) {
       // Interrupted by `pause --now`: the partial output travels in the cancellation's details.

@@ -66,6 +66,7 @@ export function formatState(s: ConversationState): string {
     `  tokens      ${m.promptTokens} prompt, ${m.completionTokens} completion, ${m.llmCalls} model calls`,
     `  cost        $${m.accumulatedCost.toFixed(4)}`,
     ...(s.lastError ? [`  last error  ${pc.red(s.lastError)}`] : []),
+    ...s.pendingActions.map((a) => `  ${pc.yellow('needs approval')}  ${a.tool} ${JSON.stringify(a.arguments).slice(0, 200)}  (faheem approve ${s.id} / faheem reject ${s.id})`),
   ].join('\n');
 }
 
@@ -89,5 +90,7 @@ export function stateJson(s: ConversationState): Record<string, unknown> {
     workspace: s.workspace,
     model: s.model,
     closed: s.closed,
+    pendingActions: s.pendingActions,
+    runCost: s.runCost,
   };
 }

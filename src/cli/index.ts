@@ -15,6 +15,12 @@ class UserError extends Error {}
 
 const UPDATE_TIMEOUT_MS = 30_000;
 
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
+  return n;
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
@@ -118,12 +124,24 @@ program
   .option('--model <model>', 'e.g. openai/gpt-4o (default: the worker\'s LLM_MODEL)')
   .addOption(new Option('--confirm <policy>', 'when to ask before an action').choices(['never', 'always', 'risky']).default('never'))
   .option('--max-iterations <n>', 'model calls per run before it stops with an error', positiveInt, DEFAULTS.maxIterations)
+  .option('--budget <usd>', 'pause a run once it has cost this much (USD)', positiveNumber)
+  .option('--confirm-timeout <seconds>', 'reject actions nobody approved within this time', positiveNumber)
   .option('--wait', 'return when the run stops')
   .option('--follow', 'print events as they happen until the run stops')
   .action(
     async (
       message: string,
-      o: { id?: string; workspace: string; model?: string; confirm: ConfirmationPolicy; maxIterations: number; wait?: boolean; follow?: boolean },
+      o: {
+        id?: string;
+        workspace: string;
+        model?: string;
+        confirm: ConfirmationPolicy;
+        maxIterations: number;
+        budget?: number;
+        confirmTimeout?: number;
+        wait?: boolean;
+        follow?: boolean;
+      },
     ) => {
       const checked = MessageText.safeParse(message);
       if (!checked.success) throw new UserError(`message not sent: ${checked.error.issues[0]?.message}`);
@@ -140,6 +158,8 @@ program
           run: true,
           maxIterations: o.maxIterations,
           confirmationPolicy: o.confirm,
+          ...(o.budget !== undefined ? { maxBudgetPerRunUsd: o.budget } : {}),
+          ...(o.confirmTimeout !== undefined ? { confirmationTimeoutMs: o.confirmTimeout * 1000 } : {}),
         }).catch((err: Error) => {
           if (err.name === 'WorkflowExecutionAlreadyStartedError') throw new UserError(`a conversation with id "${o.id}" already exists`);
           throw err;
@@ -168,7 +188,7 @@ program
     await withClient(async (client) => {
       const conversation = await attach(client, id);
       await requireOpen(conversation, 'send a message');
-      await answered(conversation.sendMessage(message));
+      await answered(conversation.sendMessage(message)).catch(rejected);
       if (o.run) await answered(conversation.resume());
     });
   });
@@ -195,7 +215,7 @@ program
     await withClient(async (client) => {
       const conversation = await attach(client, id);
       await requireOpen(conversation, 'resume');
-      const { runNumber } = await answered(conversation.resume());
+      const { runNumber } = await answered(conversation.resume()).catch(rejected);
       if (o.wait) await conversation.waitUntil((s) => s.runNumber > runNumber || stopped(s), 200);
     });
   });
@@ -263,15 +283,36 @@ program
     });
   });
 
-for (const verb of ['approve', 'reject']) {
-  program
-    .command(verb)
-    .description(`${verb} a pending confirmation (confirmation mode is not available yet)`)
-    .argument('<id>')
-    .option('--reason <reason>')
-    .action(() => {
-      throw new UserError(`${verb}: confirmation mode is not available in this version; nothing is pending`);
+program
+  .command('approve')
+  .description('run the actions waiting for confirmation')
+  .argument('<id>')
+  .action(async (id: string) => {
+    await withClient(async (client) => {
+      const conversation = await attach(client, id);
+      await requireOpen(conversation, 'approve');
+      await answered(conversation.approve()).catch(rejected);
     });
+  });
+
+program
+  .command('reject')
+  .description('refuse the actions waiting for confirmation; the model sees the reason and goes on')
+  .argument('<id>')
+  .option('--reason <reason>', 'why (the model reads it)')
+  .action(async (id: string, o: { reason?: string }) => {
+    await withClient(async (client) => {
+      const conversation = await attach(client, id);
+      await requireOpen(conversation, 'reject');
+      await answered(conversation.reject(o.reason ?? '')).catch(rejected);
+    });
+  });
+
+/** An update refused by the workflow's validator says why; pass that on as a user error. */
+function rejected(err: unknown): never {
+  const e = err as Error & { cause?: Error };
+  if (e.name === 'WorkflowUpdateFailedError') throw new UserError(e.cause?.message ?? e.message);
+  throw err;
 }
 
 try {

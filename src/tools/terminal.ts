@@ -32,6 +32,15 @@ export interface TerminalContext {
   secrets?: readonly string[];
   /** The environment commands start from (the worker's, minus secrets). */
   baseEnv?: Record<string, string>;
+  /** Secrets by name: exported to a command only when it mentions the name; never kept in state. */
+  secretEnv?: Record<string, string>;
+}
+
+/** Secrets the worker was given as FAHEEM_SECRET_<NAME>=value, by NAME. */
+export function namedSecrets(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (k.startsWith('FAHEEM_SECRET_') && v) out[k.slice('FAHEEM_SECRET_'.length)] = v;
+  return out;
 }
 
 export class CommandInterrupted extends Error {
@@ -66,7 +75,10 @@ export async function runTerminal(rawArgs: unknown, state: TerminalState, ctx: T
   if (args.command.trim() === '') return { content: 'The command is empty.', isError: true, terminal: state };
 
   const baseEnv = ctx.baseEnv ?? commandBaseEnv();
-  const startEnv = { ...baseEnv, ...state.env };
+  const mentioned = Object.fromEntries(
+    Object.entries(ctx.secretEnv ?? {}).filter(([name]) => new RegExp(`\\b${name}\\b`).test(args.command)),
+  );
+  const startEnv = { ...baseEnv, ...state.env, ...mentioned };
   const stateDir = await mkdtemp(path.join(tmpdir(), 'faheem-term-'));
   const output = new OutputBuffer(MAX_OUTPUT_CHARS);
   const timeoutMs = (args.timeout ?? DEFAULT_TIMEOUT_S) * 1000;
@@ -112,7 +124,8 @@ export async function runTerminal(rawArgs: unknown, state: TerminalState, ctx: T
 
     const text = redact(await output.render(ctx.outputDir), ctx.secrets ?? []);
     if (stopReason === 'interrupt') throw new CommandInterrupted(text);
-    const terminal = await readShellState(stateDir, state, baseEnv);
+    const secretValues = [...(ctx.secrets ?? []), ...Object.values(ctx.secretEnv ?? {})];
+    const terminal = await readShellState(stateDir, state, { ...baseEnv, ...mentioned }, secretValues);
     if (stopReason === 'timeout') {
       return {
         content: `${text}\n[The command was stopped after ${timeoutMs / 1000} s (its timeout); pass a larger "timeout" if it needs longer.]`,
@@ -153,7 +166,12 @@ async function killGroup(pid: number | undefined): Promise<void> {
   }
 }
 
-async function readShellState(stateDir: string, previous: TerminalState, baseEnv: Record<string, string>): Promise<TerminalState> {
+async function readShellState(
+  stateDir: string,
+  previous: TerminalState,
+  baseEnv: Record<string, string>,
+  secrets: readonly string[],
+): Promise<TerminalState> {
   const cwd = (await readFile(path.join(stateDir, 'cwd'), 'utf8').catch(() => '')).trim() || previous.cwd;
   const raw = await readFile(path.join(stateDir, 'env'), 'utf8').catch(() => undefined);
   if (raw === undefined) return { cwd, env: previous.env };
@@ -165,6 +183,7 @@ async function readShellState(stateDir: string, previous: TerminalState, baseEnv
     const value = entry.slice(eq + 1);
     // Keep only what the conversation changed; bash's own bookkeeping and secrets stay out.
     if (['_', 'SHLVL', 'PWD', 'OLDPWD'].includes(key) || key.startsWith('__FAHEEM') || isSecretName(key)) continue;
+    if (secrets.some((secret) => secret && value.includes(secret))) continue; // durable state holds no secret
     if (baseEnv[key] !== value) env[key] = value;
   }
   return { cwd, env };

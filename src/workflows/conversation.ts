@@ -39,7 +39,9 @@ import {
   ConversationStatusKey,
   DESCRIPTIONS,
   addMessageUpdate,
+  approveUpdate,
   closeSignal,
+  rejectUpdate,
   eventsQuery,
   messageSignal,
   pauseSignal,
@@ -48,8 +50,9 @@ import {
   stateQuery,
   type PauseRequest,
 } from './messages.js';
-import { DEFAULT_SYSTEM_PROMPT } from './prompt.js';
+import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE } from './prompt.js';
 import { runLocalTool, type Task } from './local-tools.js';
+import { detectStuck } from './stuck.js';
 
 // Model calls heartbeat often so that a pause can abort them, and a dead worker is noticed within
 // the heartbeat timeout. WAIT_CANCELLATION_COMPLETED: a resumed run never overlaps the aborted call.
@@ -76,7 +79,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   const id = workflowInfo().workflowId;
   const carried = input.carried;
   const model = options.agent.llm.model ?? '';
-  const systemPrompt = options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT;
+  const systemPrompt =
+    (options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) +
+    (options.confirmationPolicy === 'never' ? '' : `\n${SECURITY_RISK_NOTE}`);
 
   const events: ConversationEvent[] = carried?.events ?? [];
   let status: ConversationStatus = carried?.status ?? 'idle';
@@ -88,6 +93,10 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // Events the model has seen: user messages after this point are "pending".
   let modelSeenEvents = carried?.modelSeenEvents ?? 0;
   const tasks: Task[] = carried?.tasks ?? [];
+  let runCost = carried?.runCost ?? 0;
+  // Actions of the current reply waiting for approve / reject, and the answer once given.
+  let pendingActions: ActionEvent[] = [];
+  let decision: { approved: boolean; reason?: string } | undefined;
   let closeRequested = false;
   let wakeups = 0;
   let modelScope: CancellationScope | undefined;
@@ -135,6 +144,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       model,
       terminal,
       closed: closeRequested,
+      pendingActions: pendingActions.map((a) => ({ toolCallId: a.toolCallId, tool: a.tool, arguments: a.arguments })),
+      runCost,
     };
   }
 
@@ -185,15 +196,51 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 
   function run(): void {
     if (closeRequested) throw new Error('the conversation is closed');
-    if (status === 'running' || status === 'waiting_for_confirmation') return;
+    if (status === 'waiting_for_confirmation') {
+      decide({ approved: true }); // as in the seed SDK: run() while waiting approves
+      return;
+    }
+    if (status === 'paused' && pendingActions.length > 0) {
+      // Back to waiting: resuming never approves what the user has not seen approved.
+      append({ kind: 'resume', source: 'user' });
+      setStatus('waiting_for_confirmation', describePending());
+      return;
+    }
+    if (status === 'running') return;
     if (status === 'finished' && pendingMessages() === 0) return; // nothing new to work on
     const wasPaused = status === 'paused';
     iterations = 0;
+    runCost = 0;
     runNumber++;
     lastError = null;
     if (wasPaused) append({ kind: 'resume', source: 'user' });
     setStatus('running');
   }
+
+  function describePending(): string {
+    return `${pendingActions.length} action(s) need approval: ${pendingActions.map((a) => `${a.tool} ${summarizeArgs(a.arguments)}`).join('; ')}`;
+  }
+
+  function decide(answer: { approved: boolean; reason?: string }): number {
+    const n = pendingActions.length;
+    decision = answer;
+    if (answer.approved) setStatus('running');
+    return n;
+  }
+
+  setHandler(approveUpdate, () => ({ approved: decide({ approved: true }) }), {
+    description: DESCRIPTIONS.approve,
+    validator: () => {
+      if (pendingActions.length === 0 || decision) throw new Error('nothing is waiting for confirmation');
+      if (status !== 'waiting_for_confirmation') throw new Error(`the conversation is ${status}; resume it first, then approve`);
+    },
+  });
+  setHandler(rejectUpdate, (reason: string) => ({ rejected: decide({ approved: false, ...(reason ? { reason } : {}) }) }), {
+    description: DESCRIPTIONS.reject,
+    validator: (_reason: string) => {
+      if (pendingActions.length === 0 || decision) throw new Error('nothing is waiting for confirmation');
+    },
+  });
 
   setHandler(messageSignal, (text) => {
     try {
@@ -319,6 +366,11 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     if (!reply) return;
     iterations++;
     metrics = addUsage(metrics, reply);
+    runCost += reply.cost;
+    if (options.maxBudgetPerRunUsd !== undefined && runCost >= options.maxBudgetPerRunUsd && status === 'running') {
+      // Over budget: pause (not fail), so the user decides whether to spend more.
+      pause({ reason: `budget: this run cost $${runCost.toFixed(4)}, the limit is $${options.maxBudgetPerRunUsd}` });
+    }
 
     if (reply.toolCalls.length === 0) {
       append({ kind: 'message', source: 'agent', text: reply.content ?? '' });
@@ -338,6 +390,10 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       });
       actions.push(events[events.length - 1] as ActionEvent);
     });
+    if (status === 'running' && !(await confirm(actions))) {
+      publishDetails();
+      return;
+    }
     let finished = false;
     for (const action of actions) {
       if (status !== 'running' || closeRequested) {
@@ -349,7 +405,46 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       if (action.tool === 'finish' && !result.isError) finished = true;
     }
     publishDetails();
-    if (finished && status === 'running') setStatus('finished');
+    if (finished && status === 'running') {
+      setStatus('finished');
+      return;
+    }
+    const stuck = status === 'running' ? detectStuck(events) : null;
+    if (stuck) {
+      lastError = stuck;
+      setStatus('stuck', stuck);
+    }
+  }
+
+  function needsConfirmation(action: ActionEvent): boolean {
+    if (options.confirmationPolicy === 'never' || ['think', 'finish', 'task_tracker'].includes(action.tool)) return false;
+    if (options.confirmationPolicy === 'always') return true;
+    const risk = (action.arguments as { security_risk?: unknown } | null)?.security_risk;
+    return !(risk === 'LOW' || risk === 'MEDIUM'); // risky: HIGH, and anything unknown, asks
+  }
+
+  /** Waits for approve / reject when the policy asks; true when the actions may run. */
+  async function confirm(actions: ActionEvent[]): Promise<boolean> {
+    if (!actions.some(needsConfirmation)) return true;
+    pendingActions = actions;
+    decision = undefined;
+    setStatus('waiting_for_confirmation', describePending());
+    const timeout = options.confirmationTimeoutMs;
+    const answered =
+      timeout === undefined
+        ? (await condition(() => decision !== undefined || closeRequested), true)
+        : await condition(() => decision !== undefined || closeRequested, timeout, {
+            summary: `waiting for confirmation (rejected after ${formatDuration(timeout)})`,
+          });
+    const answer = decision ?? { approved: false, reason: answered ? 'the conversation was closed' : `no answer within ${formatDuration(timeout ?? 0)}` };
+    pendingActions = [];
+    decision = undefined;
+    if (answer.approved && status === 'running') return true;
+    for (const action of actions) {
+      append(observation(action, { content: `The user rejected this action${answer.reason ? `: ${answer.reason}` : '.'}`, isError: true }));
+    }
+    if (status === 'waiting_for_confirmation') setStatus('running');
+    return false;
   }
 
   // ---- start ----
@@ -404,6 +499,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       terminal,
       modelSeenEvents,
       tasks,
+      runCost,
     };
     await continueAsNew<typeof conversation>({ ...input, carried: carry });
   }

@@ -23,6 +23,11 @@ export const addMessageUpdate = defineUpdate<{ index: number; status: string }, 
 /** Set the conversation running (the seed's `run()`); answers with the run number to wait on. */
 export const runUpdate = defineUpdate<{ runNumber: number; status: string }>('run');
 
+/** Run the actions waiting for confirmation. */
+export const approveUpdate = defineUpdate<{ approved: number }>('approve');
+/** Refuse the actions waiting for confirmation; the model sees the reason and goes on. */
+export const rejectUpdate = defineUpdate<{ rejected: number }, [reason: string]>('reject');
+
 export const ConversationStatusKey = defineSearchAttributeKey('ConversationStatus', SearchAttributeType.KEYWORD);
 export const ConversationModelKey = defineSearchAttributeKey('ConversationModel', SearchAttributeType.KEYWORD);
 
@@ -34,5 +39,7 @@ export const DESCRIPTIONS = {
   state: 'Current status, iterations, pending messages, metrics and last error.',
   events: 'The event log from an index (for following), at most `limit` events.',
   addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',
-  run: 'Set the conversation running and answer with the run number.',
+  run: 'Set the conversation running and answer with the run number (while waiting for confirmation, this approves, as in the seed SDK).',
+  approve: 'Approve the actions waiting for confirmation; they run.',
+  reject: 'Reject the actions waiting for confirmation with a reason the model sees; the conversation goes on.',
 } as const;

@@ -5,6 +5,10 @@ export const DEFAULT_SYSTEM_PROMPT = `You are a careful software engineer workin
 Work inside the workspace. Use the tools to inspect before you change things, keep changes small,
 and check your work. When the task is done, call the finish tool with a short summary.`;
 
+export const SECURITY_RISK_NOTE = `Actions may need the user's approval. With every terminal and file_editor call, set
+"security_risk" to LOW (reads, harmless), MEDIUM (changes inside the workspace) or HIGH (deletes data,
+touches the network, installs software, or anything hard to undo).`;
+
 /**
  * Builds the prompt. A user message that arrived while tool calls were still open (the user wrote
  * while a command ran) is placed after their results, so the transcript stays valid for the API

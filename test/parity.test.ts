@@ -1,0 +1,187 @@
+// Agent parity with the seed SDK: confirmation mode, stuck detection, budget, secrets, big output,
+// provider configuration. Real server, real worker processes, scripted model.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Agent, Conversation, LLM, type CreateOptions } from '../src/client.js';
+import { resolveModel } from '../src/llm/provider.js';
+import type { Script } from '../src/testing/scripted-model.js';
+import type { ObservationEvent } from '../src/types.js';
+import { startHarness, waitFor, type Harness, type WorkerProcess } from './support/harness.js';
+
+const SECRET = 'hunter2-very-secret-value';
+let h: Harness;
+let worker: WorkerProcess;
+before(async () => {
+  h = await startHarness({ name: 'parity', script: () => ({ content: 'ok' }) });
+  worker = await h.startWorker({ FAHEEM_SECRET_DEPLOY_TOKEN: SECRET });
+});
+after(async () => h?.close());
+
+const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'file_editor'] });
+
+/** A model that makes one terminal call, then finishes, quoting the last observation. */
+function oneCommand(command: string, risk?: string): Script {
+  return (req) => {
+    const tools = req.body.messages.filter((m) => m.role === 'tool');
+    if (tools.length === 0) return { toolCalls: [{ name: 'terminal', arguments: { command, ...(risk ? { security_risk: risk } : {}) } }] };
+    return { content: `Result: ${String(tools[tools.length - 1]?.content).slice(0, 300)}` };
+  };
+}
+
+async function start(script: Script, options: Partial<CreateOptions> = {}) {
+  h.model.setScript(script);
+  const workspace = await h.workspace();
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'go', ...options });
+  return { conversation, workspace };
+}
+
+describe('confirmation mode', () => {
+  test('always: waits, approve runs the action', async () => {
+    const { conversation, workspace } = await start(oneCommand('echo approved > out.txt'), { confirmationPolicy: 'always' });
+    const waiting = await conversation.run();
+    assert.equal(waiting.status, 'waiting_for_confirmation');
+    assert.equal(waiting.pendingActions.length, 1);
+    await assert.rejects(readFile(path.join(workspace, 'out.txt')), 'nothing ran before approval');
+    // The CLI approves, as a user would.
+    await h.cli(['approve', conversation.id]);
+    const final = await conversation.waitUntil((s) => s.status !== 'running' && s.status !== 'waiting_for_confirmation');
+    assert.equal(final.status, 'finished');
+    assert.equal(await readFile(path.join(workspace, 'out.txt'), 'utf8'), 'approved\n');
+  });
+
+  test('reject records the reason, the model sees it and goes on', async () => {
+    const { conversation, workspace } = await start(oneCommand('rm -rf data'), { confirmationPolicy: 'always' });
+    await conversation.run();
+    await h.cli(['reject', conversation.id, '--reason', 'do not delete data']);
+    const final = await conversation.waitUntil((s) => s.status === 'finished');
+    const obs = (await conversation.events()).find((e): e is ObservationEvent => e.kind === 'observation');
+    assert.match(obs?.content ?? '', /rejected this action: do not delete data/);
+    assert.equal(obs?.isError, true);
+    assert.match(JSON.stringify(h.model.requests[h.model.requests.length - 1]!.body.messages), /do not delete data/);
+    assert.equal(final.pendingActions.length, 0);
+    assert.ok(workspace);
+  });
+
+  test('risky: LOW runs at once, HIGH and unlabelled ask', async () => {
+    const low = await start(oneCommand('echo low', 'LOW'), { confirmationPolicy: 'risky' });
+    assert.equal((await low.conversation.run()).status, 'finished');
+    const high = await start(oneCommand('echo high', 'HIGH'), { confirmationPolicy: 'risky' });
+    assert.equal((await high.conversation.run()).status, 'waiting_for_confirmation');
+    await high.conversation.reject('no');
+    const unknown = await start(oneCommand('echo unknown'), { confirmationPolicy: 'risky' });
+    assert.equal((await unknown.conversation.run()).status, 'waiting_for_confirmation');
+    await unknown.conversation.approve();
+    await unknown.conversation.waitUntil((s) => s.status === 'finished');
+    assert.match(JSON.stringify(h.model.requests[h.model.requests.length - 2]!.body.messages[0]), /security_risk/);
+  });
+
+  test('waiting survives a worker crash, can be paused, and resume returns to waiting', async () => {
+    const { conversation, workspace } = await start(oneCommand('echo survived > s.txt'), { confirmationPolicy: 'always' });
+    await conversation.run();
+    await worker.kill('SIGKILL');
+    worker = await h.startWorker({ FAHEEM_SECRET_DEPLOY_TOKEN: SECRET });
+    await conversation.pause();
+    await waitFor('paused', async () => (await conversation.state()).status === 'paused');
+    const refused = await h.cli(['approve', conversation.id], { reject: false });
+    assert.notEqual(refused.exitCode, 0);
+    assert.match(refused.stderr, /resume it first/);
+    await conversation.resume();
+    const again = await conversation.waitUntil((s) => s.status === 'waiting_for_confirmation');
+    assert.equal(again.pendingActions.length, 1);
+    await conversation.approve();
+    await conversation.waitUntil((s) => s.status === 'finished');
+    assert.equal(await readFile(path.join(workspace, 's.txt'), 'utf8'), 'survived\n');
+  });
+
+  test('an unanswered confirmation times out as a rejection', async () => {
+    const { conversation } = await start(oneCommand('echo late'), { confirmationPolicy: 'always', confirmationTimeoutMs: 1000 });
+    await conversation.run();
+    await conversation.waitUntil((s) => s.status === 'finished', 100, 30_000);
+    const obs = (await conversation.events()).find((e): e is ObservationEvent => e.kind === 'observation');
+    assert.match(obs?.content ?? '', /no answer within/);
+  });
+
+  test('approve with nothing pending is a clear error', async () => {
+    const { conversation } = await start(() => ({ content: 'hi' }));
+    await conversation.run();
+    const r = await h.cli(['approve', conversation.id], { reject: false });
+    assert.notEqual(r.exitCode, 0);
+    assert.match(r.stderr, /nothing is waiting for confirmation/);
+  });
+});
+
+describe('limits', () => {
+  test('the same action with the same result 4 times → stuck, with the reason', async () => {
+    const { conversation } = await start(() => ({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo same' } }] }));
+    const final = await conversation.run();
+    assert.equal(final.status, 'stuck');
+    assert.match(final.lastError ?? '', /same action with the same result 4 times/);
+    assert.equal(final.iterations, 4);
+  });
+
+  test('the same failing action 3 times → stuck', async () => {
+    const { conversation } = await start(() => ({ toolCalls: [{ name: 'file_editor', arguments: { command: 'view', path: 'nope.txt' } }] }));
+    const final = await conversation.run();
+    assert.equal(final.status, 'stuck');
+    assert.match(final.lastError ?? '', /failed 3 times/);
+  });
+
+  test('a per-run budget pauses the run with the reason "budget"; resume goes on', async () => {
+    let n = 0;
+    const { conversation } = await start(() => (++n <= 5 ? { toolCalls: [{ name: 'think', arguments: { thought: `t${n}` } }] } : { content: 'done' }), {
+      maxBudgetPerRunUsd: 0.00005,
+    });
+    const paused = await conversation.run();
+    assert.equal(paused.status, 'paused');
+    const pause = (await conversation.events()).find((e) => e.kind === 'pause');
+    assert.match(JSON.stringify(pause), /budget/);
+    assert.ok(paused.metrics.accumulatedCost > 0.00005);
+    assert.equal(paused.metrics.llmCalls, 2);
+    const resumed = await conversation.run();
+    assert.ok(resumed.metrics.llmCalls > 2);
+  });
+});
+
+describe('secrets, big output, providers', () => {
+  test('a named secret is exported to commands that use it and hidden everywhere', async () => {
+    const { conversation } = await start(oneCommand('echo "token=$DEPLOY_TOKEN"; export COPY=$DEPLOY_TOKEN'));
+    const final = await conversation.run();
+    assert.equal(final.status, 'finished');
+    const obs = (await conversation.events()).find((e): e is ObservationEvent => e.kind === 'observation');
+    assert.match(obs?.content ?? '', /token=<secret-hidden>/);
+    assert.equal(final.terminal.env.COPY, undefined, 'a variable holding the secret is not kept');
+    const history = JSON.stringify(await h.client.workflow.getHandle(conversation.id).fetchHistory());
+    assert.ok(!history.includes(SECRET));
+    const unused = await start(oneCommand('echo "[$DEPLOY]" "[${FAHEEM_SECRET_DEPLOY_TOKEN:-none}]"'));
+    await unused.conversation.run();
+    const obs2 = (await unused.conversation.events()).find((e): e is ObservationEvent => e.kind === 'observation');
+    assert.match(obs2?.content ?? '', /\[\] \[none\]/, 'not exported when not mentioned');
+  });
+
+  test('a command printing 15 MB gives a truncated observation and the conversation goes on', async () => {
+    const { conversation } = await start(oneCommand('head -c 15000000 /dev/zero | tr "\\0" "z"'));
+    const final = await conversation.run();
+    assert.equal(final.status, 'finished');
+    const obs = (await conversation.events()).find((e): e is ObservationEvent => e.kind === 'observation');
+    assert.ok((obs?.content.length ?? 0) < 31_000);
+    assert.match(obs?.content ?? '', /characters omitted/);
+  });
+
+  test('model strings pick the endpoint and the key variable; a missing key names the variable', () => {
+    const env = { ANTHROPIC_API_KEY: 'a', LLM_API_KEY: 'l' };
+    assert.deepEqual(resolveModel('anthropic/claude-sonnet-4-5-20250929', undefined, env), {
+      apiModel: 'claude-sonnet-4-5-20250929',
+      provider: 'anthropic',
+      baseUrl: 'https://api.anthropic.com/v1/',
+      apiKey: 'a',
+    });
+    assert.equal(resolveModel('openai/gpt-4o', undefined, env).apiKey, 'l');
+    assert.equal(resolveModel('openrouter/meta/llama-3', undefined, env).apiModel, 'meta/llama-3');
+    assert.equal(resolveModel('ollama/qwen2.5', undefined, {}).baseUrl, 'http://localhost:11434/v1');
+    assert.equal(resolveModel('my-model', 'http://127.0.0.1:9/v1', {}).baseUrl, 'http://127.0.0.1:9/v1');
+    assert.throws(() => resolveModel('anthropic/claude', undefined, {}), /set ANTHROPIC_API_KEY or LLM_API_KEY/);
+    assert.throws(() => resolveModel(undefined, undefined, {}), /set LLM_MODEL/);
+  });
+});
