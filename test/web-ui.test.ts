@@ -52,15 +52,21 @@ test('a conversation reads like a log in the Web UI', async () => {
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, 'web-ui-timeline.png'), fullPage: true });
 
-  // User metadata: the summary (first message), static details, and current details.
-  await page.getByText('User Metadata').first().click();
-  await page.getByText('Write a greeting into hello.txt').filter({ visible: true }).first().waitFor({ timeout: 30_000 });
-  // The UI renders markdown details in sandboxed frames: read the text of every frame.
-  const allText = async () => (await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').then(String, () => '')))).join('\n');
-  await waitFor('static and current details', async () => {
+  // User metadata: the summary (first message), static details and current details. The UI renders
+  // markdown in sandboxed frames, so read the text of every frame.
+  const allText = async () =>
+    (await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').then(String, () => '')))).join('\n');
+  await waitFor('the summary and details in User Metadata', async () => {
+    await page.getByText('User Metadata', { exact: true }).first().click({ timeout: 2_000 }).catch(() => undefined);
     const text = await allText();
-    return /Workspace:/.test(text) && /Status:\s*finished/.test(text) && /Cost:\s*\$/.test(text) && /Last action:/.test(text);
-  });
+    return (
+      text.includes('Write a greeting into hello.txt') &&
+      /Workspace:/.test(text) &&
+      /Status:\s*finished/.test(text) &&
+      /Cost:\s*\$/.test(text) &&
+      /Last action:/.test(text)
+    );
+  }, 60_000, 250);
   await page.screenshot({ path: path.join(dir, 'web-ui-metadata.png'), fullPage: true });
   assert.ok((await page.content()).includes(conversation.id));
 });

@@ -9,6 +9,7 @@ import { startDevServer } from '../server/dev-server.js';
 import { findTemporalCli } from '../server/temporal-cli.js';
 import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState } from '../types.js';
 import { createWorker } from '../worker.js';
+import { ConversationStatusKey } from '../workflows/messages.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
 
 class UserError extends Error {}
@@ -263,7 +264,7 @@ program
       let n = 0;
       for await (const wf of client.workflow.list({ query })) {
         if (n++ >= o.limit) break;
-        const status = String(wf.typedSearchAttributes.get({ name: 'ConversationStatus', valueType: 'KEYWORD' } as never) ?? '?');
+        const status = String(wf.typedSearchAttributes.get(ConversationStatusKey) ?? '?');
         const open = wf.status.name === 'RUNNING';
         const row = { id: wf.workflowId, status, closed: !open, startTime: wf.startTime.toISOString() };
         console.log(o.json ? JSON.stringify(row) : `${wf.workflowId}  ${colorStatus(status)}${open ? '' : pc.dim(' (closed)')}  ${pc.dim(row.startTime)}`);
