@@ -48,7 +48,7 @@ async function stepTime(h: Harness, steps: number) {
   const script: Script = (req) =>
     req.body.messages.filter((m) => m.role === 'tool').length >= steps
       ? { content: 'done' }
-      : { toolCalls: [{ name: 'terminal', arguments: { command: 'echo step' } }] };
+      : { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${req.body.messages.length}` } }] };
   h.model.setScript(script);
   const t0 = performance.now();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', run: true });
@@ -78,7 +78,7 @@ async function historyGrowth(h: Harness) {
   const script: Script = (req) =>
     req.body.messages.filter((m) => m.role === 'tool').length >= 200
       ? { content: 'done' }
-      : { toolCalls: [{ name: 'terminal', arguments: { command: 'head -c 2000 /dev/zero | tr "\\0" y' } }] };
+      : { toolCalls: [{ name: 'terminal', arguments: { command: `echo ${req.body.messages.length}; head -c 2000 /dev/zero | tr "\\0" y` } }] };
   h.model.setScript(script);
   const conversation = await Conversation.create(h.client, {
     agent: agent(),
@@ -104,7 +104,7 @@ async function recovery(h: Harness, rounds: number) {
   const fromSpawn: number[] = [];
   const fromReady: number[] = [];
   h.model.setScript((req) =>
-    req.body.messages.filter((m) => m.role === 'tool').length >= 1000 ? { content: 'done' } : { delayMs: 400, toolCalls: [{ name: 'terminal', arguments: { command: 'true' } }] },
+    req.body.messages.filter((m) => m.role === 'tool').length >= 1000 ? { content: 'done' } : { delayMs: 400, toolCalls: [{ name: 'terminal', arguments: { command: `true ${req.body.messages.length}` } }] },
   );
   let worker = await h.startWorker();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', run: true });

@@ -60,7 +60,8 @@ const MODEL_CALL: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '2 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 8 },
+  // A short first retry gets a model call going again soon after its worker died.
+  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
 };
 
 // A tool attempt after the first reports an interruption instead of running again (see the
