@@ -51,7 +51,7 @@ async function stepTime(h: Harness, steps: number) {
       : { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${req.body.messages.length}` } }] };
   h.model.setScript(script);
   const t0 = performance.now();
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', run: true });
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', run: true, condenser: false });
   await conversation.waitUntil((s) => s.status !== 'running', 20, 600_000);
   const durable = (performance.now() - t0) / (steps + 1);
 
@@ -86,6 +86,7 @@ async function historyGrowth(h: Harness) {
     firstMessage: 'go',
     run: true,
     continueAsNewEverySteps: 10_000,
+    condenser: false,
   });
   const handle = h.client.workflow.getHandle(conversation.id);
   const sizeAt = async (steps: number) => {

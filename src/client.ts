@@ -20,6 +20,7 @@ import {
   DEFAULTS,
   TOOL_NAMES,
   type AgentSpec,
+  type CondenserOptions,
   type ConfirmationPolicy,
   type ConversationEvent,
   type ConversationInput,
@@ -81,6 +82,8 @@ export interface CreateOptions {
   confirmationTimeoutMs?: number;
   /** A run that has cost this much pauses with the reason "budget". */
   maxBudgetPerRunUsd?: number;
+  /** When to summarise older events (default: over 240 events or 120k prompt tokens); false: never. */
+  condenser?: CondenserOptions | false;
   taskQueue?: string;
   toolTaskQueue?: string;
 }
@@ -109,6 +112,7 @@ export class Conversation {
         ...(options.continueAsNewEverySteps ? { continueAsNewEverySteps: options.continueAsNewEverySteps } : {}),
         ...(options.confirmationTimeoutMs !== undefined ? { confirmationTimeoutMs: options.confirmationTimeoutMs } : {}),
         ...(options.maxBudgetPerRunUsd !== undefined ? { maxBudgetPerRunUsd: options.maxBudgetPerRunUsd } : {}),
+        ...(options.condenser !== undefined ? { condenser: options.condenser } : {}),
       },
       ...(options.firstMessage !== undefined ? { firstMessage: options.firstMessage } : {}),
       ...(options.run ? { run: true } : {}),

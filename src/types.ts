@@ -73,6 +73,17 @@ export interface ConversationOptions {
   confirmationTimeoutMs?: number;
   /** A run that has cost this much (USD) pauses with the reason "budget". */
   maxBudgetPerRunUsd?: number;
+  /** Summarise older events when the prompt grows; `false` turns it off. */
+  condenser?: CondenserOptions | false;
+}
+
+export interface CondenserOptions {
+  /** Condense when the model's prompt holds more events than this… */
+  maxEvents: number;
+  /** …or when the last model call's prompt had more tokens than this. */
+  maxPromptTokens: number;
+  /** Events at the start that always stay (the task). */
+  keepFirst: number;
 }
 
 /** Input of the conversation workflow. `carried` is set when the workflow continues as new. */
@@ -155,6 +166,14 @@ export interface StatusEvent extends EventBase {
   reason?: string;
 }
 
+/** Events [forgottenFrom, forgottenTo) are replaced, in the model's prompt, by `summary`. */
+export interface CondensationEvent extends EventBase {
+  kind: 'condensation';
+  summary: string;
+  forgottenFrom: number;
+  forgottenTo: number;
+}
+
 export type ConversationEvent =
   | MessageEvent
   | ActionEvent
@@ -162,7 +181,8 @@ export type ConversationEvent =
   | ErrorEvent
   | PauseEvent
   | ResumeEvent
-  | StatusEvent;
+  | StatusEvent
+  | CondensationEvent;
 
 /** What the `state` query returns, and what `faheem status --json` prints. */
 export interface ConversationState {
@@ -219,6 +239,22 @@ export interface ModelCallInput {
   tools: ToolName[];
 }
 
+export interface CondenseInput {
+  conversationId: string;
+  llm: LLMSpec;
+  /** Summarise events [from, to) of the conversation (with the previous summary, if any). */
+  from: number;
+  to: number;
+  previousSummary?: string;
+}
+
+export interface CondenseResult {
+  summary: string;
+  usage: { promptTokens: number; completionTokens: number; cacheReadTokens: number };
+  cost: number;
+  latencyMs: number;
+}
+
 export interface ModelCallResult {
   id: string;
   model: string;
@@ -256,6 +292,7 @@ export const DEFAULTS = {
   maxIterations: 500,
   idleTimeoutMs: 7 * 24 * 60 * 60 * 1000,
   continueAsNewEverySteps: 100,
+  condenser: { maxEvents: 240, maxPromptTokens: 120_000, keepFirst: 2 } as CondenserOptions,
   maxMessageChars: 100_000,
   /** The `events` query answers in pages of about this many characters (well under payload limits). */
   eventsPageChars: 200_000,

@@ -56,7 +56,7 @@ export async function createWorker(env: NodeJS.ProcessEnv = process.env): Promis
     taskQueue: mainQueue,
     ...workflowSource,
     dataConverter: dataConverter(env),
-    activities: { callModel: activities.callModel },
+    activities: { callModel: activities.callModel, condense: activities.condense },
     // Short heartbeat throttling: a pause reaches an in-flight model call within ~100 ms.
     maxHeartbeatThrottleInterval: '100 milliseconds',
     defaultHeartbeatThrottleInterval: '100 milliseconds',

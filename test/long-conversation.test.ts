@@ -65,7 +65,8 @@ test('300 steps with 20 KB observations: every event readable, history per run s
   };
   h.model.setScript(script);
   const started = Date.now();
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'Go', run: true });
+  // The script counts the results in its prompt, so the condenser (which would shorten it) is off.
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'Go', run: true, condenser: false });
   const final = await conversation.waitUntil((s) => s.status !== 'running', 250, 600_000);
   const seconds = (Date.now() - started) / 1000;
   assert.equal(final.status, 'finished', final.lastError ?? '');

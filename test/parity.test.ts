@@ -144,6 +144,38 @@ describe('limits', () => {
   });
 });
 
+describe('condenser', () => {
+  test('older events are summarised; the first message and recent events stay; the prompt stays bounded', async () => {
+    let calls = 0;
+    const script: Script = (req) => {
+      if (String(req.body.messages[0]?.content).startsWith('You condense')) {
+        return { content: `SUMMARY(${req.body.messages.length} messages): wrote part files so far.` };
+      }
+      calls++;
+      if (calls > 30) return { content: 'All parts written.' };
+      return { toolCalls: [{ name: 'terminal', arguments: { command: `echo part ${calls} > part-${calls}.txt` } }] };
+    };
+    const { conversation } = await start(script, { condenser: { maxEvents: 12, maxPromptTokens: 1e9, keepFirst: 2 } });
+    const final = await conversation.run();
+    assert.equal(final.status, 'finished');
+    const events = await conversation.events();
+    const condensations = events.filter((e) => e.kind === 'condensation');
+    assert.ok(condensations.length >= 2, `condensed ${condensations.length} times: ${JSON.stringify(events.filter((e) => e.kind === 'error'))}`);
+    const agentRequests = h.model.requests.filter((r) => !String(r.body.messages[0]?.content).startsWith('You condense')).slice(-31);
+    const longest = Math.max(...agentRequests.map((r) => r.body.messages.length));
+    assert.ok(longest <= 18, `the prompt stayed bounded (longest ${longest} messages for ${events.length} events)`);
+    const last = agentRequests[agentRequests.length - 1]!.body.messages;
+    assert.equal(last[1]?.content, 'go', 'the first user message stays');
+    assert.ok(last.some((m) => String(m.content).includes('SUMMARY(')), 'the summary is in the prompt');
+    // The transcript stays valid: every tool result follows its call.
+    const ids = new Set<string>();
+    for (const m of last) {
+      for (const c of (m.tool_calls ?? []) as { id: string }[]) ids.add(c.id);
+      if (m.role === 'tool') assert.ok(ids.has(String(m.tool_call_id)));
+    }
+  });
+});
+
 describe('secrets, big output, providers', () => {
   test('a named secret is exported to commands that use it and hidden everywhere', async () => {
     const { conversation } = await start(oneCommand('echo "token=$DEPLOY_TOKEN"; export COPY=$DEPLOY_TOKEN'));

@@ -2,6 +2,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { createCallModel } from './call-model.js';
+import { createCondense } from './condense.js';
 import { createEditFile } from './edit-file.js';
 import { createRunTerminal } from './run-terminal.js';
 
@@ -13,6 +14,7 @@ export function createActivities(env: NodeJS.ProcessEnv = process.env) {
   const home = faheemHome(env);
   return {
     callModel: createCallModel(env),
+    condense: createCondense(env),
     runTerminal: createRunTerminal(env, home),
     editFile: createEditFile(env, home),
   };

@@ -50,7 +50,7 @@ import {
   stateQuery,
   type PauseRequest,
 } from './messages.js';
-import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE } from './prompt.js';
+import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE, condensationRange, isModelEvent, promptEvents } from './prompt.js';
 import { runLocalTool, type Task } from './local-tools.js';
 import { detectStuck } from './stuck.js';
 
@@ -95,6 +95,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   let modelSeenEvents = carried?.modelSeenEvents ?? 0;
   const tasks: Task[] = carried?.tasks ?? [];
   let runCost = carried?.runCost ?? 0;
+  let lastPromptTokens = 0;
+  let condenseRetryAt = 0;
   // Actions of the current reply waiting for approve / reject, and the answer once given.
   let pendingActions: ActionEvent[] = [];
   let decision: { approved: boolean; reason?: string } | undefined;
@@ -363,8 +365,11 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       setStatus('error', lastError);
       return;
     }
+    await maybeCondense();
+    if (status !== 'running' || closeRequested) return;
     const reply = await callModel();
     if (!reply) return;
+    lastPromptTokens = reply.usage.promptTokens;
     iterations++;
     metrics = addUsage(metrics, reply);
     runCost += reply.cost;
@@ -414,6 +419,43 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     if (stuck) {
       lastError = stuck;
       setStatus('stuck', stuck);
+    }
+  }
+
+  /** Summarises older events (an activity) when the prompt has grown past the condenser's limits. */
+  async function maybeCondense(): Promise<void> {
+    const c = options.condenser === false ? undefined : (options.condenser ?? DEFAULTS.condenser);
+    if (!c) return;
+    const visible = promptEvents(events).filter(isModelEvent).length;
+    if (visible <= c.maxEvents && lastPromptTokens <= c.maxPromptTokens) return;
+    if (visible < condenseRetryAt) return; // it failed recently: try again once the prompt has grown
+    const range = condensationRange(events, c.keepFirst);
+    if (!range) return;
+    let previous: Extract<ConversationEvent, { kind: 'condensation' }> | undefined;
+    for (const e of events) if (e.kind === 'condensation') previous = e;
+    const folded = previous && previous.forgottenFrom === range.from ? previous : undefined;
+    modelScope = new CancellationScope();
+    try {
+      const result = await modelScope.run(() =>
+        modelActs.condense.executeWithOptions({ ...MODEL_CALL, summary: `condense events ${range.from}–${range.to - 1}` }, [
+          {
+            conversationId: id,
+            llm: options.agent.llm,
+            from: folded ? folded.forgottenTo : range.from,
+            to: range.to,
+            ...(folded ? { previousSummary: folded.summary } : {}),
+          },
+        ]),
+      );
+      metrics = addUsage(metrics, result);
+      lastPromptTokens = 0;
+      append({ kind: 'condensation', source: 'environment', summary: result.summary, forgottenFrom: range.from, forgottenTo: range.to });
+    } catch (err) {
+      if (isCancellation(err)) return;
+      condenseRetryAt = visible + Math.max(10, Math.floor(c.maxEvents / 4));
+      append({ kind: 'error', source: 'environment', message: `condensation failed (${failureMessage(err)}); going on with the full context` });
+    } finally {
+      modelScope = undefined;
     }
   }
 
@@ -547,7 +589,7 @@ function parseArguments(raw: string): unknown {
   }
 }
 
-function addUsage(m: Metrics, r: ModelCallResult): Metrics {
+function addUsage(m: Metrics, r: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>): Metrics {
   return {
     accumulatedCost: m.accumulatedCost + r.cost,
     promptTokens: m.promptTokens + r.usage.promptTokens,

@@ -14,8 +14,9 @@ touches the network, installs software, or anything hard to undo).`;
  * while a command ran) is placed after their results, so the transcript stays valid for the API
  * while the event log stays in true time order.
  */
-export function buildMessages(events: readonly ConversationEvent[], systemPrompt: string): ChatMessage[] {
+export function buildMessages(allEvents: readonly ConversationEvent[], systemPrompt: string): ChatMessage[] {
   const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt }];
+  const events = promptEvents(allEvents);
   const open = new Set<string>();
   let deferred: string[] = [];
   let replyId: string | undefined;
@@ -64,6 +65,11 @@ export function buildMessages(events: readonly ConversationEvent[], systemPrompt
           if (open.size === 0) flush();
         }
         break;
+      case 'condensation':
+        closeOpenCalls();
+        replyId = undefined;
+        messages.push({ role: 'user', content: `${SUMMARY_PREFIX}\n${event.summary}` });
+        break;
       default:
         // pause, resume, status and error events are for people, not the model.
         break;
@@ -71,4 +77,56 @@ export function buildMessages(events: readonly ConversationEvent[], systemPrompt
   }
   closeOpenCalls();
   return messages;
+}
+
+export const SUMMARY_PREFIX = 'Summary of the earlier part of this conversation (older events were condensed):';
+
+/**
+ * The events the model sees: with a condensation, the events it replaced give way to its summary,
+ * placed where they were.
+ */
+export function promptEvents(events: readonly ConversationEvent[]): ConversationEvent[] {
+  let latest: Extract<ConversationEvent, { kind: 'condensation' }> | undefined;
+  for (const e of events) if (e.kind === 'condensation') latest = e;
+  if (!latest) return [...events];
+  const c = latest;
+  const out: ConversationEvent[] = [];
+  for (const e of events) {
+    if (e.index === c.forgottenFrom) out.push(c);
+    if (e.kind === 'condensation') continue;
+    if (e.index >= c.forgottenFrom && e.index < c.forgottenTo) continue;
+    out.push(e);
+  }
+  return out;
+}
+
+/** Events that matter to the model (what the condenser counts). */
+export function isModelEvent(e: ConversationEvent): boolean {
+  return e.kind === 'message' || e.kind === 'action' || e.kind === 'observation' || e.kind === 'condensation';
+}
+
+/**
+ * Where to condense: keep `keepFirst` model events at the start and about the newer half; never cut
+ * between a tool call and its result. Returns [from, to) event indices, or null when too short.
+ */
+export function condensationRange(events: readonly ConversationEvent[], keepFirst: number): { from: number; to: number } | null {
+  const visible = promptEvents(events).filter(isModelEvent);
+  if (visible.length < keepFirst + 4) return null;
+  const head = visible[keepFirst];
+  const target = visible[Math.floor((keepFirst + visible.length) / 2)];
+  if (!head || !target) return null;
+  // Cut points: a message, or the first call of a reply, with no tool call waiting for its result.
+  const cuts: number[] = [];
+  const open = new Set<string>();
+  for (const e of events) {
+    if (open.size === 0 && (e.kind === 'message' || e.kind === 'action')) cuts.push(e.index);
+    if (e.kind === 'action') open.add(e.toolCallId);
+    if (e.kind === 'observation') open.delete(e.toolCallId);
+  }
+  const previous = visible.find((e) => e.kind === 'condensation');
+  // The range starts after the kept head, or at the old summary (which is folded into the new one).
+  const from = previous && previous.kind === 'condensation' ? previous.forgottenFrom : cuts.find((i) => i >= head.index);
+  const to = cuts.find((i) => i >= target.index);
+  if (from === undefined || to === undefined || to <= from) return null;
+  return { from, to };
 }
