@@ -37,6 +37,8 @@ export interface TerminalState {
   cwd: string;
   /** Variables the conversation's commands exported or changed (never the worker's own secrets). */
   env: Record<string, string>;
+  /** A command left running (no new output for a while); reachable with is_input on its host. */
+  running?: { command: string; startedAt: string };
 }
 
 export interface Metrics {

@@ -11,11 +11,12 @@ import type { ObservationEvent } from '../src/types.js';
 import { startHarness, waitFor, type Harness, type WorkerProcess } from './support/harness.js';
 
 const SECRET = 'hunter2-very-secret-value';
+const WORKER_ENV = { FAHEEM_SECRET_DEPLOY_TOKEN: SECRET, FAHEEM_TERMINAL_SOFT_TIMEOUT_S: '2' };
 let h: Harness;
 let worker: WorkerProcess;
 before(async () => {
   h = await startHarness({ name: 'parity', script: () => ({ content: 'ok' }) });
-  worker = await h.startWorker({ FAHEEM_SECRET_DEPLOY_TOKEN: SECRET });
+  worker = await h.startWorker(WORKER_ENV);
 });
 after(async () => h?.close());
 
@@ -81,7 +82,7 @@ describe('confirmation mode', () => {
     const { conversation, workspace } = await start(oneCommand('echo survived > s.txt'), { confirmationPolicy: 'always' });
     await conversation.run();
     await worker.kill('SIGKILL');
-    worker = await h.startWorker({ FAHEEM_SECRET_DEPLOY_TOKEN: SECRET });
+    worker = await h.startWorker(WORKER_ENV);
     await conversation.pause();
     await waitFor('paused', async () => (await conversation.state()).status === 'paused');
     const refused = await h.cli(['approve', conversation.id], { reject: false });
@@ -173,6 +174,26 @@ describe('condenser', () => {
       for (const c of (m.tool_calls ?? []) as { id: string }[]) ids.add(c.id);
       if (m.role === 'tool') assert.ok(ids.has(String(m.tool_call_id)));
     }
+  });
+});
+
+describe('interactive terminal', () => {
+  test('a command waiting for input comes back still running; the model answers it with is_input', async () => {
+    const script: Script = (req) => {
+      const tools = req.body.messages.filter((m) => m.role === 'tool');
+      if (tools.length === 0) return { toolCalls: [{ name: 'terminal', arguments: { command: 'read -p "name? " n; echo "hi $n" > greeting.txt' } }] };
+      if (tools.length === 1) return { toolCalls: [{ name: 'terminal', arguments: { command: 'bob', is_input: true } }] };
+      return { content: 'Answered the prompt.' };
+    };
+    const { conversation, workspace } = await start(script);
+    const final = await conversation.run();
+    assert.equal(final.status, 'finished');
+    const obs = (await conversation.events()).filter((e): e is ObservationEvent => e.kind === 'observation');
+    assert.match(obs[0]!.content, /still running/);
+    assert.equal(obs[0]!.exitCode, -1);
+    assert.equal(obs[1]!.exitCode, 0);
+    assert.equal(await readFile(path.join(workspace, 'greeting.txt'), 'utf8'), 'hi bob\n');
+    assert.equal(final.terminal.running, undefined);
   });
 });
 

@@ -185,4 +185,49 @@ describe('terminal', () => {
     assert.match((await runTerminal({ command: '   ' }, state, ctx)).content, /empty/);
     assert.match((await runTerminal({ command: 'x', is_input: true }, state, ctx)).content, /No command is running/);
   });
+
+  test('a quiet command comes back still running; is_input sends text; the state follows when it ends', async () => {
+    const { ctx, state } = await setup();
+    const quick = { ...ctx, softTimeoutMs: 400 };
+    let r = await runTerminal({ command: 'echo ready; read line; cd /tmp; echo "got $line"' }, state, quick);
+    assert.equal(r.exitCode, -1);
+    assert.match(r.content, /ready/);
+    assert.match(r.content, /still running/);
+    assert.equal(r.terminal.running?.command, 'echo ready; read line; cd /tmp; echo "got $line"');
+    const busy = await runTerminal({ command: 'echo other' }, r.terminal, quick);
+    assert.match(busy.content, /is still running/);
+    r = await runTerminal({ command: 'hello', is_input: true }, r.terminal, quick);
+    assert.match(r.content, /got hello/);
+    assert.equal(r.exitCode, 0);
+    assert.equal(r.terminal.running, undefined);
+    assert.equal(r.terminal.cwd, '/tmp');
+  });
+
+  test('keys: C-c interrupts, C-d ends input; reset stops a running command', async () => {
+    const { ctx, state } = await setup();
+    const quick = { ...ctx, softTimeoutMs: 300 };
+    let r = await runTerminal({ command: 'sleep 30' }, state, quick);
+    assert.match(r.content, /still running/);
+    r = await runTerminal({ command: 'C-c', is_input: true }, r.terminal, quick);
+    assert.equal(r.exitCode, 130);
+    r = await runTerminal({ command: 'cat' }, r.terminal, quick);
+    r = await runTerminal({ command: 'abc', is_input: true }, r.terminal, quick);
+    assert.match(r.content, /abc/);
+    r = await runTerminal({ command: 'C-d', is_input: true }, r.terminal, quick);
+    assert.equal(r.exitCode, 0);
+    r = await runTerminal({ command: 'sleep 30' }, r.terminal, quick);
+    r = await runTerminal({ command: '', reset: true }, r.terminal, quick);
+    assert.match(r.content, /running command was stopped/);
+    r = await runTerminal({ command: 'echo fresh' }, r.terminal, quick);
+    assert.equal(r.exitCode, 0);
+  });
+
+  test('a command left running by a worker that died is reported, not pretended', async () => {
+    const { ctx, state } = await setup();
+    const lost = { ...state, running: { command: 'npm run dev', startedAt: new Date().toISOString() } };
+    const r = await runTerminal({ command: 'C-c', is_input: true }, lost, { ...ctx, session: 'gone' });
+    assert.equal(r.isError, true);
+    assert.match(r.content, /left running by a worker that has since stopped/);
+    assert.equal(r.terminal.running, undefined);
+  });
 });

@@ -29,6 +29,7 @@ export function createRunTerminal(env: NodeJS.ProcessEnv, home: string) {
     try {
       return await run(input.arguments, input.terminal, {
         workspace: input.workspace,
+        session: input.conversationId,
         signal: ctx.cancellationSignal,
         outputDir: path.join(home, 'outputs', input.conversationId),
         secrets,

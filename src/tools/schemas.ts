@@ -9,9 +9,11 @@ const securityRisk = z
   .describe('Your estimate of how risky this action is: LOW, MEDIUM or HIGH.');
 
 export const TerminalArgs = z.object({
-  command: z.string().describe('The bash command to run in the workspace. The working directory and exported variables carry over between calls.'),
+  command: z
+    .string()
+    .describe('The bash command to run in the workspace. The working directory and exported variables carry over between calls. With is_input: the text or key (C-c, C-d, Enter, Up, …) to send, or empty to wait for more output.'),
   is_input: z.boolean().optional().describe('Send the command as input to the running process instead of running it.'),
-  timeout: z.number().positive().max(3600).optional().describe('Seconds after which the command is stopped (default 120).'),
+  timeout: z.number().positive().max(3600).optional().describe('Hard limit in seconds: the command is stopped then. Without it, a command with no new output for 30 s is returned as still running.'),
   reset: z.boolean().optional().describe('Reset the terminal: working directory back to the workspace, exported variables cleared.'),
   security_risk: securityRisk,
 });

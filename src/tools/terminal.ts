@@ -10,7 +10,9 @@ import type { TerminalResult, TerminalState } from '../types.js';
 import { describeInvalid, TerminalArgs } from './schemas.js';
 
 export const MAX_OUTPUT_CHARS = 30_000;
-const DEFAULT_TIMEOUT_S = 120;
+/** A command with no new output for this long is returned as still running (FAHEEM_TERMINAL_SOFT_TIMEOUT_S). */
+const MAX_OBSERVE_MS = 10 * 60_000;
+const DEFAULT_SOFT_TIMEOUT_MS = Number(process.env.FAHEEM_TERMINAL_SOFT_TIMEOUT_S ?? 30) * 1000;
 
 // Reads the command from a variable (so a syntax error in it is reported, not fatal to the
 // wrapper) and records cwd and environment on every way out, `exit` included.
@@ -32,6 +34,10 @@ export interface TerminalContext {
   secrets?: readonly string[];
   /** The environment commands start from (the worker's, minus secrets). */
   baseEnv?: Record<string, string>;
+  /** Which running command is ours: the conversation id. */
+  session?: string;
+  /** No new output for this long returns the command as still running. */
+  softTimeoutMs?: number;
   /** Secrets by name: exported to a command only when it mentions the name; never kept in state. */
   secretEnv?: Record<string, string>;
 }
@@ -58,88 +64,195 @@ export function commandBaseEnv(env: NodeJS.ProcessEnv = process.env): Record<str
   return out;
 }
 
+/** A command left running after an observation (soft timeout), reachable with is_input. */
+interface RunningCommand {
+  command: string;
+  startedAt: number;
+  pid: number | undefined;
+  child: ReturnType<typeof execa>;
+  stateDir: string;
+  startState: TerminalState;
+  envBase: Record<string, string>;
+  output: OutputBuffer;
+  lastOutputAt: number;
+  exitCode: Promise<number>;
+  outputEnded: Promise<void>;
+}
+
+// Commands still running, by conversation. Lives in this worker process: the conversation's tool
+// task queue brings its next terminal call back to this host (see README on one tool worker a host).
+const running = new Map<string, RunningCommand>();
+
+const KEYS: Record<string, string> = { Enter: '\n', Tab: '\t', Escape: '\x1b', Up: '\x1b[A', Down: '\x1b[B', Right: '\x1b[C', Left: '\x1b[D' };
+
 export async function runTerminal(rawArgs: unknown, state: TerminalState, ctx: TerminalContext): Promise<TerminalResult> {
   const parsed = TerminalArgs.safeParse(rawArgs);
   if (!parsed.success) return { content: describeInvalid('terminal', parsed.error), isError: true, terminal: state };
   const args = parsed.data;
+  const key = ctx.session ?? ctx.workspace;
+  let current = running.get(key);
+  const idleState: TerminalState = { cwd: state.cwd, env: state.env };
+
   if (args.reset) {
-    return { content: 'The terminal was reset: working directory is the workspace, exported variables cleared.', isError: false, terminal: { cwd: ctx.workspace, env: {} } };
-  }
-  if (args.is_input) {
+    if (current) {
+      running.delete(key);
+      await killGroup(current.pid);
+    }
     return {
-      content: 'No command is running, so there is nothing to send input to. Each command runs to completion (or its timeout); run the command again with the input piped in, e.g. `printf "y\\n" | cmd`.',
-      isError: true,
-      terminal: state,
+      content: `The terminal was reset${current ? ' (the running command was stopped)' : ''}: working directory is the workspace, exported variables cleared.`,
+      isError: false,
+      terminal: { cwd: ctx.workspace, env: {} },
     };
   }
-  if (args.command.trim() === '') return { content: 'The command is empty.', isError: true, terminal: state };
+  if (args.is_input) {
+    if (!current) {
+      if (state.running) {
+        return {
+          content: `The command \`${state.running.command}\` was left running by a worker that has since stopped; it can no longer be reached. Its effects are unknown: check before running it again.`,
+          isError: true,
+          terminal: idleState,
+        };
+      }
+      return { content: 'No command is running, so there is nothing to send input to.', isError: true, terminal: state };
+    }
+    sendInput(current, args.command);
+  } else {
+    if (current) {
+      return {
+        content: `The command \`${current.command}\` is still running (started ${Math.round((Date.now() - current.startedAt) / 1000)} s ago). Send input with is_input (text, or keys such as C-c to interrupt), wait with is_input and an empty command, or reset the terminal.`,
+        isError: true,
+        terminal: state,
+      };
+    }
+    if (args.command.trim() === '') return { content: 'The command is empty.', isError: true, terminal: state };
+    current = await start(args.command, idleState, ctx);
+    running.set(key, current);
+  }
+  return observe(key, current, ctx, args.timeout);
+}
 
+async function start(command: string, state: TerminalState, ctx: TerminalContext): Promise<RunningCommand> {
   const baseEnv = ctx.baseEnv ?? commandBaseEnv();
-  const mentioned = Object.fromEntries(
-    Object.entries(ctx.secretEnv ?? {}).filter(([name]) => new RegExp(`\\b${name}\\b`).test(args.command)),
-  );
-  const startEnv = { ...baseEnv, ...state.env, ...mentioned };
+  const mentioned = Object.fromEntries(Object.entries(ctx.secretEnv ?? {}).filter(([name]) => new RegExp(`\\b${name}\\b`).test(command)));
   const stateDir = await mkdtemp(path.join(tmpdir(), 'faheem-term-'));
-  const output = new OutputBuffer(MAX_OUTPUT_CHARS);
-  const timeoutMs = (args.timeout ?? DEFAULT_TIMEOUT_S) * 1000;
-
   const child = execa('bash', ['-c', WRAPPER], {
     cwd: ctx.workspace,
-    env: { ...startEnv, __FAHEEM_CMD: args.command, __FAHEEM_STATE: stateDir, __FAHEEM_WS: ctx.workspace, __FAHEEM_CWD: state.cwd },
+    env: { ...baseEnv, ...state.env, ...mentioned, __FAHEEM_CMD: command, __FAHEEM_STATE: stateDir, __FAHEEM_WS: ctx.workspace, __FAHEEM_CWD: state.cwd },
     extendEnv: false,
-    stdin: 'ignore',
+    stdin: 'pipe',
     all: true,
     buffer: false,
     reject: false,
     detached: true, // its own process group, so that everything it started can be stopped together
   });
-  child.all?.setEncoding('utf8');
-  child.all?.on('data', (chunk: string) => output.push(chunk));
-  const outputEnded = new Promise<void>((resolve) => {
-    child.all?.once('end', resolve);
-    child.all?.once('close', resolve);
-  });
-
-  let stopReason: 'timeout' | 'interrupt' | undefined;
-  const stop = (reason: 'timeout' | 'interrupt') => {
-    if (stopReason) return;
-    stopReason = reason;
-    void killGroup(child.pid);
-  };
-  const timer = setTimeout(() => stop('timeout'), timeoutMs);
-  const onAbort = () => stop('interrupt');
-  ctx.signal?.addEventListener('abort', onAbort);
-  if (ctx.signal?.aborted) onAbort();
-
-  try {
-    const exitCode = await new Promise<number>((resolve) => {
+  const rc: RunningCommand = {
+    command,
+    startedAt: Date.now(),
+    pid: child.pid,
+    child,
+    stateDir,
+    startState: state,
+    envBase: { ...baseEnv, ...mentioned },
+    output: new OutputBuffer(MAX_OUTPUT_CHARS),
+    lastOutputAt: Date.now(),
+    exitCode: new Promise<number>((resolve) => {
       child.on('exit', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
       child.catch(() => undefined);
-    });
-    // Background jobs may keep the pipe open: give the output a moment, then stop reading.
-    let grace: NodeJS.Timeout | undefined;
-    await Promise.race([outputEnded, new Promise((r) => (grace = setTimeout(r, 200)))]);
-    clearTimeout(grace);
-    child.all?.destroy();
+    }),
+    outputEnded: new Promise<void>((resolve) => {
+      child.all?.once('end', resolve);
+      child.all?.once('close', resolve);
+    }),
+  };
+  child.stdin?.on('error', () => undefined); // the process may exit before reading its input
+  child.all?.setEncoding('utf8');
+  child.all?.on('data', (chunk: string) => {
+    rc.output.push(chunk);
+    rc.lastOutputAt = Date.now();
+  });
+  return rc;
+}
 
-    const text = redact(await output.render(ctx.outputDir), ctx.secrets ?? []);
-    if (stopReason === 'interrupt') throw new CommandInterrupted(text);
+function sendInput(rc: RunningCommand, input: string): void {
+  if (input === '') return; // just wait for more output
+  if (input === 'C-c') {
+    if (rc.pid) process.kill(-rc.pid, 'SIGINT');
+  } else if (input === 'C-d') {
+    rc.child.stdin?.end();
+  } else if (input === 'C-z') {
+    if (rc.pid) process.kill(-rc.pid, 'SIGTSTP');
+  } else if (/^C-[a-z]$/.test(input)) {
+    rc.child.stdin?.write(String.fromCharCode(input.charCodeAt(2) - 96));
+  } else {
+    rc.child.stdin?.write(KEYS[input] ?? `${input}\n`);
+  }
+  rc.lastOutputAt = Date.now(); // the soft timeout counts from the input
+}
+
+/** Waits until the command exits, goes quiet (soft timeout), hits its hard timeout, or is aborted. */
+async function observe(key: string, rc: RunningCommand, ctx: TerminalContext, timeoutS: number | undefined): Promise<TerminalResult> {
+  const softMs = ctx.softTimeoutMs ?? DEFAULT_SOFT_TIMEOUT_MS;
+  const hardAt = timeoutS !== undefined ? Date.now() + timeoutS * 1000 : Infinity;
+  // Even a command that keeps printing is reported back after a while, still running.
+  const reportBy = Date.now() + MAX_OBSERVE_MS;
+  let exited: number | undefined;
+  void rc.exitCode.then((code) => (exited = code));
+  let outcome: 'exit' | 'quiet' | 'timeout' | 'interrupt' = 'exit';
+  for (;;) {
+    await Promise.race([rc.exitCode, new Promise((r) => setTimeout(r, 50))]);
+    if (exited !== undefined) break;
+    if (ctx.signal?.aborted) {
+      outcome = 'interrupt';
+      break;
+    }
+    if (Date.now() >= hardAt) {
+      outcome = 'timeout';
+      break;
+    }
+    if (Date.now() - rc.lastOutputAt >= softMs || Date.now() >= reportBy) {
+      outcome = 'quiet';
+      break;
+    }
+  }
+
+  if (outcome === 'quiet') {
+    const text = redact(await rc.output.render(ctx.outputDir), ctx.secrets ?? []);
+    rc.output = new OutputBuffer(MAX_OUTPUT_CHARS);
+    return {
+      content:
+        `${text}${text.endsWith('\n') || !text ? '' : '\n'}[The command is still running (${Date.now() >= reportBy ? `after ${MAX_OBSERVE_MS / 1000} s` : `no new output for ${Math.round(softMs / 1000)} s`}). ` +
+        'Send input with is_input (text, or keys such as C-c, C-d, Enter), wait with is_input and an empty command, or reset the terminal.]',
+      isError: false,
+      exitCode: -1,
+      terminal: { ...rc.startState, running: { command: rc.command, startedAt: new Date(rc.startedAt).toISOString() } },
+    };
+  }
+
+  running.delete(key);
+  if (outcome === 'interrupt' || outcome === 'timeout') await killGroup(rc.pid);
+  const exitCode = await rc.exitCode;
+  // Background jobs may keep the pipe open: give the output a moment, then stop reading.
+  let grace: NodeJS.Timeout | undefined;
+  await Promise.race([rc.outputEnded, new Promise((r) => (grace = setTimeout(r, 200)))]);
+  clearTimeout(grace);
+  rc.child.all?.destroy();
+  try {
+    const text = redact(await rc.output.render(ctx.outputDir), ctx.secrets ?? []);
+    if (outcome === 'interrupt') throw new CommandInterrupted(text);
     const secretValues = [...(ctx.secrets ?? []), ...Object.values(ctx.secretEnv ?? {})];
-    const terminal = await readShellState(stateDir, state, { ...baseEnv, ...mentioned }, secretValues);
-    if (stopReason === 'timeout') {
+    const terminal = await readShellState(rc.stateDir, rc.startState, rc.envBase, secretValues);
+    if (outcome === 'timeout') {
       return {
-        content: `${text}\n[The command was stopped after ${timeoutMs / 1000} s (its timeout); pass a larger "timeout" if it needs longer.]`,
+        content: `${text}\n[The command was stopped after ${timeoutS} s (its timeout); pass a larger "timeout" if it needs longer.]`,
         isError: true,
         exitCode: -1,
         terminal,
       };
     }
-    const where = terminal.cwd !== state.cwd ? `; working directory is now ${terminal.cwd}` : '';
+    const where = terminal.cwd !== rc.startState.cwd ? `; working directory is now ${terminal.cwd}` : '';
     return { content: `${text}${text.endsWith('\n') || !text ? '' : '\n'}[The command exited with code ${exitCode}${where}.]`, isError: false, exitCode, terminal };
   } finally {
-    clearTimeout(timer);
-    ctx.signal?.removeEventListener('abort', onAbort);
-    await rm(stateDir, { recursive: true, force: true });
+    await rm(rc.stateDir, { recursive: true, force: true });
   }
 }
 
