@@ -1,11 +1,7 @@
 // Activity: summarise the older part of a conversation so the model's context stays bounded.
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import OpenAI from 'openai';
 import { TranscriptCache } from '../conversation/read-events.js';
-import { costOf, priceTable } from '../llm/prices.js';
-import { ModelConfigError, resolveModel } from '../llm/provider.js';
-import { redact, secretValues } from '../security/redact.js';
+import { ModelClients } from '../llm/client.js';
 import type { CondenseInput, CondenseResult, ConversationEvent } from '../types.js';
 
 export const CONDENSER_PROMPT = `You condense the history of a coding agent's work so it can continue with less context.
@@ -25,20 +21,12 @@ function render(e: ConversationEvent): string {
   }
 }
 
-export function createCondense(env: NodeJS.ProcessEnv) {
+export function createCondense(env: NodeJS.ProcessEnv, models = new ModelClients(env)) {
   const transcripts = new TranscriptCache(5);
-  const secrets = secretValues(env);
-  const prices = priceTable(env);
 
   return async function condense(input: CondenseInput): Promise<CondenseResult> {
     const ctx = Context.current();
-    let resolved;
-    try {
-      resolved = resolveModel(input.llm.model, input.llm.baseUrl, env);
-    } catch (err) {
-      if (err instanceof ModelConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ModelConfigError');
-      throw err;
-    }
+    const { resolved, client } = models.get(input.llm);
     const beat = setInterval(() => ctx.heartbeat(), 50);
     try {
       const events = await transcripts.read(ctx.client.workflow.getHandle(input.conversationId), input.conversationId, input.to);
@@ -47,7 +35,6 @@ export function createCondense(env: NodeJS.ProcessEnv) {
         .map(render)
         .filter(Boolean)
         .join('\n');
-      const client = new OpenAI({ apiKey: resolved.apiKey, baseURL: resolved.baseUrl, maxRetries: 0, timeout: 9 * 60_000 });
       const started = performance.now();
       const response = await client.chat.completions.create(
         {
@@ -59,25 +46,13 @@ export function createCondense(env: NodeJS.ProcessEnv) {
         },
         { signal: ctx.cancellationSignal },
       );
-      const usage = {
-        promptTokens: response.usage?.prompt_tokens ?? 0,
-        completionTokens: response.usage?.completion_tokens ?? 0,
-        cacheReadTokens: response.usage?.prompt_tokens_details?.cached_tokens ?? 0,
-      };
       return {
-        summary: redact(response.choices?.[0]?.message?.content ?? '', secrets),
-        usage,
-        cost: costOf(resolved.apiModel, usage, prices),
+        summary: models.redact(response.choices?.[0]?.message?.content ?? ''),
+        ...models.usage(response, resolved),
         latencyMs: Math.round(performance.now() - started),
       };
     } catch (err) {
-      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('condensation cancelled');
-      if (err instanceof OpenAI.APIError && err.status !== undefined) {
-        const text = redact(`HTTP ${err.status} from ${resolved.baseUrl}: ${err.message}`, [...secrets, resolved.apiKey]);
-        if ([400, 401, 403, 404, 422].includes(err.status)) throw ApplicationFailure.nonRetryable(text, 'ModelRequestRejected');
-        throw ApplicationFailure.retryable(text, 'ModelUnavailable');
-      }
-      throw ApplicationFailure.retryable(redact(`condensation failed: ${(err as Error).message}`, secrets), 'ModelUnavailable');
+      throw models.failure(err, resolved, ctx.cancellationSignal);
     } finally {
       clearInterval(beat);
     }

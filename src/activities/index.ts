@@ -1,6 +1,7 @@
 // All activities, built from the worker's environment (where the secrets are).
 import os from 'node:os';
 import path from 'node:path';
+import { ModelClients } from '../llm/client.js';
 import { createCallModel } from './call-model.js';
 import { createCondense } from './condense.js';
 import { createEditFile } from './edit-file.js';
@@ -12,9 +13,10 @@ export function faheemHome(env: NodeJS.ProcessEnv = process.env): string {
 
 export function createActivities(env: NodeJS.ProcessEnv = process.env) {
   const home = faheemHome(env);
+  const models = new ModelClients(env);
   return {
-    callModel: createCallModel(env),
-    condense: createCondense(env),
+    callModel: createCallModel(env, models),
+    condense: createCondense(env, models),
     runTerminal: createRunTerminal(env, home),
     editFile: createEditFile(env, home),
   };
