@@ -49,6 +49,18 @@ export interface Metrics {
   llmCalls: number;
   /** Latency of each model call in milliseconds, newest last (kept to the last 100). */
   latenciesMs: number[];
+  /** Each model call (the last 100): tokens, cost and latency. */
+  calls?: ModelCallMetrics[];
+}
+
+export interface ModelCallMetrics {
+  step: number;
+  kind: 'step' | 'condense';
+  promptTokens: number;
+  completionTokens: number;
+  cacheReadTokens: number;
+  cost: number;
+  latencyMs: number;
 }
 
 export const emptyMetrics = (): Metrics => ({
@@ -58,6 +70,7 @@ export const emptyMetrics = (): Metrics => ({
   cacheReadTokens: 0,
   llmCalls: 0,
   latenciesMs: [],
+  calls: [],
 });
 
 export interface ConversationOptions {

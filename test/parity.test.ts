@@ -140,6 +140,8 @@ describe('limits', () => {
     assert.match(JSON.stringify(pause), /budget/);
     assert.ok(paused.metrics.accumulatedCost > 0.00005);
     assert.equal(paused.metrics.llmCalls, 2);
+    assert.deepEqual(paused.metrics.calls?.map((c) => [c.step, c.promptTokens, c.completionTokens]), [[1, 100, 20], [2, 100, 20]]);
+    assert.ok(paused.metrics.calls?.every((c) => c.cost > 0 && c.latencyMs >= 0));
     const resumed = await conversation.run();
     assert.ok(resumed.metrics.llmCalls > 2);
   });

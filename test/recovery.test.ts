@@ -74,3 +74,20 @@ test('a worker killed during a command: the command is reported as interrupted, 
   assert.ok(lastUserMessage(h.model.requests[h.model.requests.length - 1]!).includes('Run it'));
   await worker.kill();
 });
+
+test('a worker killed between steps (the conversation paused): a new worker resumes it', async () => {
+  h.model.setScript(countdownScript({ delayMs: 200 }));
+  let worker = await h.startWorker();
+  const workspace = await h.workspace();
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Create countdown.txt with 100 down to 1.', run: true });
+  await waitFor('two steps', async () => (await conversation.state()).iterations >= 2);
+  await conversation.pause();
+  await conversation.waitUntil((s) => s.status === 'paused');
+  await worker.kill('SIGKILL');
+  worker = await h.startWorker();
+  const final = await conversation.run();
+  assert.equal(final.status, 'finished');
+  const lines = (await readFile(path.join(workspace, 'countdown.txt'), 'utf8')).trim().split('\n');
+  assert.deepEqual(lines, Array.from({ length: 100 }, (_, i) => String(100 - i)));
+  await worker.kill();
+});

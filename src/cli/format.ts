@@ -66,10 +66,15 @@ export function formatState(s: ConversationState): string {
     `  iterations  ${s.iterations} (run ${s.runNumber})`,
     `  events      ${s.events}, pending messages ${s.pendingMessages}`,
     `  tokens      ${m.promptTokens} prompt, ${m.completionTokens} completion, ${m.llmCalls} model calls`,
-    `  cost        $${m.accumulatedCost.toFixed(4)}`,
+    `  cost        $${m.accumulatedCost.toFixed(4)}${m.latenciesMs.length ? `, model latency p50 ${median(m.latenciesMs)} ms` : ''}`,
     ...(s.lastError ? [`  last error  ${pc.red(s.lastError)}`] : []),
     ...s.pendingActions.map((a) => `  ${pc.yellow('needs approval')}  ${a.tool} ${JSON.stringify(a.arguments).slice(0, 200)}  (faheem approve ${s.id} / faheem reject ${s.id})`),
   ].join('\n');
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? 0;
 }
 
 /** The documented JSON shape of `faheem status --json`. */
@@ -87,6 +92,7 @@ export function stateJson(s: ConversationState): Record<string, unknown> {
       completionTokens: s.metrics.completionTokens,
       cacheReadTokens: s.metrics.cacheReadTokens,
       llmCalls: s.metrics.llmCalls,
+      calls: s.metrics.calls ?? [],
     },
     lastError: s.lastError,
     workspace: s.workspace,

@@ -371,7 +371,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     if (!reply) return;
     lastPromptTokens = reply.usage.promptTokens;
     iterations++;
-    metrics = addUsage(metrics, reply);
+    metrics = addUsage(metrics, reply, iterations, 'step');
     runCost += reply.cost;
     if (options.maxBudgetPerRunUsd !== undefined && runCost >= options.maxBudgetPerRunUsd && status === 'running') {
       // Over budget: pause (not fail), so the user decides whether to spend more.
@@ -447,7 +447,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
           },
         ]),
       );
-      metrics = addUsage(metrics, result);
+      metrics = addUsage(metrics, result, iterations, 'condense');
       lastPromptTokens = 0;
       append({ kind: 'condensation', source: 'environment', summary: result.summary, forgottenFrom: range.from, forgottenTo: range.to });
     } catch (err) {
@@ -589,7 +589,7 @@ function parseArguments(raw: string): unknown {
   }
 }
 
-function addUsage(m: Metrics, r: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>): Metrics {
+function addUsage(m: Metrics, r: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>, step: number, kind: 'step' | 'condense'): Metrics {
   return {
     accumulatedCost: m.accumulatedCost + r.cost,
     promptTokens: m.promptTokens + r.usage.promptTokens,
@@ -597,6 +597,7 @@ function addUsage(m: Metrics, r: Pick<ModelCallResult, 'cost' | 'usage' | 'laten
     cacheReadTokens: m.cacheReadTokens + r.usage.cacheReadTokens,
     llmCalls: m.llmCalls + 1,
     latenciesMs: [...m.latenciesMs, r.latencyMs].slice(-100),
+    calls: [...(m.calls ?? []), { step, kind, ...r.usage, cost: r.cost, latencyMs: r.latencyMs }].slice(-100),
   };
 }
 
