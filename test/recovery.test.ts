@@ -75,14 +75,17 @@ test('a worker killed during a command: the command is reported as interrupted, 
   await worker.kill();
 });
 
-test('a worker killed between steps (the conversation paused): a new worker resumes it', async () => {
+test('a worker killed right after a pause cancelled its model call: a new worker resumes it', async () => {
   h.model.setScript(countdownScript({ delayMs: 200 }));
   let worker = await h.startWorker();
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Create countdown.txt with 100 down to 1.', run: true });
   await waitFor('two steps', async () => (await conversation.state()).iterations >= 2);
+  // Pause while a model call is in flight and kill the worker before the call's cancellation is
+  // acknowledged: the activity then ends in a timeout, which must still count as the pause.
+  await waitFor('a model call in flight', () => h.model.requests.some((r) => r.endedAt === undefined), 30_000, 5);
   await conversation.pause();
-  await conversation.waitUntil((s) => s.status === 'paused');
+  await conversation.waitUntil((s) => s.status === 'paused', 5);
   await worker.kill('SIGKILL');
   worker = await h.startWorker();
   const final = await conversation.run();

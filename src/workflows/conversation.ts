@@ -294,7 +294,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       modelSeenEvents = seen;
       return reply;
     } catch (err) {
-      if (isCancellation(err)) return undefined; // paused or closing: the call is made again on resume
+      // Paused or closing: the call is made again on resume. A cancelled call whose worker died
+      // before acknowledging ends in a timeout instead; that is still the pause, not an error.
+      if (isCancellation(err) || wasCancelled()) return undefined;
       lastError = `model call failed: ${failureMessage(err)}`;
       append({ kind: 'error', source: 'environment', message: lastError });
       setStatus('error', lastError);
@@ -302,6 +304,11 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     } finally {
       modelScope = undefined;
     }
+  }
+
+  /** Whether the model call in flight was cancelled (a pause or close), whatever error it ended in. */
+  function wasCancelled(): boolean {
+    return modelScope?.consideredCancelled === true || status !== 'running' || closeRequested;
   }
 
   async function runTool(action: ActionEvent): Promise<ToolResult> {
@@ -451,7 +458,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       lastPromptTokens = 0;
       append({ kind: 'condensation', source: 'environment', summary: result.summary, forgottenFrom: range.from, forgottenTo: range.to });
     } catch (err) {
-      if (isCancellation(err)) return;
+      if (isCancellation(err) || wasCancelled()) return;
       condenseRetryAt = visible + Math.max(10, Math.floor(c.maxEvents / 4));
       append({ kind: 'error', source: 'environment', message: `condensation failed (${failureMessage(err)}); going on with the full context` });
     } finally {
