@@ -8,7 +8,7 @@ import { Agent, Conversation, LLM, type CreateOptions } from '../src/client.js';
 import { resolveModel } from '../src/llm/provider.js';
 import type { Script } from '../src/testing/scripted-model.js';
 import type { ObservationEvent } from '../src/types.js';
-import { startHarness, waitFor, type Harness, type WorkerProcess } from './support/harness.js';
+import { historyText, startHarness, waitFor, type Harness, type WorkerProcess } from './support/harness.js';
 
 const SECRET = 'hunter2-very-secret-value';
 const WORKER_ENV = { FAHEEM_SECRET_DEPLOY_TOKEN: SECRET, FAHEEM_TERMINAL_SOFT_TIMEOUT_S: '2' };
@@ -207,8 +207,10 @@ describe('secrets, big output, providers', () => {
     const obs = (await conversation.events()).find((e): e is ObservationEvent => e.kind === 'observation');
     assert.match(obs?.content ?? '', /token=<secret-hidden>/);
     assert.equal(final.terminal.env.COPY, undefined, 'a variable holding the secret is not kept');
-    const history = JSON.stringify(await h.client.workflow.getHandle(conversation.id).fetchHistory());
+    const history = historyText(await h.client.workflow.getHandle(conversation.id).fetchHistory());
+    assert.ok(history.includes('DEPLOY_TOKEN'), 'the search sees payload contents');
     assert.ok(!history.includes(SECRET));
+    assert.ok(!history.includes('sk-faheem-test-secret'), 'the worker API key stays out of history');
     const unused = await start(oneCommand('echo "[$DEPLOY]" "[${FAHEEM_SECRET_DEPLOY_TOKEN:-none}]"'));
     await unused.conversation.run();
     const obs2 = (await unused.conversation.events()).find((e): e is ObservationEvent => e.kind === 'observation');

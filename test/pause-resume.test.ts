@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, FileEditorTool, LLM, TerminalTool } from '../src/client.js';
 import { countdownScript } from '../src/testing/scripted-model.js';
-import { FAKE_KEY, startHarness, waitFor, type Harness } from './support/harness.js';
+import { FAKE_KEY, historyText, startHarness, waitFor, type Harness } from './support/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -67,7 +67,9 @@ test('pause mid-task, a message while paused is kept, resume switches to hello.t
   assert.deepEqual(scheduledWhilePaused, [], 'no model call or tool run scheduled after the pause');
 
   // The key never reaches history.
-  assert.ok(!JSON.stringify(history).includes(FAKE_KEY), 'API key found in workflow history');
+  const historyContent = historyText(history);
+  assert.ok(historyContent.includes('Hello, World!'), 'the search sees payload contents');
+  assert.ok(!historyContent.includes(FAKE_KEY), 'API key found in workflow history');
   const m = await conversation.metrics();
   assert.ok(m.llmCalls >= 4 && m.promptTokens > 0);
   console.log(`# pause acknowledged in ${ackMs} ms (query round trips included); in-flight model requests at pause: ${inFlight.length}`);

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { ROOT, workflowBundle } from './support/harness.js';
+import { FAKE_KEY, ROOT, workflowBundle } from './support/harness.js';
 
 test('recorded conversation histories replay against the current workflow code', async () => {
   const dir = path.join(ROOT, 'test', 'histories');
@@ -24,4 +24,20 @@ test('recorded conversation histories replay against the current workflow code',
   }
   assert.equal(replayed, files.length);
   assert.deepEqual(failures, []);
+});
+
+test('no recorded history holds a secret (payloads decoded)', async () => {
+  const dir = path.join(ROOT, 'test', 'histories');
+  for (const f of (await readdir(dir)).filter((n) => n.endsWith('.json'))) {
+    const decoded: string[] = [];
+    const walk = (v: unknown, key = ''): void => {
+      if (typeof v === 'string') decoded.push(key === 'data' ? Buffer.from(v, 'base64').toString('utf8') : v);
+      else if (Array.isArray(v)) v.forEach((x) => walk(x));
+      else if (v && typeof v === 'object') Object.entries(v).forEach(([k, x]) => walk(x, k));
+    };
+    walk(JSON.parse(await readFile(path.join(dir, f), 'utf8')));
+    const text = decoded.join('\n');
+    assert.ok(text.includes('"kind"') || text.includes('conversation'), `${f}: payloads decoded`);
+    for (const secret of [FAKE_KEY, 'hunter2-very-secret-value']) assert.ok(!text.includes(secret), `${f} holds a secret`);
+  }
 });

@@ -175,3 +175,19 @@ export async function waitFor<T>(what: string, check: () => T | Promise<T>, time
   }
 }
 type Truthy<T> = Exclude<T, false | null | undefined | 0 | ''>;
+
+/**
+ * Every string in a fetched history, payloads decoded (they are bytes, which JSON.stringify would
+ * print as numbers and so hide from a search).
+ */
+export function historyText(history: unknown): string {
+  const parts: string[] = [];
+  const walk = (v: unknown): void => {
+    if (v instanceof Uint8Array) parts.push(Buffer.from(v).toString('utf8'));
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (typeof v === 'string') parts.push(v);
+    else if (v && typeof v === 'object') Object.values(v).forEach(walk);
+  };
+  walk(history);
+  return parts.join('\n');
+}
