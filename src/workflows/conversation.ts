@@ -380,15 +380,15 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     iterations++;
     metrics = addUsage(metrics, reply, iterations, 'step');
     runCost += reply.cost;
-    if (options.maxBudgetPerRunUsd !== undefined && runCost >= options.maxBudgetPerRunUsd && status === 'running') {
-      // Over budget: pause (not fail), so the user decides whether to spend more.
-      pause({ reason: `budget: this run cost $${runCost.toFixed(4)}, the limit is $${options.maxBudgetPerRunUsd}` });
-    }
 
     if (reply.toolCalls.length === 0) {
       append({ kind: 'message', source: 'agent', text: reply.content ?? '' });
       if (status === 'running') setStatus('finished');
       return;
+    }
+    if (options.maxBudgetPerRunUsd !== undefined && runCost >= options.maxBudgetPerRunUsd && status === 'running') {
+      // Over budget with work left: pause (not fail), so the user decides whether to spend more.
+      pause({ reason: `budget: this run cost $${runCost.toFixed(4)}, the limit is $${options.maxBudgetPerRunUsd}` });
     }
     const actions: ActionEvent[] = [];
     reply.toolCalls.forEach((call, i) => {
