@@ -41,7 +41,10 @@ async function attach(client: Client, id: string): Promise<Conversation> {
   return Conversation.attach(client, id);
 }
 
-/** Updates need a worker to answer; say so instead of hanging when none is running. */
+/**
+ * Updates need a worker to answer; say so instead of hanging when none is running. An update the
+ * workflow's validator refused says why; that becomes a user error.
+ */
 async function answered<T>(promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
@@ -52,13 +55,22 @@ async function answered<T>(promise: Promise<T>): Promise<T> {
   });
   try {
     return await Promise.race([promise, timeout]);
+  } catch (err) {
+    const e = err as Error & { cause?: Error };
+    if (e.name === 'WorkflowUpdateFailedError') throw new UserError(e.cause?.message ?? e.message);
+    throw err;
   } finally {
     clearTimeout(timer);
   }
 }
 
-async function requireOpen(conversation: Conversation, verb: string): Promise<void> {
-  if (await conversation.isClosed()) throw new UserError(`cannot ${verb}: conversation ${conversation.id} is closed`);
+/** Attaches to a conversation that is still open (its workflow running), for a command that changes it. */
+async function withOpenConversation(id: string, verb: string, fn: (conversation: Conversation) => Promise<void>): Promise<void> {
+  await withClient(async (client) => {
+    const conversation = await attach(client, id);
+    if (await conversation.isClosed()) throw new UserError(`cannot ${verb}: conversation ${conversation.id} is closed`);
+    await fn(conversation);
+  });
 }
 
 const stopped = (s: ConversationState) => s.status !== 'running';
@@ -186,10 +198,8 @@ program
   .action(async (id: string, message: string, o: { run?: boolean }) => {
     const checked = MessageText.safeParse(message);
     if (!checked.success) throw new UserError(`message not sent: ${checked.error.issues[0]?.message}`);
-    await withClient(async (client) => {
-      const conversation = await attach(client, id);
-      await requireOpen(conversation, 'send a message');
-      await answered(conversation.sendMessage(message)).catch(rejected);
+    await withOpenConversation(id, 'send a message', async (conversation) => {
+      await answered(conversation.sendMessage(message));
       if (o.run) await answered(conversation.resume());
     });
   });
@@ -200,9 +210,7 @@ program
   .argument('<id>')
   .option('--now', 'also interrupt the running command')
   .action(async (id: string, o: { now?: boolean }) => {
-    await withClient(async (client) => {
-      const conversation = await attach(client, id);
-      await requireOpen(conversation, 'pause');
+    await withOpenConversation(id, 'pause', async (conversation) => {
       await conversation.pause({ now: o.now ?? false });
     });
   });
@@ -213,10 +221,8 @@ program
   .argument('<id>')
   .option('--wait', 'return when the run stops')
   .action(async (id: string, o: { wait?: boolean }) => {
-    await withClient(async (client) => {
-      const conversation = await attach(client, id);
-      await requireOpen(conversation, 'resume');
-      const { runNumber } = await answered(conversation.resume()).catch(rejected);
+    await withOpenConversation(id, 'resume', async (conversation) => {
+      const { runNumber } = await answered(conversation.resume());
       if (o.wait) await conversation.waitUntil((s) => s.runNumber > runNumber || stopped(s), 200);
     });
   });
@@ -277,9 +283,7 @@ program
   .description('end the conversation workflow cleanly (its history stays readable)')
   .argument('<id>')
   .action(async (id: string) => {
-    await withClient(async (client) => {
-      const conversation = await attach(client, id);
-      await requireOpen(conversation, 'close');
+    await withOpenConversation(id, 'close', async (conversation) => {
       await conversation.close();
     });
   });
@@ -289,10 +293,8 @@ program
   .description('run the actions waiting for confirmation')
   .argument('<id>')
   .action(async (id: string) => {
-    await withClient(async (client) => {
-      const conversation = await attach(client, id);
-      await requireOpen(conversation, 'approve');
-      await answered(conversation.approve()).catch(rejected);
+    await withOpenConversation(id, 'approve', async (conversation) => {
+      await answered(conversation.approve());
     });
   });
 
@@ -302,19 +304,10 @@ program
   .argument('<id>')
   .option('--reason <reason>', 'why (the model reads it)')
   .action(async (id: string, o: { reason?: string }) => {
-    await withClient(async (client) => {
-      const conversation = await attach(client, id);
-      await requireOpen(conversation, 'reject');
-      await answered(conversation.reject(o.reason ?? '')).catch(rejected);
+    await withOpenConversation(id, 'reject', async (conversation) => {
+      await answered(conversation.reject(o.reason ?? ''));
     });
   });
-
-/** An update refused by the workflow's validator says why; pass that on as a user error. */
-function rejected(err: unknown): never {
-  const e = err as Error & { cause?: Error };
-  if (e.name === 'WorkflowUpdateFailedError') throw new UserError(e.cause?.message ?? e.message);
-  throw err;
-}
 
 try {
   await program.parseAsync(process.argv);
