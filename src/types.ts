@@ -41,24 +41,25 @@ export interface TerminalState {
   running?: { command: string; startedAt: string };
 }
 
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  cacheReadTokens: number;
+}
+
 export interface Metrics {
   accumulatedCost: number;
   promptTokens: number;
   completionTokens: number;
   cacheReadTokens: number;
   llmCalls: number;
-  /** Latency of each model call in milliseconds, newest last (kept to the last 100). */
-  latenciesMs: number[];
-  /** Each model call (the last 100): tokens, cost and latency. */
+  /** Each model call, newest last (the last 100): tokens, cost and latency. */
   calls?: ModelCallMetrics[];
 }
 
-export interface ModelCallMetrics {
+export interface ModelCallMetrics extends TokenUsage {
   step: number;
   kind: 'step' | 'condense';
-  promptTokens: number;
-  completionTokens: number;
-  cacheReadTokens: number;
   cost: number;
   latencyMs: number;
 }
@@ -69,7 +70,6 @@ export const emptyMetrics = (): Metrics => ({
   completionTokens: 0,
   cacheReadTokens: 0,
   llmCalls: 0,
-  latenciesMs: [],
   calls: [],
 });
 
@@ -265,7 +265,7 @@ export interface CondenseInput {
 
 export interface CondenseResult {
   summary: string;
-  usage: { promptTokens: number; completionTokens: number; cacheReadTokens: number };
+  usage: TokenUsage;
   cost: number;
   latencyMs: number;
 }
@@ -275,7 +275,7 @@ export interface ModelCallResult {
   model: string;
   content: string | null;
   toolCalls: ChatToolCall[];
-  usage: { promptTokens: number; completionTokens: number; cacheReadTokens: number };
+  usage: TokenUsage;
   cost: number;
   latencyMs: number;
 }

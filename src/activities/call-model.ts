@@ -2,17 +2,13 @@
 // cancellation) aborts the HTTP request at once and a dead worker is noticed quickly.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { TranscriptCache } from '../conversation/read-events.js';
-import { ModelClients } from '../llm/client.js';
+import type { TranscriptCache } from '../conversation/read-events.js';
+import { HEARTBEAT_EVERY_MS, type ModelClients } from '../llm/client.js';
 import { toolDefinitions } from '../tools/schemas.js';
 import type { ModelCallInput, ModelCallResult } from '../types.js';
 import { buildMessages } from '../workflows/prompt.js';
 
-const HEARTBEAT_EVERY_MS = 50;
-
-export function createCallModel(env: NodeJS.ProcessEnv, models = new ModelClients(env)) {
-  const transcripts = new TranscriptCache();
-
+export function createCallModel(models: ModelClients, transcripts: TranscriptCache) {
   return async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
     const ctx = Context.current();
     const { resolved, client } = models.get(input.llm);

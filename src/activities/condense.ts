@@ -1,7 +1,7 @@
 // Activity: summarise the older part of a conversation so the model's context stays bounded.
 import { Context } from '@temporalio/activity';
-import { TranscriptCache } from '../conversation/read-events.js';
-import { ModelClients } from '../llm/client.js';
+import type { TranscriptCache } from '../conversation/read-events.js';
+import { HEARTBEAT_EVERY_MS, type ModelClients } from '../llm/client.js';
 import type { CondenseInput, CondenseResult, ConversationEvent } from '../types.js';
 
 export const CONDENSER_PROMPT = `You condense the history of a coding agent's work so it can continue with less context.
@@ -21,13 +21,11 @@ function render(e: ConversationEvent): string {
   }
 }
 
-export function createCondense(env: NodeJS.ProcessEnv, models = new ModelClients(env)) {
-  const transcripts = new TranscriptCache(5);
-
+export function createCondense(models: ModelClients, transcripts: TranscriptCache) {
   return async function condense(input: CondenseInput): Promise<CondenseResult> {
     const ctx = Context.current();
     const { resolved, client } = models.get(input.llm);
-    const beat = setInterval(() => ctx.heartbeat(), 50);
+    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     try {
       const events = await transcripts.read(ctx.client.workflow.getHandle(input.conversationId), input.conversationId, input.to);
       const body = events

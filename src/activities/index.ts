@@ -1,22 +1,20 @@
 // All activities, built from the worker's environment (where the secrets are).
-import os from 'node:os';
-import path from 'node:path';
+import { TranscriptCache } from '../conversation/read-events.js';
+import { faheemHome } from '../home.js';
 import { ModelClients } from '../llm/client.js';
 import { createCallModel } from './call-model.js';
 import { createCondense } from './condense.js';
 import { createEditFile } from './edit-file.js';
 import { createRunTerminal } from './run-terminal.js';
 
-export function faheemHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.FAHEEM_HOME || path.join(os.homedir(), '.faheem');
-}
-
 export function createActivities(env: NodeJS.ProcessEnv = process.env) {
   const home = faheemHome(env);
   const models = new ModelClients(env);
+  // Model calls and condensation read the same transcripts: one cache serves both.
+  const transcripts = new TranscriptCache();
   return {
-    callModel: createCallModel(env, models),
-    condense: createCondense(env, models),
+    callModel: createCallModel(models, transcripts),
+    condense: createCondense(models, transcripts),
     runTerminal: createRunTerminal(env, home),
     editFile: createEditFile(env, home),
   };

@@ -66,7 +66,7 @@ export function formatState(s: ConversationState): string {
     `  iterations  ${s.iterations} (run ${s.runNumber})`,
     `  events      ${s.events}, pending messages ${s.pendingMessages}`,
     `  tokens      ${m.promptTokens} prompt, ${m.completionTokens} completion, ${m.llmCalls} model calls`,
-    `  cost        $${m.accumulatedCost.toFixed(4)}${m.latenciesMs.length ? `, model latency p50 ${median(m.latenciesMs)} ms` : ''}`,
+    `  cost        $${m.accumulatedCost.toFixed(4)}${m.calls?.length ? `, model latency p50 ${median(m.calls.map((c) => c.latencyMs))} ms` : ''}`,
     ...(s.lastError ? [`  last error  ${pc.red(s.lastError)}`] : []),
     ...s.pendingActions.map((a) => `  ${pc.yellow('needs approval')}  ${a.tool} ${JSON.stringify(a.arguments).slice(0, 200)}  (faheem approve ${s.id} / faheem reject ${s.id})`),
   ].join('\n');

@@ -3,18 +3,15 @@
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import { redact, secretValues } from '../security/redact.js';
-import type { LLMSpec } from '../types.js';
+import type { LLMSpec, TokenUsage } from '../types.js';
 import { costOf, priceTable } from './prices.js';
 import { ModelConfigError, resolveModel, type ResolvedModel } from './provider.js';
 
 // Client errors a retry cannot fix: the conversation goes to `error` with the reason.
 const NOT_RETRYABLE = new Set([400, 401, 403, 404, 422]);
 
-export interface Usage {
-  promptTokens: number;
-  completionTokens: number;
-  cacheReadTokens: number;
-}
+/** Model activities heartbeat this often so that a pause (cancellation) reaches them quickly. */
+export const HEARTBEAT_EVERY_MS = 50;
 
 export class ModelClients {
   private readonly clients = new Map<string, OpenAI>();
@@ -45,7 +42,7 @@ export class ModelClients {
     return { resolved, client };
   }
 
-  usage(response: OpenAI.Chat.Completions.ChatCompletion, resolved: ResolvedModel): { usage: Usage; cost: number } {
+  usage(response: OpenAI.Chat.Completions.ChatCompletion, resolved: ResolvedModel): { usage: TokenUsage; cost: number } {
     const usage = {
       promptTokens: response.usage?.prompt_tokens ?? 0,
       completionTokens: response.usage?.completion_tokens ?? 0,

@@ -8,8 +8,8 @@ import { ExternalStorage, StorageDriverClaim, type StorageDriver } from '@tempor
 import proto from '@temporalio/proto';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
+import { faheemHome } from '../home.js';
 
 const Payload = proto.temporal.api.common.v1.Payload;
 
@@ -17,7 +17,7 @@ const Payload = proto.temporal.api.common.v1.Payload;
 export const PAYLOAD_SIZE_THRESHOLD = 512 * 1024;
 
 export function payloadDir(env: NodeJS.ProcessEnv = process.env): string {
-  return env.FAHEEM_PAYLOAD_DIR || path.join(env.FAHEEM_HOME || path.join(os.homedir(), '.faheem'), 'payloads');
+  return env.FAHEEM_PAYLOAD_DIR || path.join(faheemHome(env), 'payloads');
 }
 
 export class LocalFilePayloadDriver implements StorageDriver {

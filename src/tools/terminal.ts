@@ -10,8 +10,9 @@ import type { TerminalResult, TerminalState } from '../types.js';
 import { describeInvalid, TerminalArgs } from './schemas.js';
 
 export const MAX_OUTPUT_CHARS = 30_000;
-/** A command with no new output for this long is returned as still running (FAHEEM_TERMINAL_SOFT_TIMEOUT_S). */
+/** Even a command that keeps printing is reported back, still running, after this long. */
 const MAX_OBSERVE_MS = 10 * 60_000;
+/** A command with no new output for this long is returned as still running (FAHEEM_TERMINAL_SOFT_TIMEOUT_S). */
 const DEFAULT_SOFT_TIMEOUT_MS = Number(process.env.FAHEEM_TERMINAL_SOFT_TIMEOUT_S ?? 30) * 1000;
 
 // Reads the command from a variable (so a syntax error in it is reported, not fatal to the
@@ -193,7 +194,6 @@ function sendInput(rc: RunningCommand, input: string): void {
 async function observe(key: string, rc: RunningCommand, ctx: TerminalContext, timeoutS: number | undefined): Promise<TerminalResult> {
   const softMs = ctx.softTimeoutMs ?? DEFAULT_SOFT_TIMEOUT_MS;
   const hardAt = timeoutS !== undefined ? Date.now() + timeoutS * 1000 : Infinity;
-  // Even a command that keeps printing is reported back after a while, still running.
   const reportBy = Date.now() + MAX_OBSERVE_MS;
   let exited: number | undefined;
   void rc.exitCode.then((code) => (exited = code));

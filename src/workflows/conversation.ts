@@ -51,7 +51,7 @@ import {
   type PauseRequest,
 } from './messages.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE, condensationRange, isModelEvent, promptEvents } from './prompt.js';
-import { runLocalTool, type Task } from './local-tools.js';
+import { LOCAL_TOOLS, runLocalTool, type Task } from './local-tools.js';
 import { detectStuck } from './stuck.js';
 
 // Model calls heartbeat often so that a pause can abort them, and a dead worker is noticed within
@@ -438,9 +438,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     if (visible < condenseRetryAt) return; // it failed recently: try again once the prompt has grown
     const range = condensationRange(events, c.keepFirst);
     if (!range) return;
-    let previous: Extract<ConversationEvent, { kind: 'condensation' }> | undefined;
-    for (const e of events) if (e.kind === 'condensation') previous = e;
-    const folded = previous && previous.forgottenFrom === range.from ? previous : undefined;
+    const folded = range.folds;
     modelScope = new CancellationScope();
     try {
       const result = await modelScope.run(() =>
@@ -467,7 +465,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   }
 
   function needsConfirmation(action: ActionEvent): boolean {
-    if (options.confirmationPolicy === 'never' || ['think', 'finish', 'task_tracker'].includes(action.tool)) return false;
+    if (options.confirmationPolicy === 'never' || LOCAL_TOOLS.includes(action.tool)) return false;
     if (options.confirmationPolicy === 'always') return true;
     const risk = (action.arguments as { security_risk?: unknown } | null)?.security_risk;
     return !(risk === 'LOW' || risk === 'MEDIUM'); // risky: HIGH, and anything unknown, asks
@@ -603,7 +601,6 @@ function addUsage(m: Metrics, r: Pick<ModelCallResult, 'cost' | 'usage' | 'laten
     completionTokens: m.completionTokens + r.usage.completionTokens,
     cacheReadTokens: m.cacheReadTokens + r.usage.cacheReadTokens,
     llmCalls: m.llmCalls + 1,
-    latenciesMs: [...m.latenciesMs, r.latencyMs].slice(-100),
     calls: [...(m.calls ?? []), { step, kind, ...r.usage, cost: r.cost, latencyMs: r.latencyMs }].slice(-100),
   };
 }

@@ -9,6 +9,9 @@ export interface Task {
 
 const TASK_STATUSES = ['todo', 'in_progress', 'done'];
 
+/** The tools runLocalTool handles: they touch nothing outside the workflow. */
+export const LOCAL_TOOLS: readonly string[] = ['think', 'finish', 'task_tracker'];
+
 /** Runs `think`, `finish` and `task_tracker`; returns undefined for tools that need a worker. */
 export function runLocalTool(tool: string, args: Record<string, unknown>, tasks: Task[]): ToolResult | undefined {
   switch (tool) {

@@ -1,5 +1,5 @@
 // Turns the event log into chat-completions messages. Pure and deterministic: the workflow calls it.
-import type { ChatMessage, ConversationEvent } from '../types.js';
+import type { ChatMessage, CondensationEvent, ConversationEvent } from '../types.js';
 
 export const DEFAULT_SYSTEM_PROMPT = `You are a careful software engineer working in a terminal and a file editor.
 Work inside the workspace. Use the tools to inspect before you change things, keep changes small,
@@ -86,7 +86,7 @@ export const SUMMARY_PREFIX = 'Summary of the earlier part of this conversation 
  * placed where they were.
  */
 export function promptEvents(events: readonly ConversationEvent[]): ConversationEvent[] {
-  let latest: Extract<ConversationEvent, { kind: 'condensation' }> | undefined;
+  let latest: CondensationEvent | undefined;
   for (const e of events) if (e.kind === 'condensation') latest = e;
   if (!latest) return [...events];
   const c = latest;
@@ -107,9 +107,13 @@ export function isModelEvent(e: ConversationEvent): boolean {
 
 /**
  * Where to condense: keep `keepFirst` model events at the start and about the newer half; never cut
- * between a tool call and its result. Returns [from, to) event indices, or null when too short.
+ * between a tool call and its result. Returns [from, to) event indices, and the earlier condensation
+ * the new one folds in (the range then starts where that one did), or null when too short.
  */
-export function condensationRange(events: readonly ConversationEvent[], keepFirst: number): { from: number; to: number } | null {
+export function condensationRange(
+  events: readonly ConversationEvent[],
+  keepFirst: number,
+): { from: number; to: number; folds?: CondensationEvent } | null {
   const visible = promptEvents(events).filter(isModelEvent);
   if (visible.length < keepFirst + 4) return null;
   const head = visible[keepFirst];
@@ -123,10 +127,10 @@ export function condensationRange(events: readonly ConversationEvent[], keepFirs
     if (e.kind === 'action') open.add(e.toolCallId);
     if (e.kind === 'observation') open.delete(e.toolCallId);
   }
-  const previous = visible.find((e) => e.kind === 'condensation');
+  const previous = visible.find((e): e is CondensationEvent => e.kind === 'condensation');
   // The range starts after the kept head, or at the old summary (which is folded into the new one).
-  const from = previous && previous.kind === 'condensation' ? previous.forgottenFrom : cuts.find((i) => i >= head.index);
+  const from = previous ? previous.forgottenFrom : cuts.find((i) => i >= head.index);
   const to = cuts.find((i) => i >= target.index);
   if (from === undefined || to === undefined || to <= from) return null;
-  return { from, to };
+  return previous ? { from, to, folds: previous } : { from, to };
 }
