@@ -29,8 +29,10 @@ test('the Temporal server killed mid-conversation and restarted on its SQLite fi
   await h.restartServer();
   const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
   assert.equal(final.status, 'finished');
-  assert.deepEqual((await readFile(path.join(workspace, 'countdown.txt'), 'utf8')).trim().split('\n'), countdown);
   const events = await conversation.events();
+  // On failure, say what each step observed (a lost step shows as an error observation).
+  const observed = events.flatMap((e) => (e.kind === 'observation' ? [`${e.index}: ${e.isError ? 'ERROR ' : ''}${e.content.slice(0, 160)}`] : []));
+  assert.deepEqual((await readFile(path.join(workspace, 'countdown.txt'), 'utf8')).trim().split('\n'), countdown, observed.join('\n'));
   events.forEach((e, i) => assert.equal(e.index, i));
   assert.equal(events.filter((e) => e.kind === 'action').length, events.filter((e) => e.kind === 'observation').length);
 });

@@ -75,6 +75,37 @@ test('a worker killed during a command: the command is reported as interrupted, 
   await worker.kill();
 });
 
+test('a command handed to a worker that died before starting it runs on the retry, once', async () => {
+  h.model.setScript((req) =>
+    req.body.messages.some((m) => m.role === 'tool')
+      ? { content: 'Done.' }
+      : { toolCalls: [{ name: 'terminal', arguments: { command: 'echo ran >> marker.txt' } }] },
+  );
+  const worker = await h.startWorker();
+  const toolTaskQueue = `lost-poll-${Date.now()}`;
+  // Stands in for a worker whose poll took the task and then died: it never starts the command.
+  const lostPoll = h.client.connection.withDeadline(Date.now() + 60_000, () =>
+    h.client.connection.workflowService.pollActivityTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: toolTaskQueue },
+      identity: 'dies-before-starting',
+    }),
+  );
+  const workspace = await h.workspace();
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true, toolTaskQueue });
+  const task = await lostPoll;
+  assert.equal(task.activityType?.name, 'runTerminal');
+  const tools = await h.startWorker({ FAHEEM_TOOL_TASK_QUEUE: toolTaskQueue });
+
+  const final = await conversation.waitUntil((s) => s.status !== 'running', 100, 60_000);
+  assert.equal(final.status, 'finished');
+  const observation = (await conversation.events()).find((e) => e.kind === 'observation');
+  assert.ok(observation && observation.kind === 'observation');
+  assert.equal(observation.isError, false, observation.content);
+  assert.equal(await readFile(path.join(workspace, 'marker.txt'), 'utf8'), 'ran\n');
+  await Promise.all([worker.kill(), tools.kill()]);
+});
+
 test('a worker killed right after a pause cancelled its model call: a new worker resumes it', async () => {
   h.model.setScript(countdownScript({ delayMs: 200 }));
   let worker = await h.startWorker();

@@ -1,9 +1,10 @@
 // The tools on their own: real files, real bash processes.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, symlink, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, symlink, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import { StartLog } from '../src/activities/start-log.js';
 import { editFile } from '../src/tools/file-editor.js';
 import { commandBaseEnv, runTerminal, MAX_OUTPUT_CHARS, CommandInterrupted } from '../src/tools/terminal.js';
 import type { TerminalState } from '../src/types.js';
@@ -229,5 +230,29 @@ describe('terminal', () => {
     assert.equal(r.isError, true);
     assert.match(r.content, /left running by a worker that has since stopped/);
     assert.equal(r.terminal.running, undefined);
+  });
+});
+
+describe('start log', () => {
+  const attempt = (activityId: string, attempt: number, runId = 'run-1') => ({
+    workflowExecution: { workflowId: 'conv/1', runId },
+    activityId,
+    attempt,
+  });
+
+  test('a retry knows whether an earlier attempt began, per run; old logs are pruned', async () => {
+    const dir = await tmp('faheem-starts-');
+    const log = new StartLog(dir);
+    // Handed to a poll that never answered: no line, so the retry may run the command.
+    assert.equal(await log.begunBefore(attempt('5', 2)), false);
+    await log.begin(attempt('5', 1));
+    assert.equal(await log.begunBefore(attempt('5', 1)), false);
+    assert.equal(await log.begunBefore(attempt('5', 2)), true);
+    assert.equal(await log.begunBefore(attempt('50', 2)), false);
+    // After continue-as-new the same activity id belongs to a new run.
+    assert.equal(await log.begunBefore(attempt('5', 2, 'run-2')), false);
+    await log.prune(60_000, Date.now() + 120_000);
+    assert.equal(await log.begunBefore(attempt('5', 2)), false);
+    assert.deepEqual(await readdir(dir), []);
   });
 });

@@ -4,19 +4,23 @@ import path from 'node:path';
 import { redact, secretValues } from '../security/redact.js';
 import { editFile as edit } from '../tools/file-editor.js';
 import type { ToolCallInput, ToolResult } from '../types.js';
+import type { StartLog } from './start-log.js';
 
-export function createEditFile(env: NodeJS.ProcessEnv, home: string) {
+export function createEditFile(env: NodeJS.ProcessEnv, home: string, starts: StartLog) {
   const secrets = secretValues(env);
   return async function editFile(input: ToolCallInput): Promise<ToolResult> {
     const ctx = Context.current();
     const command = (input.arguments as { command?: unknown } | null)?.command;
-    // Viewing may simply run again; an edit cut off by a dying worker is reported, not repeated.
-    if (ctx.info.attempt > 1 && command !== 'view') {
+    // Viewing may simply run again, and so may create (it refuses to overwrite different content);
+    // an edit cut off by a dying worker is reported, not repeated.
+    const repeatable = command === 'view' || command === 'create';
+    if (!repeatable && (await starts.begunBefore(ctx.info))) {
       return {
         content: 'This edit was started, but the worker running it stopped before it reported a result. View the file to see whether it was applied.',
         isError: true,
       };
     }
+    if (!repeatable) await starts.begin(ctx.info);
     const result = await edit(input.arguments, { workspace: input.workspace, undoDir: path.join(home, 'undo', input.conversationId) });
     return { ...result, content: redact(result.content, secrets) };
   };

@@ -5,17 +5,18 @@ import path from 'node:path';
 import { secretValues } from '../security/redact.js';
 import { CommandInterrupted, commandBaseEnv, namedSecrets, runTerminal as run } from '../tools/terminal.js';
 import type { TerminalCallInput, TerminalResult } from '../types.js';
+import type { StartLog } from './start-log.js';
 
-export function createRunTerminal(env: NodeJS.ProcessEnv, home: string) {
+export function createRunTerminal(env: NodeJS.ProcessEnv, home: string, starts: StartLog) {
   const secrets = secretValues(env);
   const baseEnv = commandBaseEnv(env);
   const secretEnv = namedSecrets(env);
 
   return async function runTerminal(input: TerminalCallInput): Promise<TerminalResult> {
     const ctx = Context.current();
-    // A retry means an earlier attempt was cut off (its worker died) after it may have had effects.
+    // An earlier attempt that began was cut off (its worker died) after it may have had effects.
     // Running the command again could do them twice, so report instead and let the model decide.
-    if (ctx.info.attempt > 1) {
+    if (await starts.begunBefore(ctx.info)) {
       return {
         content:
           'This command was started, but the worker running it stopped before it reported a result. ' +
@@ -25,6 +26,7 @@ export function createRunTerminal(env: NodeJS.ProcessEnv, home: string) {
         terminal: input.terminal,
       };
     }
+    await starts.begin(ctx.info);
     const beat = setInterval(() => ctx.heartbeat(), 500);
     try {
       return await run(input.arguments, input.terminal, {

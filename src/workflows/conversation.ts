@@ -64,8 +64,8 @@ const MODEL_CALL: ActivityOptions = {
   retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
 };
 
-// A tool attempt after the first reports an interruption instead of running again (see the
-// activities), so a few attempts are enough to get that report through a second worker.
+// A retried tool attempt whose predecessor began reports an interruption instead of running again
+// (see the activities), so a few attempts are enough to get that report through a second worker.
 const TOOL_CALL: ActivityOptions = {
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: '2 seconds',
