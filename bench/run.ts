@@ -10,6 +10,7 @@ import { pauseSignal } from '../src/workflows/messages.js';
 import OpenAI from 'openai';
 import { startHarness, waitFor, type Harness } from '../test/support/harness.js';
 import type { ConversationEvent } from '../src/types.js';
+import { floorPerStep } from './floor/floor.js';
 
 const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] });
 const pct = (xs: number[], p: number) => {
@@ -119,6 +120,8 @@ async function recovery(h: Harness, rounds: number) {
     await waitFor('the model call made again', () => h.model.requests.length > before, 60_000, 5);
     fromSpawn.push(h.model.requests[before]!.startedAt - spawned);
     fromReady.push(h.model.requests[before]!.startedAt - ready);
+    // Kill during a later call: killing the same call again measures its growing retry backoff.
+    await waitFor('a later model call', () => h.model.requests.length > before + 1, 60_000, 5);
   }
   await conversation.close();
   await worker.kill();
@@ -135,6 +138,8 @@ console.log(`model request aborted (signal sent → HTTP connection closed): p50
 
 const steps = await stepTime(h, 50);
 console.log(`time per step (model call + terminal command), 50 steps: durable ${fmt(steps.durable)} ms, in-process ${fmt(steps.inProcess)} ms, price of durability ${fmt(steps.durable - steps.inProcess)} ms/step`);
+const floor = await floorPerStep(h.server.address, 50);
+console.log(`Temporal's floor on this server (a workflow of two no-op activities per step, 50 steps): ${fmt(floor)} ms/step`);
 
 const growth = await historyGrowth(h);
 console.log(`history bytes per step (2 KB observations): around step 20 ${growth.at20.toFixed(0)} B, around step 200 ${growth.at200.toFixed(0)} B`);

@@ -16,7 +16,7 @@ export function createCallModel(models: ModelClients, transcripts: TranscriptCac
     ctx.heartbeat();
     try {
       // The transcript is read here, not passed in, so that history holds each event once.
-      const events = await transcripts.read(ctx.client.workflow.getHandle(input.conversationId), input.conversationId, input.eventCount);
+      const events = await transcripts.read(ctx.client.workflow.getHandle(input.conversationId), input.eventCount, ctx.info.attempt);
       const messages = buildMessages(events, input.systemPrompt);
       const started = performance.now();
       const response = await client.chat.completions.create(

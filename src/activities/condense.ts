@@ -27,7 +27,7 @@ export function createCondense(models: ModelClients, transcripts: TranscriptCach
     const { resolved, client } = models.get(input.llm);
     const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     try {
-      const events = await transcripts.read(ctx.client.workflow.getHandle(input.conversationId), input.conversationId, input.to);
+      const events = await transcripts.read(ctx.client.workflow.getHandle(input.conversationId), input.to, ctx.info.attempt);
       const body = events
         .filter((e) => e.index >= input.from && e.index < input.to)
         .map(render)

@@ -28,9 +28,12 @@ export class TranscriptCache {
   private readonly cache = new Map<string, ConversationEvent[]>();
   constructor(private readonly maxConversations = 20) {}
 
-  async read(handle: WorkflowHandle, id: string, eventCount: number): Promise<ConversationEvent[]> {
+  /** `attempt` > 1 means an earlier attempt of the asking activity failed, often with its worker. */
+  async read(handle: WorkflowHandle, eventCount: number, attempt = 1): Promise<ConversationEvent[]> {
+    const id = handle.workflowId;
     let cached = this.cache.get(id) ?? [];
     this.cache.delete(id);
+    if (cached.length === 0 && attempt > 1) await unstick(handle);
     if (cached.length > eventCount) cached = cached.slice(0, eventCount);
     let events: ConversationEvent[];
     if (cached.length === 0) {
@@ -45,4 +48,16 @@ export class TranscriptCache {
     while (this.cache.size > this.maxConversations) this.cache.delete(this.cache.keys().next().value as string);
     return events;
   }
+}
+
+/**
+ * Sends a conversation's queries and next workflow task to any worker, not the one that ran it
+ * last. A retry on a worker new to the conversation usually means the last one died; until Temporal
+ * notices (the sticky timeout) every query would wait for it. Best effort: a failure only costs time.
+ */
+async function unstick(handle: WorkflowHandle): Promise<void> {
+  const { client } = handle;
+  await client.workflowService
+    .resetStickyTaskQueue({ namespace: client.options.namespace, execution: { workflowId: handle.workflowId } })
+    .catch(() => undefined);
 }

@@ -38,6 +38,9 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--db-filename', options.db);
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  // A model call scheduled by a workflow task goes straight back to the worker that completed it,
+  // skipping one trip through matching per step (off by default in the server).
+  args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
   // Idle workflows wait on a timer for days; the dev server's defaults are fine for that.
   const child = execa(cli, args, { stdio: options.stdio ?? 'ignore', reject: false, cleanup: true });
   const address = `${ip}:${port}`;

@@ -1,0 +1,52 @@
+// Where the time of a durable step goes: one conversation of N steps, then the history's timeline
+// (scheduled → started → completed per activity, workflow task gaps), averaged per event kind.
+import { Agent, Conversation, LLM } from '../src/client.js';
+import type { Script } from '../src/testing/scripted-model.js';
+import { startHarness } from '../test/support/harness.js';
+
+const steps = Number(process.argv[2] ?? 30);
+const script: Script = (req) =>
+  req.body.messages.filter((m) => m.role === 'tool').length >= steps
+    ? { content: 'done' }
+    : { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${req.body.messages.length}` } }] };
+const h = await startHarness({ name: 'trace', script, record: false });
+const worker = await h.startWorker();
+const agent = new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] });
+const conversation = await Conversation.create(h.client, { agent, workspace: await h.workspace(), firstMessage: 'go', run: true, condenser: false });
+await conversation.waitUntil((s) => s.status !== 'running', 20, 600_000);
+const history = await h.client.workflow.getHandle(conversation.id).fetchHistory();
+const ms = (t: unknown) => {
+  const ts = t as { seconds?: { toNumber(): number } | number; nanos?: number };
+  const s = typeof ts.seconds === 'number' ? ts.seconds : (ts.seconds?.toNumber() ?? 0);
+  return s * 1000 + (ts.nanos ?? 0) / 1e6;
+};
+const gaps = new Map<string, number[]>();
+const add = (k: string, v: number) => gaps.set(k, [...(gaps.get(k) ?? []), v]);
+const scheduled = new Map<string, { at: number; type: string }>();
+const events = history.events ?? [];
+for (let i = 1; i < events.length; i++) {
+  const e = events[i]!;
+  const prev = events[i - 1]!;
+  const t = ms(e.eventTime);
+  const id = String(e.eventId);
+  if (e.activityTaskScheduledEventAttributes) scheduled.set(id, { at: t, type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?' });
+  const started = e.activityTaskStartedEventAttributes;
+  if (started) {
+    const s = scheduled.get(String(started.scheduledEventId));
+    if (s) add(`${s.type}: scheduled → started`, t - s.at);
+  }
+  const done = e.activityTaskCompletedEventAttributes;
+  if (done) {
+    const s = scheduled.get(String(done.scheduledEventId));
+    if (s) add(`${s.type}: scheduled → completed`, t - s.at);
+  }
+  if (e.workflowTaskStartedEventAttributes) add('workflow task: scheduled → started', t - ms(prev.eventTime));
+  if (e.workflowTaskCompletedEventAttributes) add('workflow task: started → completed', t - ms(prev.eventTime));
+}
+const first = ms(events[0]!.eventTime);
+const last = ms(events[events.length - 1]!.eventTime);
+console.log(`${steps} steps, ${events.length} events, ${((last - first) / (steps + 1)).toFixed(1)} ms per step in history time`);
+for (const [k, v] of gaps) console.log(`${k.padEnd(40)} n=${String(v.length).padStart(3)} mean ${(v.reduce((a, b) => a + b, 0) / v.length).toFixed(1)} ms`);
+await worker.kill();
+await h.close();
+process.exit(0);
