@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../src/client.js';
+import { retryAfterMs } from '../src/llm/client.js';
 import type { Script } from '../src/testing/scripted-model.js';
 import type { ObservationEvent } from '../src/types.js';
 import { FAKE_KEY, startHarness, waitFor, type Harness } from './support/harness.js';
@@ -42,6 +43,21 @@ test('HTTP 500 on the first attempts is retried and the run finishes', async () 
   assert.equal(final.status, 'finished');
   assert.equal(calls, 3);
   assert.ok(events.some((e) => e.kind === 'message' && e.source === 'agent' && e.text === 'All done.'));
+});
+
+test('HTTP 429 with Retry-After is asked again when the provider said, not on our backoff', async () => {
+  const start = h.model.requests.length;
+  let calls = 0;
+  const { final } = await runWith(() => (++calls === 1 ? { status: 429, error: 'rate limited', headers: { 'retry-after': '2' } } : { content: 'All done.' }));
+  assert.equal(final.status, 'finished');
+  const [first, second] = h.model.requests.slice(start);
+  // Our own first backoff is 0.5 s; a gap of about 2 s shows the header was followed.
+  assert.ok(second!.startedAt - first!.startedAt >= 1900, `asked again after ${second!.startedAt - first!.startedAt} ms`);
+  assert.equal(retryAfterMs(new Headers({ 'retry-after-ms': '1500' })), 1500);
+  assert.ok((retryAfterMs(new Headers({ 'retry-after': new Date(Date.now() + 60_000).toUTCString() })) ?? 0) > 50_000, 'an HTTP date');
+  assert.equal(retryAfterMs(new Headers({ 'retry-after': '86400' })), 120_000, 'capped');
+  assert.equal(retryAfterMs(new Headers({ 'retry-after': 'soon' })), undefined);
+  assert.equal(retryAfterMs(undefined), undefined);
 });
 
 test('the iteration limit stops the run with an error saying why', async () => {

@@ -59,6 +59,9 @@ export class ModelClients {
     if (err instanceof OpenAI.APIError && err.status !== undefined) {
       const text = redact(`HTTP ${err.status} from ${resolved.baseUrl}: ${err.message}`, secrets);
       if (NOT_RETRYABLE.has(err.status)) return ApplicationFailure.nonRetryable(text, 'ModelRequestRejected');
+      const wait = retryAfterMs(err.headers);
+      // A provider that says when to come back (429, 503) is asked again then, not on our backoff.
+      if (wait !== undefined) return ApplicationFailure.create({ message: text, type: 'ModelUnavailable', nextRetryDelay: wait });
       return ApplicationFailure.retryable(text, 'ModelUnavailable');
     }
     return ApplicationFailure.retryable(redact(`could not reach ${resolved.baseUrl}: ${(err as Error).message}`, secrets), 'ModelUnavailable');
@@ -67,4 +70,20 @@ export class ModelClients {
   redact(text: string): string {
     return redact(text, this.secrets);
   }
+}
+
+/** The longest Retry-After we honour; a provider asking for more is asked again after this. */
+const MAX_RETRY_AFTER_MS = 120_000;
+
+/** `retry-after-ms`, or `retry-after` in seconds or as an HTTP date; undefined when absent or bad. */
+export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
+  const ms = Number(headers?.get('retry-after-ms') ?? NaN);
+  let wait = Number.isFinite(ms) ? ms : undefined;
+  const after = headers?.get('retry-after');
+  if (wait === undefined && after) {
+    const seconds = Number(after);
+    wait = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(after) - now;
+  }
+  if (wait === undefined || !Number.isFinite(wait) || wait < 0) return undefined;
+  return Math.min(Math.max(wait, 100), MAX_RETRY_AFTER_MS);
 }

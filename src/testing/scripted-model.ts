@@ -16,6 +16,8 @@ export interface ScriptedReply {
   delayMs?: number;
   /** Answer with this HTTP status and an error body instead. */
   status?: number;
+  /** Extra response headers (e.g. `retry-after` with a 429). */
+  headers?: Record<string, string>;
   error?: string;
   usage?: { prompt_tokens: number; completion_tokens: number };
 }
@@ -86,7 +88,7 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
     if (res.destroyed || recorded.aborted) return;
     recorded.endedAt = Date.now();
     if (reply.status && reply.status >= 400) {
-      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
       res.end(JSON.stringify({ error: { message: reply.error ?? `scripted HTTP ${reply.status}`, type: 'scripted_error' } }));
       return;
     }
