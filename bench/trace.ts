@@ -1,7 +1,9 @@
-// Where the time of a durable step goes: one conversation of N steps, then the history's timeline
-// (scheduled → started → completed per activity, workflow task gaps), averaged per event kind.
+// Where the time of a durable step goes: one conversation of N steps (`npx tsx bench/trace.ts 40`),
+// then its history's timeline: dispatch and run times per activity and workflow task; TRACE_RAW=1
+// prints every gap in order (a change over time shows there).
 import { Agent, Conversation, LLM } from '../src/client.js';
 import type { Script } from '../src/testing/scripted-model.js';
+import { eventsQuery } from '../src/workflows/messages.js';
 import { startHarness } from '../test/support/harness.js';
 
 const steps = Number(process.argv[2] ?? 30);
@@ -46,7 +48,22 @@ for (let i = 1; i < events.length; i++) {
 const first = ms(events[0]!.eventTime);
 const last = ms(events[events.length - 1]!.eventTime);
 console.log(`${steps} steps, ${events.length} events, ${((last - first) / (steps + 1)).toFixed(1)} ms per step in history time`);
-for (const [k, v] of gaps) console.log(`${k.padEnd(40)} n=${String(v.length).padStart(3)} mean ${(v.reduce((a, b) => a + b, 0) / v.length).toFixed(1)} ms`);
+for (const [k, v] of gaps) {
+  const sorted = [...v].sort((a, b) => a - b);
+  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.toFixed(1);
+  console.log(`${k.padEnd(40)} n=${String(v.length).padStart(3)} mean ${(v.reduce((a, b) => a + b, 0) / v.length).toFixed(1)} ms · p10 ${at(0.1)} p50 ${at(0.5)} p90 ${at(0.9)}`);
+}
+if (process.env.TRACE_RAW) for (const [k, v] of gaps) console.log(k, v.map((x) => x.toFixed(0)).join(' ')); // every gap, in order
+// One events query (what each model call makes for the events it has not seen), timed.
+const handle = h.client.workflow.getHandle(conversation.id);
+const queries: number[] = [];
+for (let i = 0; i < 20; i++) {
+  const t = performance.now();
+  await handle.query(eventsQuery, 10, 3);
+  queries.push(performance.now() - t);
+}
+queries.sort((a, b) => a - b);
+console.log(`events query from a client: p50 ${queries[10]!.toFixed(1)} ms`);
 await worker.kill();
 await h.close();
 process.exit(0);

@@ -26,6 +26,20 @@ export interface DevServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Server settings for an agent's pace (see docs/benchmarks.md). The dev server has one history
+ * shard, and each shard reads its task queues at most 20 times a second by default: under steady
+ * work every task (a workflow task, an activity) then waits ~40 ms before it is dispatched, which made
+ * a step cost ~130 ms instead of ~20. Eager dispatch hands a model call straight back to the worker
+ * that scheduled it (off by default in the server).
+ */
+export const DYNAMIC_CONFIG = [
+  'history.transferProcessorMaxPollRPS=1000',
+  'history.timerProcessorMaxPollRPS=1000',
+  'history.visibilityProcessorMaxPollRPS=1000',
+  'system.enableActivityEagerExecution=true',
+];
+
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const cli = await findTemporalCli(options.log);
   const port = options.port ?? 7233;
@@ -38,9 +52,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--db-filename', options.db);
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
-  // A model call scheduled by a workflow task goes straight back to the worker that completed it,
-  // skipping one trip through matching per step (off by default in the server).
-  args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
+  for (const setting of DYNAMIC_CONFIG) args.push('--dynamic-config-value', setting);
   // Idle workflows wait on a timer for days; the dev server's defaults are fine for that.
   const child = execa(cli, args, { stdio: options.stdio ?? 'ignore', reject: false, cleanup: true });
   const address = `${ip}:${port}`;
