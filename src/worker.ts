@@ -1,6 +1,7 @@
 // The worker: runs conversation workflows and model calls on the shared task queue, and tools on
 // this host's tool queue. Holds the secrets (from its environment); nothing else does.
 import { Connection } from '@temporalio/client';
+import type { LogMetadata } from '@temporalio/common';
 import { DefaultLogger, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from './activities/index.js';
@@ -27,12 +28,20 @@ export const bundlerOptions: WorkerOptions['bundlerOptions'] = {
   },
 };
 
+/** The default logger, less the warning that the tools worker runs no workflows (by design). */
+class WorkerLogger extends DefaultLogger {
+  override log(level: LogLevel, message: string, meta?: LogMetadata): void {
+    if (message.startsWith('No workflows registered')) return;
+    super.log(level, message, meta);
+  }
+}
+
 let runtimeInstalled = false;
 function installRuntime(level: LogLevel): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger(level) });
+    Runtime.install({ logger: new WorkerLogger(level) });
   } catch {
     // Already installed by the embedding program: keep its logger.
   }
