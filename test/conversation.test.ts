@@ -57,6 +57,7 @@ test('HTTP 429 with Retry-After is asked again when the provider said, not on ou
   assert.ok((retryAfterMs(new Headers({ 'retry-after': new Date(Date.now() + 60_000).toUTCString() })) ?? 0) > 50_000, 'an HTTP date');
   assert.equal(retryAfterMs(new Headers({ 'retry-after': '86400' })), 120_000, 'capped');
   assert.equal(retryAfterMs(new Headers({ 'retry-after': 'soon' })), undefined);
+  assert.equal(retryAfterMs(new Headers({ 'retry-after-ms': ' ', 'retry-after': '3' })), 3000, 'a blank header is absent');
   assert.equal(retryAfterMs(undefined), undefined);
 });
 

@@ -234,25 +234,40 @@ describe('terminal', () => {
 });
 
 describe('start log', () => {
-  const attempt = (activityId: string, attempt: number, runId = 'run-1') => ({
+  const attempt = (activityId: string, attempt: number, scheduledTimestampMs: number, runId = 'run-1') => ({
     workflowExecution: { workflowId: 'conv/1', runId },
     activityId,
     attempt,
+    scheduledTimestampMs,
   });
 
-  test('a retry knows whether an earlier attempt began, per run; old logs are pruned', async () => {
+  test('a retry runs only when the log shows no earlier attempt began, and the log could have shown it', async () => {
+    const dir = await tmp('faheem-starts-');
+    const day = 24 * 60 * 60 * 1000;
+    const t0 = Date.now();
+    const log = new StartLog(dir, 30 * day, t0);
+    // Handed to a poll that never answered: no line, so the retry may run the command.
+    assert.equal(await log.claim(attempt('5', 2, t0 + 1)), false);
+    // It began (the claim above recorded it): a further retry must report, not run.
+    assert.equal(await log.claim(attempt('5', 3, t0 + 1)), true);
+    assert.equal(await log.claim(attempt('6', 1, t0 + 2)), false);
+    assert.equal(await log.claim(attempt('6', 2, t0 + 2)), true);
+    // After continue-as-new the same activity id belongs to a new run.
+    assert.equal(await log.claim(attempt('5', 2, t0 + 3, 'run-2')), false);
+    // Scheduled before the log existed (a new or wiped home): it cannot vouch, so report.
+    assert.equal(await log.claim(attempt('7', 2, t0 - 1000)), true);
+
+    // Forty days on, a new worker prunes the old runs; it vouches only from its cutoff.
+    const later = new StartLog(dir, 30 * day, t0 + 40 * day);
+    assert.equal(await later.claim(attempt('5', 3, t0 + 1)), true, 'pruned, so unknown rather than run');
+    assert.equal(await later.claim(attempt('8', 2, t0 + 40 * day)), false);
+    assert.deepEqual((await readdir(dir)).sort(), ['.since', 'conv%2F1']);
+  });
+
+  test('an unreadable log fails the attempt instead of running the command', async () => {
     const dir = await tmp('faheem-starts-');
     const log = new StartLog(dir);
-    // Handed to a poll that never answered: no line, so the retry may run the command.
-    assert.equal(await log.begunBefore(attempt('5', 2)), false);
-    await log.begin(attempt('5', 1));
-    assert.equal(await log.begunBefore(attempt('5', 1)), false);
-    assert.equal(await log.begunBefore(attempt('5', 2)), true);
-    assert.equal(await log.begunBefore(attempt('50', 2)), false);
-    // After continue-as-new the same activity id belongs to a new run.
-    assert.equal(await log.begunBefore(attempt('5', 2, 'run-2')), false);
-    await log.prune(60_000, Date.now() + 120_000);
-    assert.equal(await log.begunBefore(attempt('5', 2)), false);
-    assert.deepEqual(await readdir(dir), []);
+    await mkdir(path.join(dir, 'conv%2F1', 'run-1'), { recursive: true }); // a directory where the file goes
+    await assert.rejects(log.claim(attempt('5', 2, Date.now())), /EISDIR/);
   });
 });

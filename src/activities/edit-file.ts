@@ -14,13 +14,12 @@ export function createEditFile(env: NodeJS.ProcessEnv, home: string, starts: Sta
     // Viewing may simply run again, and so may create (it refuses to overwrite different content);
     // an edit cut off by a dying worker is reported, not repeated.
     const repeatable = command === 'view' || command === 'create';
-    if (!repeatable && (await starts.begunBefore(ctx.info))) {
+    if (!repeatable && (await starts.claim(ctx.info))) {
       return {
-        content: 'This edit was started, but the worker running it stopped before it reported a result. View the file to see whether it was applied.',
+        content: 'This edit may have been applied, but the worker running it stopped before it reported a result. View the file to see.',
         isError: true,
       };
     }
-    if (!repeatable) await starts.begin(ctx.info);
     const result = await edit(input.arguments, { workspace: input.workspace, undoDir: path.join(home, 'undo', input.conversationId) });
     return { ...result, content: redact(result.content, secrets) };
   };

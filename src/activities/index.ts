@@ -15,7 +15,6 @@ export function createActivities(env: NodeJS.ProcessEnv = process.env) {
   // Model calls and condensation read the same transcripts: one cache serves both.
   const transcripts = new TranscriptCache();
   const starts = new StartLog(path.join(home, 'started'));
-  void starts.prune(24 * 60 * 60 * 1000).catch(() => undefined);
   return {
     callModel: createCallModel(models, transcripts),
     condense: createCondense(models, transcripts),

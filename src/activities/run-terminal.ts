@@ -14,19 +14,18 @@ export function createRunTerminal(env: NodeJS.ProcessEnv, home: string, starts: 
 
   return async function runTerminal(input: TerminalCallInput): Promise<TerminalResult> {
     const ctx = Context.current();
-    // An earlier attempt that began was cut off (its worker died) after it may have had effects.
+    // An earlier attempt that may have begun was cut off (its worker died), perhaps after effects.
     // Running the command again could do them twice, so report instead and let the model decide.
-    if (await starts.begunBefore(ctx.info)) {
+    if (await starts.claim(ctx.info)) {
       return {
         content:
-          'This command was started, but the worker running it stopped before it reported a result. ' +
+          'This command may have run, but the worker running it stopped before it reported a result. ' +
           'Its effects are unknown: check the state (files, processes) before running it again.',
         isError: true,
         exitCode: -1,
         terminal: input.terminal,
       };
     }
-    await starts.begin(ctx.info);
     const beat = setInterval(() => ctx.heartbeat(), 500);
     try {
       return await run(input.arguments, input.terminal, {

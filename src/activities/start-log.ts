@@ -2,14 +2,31 @@
 // "ran, then its worker died". Temporal counts an attempt as started when it hands the task to a
 // poll; if the server or worker dies before the poll's answer arrives, the command never ran and the
 // retry may run it. Only a line written here before the command starts proves that it might have.
+//
+// A missing line proves nothing when the log could not have held it: written before the log existed
+// (a new or wiped $FAHEEM_HOME) or pruned since. `.since` holds the time from which the log vouches;
+// a retry of a call scheduled before it is reported, not run.
 import type { Info } from '@temporalio/activity';
-import { appendFile, mkdir, readdir, readFile, rm, rmdir, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, rmdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 
-export type Attempt = Pick<Info, 'workflowExecution' | 'activityId' | 'attempt'>;
+export type Attempt = Pick<Info, 'workflowExecution' | 'activityId' | 'attempt' | 'scheduledTimestampMs'>;
+
+/** Logs untouched this long are dropped when a worker starts. */
+const KEEP_MS = 30 * 24 * 60 * 60 * 1000;
 
 export class StartLog {
-  constructor(private readonly dir: string) {}
+  // Pruning finishes before any attempt reads or writes, so it never races with one.
+  private readonly ready: Promise<number>;
+
+  constructor(
+    private readonly dir: string,
+    keepMs = KEEP_MS,
+    now = Date.now(),
+  ) {
+    this.ready = this.prepare(keepMs, now);
+    this.ready.catch(() => undefined); // reported by each claim() instead of crashing the worker
+  }
 
   private file(info: Attempt): string {
     const { workflowId, runId } = info.workflowExecution ?? { workflowId: 'standalone', runId: 'standalone' };
@@ -17,32 +34,52 @@ export class StartLog {
     return path.join(this.dir, encodeURIComponent(workflowId), runId);
   }
 
-  /** Records that this activity's side effects may begin now. Call before the first effect. */
-  async begin(info: Attempt): Promise<void> {
-    const file = this.file(info);
-    await mkdir(path.dirname(file), { recursive: true });
-    await appendFile(file, `${info.activityId}\n`);
-  }
-
-  /** Whether an earlier attempt of this activity got as far as begin(). */
-  async begunBefore(info: Attempt): Promise<boolean> {
-    if (info.attempt <= 1) return false;
-    const lines = await readFile(this.file(info), 'utf8').catch(() => '');
-    return lines.split('\n').includes(info.activityId);
-  }
-
   /**
-   * Drops logs not written for `maxAgeMs`. A retry comes within minutes (tool calls time out after
-   * 15), so a day-old log can no longer be asked about.
+   * Whether an earlier attempt of this call may have begun; if not, records that this one begins
+   * now (call it before the first side effect). The line is synced to disk before the effect.
    */
-  async prune(maxAgeMs: number, now = Date.now()): Promise<void> {
-    for (const name of await readdir(this.dir).catch(() => [] as string[])) {
+  async claim(info: Attempt): Promise<boolean> {
+    const since = await this.ready;
+    const file = this.file(info);
+    if (info.attempt > 1) {
+      const lines = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+        if (err.code === 'ENOENT') return '';
+        throw err; // an unreadable log vouches for nothing; the attempt fails and is retried
+      });
+      if (lines.split('\n').includes(info.activityId)) return true;
+      if (info.scheduledTimestampMs < since) return true;
+    }
+    await mkdir(path.dirname(file), { recursive: true });
+    const handle = await open(file, 'a');
+    try {
+      await handle.appendFile(`${info.activityId}\n`);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    return false;
+  }
+
+  /** Drops run logs not written for `keepMs`; the log then vouches only from that cutoff on. */
+  private async prepare(keepMs: number, now: number): Promise<number> {
+    await mkdir(this.dir, { recursive: true });
+    const sinceFile = path.join(this.dir, '.since');
+    let since = Number(await readFile(sinceFile, 'utf8').catch(() => NaN));
+    if (!Number.isFinite(since)) since = now;
+    const cutoff = now - keepMs;
+    for (const name of await readdir(this.dir)) {
+      if (name.startsWith('.')) continue;
       const dir = path.join(this.dir, name);
       for (const run of await readdir(dir).catch(() => [] as string[])) {
         const info = await stat(path.join(dir, run)).catch(() => undefined);
-        if (info && now - info.mtimeMs > maxAgeMs) await rm(path.join(dir, run), { force: true });
+        if (info && info.mtimeMs < cutoff) {
+          await rm(path.join(dir, run), { force: true });
+          since = Math.max(since, cutoff);
+        }
       }
       await rmdir(dir).catch(() => undefined); // only succeeds once empty
     }
+    await writeFile(sinceFile, String(since));
+    return since;
   }
 }

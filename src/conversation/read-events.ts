@@ -33,11 +33,10 @@ export class TranscriptCache {
     const id = handle.workflowId;
     let cached = this.cache.get(id) ?? [];
     this.cache.delete(id);
-    if (cached.length === 0 && attempt > 1) await unstick(handle);
     if (cached.length > eventCount) cached = cached.slice(0, eventCount);
     let events: ConversationEvent[];
     if (cached.length === 0) {
-      events = await readEvents(handle, 0, eventCount);
+      events = attempt > 1 ? await readAfterRetry(handle, eventCount) : await readEvents(handle, 0, eventCount);
     } else {
       const fresh = await readEvents(handle, cached.length - 1, eventCount);
       events = isDeepStrictEqual(fresh[0], cached[cached.length - 1])
@@ -50,14 +49,23 @@ export class TranscriptCache {
   }
 }
 
+/** How long a query may take before we suspect it waits for a dead worker. */
+const STALL_MS = 250;
+
 /**
- * Sends a conversation's queries and next workflow task to any worker, not the one that ran it
- * last. A retry on a worker new to the conversation usually means the last one died; until Temporal
- * notices (the sticky timeout) every query would wait for it. Best effort: a failure only costs time.
+ * A retry on a worker new to the conversation often follows the death of the worker that ran it.
+ * The conversation is still sticky to that worker, and a query waits out the sticky timeout (2 s)
+ * for it. So if the first query does not answer at once, point the conversation's queries and next
+ * workflow task at any worker, and ask again. A live sticky worker is left alone.
  */
-async function unstick(handle: WorkflowHandle): Promise<void> {
+async function readAfterRetry(handle: WorkflowHandle, eventCount: number): Promise<ConversationEvent[]> {
   const { client } = handle;
-  await client.workflowService
-    .resetStickyTaskQueue({ namespace: client.options.namespace, execution: { workflowId: handle.workflowId } })
-    .catch(() => undefined);
+  try {
+    return await client.connection.withDeadline(Date.now() + STALL_MS, () => readEvents(handle, 0, eventCount));
+  } catch {
+    await client.workflowService
+      .resetStickyTaskQueue({ namespace: client.options.namespace, execution: { workflowId: handle.workflowId } })
+      .catch(() => undefined); // best effort: without it the query below only takes longer
+    return readEvents(handle, 0, eventCount);
+  }
 }

@@ -60,7 +60,7 @@ export class ModelClients {
       const text = redact(`HTTP ${err.status} from ${resolved.baseUrl}: ${err.message}`, secrets);
       if (NOT_RETRYABLE.has(err.status)) return ApplicationFailure.nonRetryable(text, 'ModelRequestRejected');
       const wait = retryAfterMs(err.headers);
-      // A provider that says when to come back (429, 503) is asked again then, not on our backoff.
+      // A provider that says when to come back (with a 429 or 503, usually) is asked again then.
       if (wait !== undefined) return ApplicationFailure.create({ message: text, type: 'ModelUnavailable', nextRetryDelay: wait });
       return ApplicationFailure.retryable(text, 'ModelUnavailable');
     }
@@ -77,9 +77,10 @@ const MAX_RETRY_AFTER_MS = 120_000;
 
 /** `retry-after-ms`, or `retry-after` in seconds or as an HTTP date; undefined when absent or bad. */
 export function retryAfterMs(headers: Headers | undefined, now = Date.now()): number | undefined {
-  const ms = Number(headers?.get('retry-after-ms') ?? NaN);
+  const header = (name: string) => headers?.get(name)?.trim() || undefined;
+  const ms = Number(header('retry-after-ms') ?? NaN);
   let wait = Number.isFinite(ms) ? ms : undefined;
-  const after = headers?.get('retry-after');
+  const after = header('retry-after');
   if (wait === undefined && after) {
     const seconds = Number(after);
     wait = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(after) - now;
