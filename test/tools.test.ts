@@ -6,6 +6,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { StartLog } from '../src/activities/start-log.js';
 import { editFile } from '../src/tools/file-editor.js';
+import { onRetry } from '../src/tools/schemas.js';
 import { commandBaseEnv, runTerminal, MAX_OUTPUT_CHARS, CommandInterrupted } from '../src/tools/terminal.js';
 import type { TerminalState } from '../src/types.js';
 
@@ -262,6 +263,16 @@ describe('start log', () => {
     assert.equal(await later.claim(attempt('5', 3, t0 + 1)), true, 'pruned, so unknown rather than run');
     assert.equal(await later.claim(attempt('8', 2, t0 + 40 * day)), false);
     assert.deepEqual((await readdir(dir)).sort(), ['.since', 'conv%2F1']);
+  });
+
+  test('each tool declares what a retry may do', () => {
+    assert.equal(onRetry('terminal', { command: 'ls' }), 'report');
+    assert.equal(onRetry('file_editor', { command: 'view', path: 'a' }), 'repeat');
+    assert.equal(onRetry('file_editor', { command: 'create', path: 'a', file_text: 'x' }), 'repeat');
+    assert.equal(onRetry('file_editor', { command: 'str_replace', path: 'a' }), 'report');
+    assert.equal(onRetry('file_editor', 'not json'), 'report');
+    assert.equal(onRetry('think', { thought: 'hm' }), 'repeat');
+    assert.equal(onRetry('rm_rf', {}), 'report');
   });
 
   test('an unreadable log fails the attempt instead of running the command', async () => {

@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import path from 'node:path';
 import { redact, secretValues } from '../security/redact.js';
 import { editFile as edit } from '../tools/file-editor.js';
+import { onRetry } from '../tools/schemas.js';
 import type { ToolCallInput, ToolResult } from '../types.js';
 import type { StartLog } from './start-log.js';
 
@@ -10,11 +11,8 @@ export function createEditFile(env: NodeJS.ProcessEnv, home: string, starts: Sta
   const secrets = secretValues(env);
   return async function editFile(input: ToolCallInput): Promise<ToolResult> {
     const ctx = Context.current();
-    const command = (input.arguments as { command?: unknown } | null)?.command;
-    // Viewing may simply run again, and so may create (it refuses to overwrite different content);
-    // an edit cut off by a dying worker is reported, not repeated.
-    const repeatable = command === 'view' || command === 'create';
-    if (!repeatable && (await starts.claim(ctx.info))) {
+    // An edit cut off by a dying worker is reported, not repeated (the tool declares which are).
+    if (onRetry('file_editor', input.arguments) === 'report' && (await starts.claim(ctx.info))) {
       return {
         content: 'This edit may have been applied, but the worker running it stopped before it reported a result. View the file to see.',
         isError: true,

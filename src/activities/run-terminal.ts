@@ -3,6 +3,7 @@ import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 import path from 'node:path';
 import { secretValues } from '../security/redact.js';
+import { onRetry } from '../tools/schemas.js';
 import { CommandInterrupted, commandBaseEnv, namedSecrets, runTerminal as run } from '../tools/terminal.js';
 import type { TerminalCallInput, TerminalResult } from '../types.js';
 import type { StartLog } from './start-log.js';
@@ -16,7 +17,7 @@ export function createRunTerminal(env: NodeJS.ProcessEnv, home: string, starts: 
     const ctx = Context.current();
     // An earlier attempt that may have begun was cut off (its worker died), perhaps after effects.
     // Running the command again could do them twice, so report instead and let the model decide.
-    if (await starts.claim(ctx.info)) {
+    if (onRetry('terminal', input.arguments) === 'report' && (await starts.claim(ctx.info))) {
       return {
         content:
           'This command may have run, but the worker running it stopped before it reported a result. ' +

@@ -40,16 +40,41 @@ export const TaskTrackerArgs = z.object({
 export const ThinkArgs = z.object({ thought: z.string().describe('Your reasoning; nothing is run.') });
 export const FinishArgs = z.object({ message: z.string().describe('A short summary of what you did.') });
 
-const TOOLS: Record<ToolName, { description: string; schema: z.ZodObject }> = {
-  terminal: { description: 'Run a bash command in the workspace and see its output and exit code.', schema: TerminalArgs },
+/**
+ * What a retry may do after an attempt was cut off (its worker died): `repeat` runs the call again
+ * (no effects, or the same effect twice is harmless); `report` tells the model its effects are
+ * unknown, unless the attempt provably never began.
+ */
+export type OnRetry = 'repeat' | 'report';
+
+interface ToolSpec {
+  description: string;
+  schema: z.ZodObject;
+  onRetry: (args: unknown) => OnRetry;
+}
+
+const TOOLS: Record<ToolName, ToolSpec> = {
+  terminal: {
+    description: 'Run a bash command in the workspace and see its output and exit code.',
+    schema: TerminalArgs,
+    onRetry: () => 'report',
+  },
   file_editor: {
     description: 'View, create and edit files: view (a file with line numbers, or a directory), create, str_replace, insert, undo_edit.',
     schema: FileEditorArgs,
+    // create refuses to overwrite different content, so creating the same file again is harmless.
+    onRetry: (args) => (['view', 'create'].includes((args as { command?: string } | null)?.command ?? '') ? 'repeat' : 'report'),
   },
-  task_tracker: { description: 'Keep a plan of tasks: view it, or plan (replace it).', schema: TaskTrackerArgs },
-  think: { description: 'Think out loud; use it to plan or reason about what you saw.', schema: ThinkArgs },
-  finish: { description: 'Finish the task, with a short summary of what you did.', schema: FinishArgs },
+  // These run inside the workflow, not as activities; a replay recomputes them.
+  task_tracker: { description: 'Keep a plan of tasks: view it, or plan (replace it).', schema: TaskTrackerArgs, onRetry: () => 'repeat' },
+  think: { description: 'Think out loud; use it to plan or reason about what you saw.', schema: ThinkArgs, onRetry: () => 'repeat' },
+  finish: { description: 'Finish the task, with a short summary of what you did.', schema: FinishArgs, onRetry: () => 'repeat' },
 };
+
+/** What a retry of this call may do (see OnRetry); unknown tools are reported, to be safe. */
+export function onRetry(tool: string, args: unknown): OnRetry {
+  return TOOLS[tool as ToolName]?.onRetry(args) ?? 'report';
+}
 
 export interface FunctionTool {
   type: 'function';
