@@ -81,13 +81,21 @@ export interface FunctionTool {
   function: { name: string; description: string; parameters: Record<string, unknown> };
 }
 
+// Built once per tool: every model call sends them, and converting the schemas is not free.
+const definitions = new Map<ToolName, FunctionTool>();
+
 export function toolDefinitions(names: readonly ToolName[]): FunctionTool[] {
   return names
     .filter((n) => TOOLS[n])
-    .map((name) => ({
-      type: 'function',
-      function: { name, description: TOOLS[name].description, parameters: z.toJSONSchema(TOOLS[name].schema) as Record<string, unknown> },
-    }));
+    .map((name) => {
+      let definition = definitions.get(name);
+      if (!definition) {
+        const parameters = z.toJSONSchema(TOOLS[name].schema) as Record<string, unknown>;
+        definition = { type: 'function', function: { name, description: TOOLS[name].description, parameters } };
+        definitions.set(name, definition);
+      }
+      return definition;
+    });
 }
 
 /** Turns a zod error into one sentence the model can act on. */
