@@ -2,7 +2,7 @@
 // scripted model prints pause-acknowledge latency, model-abort latency, time per step against the
 // same loop without Temporal, recovery after a worker kill, and history bytes per step.
 import os from 'node:os';
-import { Agent, Conversation, LLM } from '../src/client.js';
+import { Conversation } from '../src/client.js';
 import type { Script } from '../src/testing/scripted-model.js';
 import { runTerminal, commandBaseEnv } from '../src/tools/terminal.js';
 import { buildMessages } from '../src/workflows/prompt.js';
@@ -11,8 +11,8 @@ import OpenAI from 'openai';
 import { startHarness, waitFor, type Harness } from '../test/support/harness.js';
 import type { ConversationEvent } from '../src/types.js';
 import { floorPerStep } from './floor/floor.js';
+import { benchAgent, stepScript } from './step.js';
 
-const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] });
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
@@ -21,7 +21,7 @@ const fmt = (n: number) => n.toFixed(1);
 
 async function pauseLatency(h: Harness, rounds: number) {
   h.model.setScript(() => ({ delayMs: 60_000, content: 'never' }));
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'wait', run: true });
+  const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'wait', run: true });
   const handle = h.client.workflow.getHandle(conversation.id);
   const ack: number[] = [];
   const abort: number[] = [];
@@ -46,13 +46,9 @@ async function pauseLatency(h: Harness, rounds: number) {
 }
 
 async function stepTime(h: Harness, steps: number) {
-  const script: Script = (req) =>
-    req.body.messages.filter((m) => m.role === 'tool').length >= steps
-      ? { content: 'done' }
-      : { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${req.body.messages.length}` } }] };
-  h.model.setScript(script);
+  h.model.setScript(stepScript(steps));
   const t0 = performance.now();
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', run: true, condenser: false });
+  const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true, condenser: false });
   await conversation.waitUntil((s) => s.status !== 'running', 20, 600_000);
   const durable = (performance.now() - t0) / (steps + 1);
 
@@ -82,7 +78,7 @@ async function historyGrowth(h: Harness) {
       : { toolCalls: [{ name: 'terminal', arguments: { command: `echo ${req.body.messages.length}; head -c 2000 /dev/zero | tr "\\0" y` } }] };
   h.model.setScript(script);
   const conversation = await Conversation.create(h.client, {
-    agent: agent(),
+    agent: benchAgent(),
     workspace: await h.workspace(),
     firstMessage: 'go',
     run: true,
@@ -109,7 +105,7 @@ async function recovery(h: Harness, rounds: number) {
     req.body.messages.filter((m) => m.role === 'tool').length >= 1000 ? { content: 'done' } : { delayMs: 400, toolCalls: [{ name: 'terminal', arguments: { command: `true ${req.body.messages.length}` } }] },
   );
   let worker = await h.startWorker();
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', run: true });
+  const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true });
   for (let i = 0; i < rounds; i++) {
     await waitFor('a model call in flight', () => h.model.requests.some((r) => r.endedAt === undefined), 30_000, 5);
     await worker.kill('SIGKILL');

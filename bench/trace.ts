@@ -2,20 +2,15 @@
 // then its history's timeline: dispatch and run times per activity and workflow task; TRACE_RAW=1
 // prints every gap in order (a change over time shows there); TRACE_WORKER_NODE_OPTIONS is given to
 // the worker (e.g. `--require` a script that starts the inspector's profiler).
-import { Agent, Conversation, LLM } from '../src/client.js';
-import type { Script } from '../src/testing/scripted-model.js';
+import { Conversation } from '../src/client.js';
 import { eventsQuery } from '../src/workflows/messages.js';
 import { startHarness } from '../test/support/harness.js';
+import { benchAgent, stepScript } from './step.js';
 
 const steps = Number(process.argv[2] ?? 30);
-const script: Script = (req) =>
-  req.body.messages.filter((m) => m.role === 'tool').length >= steps
-    ? { content: 'done' }
-    : { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${req.body.messages.length}` } }] };
-const h = await startHarness({ name: 'trace', script, record: false });
+const h = await startHarness({ name: 'trace', script: stepScript(steps), record: false });
 const worker = await h.startWorker(process.env.TRACE_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.TRACE_WORKER_NODE_OPTIONS } : {});
-const agent = new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] });
-const conversation = await Conversation.create(h.client, { agent, workspace: await h.workspace(), firstMessage: 'go', run: true, condenser: false });
+const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true, condenser: false });
 await conversation.waitUntil((s) => s.status !== 'running', 20, 600_000);
 const history = await h.client.workflow.getHandle(conversation.id).fetchHistory();
 const ms = (t: unknown) => {
