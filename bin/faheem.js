@@ -1,6 +1,11 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly (tsx), so `npx faheem` works from a clone with no build step.
-import { register } from 'tsx/esm/api';
+// The `faheem` command: runs the compiled CLI in dist/ (`npm run build`; `npm install` of a clone
+// builds it through `prepare`). Plain JavaScript, so it needs no TypeScript loader.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/index.ts');
+const cli = new URL('../dist/cli/index.js', import.meta.url);
+if (!existsSync(cli)) {
+  console.error('faheem: dist/ is missing (the compiled CLI); run `npm run build` first.');
+  process.exit(1);
+}
+await import(cli.href);

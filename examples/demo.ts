@@ -47,7 +47,7 @@ if (!process.env.LLM_API_KEY && !process.env.LLM_BASE_URL) {
   );
 }
 
-const worker = await createWorker(process.env);
+const worker = await createWorker();
 const workerDone = worker.run();
 const client = await connectClient();
 

@@ -6,6 +6,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { readEvents } from './conversation/read-events.js';
 import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
+import { parseMcpServers } from './mcp/config.js';
+import { TOOL_NAME } from './tools/define.js';
 import {
   addMessageUpdate,
   approveUpdate,
@@ -18,7 +20,6 @@ import {
 } from './workflows/messages.js';
 import {
   DEFAULTS,
-  TOOL_NAMES,
   type AgentSpec,
   type CondenserOptions,
   type ConfirmationPolicy,
@@ -26,14 +27,14 @@ import {
   type ConversationInput,
   type ConversationState,
   type LLMSpec,
+  type McpServersSpec,
   type Metrics,
-  type ToolName,
 } from './types.js';
 
-export const TerminalTool = { name: 'terminal' } as const;
-export const FileEditorTool = { name: 'file_editor' } as const;
-export const TaskTrackerTool = { name: 'task_tracker' } as const;
-export type ToolSpec = { name: ToolName } | ToolName;
+export { FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool } from './tools/builtin.js';
+
+/** A tool for `Agent`: a tool made with `defineTool` (or a built-in like `TerminalTool`), or its name. */
+export type AgentTool = { readonly name: string } | string;
 
 export class LLM {
   readonly spec: LLMSpec;
@@ -51,14 +52,33 @@ export class LLM {
   }
 }
 
+/**
+ * What the agent is: its model, the tools it may call and, optionally, its own system prompt.
+ * Tools are named here; the worker on the workspace's host runs them (built-ins always, yours when
+ * given to `createWorker({ tools })`), so no code or key travels through Temporal.
+ */
 export class Agent {
   readonly spec: AgentSpec;
-  constructor(options: { llm: LLM; tools?: ToolSpec[]; systemPrompt?: string }) {
-    const names = (options.tools ?? [TerminalTool, FileEditorTool]).map((t) => (typeof t === 'string' ? t : t.name));
-    for (const n of names) if (!TOOL_NAMES.includes(n)) throw new Error(`Agent: unknown tool "${n}"; known tools: ${TOOL_NAMES.join(', ')}`);
+  constructor(options: {
+    llm: LLM;
+    /** Default: terminal and file_editor. think and finish are always added. */
+    tools?: AgentTool[];
+    systemPrompt?: string;
+    /** Also every tool the workspace host's worker was given (as `faheem start` does). */
+    hostTools?: boolean;
+  }) {
+    const names = (options.tools ?? ['terminal', 'file_editor']).map((t) => (typeof t === 'string' ? t : t.name));
+    for (const n of names) {
+      if (typeof n !== 'string' || !TOOL_NAME.test(n)) throw new Error(`Agent: "${String(n)}" is not a tool name (letters, digits, _ and -, at most 64 characters)`);
+    }
     // think and finish are always there: the model needs a way to reason and to stop.
-    const tools = [...new Set<ToolName>([...names, 'think', 'finish'])];
-    this.spec = { llm: options.llm.spec, tools, ...(options.systemPrompt ? { systemPrompt: options.systemPrompt } : {}) };
+    const tools = [...new Set<string>([...names, 'think', 'finish'])];
+    this.spec = {
+      llm: options.llm.spec,
+      tools,
+      ...(options.hostTools ? { hostTools: true } : {}),
+      ...(options.systemPrompt ? { systemPrompt: options.systemPrompt } : {}),
+    };
   }
 }
 
@@ -86,6 +106,13 @@ export interface CreateOptions {
   condenser?: CondenserOptions | false;
   taskQueue?: string;
   toolTaskQueue?: string;
+  /**
+   * MCP servers whose tools the agent gets, as editors keep them:
+   * `{ name: { command, args, env } | { url, headers } }`. They run on the workspace host; write
+   * secrets as `${VAR}` (filled in from the worker's environment), never literally: this config is
+   * part of the conversation's history.
+   */
+  mcpServers?: McpServersSpec;
 }
 
 const STOPPED = (s: ConversationState) => s.status !== 'running';
@@ -113,6 +140,9 @@ export class Conversation {
         ...(options.confirmationTimeoutMs !== undefined ? { confirmationTimeoutMs: options.confirmationTimeoutMs } : {}),
         ...(options.maxBudgetPerRunUsd !== undefined ? { maxBudgetPerRunUsd: options.maxBudgetPerRunUsd } : {}),
         ...(options.condenser !== undefined ? { condenser: options.condenser } : {}),
+        ...(options.mcpServers && Object.keys(options.mcpServers).length > 0
+          ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') as McpServersSpec }
+          : {}),
       },
       ...(options.firstMessage !== undefined ? { firstMessage: options.firstMessage } : {}),
       ...(options.run ? { run: true } : {}),
@@ -126,7 +156,8 @@ export class Conversation {
       staticDetails: [
         `**Model:** ${model}`,
         `**Workspace:** \`${input.options.workspace}\``,
-        `**Tools:** ${options.agent.spec.tools.join(', ')}`,
+        `**Tools:** ${options.agent.spec.tools.join(', ')}${options.agent.spec.hostTools ? ' and the workspace host\'s own' : ''}`,
+        ...(input.options.mcpServers ? [`**MCP servers:** ${Object.keys(input.options.mcpServers).join(', ')}`] : []),
         `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
       ].join('\n\n'),
     });

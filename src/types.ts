@@ -12,6 +12,7 @@ export const CONVERSATION_STATUSES = [
 ] as const;
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
+/** faheemcode's own tools; users add theirs with `defineTool` and MCP servers. */
 export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -28,9 +29,48 @@ export interface LLMSpec {
 
 export interface AgentSpec {
   llm: LLMSpec;
-  tools: ToolName[];
+  /** Tool names: built-ins, tools made with `defineTool` (the workspace host's worker runs them). */
+  tools: string[];
+  /** Also every tool the workspace host's worker was given (`faheem worker --tools`); the CLI sets it. */
+  hostTools?: boolean;
   systemPrompt?: string;
 }
+
+/**
+ * A tool as the conversation knows it: plain data, made on the workspace host from the tool's
+ * definition (or an MCP server's listing) when the conversation starts.
+ */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments, as the model sees it. */
+  parameters: Record<string, unknown>;
+  /** Inside the workflow (think, finish, task_tracker) or as an activity on the workspace host. */
+  runsIn: 'workflow' | 'host';
+  /** Under the risky policy: always, never, or decided per call from the arguments by the tool itself. */
+  needsApproval: boolean | 'per-call';
+  /** For an MCP server's tool: which server and tool, and what a retry may do (from its annotations). */
+  mcp?: { server: string; tool: string; retry: 'repeat' | 'report' };
+}
+
+/** What the workspace host told the conversation when it started: its tools and the repository's instructions. */
+export interface ConversationSetup {
+  /** Increments each time the setup is made; model-call workers cache it by (conversation, version). */
+  version: number;
+  tools: ToolSpec[];
+  instructions?: RepositoryInstructions;
+}
+
+export interface RepositoryInstructions {
+  /** Relative to the workspace, e.g. `AGENTS.md`. */
+  path: string;
+  text: string;
+  /** The file was longer than the cap; `text` is its beginning. */
+  truncated: boolean;
+}
+
+/** MCP servers, in the format editors keep: `{ name: { command, args, env } | { url, headers } }`. */
+export type McpServersSpec = Record<string, { command: string; args?: string[]; env?: Record<string, string>; cwd?: string } | { url: string; headers?: Record<string, string> }>;
 
 /** The shell state that carries from one command to the next; durable, so a new worker continues it. */
 export interface TerminalState {
@@ -90,6 +130,8 @@ export interface ConversationOptions {
   maxBudgetPerRunUsd?: number;
   /** Summarise older events when the prompt grows; `false` turns it off. */
   condenser?: CondenserOptions | false;
+  /** MCP servers whose tools the agent gets; `${VAR}` in env and headers is filled in on the worker. */
+  mcpServers?: McpServersSpec;
 }
 
 export interface CondenserOptions {
@@ -117,10 +159,17 @@ export interface CarriedState {
   runNumber: number;
   metrics: Metrics;
   lastError: string | null;
-  terminal: TerminalState;
+  /** Before tool state was generic: the terminal's state (still written, for older code). */
+  terminal?: TerminalState;
   modelSeenEvents: number;
-  tasks: { title: string; notes?: string; status: 'todo' | 'in_progress' | 'done' }[];
+  /** Before tool state was generic: task_tracker's list. */
+  tasks?: { title: string; notes?: string; status: 'todo' | 'in_progress' | 'done' }[];
   runCost?: number;
+  /** Each tool's durable state, by tool name. */
+  toolState?: Record<string, unknown>;
+  setup?: ConversationSetup;
+  lastPromptTokens?: number;
+  condenseRetryAt?: number;
 }
 
 // ---- Events: immutable records, ordered by index. ----
@@ -189,7 +238,16 @@ export interface CondensationEvent extends EventBase {
   forgottenTo: number;
 }
 
+/** The repository's instructions (AGENTS.md) the agent was given, shown so users see them. */
+export interface InstructionsEvent extends EventBase {
+  kind: 'instructions';
+  path: string;
+  text: string;
+  truncated: boolean;
+}
+
 export type ConversationEvent =
+  | InstructionsEvent
   | MessageEvent
   | ActionEvent
   | ObservationEvent
@@ -227,6 +285,15 @@ export interface ChatToolCall {
   id: string;
   name: string;
   arguments: string;
+  /** What the tool's definition says about this call, worked out by the model-call worker. */
+  plan?: ToolCallPlan;
+}
+
+/** Per call, from the tool's definition: whether it needs approval, its time limit, its Web UI line. */
+export interface ToolCallPlan {
+  needsApproval?: boolean;
+  timeoutSeconds?: number;
+  summary?: string;
 }
 
 /** A message in the chat-completions format, built by the workflow from the event log. */
@@ -251,7 +318,10 @@ export interface ModelCallInput {
   llm: LLMSpec;
   systemPrompt: string;
   eventCount: number;
-  tools: ToolName[];
+  /** Tool names, for conversations without a setup (started before tools were open). */
+  tools: string[];
+  /** The conversation's setup version: the worker reads the setup (tools, instructions) with the `setup` query, once. */
+  setupVersion?: number;
 }
 
 export interface CondenseInput {
@@ -288,6 +358,35 @@ export interface ToolCallInput {
   arguments: unknown;
 }
 
+/** One call of any host tool (the single tool activity). */
+export interface RunToolInput extends ToolCallInput {
+  tool: string;
+  /** The tool's durable state in this conversation. */
+  state?: unknown;
+  /** For an MCP tool: its server's config (with `${VAR}` unexpanded) and what a retry may do. */
+  mcp?: { server: string; tool: string; retry: 'repeat' | 'report'; config: McpServersSpec[string] };
+}
+
+export interface RunToolResult extends ToolResult {
+  state?: unknown;
+}
+
+/** Made once per conversation on the workspace host: the tools it offers, AGENTS.md, problems found. */
+export interface PrepareToolsInput {
+  conversationId: string;
+  workspace: string;
+  tools: string[];
+  hostTools: boolean;
+  mcpServers?: McpServersSpec;
+}
+
+export interface PrepareToolsResult {
+  tools: ToolSpec[];
+  instructions?: RepositoryInstructions;
+  /** Readable problems: a tool this host lacks, an MCP server that would not start. */
+  errors: string[];
+}
+
 export interface TerminalCallInput extends ToolCallInput {
   terminal: TerminalState;
 }
@@ -311,4 +410,6 @@ export const DEFAULTS = {
   maxMessageChars: 100_000,
   /** The `events` query answers in pages of about this many characters (well under payload limits). */
   eventsPageChars: 200_000,
+  /** AGENTS.md beyond this many characters is cut (it goes into every prompt). */
+  maxInstructionsChars: 20_000,
 } as const;

@@ -2,12 +2,16 @@
 // this host's tool queue. Holds the secrets (from its environment); nothing else does.
 import { Connection } from '@temporalio/client';
 import type { LogMetadata } from '@temporalio/common';
-import { DefaultLogger, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
-import { fileURLToPath } from 'node:url';
+import { DefaultLogger, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities } from './activities/index.js';
+import { McpManager } from './mcp/manager.js';
+import type { AnyTool } from './tools/define.js';
 import { connectConfig, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
+import { workflowSource } from './workflow-source.js';
+
+export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
 
 export interface WorkerHandle {
   run(): Promise<void>;
@@ -15,18 +19,6 @@ export interface WorkerHandle {
   taskQueue: string;
   toolTaskQueue: string;
 }
-
-export function workflowsPath(): string {
-  return fileURLToPath(new URL('./workflows/index.ts', import.meta.url));
-}
-
-/** Webpack must map NodeNext's `.js` imports onto our `.ts` sources. */
-export const bundlerOptions: WorkerOptions['bundlerOptions'] = {
-  webpackConfigHook: (config) => {
-    config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
-    return config;
-  },
-};
 
 /** The default logger, less the warning that the tools worker runs no workflows (by design). */
 class WorkerLogger extends DefaultLogger {
@@ -47,23 +39,37 @@ function installRuntime(level: LogLevel): void {
   }
 }
 
-export async function createWorker(env: NodeJS.ProcessEnv = process.env): Promise<WorkerHandle> {
+export interface CreateWorkerOptions {
+  /** Your tools (made with `defineTool`), run on this host's tool queue; the built-ins are always there. */
+  tools?: readonly AnyTool[];
+  /** Environment to read TEMPORAL_*, LLM_*, FAHEEM_* and secrets from (default: process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/**
+ * A worker for the conversation workflows and model calls (task queue `faheem`) and for this host's
+ * tools (`faheem-tools@<host>`): built-ins, `options.tools`, and the MCP servers conversations ask for.
+ *
+ * ```ts
+ * const worker = await createWorker({ tools: [addNumbers] });
+ * await worker.run();   // until shutdown()
+ * ```
+ */
+export async function createWorker(options: CreateWorkerOptions = {}): Promise<WorkerHandle> {
+  const env = options.env ?? process.env;
   installRuntime((env.FAHEEM_LOG_LEVEL?.toUpperCase() as LogLevel | undefined) ?? 'WARN');
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
-  const activities = createActivities(env);
+  const mcp = new McpManager({ env });
+  const activities = createActivities({ env, tools: options.tools ?? [], mcp });
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
-  const bundlePath = env.FAHEEM_WORKFLOW_BUNDLE;
-  const workflowSource = bundlePath
-    ? { workflowBundle: { codePath: bundlePath } }
-    : { workflowsPath: workflowsPath(), bundlerOptions };
 
   const main = await Worker.create({
     connection,
     namespace,
     taskQueue: mainQueue,
-    ...workflowSource,
+    ...workflowSource(env),
     dataConverter: dataConverter(env),
     activities: { callModel: activities.callModel, condense: activities.condense },
     // Short heartbeat throttling: a pause reaches an in-flight model call within ~100 ms.
@@ -78,7 +84,14 @@ export async function createWorker(env: NodeJS.ProcessEnv = process.env): Promis
     namespace,
     taskQueue: toolsQueue,
     dataConverter: dataConverter(env),
-    activities: { runTerminal: activities.runTerminal, editFile: activities.editFile },
+    activities: {
+      runTool: activities.runTool,
+      prepareTools: activities.prepareTools,
+      releaseTools: activities.releaseTools,
+      // Conversations that scheduled these before tools were open still get an answer.
+      runTerminal: activities.runTerminal,
+      editFile: activities.editFile,
+    },
     maxHeartbeatThrottleInterval: '200 milliseconds',
     defaultHeartbeatThrottleInterval: '200 milliseconds',
     shutdownGraceTime: '2 seconds',
@@ -90,6 +103,7 @@ export async function createWorker(env: NodeJS.ProcessEnv = process.env): Promis
       try {
         await Promise.all([main.run(), tools.run()]);
       } finally {
+        await mcp.closeAll().catch(() => undefined);
         await connection.close();
       }
     },

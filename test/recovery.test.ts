@@ -5,6 +5,8 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../src/client.js';
 import { countdownScript, lastUserMessage, type Script } from '../src/testing/scripted-model.js';
+import { ToolRegistry, toolSpec } from '../src/tools/registry.js';
+import type { PrepareToolsResult } from '../src/types.js';
 import { startHarness, waitFor, type Harness } from './support/harness.js';
 
 let h: Harness;
@@ -83,18 +85,29 @@ test('a command handed to a worker that died before starting it runs on the retr
   );
   const worker = await h.startWorker();
   const toolTaskQueue = `lost-poll-${Date.now()}`;
-  // Stands in for a worker whose poll took the task and then died: it never starts the command.
-  const lostPoll = h.client.connection.withDeadline(Date.now() + 60_000, () =>
-    h.client.connection.workflowService.pollActivityTaskQueue({
-      namespace: 'default',
-      taskQueue: { name: toolTaskQueue },
-      identity: 'dies-before-starting',
-    }),
-  );
+  const poll = () =>
+    h.client.connection.withDeadline(Date.now() + 60_000, () =>
+      h.client.connection.workflowService.pollActivityTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: toolTaskQueue },
+        identity: 'dies-before-starting',
+      }),
+    );
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true, toolTaskQueue });
-  const task = await lostPoll;
-  assert.equal(task.activityType?.name, 'runTerminal');
+  // This stand-in host answers the setup step as a worker would…
+  const prepare = await poll();
+  assert.equal(prepare.activityType?.name, 'prepareTools');
+  const registry = new ToolRegistry();
+  const result: PrepareToolsResult = { tools: ['terminal', 'file_editor', 'think', 'finish'].map((n) => toolSpec(registry.get(n)!)), errors: [] };
+  await h.client.connection.workflowService.respondActivityTaskCompleted({
+    namespace: 'default',
+    taskToken: prepare.taskToken,
+    result: { payloads: [h.client.options.loadedDataConverter.payloadConverter.toPayload(result)] },
+  });
+  // …then its poll takes the command's task and dies: it never starts the command.
+  const task = await poll();
+  assert.equal(task.activityType?.name, 'runTool');
   const tools = await h.startWorker({ FAHEEM_TOOL_TASK_QUEUE: toolTaskQueue });
 
   const final = await conversation.waitUntil((s) => s.status !== 'running', 100, 60_000);

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { StartLog } from '../src/activities/start-log.js';
 import { editFile } from '../src/tools/file-editor.js';
-import { onRetry } from '../src/tools/schemas.js';
+import { FileEditorTool, TerminalTool, ThinkTool } from '../src/tools/builtin.js';
+import { retryClass } from '../src/tools/define.js';
 import { commandBaseEnv, runTerminal, MAX_OUTPUT_CHARS, CommandInterrupted } from '../src/tools/terminal.js';
 import type { TerminalState } from '../src/types.js';
 
@@ -266,13 +267,11 @@ describe('start log', () => {
   });
 
   test('each tool declares what a retry may do', () => {
-    assert.equal(onRetry('terminal', { command: 'ls' }), 'report');
-    assert.equal(onRetry('file_editor', { command: 'view', path: 'a' }), 'repeat');
-    assert.equal(onRetry('file_editor', { command: 'create', path: 'a', file_text: 'x' }), 'repeat');
-    assert.equal(onRetry('file_editor', { command: 'str_replace', path: 'a' }), 'report');
-    assert.equal(onRetry('file_editor', 'not json'), 'report');
-    assert.equal(onRetry('think', { thought: 'hm' }), 'repeat');
-    assert.equal(onRetry('rm_rf', {}), 'report');
+    assert.equal(retryClass(TerminalTool, { command: 'ls' }), 'report');
+    assert.equal(retryClass(FileEditorTool, { command: 'view', path: 'a' }), 'repeat');
+    assert.equal(retryClass(FileEditorTool, { command: 'create', path: 'a', file_text: 'x' }), 'repeat');
+    assert.equal(retryClass(FileEditorTool, { command: 'str_replace', path: 'a' }), 'report');
+    assert.equal(retryClass(ThinkTool, { thought: 'hm' }), 'repeat');
   });
 
   test('an unreadable log fails the attempt instead of running the command', async () => {

@@ -1,7 +1,8 @@
 // The Temporal Web UI shows a conversation readably: summaries, current details, activity summaries.
 // Drives Debian's chromium headless through playwright-core (installed by .ci/run).
 import assert from 'node:assert/strict';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
@@ -48,7 +49,9 @@ test('a conversation reads like a log in the Web UI', async () => {
   await page.getByText(/LLM openai\/gpt-4o-mini · step 1/).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
   await page.getByText(/\$ echo "hello from the agent"/).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
   await page.getByText(/idle timeout/).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
-  const dir = path.join(ROOT, 'docs');
+  // The README's screenshots are rewritten only when asked (`npm run screenshots`); otherwise they go
+  // to a temporary folder, so the test leaves the tree as it found it.
+  const dir = process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, 'web-ui-timeline.png'), fullPage: true });
 

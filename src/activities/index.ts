@@ -1,25 +1,47 @@
-// All activities, built from the worker's environment (where the secrets are).
+// All activities, built from the worker's environment (where the secrets are) and its tools.
 import path from 'node:path';
 import { TranscriptCache } from '../conversation/read-events.js';
+import { SetupCache } from '../conversation/setup-cache.js';
 import { faheemHome } from '../home.js';
 import { ModelClients } from '../llm/client.js';
+import { McpManager } from '../mcp/manager.js';
+import { secretValues } from '../security/redact.js';
+import { namedSecrets } from '../tools/terminal.js';
+import { ToolRegistry } from '../tools/registry.js';
 import { createCallModel } from './call-model.js';
 import { createCondense } from './condense.js';
-import { createEditFile } from './edit-file.js';
-import { createRunTerminal } from './run-terminal.js';
+import { createPrepareTools } from './prepare-tools.js';
+import { createReleaseTools } from './release-tools.js';
+import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
 
-export function createActivities(env: NodeJS.ProcessEnv = process.env) {
+export interface ActivitiesOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Tools made with defineTool, besides the built-ins. */
+  tools?: readonly unknown[];
+  /** Where MCP servers run (one process per conversation and server). */
+  mcp?: McpManager;
+}
+
+export function createActivities(options: ActivitiesOptions = {}) {
+  const env = options.env ?? process.env;
   const home = faheemHome(env);
   const models = new ModelClients(env);
+  const registry = new ToolRegistry(options.tools ?? [], { env });
+  const mcp = options.mcp ?? new McpManager({ env });
+  const secrets = secretValues(env);
   // Model calls and condensation read the same transcripts: one cache serves both.
   const transcripts = new TranscriptCache();
   const starts = new StartLog(path.join(home, 'started'));
+  const tools = createRunTool({ registry, starts, mcp, secretValues: secrets, namedSecrets: namedSecrets(env) });
   return {
-    callModel: createCallModel(models, transcripts),
+    callModel: createCallModel(models, transcripts, new SetupCache(), registry),
     condense: createCondense(models, transcripts),
-    runTerminal: createRunTerminal(env, home, starts),
-    editFile: createEditFile(env, home, starts),
+    prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets }),
+    releaseTools: createReleaseTools(mcp),
+    runTool: tools.runTool,
+    runTerminal: tools.runTerminal,
+    editFile: tools.editFile,
   };
 }
 

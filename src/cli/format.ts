@@ -45,6 +45,8 @@ export function formatEvent(e: ConversationEvent): string {
       return `${n} ${time} ${pc.green('▶ resumed')}`;
     case 'status':
       return `${n} ${time} ${pc.dim('status →')} ${colorStatus(e.status)}${e.reason ? pc.dim(` (${e.reason})`) : ''}`;
+    case 'instructions':
+      return `${n} ${time} ${pc.cyan(`📄 the agent follows ${e.path}${e.truncated ? ' (cut short)' : ''}`)}\n${indent(clip(e.text))}`;
     case 'condensation':
       return `${n} ${time} ${pc.cyan(`⇣ condensed events ${e.forgottenFrom}–${e.forgottenTo - 1} into a summary`)}\n${indent(clip(e.summary))}`;
   }

@@ -1,10 +1,14 @@
 // The `faheem` command line. Talks to Temporal only (never to a worker), so it works from any machine.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import pc from 'picocolors';
 import { Agent, Conversation, ConversationNotFoundError, LLM, MessageText } from '../client.js';
 import { connectClient } from '../connection.js';
+import { parseMcpConfigFile } from '../mcp/config.js';
+import { isTool, type AnyTool } from '../tools/define.js';
 import { startDevServer } from '../server/dev-server.js';
 import { findTemporalCli } from '../server/temporal-cli.js';
 import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState } from '../types.js';
@@ -119,12 +123,34 @@ program
     console.log(await findTemporalCli((l) => console.error(l)));
   });
 
+/** The tools a module exports (named exports, a default export, or arrays of them). */
+async function loadTools(modules: string[]): Promise<AnyTool[]> {
+  const tools: AnyTool[] = [];
+  for (const m of modules) {
+    const file = path.resolve(m);
+    let exported: Record<string, unknown>;
+    try {
+      exported = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
+    } catch (err) {
+      const hint = /\.[cm]?ts$/.test(file) ? ' (a TypeScript module needs a loader: compile it to .js, or run `node --import tsx` on faheem)' : '';
+      throw new UserError(`--tools ${m}: could not load ${file}: ${(err as Error).message}${hint}`);
+    }
+    const found = Object.values(exported).flatMap((v) => (Array.isArray(v) ? v : [v])).filter(isTool);
+    if (found.length === 0) throw new UserError(`--tools ${m}: the module exports no tools made with defineTool`);
+    for (const t of found) if (!tools.includes(t)) tools.push(t);
+  }
+  return tools;
+}
+
 program
   .command('worker')
   .description('run conversation workflows, model calls and this host\'s tools (reads TEMPORAL_* and LLM_*)')
-  .action(async () => {
-    const worker = await createWorker();
+  .option('--tools <module...>', 'also run the tools (made with defineTool) that these JavaScript modules export')
+  .action(async (o: { tools?: string[] }) => {
+    const tools = await loadTools(o.tools ?? []);
+    const worker = await createWorker({ tools });
     console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);
+    if (tools.length > 0) console.error(`faheem worker: your tools: ${tools.map((t) => t.name).join(', ')}`);
     await worker.run();
   });
 
@@ -139,6 +165,7 @@ program
   .option('--max-iterations <n>', 'model calls per run before it stops with an error', positiveInt, DEFAULTS.maxIterations)
   .option('--budget <usd>', 'pause a run once it has cost this much (USD)', positiveNumber)
   .option('--confirm-timeout <seconds>', 'reject actions nobody approved within this time', positiveNumber)
+  .option('--mcp-config <file>', 'MCP servers for the agent: a JSON file {"mcpServers": {name: {command, args, env} | {url, headers}}}')
   .option('--wait', 'return when the run stops')
   .option('--follow', 'print events as they happen until the run stops')
   .action(
@@ -152,16 +179,20 @@ program
         maxIterations: number;
         budget?: number;
         confirmTimeout?: number;
+        mcpConfig?: string;
         wait?: boolean;
         follow?: boolean;
       },
     ) => {
       const checked = MessageText.safeParse(message);
       if (!checked.success) throw new UserError(`message not sent: ${checked.error.issues[0]?.message}`);
+      const mcpServers = o.mcpConfig ? await readMcpConfig(o.mcpConfig) : undefined;
       await withClient(async (client) => {
+        // The built-ins, and whatever tools the workspace host's worker was given (--tools).
         const agent = new Agent({
           llm: new LLM({ usageId: 'agent', ...(o.model ? { model: o.model } : {}) }),
           tools: ['terminal', 'file_editor', 'task_tracker'],
+          hostTools: true,
         });
         const conversation = await Conversation.create(client, {
           agent,
@@ -173,6 +204,7 @@ program
           confirmationPolicy: o.confirm,
           ...(o.budget !== undefined ? { maxBudgetPerRunUsd: o.budget } : {}),
           ...(o.confirmTimeout !== undefined ? { confirmationTimeoutMs: o.confirmTimeout * 1000 } : {}),
+          ...(mcpServers ? { mcpServers } : {}),
         }).catch((err: Error) => {
           if (err.name === 'WorkflowExecutionAlreadyStartedError') throw new UserError(`a conversation with id "${o.id}" already exists`);
           throw err;
@@ -188,6 +220,20 @@ program
       });
     },
   );
+
+async function readMcpConfig(file: string) {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UserError(`--mcp-config: cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return parseMcpConfigFile(text, file);
+  } catch (err) {
+    throw new UserError(`--mcp-config: ${(err as Error).message}`);
+  }
+}
 
 program
   .command('send')

@@ -3,14 +3,21 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+/** A tool call in a scripted reply. */
 export interface ScriptedToolCall {
+  /** The tool's name, e.g. `terminal` or a tool made with `defineTool`. */
   name: string;
+  /** The arguments: an object (sent as JSON) or a raw string (to test malformed JSON). */
   arguments: Record<string, unknown> | string;
+  /** The call id; default `call_<n>_<i>`. */
   id?: string;
 }
 
+/** One answer of the scripted model: text, tool calls, or an HTTP error. */
 export interface ScriptedReply {
+  /** The assistant's text. A reply with text and no tool calls ends the agent's run. */
   content?: string | null;
+  /** Tool calls for the agent to run. */
   toolCalls?: ScriptedToolCall[];
   /** Wait this long before answering (the request can be aborted meanwhile). */
   delayMs?: number;
@@ -18,29 +25,59 @@ export interface ScriptedReply {
   status?: number;
   /** Extra response headers (e.g. `retry-after` with a 429). */
   headers?: Record<string, string>;
+  /** The error message with `status`. */
   error?: string;
+  /** Token counts reported (default 100 prompt, 20 completion). */
   usage?: { prompt_tokens: number; completion_tokens: number };
 }
 
+/** A chat-completions request the scripted model received. */
 export interface RecordedRequest {
+  /** 0 for the first request this server received, then 1, 2, … */
   index: number;
+  /** The request body: the messages the model was shown and the tools it was offered. */
   body: { model: string; messages: { role: string; content?: string | null; tool_calls?: unknown[]; tool_call_id?: string }[]; tools?: unknown[] };
+  /** The `Authorization` header (to check which key the worker sent). */
   authorization: string | undefined;
+  /** When the request arrived and when it was answered or aborted (ms since the epoch). */
   startedAt: number;
   endedAt?: number;
   /** The client closed the connection before the answer (a cancelled model call). */
   aborted: boolean;
 }
 
+/** Decides the reply to each request (it may look at the messages so far). A throw becomes HTTP 500. */
 export type Script = (request: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>;
 
+/** A running scripted model server. */
 export interface ScriptedModel {
+  /** The OpenAI-compatible base URL (`http://127.0.0.1:<port>/v1`): give it to the worker as `LLM_BASE_URL`. */
   baseUrl: string;
+  /** Every request received, in order. */
   requests: RecordedRequest[];
+  /** Replaces the script for the requests that follow. */
   setScript(script: Script): void;
+  /** Stops the server (open connections are closed). */
   close(): Promise<void>;
 }
 
+/**
+ * Starts a scripted, OpenAI-compatible chat-completions server on 127.0.0.1: a stand-in model for
+ * tests and offline demos, whose every reply comes from `script`. Point a worker at it with
+ * `LLM_BASE_URL` (any `LLM_API_KEY` is accepted).
+ *
+ * ```ts
+ * const model = await startScriptedModel((request) =>
+ *   request.body.messages.some((m) => m.role === 'tool')
+ *     ? { content: 'Done.' }
+ *     : { toolCalls: [{ name: 'terminal', arguments: { command: 'ls' } }] },
+ * );
+ * process.env.LLM_BASE_URL = model.baseUrl;
+ * ```
+ *
+ * @param script - Decides each reply; change it later with {@link ScriptedModel.setScript}.
+ * @param port - The port to listen on; 0 (the default) picks a free one.
+ */
 export async function startScriptedModel(script: Script, port = 0): Promise<ScriptedModel> {
   let current = script;
   const requests: RecordedRequest[] = [];

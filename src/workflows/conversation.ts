@@ -12,6 +12,7 @@ import {
   condition,
   continueAsNew,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -20,18 +21,24 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities/index.js';
+import type { AnyTool, ToolContext } from '../tools/define.js';
+import { describeInvalid } from '../tools/define.js';
+import { WORKFLOW_TOOLS } from '../tools/local.js';
 import {
   DEFAULTS,
   emptyMetrics,
   type ActionEvent,
   type CarriedState,
+  type ConversationSetup,
   type ConversationEvent,
   type ConversationInput,
   type ConversationState,
   type ConversationStatus,
   type Metrics,
   type ModelCallResult,
+  type RunToolResult,
   type TerminalState,
+  type ToolCallPlan,
   type ToolResult,
 } from '../types.js';
 import {
@@ -47,11 +54,12 @@ import {
   pauseSignal,
   resumeSignal,
   runUpdate,
+  setupQuery,
   stateQuery,
   type PauseRequest,
 } from './messages.js';
+import { needsConfirmation } from './confirmation.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE, condensationRange, isModelEvent, promptEvents } from './prompt.js';
-import { LOCAL_TOOLS, runLocalTool, type Task } from './local-tools.js';
 import { detectStuck } from './stuck.js';
 
 // Model calls heartbeat often so that a pause can abort them, and a dead worker is noticed within
@@ -73,6 +81,20 @@ const TOOL_CALL: ActivityOptions = {
   retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
 };
 
+// Preparing the tools on the workspace host may start MCP servers (npx can take a while).
+const PREPARE_TOOLS: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+};
+
+/**
+ * Histories from before every tool went through one definition (no setup step; terminal and
+ * file_editor had an activity each) replay on the old path; new work takes the new one.
+ */
+const OPEN_TOOLS_PATCH = 'open-tools';
+
 const PAUSABLE: ConversationStatus[] = ['running', 'waiting_for_confirmation'];
 
 export async function conversation(input: ConversationInput): Promise<ConversationState> {
@@ -90,13 +112,18 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   let runNumber = carried?.runNumber ?? 0;
   let metrics: Metrics = carried?.metrics ?? emptyMetrics();
   let lastError: string | null = carried?.lastError ?? null;
-  let terminal: TerminalState = carried?.terminal ?? { cwd: options.workspace, env: {} };
+  // Each tool's durable state (the terminal's cwd and variables, the task list), by tool name.
+  const toolState: Record<string, unknown> = carried?.toolState ?? {
+    terminal: carried?.terminal ?? { cwd: options.workspace, env: {} },
+    ...(carried?.tasks ? { task_tracker: carried.tasks } : {}),
+  };
   // Events the model has seen: user messages after this point are "pending".
   let modelSeenEvents = carried?.modelSeenEvents ?? 0;
-  const tasks: Task[] = carried?.tasks ?? [];
   let runCost = carried?.runCost ?? 0;
-  let lastPromptTokens = 0;
-  let condenseRetryAt = 0;
+  let lastPromptTokens = carried?.lastPromptTokens ?? 0;
+  let condenseRetryAt = carried?.condenseRetryAt ?? 0;
+  // What the workspace host offered when the conversation first ran: tools and AGENTS.md.
+  let setup: ConversationSetup | undefined = carried?.setup;
   // Actions of the current reply waiting for approve / reject, and the answer once given.
   let pendingActions: ActionEvent[] = [];
   let decision: { approved: boolean; reason?: string } | undefined;
@@ -145,11 +172,20 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       lastError,
       workspace: options.workspace,
       model,
-      terminal,
+      terminal: terminalState(),
       closed: closeRequested,
       pendingActions: pendingActions.map((a) => ({ toolCallId: a.toolCallId, tool: a.tool, arguments: a.arguments })),
       runCost,
     };
+  }
+
+  function terminalState(): TerminalState {
+    return (toolState.terminal as TerminalState | undefined) ?? { cwd: options.workspace, env: {} };
+  }
+
+  /** The tools the model may call: the setup's, or (older conversations) the agent's names. */
+  function offeredTools(): string[] {
+    return setup ? setup.tools.map((t) => t.name) : options.agent.tools;
   }
 
   function publishDetails(): void {
@@ -262,6 +298,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     wakeups++;
   }, { description: DESCRIPTIONS.close });
   setHandler(stateQuery, state, { description: DESCRIPTIONS.state });
+  setHandler(setupQuery, () => setup ?? null, { description: DESCRIPTIONS.setup });
   setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => eventsPage(events, fromIndex, limit), {
     description: DESCRIPTIONS.events,
   });
@@ -288,7 +325,15 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     try {
       const reply = await modelScope.run(() =>
         modelActs.callModel.executeWithOptions({ ...MODEL_CALL, summary: `LLM ${model || 'default model'} · step ${step}` }, [
-          { conversationId: id, step, llm: options.agent.llm, systemPrompt, eventCount: seen, tools: options.agent.tools },
+          {
+            conversationId: id,
+            step,
+            llm: options.agent.llm,
+            systemPrompt,
+            eventCount: seen,
+            tools: offeredTools(),
+            ...(setup ? { setupVersion: setup.version } : {}),
+          },
         ]),
       );
       modelSeenEvents = seen;
@@ -311,13 +356,11 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     return modelScope?.consideredCancelled === true || status !== 'running' || closeRequested;
   }
 
-  async function runTool(action: ActionEvent): Promise<ToolResult> {
+  async function runTool(action: ActionEvent, plan: ToolCallPlan | undefined): Promise<ToolResult> {
     const args = action.arguments;
-    if (!options.agent.tools.includes(action.tool as never)) {
-      return {
-        content: `Unknown tool "${action.tool}". Available tools: ${options.agent.tools.join(', ')}.`,
-        isError: true,
-      };
+    const offered = offeredTools();
+    if (!offered.includes(action.tool)) {
+      return { content: `Unknown tool "${action.tool}". Available tools: ${offered.join(', ')}.`, isError: true };
     }
     if (typeof args === 'string') {
       return { content: `The arguments of ${action.tool} are not valid JSON: ${args.slice(0, 500)}`, isError: true };
@@ -325,31 +368,14 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return { content: `The arguments of ${action.tool} must be a JSON object; got: ${String(args).slice(0, 500)}`, isError: true };
     }
-    const local = runLocalTool(action.tool, args as Record<string, unknown>, tasks);
-    if (local) return local;
+    const inWorkflow = WORKFLOW_TOOLS.get(action.tool);
+    if (inWorkflow) return runInWorkflow(inWorkflow, action);
 
-    const base = { conversationId: id, workspace: options.workspace, toolCallId: action.toolCallId, arguments: args };
     toolScope = new CancellationScope();
     try {
-      if (action.tool === 'terminal') {
-        const timeoutSec = Number((args as { timeout?: unknown }).timeout);
-        const startToCloseTimeout = Number.isFinite(timeoutSec) && timeoutSec > 0 ? `${Math.ceil(timeoutSec) + 60} seconds` : TOOL_CALL.startToCloseTimeout;
-        const result = await toolScope.run(() =>
-          toolActs.runTerminal.executeWithOptions(
-            { ...TOOL_CALL, startToCloseTimeout, taskQueue: options.toolTaskQueue, summary: `$ ${shorten(String((args as { command?: unknown }).command ?? ''), 120)}` },
-            [{ ...base, terminal }],
-          ),
-        );
-        terminal = result.terminal;
-        return { content: result.content, isError: result.isError, ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}) };
-      }
-      const a = args as { command?: unknown; path?: unknown };
-      return await toolScope.run(() =>
-        toolActs.editFile.executeWithOptions(
-          { ...TOOL_CALL, taskQueue: options.toolTaskQueue, summary: `file_editor ${String(a.command)} ${String(a.path)}` },
-          [base],
-        ),
-      );
+      const result = setup ? await runOnHost(action, plan, setup) : await runOnHostBeforeOpenTools(action);
+      if (result.state !== undefined) toolState[action.tool] = result.state;
+      return { content: result.content, isError: result.isError, ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}) };
     } catch (err) {
       if (isCancellation(err) || interruptRequested) {
         const partial = cancelledDetails(err);
@@ -366,11 +392,128 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     }
   }
 
+  /** Every host tool, built-in, yours or an MCP server's: one activity on the workspace's host. */
+  function runOnHost(action: ActionEvent, plan: ToolCallPlan | undefined, current: ConversationSetup): Promise<RunToolResult> {
+    const spec = current.tools.find((t) => t.name === action.tool);
+    const mcpConfig = spec?.mcp ? options.mcpServers?.[spec.mcp.server] : undefined;
+    const timeout = plan?.timeoutSeconds;
+    return (toolScope as CancellationScope).run(() =>
+      toolActs.runTool.executeWithOptions(
+        {
+          ...TOOL_CALL,
+          ...(timeout ? { startToCloseTimeout: `${Math.ceil(timeout)} seconds` } : {}),
+          taskQueue: options.toolTaskQueue,
+          summary: shorten(plan?.summary ?? action.tool, 120),
+        },
+        [
+          {
+            conversationId: id,
+            workspace: options.workspace,
+            toolCallId: action.toolCallId,
+            tool: action.tool,
+            arguments: action.arguments,
+            ...(toolState[action.tool] !== undefined ? { state: toolState[action.tool] } : {}),
+            ...(spec?.mcp && mcpConfig ? { mcp: { ...spec.mcp, config: mcpConfig } } : {}),
+          },
+        ],
+      ),
+    );
+  }
+
+  /** Conversations from before tools were open: terminal and file_editor had an activity each. */
+  async function runOnHostBeforeOpenTools(action: ActionEvent): Promise<RunToolResult> {
+    const args = action.arguments as { command?: unknown; path?: unknown; timeout?: unknown };
+    const base = { conversationId: id, workspace: options.workspace, toolCallId: action.toolCallId, arguments: args };
+    const scope = toolScope as CancellationScope;
+    if (action.tool === 'terminal') {
+      const timeoutSec = Number(args.timeout);
+      const startToCloseTimeout = Number.isFinite(timeoutSec) && timeoutSec > 0 ? `${Math.ceil(timeoutSec) + 60} seconds` : TOOL_CALL.startToCloseTimeout;
+      const result = await scope.run(() =>
+        toolActs.runTerminal.executeWithOptions(
+          { ...TOOL_CALL, startToCloseTimeout, taskQueue: options.toolTaskQueue, summary: `$ ${shorten(String(args.command ?? ''), 120)}` },
+          [{ ...base, terminal: terminalState() }],
+        ),
+      );
+      const { terminal, ...rest } = result;
+      return { ...rest, state: terminal };
+    }
+    return scope.run(() =>
+      toolActs.editFile.executeWithOptions(
+        { ...TOOL_CALL, taskQueue: options.toolTaskQueue, summary: `file_editor ${String(args.command)} ${String(args.path)}` },
+        [base],
+      ),
+    );
+  }
+
+  /** think, finish, task_tracker: deterministic, so they run here and a replay recomputes them. */
+  async function runInWorkflow(tool: AnyTool, action: ActionEvent): Promise<ToolResult> {
+    const parsed = tool.parameters.safeParse(action.arguments);
+    if (!parsed.success) return { content: describeInvalid(tool.name, parsed.error), isError: true };
+    const ctx: ToolContext = {
+      conversationId: id,
+      toolCallId: action.toolCallId,
+      workspace: options.workspace,
+      signal: NEVER_ABORTED,
+      heartbeat: () => undefined,
+      secrets: {},
+      state: toolState[tool.name],
+      attempt: 1,
+    };
+    const out = await tool.execute(parsed.data, ctx);
+    if (typeof out === 'string') return { content: out, isError: false };
+    if (out.state !== undefined) toolState[tool.name] = out.state;
+    return { content: out.content, isError: out.isError === true };
+  }
+
+  /**
+   * Asks the workspace host which tools it has for this conversation (and reads AGENTS.md there).
+   * False when it did not happen (a pause, or a failure now recorded as the conversation's error).
+   */
+  async function prepareTools(): Promise<boolean> {
+    modelScope = new CancellationScope();
+    try {
+      const result = await modelScope.run(() =>
+        toolActs.prepareTools.executeWithOptions(
+          { ...PREPARE_TOOLS, taskQueue: options.toolTaskQueue, summary: 'prepare tools (and MCP servers, AGENTS.md) on the workspace host' },
+          [
+            {
+              conversationId: id,
+              workspace: options.workspace,
+              tools: options.agent.tools,
+              hostTools: options.agent.hostTools === true,
+              ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+            },
+          ],
+        ),
+      );
+      setup = {
+        version: (setup?.version ?? 0) + 1,
+        tools: result.tools,
+        ...(result.instructions ? { instructions: result.instructions } : {}),
+      };
+      if (result.instructions) append({ kind: 'instructions', source: 'environment', ...result.instructions });
+      for (const message of result.errors) append({ kind: 'error', source: 'environment', message });
+      return true;
+    } catch (err) {
+      if (isCancellation(err) || wasCancelled()) return false;
+      lastError = `could not prepare the tools on ${options.toolTaskQueue}: ${failureMessage(err)}`;
+      append({ kind: 'error', source: 'environment', message: lastError });
+      setStatus('error', lastError);
+      return false;
+    } finally {
+      modelScope = undefined;
+    }
+  }
+
   async function step(): Promise<void> {
     if (iterations >= options.maxIterations) {
       lastError = `reached the maximum of ${options.maxIterations} iterations in this run`;
       setStatus('error', lastError);
       return;
+    }
+    if (!setup && patched(OPEN_TOOLS_PATCH)) {
+      if (!(await prepareTools())) return;
+      if (status !== 'running' || closeRequested) return;
     }
     await maybeCondense();
     if (status !== 'running' || closeRequested) return;
@@ -391,6 +534,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       pause({ reason: `budget: this run cost $${runCost.toFixed(4)}, the limit is $${options.maxBudgetPerRunUsd}` });
     }
     const actions: ActionEvent[] = [];
+    const plans = new Map<ActionEvent, ToolCallPlan | undefined>();
     reply.toolCalls.forEach((call, i) => {
       append({
         kind: 'action',
@@ -401,9 +545,11 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         replyId: reply.id,
         ...(i === 0 && reply.content ? { thought: reply.content } : {}),
       });
-      actions.push(events[events.length - 1] as ActionEvent);
+      const action = events[events.length - 1] as ActionEvent;
+      actions.push(action);
+      plans.set(action, call.plan);
     });
-    if (status === 'running' && !(await confirm(actions))) {
+    if (status === 'running' && !(await confirm(actions, plans))) {
       publishDetails();
       return;
     }
@@ -413,7 +559,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         append(observation(action, { content: 'Not run: the conversation was paused before this call started.', isError: true }));
         continue;
       }
-      const result = await runTool(action);
+      const result = await runTool(action, plans.get(action));
       append(observation(action, result));
       if (action.tool === 'finish' && !result.isError) finished = true;
     }
@@ -464,16 +610,20 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     }
   }
 
-  function needsConfirmation(action: ActionEvent): boolean {
-    if (options.confirmationPolicy === 'never' || LOCAL_TOOLS.includes(action.tool)) return false;
-    if (options.confirmationPolicy === 'always') return true;
-    const risk = (action.arguments as { security_risk?: unknown } | null)?.security_risk;
-    return !(risk === 'LOW' || risk === 'MEDIUM'); // risky: HIGH, and anything unknown, asks
-  }
-
   /** Waits for approve / reject when the policy asks; true when the actions may run. */
-  async function confirm(actions: ActionEvent[]): Promise<boolean> {
-    if (!actions.some(needsConfirmation)) return true;
+  async function confirm(actions: ActionEvent[], plans: Map<ActionEvent, ToolCallPlan | undefined>): Promise<boolean> {
+    const offered = offeredTools();
+    const asks = actions.some((a) =>
+      needsConfirmation(options.confirmationPolicy, {
+        tool: a.tool,
+        arguments: a.arguments,
+        plan: plans.get(a),
+        inWorkflow: WORKFLOW_TOOLS.has(a.tool),
+        // Only with a setup: older histories asked for unknown tools too, and must replay the same.
+        unknown: setup !== undefined && !offered.includes(a.tool),
+      }),
+    );
+    if (!asks) return true;
     pendingActions = actions;
     decision = undefined;
     setStatus('waiting_for_confirmation', describePending());
@@ -535,6 +685,15 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   }
   // Never continue (or complete) with an update half-handled; signals that arrive meanwhile are
   // handled first (the server rejects a completion that races a new signal, and the task re-runs).
+  if ((!continueAsNewNow || closeRequested) && setup && options.mcpServers && Object.keys(options.mcpServers).length > 0) {
+    // The conversation ends: stop its MCP servers on the workspace host (best effort, bounded).
+    await toolActs.releaseTools
+      .executeWithOptions(
+        { scheduleToCloseTimeout: '1 minute', taskQueue: options.toolTaskQueue, retry: { maximumAttempts: 3 }, summary: 'stop MCP servers' },
+        [id],
+      )
+      .catch(() => undefined);
+  }
   await condition(allHandlersFinished);
   if (continueAsNewNow && !closeRequested) {
     const carry: CarriedState = {
@@ -544,10 +703,13 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       runNumber,
       metrics,
       lastError,
-      terminal,
+      terminal: terminalState(),
       modelSeenEvents,
-      tasks,
       runCost,
+      toolState,
+      ...(setup ? { setup } : {}),
+      lastPromptTokens,
+      condenseRetryAt,
     };
     await continueAsNew<typeof conversation>({ ...input, carried: carry });
   }
@@ -555,6 +717,17 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 }
 
 // ---- small pure helpers ----
+
+// Tools inside the workflow finish at once; nothing can abort them, and the sandbox has no AbortController.
+const NEVER_ABORTED = {
+  aborted: false,
+  reason: undefined,
+  onabort: null,
+  throwIfAborted: () => undefined,
+  addEventListener: () => undefined,
+  removeEventListener: () => undefined,
+  dispatchEvent: () => false,
+} as unknown as AbortSignal;
 
 /** At most `limit` events from `fromIndex`, and about DEFAULTS.eventsPageChars characters (at least one). */
 function eventsPage(events: readonly ConversationEvent[], fromIndex: number, limit: number): ConversationEvent[] {

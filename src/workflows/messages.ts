@@ -2,7 +2,7 @@
 // clients alike (the definitions are plain names), so they hold no logic.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { ConversationEvent, ConversationState } from '../types.js';
+import type { ConversationEvent, ConversationSetup, ConversationState } from '../types.js';
 
 export interface PauseRequest {
   /** Also interrupt the command that is running. */
@@ -17,6 +17,8 @@ export const closeSignal = defineSignal('close');
 
 export const stateQuery = defineQuery<ConversationState>('state');
 export const eventsQuery = defineQuery<ConversationEvent[], [fromIndex?: number, limit?: number]>('events');
+/** The tools the workspace host offered and the repository's instructions; null before the first run. */
+export const setupQuery = defineQuery<ConversationSetup | null>('setup');
 
 /** Add a user message and get its event index back; rejected (nothing recorded) when invalid. */
 export const addMessageUpdate = defineUpdate<{ index: number; status: string }, [text: string]>('addMessage');
@@ -34,12 +36,13 @@ export const ConversationModelKey = defineSearchAttributeKey('ConversationModel'
 export const DESCRIPTIONS = {
   message: 'Add a user message. While running it is folded in before the next model call; otherwise it waits for run.',
   pause: 'Pause now: no model call or tool run starts after this; the model call in flight is cancelled. {now:true} also interrupts the running command.',
-  resume: 'Resume a paused (or idle, errored, stuck) conversation: the seed SDK\'s second run().',
+  resume: 'Resume a paused (or idle, errored, stuck) conversation: the same as conversation.run() or `faheem resume`.',
   close: 'End the conversation workflow cleanly; its history stays readable.',
   state: 'Current status, iterations, pending messages, metrics and last error.',
   events: 'The event log from an index (for following), at most `limit` events.',
   addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',
-  run: 'Set the conversation running and answer with the run number (while waiting for confirmation, this approves, as in the seed SDK).',
+  run: 'Set the conversation running and answer with the run number (while waiting for confirmation, this approves the pending actions).',
+  setup: 'The tools the workspace host offered (with their JSON Schemas) and the repository instructions (AGENTS.md) the agent was given.',
   approve: 'Approve the actions waiting for confirmation; they run.',
   reject: 'Reject the actions waiting for confirmation with a reason the model sees; the conversation goes on.',
 } as const;

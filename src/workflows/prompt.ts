@@ -1,5 +1,5 @@
 // Turns the event log into chat-completions messages. Pure and deterministic: the workflow calls it.
-import type { ChatMessage, CondensationEvent, ConversationEvent } from '../types.js';
+import type { ChatMessage, CondensationEvent, ConversationEvent, RepositoryInstructions } from '../types.js';
 
 export const DEFAULT_SYSTEM_PROMPT = `You are a careful software engineer working in a terminal and a file editor.
 Work inside the workspace. Use the tools to inspect before you change things, keep changes small,
@@ -8,6 +8,15 @@ and check your work. When the task is done, call the finish tool with a short su
 export const SECURITY_RISK_NOTE = `Actions may need the user's approval. With every terminal and file_editor call, set
 "security_risk" to LOW (reads, harmless), MEDIUM (changes inside the workspace) or HIGH (deletes data,
 touches the network, installs software, or anything hard to undo).`;
+
+/** The system prompt with the repository's instructions (AGENTS.md) after it. */
+export function withInstructions(systemPrompt: string, instructions: RepositoryInstructions | undefined): string {
+  if (!instructions) return systemPrompt;
+  return (
+    `${systemPrompt}\n\nThe repository's instructions for agents (${instructions.path}${instructions.truncated ? ', cut short' : ''}); follow them:\n` +
+    `<repository_instructions>\n${instructions.text.trimEnd()}\n</repository_instructions>`
+  );
+}
 
 /**
  * Builds the prompt. A user message that arrived while tool calls were still open (the user wrote

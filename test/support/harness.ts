@@ -1,8 +1,8 @@
 // Real parts for tests: a Temporal dev server (the official CLI), worker processes, a scripted
 // OpenAI-compatible model, a temporary workspace. Nothing here mocks Temporal.
 import { Client, Connection } from '@temporalio/client';
-import { bundleWorkflowCode } from '@temporalio/worker';
 import { execa, type ResultPromise } from 'execa';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,7 +11,6 @@ import { fileURLToPath } from 'node:url';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model.js';
-import { bundlerOptions, workflowsPath } from '../../src/worker.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -28,17 +27,27 @@ export async function freePort(): Promise<number> {
   });
 }
 
-let bundlePath: Promise<string> | undefined;
-/** Bundles the workflow code once per test file, so every worker process starts fast. */
-export function workflowBundle(): Promise<string> {
-  bundlePath ??= (async () => {
-    const { code } = await bundleWorkflowCode({ workflowsPath: workflowsPath(), ...bundlerOptions });
-    const dir = await mkdtemp(path.join(tmpdir(), 'faheem-bundle-'));
-    const file = path.join(dir, 'workflows.js');
-    await writeFile(file, code);
-    return file;
-  })();
-  return bundlePath;
+let staleWarned = false;
+/**
+ * The workflow bundle `npm run build` made (dist/workflow-bundle.js), so no test webpacks. Worker
+ * processes run dist/ too (bin/faheem.js), so a dist/ older than src/ is only warned about.
+ */
+export async function workflowBundle(): Promise<string> {
+  const file = path.join(ROOT, 'dist', 'workflow-bundle.js');
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` (\`npm test\` does) before the tests`);
+  if (!staleWarned && newestMtime(path.join(ROOT, 'src')) > statSync(file).mtimeMs) {
+    staleWarned = true;
+    console.warn('warning: src/ changed after the last build; worker processes run dist/. Run `npm run build` (npm test does).');
+  }
+  return file;
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
 }
 
 export interface Harness {
@@ -48,7 +57,7 @@ export interface Harness {
   home: string;
   /** The environment a worker or CLI process gets. */
   env: Record<string, string>;
-  startWorker(extraEnv?: Record<string, string>): Promise<WorkerProcess>;
+  startWorker(extraEnv?: Record<string, string>, args?: string[]): Promise<WorkerProcess>;
   /** Kills the Temporal server with SIGKILL and starts it again on the same port and SQLite file. */
   restartServer(): Promise<void>;
   workspace(): Promise<string>;
@@ -114,9 +123,9 @@ export async function startHarness(options: { name: string; script: Script; db?:
     model,
     home,
     env,
-    async startWorker(extraEnv = {}) {
+    async startWorker(extraEnv = {}, args = []) {
       let out = '';
-      const child = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'worker'], {
+      const child = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'worker', ...args], {
         cwd: ROOT,
         env: { ...env, ...extraEnv },
         all: true,

@@ -1,0 +1,87 @@
+// Activity: on the workspace host, when a conversation starts, say which tools it has (this worker's
+// built-ins and custom tools, and its MCP servers' tools) and what AGENTS.md tells the agent.
+import { Context } from '@temporalio/activity';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { McpManager, McpToolInfo } from '../mcp/manager.js';
+import { redact } from '../security/redact.js';
+import { toolSpec, type ToolRegistry } from '../tools/registry.js';
+import { DEFAULTS, type PrepareToolsInput, type PrepareToolsResult, type RepositoryInstructions, type ToolSpec } from '../types.js';
+
+export const INSTRUCTIONS_FILE = 'AGENTS.md';
+
+export function createPrepareTools(deps: { registry: ToolRegistry; mcp: McpManager; secretValues: readonly string[] }) {
+  return async function prepareTools(input: PrepareToolsInput): Promise<PrepareToolsResult> {
+    const ctx = Context.current();
+    const queue = ctx.info.taskQueue;
+    const errors: string[] = [];
+    const tools: ToolSpec[] = [];
+    const names = [...new Set([...input.tools, ...(input.hostTools ? deps.registry.customNames() : [])])];
+    for (const name of names) {
+      const tool = deps.registry.get(name);
+      if (tool) tools.push(toolSpec(tool));
+      else {
+        errors.push(
+          `The tool "${name}" is not available: the worker on task queue ${queue} does not have it ` +
+            '(start it with createWorker({ tools: [...] }) or `faheem worker --tools <module>`). The agent goes on without it.',
+        );
+      }
+    }
+    if (input.mcpServers && Object.keys(input.mcpServers).length > 0) {
+      const beat = setInterval(() => ctx.heartbeat(), 1000);
+      try {
+        const listed = await deps.mcp.listTools(input.conversationId, input.mcpServers as Parameters<McpManager['listTools']>[1], {
+          signal: ctx.cancellationSignal,
+          cwd: input.workspace,
+        });
+        const taken = new Set(tools.map((t) => t.name));
+        for (const t of listed.tools) {
+          if (taken.has(t.name)) errors.push(`MCP tool ${t.server}/${t.tool} is left out: another tool is already named ${t.name}.`);
+          else tools.push(mcpToolSpec(t));
+          taken.add(t.name);
+        }
+        for (const e of listed.errors) errors.push(`MCP server "${e.server}" is not available; the agent goes on without its tools. ${e.message}`);
+      } finally {
+        clearInterval(beat);
+      }
+    }
+    const instructions = await readInstructions(input.workspace).catch((err: Error) => {
+      errors.push(`${INSTRUCTIONS_FILE} could not be read: ${err.message}`);
+      return undefined;
+    });
+    return {
+      tools,
+      errors: errors.map((e) => redact(e, deps.secretValues)),
+      ...(instructions ? { instructions } : {}),
+    };
+  };
+}
+
+/** An MCP tool as the conversation keeps it; its annotations choose retry and approval. */
+export function mcpToolSpec(t: McpToolInfo): ToolSpec {
+  const a = t.annotations;
+  // MCP's defaults: a tool is not read-only and may be destructive unless it says otherwise.
+  const harmless = a.readOnlyHint === true || a.destructiveHint === false;
+  return {
+    name: t.name,
+    description: t.description || `${t.tool} (from the MCP server ${t.server})`,
+    parameters: t.inputSchema,
+    runsIn: 'host',
+    needsApproval: !harmless,
+    mcp: { server: t.server, tool: t.tool, retry: a.readOnlyHint === true || a.idempotentHint === true ? 'repeat' : 'report' },
+  };
+}
+
+/** AGENTS.md at the workspace root, cut at DEFAULTS.maxInstructionsChars; undefined when there is none. */
+export async function readInstructions(workspace: string): Promise<RepositoryInstructions | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path.join(workspace, INSTRUCTIONS_FILE), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  if (text.trim() === '') return undefined;
+  const max = DEFAULTS.maxInstructionsChars;
+  return { path: INSTRUCTIONS_FILE, text: text.length > max ? text.slice(0, max) : text, truncated: text.length > max };
+}

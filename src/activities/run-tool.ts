@@ -1,0 +1,141 @@
+// Activity: one call of any host tool (built-in, yours, or an MCP server's) on the workspace's host.
+// Validates the arguments with the tool's schema, keeps a crash from running a call twice, heartbeats
+// while it runs, and turns whatever happens into an observation.
+import { Context } from '@temporalio/activity';
+import { CancelledFailure } from '@temporalio/common';
+import type { McpManager } from '../mcp/manager.js';
+import { redact } from '../security/redact.js';
+import { describeInvalid, retryClass } from '../tools/define.js';
+import type { ToolRegistry } from '../tools/registry.js';
+import type { RunToolInput, RunToolResult, TerminalCallInput, TerminalResult, ToolCallInput, ToolResult } from '../types.js';
+import type { StartLog } from './start-log.js';
+
+export interface RunToolDeps {
+  registry: ToolRegistry;
+  starts: StartLog;
+  mcp: McpManager;
+  /** Values to mask in every result. */
+  secretValues: readonly string[];
+  /** FAHEEM_SECRET_<NAME> values by NAME, for ctx.secrets. */
+  namedSecrets: Readonly<Record<string, string>>;
+}
+
+const HEARTBEAT_EVERY_MS = 500;
+/** A result longer than this keeps its head and tail: every character goes to the model and into history. */
+export const MAX_RESULT_CHARS = 50_000;
+
+function clip(text: string): string {
+  if (text.length <= MAX_RESULT_CHARS) return text;
+  const half = MAX_RESULT_CHARS / 2;
+  return `${text.slice(0, half)}\n[… ${text.length - MAX_RESULT_CHARS} characters cut …]\n${text.slice(-half)}`;
+}
+
+export function createRunTool(deps: RunToolDeps) {
+  async function runTool(input: RunToolInput): Promise<RunToolResult> {
+    const ctx = Context.current();
+    const result = await run(input, ctx);
+    return { ...result, content: clip(redact(result.content, deps.secretValues)) };
+  }
+
+  async function run(input: RunToolInput, ctx: Context): Promise<RunToolResult> {
+    if (input.mcp) return runMcp(input, input.mcp, ctx);
+    const tool = deps.registry.get(input.tool);
+    if (!tool) {
+      return {
+        content:
+          `The tool "${input.tool}" is not available: the worker on task queue ${ctx.info.taskQueue} does not have it. ` +
+          'Start that worker with the tool (createWorker({ tools: [...] }) or `faheem worker --tools <module>`).',
+        isError: true,
+      };
+    }
+    const parsed = tool.parameters.safeParse(input.arguments);
+    if (!parsed.success) return { content: describeInvalid(tool.name, parsed.error), isError: true };
+    // An earlier attempt that may have begun was cut off (its worker died), perhaps after effects.
+    // Running it again could do them twice, so tell the model instead, unless a repeat is harmless.
+    if (retryClass(tool, parsed.data) === 'report' && (await deps.starts.claim(ctx.info))) {
+      return {
+        content:
+          tool.interruptedMessage ??
+          `This call of ${tool.name} may have run, but the worker running it stopped before it reported a result. Its effects are unknown: check before calling it again.`,
+        isError: true,
+        ...(tool.name === 'terminal' ? { exitCode: -1 } : {}),
+      };
+    }
+    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+    try {
+      const out = await tool.execute(parsed.data, {
+        conversationId: input.conversationId,
+        toolCallId: input.toolCallId,
+        workspace: input.workspace,
+        signal: ctx.cancellationSignal,
+        heartbeat: (details?: unknown) => ctx.heartbeat(details),
+        secrets: deps.namedSecrets,
+        state: input.state,
+        attempt: ctx.info.attempt,
+      });
+      if (typeof out === 'string') return { content: out, isError: false };
+      if (!out || typeof out.content !== 'string') {
+        return { content: `The tool ${tool.name} returned no text (it must return a string or { content }).`, isError: true };
+      }
+      return {
+        content: out.content,
+        isError: out.isError === true,
+        ...(out.exitCode !== undefined ? { exitCode: out.exitCode } : {}),
+        ...(out.state !== undefined ? { state: out.state } : {}),
+      };
+    } catch (err) {
+      const interrupted = interruptedOr(err, ctx);
+      if (interrupted) throw interrupted;
+      // The tool's own failure is something for the model to read, not for Temporal to retry.
+      return { content: `The tool ${tool.name} failed: ${(err as Error)?.message ?? String(err)}`, isError: true };
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  async function runMcp(input: RunToolInput, mcp: NonNullable<RunToolInput['mcp']>, ctx: Context): Promise<RunToolResult> {
+    const args = input.arguments;
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      return { content: `The arguments of ${input.tool} must be a JSON object.`, isError: true };
+    }
+    if (mcp.retry === 'report' && (await deps.starts.claim(ctx.info))) {
+      return {
+        content: `This call of ${input.tool} may have run, but the worker running it stopped before it reported a result. Its effects are unknown: check before calling it again.`,
+        isError: true,
+      };
+    }
+    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+    try {
+      return await deps.mcp.callTool(input.conversationId, { [mcp.server]: mcp.config } as Parameters<McpManager['callTool']>[1], mcp.server, mcp.tool, args as Record<string, unknown>, {
+        signal: ctx.cancellationSignal,
+        cwd: input.workspace,
+      });
+    } catch (err) {
+      throw interruptedOr(err, ctx) ?? err;
+    } finally {
+      clearInterval(beat);
+    }
+  }
+
+  // Before tools were open, terminal and file_editor had an activity each; conversations that
+  // scheduled one before an upgrade still get an answer.
+  async function runTerminal(input: TerminalCallInput): Promise<TerminalResult> {
+    const { terminal, ...rest } = input;
+    const result = await runTool({ ...rest, tool: 'terminal', state: terminal });
+    const { state, ...out } = result;
+    return { ...out, terminal: (state as TerminalResult['terminal'] | undefined) ?? terminal };
+  }
+
+  async function editFile(input: ToolCallInput): Promise<ToolResult> {
+    return runTool({ ...input, tool: 'file_editor' });
+  }
+
+  return { runTool, runTerminal, editFile };
+}
+
+/** A call stopped by `pause --now`: its partial output travels in the cancellation's details. */
+function interruptedOr(err: unknown, ctx: Context): CancelledFailure | undefined {
+  if (!ctx.cancellationSignal.aborted) return undefined;
+  const partial = (err as { partialOutput?: unknown } | null)?.partialOutput;
+  return new CancelledFailure('interrupted by a pause', [typeof partial === 'string' ? partial : '']);
+}

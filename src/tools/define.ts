@@ -1,0 +1,115 @@
+// One way to define a tool, for the built-ins and for yours: a name, a description, a zod schema
+// for the arguments (the model sees it as JSON Schema), what a retry may do, whether it needs the
+// user's approval, and the function that runs it. No Node imports: the tools that run inside the
+// workflow (think, finish, task_tracker) are defined with this too.
+import type { z } from 'zod';
+
+/**
+ * What a retry may do after an attempt was cut off (its worker died mid-call): `repeat` runs the call
+ * again (it has no effects, or doing them twice is harmless); `report` tells the model that its
+ * effects are unknown, unless the attempt provably never began (then it simply runs).
+ */
+export type RetryClass = 'repeat' | 'report';
+
+/** What a tool's `execute` gets besides its arguments. */
+export interface ToolContext<State = unknown> {
+  /** The conversation (= workflow id) this call belongs to. */
+  conversationId: string;
+  /** The model's id for this call. */
+  toolCallId: string;
+  /** The conversation's workspace: an absolute path on this host. */
+  workspace: string;
+  /** Aborted when the call is interrupted (`faheem pause --now`, close); stop promptly and return. */
+  signal: AbortSignal;
+  /** Tells Temporal the call is alive. The worker already heartbeats while a call runs; `details` are shown in the Web UI. */
+  heartbeat(details?: unknown): void;
+  /** The worker's named secrets (FAHEEM_SECRET_<NAME>=value, by NAME). Their values are masked in the result. */
+  secrets: Readonly<Record<string, string>>;
+  /** This tool's durable state in this conversation (what its last call returned as `state`), if any. */
+  state: State | undefined;
+  /** 1 on the first attempt; more after the worker running an earlier attempt died. */
+  attempt: number;
+}
+
+/** A tool's answer: the text the model reads, or the full result. */
+export type ToolOutput<State = unknown> =
+  | string
+  | {
+      content: string;
+      isError?: boolean;
+      exitCode?: number;
+      /** Kept by the conversation (durably, across workers) and handed to the next call as `ctx.state`. */
+      state?: State;
+    };
+
+export interface ToolOptions<Params extends z.ZodObject, State = unknown> {
+  /** What the model calls it: letters, digits, `_` and `-`, at most 64 characters. */
+  name: string;
+  /** What it does, for the model. */
+  description: string;
+  /** The arguments. Validated on the worker before `execute`; a bad call becomes an observation with the reason. */
+  parameters: Params;
+  /** What a retry may do after a crash mid-call (default `report`: never run twice). */
+  retry?: RetryClass | ((args: z.infer<Params>) => RetryClass);
+  /** Under the `risky` confirmation policy, whether a call waits for the user's approval (default false). */
+  needsApproval?: boolean | ((args: z.infer<Params>) => boolean);
+  /** Hard limit for one call in seconds (default 15 minutes). */
+  timeoutSeconds?: number | ((args: z.infer<Params>) => number | undefined);
+  /** One line for the Web UI's timeline (default: the tool name). */
+  summary?: (args: z.infer<Params>) => string;
+  /** What the model reads when a call was cut off by a crash and may have had effects (retry `report`). */
+  interruptedMessage?: string;
+  execute(args: z.infer<Params>, ctx: ToolContext<State>): ToolOutput<State> | Promise<ToolOutput<State>>;
+}
+
+/** A tool made by `defineTool`: pass it to `Agent` (by name) and to `createWorker` (to run it). */
+export interface Tool<Params extends z.ZodObject = z.ZodObject, State = unknown> extends ToolOptions<Params, State> {
+  readonly kind: 'faheem.tool';
+  /** Runs inside the workflow (deterministic, no I/O): only faheemcode's own think, finish, task_tracker. */
+  readonly inWorkflow?: boolean;
+}
+
+/** Any tool, whatever its argument and state types. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyTool = Tool<any, any>;
+
+export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Defines a tool the model can call.
+ *
+ * ```ts
+ * const addNumbers = defineTool({
+ *   name: 'add_numbers',
+ *   description: 'Add two numbers',
+ *   parameters: z.object({ a: z.number(), b: z.number() }),
+ *   retry: 'repeat',
+ *   execute: async ({ a, b }) => String(a + b),
+ * });
+ * ```
+ */
+export function defineTool<Params extends z.ZodObject, State = unknown>(options: ToolOptions<Params, State>): Tool<Params, State> {
+  if (!TOOL_NAME.test(options.name)) {
+    throw new Error(`defineTool: "${options.name}" is not a valid tool name (letters, digits, _ and -, at most 64 characters)`);
+  }
+  if (options.name.startsWith('mcp__')) throw new Error(`defineTool: names starting with "mcp__" are for MCP servers' tools`);
+  if (typeof options.execute !== 'function') throw new Error(`defineTool: ${options.name} needs an execute function`);
+  return { ...options, kind: 'faheem.tool' };
+}
+
+/** Whether a value is a tool made by `defineTool` (used to find the tools a module exports). */
+export function isTool(value: unknown): value is AnyTool {
+  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'faheem.tool';
+}
+
+/** The tool's retry class for these arguments. */
+export function retryClass(tool: AnyTool, args: unknown): RetryClass {
+  const r = tool.retry;
+  return typeof r === 'function' ? r(args) : (r ?? 'report');
+}
+
+/** Turns a zod error into one sentence the model can act on. */
+export function describeInvalid(tool: string, error: z.ZodError): string {
+  const parts = error.issues.map((i) => `${i.path.join('.') || 'arguments'}: ${i.message}`);
+  return `Invalid arguments for ${tool}: ${parts.join('; ')}`;
+}

@@ -1,0 +1,61 @@
+// Where a worker gets its workflow code: a prebuilt bundle when there is one, webpack otherwise.
+import type { WorkerOptions } from '@temporalio/worker';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** True when this module runs from the TypeScript sources (tsx), false from the compiled dist/. */
+const FROM_SOURCES = import.meta.url.endsWith('.ts');
+
+/**
+ * The workflow code's entry point beside this module: `src/workflows/index.ts` when running from
+ * the TypeScript sources, `dist/workflows/index.js` from the compiled package.
+ */
+export function workflowsPath(): string {
+  return fileURLToPath(new URL(FROM_SOURCES ? './workflows/index.ts' : './workflows/index.js', import.meta.url));
+}
+
+/**
+ * Webpack options for bundling {@link workflowsPath}: NodeNext sources import `./x.js`, which
+ * webpack must map onto `./x.ts` when bundling the TypeScript sources (harmless for dist/).
+ */
+export const bundlerOptions: WorkerOptions['bundlerOptions'] = {
+  webpackConfigHook: (config) => {
+    config.resolve = { ...config.resolve, extensionAlias: { '.js': ['.ts', '.js'] } };
+    return config;
+  },
+};
+
+/**
+ * The bundle `npm run build` writes (`dist/workflow-bundle.js`, beside the compiled version of
+ * this module), or `undefined` when there is none (running from the TypeScript sources, or a
+ * `dist/` compiled without the bundling step).
+ */
+export function prebuiltWorkflowBundle(): string | undefined {
+  if (FROM_SOURCES) return undefined;
+  const file = fileURLToPath(new URL('./workflow-bundle.js', import.meta.url));
+  return existsSync(file) ? file : undefined;
+}
+
+/** The workflow code options of `Worker.create`: a ready bundle, or the sources to bundle now. */
+export type WorkflowSource =
+  | { workflowBundle: { codePath: string } }
+  | { workflowsPath: string; bundlerOptions: WorkerOptions['bundlerOptions'] };
+
+/**
+ * Chooses the workflow code a worker runs, to spread into `Worker.create`:
+ *
+ * 1. `FAHEEM_WORKFLOW_BUNDLE` (a file made by `bundleWorkflowCode`), if set;
+ * 2. else the prebuilt `dist/workflow-bundle.js` of the installed package (starts in well under a
+ *    second);
+ * 3. else, running from the TypeScript sources (e.g. `npm run demo` with tsx), the workflow
+ *    sources, which the worker bundles with webpack as it starts (several seconds).
+ *
+ * @param env - The environment to read `FAHEEM_WORKFLOW_BUNDLE` from.
+ */
+export function workflowSource(env: NodeJS.ProcessEnv = process.env): WorkflowSource {
+  const fromEnv = env.FAHEEM_WORKFLOW_BUNDLE;
+  if (fromEnv) return { workflowBundle: { codePath: fromEnv } };
+  const prebuilt = prebuiltWorkflowBundle();
+  if (prebuilt) return { workflowBundle: { codePath: prebuilt } };
+  return { workflowsPath: workflowsPath(), bundlerOptions };
+}
