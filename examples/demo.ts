@@ -66,8 +66,29 @@ const ui = server?.uiUrl ?? 'http://localhost:8233';
 console.log(`\nSee every model call and command: ${ui}/namespaces/default/workflows/${conversation.id}`);
 console.log(`Or: npx faheem events ${conversation.id}`);
 
+// The link above needs the server (and, for the UI's queries, the worker): when the demo started the
+// server, keep everything up until Ctrl-C. FAHEEM_DEMO_EXIT=1 (for scripts) stops at once.
+if (server && process.env.FAHEEM_DEMO_EXIT !== '1') {
+  console.log(pc.bold(`\nThe Web UI stays up at ${ui} — press Ctrl-C to stop.`));
+  console.log(
+    pc.dim(
+      'The server, the worker' + (scripted ? ' and the scripted model' : '') + ' keep running until then. The conversations stay in ' +
+        '.faheem/temporal.db: `npx faheem server` (with `npx faheem worker`) opens them again later.',
+    ),
+  );
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+  console.log(pc.dim('\nStopping the worker and the server …'));
+}
+
 await client.connection.close();
-worker.shutdown();
+try {
+  worker.shutdown();
+} catch {
+  // Already stopping: the Temporal runtime shuts workers down on SIGINT by itself.
+}
 await workerDone;
 await scripted?.close();
 if (server && process.env.FAHEEM_DEMO_KEEP_SERVER !== '1') await server.stop();

@@ -7,8 +7,11 @@ import { z } from 'zod';
 import { readEvents } from './conversation/read-events.js';
 import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
 import { parseMcpServers } from './mcp/config.js';
+import { explainUnreadable } from './security/codec.js';
 import { TOOL_NAME } from './tools/define.js';
 import {
+  ConversationModelKey,
+  ConversationStatusKey,
   addMessageUpdate,
   approveUpdate,
   closeSignal,
@@ -31,7 +34,7 @@ import {
   type Metrics,
 } from './types.js';
 
-export { FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool } from './tools/builtin.js';
+export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool } from './tools/builtin.js';
 
 /** A tool for `Agent`: a tool made with `defineTool` (or a built-in like `TerminalTool`), or its name. */
 export type AgentTool = { readonly name: string } | string;
@@ -113,6 +116,10 @@ export interface CreateOptions {
    * part of the conversation's history.
    */
   mcpServers?: McpServersSpec;
+  /** How deep sub-agents (the delegate tool) may nest (default 2). */
+  maxDepth?: number;
+  /** After this long with no worker picking up a call on the workspace host, the conversation says it waits for that host (default 30 s). */
+  hostWaitMs?: number;
 }
 
 const STOPPED = (s: ConversationState) => s.status !== 'running';
@@ -140,6 +147,8 @@ export class Conversation {
         ...(options.confirmationTimeoutMs !== undefined ? { confirmationTimeoutMs: options.confirmationTimeoutMs } : {}),
         ...(options.maxBudgetPerRunUsd !== undefined ? { maxBudgetPerRunUsd: options.maxBudgetPerRunUsd } : {}),
         ...(options.condenser !== undefined ? { condenser: options.condenser } : {}),
+        ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
+        ...(options.hostWaitMs !== undefined ? { hostWaitMs: options.hostWaitMs } : {}),
         ...(options.mcpServers && Object.keys(options.mcpServers).length > 0
           ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') as McpServersSpec }
           : {}),
@@ -152,6 +161,11 @@ export class Conversation {
       workflowId: id,
       taskQueue: options.taskQueue ?? defaultTaskQueue(),
       args: [input],
+      // Visible (faheem list, faheem status without a worker) before any worker has picked it up.
+      typedSearchAttributes: [
+        { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
+        { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
+      ],
       staticSummary: options.firstMessage ? oneLine(options.firstMessage, 120) : `Conversation in ${input.options.workspace}`,
       staticDetails: [
         `**Model:** ${model}`,
@@ -167,12 +181,18 @@ export class Conversation {
   /** The same object for an existing conversation, from any process. */
   static async attach(client: Client, id: string): Promise<Conversation> {
     const handle = client.workflow.getHandle(id);
+    let described: Awaited<ReturnType<WorkflowHandle['describe']>>;
     try {
-      await handle.describe();
+      described = await handle.describe();
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(id);
       throw err;
     }
+    // Encrypted conversations: a process without the right key stops here with a clear error,
+    // before it sends a query, signal or update that the worker (or this process) could not read.
+    await described.staticSummary().catch((err: unknown) => {
+      throw explainUnreadable(err);
+    });
     return new Conversation(client, id, handle);
   }
 

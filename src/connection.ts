@@ -3,6 +3,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
+import net from 'node:net';
 import os from 'node:os';
 import { dataConverter } from './storage/local-payloads.js';
 import { DEFAULTS } from './types.js';
@@ -16,25 +17,104 @@ export function connectConfig() {
   };
 }
 
-export class ServerUnreachableError extends Error {}
+/** The server did not answer: the message names the address and what to do. */
+export class ServerUnreachableError extends Error {
+  constructor(
+    readonly address: string,
+    readonly reason: string,
+  ) {
+    super(`cannot reach Temporal at ${address} (${reason}). Start one with \`npx faheem server\`, or set TEMPORAL_ADDRESS.`);
+  }
+}
+
+/** How long a client or worker tries to reach the server before saying it cannot. */
+export const CONNECT_TIMEOUT_MS = 5_000;
+
+/**
+ * A plain gRPC connection to the configured server (for clients, the CLI and the worker's setup).
+ * A refused connection or an unknown host is reported at once; otherwise it gives up after
+ * CONNECT_TIMEOUT_MS. Either way the error is a ServerUnreachableError.
+ */
+export async function connectConnection(): Promise<{ connection: Connection; namespace: string; address: string }> {
+  const { connectionOptions, namespace } = connectConfig();
+  const address = connectionOptions.address;
+  const attempt = Connection.connect({ ...connectionOptions, connectTimeout: CONNECT_TIMEOUT_MS } as Parameters<typeof Connection.connect>[0]);
+  // Settled either way below; this keeps an abandoned attempt from being an unhandled rejection.
+  attempt.catch(() => undefined);
+  const refused = await refusedAt(address, connectionOptions);
+  if (refused) {
+    void attempt.then((c) => c.close()).catch(() => undefined);
+    throw new ServerUnreachableError(address, refused);
+  }
+  try {
+    return { connection: await attempt, namespace, address };
+  } catch (err) {
+    throw new ServerUnreachableError(address, reasonOf(err));
+  }
+}
 
 export async function connectClient(): Promise<Client> {
-  const { connectionOptions, namespace } = connectConfig();
-  try {
-    const connection = await Connection.connect({ ...connectionOptions, connectTimeout: '5 seconds' } as Parameters<typeof Connection.connect>[0]);
-    return new Client({ connection, namespace, dataConverter: dataConverter() });
-  } catch (err) {
-    throw new ServerUnreachableError(
-      `cannot reach Temporal at ${connectionOptions.address} (${(err as Error).message}). ` +
-        'Start one with `npx faheem server`, or set TEMPORAL_ADDRESS.',
-    );
-  }
+  const converter = dataConverter(); // a malformed encryption key fails here, with its own message
+  const { connection, namespace } = await connectConnection();
+  return new Client({ connection, namespace, dataConverter: converter });
 }
 
 export async function connectWorker(): Promise<{ connection: NativeConnection; namespace: string }> {
   const { connectionOptions, namespace } = connectConfig();
-  const connection = await NativeConnection.connect(connectionOptions);
-  return { connection, namespace };
+  const address = connectionOptions.address;
+  const refused = await refusedAt(address, connectionOptions);
+  if (refused) throw new ServerUnreachableError(address, refused);
+  let timer: NodeJS.Timeout | undefined;
+  const attempt = NativeConnection.connect(connectionOptions);
+  attempt.catch(() => undefined);
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
+  });
+  try {
+    return { connection: await Promise.race([attempt, timeout]), namespace };
+  } catch (err) {
+    void attempt.then((c) => c.close()).catch(() => undefined);
+    throw new ServerUnreachableError(address, reasonOf(err));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** A short reason from gRPC's or the Rust core's error text. */
+function reasonOf(err: unknown): string {
+  const message = (err as Error)?.message ?? String(err);
+  if (/connection refused/i.test(message)) return 'connection refused';
+  if (/deadline/i.test(message)) return `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`;
+  return message.length > 300 ? `${message.slice(0, 300)}…` : message;
+}
+
+/**
+ * A quick TCP look at the address: a refused connection or an unknown host is certain at once, where
+ * gRPC would keep retrying until its deadline. Anything else (it connects, or is slow) says nothing;
+ * with a proxy configured the look is skipped, as the proxy is what gRPC connects to.
+ */
+async function refusedAt(address: string, options: object): Promise<string | undefined> {
+  const proxyEnv = ['grpc_proxy', 'https_proxy', 'http_proxy', 'GRPC_PROXY', 'HTTPS_PROXY', 'HTTP_PROXY'];
+  if ('proxy' in options && (options as { proxy?: unknown }).proxy) return undefined;
+  if (proxyEnv.some((v) => process.env[v])) return undefined;
+  const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(address.replace(/^[a-z]+:\/\//i, ''));
+  if (!m) return undefined;
+  const [, host, port] = m;
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: host!, port: Number(port) });
+    const done = (reason: string | undefined) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(reason);
+    };
+    const timer = setTimeout(() => done(undefined), 2_000);
+    socket.once('connect', () => done(undefined));
+    socket.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'ECONNREFUSED') done('connection refused');
+      else if (err.code === 'ENOTFOUND') done(`unknown host ${host}`);
+      else done(undefined);
+    });
+  });
 }
 
 export function taskQueue(env: NodeJS.ProcessEnv = process.env): string {

@@ -11,6 +11,7 @@ export {
   Agent,
   Conversation,
   ConversationNotFoundError,
+  DelegateTool,
   FileEditorTool,
   FinishTool,
   LLM,

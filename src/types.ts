@@ -13,7 +13,7 @@ export const CONVERSATION_STATUSES = [
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
 /** faheemcode's own tools; users add theirs with `defineTool` and MCP servers. */
-export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish'] as const;
+export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', 'delegate'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export type ConfirmationPolicy = 'never' | 'always' | 'risky';
@@ -132,6 +132,28 @@ export interface ConversationOptions {
   condenser?: CondenserOptions | false;
   /** MCP servers whose tools the agent gets; `${VAR}` in env and headers is filled in on the worker. */
   mcpServers?: McpServersSpec;
+  /** Set on a sub-agent's conversation: its parent and how deep it is (the root is 0). */
+  parent?: { id: string; depth: number };
+  /** How deep sub-agents may nest (default 2: a sub-agent's sub-agent may not delegate). */
+  maxDepth?: number;
+  /** After this long with no worker picking up a call on the tool queue, say so (default 30 s). */
+  hostWaitMs?: number;
+}
+
+/** A sub-agent as its parent sees it. */
+export interface ChildSummary {
+  id: string;
+  status: ConversationStatus;
+  /** The whole cost of its tree so far (USD). */
+  cost: number;
+  task: string;
+}
+
+/** What a sub-agent tells its parent when its status changes. */
+export interface ChildReport {
+  id: string;
+  status: ConversationStatus;
+  cost: number;
 }
 
 export interface CondenserOptions {
@@ -170,6 +192,9 @@ export interface CarriedState {
   setup?: ConversationSetup;
   lastPromptTokens?: number;
   condenseRetryAt?: number;
+  children?: ChildSummary[];
+  childCount?: number;
+  finalMessage?: string | null;
 }
 
 // ---- Events: immutable records, ordered by index. ----
@@ -246,7 +271,25 @@ export interface InstructionsEvent extends EventBase {
   truncated: boolean;
 }
 
+/** The workspace host's queue has had no worker for a while (available false), or has one again. */
+export interface HostEvent extends EventBase {
+  kind: 'host';
+  queue: string;
+  available: boolean;
+}
+
+/** A sub-agent started by a delegate call, or one that ended. */
+export interface ChildEvent extends EventBase {
+  kind: 'child';
+  childId: string;
+  toolCallId: string;
+  task: string;
+  status: ConversationStatus | 'started';
+}
+
 export type ConversationEvent =
+  | HostEvent
+  | ChildEvent
   | InstructionsEvent
   | MessageEvent
   | ActionEvent
@@ -277,6 +320,14 @@ export interface ConversationState {
   pendingActions: { toolCallId: string; tool: string; arguments: unknown }[];
   /** Cost of the current run, for the per-run budget. */
   runCost: number;
+  /** Sub-agents started by delegate calls (their costs are in metrics.accumulatedCost). */
+  children: ChildSummary[];
+  /** The agent's last answer (its reply without tool calls, or finish's message). */
+  finalMessage: string | null;
+  /** Set for a sub-agent: its parent conversation. */
+  parentId?: string;
+  /** The workspace host's task queue, while no worker there picks up the conversation's next call. */
+  waitingForHost?: string | null;
 }
 
 // ---- Activity contracts ----
@@ -410,6 +461,8 @@ export const DEFAULTS = {
   maxMessageChars: 100_000,
   /** The `events` query answers in pages of about this many characters (well under payload limits). */
   eventsPageChars: 200_000,
+  /** A call on the workspace host not picked up for this long: the conversation says it is waiting for the host. */
+  hostWaitMs: 30_000,
   /** AGENTS.md beyond this many characters is cut (it goes into every prompt). */
   maxInstructionsChars: 20_000,
 } as const;

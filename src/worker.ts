@@ -1,12 +1,12 @@
 // The worker: runs conversation workflows and model calls on the shared task queue, and tools on
 // this host's tool queue. Holds the secrets (from its environment); nothing else does.
-import { Connection } from '@temporalio/client';
 import type { LogMetadata } from '@temporalio/common';
 import { DefaultLogger, Runtime, Worker, type LogLevel } from '@temporalio/worker';
 import { createActivities } from './activities/index.js';
 import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
-import { connectConfig, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
+import { checkSandbox, sandboxFromEnv, type SandboxOptions } from './tools/sandbox.js';
+import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { workflowSource } from './workflow-source.js';
@@ -18,6 +18,8 @@ export interface WorkerHandle {
   shutdown(): void;
   taskQueue: string;
   toolTaskQueue: string;
+  /** The sandbox this worker's commands run under; undefined: unsandboxed. */
+  sandbox: SandboxOptions | undefined;
 }
 
 /** The default logger, less the warning that the tools worker runs no workflows (by design). */
@@ -44,6 +46,12 @@ export interface CreateWorkerOptions {
   tools?: readonly AnyTool[];
   /** Environment to read TEMPORAL_*, LLM_*, FAHEEM_* and secrets from (default: process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Run terminal commands and `ctx.exec` under this sandbox (`{ kind: 'bwrap', network: 'host' | 'none' }`);
+   * `false` runs them unsandboxed. Default: FAHEEM_SANDBOX / FAHEEM_SANDBOX_NETWORK. A sandbox that cannot
+   * run here fails createWorker with the reason.
+   */
+  sandbox?: SandboxOptions | false;
 }
 
 /**
@@ -58,10 +66,12 @@ export interface CreateWorkerOptions {
 export async function createWorker(options: CreateWorkerOptions = {}): Promise<WorkerHandle> {
   const env = options.env ?? process.env;
   installRuntime((env.FAHEEM_LOG_LEVEL?.toUpperCase() as LogLevel | undefined) ?? 'WARN');
+  const sandbox = options.sandbox === false ? undefined : (options.sandbox ?? sandboxFromEnv(env));
+  if (sandbox) await checkSandbox(sandbox, env); // asked for but unusable: fail now, not on the first command
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
   const mcp = new McpManager({ env });
-  const activities = createActivities({ env, tools: options.tools ?? [], mcp });
+  const activities = createActivities({ env, tools: options.tools ?? [], mcp, ...(sandbox ? { sandbox } : {}) });
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
 
@@ -99,6 +109,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   return {
     taskQueue: mainQueue,
     toolTaskQueue: toolsQueue,
+    sandbox,
     run: async () => {
       try {
         await Promise.all([main.run(), tools.run()]);
@@ -119,8 +130,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
  * has them already; on a cluster this needs operator rights, so failure is only a warning.
  */
 export async function ensureSearchAttributes(): Promise<void> {
-  const { connectionOptions, namespace } = connectConfig();
-  const connection = await Connection.connect(connectionOptions as Parameters<typeof Connection.connect>[0]);
+  // An unreachable server is an error (ServerUnreachableError names the address), not a warning.
+  const { connection, namespace } = await connectConnection();
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace });
     const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !(name in (existing.customAttributes ?? {})));

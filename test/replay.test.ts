@@ -13,7 +13,8 @@ test('recorded conversation histories replay against the current workflow code',
   const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
   assert.ok(files.length >= 8, `expected recorded histories in ${dir}, found ${files.length}`);
   const histories = await Promise.all(
-    files.map(async (f) => ({ workflowId: f, history: JSON.parse(await readFile(path.join(dir, f), 'utf8')) as unknown })),
+    // Files are named <test file>--<workflow id>.json; the id matters (sub-agents' ids derive from it).
+    files.map(async (f) => ({ workflowId: f.slice(f.indexOf('--') + 2).replace(/\.json$/, ''), history: JSON.parse(await readFile(path.join(dir, f), 'utf8')) as unknown })),
   );
   const code = await readFile(await workflowBundle(), 'utf8');
   const failures: string[] = [];

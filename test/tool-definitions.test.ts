@@ -87,7 +87,7 @@ describe('defineTool and the registry', () => {
   });
 
   test('task_tracker keeps its list as durable tool state', async () => {
-    const ctx = { conversationId: 'c', toolCallId: 't', workspace: '/w', signal: new AbortController().signal, heartbeat: () => undefined, secrets: {}, attempt: 1 };
+    const ctx = { conversationId: 'c', toolCallId: 't', workspace: '/w', signal: new AbortController().signal, heartbeat: () => undefined, secrets: {}, attempt: 1, exec: () => Promise.reject(new Error('no exec here')) };
     const planned = await TaskTrackerTool.execute(TaskTrackerTool.parameters.parse({ command: 'plan', task_list: [{ title: 'write tests' }] }), { ...ctx, state: undefined });
     assert.ok(typeof planned === 'object' && planned.state);
     assert.deepEqual(planned.state, [{ title: 'write tests', status: 'todo' }]);

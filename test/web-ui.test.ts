@@ -73,3 +73,37 @@ test('a conversation reads like a log in the Web UI', async () => {
   await page.screenshot({ path: path.join(dir, 'web-ui-metadata.png'), fullPage: true });
   assert.ok((await page.content()).includes(conversation.id));
 });
+
+test('a delegation shows the sub-agent under its parent (Relationships), summarised by its task', async () => {
+  h.model.setScript((req) => {
+    const first = String(req.body.messages.find((m) => m.role === 'user')?.content ?? '');
+    const results = req.body.messages.filter((m) => m.role === 'tool');
+    if (first.startsWith('Review')) {
+      return results.length === 0
+        ? { toolCalls: [{ name: 'delegate', arguments: { task: 'List the files in the workspace and report how many there are' } }] }
+        : { content: `Review done: ${results[0]?.content}` };
+    }
+    return results.length === 0 ? { toolCalls: [{ name: 'terminal', arguments: { command: 'ls | wc -l' } }] } : { content: 'There are 0 files.' };
+  });
+  const parent = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'delegate'] }),
+    workspace: await h.workspace(),
+    firstMessage: 'Review the workspace with a sub-agent',
+    run: true,
+  });
+  await parent.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  const child = `${parent.id}.sub-1`;
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  await page.goto(`${h.server.uiUrl}/namespaces/default/workflows/${parent.id}`);
+  await page.getByText(/Relationships/).filter({ visible: true }).first().click({ timeout: 30_000 });
+  await page.getByText(child).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
+  const dir = process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
+  await page.screenshot({ path: path.join(dir, 'web-ui-delegation.png'), fullPage: true });
+  // The child's own page: summarised by its task, with its parent.
+  await page.goto(`${h.server.uiUrl}/namespaces/default/workflows/${child}`);
+  await waitFor('the child\'s summary in User Metadata', async () => {
+    await page.getByText('User Metadata', { exact: true }).first().click({ timeout: 2_000 }).catch(() => undefined);
+    const text = (await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').then(String, () => '')))).join('\n');
+    return text.includes(`sub-agent of ${parent.id}: List the files in the workspace`) && text.includes('Depth:');
+  }, 60_000, 250);
+});

@@ -8,6 +8,7 @@ import { McpManager } from '../mcp/manager.js';
 import { secretValues } from '../security/redact.js';
 import { namedSecrets } from '../tools/terminal.js';
 import { ToolRegistry } from '../tools/registry.js';
+import type { SandboxOptions } from '../tools/sandbox.js';
 import { createCallModel } from './call-model.js';
 import { createCondense } from './condense.js';
 import { createPrepareTools } from './prepare-tools.js';
@@ -21,19 +22,21 @@ export interface ActivitiesOptions {
   tools?: readonly unknown[];
   /** Where MCP servers run (one process per conversation and server). */
   mcp?: McpManager;
+  /** Confine terminal commands and ctx.exec (default: none; createWorker reads FAHEEM_SANDBOX). */
+  sandbox?: SandboxOptions;
 }
 
 export function createActivities(options: ActivitiesOptions = {}) {
   const env = options.env ?? process.env;
   const home = faheemHome(env);
   const models = new ModelClients(env);
-  const registry = new ToolRegistry(options.tools ?? [], { env });
+  const registry = new ToolRegistry(options.tools ?? [], { env, ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
   const mcp = options.mcp ?? new McpManager({ env });
   const secrets = secretValues(env);
   // Model calls and condensation read the same transcripts: one cache serves both.
   const transcripts = new TranscriptCache();
   const starts = new StartLog(path.join(home, 'started'));
-  const tools = createRunTool({ registry, starts, mcp, secretValues: secrets, namedSecrets: namedSecrets(env) });
+  const tools = createRunTool({ registry, starts, mcp, secretValues: secrets, namedSecrets: namedSecrets(env), env, ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
   return {
     callModel: createCallModel(models, transcripts, new SetupCache(), registry),
     condense: createCondense(models, transcripts),

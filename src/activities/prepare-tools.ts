@@ -1,7 +1,8 @@
 // Activity: on the workspace host, when a conversation starts, say which tools it has (this worker's
 // built-ins and custom tools, and its MCP servers' tools) and what AGENTS.md tells the agent.
 import { Context } from '@temporalio/activity';
-import { readFile } from 'node:fs/promises';
+import { ApplicationFailure } from '@temporalio/common';
+import { access, constants, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { McpManager, McpToolInfo } from '../mcp/manager.js';
 import { redact } from '../security/redact.js';
@@ -14,9 +15,12 @@ export function createPrepareTools(deps: { registry: ToolRegistry; mcp: McpManag
   return async function prepareTools(input: PrepareToolsInput): Promise<PrepareToolsResult> {
     const ctx = Context.current();
     const queue = ctx.info.taskQueue;
+    await checkWorkspace(input.workspace, queue);
     const errors: string[] = [];
     const tools: ToolSpec[] = [];
-    const names = [...new Set([...input.tools, ...(input.hostTools ? deps.registry.customNames() : [])])];
+    // MCP tools come from the servers; a sub-agent given some of them by name gets just those.
+    const mcpWanted = input.tools.filter((n) => n.startsWith('mcp__'));
+    const names = [...new Set([...input.tools, ...(input.hostTools ? deps.registry.customNames() : [])])].filter((n) => !n.startsWith('mcp__'));
     for (const name of names) {
       const tool = deps.registry.get(name);
       if (tool) tools.push(toolSpec(tool));
@@ -36,6 +40,7 @@ export function createPrepareTools(deps: { registry: ToolRegistry; mcp: McpManag
         });
         const taken = new Set(tools.map((t) => t.name));
         for (const t of listed.tools) {
+          if (mcpWanted.length > 0 && !mcpWanted.includes(t.name)) continue;
           if (taken.has(t.name)) errors.push(`MCP tool ${t.server}/${t.tool} is left out: another tool is already named ${t.name}.`);
           else tools.push(mcpToolSpec(t));
           taken.add(t.name);
@@ -55,6 +60,23 @@ export function createPrepareTools(deps: { registry: ToolRegistry; mcp: McpManag
       ...(instructions ? { instructions } : {}),
     };
   };
+}
+
+/** The workspace must be a directory this worker can read and write; otherwise nothing can run. */
+async function checkWorkspace(workspace: string, queue: string): Promise<void> {
+  const problem = await stat(workspace).then(
+    async (info) => {
+      if (!info.isDirectory()) return 'is not a directory';
+      return access(workspace, constants.R_OK | constants.W_OK | constants.X_OK).then(
+        () => undefined,
+        () => 'is not readable and writable by the worker',
+      );
+    },
+    (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'does not exist' : err.message),
+  );
+  if (problem) {
+    throw ApplicationFailure.nonRetryable(`the workspace ${workspace} ${problem} on the host of ${queue}`, 'WorkspaceUnavailable');
+  }
 }
 
 /** An MCP tool as the conversation keeps it; its annotations choose retry and approval. */

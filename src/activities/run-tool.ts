@@ -7,6 +7,8 @@ import type { McpManager } from '../mcp/manager.js';
 import { redact } from '../security/redact.js';
 import { describeInvalid, retryClass } from '../tools/define.js';
 import type { ToolRegistry } from '../tools/registry.js';
+import { execInWorkspace, hiddenDirs, type SandboxOptions } from '../tools/sandbox.js';
+import { commandBaseEnv } from '../tools/terminal.js';
 import type { RunToolInput, RunToolResult, TerminalCallInput, TerminalResult, ToolCallInput, ToolResult } from '../types.js';
 import type { StartLog } from './start-log.js';
 
@@ -18,6 +20,10 @@ export interface RunToolDeps {
   secretValues: readonly string[];
   /** FAHEEM_SECRET_<NAME> values by NAME, for ctx.secrets. */
   namedSecrets: Readonly<Record<string, string>>;
+  /** The worker's environment (what ctx.exec's programs start from, less its secrets). */
+  env?: NodeJS.ProcessEnv;
+  /** Where ctx.exec runs programs (default: unsandboxed). */
+  sandbox?: SandboxOptions;
 }
 
 const HEARTBEAT_EVERY_MS = 500;
@@ -31,6 +37,8 @@ function clip(text: string): string {
 }
 
 export function createRunTool(deps: RunToolDeps) {
+  const env = deps.env ?? process.env;
+  const execEnv = commandBaseEnv(env);
   async function runTool(input: RunToolInput): Promise<RunToolResult> {
     const ctx = Context.current();
     const result = await run(input, ctx);
@@ -72,6 +80,15 @@ export function createRunTool(deps: RunToolDeps) {
         secrets: deps.namedSecrets,
         state: input.state,
         attempt: ctx.info.attempt,
+        exec: (command, args = [], options = {}) =>
+          execInWorkspace(command, args, {
+            ...options,
+            workspace: input.workspace,
+            sandbox: deps.sandbox,
+            baseEnv: execEnv,
+            hide: deps.sandbox ? hiddenDirs(env) : [],
+            signal: ctx.cancellationSignal,
+          }),
       });
       if (typeof out === 'string') return { content: out, isError: false };
       if (!out || typeof out.content !== 'string') {

@@ -45,6 +45,14 @@ export function formatEvent(e: ConversationEvent): string {
       return `${n} ${time} ${pc.green('▶ resumed')}`;
     case 'status':
       return `${n} ${time} ${pc.dim('status →')} ${colorStatus(e.status)}${e.reason ? pc.dim(` (${e.reason})`) : ''}`;
+    case 'host':
+      return e.available
+        ? `${n} ${time} ${pc.green(`workspace host ${e.queue} is back`)}`
+        : `${n} ${time} ${pc.yellow(`waiting for workspace host ${e.queue}: no worker there has picked up the next call (start \`faheem worker\` on that host)`)}`;
+    case 'child':
+      return e.status === 'started'
+        ? `${n} ${time} ${pc.cyan(`↳ sub-agent ${e.childId} started: ${clip(e.task, 200)}`)}`
+        : `${n} ${time} ${pc.cyan(`↳ sub-agent ${e.childId}`)} ${colorStatus(e.status)}`;
     case 'instructions':
       return `${n} ${time} ${pc.cyan(`📄 the agent follows ${e.path}${e.truncated ? ' (cut short)' : ''}`)}\n${indent(clip(e.text))}`;
     case 'condensation':
@@ -70,6 +78,9 @@ export function formatState(s: ConversationState): string {
     `  tokens      ${m.promptTokens} prompt, ${m.completionTokens} completion, ${m.llmCalls} model calls`,
     `  cost        $${m.accumulatedCost.toFixed(4)}${m.calls?.length ? `, model latency p50 ${median(m.calls.map((c) => c.latencyMs))} ms` : ''}`,
     ...(s.lastError ? [`  last error  ${pc.red(s.lastError)}`] : []),
+    ...(s.parentId ? [`  parent      ${s.parentId}`] : []),
+    ...(s.waitingForHost ? [`  ${pc.yellow(`waiting for workspace host ${s.waitingForHost}`)} (no worker there; start \`faheem worker\` on that host)`] : []),
+    ...(s.children ?? []).map((c) => `  sub-agent   ${c.id}  ${colorStatus(c.status)}  $${c.cost.toFixed(4)}  ${pc.dim(c.task.slice(0, 80))}`),
     ...s.pendingActions.map((a) => `  ${pc.yellow('needs approval')}  ${a.tool} ${JSON.stringify(a.arguments).slice(0, 200)}  (faheem approve ${s.id} / faheem reject ${s.id})`),
   ].join('\n');
 }
@@ -102,5 +113,9 @@ export function stateJson(s: ConversationState): Record<string, unknown> {
     closed: s.closed,
     pendingActions: s.pendingActions,
     runCost: s.runCost,
+    finalMessage: s.finalMessage ?? null,
+    waitingForHost: s.waitingForHost ?? null,
+    children: (s.children ?? []).map((c) => ({ id: c.id, status: c.status, cost: c.cost, task: c.task })),
+    ...(s.parentId ? { parentId: s.parentId } : {}),
   };
 }

@@ -6,15 +6,20 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pc from 'picocolors';
 import { Agent, Conversation, ConversationNotFoundError, LLM, MessageText } from '../client.js';
-import { connectClient } from '../connection.js';
+import { connectClient, taskQueue, toolTaskQueue } from '../connection.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
+import { describeSandbox, parseSandbox } from '../tools/sandbox.js';
+import { DEFAULT_CODEC_PORT, DEFAULT_UI_ORIGINS, normalizeOrigin, startCodecServer, type CodecServer } from '../server/codec-server.js';
 import { startDevServer } from '../server/dev-server.js';
+import { encryptionCodec, parseEncryptionKeys } from '../security/codec.js';
 import { findTemporalCli } from '../server/temporal-cli.js';
 import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState } from '../types.js';
 import { createWorker } from '../worker.js';
 import { ConversationStatusKey } from '../workflows/messages.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
+import { doctor } from './doctor.js';
+import { conversationWorkerWarnings, formatLastKnown, printWarnings, startWorkspaceCheck, stateOrLastKnown, workerWarnings } from './presence.js';
 
 class UserError extends Error {}
 
@@ -79,17 +84,33 @@ async function withOpenConversation(id: string, verb: string, fn: (conversation:
 
 const stopped = (s: ConversationState) => s.status !== 'running';
 
-async function followEvents(conversation: Conversation, json: boolean, fromIndex = 0): Promise<ConversationState> {
+/** Prints events as they come; a sub-agent's progress follows, indented, under its delegate call. */
+async function followEvents(conversation: Conversation, json: boolean, fromIndex = 0, indent = ''): Promise<ConversationState> {
+  const children: Promise<unknown>[] = [];
   for await (const e of conversation.follow({ fromIndex, until: stopped })) {
-    console.log(json ? JSON.stringify(e) : formatEvent(e));
+    console.log(json ? JSON.stringify(e) : indentLines(formatEvent(e), indent));
+    if (!json && e.kind === 'child' && e.status === 'started') {
+      children.push(
+        Conversation.attach(conversation.client, e.childId)
+          .then((child) => followEvents(child, false, 0, `${indent}    `))
+          .catch((err: Error) => console.log(indentLines(pc.dim(`(cannot follow ${e.childId}: ${err.message})`), `${indent}    `))),
+      );
+    }
   }
+  await Promise.all(children);
   return conversation.state();
+}
+
+function indentLines(text: string, indent: string): string {
+  return indent ? text.split('\n').map((l) => indent + l).join('\n') : text;
 }
 
 const program = new Command('faheem')
   .description('Coding agents as durable Temporal workflows')
   .showHelpAfterError()
-  .configureOutput({ outputError: (str, write) => write(pc.red(str)) });
+  .configureOutput({ outputError: (str, write) => write(pc.red(str)) })
+  // A malformed FAHEEM_ENCRYPTION_KEY(S) stops every command at once, naming the variable.
+  .hook('preAction', () => void parseEncryptionKeys());
 
 program
   .command('server')
@@ -99,7 +120,17 @@ program
   .option('--db <file>', 'SQLite file that keeps conversations across restarts', '.faheem/temporal.db')
   .option('--ip <ip>', 'address to listen on', '127.0.0.1')
   .option('--headless', 'no Web UI')
-  .action(async (o: { port: number; uiPort?: number; db: string; ip: string; headless?: boolean }) => {
+  .option('--codec-port <port>', 'with an encryption key: port of the codec server the Web UI decodes with', positiveInt, DEFAULT_CODEC_PORT)
+  .action(async (o: { port: number; uiPort?: number; db: string; ip: string; headless?: boolean; codecPort: number }) => {
+    // With a key, the Web UI decodes through an in-process codec server (the browser calls it directly).
+    const codec = o.headless ? undefined : encryptionCodec();
+    let codecServer: CodecServer | undefined;
+    if (codec) {
+      const uiPort = o.uiPort ?? o.port + 1000;
+      const uiHost = o.ip === '0.0.0.0' ? 'localhost' : o.ip;
+      const uiOrigins = [...new Set([`http://${uiHost}:${uiPort}`, `http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`])];
+      codecServer = await startCodecServer({ codec, port: o.codecPort, uiOrigins });
+    }
     const server = await startDevServer({
       port: o.port,
       ...(o.uiPort ? { uiPort: o.uiPort } : {}),
@@ -108,12 +139,47 @@ program
       headless: o.headless ?? false,
       stdio: 'inherit',
       log: (l) => console.error(l),
+      ...(codecServer ? { codecEndpoint: codecServer.url } : {}),
+    }).catch(async (err: unknown) => {
+      await codecServer?.close();
+      throw err;
     });
     console.error(`Temporal dev server on ${server.address}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(o.db)}`);
-    const stop = () => void server.stop().then(() => process.exit(0));
+    if (codec && codecServer) {
+      console.error(`Encryption: payloads encrypted with key ${codec.keyId}; the Web UI decodes them through the codec server at ${codecServer.url}`);
+    }
+    const stop = () => void Promise.all([server.stop(), codecServer?.close()]).then(() => process.exit(0));
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
     await server.process;
+  });
+
+program
+  .command('codec-server')
+  .description('serve Temporal\'s codec endpoints (/encode, /decode) with the encryption key, for the Web UI and `temporal --codec-endpoint`')
+  .option('--port <port>', 'port to listen on', positiveInt, DEFAULT_CODEC_PORT)
+  .option('--ip <ip>', 'address to listen on', '127.0.0.1')
+  .option('--token <token>', 'require Authorization: Bearer <token> (or FAHEEM_CODEC_TOKEN)')
+  .option('--ui-origin <origin...>', `Web UI origins allowed to call it from the browser (default ${DEFAULT_UI_ORIGINS.join(', ')})`)
+  .action(async (o: { port: number; ip: string; token?: string; uiOrigin?: string[] }) => {
+    const codec = encryptionCodec();
+    if (!codec) throw new UserError('no encryption key: set FAHEEM_ENCRYPTION_KEY (base64 of 32 bytes) or FAHEEM_ENCRYPTION_KEYS=id1:key1,id2:key2');
+    let uiOrigins: string[] | undefined;
+    try {
+      uiOrigins = o.uiOrigin?.flatMap((v) => v.split(',')).filter((v) => v.trim() !== '').map(normalizeOrigin);
+    } catch (err) {
+      throw new UserError(`--ui-origin: ${(err as Error).message}`);
+    }
+    const token = o.token ?? (process.env.FAHEEM_CODEC_TOKEN || undefined);
+    const server = await startCodecServer({ codec, port: o.port, host: o.ip, ...(token ? { token } : {}), ...(uiOrigins ? { uiOrigins } : {}) });
+    console.error(
+      `faheem codec server at ${server.url} (POST /encode, /decode; key ${codec.keyId}${codec.keys.length > 1 ? `, decrypts ${codec.keys.map((k) => k.id).join(', ')}` : ''}; ` +
+        `browser origins ${(uiOrigins ?? DEFAULT_UI_ORIGINS).join(', ')}${token ? '; bearer token required' : ''})`,
+    );
+    console.error(`Web UI: temporal server start-dev --ui-codec-endpoint ${server.url}, or set it under "Data Encoder" in the UI`);
+    const stop = () => void server.close().then(() => process.exit(0));
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
 
 program
@@ -146,9 +212,13 @@ program
   .command('worker')
   .description('run conversation workflows, model calls and this host\'s tools (reads TEMPORAL_* and LLM_*)')
   .option('--tools <module...>', 'also run the tools (made with defineTool) that these JavaScript modules export')
-  .action(async (o: { tools?: string[] }) => {
+  .addOption(new Option('--sandbox <kind>', 'run commands under bubblewrap: workspace writable, rest read-only, home hidden (default: FAHEEM_SANDBOX)').choices(['bwrap', 'none']))
+  .addOption(new Option('--sandbox-network <mode>', 'with --sandbox bwrap: none cuts commands off the network (default: FAHEEM_SANDBOX_NETWORK, else host)').choices(['none', 'host']))
+  .action(async (o: { tools?: string[]; sandbox?: string; sandboxNetwork?: string }) => {
+    const sandbox = parseSandbox(o.sandbox ?? process.env.FAHEEM_SANDBOX, o.sandboxNetwork ?? process.env.FAHEEM_SANDBOX_NETWORK);
     const tools = await loadTools(o.tools ?? []);
-    const worker = await createWorker({ tools });
+    const worker = await createWorker({ tools, sandbox: sandbox ?? false });
+    console.error(`faheem worker: ${describeSandbox(worker.sandbox)}`);
     console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);
     if (tools.length > 0) console.error(`faheem worker: your tools: ${tools.map((t) => t.name).join(', ')}`);
     await worker.run();
@@ -165,6 +235,7 @@ program
   .option('--max-iterations <n>', 'model calls per run before it stops with an error', positiveInt, DEFAULTS.maxIterations)
   .option('--budget <usd>', 'pause a run once it has cost this much (USD)', positiveNumber)
   .option('--confirm-timeout <seconds>', 'reject actions nobody approved within this time', positiveNumber)
+  .option('--delegate', 'give the agent the delegate tool: sub-agents as child conversations')
   .option('--mcp-config <file>', 'MCP servers for the agent: a JSON file {"mcpServers": {name: {command, args, env} | {url, headers}}}')
   .option('--wait', 'return when the run stops')
   .option('--follow', 'print events as they happen until the run stops')
@@ -180,18 +251,23 @@ program
         budget?: number;
         confirmTimeout?: number;
         mcpConfig?: string;
+        delegate?: boolean;
         wait?: boolean;
         follow?: boolean;
       },
     ) => {
       const checked = MessageText.safeParse(message);
       if (!checked.success) throw new UserError(`message not sent: ${checked.error.issues[0]?.message}`);
+      const workspace = await startWorkspaceCheck(path.resolve(o.workspace), toolTaskQueue());
+      if (workspace.error) throw new UserError(workspace.error);
+      if (workspace.warning) printWarnings([workspace.warning]);
       const mcpServers = o.mcpConfig ? await readMcpConfig(o.mcpConfig) : undefined;
       await withClient(async (client) => {
+        const warnings = workerWarnings(client, { taskQueue: taskQueue(), toolTaskQueue: toolTaskQueue() });
         // The built-ins, and whatever tools the workspace host's worker was given (--tools).
         const agent = new Agent({
           llm: new LLM({ usageId: 'agent', ...(o.model ? { model: o.model } : {}) }),
-          tools: ['terminal', 'file_editor', 'task_tracker'],
+          tools: ['terminal', 'file_editor', 'task_tracker', ...(o.delegate ? ['delegate'] : [])],
           hostTools: true,
         });
         const conversation = await Conversation.create(client, {
@@ -209,6 +285,7 @@ program
           if (err.name === 'WorkflowExecutionAlreadyStartedError') throw new UserError(`a conversation with id "${o.id}" already exists`);
           throw err;
         });
+        printWarnings(await warnings); // stderr: stdout stays the id alone
         if (o.follow) {
           console.error(pc.dim(`conversation ${conversation.id}`));
           const s = await followEvents(conversation, false);
@@ -245,8 +322,10 @@ program
     const checked = MessageText.safeParse(message);
     if (!checked.success) throw new UserError(`message not sent: ${checked.error.issues[0]?.message}`);
     await withOpenConversation(id, 'send a message', async (conversation) => {
+      const warned = o.run ? conversationWorkerWarnings(conversation.client, conversation.id).then(printWarnings) : undefined;
       await answered(conversation.sendMessage(message));
       if (o.run) await answered(conversation.resume());
+      await warned;
     });
   });
 
@@ -268,7 +347,9 @@ program
   .option('--wait', 'return when the run stops')
   .action(async (id: string, o: { wait?: boolean }) => {
     await withOpenConversation(id, 'resume', async (conversation) => {
+      const warned = conversationWorkerWarnings(conversation.client, conversation.id).then(printWarnings);
       const { runNumber } = await answered(conversation.resume());
+      await warned;
       if (o.wait) await conversation.waitUntil((s) => s.runNumber > runNumber || stopped(s), 200);
     });
   });
@@ -280,7 +361,13 @@ program
   .option('--json', 'one JSON object')
   .action(async (id: string, o: { json?: boolean }) => {
     await withClient(async (client) => {
-      const s = await answered((await attach(client, id)).state());
+      // With no worker to answer the query, the status it last recorded (marked as such), at once.
+      const answer = await stateOrLastKnown(client, await attach(client, id), answered);
+      if ('lastKnown' in answer) {
+        console.log(o.json ? JSON.stringify(answer.lastKnown) : formatLastKnown(answer.lastKnown));
+        return;
+      }
+      const s = answer.state;
       console.log(o.json ? JSON.stringify(stateJson(s)) : formatState(s));
     });
   });
@@ -309,10 +396,12 @@ program
   .addOption(new Option('--status <status>', 'only this status').choices([...CONVERSATION_STATUSES]))
   .option('--json', 'one JSON object a line')
   .option('--limit <n>', 'at most this many', positiveInt, 100)
-  .action(async (o: { status?: string; json?: boolean; limit: number }) => {
+  .option('--parent <id>', 'only the sub-agents (child conversations) of this conversation')
+  .action(async (o: { status?: string; json?: boolean; limit: number; parent?: string }) => {
     await withClient(async (client) => {
       let query = `WorkflowType = 'conversation'`;
       if (o.status) query += ` AND ConversationStatus = '${o.status}'`;
+      if (o.parent) query += ` AND ParentWorkflowId = '${o.parent.replace(/'/g, "''")}'`;
       let n = 0;
       for await (const wf of client.workflow.list({ query })) {
         if (n++ >= o.limit) break;
@@ -355,10 +444,20 @@ program
     });
   });
 
+program
+  .command('doctor')
+  .description('check each part: server, namespace, search attributes, workers, model, encryption key, sandbox (one line each)')
+  .option('--model [model]', 'also make one tiny call to this model (default: LLM_MODEL), as the worker would')
+  .action(async (o: { model?: string | true }) => {
+    const { ok, summary } = await doctor({ ...(o.model !== undefined ? { model: o.model } : {}) });
+    if (!ok) throw new UserError(summary);
+    console.log(pc.green(summary));
+  });
+
 try {
   await program.parseAsync(process.argv);
   // Open handles (gRPC) can keep Node alive; the command is done.
-  if (!['server', 'worker'].includes(process.argv[2] ?? '')) process.exit(0);
+  if (!['server', 'worker', 'codec-server'].includes(process.argv[2] ?? '')) process.exit(0);
 } catch (err) {
   console.error(pc.red(`faheem: ${describe(err)}`));
   process.exit(1);

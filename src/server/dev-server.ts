@@ -17,6 +17,8 @@ export interface DevServerOptions {
   /** Where the server's own output goes ('inherit' shows it). */
   stdio?: 'inherit' | 'ignore' | 'pipe';
   log?: (line: string) => void;
+  /** A codec server (`faheem codec-server`) the Web UI decodes payloads with (`--ui-codec-endpoint`). */
+  codecEndpoint?: string;
 }
 
 export interface DevServer {
@@ -47,6 +49,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const args = ['server', 'start-dev', '--port', String(port), '--ip', ip, '--log-level', 'warn'];
   if (options.headless) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort ?? port + 1000));
+  if (options.codecEndpoint && !options.headless) args.push('--ui-codec-endpoint', options.codecEndpoint);
   if (options.db) {
     await mkdir(path.dirname(path.resolve(options.db)), { recursive: true });
     args.push('--db-filename', options.db);

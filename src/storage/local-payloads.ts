@@ -4,12 +4,14 @@
 // such a conversation (workers, clients, the CLI) must see the same folder: on one host that is
 // ~/.faheem/payloads; across hosts, point FAHEEM_PAYLOAD_DIR at shared storage or plug in another
 // StorageDriver (an object store) in its place.
-import { ExternalStorage, StorageDriverClaim, type StorageDriver } from '@temporalio/common';
+import { ExternalStorage, StorageDriverClaim, type DataConverter, type StorageDriver } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { faheemHome } from '../home.js';
+import { encryptionCodec } from '../security/codec.js';
 
 const Payload = proto.temporal.api.common.v1.Payload;
 
@@ -58,6 +60,23 @@ export function externalStorage(env: NodeJS.ProcessEnv = process.env): ExternalS
   return new ExternalStorage({ drivers: [new LocalFilePayloadDriver(payloadDir(env))], payloadSizeThreshold: PAYLOAD_SIZE_THRESHOLD });
 }
 
-export function dataConverter(env: NodeJS.ProcessEnv = process.env) {
-  return { externalStorage: externalStorage(env) };
+/**
+ * The data converter of every client, worker and CLI command. With an encryption key
+ * (FAHEEM_ENCRYPTION_KEY or FAHEEM_ENCRYPTION_KEYS) payloads are encrypted by the codec, and error
+ * messages and stack traces move into the failure's encoded attributes so they are encrypted too.
+ * The SDK runs the codecs before external storage on the way out (and after it on the way in), so a
+ * payload stored as a file is already ciphertext. Throws on a malformed key.
+ */
+export function dataConverter(env: NodeJS.ProcessEnv = process.env): DataConverter {
+  const codec = encryptionCodec(env);
+  return {
+    externalStorage: externalStorage(env),
+    ...(codec ? { payloadCodecs: [codec], failureConverterPath: encryptedFailureConverterPath() } : {}),
+  };
+}
+
+/** The module (loaded by path with require()) of the failure converter used with encryption. */
+export function encryptedFailureConverterPath(): string {
+  const fromSources = import.meta.url.endsWith('.ts');
+  return fileURLToPath(new URL(fromSources ? '../security/failure-converter.cts' : '../security/failure-converter.cjs', import.meta.url));
 }

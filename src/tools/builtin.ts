@@ -7,13 +7,17 @@ import { secretValues } from '../security/redact.js';
 import type { TerminalState } from '../types.js';
 import { defineTool, type AnyTool } from './define.js';
 import { editFile } from './file-editor.js';
+import { DelegateTool } from './delegate.js';
 import { FinishTool, TaskTrackerTool, ThinkTool } from './local.js';
+import { hiddenDirs, type SandboxOptions } from './sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
 import { CommandInterrupted, commandBaseEnv, namedSecrets, runTerminal } from './terminal.js';
 
 export interface BuiltinConfig {
   /** The worker's environment: secrets, FAHEEM_HOME. */
   env?: NodeJS.ProcessEnv;
+  /** Run terminal commands under this sandbox (default: none). */
+  sandbox?: SandboxOptions;
 }
 
 // The model rates each terminal and file_editor call; under `risky`, HIGH or no rating asks.
@@ -47,6 +51,7 @@ export function terminalTool(config: BuiltinConfig = {}) {
           secrets,
           baseEnv,
           secretEnv,
+          ...(config.sandbox ? { sandbox: config.sandbox, sandboxHide: hiddenDirs(env) } : {}),
         });
         const { terminal, ...rest } = result;
         return { ...rest, state: terminal };
@@ -78,9 +83,9 @@ export function fileEditorTool(config: BuiltinConfig = {}) {
 export const TerminalTool = terminalTool();
 /** Views and edits files inside the workspace. */
 export const FileEditorTool = fileEditorTool();
-export { FinishTool, TaskTrackerTool, ThinkTool };
+export { DelegateTool, FinishTool, TaskTrackerTool, ThinkTool };
 
 /** Every built-in tool, made for a worker with this environment. */
 export function builtinTools(config: BuiltinConfig = {}): AnyTool[] {
-  return [terminalTool(config), fileEditorTool(config), TaskTrackerTool, ThinkTool, FinishTool] as AnyTool[];
+  return [terminalTool(config), fileEditorTool(config), TaskTrackerTool, ThinkTool, FinishTool, DelegateTool] as AnyTool[];
 }

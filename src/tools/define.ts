@@ -11,6 +11,28 @@ import type { z } from 'zod';
  */
 export type RetryClass = 'repeat' | 'report';
 
+/** What `ctx.exec` gives back. A failing program is a result, not an exception. */
+export interface ExecResult {
+  stdout: string;
+  stderr: string;
+  /** The program's exit code; 127 when it was not found; 128 + n when signal n ended it; 124 after `timeoutMs`. */
+  exitCode: number;
+  /** Stopped because it ran longer than `timeoutMs`. */
+  timedOut: boolean;
+}
+
+/** Options of `ctx.exec`. */
+export interface ExecOptions {
+  /** Written to the program's standard input (default: none, it reads end-of-file). */
+  input?: string;
+  /** Stop it (with everything it started) after this long; the result then has `timedOut` and exit code 124. */
+  timeoutMs?: number;
+  /** Where it starts: relative to the workspace, or absolute (default: the workspace). */
+  cwd?: string;
+  /** Variables on top of the worker's environment (which has no secrets, LLM_* or TEMPORAL_*). */
+  env?: Record<string, string>;
+}
+
 /** What a tool's `execute` gets besides its arguments. */
 export interface ToolContext<State = unknown> {
   /** The conversation (= workflow id) this call belongs to. */
@@ -29,6 +51,18 @@ export interface ToolContext<State = unknown> {
   state: State | undefined;
   /** 1 on the first attempt; more after the worker running an earlier attempt died. */
   attempt: number;
+  /**
+   * Runs a program (no shell: `exec('git', ['status'])`) in the workspace and gives back its output
+   * and exit code. On a worker started with `--sandbox bwrap` it runs under the same sandbox as the
+   * terminal's commands (only the workspace and a private /tmp writable, the worker's home hidden,
+   * optionally no network); everything it started is stopped when `signal` aborts (the promise then
+   * rejects, with the output so far as the error's `partialOutput`) or after `timeoutMs`. Use it
+   * instead of `child_process` so that your tool is confined like the terminal.
+   *
+   * Present on the workspace host's worker (every tool that runs there); absent for the tools the
+   * workflow runs itself.
+   */
+  exec: (command: string, args?: readonly string[], options?: ExecOptions) => Promise<ExecResult>;
 }
 
 /** A tool's answer: the text the model reads, or the full result. */

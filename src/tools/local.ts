@@ -1,6 +1,7 @@
 // The tools that need no machine: think, finish and task_tracker. Defined like every other tool, but
 // they run inside the workflow (deterministic, no I/O), so no Node imports here.
 import { defineTool, type AnyTool } from './define.js';
+import { DelegateTool } from './delegate.js';
 import { FinishArgs, TaskTrackerArgs, ThinkArgs } from './schemas.js';
 
 export interface Task {
@@ -50,7 +51,7 @@ export const TaskTrackerTool = {
 
 /** The tools the workflow runs itself, by name. */
 export const WORKFLOW_TOOLS: ReadonlyMap<string, AnyTool> = new Map<string, AnyTool>(
-  [ThinkTool, FinishTool, TaskTrackerTool].map((t) => [t.name, t as AnyTool]),
+  [ThinkTool, FinishTool, TaskTrackerTool, DelegateTool].map((t) => [t.name, t as AnyTool]),
 );
 
 function formatTasks(tasks: readonly Task[]): string {

@@ -3,11 +3,11 @@
 // (approval, time limit, the Web UI line).
 import { z } from 'zod';
 import { TOOL_NAMES, type ChatToolCall, type ToolCallPlan, type ToolSpec } from '../types.js';
-import { builtinTools, FileEditorTool, TerminalTool, type BuiltinConfig } from './builtin.js';
+import { builtinTools, DelegateTool, FileEditorTool, TerminalTool, type BuiltinConfig } from './builtin.js';
 import { isTool, type AnyTool } from './define.js';
 import { FinishTool, TaskTrackerTool, ThinkTool } from './local.js';
 
-const EXPORTED_BUILTINS: readonly unknown[] = [TerminalTool, FileEditorTool, TaskTrackerTool, ThinkTool, FinishTool];
+const EXPORTED_BUILTINS: readonly unknown[] = [TerminalTool, FileEditorTool, TaskTrackerTool, ThinkTool, FinishTool, DelegateTool];
 
 export class ToolRegistry {
   private readonly tools = new Map<string, AnyTool>();

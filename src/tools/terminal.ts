@@ -1,12 +1,16 @@
 // The terminal tool: each command runs in a fresh bash that starts from the conversation's durable
 // shell state (cwd + exported variables) and hands back the state it ended in. Nothing lives in the
-// worker between commands, so any worker, on restart, continues the same shell.
+// worker between commands, so any worker, on restart, continues the same shell. On a sandboxed worker
+// that bash runs under bubblewrap (see sandbox.ts): one sandbox a command, so its end (or a kill)
+// ends every process the command started.
 import { execa } from 'execa';
-import { mkdtemp, readFile, rm, mkdir, writeFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { mkdtemp, rm, mkdir, open, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isSecretName, redact } from '../security/redact.js';
 import type { TerminalResult, TerminalState } from '../types.js';
+import { killGroup, sandboxedCommand, type SandboxOptions } from './sandbox.js';
 import { describeInvalid, TerminalArgs } from './schemas.js';
 
 export const MAX_OUTPUT_CHARS = 30_000;
@@ -41,6 +45,10 @@ export interface TerminalContext {
   softTimeoutMs?: number;
   /** Secrets by name: exported to a command only when it mentions the name; never kept in state. */
   secretEnv?: Record<string, string>;
+  /** Run each command under this sandbox (default: none, with the worker user's rights). */
+  sandbox?: SandboxOptions;
+  /** Directories the sandbox hides (the worker's home, FAHEEM_HOME); see hiddenDirs. */
+  sandboxHide?: readonly string[];
 }
 
 /** Secrets the worker was given as FAHEEM_SECRET_<NAME>=value, by NAME. */
@@ -136,7 +144,15 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
   const baseEnv = ctx.baseEnv ?? commandBaseEnv();
   const mentioned = Object.fromEntries(Object.entries(ctx.secretEnv ?? {}).filter(([name]) => new RegExp(`\\b${name}\\b`).test(command)));
   const stateDir = await mkdtemp(path.join(tmpdir(), 'faheem-term-'));
-  const child = execa('bash', ['-c', WRAPPER], {
+  // Sandboxed, the command sees its state directory (to leave its cwd and env there) and, read-only,
+  // this conversation's full outputs (the observations name those files); nothing else of the worker's.
+  const binds: { path: string; readOnly?: boolean }[] = [{ path: stateDir }];
+  if (ctx.sandbox && ctx.outputDir) {
+    await mkdir(ctx.outputDir, { recursive: true });
+    binds.push({ path: ctx.outputDir, readOnly: true });
+  }
+  const shell = sandboxedCommand(ctx.sandbox, { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds }, 'bash', ['-c', WRAPPER]);
+  const child = execa(shell.file, shell.args, {
     cwd: ctx.workspace,
     env: { ...baseEnv, ...state.env, ...mentioned, __FAHEEM_CMD: command, __FAHEEM_STATE: stateDir, __FAHEEM_WS: ctx.workspace, __FAHEEM_CWD: state.cwd },
     extendEnv: false,
@@ -144,7 +160,7 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
     all: true,
     buffer: false,
     reject: false,
-    detached: true, // its own process group, so that everything it started can be stopped together
+    detached: true, // its own process group (and, sandboxed, PID namespace): everything it started stops together
   });
   const rc: RunningCommand = {
     command,
@@ -256,37 +272,14 @@ async function observe(key: string, rc: RunningCommand, ctx: TerminalContext, ti
   }
 }
 
-/** Interrupt, then terminate, then kill the whole process group, with short graces between. */
-async function killGroup(pid: number | undefined): Promise<void> {
-  if (!pid) return;
-  const alive = () => {
-    try {
-      process.kill(-pid, 0);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  for (const [sig, graceMs] of [['SIGINT', 300], ['SIGTERM', 1000], ['SIGKILL', 0]] as const) {
-    try {
-      process.kill(-pid, sig);
-    } catch {
-      return;
-    }
-    const until = Date.now() + graceMs;
-    while (Date.now() < until && alive()) await new Promise((r) => setTimeout(r, 25));
-    if (!alive()) return;
-  }
-}
-
 async function readShellState(
   stateDir: string,
   previous: TerminalState,
   baseEnv: Record<string, string>,
   secrets: readonly string[],
 ): Promise<TerminalState> {
-  const cwd = (await readFile(path.join(stateDir, 'cwd'), 'utf8').catch(() => '')).trim() || previous.cwd;
-  const raw = await readFile(path.join(stateDir, 'env'), 'utf8').catch(() => undefined);
+  const cwd = (await readStateFile(path.join(stateDir, 'cwd')).catch(() => '')).trim() || previous.cwd;
+  const raw = await readStateFile(path.join(stateDir, 'env')).catch(() => undefined);
   if (raw === undefined) return { cwd, env: previous.env };
   const env: Record<string, string> = {};
   for (const entry of raw.split('\0')) {
@@ -300,6 +293,25 @@ async function readShellState(
     if (baseEnv[key] !== value) env[key] = value;
   }
   return { cwd, env };
+}
+
+const MAX_STATE_FILE = 4_000_000;
+
+/**
+ * A file the command wrote into its state directory. The command could have put a symlink (to a file
+ * the sandbox hides) or something huge there: only a plain file, not followed, and only so much.
+ */
+async function readStateFile(file: string): Promise<string> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const info = await handle.stat();
+    if (!info.isFile() || info.size > MAX_STATE_FILE) throw new Error(`${file} is not a plain file of a sensible size`);
+    const buf = Buffer.alloc(info.size);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead).toString('utf8');
+  } finally {
+    await handle.close();
+  }
 }
 
 function signalNumber(signal: NodeJS.Signals | null): number {

@@ -11,24 +11,31 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  getExternalWorkflowHandle,
   isCancellation,
   patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  startChild,
   upsertSearchAttributes,
   workflowInfo,
   type ActivityOptions,
+  type ChildWorkflowHandle,
 } from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../activities/index.js';
 import type { AnyTool, ToolContext } from '../tools/define.js';
 import { describeInvalid } from '../tools/define.js';
+import { DelegateArgs } from '../tools/delegate.js';
 import { WORKFLOW_TOOLS } from '../tools/local.js';
 import {
   DEFAULTS,
   emptyMetrics,
   type ActionEvent,
   type CarriedState,
+  type ChildReport,
+  type ChildSummary,
   type ConversationSetup,
   type ConversationEvent,
   type ConversationInput,
@@ -47,6 +54,7 @@ import {
   DESCRIPTIONS,
   addMessageUpdate,
   approveUpdate,
+  childStatusSignal,
   closeSignal,
   rejectUpdate,
   eventsQuery,
@@ -59,6 +67,7 @@ import {
   type PauseRequest,
 } from './messages.js';
 import { needsConfirmation } from './confirmation.js';
+import { childHasEnded, childId, childMaxIterations, childObservation, childTools, DEFAULT_MAX_DEPTH } from './delegation.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE, condensationRange, isModelEvent, promptEvents } from './prompt.js';
 import { detectStuck } from './stuck.js';
 
@@ -132,6 +141,14 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   let modelScope: CancellationScope | undefined;
   let toolScope: CancellationScope | undefined;
   let interruptRequested = false;
+  // No worker on the workspace host's queue has picked up our last call for a while.
+  let waitingForHost = false;
+  // Sub-agents (delegate calls): what the parent knows of each, and handles to reach the open ones.
+  const children: ChildSummary[] = carried?.children ?? [];
+  let childCount = carried?.childCount ?? 0;
+  const openChildren = new Map<string, ChildWorkflowHandle<typeof conversation>>();
+  let finalMessage: string | null = carried?.finalMessage ?? null;
+  const depth = options.parent?.depth ?? 0;
 
   const modelActs = proxyActivities<Activities>(MODEL_CALL);
   const toolActs = proxyActivities<Activities>({ ...TOOL_CALL, taskQueue: options.toolTaskQueue });
@@ -149,6 +166,25 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     append({ kind: 'status', source: 'environment', status: next, ...(reason ? { reason } : {}) });
     upsertSearchAttributes([{ key: ConversationStatusKey, value: next }]);
     publishDetails();
+    reportToParent();
+  }
+
+  /** A sub-agent keeps its parent's view of it current (status and the cost of its tree). */
+  function reportToParent(): void {
+    if (!options.parent) return;
+    const report: ChildReport = { id, status, cost: treeCost() };
+    // The parent may have closed meanwhile: nothing to tell then.
+    getExternalWorkflowHandle(options.parent.id).signal(childStatusSignal, report).catch(() => undefined);
+  }
+
+  /** This conversation's cost plus its sub-agents'. */
+  function treeCost(): number {
+    return children.reduce((sum, c) => sum + c.cost, metrics.accumulatedCost);
+  }
+
+  /** Pause, resume and close reach every open sub-agent at once. */
+  function tellChildren(fn: (handle: ChildWorkflowHandle<typeof conversation>) => Promise<void>): void {
+    for (const handle of openChildren.values()) fn(handle).catch(() => undefined);
   }
 
   function pendingMessages(): number {
@@ -168,7 +204,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       runNumber,
       events: events.length,
       pendingMessages: pendingMessages(),
-      metrics,
+      metrics: children.length > 0 ? { ...metrics, accumulatedCost: treeCost() } : metrics,
       lastError,
       workspace: options.workspace,
       model,
@@ -176,6 +212,10 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       closed: closeRequested,
       pendingActions: pendingActions.map((a) => ({ toolCallId: a.toolCallId, tool: a.tool, arguments: a.arguments })),
       runCost,
+      children,
+      finalMessage,
+      waitingForHost: waitingForHost ? options.toolTaskQueue : null,
+      ...(options.parent ? { parentId: options.parent.id } : {}),
     };
   }
 
@@ -195,7 +235,12 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         `**Status:** ${status}${lastError && (status === 'error' || status === 'stuck') ? ` — ${lastError}` : ''}`,
         `**Step:** ${iterations} of ${options.maxIterations} (run ${runNumber})`,
         lastAction ? `**Last action:** \`${lastAction.tool}\` ${summarizeArgs(lastAction.arguments)}` : '',
+        waitingForHost ? `**Waiting for workspace host** \`${options.toolTaskQueue}\`: no worker there has picked up the next call` : '',
         `**Pending messages:** ${pendingMessages()}`,
+        children.length > 0
+          ? `**Sub-agents:** ${children.map((c) => `\`${c.id}\` ${c.status}`).join(', ')}`
+          : '',
+        options.parent ? `**Parent:** \`${options.parent.id}\`` : '',
         `**Tokens:** ${metrics.promptTokens} in / ${metrics.completionTokens} out · **Cost:** $${metrics.accumulatedCost.toFixed(4)}`,
       ]
         .filter(Boolean)
@@ -231,6 +276,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       interruptRequested = true;
       toolScope?.cancel();
     }
+    tellChildren((child) => child.signal(pauseSignal, request));
   }
 
   function run(): void {
@@ -254,6 +300,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     lastError = null;
     if (wasPaused) append({ kind: 'resume', source: 'user' });
     setStatus('running');
+    if (wasPaused) tellChildren((child) => child.signal(resumeSignal));
   }
 
   function describePending(): string {
@@ -295,8 +342,17 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   setHandler(closeSignal, () => {
     closeRequested = true;
     modelScope?.cancel();
+    tellChildren((child) => child.signal(closeSignal));
     wakeups++;
   }, { description: DESCRIPTIONS.close });
+  setHandler(childStatusSignal, (report: ChildReport) => {
+    const child = children.find((c) => c.id === report?.id);
+    if (!child) return;
+    child.status = report.status;
+    child.cost = Math.max(child.cost, Number(report.cost) || 0);
+    publishDetails();
+    wakeups++;
+  }, { description: DESCRIPTIONS.childStatus });
   setHandler(stateQuery, state, { description: DESCRIPTIONS.state });
   setHandler(setupQuery, () => setup ?? null, { description: DESCRIPTIONS.setup });
   setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => eventsPage(events, fromIndex, limit), {
@@ -368,6 +424,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return { content: `The arguments of ${action.tool} must be a JSON object; got: ${String(args).slice(0, 500)}`, isError: true };
     }
+    if (action.tool === 'delegate') return delegate(action);
     const inWorkflow = WORKFLOW_TOOLS.get(action.tool);
     if (inWorkflow) return runInWorkflow(inWorkflow, action);
 
@@ -398,12 +455,13 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     const mcpConfig = spec?.mcp ? options.mcpServers?.[spec.mcp.server] : undefined;
     const timeout = plan?.timeoutSeconds;
     return (toolScope as CancellationScope).run(() =>
-      toolActs.runTool.executeWithOptions(
+      onHost((extra) => toolActs.runTool.executeWithOptions(
         {
           ...TOOL_CALL,
           ...(timeout ? { startToCloseTimeout: `${Math.ceil(timeout)} seconds` } : {}),
           taskQueue: options.toolTaskQueue,
           summary: shorten(plan?.summary ?? action.tool, 120),
+          ...extra,
         },
         [
           {
@@ -416,8 +474,31 @@ export async function conversation(input: ConversationInput): Promise<Conversati
             ...(spec?.mcp && mcpConfig ? { mcp: { ...spec.mcp, config: mcpConfig } } : {}),
           },
         ],
-      ),
+      )),
     );
+  }
+
+  /**
+   * Runs a call on the workspace host. If no worker there picks it up within hostWaitMs, the
+   * conversation says it is waiting for that host (status, events, Web UI) and asks again, now
+   * without a limit; a call that never started is safe to schedule again.
+   */
+  async function onHost<T>(call: (extra: ActivityOptions) => Promise<T>): Promise<T> {
+    try {
+      return await call({ scheduleToStartTimeout: options.hostWaitMs ?? DEFAULTS.hostWaitMs });
+    } catch (err) {
+      if (!(err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START)) throw err;
+    }
+    waitingForHost = true;
+    append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: false });
+    publishDetails();
+    try {
+      return await call({});
+    } finally {
+      waitingForHost = false;
+      append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: true });
+      publishDetails();
+    }
   }
 
   /** Conversations from before tools were open: terminal and file_editor had an activity each. */
@@ -445,6 +526,63 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     );
   }
 
+  /**
+   * A sub-agent: a child conversation (same workflow, id `<id>.sub-<n>`) with the task as its first
+   * message. Its final answer is the observation; its iterations and cost count against this run.
+   */
+  async function delegate(action: ActionEvent): Promise<ToolResult> {
+    const parsed = DelegateArgs.safeParse(action.arguments);
+    if (!parsed.success) return { content: describeInvalid('delegate', parsed.error), isError: true };
+    const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    if (depth >= maxDepth) return { content: `Sub-agents may not nest deeper than ${maxDepth}: do this task yourself.`, isError: true };
+    const granted = childTools(offeredTools(), parsed.data.tools, depth + 1, maxDepth);
+    if ('error' in granted) return { content: granted.error, isError: true };
+    const { task } = parsed.data;
+    const cid = childId(id, ++childCount);
+    const summary: ChildSummary = { id: cid, status: 'running', cost: 0, task };
+    children.push(summary);
+    append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'started' });
+    const budgetLeft = options.maxBudgetPerRunUsd === undefined ? undefined : Math.max(0, options.maxBudgetPerRunUsd - runCost);
+    const childInput: ConversationInput = {
+      options: {
+        ...options,
+        agent: { ...options.agent, tools: granted.tools, hostTools: false },
+        maxIterations: childMaxIterations(parsed.data.max_iterations, options.maxIterations, iterations),
+        parent: { id, depth: depth + 1 },
+        ...(budgetLeft === undefined ? {} : { maxBudgetPerRunUsd: budgetLeft }),
+      },
+      firstMessage: task,
+      run: true,
+    };
+    let ended: ConversationState;
+    try {
+      const handle = await startChild(conversation, {
+        workflowId: cid,
+        args: [childInput],
+        staticSummary: shorten(`sub-agent of ${id}: ${task}`, 200),
+        staticDetails: `**Task:** ${task}\n\n**Parent:** \`${id}\` · **Tools:** ${granted.tools.join(', ')} · **Depth:** ${depth + 1} of ${maxDepth}`,
+      });
+      openChildren.set(cid, handle);
+      // A pause or close that came while the child was starting reaches it now.
+      if (closeRequested) handle.signal(closeSignal).catch(() => undefined);
+      else if (status === 'paused') handle.signal(pauseSignal, {}).catch(() => undefined);
+      ended = await handle.result();
+    } catch (err) {
+      summary.status = 'error';
+      append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'error' });
+      return { content: `The sub-agent ${cid} failed: ${failureMessage(err)}`, isError: true };
+    } finally {
+      openChildren.delete(cid);
+    }
+    summary.status = ended.status;
+    summary.cost = ended.metrics.accumulatedCost;
+    iterations += ended.iterations;
+    runCost += summary.cost;
+    append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: ended.status });
+    publishDetails();
+    return childObservation(cid, ended);
+  }
+
   /** think, finish, task_tracker: deterministic, so they run here and a replay recomputes them. */
   async function runInWorkflow(tool: AnyTool, action: ActionEvent): Promise<ToolResult> {
     const parsed = tool.parameters.safeParse(action.arguments);
@@ -458,6 +596,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       secrets: {},
       state: toolState[tool.name],
       attempt: 1,
+      exec: () => Promise.reject(new Error('ctx.exec is not available to tools that run inside the workflow')),
     };
     const out = await tool.execute(parsed.data, ctx);
     if (typeof out === 'string') return { content: out, isError: false };
@@ -473,8 +612,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     modelScope = new CancellationScope();
     try {
       const result = await modelScope.run(() =>
-        toolActs.prepareTools.executeWithOptions(
-          { ...PREPARE_TOOLS, taskQueue: options.toolTaskQueue, summary: 'prepare tools (and MCP servers, AGENTS.md) on the workspace host' },
+        onHost((extra) => toolActs.prepareTools.executeWithOptions(
+          { ...PREPARE_TOOLS, taskQueue: options.toolTaskQueue, summary: 'prepare tools (and MCP servers, AGENTS.md) on the workspace host', ...extra },
           [
             {
               conversationId: id,
@@ -484,7 +623,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
               ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
             },
           ],
-        ),
+        )),
       );
       setup = {
         version: (setup?.version ?? 0) + 1,
@@ -526,6 +665,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 
     if (reply.toolCalls.length === 0) {
       append({ kind: 'message', source: 'agent', text: reply.content ?? '' });
+      finalMessage = reply.content ?? '';
       if (status === 'running') setStatus('finished');
       return;
     }
@@ -553,15 +693,24 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       publishDetails();
       return;
     }
+    // Sub-agents of one reply start together and work in parallel; their results are read in order.
+    const delegated = new Map<ActionEvent, Promise<ToolResult>>();
+    if (status === 'running' && !closeRequested) {
+      for (const action of actions) if (action.tool === 'delegate') delegated.set(action, runTool(action, undefined));
+    }
     let finished = false;
     for (const action of actions) {
-      if (status !== 'running' || closeRequested) {
+      const started = delegated.get(action);
+      if (!started && (status !== 'running' || closeRequested)) {
         append(observation(action, { content: 'Not run: the conversation was paused before this call started.', isError: true }));
         continue;
       }
-      const result = await runTool(action, plans.get(action));
+      const result = await (started ?? runTool(action, plans.get(action)));
       append(observation(action, result));
-      if (action.tool === 'finish' && !result.isError) finished = true;
+      if (action.tool === 'finish' && !result.isError) {
+        finished = true;
+        finalMessage = result.content;
+      }
     }
     publishDetails();
     if (finished && status === 'running') {
@@ -682,6 +831,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       await step();
       stepsThisRun++;
     }
+    // A sub-agent's work ends with its run: it completes, and its parent reads the result.
+    if (options.parent && childHasEnded(status)) break;
   }
   // Never continue (or complete) with an update half-handled; signals that arrive meanwhile are
   // handled first (the server rejects a completion that races a new signal, and the task re-runs).
@@ -710,6 +861,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       ...(setup ? { setup } : {}),
       lastPromptTokens,
       condenseRetryAt,
+      children,
+      childCount,
+      finalMessage,
     };
     await continueAsNew<typeof conversation>({ ...input, carried: carry });
   }

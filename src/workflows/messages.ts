@@ -2,7 +2,7 @@
 // clients alike (the definitions are plain names), so they hold no logic.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { ConversationEvent, ConversationSetup, ConversationState } from '../types.js';
+import type { ChildReport, ConversationEvent, ConversationSetup, ConversationState } from '../types.js';
 
 export interface PauseRequest {
   /** Also interrupt the command that is running. */
@@ -14,6 +14,8 @@ export const messageSignal = defineSignal<[text: string]>('message');
 export const pauseSignal = defineSignal<[request?: PauseRequest]>('pause');
 export const resumeSignal = defineSignal('resume');
 export const closeSignal = defineSignal('close');
+/** From a sub-agent to its parent: its status and the cost of its tree changed. */
+export const childStatusSignal = defineSignal<[report: ChildReport]>('childStatus');
 
 export const stateQuery = defineQuery<ConversationState>('state');
 export const eventsQuery = defineQuery<ConversationEvent[], [fromIndex?: number, limit?: number]>('events');
@@ -42,6 +44,7 @@ export const DESCRIPTIONS = {
   events: 'The event log from an index (for following), at most `limit` events.',
   addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',
   run: 'Set the conversation running and answer with the run number (while waiting for confirmation, this approves the pending actions).',
+  childStatus: 'A sub-agent (child conversation) reports its status and cost to its parent.',
   setup: 'The tools the workspace host offered (with their JSON Schemas) and the repository instructions (AGENTS.md) the agent was given.',
   approve: 'Approve the actions waiting for confirmation; they run.',
   reject: 'Reject the actions waiting for confirmation with a reason the model sees; the conversation goes on.',

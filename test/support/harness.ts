@@ -87,11 +87,24 @@ async function recordHistories(client: Client, address: string, name: string): P
   }
 }
 
-export async function startHarness(options: { name: string; script: Script; db?: string; port?: number; record?: boolean; ui?: boolean }): Promise<Harness> {
+export async function startHarness(options: {
+  name: string;
+  script: Script;
+  db?: string;
+  port?: number;
+  record?: boolean;
+  ui?: boolean;
+  /** The Web UI's port (with `ui`); default a free one. */
+  uiPort?: number;
+  /** Extra environment for workers, the CLI and the harness's own client (e.g. FAHEEM_ENCRYPTION_KEY). */
+  env?: Record<string, string>;
+  /** The Web UI decodes payloads through this codec server (`--ui-codec-endpoint`). */
+  codecEndpoint?: string;
+}): Promise<Harness> {
   const port = options.port ?? (await freePort());
-  const uiPort = options.ui ? await freePort() : undefined;
+  const uiPort = options.ui ? (options.uiPort ?? (await freePort())) : undefined;
   const [server, model, bundle] = await Promise.all([
-    startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), ...(options.db ? { db: options.db } : {}) }),
+    startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), ...(options.db ? { db: options.db } : {}), ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) }),
     startScriptedModel(options.script),
     workflowBundle(),
   ]);
@@ -106,6 +119,7 @@ export async function startHarness(options: { name: string; script: Script; db?:
     FAHEEM_WORKFLOW_BUNDLE: bundle,
     FORCE_COLOR: '0',
     NO_COLOR: '1',
+    ...options.env,
   };
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection, namespace: 'default', dataConverter: dataConverter(env) });
@@ -117,7 +131,7 @@ export async function startHarness(options: { name: string; script: Script; db?:
       if (!options.db) throw new Error('restartServer needs a db file');
       harness.server.process.kill('SIGKILL');
       await harness.server.process;
-      harness.server = await startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), db: options.db });
+      harness.server = await startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), db: options.db, ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) });
     },
     client,
     model,

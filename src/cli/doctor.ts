@@ -1,0 +1,322 @@
+// `faheem doctor`: is every part there? One line per check with a mark (✓ fine, ✗ wrong, ! worth
+// knowing); the command fails when a line is ✗. Every check has its own short time limit.
+import { Client, type Connection } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
+import { checkSandbox, sandboxFromEnv } from '../tools/sandbox.js';
+import pc from 'picocolors';
+import { CONNECT_TIMEOUT_MS, connectConfig, connectConnection, taskQueue, toolTaskQueue } from '../connection.js';
+import { ModelClients } from '../llm/client.js';
+import { ModelConfigError, PROVIDERS, resolveModel } from '../llm/provider.js';
+import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { dataConverter } from '../storage/local-payloads.js';
+import { redact, secretValues } from '../security/redact.js';
+import { noToolWorker, noWorkflowWorker, queuePollers, startInputPayloads } from './presence.js';
+
+export type Mark = 'ok' | 'fail' | 'warn';
+export interface CheckLine {
+  mark: Mark;
+  name: string;
+  detail: string;
+}
+
+const RPC_TIMEOUT_MS = 3_000;
+const MODEL_TIMEOUT_MS = 15_000;
+
+export interface DoctorOptions {
+  /** Make one tiny chat-completions call to this model (`true`: the configured LLM_MODEL). */
+  model?: string | true;
+  env?: NodeJS.ProcessEnv;
+  /** Where each line goes as soon as it is known (default: stdout). */
+  print?: (line: string) => void;
+}
+
+/** Runs every check, prints one line each, and answers whether none failed (with a one-line summary). */
+export async function doctor(options: DoctorOptions = {}): Promise<{ ok: boolean; lines: CheckLine[]; summary: string }> {
+  const env = options.env ?? process.env;
+  const print = options.print ?? ((line: string) => console.log(line));
+  const server = serverChecks(env);
+  // Independent checks run together; lines print in a fixed order as each is known.
+  const groups: Promise<CheckLine[]>[] = [
+    server.then((s) => s.lines),
+    modelChecks(env, options.model),
+    server.then((s) => encryptionCheck(env, s.client)),
+    sandboxCheck(env),
+  ];
+  const lines: CheckLine[] = [];
+  for (const group of groups) {
+    for (const line of await group) {
+      lines.push(line);
+      print(formatLine(line));
+    }
+  }
+  const s = await server;
+  await s.connection?.close().catch(() => undefined);
+  const failed = lines.filter((l) => l.mark === 'fail').length;
+  const warned = lines.filter((l) => l.mark === 'warn').length;
+  const plural = (n: number, word: string) => `${n} ${word}${n > 1 ? 's' : ''}`;
+  const summary = failed
+    ? `${plural(failed, 'problem')} found${warned ? `, ${plural(warned, 'warning')}` : ''}`
+    : `all parts answer${warned ? ` (${plural(warned, 'warning')})` : ''}`;
+  return { ok: failed === 0, lines, summary };
+}
+
+const MARKS: Record<Mark, string> = { ok: pc.green('✓'), fail: pc.red('✗'), warn: pc.yellow('!') };
+
+export function formatLine(l: CheckLine): string {
+  const detail = l.mark === 'fail' ? pc.red(l.detail) : l.mark === 'warn' ? pc.yellow(l.detail) : l.detail;
+  return `${MARKS[l.mark]} ${pc.bold(l.name.padEnd(18))} ${detail}`;
+}
+
+const line = (mark: Mark, name: string, detail: string): CheckLine => ({ mark, name, detail });
+
+function message(err: unknown): string {
+  const e = err as Error & { details?: string };
+  return (e?.details || e?.message || String(err)).split('\n')[0] ?? '';
+}
+
+/** Within `ms`, or an error saying it took too long. */
+async function within<T>(ms: number, what: string, fn: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms / 1000} s`)), ms);
+  });
+  try {
+    return await Promise.race([fn(), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+// ---- The server, its namespace, the search attributes, the workers ----
+
+async function serverChecks(env: NodeJS.ProcessEnv): Promise<{ lines: CheckLine[]; client?: Client; connection?: Connection }> {
+  const { connectionOptions, namespace } = connectConfig();
+  let connection: Connection;
+  try {
+    ({ connection } = await within(CONNECT_TIMEOUT_MS + 1_000, 'connect', connectConnection));
+  } catch (err) {
+    return { lines: [line('fail', 'server', message(err))] };
+  }
+  const deadline = () => Date.now() + RPC_TIMEOUT_MS;
+  const lines: CheckLine[] = [];
+  try {
+    const info = await connection.withDeadline(deadline(), () => connection.workflowService.getSystemInfo({}));
+    lines.push(line('ok', 'server', `Temporal ${info.serverVersion || '(version not reported)'} at ${connectionOptions.address}`));
+  } catch (err) {
+    lines.push(line('fail', 'server', `Temporal at ${connectionOptions.address} connected but did not answer: ${message(err)}`));
+  }
+  try {
+    await connection.withDeadline(deadline(), () => connection.workflowService.describeNamespace({ namespace }));
+    lines.push(line('ok', 'namespace', namespace));
+  } catch (err) {
+    const notFound = /not found/i.test(message(err));
+    lines.push(
+      line(
+        'fail',
+        'namespace',
+        notFound
+          ? `${namespace} does not exist on this server (create it with \`temporal operator namespace create ${namespace}\`, or set TEMPORAL_NAMESPACE)`
+          : `${namespace}: ${message(err)}`,
+      ),
+    );
+    return { lines, connection };
+  }
+  lines.push(await searchAttributesCheck(connection, namespace));
+
+  // Codecs are not needed to ask about queues; a malformed key is the encryption line's business.
+  const client = new Client({ connection, namespace, dataConverter: safeDataConverter(env) ?? {} });
+  const mainQueue = taskQueue(env);
+  const toolsQueue = toolTaskQueue(env);
+  const [main, tools] = await Promise.all([
+    queuePollers(client, mainQueue, 'workflow', RPC_TIMEOUT_MS).catch((err: unknown) => err as Error),
+    queuePollers(client, toolsQueue, 'activity', RPC_TIMEOUT_MS).catch((err: unknown) => err as Error),
+  ]);
+  if (main instanceof Error) lines.push(line('fail', 'workers', `${mainQueue}: ${message(main)}`));
+  else if (main.polling) lines.push(line('ok', 'workers', `${count(main.identities)} ${mainQueue} (workflows and model calls): ${main.identities.join(', ')}`));
+  else lines.push(line('fail', 'workers', `${noWorkflowWorker(main)}: conversations wait; run \`npx faheem worker\` against this server`));
+  if (tools instanceof Error) lines.push(line('fail', 'tool worker', `${toolsQueue}: ${message(tools)}`));
+  else if (tools.polling) lines.push(line('ok', 'tool worker', `${count(tools.identities)} ${toolsQueue} (this host's tools): ${tools.identities.join(', ')}`));
+  else {
+    lines.push(
+      line('fail', 'tool worker', `${noToolWorker(tools)}: commands for workspaces on this host wait; run \`npx faheem worker\` here`),
+    );
+  }
+  return { lines, client, connection };
+}
+
+const count = (identities: string[]) => (identities.length === 1 ? '1 worker polls' : `${identities.length} workers poll`);
+
+async function searchAttributesCheck(connection: Connection, namespace: string): Promise<CheckLine> {
+  const wanted = Object.keys(SEARCH_ATTRIBUTES);
+  try {
+    const existing = await connection.withDeadline(Date.now() + RPC_TIMEOUT_MS, () => connection.operatorService.listSearchAttributes({ namespace }));
+    const custom = existing.customAttributes ?? {};
+    const missing = wanted.filter((name) => !(name in custom));
+    if (missing.length === 0) return line('ok', 'search attributes', `${wanted.join(', ')} registered`);
+    return line(
+      'fail',
+      'search attributes',
+      `${missing.join(', ')} not registered (\`faheem list\` cannot filter): \`temporal operator search-attribute create --name ${missing[0]} --type Keyword\`` +
+        `${missing.length > 1 ? ' (and the others)' : ''}, or start a worker once with the rights to add them`,
+    );
+  } catch (err) {
+    return line('warn', 'search attributes', `could not list them (${message(err)}); \`faheem list\` needs ${wanted.join(', ')} (Keyword)`);
+  }
+}
+
+// ---- The model ----
+
+async function modelChecks(env: NodeJS.ProcessEnv, model: string | true | undefined): Promise<CheckLine[]> {
+  const name = model === true || model === undefined ? undefined : model;
+  const lines: CheckLine[] = [];
+  let resolved: ReturnType<typeof resolveModel>;
+  try {
+    resolved = resolveModel(name, undefined, env);
+  } catch (err) {
+    if (!(err instanceof ModelConfigError)) throw err;
+    // Without --model this describes the environment here; the worker's is what counts.
+    const detail = `${err.message}${model === undefined ? ' (this checks the environment here; the worker needs it)' : ''}`;
+    return [line(model === undefined ? 'warn' : 'fail', 'model', detail)];
+  }
+  const shown = name || env.LLM_MODEL || resolved.apiModel;
+  lines.push(line('ok', 'model', `${shown} → ${resolved.baseUrl} (${keySource(env, resolved.provider)})`));
+  if (model === undefined) return lines;
+
+  const models = new ModelClients(env);
+  const { client } = models.get({ usageId: 'doctor', model: shown });
+  const secrets = [...secretValues(env), resolved.apiKey];
+  const signal = AbortSignal.timeout(MODEL_TIMEOUT_MS);
+  const started = performance.now();
+  try {
+    const response = await client.chat.completions.create(
+      { model: resolved.apiModel, messages: [{ role: 'user', content: 'Reply with the single word OK.' }] },
+      { signal, timeout: MODEL_TIMEOUT_MS },
+    );
+    const ms = Math.round(performance.now() - started);
+    const reply = (response.choices?.[0]?.message?.content ?? '').trim().slice(0, 40);
+    lines.push(line('ok', 'model call', `${shown} answered in ${ms} ms${reply ? ` (${JSON.stringify(redact(reply, secrets))})` : ''}`));
+  } catch (err) {
+    const why = signal.aborted ? `no answer from ${resolved.baseUrl} within ${MODEL_TIMEOUT_MS / 1000} s` : models.failure(err, resolved, new AbortController().signal).message;
+    lines.push(line('fail', 'model call', redact(why, secrets)));
+  }
+  return lines;
+}
+
+/** Which variable the key comes from (never any of its characters). */
+function keySource(env: NodeJS.ProcessEnv, provider: string): string {
+  const keyVar = PROVIDERS[provider]?.keyVar;
+  if (keyVar && env[keyVar]) return `key from ${keyVar}`;
+  if (env.LLM_API_KEY) return 'key from LLM_API_KEY';
+  return 'no key';
+}
+
+// ---- Encryption ----
+
+type Converter = { payloadCodecs?: PayloadCodec[] };
+
+function safeDataConverter(env: NodeJS.ProcessEnv): ReturnType<typeof dataConverter> | undefined {
+  try {
+    return dataConverter(env);
+  } catch {
+    return undefined;
+  }
+}
+
+async function encryptionCheck(env: NodeJS.ProcessEnv, client: Client | undefined): Promise<CheckLine[]> {
+  const configured = ['FAHEEM_ENCRYPTION_KEY', 'FAHEEM_ENCRYPTION_KEYS'].filter((v) => env[v]);
+  const secrets = secretValues(env);
+  let codecs: PayloadCodec[];
+  try {
+    codecs = (dataConverter(env) as Converter).payloadCodecs ?? [];
+  } catch (err) {
+    return [line('fail', 'encryption', redact(message(err), secrets))];
+  }
+  if (codecs.length === 0) {
+    if (configured.length > 0) return [line('fail', 'encryption', `${configured.join(' and ')} set, but no payload codec uses it`)];
+    const encrypted = await newestConversationEncoding(client);
+    if (encrypted?.encrypted) {
+      return [line('fail', 'encryption', `no encryption key configured, but conversation ${encrypted.id} is encrypted (${encrypted.encoding}): set FAHEEM_ENCRYPTION_KEY`)];
+    }
+    return [line('warn', 'encryption', 'no encryption key configured: conversations are stored in plain text (set FAHEEM_ENCRYPTION_KEY, base64 of 32 bytes)')];
+  }
+  try {
+    const text = `faheem doctor sample ${Date.now()}`;
+    const sample = defaultPayloadConverter.toPayload({ sample: text });
+    let encoded = [sample];
+    for (const codec of codecs) encoded = await within(RPC_TIMEOUT_MS, 'encode', () => codec.encode(encoded));
+    const [cipher] = encoded;
+    if (!cipher || Buffer.from(cipher.data ?? []).includes(text)) return [line('fail', 'encryption', 'a sample payload came out of the codec unencrypted')];
+    let decoded = encoded;
+    for (const codec of [...codecs].reverse()) decoded = await within(RPC_TIMEOUT_MS, 'decode', () => codec.decode(decoded));
+    if (!decoded[0] || !Buffer.from(decoded[0].data ?? []).equals(Buffer.from(sample.data ?? []))) {
+      return [line('fail', 'encryption', 'a sample payload did not decrypt to what was encrypted')];
+    }
+    const meta = metadataText(cipher);
+    let detail = `a sample payload encrypts and decrypts${meta ? ` (${meta})` : ''}`;
+    // The key against real data: the newest conversation's first payload.
+    const newest = await newestConversationInput(client);
+    if (newest && newest.payloads.length > 0) {
+      try {
+        let p = newest.payloads;
+        for (const codec of [...codecs].reverse()) p = await within(RPC_TIMEOUT_MS, 'decode', () => codec.decode(p));
+        detail += `; reads conversation ${newest.id}`;
+      } catch (err) {
+        return [line('fail', 'encryption', redact(`the key cannot read conversation ${newest.id}: ${message(err)}`, secrets))];
+      }
+    }
+    return [line('ok', 'encryption', detail)];
+  } catch (err) {
+    return [line('fail', 'encryption', redact(message(err), secrets))];
+  }
+}
+
+function metadataText(p: Payload): string {
+  const meta = p.metadata ?? {};
+  return Object.entries(meta)
+    .filter(([k]) => k === 'encoding' || /key/i.test(k))
+    .map(([k, v]) => `${k} ${Buffer.from(v ?? []).toString('utf8').slice(0, 40)}`)
+    .join(', ');
+}
+
+async function newestConversationInput(client: Client | undefined): Promise<{ id: string; payloads: Payload[] } | undefined> {
+  if (!client) return undefined;
+  try {
+    return await within(RPC_TIMEOUT_MS * 2, 'newest conversation', async () => {
+      for await (const wf of client.workflow.list({ query: `WorkflowType = 'conversation'`, pageSize: 1 })) {
+        return { id: wf.workflowId, payloads: await startInputPayloads(client, wf.workflowId, wf.runId) };
+      }
+      return undefined;
+    });
+  } catch {
+    return undefined;
+  }
+}
+
+async function newestConversationEncoding(client: Client | undefined): Promise<{ id: string; encoding: string; encrypted: boolean } | undefined> {
+  const newest = await newestConversationInput(client);
+  const first = newest?.payloads[0];
+  if (!newest || !first) return undefined;
+  const encoding = Buffer.from(first.metadata?.encoding ?? []).toString('utf8');
+  return { id: newest.id, encoding, encrypted: /encrypt/i.test(encoding) };
+}
+
+// ---- The sandbox ----
+
+async function sandboxCheck(env: NodeJS.ProcessEnv): Promise<CheckLine[]> {
+  let sandbox: ReturnType<typeof sandboxFromEnv>;
+  try {
+    sandbox = sandboxFromEnv(env);
+  } catch (err) {
+    return [line('fail', 'sandbox', message(err))];
+  }
+  if (!sandbox) {
+    return [line('warn', 'sandbox', 'commands run unsandboxed (FAHEEM_SANDBOX is not set here; `faheem worker --sandbox bwrap` confines them)')];
+  }
+  // The same trial the worker runs at start, so doctor passes only where the worker's sandbox works.
+  try {
+    const version = await checkSandbox(sandbox, env);
+    return [line('ok', 'sandbox', `${version}: a trial command runs confined${sandbox.network === 'none' ? ' (no network)' : ''}`)];
+  } catch (err) {
+    return [line('fail', 'sandbox', message(err))];
+  }
+}
