@@ -19,6 +19,7 @@ import {
   pauseSignal,
   runUpdate,
   stateQuery,
+  waitForChangeUpdate,
   type PauseRequest,
 } from './workflows/messages.js';
 import {
@@ -247,26 +248,37 @@ export class Conversation {
     return readEvents(this.handle, fromIndex);
   }
 
-  /** Waits until the state satisfies `done`, tolerating a worker that is briefly away. */
+  /**
+   * Waits until the state satisfies `done`, tolerating a worker that is briefly away. It waits on the
+   * workflow (the `waitForChange` update answers when there is news), not by polling; `pollMs` is
+   * only the pace of the fallback for conversations whose workflow cannot answer it (closed, or
+   * started by an older version).
+   */
   async waitUntil(done: (s: ConversationState) => boolean, pollMs = 100, timeoutMs = Infinity): Promise<ConversationState> {
     const deadline = Date.now() + timeoutMs;
     let lastError: unknown;
+    let s: ConversationState | undefined;
     for (;;) {
+      if (s && done(s)) return s;
+      if (Date.now() > deadline) {
+        throw new Error(`timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+      }
+      const next = s ? await this.nextChange(s.events, deadline) : undefined;
+      if (next && next.events > (s?.events ?? -1)) {
+        s = next;
+        continue;
+      }
+      if (s) await sleep(pollMs); // no news (the run is ending, or waiting is not possible): poll once
       try {
-        const s = await this.state();
-        if (done(s)) return s;
+        s = await this.state();
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(this.id);
         lastError = err;
       }
-      if (Date.now() > deadline) {
-        throw new Error(`timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`);
-      }
-      await new Promise((r) => setTimeout(r, pollMs));
     }
   }
 
-  /** Yields events as they are recorded, until `until` says stop (checked after each poll). */
+  /** Yields events as they are recorded, until `until` says stop (checked whenever there is news). */
   async *follow(options: { fromIndex?: number; pollMs?: number; until?: (s: ConversationState) => boolean } = {}): AsyncGenerator<ConversationEvent> {
     let next = options.fromIndex ?? 0;
     for (;;) {
@@ -277,7 +289,27 @@ export class Conversation {
         const s = await this.state();
         if (options.until(s) && s.events <= next) return;
       }
-      await new Promise((r) => setTimeout(r, options.pollMs ?? 200));
+      const news = await this.nextChange(next, Infinity);
+      if (!news || news.events <= next) await sleep(options.pollMs ?? 200);
+    }
+  }
+
+  private waitingUnsupported = false;
+
+  /**
+   * The state once the log holds more than `afterEvents` events (or the run ends); undefined when the
+   * workflow cannot be asked (closed, an older version without waitForChange, no answer in time).
+   */
+  private async nextChange(afterEvents: number, deadline: number): Promise<ConversationState | undefined> {
+    if (this.waitingUnsupported) return undefined;
+    const wait = () => this.handle.executeUpdate(waitForChangeUpdate, { args: [{ afterEvents }] });
+    try {
+      // A finite wait gives up at its deadline; the workflow answers the abandoned wait at the next event.
+      return Number.isFinite(deadline) ? await this.client.withDeadline(Math.max(deadline, Date.now() + 1), wait) : await wait();
+    } catch (err) {
+      const e = err as Error & { cause?: Error };
+      if (/no registered handler|not (found|registered)|unknown update/i.test(`${e.message} ${e.cause?.message ?? ''}`)) this.waitingUnsupported = true;
+      return undefined;
     }
   }
 
@@ -293,6 +325,8 @@ export class ConversationNotFoundError extends Error {
     super(`no conversation with id "${id}" (check the id with \`faheem list\`)`);
   }
 }
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function oneLine(s: string, n: number): string {
   const t = s.replace(/\s+/g, ' ').trim();

@@ -414,6 +414,8 @@ export interface RunToolInput extends ToolCallInput {
   tool: string;
   /** The tool's durable state in this conversation. */
   state?: unknown;
+  /** Scheduled again after no worker picked up the first try in time: that try may still have begun. */
+  rescheduled?: boolean;
   /** For an MCP tool: its server's config (with `${VAR}` unexpanded) and what a retry may do. */
   mcp?: { server: string; tool: string; retry: 'repeat' | 'report'; config: McpServersSpec[string] };
 }

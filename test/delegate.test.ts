@@ -54,9 +54,10 @@ describe('delegation rules', () => {
     assert.deepEqual(childTools(['terminal', 'delegate', 'think', 'finish'], undefined, 2, 2), { tools: ['terminal', 'think', 'finish'] });
     assert.deepEqual(childTools(['terminal', 'file_editor', 'think', 'finish'], ['terminal'], 1, 2), { tools: ['terminal', 'think', 'finish'] });
     assert.match((childTools(['terminal'], ['rm_rf'], 1, 2) as { error: string }).error, /not: rm_rf/);
-    assert.equal(childMaxIterations(undefined, 500, 10), 490);
+    assert.equal(childMaxIterations(undefined, 500, 10), 489, 'one call kept for the parent');
     assert.equal(childMaxIterations(5, 500, 10), 5);
     assert.equal(childMaxIterations(50, 20, 19), 1);
+    assert.equal(childMaxIterations(undefined, 21, 0, 2), 10, 'split among the children of one reply');
     assert.deepEqual(childObservation('c.sub-1', { status: 'finished', finalMessage: 'done', lastError: null }), { content: 'done', isError: false });
     assert.deepEqual(childObservation('c.sub-1', { status: 'error', finalMessage: null, lastError: 'HTTP 401' }), { content: 'The sub-agent c.sub-1 stopped with an error: HTTP 401', isError: true });
     assert.ok(childHasEnded('stuck') && !childHasEnded('paused'));

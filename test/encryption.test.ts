@@ -5,6 +5,7 @@ import { Client, Connection } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils.js';
 import proto from '@temporalio/proto';
 import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
@@ -420,6 +421,17 @@ describe('with a key, against a dev server', () => {
     assert.equal(evil.headers.get('access-control-allow-origin'), null);
     const evilPost = await post('decode', encoded, { Origin: 'http://evil.example' });
     assert.equal(evilPost.headers.get('access-control-allow-origin'), null, 'a browser on another origin cannot read the answer');
+    assert.equal(evilPost.status, 403, 'nor have it decrypted at all');
+    // fetch sets Host itself; a raw request can say what a DNS-rebound page would.
+    const rebound = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${codecUrl}/decode`, { method: 'POST', headers: { Host: 'evil.example', 'Content-Type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(JSON.stringify({ payloads: [] }));
+    });
+    assert.equal(rebound, 403, 'a DNS-rebound host name is refused');
 
     // A payload under a key it does not have: a clear error, not garbage.
     const [foreign] = await encryptionCodec({ FAHEEM_ENCRYPTION_KEY: KEY_WRONG })!.encode([jsonPayload('x') as never]);

@@ -1,12 +1,13 @@
 // The pure parts of the open tool system, fast and without a server: defining tools, the registry,
 // specs and per-call plans, confirmation rules, MCP annotations, AGENTS.md.
 import assert from 'node:assert/strict';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
 import { mcpToolSpec, readInstructions } from '../src/activities/prepare-tools.js';
+import { isWorkerOwnVariable } from '../src/mcp/manager.js';
 import { TerminalTool } from '../src/tools/builtin.js';
 import { defineTool, isTool, retryClass } from '../src/tools/define.js';
 import { TaskTrackerTool } from '../src/tools/local.js';
@@ -136,5 +137,56 @@ describe('MCP tools and AGENTS.md', () => {
     const big = await readInstructions(ws);
     assert.equal(big?.truncated, true);
     assert.equal(big?.text.length, DEFAULTS.maxInstructionsChars);
+    // Secrets in it are masked.
+    await writeFile(path.join(ws, 'AGENTS.md'), 'the key is sk-live-abcdef123456');
+    assert.equal((await readInstructions(ws, ['sk-live-abcdef123456']))?.text, 'the key is <secret-hidden>');
+  });
+
+  test('AGENTS.md is never read through a link or from a device', async () => {
+    const ws = await mkdtemp(path.join(tmpdir(), 'faheem-agents-'));
+    await symlink('/proc/self/environ', path.join(ws, 'AGENTS.md'));
+    await assert.rejects(readInstructions(ws), /symbolic link/);
+    const ws2 = await mkdtemp(path.join(tmpdir(), 'faheem-agents-'));
+    await symlink('/dev/zero', path.join(ws2, 'AGENTS.md'));
+    await assert.rejects(readInstructions(ws2), /symbolic link/);
+  });
+
+  test('the worker\'s own variables are never given to MCP servers', () => {
+    for (const name of ['LLM_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'TEMPORAL_API_KEY', 'FAHEEM_ENCRYPTION_KEY', 'FAHEEM_CODEC_TOKEN']) assert.equal(isWorkerOwnVariable(name), true, name);
+    for (const name of ['GITHUB_TOKEN', 'FAHEEM_SECRET_DB', 'MCP_TOKEN', 'PATH']) assert.equal(isWorkerOwnVariable(name), false, name);
+  });
+});
+
+describe('the condenser\'s count', () => {
+  test('kept as events come equals rebuilding the prompt, through condensations', async () => {
+    const { PromptCount } = await import('../src/workflows/prompt-count.js');
+    const { promptEvents, isModelEvent } = await import('../src/workflows/prompt.js');
+    const { condensationRange } = await import('../src/workflows/prompt.js');
+    type E = import('../src/types.js').ConversationEvent;
+    // A seeded pseudo-random log: messages, tool calls and results, status noise, and condensations.
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const events: E[] = [];
+    const count = new PromptCount();
+    const push = (e: Omit<E, 'index' | 'timestamp'>) => {
+      const full = { ...e, index: events.length, timestamp: '' } as E;
+      events.push(full);
+      count.add(full, events);
+      assert.equal(count.visible, promptEvents(events).filter(isModelEvent).length, `after event ${full.index} (${full.kind})`);
+    };
+    for (let step = 0; step < 400; step++) {
+      const r = rand();
+      if (r < 0.1) push({ kind: 'message', source: 'user', text: 'hi' } as never);
+      else if (r < 0.15) push({ kind: 'status', source: 'environment', status: 'running' } as never);
+      else if (r < 0.2) {
+        const range = condensationRange(events, 2);
+        if (range) push({ kind: 'condensation', source: 'environment', summary: 's', forgottenFrom: range.from, forgottenTo: range.to } as never);
+      } else {
+        push({ kind: 'action', source: 'agent', tool: 'think', toolCallId: `c${step}`, arguments: {}, replyId: `r${step}` } as never);
+        push({ kind: 'observation', source: 'environment', tool: 'think', toolCallId: `c${step}`, content: 'ok', isError: false } as never);
+      }
+    }
+    assert.ok(events.some((e) => e.kind === 'condensation'), 'the log was condensed');
+    assert.equal(new PromptCount(events).visible, count.visible, 'rebuilt from a carried log');
   });
 });

@@ -22,7 +22,7 @@ export function createCallModel(models: ModelClients, transcripts: TranscriptCac
       let specs: ToolSpec[];
       let systemPrompt = input.systemPrompt;
       if (input.setupVersion !== undefined) {
-        const setup = await setups.read(handle, input.setupVersion);
+        const setup = await setups.read(handle, input.setupVersion, ctx.info.workflowExecution?.runId ?? '');
         specs = setup.tools;
         systemPrompt = withInstructions(systemPrompt, setup.instructions);
       } else {

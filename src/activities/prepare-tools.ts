@@ -2,7 +2,7 @@
 // built-ins and custom tools, and its MCP servers' tools) and what AGENTS.md tells the agent.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { access, constants, readFile, stat } from 'node:fs/promises';
+import { access, constants, open, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { McpManager, McpToolInfo } from '../mcp/manager.js';
 import { redact } from '../security/redact.js';
@@ -50,7 +50,7 @@ export function createPrepareTools(deps: { registry: ToolRegistry; mcp: McpManag
         clearInterval(beat);
       }
     }
-    const instructions = await readInstructions(input.workspace).catch((err: Error) => {
+    const instructions = await readInstructions(input.workspace, deps.secretValues).catch((err: Error) => {
       errors.push(`${INSTRUCTIONS_FILE} could not be read: ${err.message}`);
       return undefined;
     });
@@ -94,16 +94,32 @@ export function mcpToolSpec(t: McpToolInfo): ToolSpec {
   };
 }
 
-/** AGENTS.md at the workspace root, cut at DEFAULTS.maxInstructionsChars; undefined when there is none. */
-export async function readInstructions(workspace: string): Promise<RepositoryInstructions | undefined> {
-  let text: string;
+/**
+ * AGENTS.md at the workspace root, cut at DEFAULTS.maxInstructionsChars; undefined when there is none.
+ * The worker reads it itself (outside any sandbox), so only a plain file is read, never through a
+ * symlink (it could point at /proc/self/environ or /dev/zero), and at most the cap.
+ */
+export async function readInstructions(workspace: string, secrets: readonly string[] = []): Promise<RepositoryInstructions | undefined> {
+  const max = DEFAULTS.maxInstructionsChars;
+  let handle: FileHandle;
   try {
-    text = await readFile(path.join(workspace, INSTRUCTIONS_FILE), 'utf8');
+    handle = await open(path.join(workspace, INSTRUCTIONS_FILE), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw new Error(`${INSTRUCTIONS_FILE} is a symbolic link; only a plain file is read`);
     throw err;
   }
-  if (text.trim() === '') return undefined;
-  const max = DEFAULTS.maxInstructionsChars;
-  return { path: INSTRUCTIONS_FILE, text: text.length > max ? text.slice(0, max) : text, truncated: text.length > max };
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error(`${INSTRUCTIONS_FILE} is not a plain file`);
+    // Characters are at most 4 bytes: read enough for the cap, and one more to know it was cut.
+    const buffer = Buffer.alloc(max * 4 + 4);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const text = buffer.subarray(0, bytesRead).toString('utf8');
+    if (text.trim() === '') return undefined;
+    const truncated = text.length > max || bytesRead === buffer.length;
+    return { path: INSTRUCTIONS_FILE, text: redact(text.slice(0, max), secrets), truncated };
+  } finally {
+    await handle.close();
+  }
 }

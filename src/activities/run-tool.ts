@@ -60,7 +60,7 @@ export function createRunTool(deps: RunToolDeps) {
     if (!parsed.success) return { content: describeInvalid(tool.name, parsed.error), isError: true };
     // An earlier attempt that may have begun was cut off (its worker died), perhaps after effects.
     // Running it again could do them twice, so tell the model instead, unless a repeat is harmless.
-    if (retryClass(tool, parsed.data) === 'report' && (await deps.starts.claim(ctx.info))) {
+    if (retryClass(tool, parsed.data) === 'report' && (await deps.starts.claim(ctx.info, callKey(input)))) {
       return {
         content:
           tool.interruptedMessage ??
@@ -115,7 +115,7 @@ export function createRunTool(deps: RunToolDeps) {
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return { content: `The arguments of ${input.tool} must be a JSON object.`, isError: true };
     }
-    if (mcp.retry === 'report' && (await deps.starts.claim(ctx.info))) {
+    if (mcp.retry === 'report' && (await deps.starts.claim(ctx.info, callKey(input)))) {
       return {
         content: `This call of ${input.tool} may have run, but the worker running it stopped before it reported a result. Its effects are unknown: check before calling it again.`,
         isError: true,
@@ -134,6 +134,13 @@ export function createRunTool(deps: RunToolDeps) {
     }
   }
 
+  /** A call stopped by `pause --now`: its partial output (masked, clipped) travels in the cancellation's details. */
+  function interruptedOr(err: unknown, ctx: Context): CancelledFailure | undefined {
+    if (!ctx.cancellationSignal.aborted) return undefined;
+    const partial = (err as { partialOutput?: unknown } | null)?.partialOutput;
+    return new CancelledFailure('interrupted by a pause', [typeof partial === 'string' ? clip(redact(partial, deps.secretValues)) : '']);
+  }
+
   // Before tools were open, terminal and file_editor had an activity each; conversations that
   // scheduled one before an upgrade still get an answer.
   async function runTerminal(input: TerminalCallInput): Promise<TerminalResult> {
@@ -150,9 +157,7 @@ export function createRunTool(deps: RunToolDeps) {
   return { runTool, runTerminal, editFile };
 }
 
-/** A call stopped by `pause --now`: its partial output travels in the cancellation's details. */
-function interruptedOr(err: unknown, ctx: Context): CancelledFailure | undefined {
-  if (!ctx.cancellationSignal.aborted) return undefined;
-  const partial = (err as { partialOutput?: unknown } | null)?.partialOutput;
-  return new CancelledFailure('interrupted by a pause', [typeof partial === 'string' ? partial : '']);
+/** The call's own key in the start log (one tool call may be scheduled twice: see RunToolInput.rescheduled). */
+function callKey(input: RunToolInput): { key: string; rescheduled: boolean } {
+  return { key: input.toolCallId, rescheduled: input.rescheduled === true };
 }

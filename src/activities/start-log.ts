@@ -38,21 +38,25 @@ export class StartLog {
    * Whether an earlier attempt of this call may have begun; if not, records that this one begins
    * now (call it before the first side effect). The line is synced to disk before the effect.
    */
-  async claim(info: Attempt): Promise<boolean> {
+  async claim(info: Attempt, call?: { key: string; rescheduled: boolean }): Promise<boolean> {
     const since = await this.ready;
     const file = this.file(info);
-    if (info.attempt > 1) {
+    // A call scheduled again (its first activity was never picked up in time, as far as the
+    // workflow knows) may still have begun under that first activity: its call key tells.
+    if (info.attempt > 1 || call?.rescheduled) {
       const lines = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
         if (err.code === 'ENOENT') return '';
         throw err; // an unreadable log vouches for nothing; the attempt fails and is retried
       });
-      if (lines.split('\n').includes(info.activityId)) return true;
+      const logged = lines.split('\n');
+      if (logged.includes(info.activityId)) return true;
+      if (call?.rescheduled && logged.includes(`call:${call.key}`)) return true;
       if (info.scheduledTimestampMs < since) return true;
     }
     await mkdir(path.dirname(file), { recursive: true });
     const handle = await open(file, 'a');
     try {
-      await handle.appendFile(`${info.activityId}\n`);
+      await handle.appendFile(`${info.activityId}\n${call ? `call:${call.key}\n` : ''}`);
       await handle.sync();
     } finally {
       await handle.close();

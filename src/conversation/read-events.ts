@@ -21,32 +21,75 @@ export async function readEvents(handle: WorkflowHandle, fromIndex = 0, toIndex?
 /**
  * Keeps the transcripts of recent conversations in the worker's memory, so each model call reads
  * only the events added since the last one. Events are append-only; the last cached event is read
- * again and compared, and any difference (a reset workflow) drops the cache. Not a store: a miss
- * just reads everything through the query again.
+ * again and compared, and any difference (a reset workflow) drops the cache. Bounded by bytes (the
+ * least recently used conversations go first), so hundreds of conversations fit whatever their
+ * length. Not a store: a miss just reads everything through the query again.
  */
 export class TranscriptCache {
-  private readonly cache = new Map<string, ConversationEvent[]>();
-  constructor(private readonly maxConversations = 20) {}
+  private readonly cache = new Map<string, { events: ConversationEvent[]; bytes: number }>();
+  private bytes = 0;
+  constructor(private readonly maxBytes = Number(process.env.FAHEEM_TRANSCRIPT_CACHE_MB ?? 512) * 1024 * 1024) {}
 
   /** `attempt` > 1 means an earlier attempt of the asking activity failed, often with its worker. */
   async read(handle: WorkflowHandle, eventCount: number, attempt = 1): Promise<ConversationEvent[]> {
     const id = handle.workflowId;
-    let cached = this.cache.get(id) ?? [];
-    this.cache.delete(id);
-    if (cached.length > eventCount) cached = cached.slice(0, eventCount);
+    const entry = this.take(id);
+    let cached = entry?.events ?? [];
+    let bytes = entry?.bytes ?? 0;
+    if (cached.length > eventCount) {
+      cached = cached.slice(0, eventCount);
+      bytes = sizeOf(cached);
+    }
     let events: ConversationEvent[];
     if (cached.length === 0) {
       events = attempt > 1 ? await readAfterRetry(handle, eventCount) : await readEvents(handle, 0, eventCount);
+      bytes = sizeOf(events);
     } else {
       const fresh = await readEvents(handle, cached.length - 1, eventCount);
-      events = isDeepStrictEqual(fresh[0], cached[cached.length - 1])
-        ? [...cached, ...fresh.slice(1)]
-        : await readEvents(handle, 0, eventCount);
+      if (isDeepStrictEqual(fresh[0], cached[cached.length - 1])) {
+        const added = fresh.slice(1);
+        events = [...cached, ...added];
+        bytes += sizeOf(added);
+      } else {
+        events = await readEvents(handle, 0, eventCount);
+        bytes = sizeOf(events);
+      }
     }
-    this.cache.set(id, events);
-    while (this.cache.size > this.maxConversations) this.cache.delete(this.cache.keys().next().value as string);
+    this.put(id, { events, bytes });
     return events;
   }
+
+  /** How many conversations and bytes it holds (for the benchmarks). */
+  get size(): { conversations: number; bytes: number } {
+    return { conversations: this.cache.size, bytes: this.bytes };
+  }
+
+  private take(id: string) {
+    const entry = this.cache.get(id);
+    if (entry) {
+      this.cache.delete(id);
+      this.bytes -= entry.bytes;
+    }
+    return entry;
+  }
+
+  private put(id: string, entry: { events: ConversationEvent[]; bytes: number }): void {
+    this.cache.set(id, entry);
+    this.bytes += entry.bytes;
+    // Least recently used first; the one just read stays even if it alone is over the limit.
+    for (const [key, old] of this.cache) {
+      if (this.bytes <= this.maxBytes || key === id) break;
+      this.cache.delete(key);
+      this.bytes -= old.bytes;
+    }
+  }
+}
+
+/** Roughly the memory an event takes: its JSON size. */
+function sizeOf(events: readonly ConversationEvent[]): number {
+  let n = 0;
+  for (const e of events) n += JSON.stringify(e).length * 2;
+  return n;
 }
 
 /** How long a query may take before we suspect it waits for a dead worker. */

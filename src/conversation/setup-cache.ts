@@ -9,8 +9,9 @@ export class SetupCache {
   private readonly cache = new Map<string, Promise<ConversationSetup>>();
   constructor(private readonly maxEntries = 1000) {}
 
-  read(handle: WorkflowHandle, version: number): Promise<ConversationSetup> {
-    const key = `${handle.workflowId}\u0000${version}`;
+  /** `runId` is the asking run's: an id used again by a new conversation never gets the old one's setup. */
+  read(handle: WorkflowHandle, version: number, runId: string): Promise<ConversationSetup> {
+    const key = `${handle.workflowId}\u0000${runId}\u0000${version}`;
     let entry = this.cache.get(key);
     if (entry) {
       this.cache.delete(key); // most recently used goes last

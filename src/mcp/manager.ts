@@ -8,6 +8,7 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type ContentBlock, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { PROVIDERS } from '../llm/provider.js';
 import { expandEnv, mcpToolName, type McpServer, type McpServers } from './config.js';
 
 export interface McpToolAnnotations {
@@ -182,10 +183,23 @@ function describeServer(name: string, config: McpServer): string {
   return `"${name}" (${url.origin}${url.pathname})`;
 }
 
+/**
+ * The worker's own secrets never go to an MCP server, whoever wrote the config (anyone who can start a
+ * conversation can): its model keys, Temporal credentials, encryption keys and faheem settings.
+ * Users' secrets for tools (FAHEEM_SECRET_*) and any other variable may be named.
+ */
+export function isWorkerOwnVariable(name: string): boolean {
+  if (name.startsWith('FAHEEM_SECRET_')) return false;
+  return /^(LLM_|TEMPORAL_|FAHEEM_)/.test(name) || Object.values(PROVIDERS).some((p) => p.keyVar === name);
+}
+
 function expandValues(values: Record<string, string> | undefined, env: NodeJS.ProcessEnv, what: string): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(values ?? {})) {
     try {
+      for (const [, name] of v.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)) {
+        if (name && isWorkerOwnVariable(name)) throw new Error(`\${${name}} is the worker's own and is never given to MCP servers; give the server a variable of its own`);
+      }
       out[k] = expandEnv(v, env);
     } catch (err) {
       throw new Error(`${what} ${k}: ${errorMessage(err)}`);

@@ -96,6 +96,9 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
   const origins = new Set((options.uiOrigins ?? DEFAULT_UI_ORIGINS).map(normalizeOrigin));
   const expected = options.token ? digest(`Bearer ${options.token}`) : undefined;
   const host = options.host ?? '127.0.0.1';
+  const loopback = ['127.0.0.1', '::1', 'localhost'].includes(host);
+  // Anyone who can reach it could decrypt: off this machine only with a token.
+  if (!loopback && !options.token) throw new Error(`the codec server listens on ${host} only with a token (--token or FAHEEM_CODEC_TOKEN): it decrypts for whoever asks`);
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'Content-Type': 'application/json' });
@@ -124,6 +127,10 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
         });
         return res.end();
       }
+      // A browser page from another origin (or a DNS-rebound host name) is refused, not just left without CORS.
+      if (origin !== undefined && !allowed) return send(res, 403, { error: `origin ${origin} is not allowed` });
+      const hostHeader = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
+      if (loopback && hostHeader && !['127.0.0.1', '::1', 'localhost'].includes(hostHeader)) return send(res, 403, { error: `host ${hostHeader} is not this machine` });
       if (expected) {
         const got = digest(req.headers.authorization ?? '');
         if (!timingSafeEqual(got, expected)) return send(res, 401, { error: 'missing or wrong Authorization: Bearer <token>' });

@@ -3,7 +3,7 @@
 // a private /tmp, the worker's home and FAHEEM_HOME hidden, its own PID namespace (killing the sandbox
 // ends every process in it), no capabilities, and optionally no network.
 import { execa } from 'execa';
-import { statSync } from 'node:fs';
+import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -99,6 +99,9 @@ export function bwrapArgs(sandbox: SandboxOptions, plan: BwrapPlan): string[] {
     const p = path.resolve(b.path);
     args.push(b.readOnly ? '--ro-bind' : '--bind', p, p);
   }
+  // Hiding /run hides the host's sockets (Docker, D-Bus); name resolution may live there too.
+  const resolv = realTarget('/etc/resolv.conf');
+  if (resolv && needed.some((d) => isWithin(resolv, d))) args.push('--ro-bind', resolv, resolv);
   // Not recursive: the workspace and the binds inside a hidden directory stay as they are.
   for (const d of needed) if (d !== tmp) args.push('--remount-ro', d);
   args.push('--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL');
@@ -124,7 +127,15 @@ export function sandboxedCommand(
 
 /** The directories a sandbox hides on this worker: its user's home and FAHEEM_HOME, when they exist. */
 export function hiddenDirs(env: NodeJS.ProcessEnv = process.env): string[] {
-  const candidates = [env.HOME, os.homedir(), faheemHome(env), env.FAHEEM_PAYLOAD_DIR];
+  // /run and /var/run hold the host's Unix sockets (Docker, D-Bus): a read-only mount does not stop connect().
+  const sockets = ['/run', '/var/run'].filter((d) => {
+    try {
+      return lstatSync(d).isDirectory();
+    } catch {
+      return false;
+    }
+  });
+  const candidates = [env.HOME, os.homedir(), faheemHome(env), env.FAHEEM_PAYLOAD_DIR, ...sockets];
   const out: string[] = [];
   for (const c of candidates) {
     if (!c) continue;
@@ -247,5 +258,13 @@ export async function killGroup(pid: number | undefined): Promise<void> {
     const until = Date.now() + graceMs;
     while (Date.now() < until && alive()) await new Promise((r) => setTimeout(r, 25));
     if (!alive()) return;
+  }
+}
+
+function realTarget(file: string): string | undefined {
+  try {
+    return realpathSync(file);
+  } catch {
+    return undefined;
   }
 }

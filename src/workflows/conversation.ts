@@ -23,7 +23,7 @@ import {
   type ActivityOptions,
   type ChildWorkflowHandle,
 } from '@temporalio/workflow';
-import { TimeoutType } from '@temporalio/common';
+import { HandlerUnfinishedPolicy, TimeoutType } from '@temporalio/common';
 import type { Activities } from '../activities/index.js';
 import type { AnyTool, ToolContext } from '../tools/define.js';
 import { describeInvalid } from '../tools/define.js';
@@ -64,11 +64,14 @@ import {
   runUpdate,
   setupQuery,
   stateQuery,
+  waitForChangeUpdate,
   type PauseRequest,
+  type WaitRequest,
 } from './messages.js';
 import { needsConfirmation } from './confirmation.js';
+import { PromptCount } from './prompt-count.js';
 import { childHasEnded, childId, childMaxIterations, childObservation, childTools, DEFAULT_MAX_DEPTH } from './delegation.js';
-import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE, condensationRange, isModelEvent, promptEvents } from './prompt.js';
+import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE, condensationRange } from './prompt.js';
 import { detectStuck } from './stuck.js';
 
 // Model calls heartbeat often so that a pause can abort them, and a dead worker is noticed within
@@ -143,6 +146,15 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   let interruptRequested = false;
   // No worker on the workspace host's queue has picked up our last call for a while.
   let waitingForHost = false;
+  // The run is ending (completing or continuing as new): waits answer at once.
+  let draining = false;
+  // Before the start-up below has run, a pause is kept for it (see pause()).
+  let started = carried !== undefined;
+  let pauseAtStart: PauseRequest | undefined;
+  // Kept as events are added, so neither the condenser's check nor the Web UI's details scan the log.
+  const promptCount = new PromptCount(events);
+  let lastAction: ActionEvent | undefined;
+  for (let i = events.length - 1; i >= 0 && !lastAction; i--) if (events[i]?.kind === 'action') lastAction = events[i] as ActionEvent;
   // Sub-agents (delegate calls): what the parent knows of each, and handles to reach the open ones.
   const children: ChildSummary[] = carried?.children ?? [];
   let childCount = carried?.childCount ?? 0;
@@ -156,7 +168,10 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // ---- state helpers ----
 
   function append(event: DistributiveOmit<ConversationEvent, 'index' | 'timestamp'>): void {
-    events.push({ ...event, index: events.length, timestamp: new Date().toISOString() } as ConversationEvent);
+    const recorded = { ...event, index: events.length, timestamp: new Date().toISOString() } as ConversationEvent;
+    events.push(recorded);
+    promptCount.add(recorded, events);
+    if (recorded.kind === 'action') lastAction = recorded;
     wakeups++;
   }
 
@@ -229,7 +244,6 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   }
 
   function publishDetails(): void {
-    const lastAction = [...events].reverse().find((e): e is ActionEvent => e.kind === 'action');
     setCurrentDetails(
       [
         `**Status:** ${status}${lastError && (status === 'error' || status === 'stuck') ? ` — ${lastError}` : ''}`,
@@ -251,11 +265,16 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // ---- what users can do ----
 
   function validateMessage(text: unknown): string {
+    const checked = checkText(text);
+    if (closeRequested) throw new Error('the conversation is closed');
+    return checked;
+  }
+
+  function checkText(text: unknown): string {
     if (typeof text !== 'string' || text.trim() === '') throw new Error('the message is empty');
     if (text.length > DEFAULTS.maxMessageChars) {
       throw new Error(`the message has ${text.length} characters; the limit is ${DEFAULTS.maxMessageChars}`);
     }
-    if (closeRequested) throw new Error('the conversation is closed');
     return text;
   }
 
@@ -268,13 +287,19 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   }
 
   function pause(request: PauseRequest = {}): void {
-    if (!PAUSABLE.includes(status)) return;
+    if (!PAUSABLE.includes(status)) {
+      // Arrived with the start (a sub-agent whose parent paused meanwhile): applied once it runs.
+      if (!started) pauseAtStart = request;
+      return;
+    }
     setStatus('paused', request.reason);
     append({ kind: 'pause', source: 'user', now: request.now === true, ...(request.reason ? { reason: request.reason } : {}) });
     modelScope?.cancel();
     if (request.now) {
       interruptRequested = true;
       toolScope?.cancel();
+    } else if (waitingForHost) {
+      toolScope?.cancel(); // not picked up yet: nothing to interrupt, just do not start it
     }
     tellChildren((child) => child.signal(pauseSignal, request));
   }
@@ -291,7 +316,11 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       setStatus('waiting_for_confirmation', describePending());
       return;
     }
-    if (status === 'running') return;
+    if (status === 'running') {
+      // Waiting on a sub-agent that was paused (by the user, or by its budget): resuming the parent resumes it.
+      if (children.some((c) => c.status === 'paused')) tellChildren((child) => child.signal(resumeSignal));
+      return;
+    }
     if (status === 'finished' && pendingMessages() === 0) return; // nothing new to work on
     const wasPaused = status === 'paused';
     iterations = 0;
@@ -337,11 +366,15 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   }, { description: DESCRIPTIONS.message });
   setHandler(pauseSignal, (request) => pause(request ?? {}), { description: DESCRIPTIONS.pause });
   setHandler(resumeSignal, () => {
-    if (!closeRequested) run();
+    if (closeRequested) return;
+    // Only an explicit run (update) approves actions waiting for confirmation; a resume never does.
+    if (status === 'waiting_for_confirmation' && patched('resume-signal-never-approves')) return;
+    run();
   }, { description: DESCRIPTIONS.resume });
   setHandler(closeSignal, () => {
     closeRequested = true;
     modelScope?.cancel();
+    if (waitingForHost) toolScope?.cancel();
     tellChildren((child) => child.signal(closeSignal));
     wakeups++;
   }, { description: DESCRIPTIONS.close });
@@ -361,6 +394,19 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   setHandler(addMessageUpdate, (text) => ({ index: addMessage(text), status }), {
     description: DESCRIPTIONS.addMessage,
     validator: (text) => void validateMessage(text),
+  });
+  // Clients wait here instead of polling: each wait is one update, answered when there is news.
+  setHandler(waitForChangeUpdate, async (request: WaitRequest) => {
+    const after = Number(request?.afterEvents);
+    await condition(() => draining || closeRequested || events.length > after);
+    return state();
+  }, {
+    description: DESCRIPTIONS.waitForChange,
+    // A client that went away leaves nothing to finish: the workflow may complete or continue without it.
+    unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
+    validator: (request: WaitRequest) => {
+      if (!Number.isFinite(Number(request?.afterEvents))) throw new Error('afterEvents must be a number');
+    },
   });
   setHandler(runUpdate, () => {
     run();
@@ -412,7 +458,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     return modelScope?.consideredCancelled === true || status !== 'running' || closeRequested;
   }
 
-  async function runTool(action: ActionEvent, plan: ToolCallPlan | undefined): Promise<ToolResult> {
+  async function runTool(action: ActionEvent, plan: ToolCallPlan | undefined, siblings = 1): Promise<ToolResult> {
     const args = action.arguments;
     const offered = offeredTools();
     if (!offered.includes(action.tool)) {
@@ -424,7 +470,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     if (typeof args !== 'object' || args === null || Array.isArray(args)) {
       return { content: `The arguments of ${action.tool} must be a JSON object; got: ${String(args).slice(0, 500)}`, isError: true };
     }
-    if (action.tool === 'delegate') return delegate(action);
+    if (action.tool === 'delegate') return delegate(action, siblings);
     const inWorkflow = WORKFLOW_TOOLS.get(action.tool);
     if (inWorkflow) return runInWorkflow(inWorkflow, action);
 
@@ -434,6 +480,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       if (result.state !== undefined) toolState[action.tool] = result.state;
       return { content: result.content, isError: result.isError, ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}) };
     } catch (err) {
+      if (err instanceof NotStarted) {
+        return { content: 'Not run: the conversation was paused (or closed) while waiting for the workspace host.', isError: true };
+      }
       if (isCancellation(err) || interruptRequested) {
         const partial = cancelledDetails(err);
         return {
@@ -455,7 +504,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     const mcpConfig = spec?.mcp ? options.mcpServers?.[spec.mcp.server] : undefined;
     const timeout = plan?.timeoutSeconds;
     return (toolScope as CancellationScope).run(() =>
-      onHost((extra) => toolActs.runTool.executeWithOptions(
+      onHost((extra, rescheduled) => toolActs.runTool.executeWithOptions(
         {
           ...TOOL_CALL,
           ...(timeout ? { startToCloseTimeout: `${Math.ceil(timeout)} seconds` } : {}),
@@ -472,6 +521,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
             arguments: action.arguments,
             ...(toolState[action.tool] !== undefined ? { state: toolState[action.tool] } : {}),
             ...(spec?.mcp && mcpConfig ? { mcp: { ...spec.mcp, config: mcpConfig } } : {}),
+            ...(rescheduled ? { rescheduled: true } : {}),
           },
         ],
       )),
@@ -483,17 +533,23 @@ export async function conversation(input: ConversationInput): Promise<Conversati
    * conversation says it is waiting for that host (status, events, Web UI) and asks again, now
    * without a limit; a call that never started is safe to schedule again.
    */
-  async function onHost<T>(call: (extra: ActivityOptions) => Promise<T>): Promise<T> {
+  async function onHost<T>(call: (extra: ActivityOptions, rescheduled: boolean) => Promise<T>): Promise<T> {
     try {
-      return await call({ scheduleToStartTimeout: options.hostWaitMs ?? DEFAULTS.hostWaitMs });
+      return await call({ scheduleToStartTimeout: options.hostWaitMs ?? DEFAULTS.hostWaitMs }, false);
     } catch (err) {
       if (!(err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START)) throw err;
     }
+    if (status !== 'running' || closeRequested) throw new NotStarted();
     waitingForHost = true;
     append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: false });
     publishDetails();
     try {
-      return await call({});
+      // Told it may have begun under the first try (a retry that timed out), so `report` tools still never run twice.
+      return await call({}, true);
+    } catch (err) {
+      // Paused or closed while waiting: the call had not been picked up.
+      if (isCancellation(err)) throw new NotStarted();
+      throw err;
     } finally {
       waitingForHost = false;
       append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: true });
@@ -530,7 +586,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
    * A sub-agent: a child conversation (same workflow, id `<id>.sub-<n>`) with the task as its first
    * message. Its final answer is the observation; its iterations and cost count against this run.
    */
-  async function delegate(action: ActionEvent): Promise<ToolResult> {
+  async function delegate(action: ActionEvent, siblings = 1): Promise<ToolResult> {
     const parsed = DelegateArgs.safeParse(action.arguments);
     if (!parsed.success) return { content: describeInvalid('delegate', parsed.error), isError: true };
     const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
@@ -543,11 +599,16 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     children.push(summary);
     append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'started' });
     const budgetLeft = options.maxBudgetPerRunUsd === undefined ? undefined : Math.max(0, options.maxBudgetPerRunUsd - runCost);
+    // MCP servers go along only if the child may use some of their tools (all of them by default).
+    const inherited: ConversationInput['options'] = { ...options };
+    delete inherited.mcpServers;
+    const withMcp = options.mcpServers && (!parsed.data.tools || granted.tools.some((t) => t.startsWith('mcp__')));
     const childInput: ConversationInput = {
       options: {
-        ...options,
+        ...inherited,
+        ...(withMcp ? { mcpServers: options.mcpServers } : {}),
         agent: { ...options.agent, tools: granted.tools, hostTools: false },
-        maxIterations: childMaxIterations(parsed.data.max_iterations, options.maxIterations, iterations),
+        maxIterations: childMaxIterations(parsed.data.max_iterations, options.maxIterations, iterations, siblings),
         parent: { id, depth: depth + 1 },
         ...(budgetLeft === undefined ? {} : { maxBudgetPerRunUsd: budgetLeft }),
       },
@@ -585,7 +646,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 
   /** think, finish, task_tracker: deterministic, so they run here and a replay recomputes them. */
   async function runInWorkflow(tool: AnyTool, action: ActionEvent): Promise<ToolResult> {
-    const parsed = tool.parameters.safeParse(action.arguments);
+    // Conversations from before tools were open accepted looser arguments; they replay the same.
+    const parsed = tool.parameters.safeParse(setup ? action.arguments : lenientArguments(tool.name, action.arguments));
     if (!parsed.success) return { content: describeInvalid(tool.name, parsed.error), isError: true };
     const ctx: ToolContext = {
       conversationId: id,
@@ -634,7 +696,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       for (const message of result.errors) append({ kind: 'error', source: 'environment', message });
       return true;
     } catch (err) {
-      if (isCancellation(err) || wasCancelled()) return false;
+      if (err instanceof NotStarted || isCancellation(err) || wasCancelled()) return false;
       lastError = `could not prepare the tools on ${options.toolTaskQueue}: ${failureMessage(err)}`;
       append({ kind: 'error', source: 'environment', message: lastError });
       setStatus('error', lastError);
@@ -662,6 +724,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     iterations++;
     metrics = addUsage(metrics, reply, iterations, 'step');
     runCost += reply.cost;
+    // The parent's tree cost stays current while this sub-agent works (histories from before replay without it).
+    if (options.parent && patched('child-cost-each-step')) reportToParent();
 
     if (reply.toolCalls.length === 0) {
       append({ kind: 'message', source: 'agent', text: reply.content ?? '' });
@@ -696,7 +760,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     // Sub-agents of one reply start together and work in parallel; their results are read in order.
     const delegated = new Map<ActionEvent, Promise<ToolResult>>();
     if (status === 'running' && !closeRequested) {
-      for (const action of actions) if (action.tool === 'delegate') delegated.set(action, runTool(action, undefined));
+      const delegates = actions.filter((a) => a.tool === 'delegate');
+      for (const action of delegates) delegated.set(action, runTool(action, undefined, delegates.length));
     }
     let finished = false;
     for (const action of actions) {
@@ -728,7 +793,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   async function maybeCondense(): Promise<void> {
     const c = options.condenser === false ? undefined : (options.condenser ?? DEFAULTS.condenser);
     if (!c) return;
-    const visible = promptEvents(events).filter(isModelEvent).length;
+    const visible = promptCount.visible;
     if (visible <= c.maxEvents && lastPromptTokens <= c.maxPromptTokens) return;
     if (visible < condenseRetryAt) return; // it failed recently: try again once the prompt has grown
     const range = condensationRange(events, c.keepFirst);
@@ -801,10 +866,13 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       { key: ConversationStatusKey, value: status },
       { key: ConversationModelKey, value: model || 'default' },
     ]);
-    if (input.firstMessage) addMessage(validateMessage(input.firstMessage));
-    if (input.run) run();
+    // A close or pause may have come with the start (signals are handled first): honour them.
+    if (input.firstMessage) addMessage(checkText(input.firstMessage));
+    if (input.run && !closeRequested) run();
+    if (pauseAtStart && status === 'running' && patched('pause-at-start')) pause(pauseAtStart);
     publishDetails();
   }
+  started = true;
 
   // A long conversation continues as new so its history stays small; the state travels as input.
   const continueAsNewEvery = options.continueAsNewEverySteps ?? DEFAULTS.continueAsNewEverySteps;
@@ -845,6 +913,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       )
       .catch(() => undefined);
   }
+  // Waiting clients are answered now (they ask the next run); then no handler is left half-done.
+  draining = true;
   await condition(allHandlersFinished);
   if (continueAsNewNow && !closeRequested) {
     const carry: CarriedState = {
@@ -871,6 +941,25 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 }
 
 // ---- small pure helpers ----
+
+/** What think/finish/task_tracker accepted before they had schemas: a finish without a string message, notes that were not strings. */
+function lenientArguments(tool: string, args: unknown): unknown {
+  const a = (args ?? {}) as Record<string, unknown>;
+  if (tool === 'finish') return { message: typeof a.message === 'string' ? a.message : '' };
+  if (tool === 'task_tracker' && Array.isArray(a.task_list)) {
+    return {
+      ...a,
+      task_list: a.task_list.map((t: unknown) => {
+        const task = (t ?? {}) as Record<string, unknown>;
+        return { ...task, notes: typeof task.notes === 'string' ? task.notes : undefined, status: task.status ?? 'todo' };
+      }),
+    };
+  }
+  return args;
+}
+
+/** A host call that was never picked up, dropped because the conversation paused or closed. */
+class NotStarted extends Error {}
 
 // Tools inside the workflow finish at once; nothing can abort them, and the sandbox has no AbortController.
 const NEVER_ABORTED = {

@@ -27,10 +27,13 @@ export function childTools(
   return { tools: childDepth >= maxDepth ? base.filter((t) => t !== 'delegate') : base };
 }
 
-/** The child's iteration limit: what it was asked for, within what the parent has left in this run. */
-export function childMaxIterations(requested: number | undefined, parentMax: number, parentUsed: number): number {
-  const left = Math.max(1, parentMax - parentUsed);
-  return Math.min(requested ?? left, left);
+/**
+ * The child's iteration limit: what it was asked for, within its share of what the parent has left
+ * in this run (split among the children of one reply, one call kept for the parent to read them).
+ */
+export function childMaxIterations(requested: number | undefined, parentMax: number, parentUsed: number, siblings = 1): number {
+  const share = Math.max(1, Math.floor((parentMax - parentUsed - 1) / Math.max(1, siblings)));
+  return Math.min(requested ?? share, share);
 }
 
 /** What the parent's model reads when a child has ended. */

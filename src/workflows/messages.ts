@@ -27,6 +27,18 @@ export const addMessageUpdate = defineUpdate<{ index: number; status: string }, 
 /** Set the conversation running (the seed's `run()`); answers with the run number to wait on. */
 export const runUpdate = defineUpdate<{ runNumber: number; status: string }>('run');
 
+/** What `waitForChange` waits for. */
+export interface WaitRequest {
+  /** Answer once the event log is longer than this (the caller has seen this many events). */
+  afterEvents: number;
+}
+
+/**
+ * Waits, without polling, until something changes (a new event, the conversation closing or
+ * continuing as new) and answers with the state. Old clients poll the `state` query instead.
+ */
+export const waitForChangeUpdate = defineUpdate<ConversationState, [request: WaitRequest]>('waitForChange');
+
 /** Run the actions waiting for confirmation. */
 export const approveUpdate = defineUpdate<{ approved: number }>('approve');
 /** Refuse the actions waiting for confirmation; the model sees the reason and goes on. */
@@ -44,6 +56,7 @@ export const DESCRIPTIONS = {
   events: 'The event log from an index (for following), at most `limit` events.',
   addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',
   run: 'Set the conversation running and answer with the run number (while waiting for confirmation, this approves the pending actions).',
+  waitForChange: 'Answer with the state once the event log is longer than afterEvents, or the conversation closes or continues as new (how clients wait without polling).',
   childStatus: 'A sub-agent (child conversation) reports its status and cost to its parent.',
   setup: 'The tools the workspace host offered (with their JSON Schemas) and the repository instructions (AGENTS.md) the agent was given.',
   approve: 'Approve the actions waiting for confirmation; they run.',
