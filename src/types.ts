@@ -195,6 +195,8 @@ export interface CarriedState {
   children?: ChildSummary[];
   childCount?: number;
   finalMessage?: string | null;
+  /** The runs so far and the first event index each recorded (the events they hold are not carried). */
+  runs?: { runId: string; from: number }[];
 }
 
 // ---- Events: immutable records, ordered by index. ----

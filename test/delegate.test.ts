@@ -24,10 +24,10 @@ const firstUser = (req: RecordedRequest) => String(req.body.messages.find((m) =>
 const toolResults = (req: RecordedRequest) => req.body.messages.filter((m) => m.role === 'tool');
 const observations = (events: { kind: string }[]) => events.filter((e): e is ObservationEvent => e.kind === 'observation');
 
-/** A child that writes `lines` lines into `file`, one command a step, then answers. */
+/** A child that writes `lines` lines into `file`, one command a step, then answers (a call a pause left unrun is asked again). */
 function writer(file: string, lines: number, delayMs = 0) {
   return (req: RecordedRequest): ScriptedReply => {
-    const done = toolResults(req).length;
+    const done = toolResults(req).filter((m) => !String(m.content).startsWith('Not run')).length;
     if (done < lines) return { delayMs, toolCalls: [{ name: 'terminal', arguments: { command: `echo line${done + 1} >> ${file}` } }] };
     return { delayMs, content: `wrote ${lines} lines to ${file}` };
   };

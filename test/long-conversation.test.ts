@@ -85,3 +85,43 @@ test('300 steps with 20 KB observations: every event readable, history per run s
   }
   console.log(`# 300 steps in ${seconds.toFixed(1)} s; runs: ${chain.map((r) => `${r.historyLength} events/${(r.historySize / 1024).toFixed(0)} KiB`).join(', ')}`);
 });
+
+test('a condensed conversation carries only what the model needs; every event stays readable, in order', async () => {
+  const STEPS = 60;
+  let steps = 0;
+  const script: Script = (req) => {
+    const system = String(req.body.messages[0]?.content ?? '');
+    if (system.startsWith('You condense')) return { content: `summary of the work so far (${steps} steps)` };
+    if (steps >= STEPS) return { content: 'Finished.' };
+    steps++;
+    return { toolCalls: [{ name: 'think', arguments: { thought: `step ${steps}` } }] };
+  };
+  h.model.setScript(script);
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'Think sixty times',
+    run: true,
+    continueAsNewEverySteps: 10,
+    condenser: { maxEvents: 20, maxPromptTokens: 1_000_000_000, keepFirst: 2 },
+  });
+  const final = await conversation.waitUntil((s) => s.status !== 'running', 100, 300_000);
+  assert.equal(final.status, 'finished', final.lastError ?? '');
+
+  // Every event, from the start, with stable indices: earlier runs answer for what the last one dropped.
+  const events = await conversation.events();
+  assert.equal(events.length, final.events);
+  events.forEach((e, i) => assert.equal(e.index, i));
+  const thoughts = events.filter((e) => e.kind === 'action').map((e) => (e as { arguments: { thought: string } }).arguments.thought);
+  assert.deepEqual(thoughts, Array.from({ length: STEPS }, (_, i) => `step ${i + 1}`));
+  assert.ok(events.filter((e) => e.kind === 'condensation').length >= 3, 'condensed several times');
+
+  // The last run started from a bounded part of the log, not all of it.
+  const chain = await runs(conversation.id);
+  assert.ok(chain.length >= 5, `continued as new ${chain.length - 1} times`);
+  const history = await h.client.workflow.getHandle(conversation.id).fetchHistory();
+  const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+  const carried = (h.client.options.loadedDataConverter.payloadConverter.fromPayload(input!) as { carried: { events: unknown[] } }).carried;
+  assert.ok(carried.events.length < 60, `the last run carried ${carried.events.length} of ${final.events} events`);
+  console.log(`# ${final.events} events over ${chain.length} runs; the last run carried ${carried.events.length}`);
+});

@@ -274,6 +274,18 @@ describe('start log', () => {
     assert.equal(retryClass(ThinkTool, { thought: 'hm' }), 'repeat');
   });
 
+  test('a call scheduled again after waiting for its host: reported if its first try began, run if not', async () => {
+    const dir = await tmp('faheem-starts-');
+    const t0 = Date.now();
+    const log = new StartLog(dir, 30 * 24 * 60 * 60 * 1000, t0);
+    // The first try began (its worker died later, and its retry then waited too long for a host)…
+    assert.equal(await log.claim(attempt('8', 1, t0 + 1), { key: 'call_a', rescheduled: false }), false);
+    // …so the call scheduled again under a new activity id reports instead of running twice.
+    assert.equal(await log.claim(attempt('9', 1, t0 + 2), { key: 'call_a', rescheduled: true }), true);
+    // A call whose first try never reached a host simply runs when scheduled again.
+    assert.equal(await log.claim(attempt('10', 1, t0 + 3), { key: 'call_b', rescheduled: true }), false);
+  });
+
   test('an unreadable log fails the attempt instead of running the command', async () => {
     const dir = await tmp('faheem-starts-');
     const log = new StartLog(dir);

@@ -63,3 +63,35 @@ test('a workspace missing on the host stops the conversation with the reason, be
   assert.match(final.lastError ?? '', /the workspace \/no\/such\/workspace-dir does not exist on the host of faheem-tools@/);
   assert.equal(h.model.requests.length, before, 'no model call');
 });
+
+test('pause and close reach a conversation waiting for its host: the call is dropped, never run later', async () => {
+  h.model.setScript((req: RecordedRequest): ScriptedReply =>
+    req.body.messages.some((m) => m.role === 'tool') ? { content: 'Done.' } : { delayMs: 1500, toolCalls: [{ name: 'terminal', arguments: { command: 'echo late >> late.txt' } }] },
+  );
+  const queue = `paused-host-${Date.now()}`;
+  const workspace = await h.workspace();
+  // The host is there for the setup, then goes away before the command.
+  const first = await h.startWorker({ FAHEEM_TASK_QUEUE: `unused-${queue}`, FAHEEM_TOOL_TASK_QUEUE: queue });
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
+    workspace,
+    firstMessage: 'Run it later',
+    toolTaskQueue: queue,
+    hostWaitMs: 1000,
+  });
+  void conversation.run();
+  await waitFor('the setup on the host', () => h.client.workflow.getHandle(conversation.id).query('setup'), 30_000);
+  await first.kill(); // gone while the model thinks
+  await waitFor('the wait for the host', async () => (await conversation.state()).waitingForHost === queue, 30_000);
+  await conversation.pause();
+  const paused = await conversation.waitUntil((s) => s.status === 'paused' && s.waitingForHost === null, 100, 10_000);
+  assert.equal(paused.status, 'paused');
+  const observation = (await conversation.events()).find((e) => e.kind === 'observation');
+  assert.ok(observation && observation.kind === 'observation' && /Not run: the conversation was paused \(or closed\) while waiting for the workspace host/.test(observation.content));
+  // The host comes back: nothing runs while paused.
+  const back = await h.startWorker({ FAHEEM_TASK_QUEUE: `unused-${queue}`, FAHEEM_TOOL_TASK_QUEUE: queue });
+  await conversation.close();
+  await waitFor('the workflow to complete', () => conversation.isClosed(), 30_000);
+  await assert.rejects(readFile(path.join(workspace, 'late.txt')), 'the dropped command never ran');
+  await back.kill();
+});

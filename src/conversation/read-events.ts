@@ -2,20 +2,64 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import { isDeepStrictEqual } from 'node:util';
 import type { ConversationEvent } from '../types.js';
-import { eventsQuery } from '../workflows/messages.js';
+import { compactEvents, type EventRun } from '../workflows/event-log.js';
+import { eventRunsQuery, eventsQuery } from '../workflows/messages.js';
 
-/** Events [fromIndex, toIndex); `toIndex` undefined reads to the end as of the last page. */
-export async function readEvents(handle: WorkflowHandle, fromIndex = 0, toIndex?: number): Promise<ConversationEvent[]> {
+/**
+ * The events [fromIndex, toIndex) that the conversation's current run holds, in order; `toIndex`
+ * undefined reads to the end. Indices jump where the run dropped condensed events (see readEvents).
+ */
+export async function readHeldEvents(handle: WorkflowHandle, fromIndex = 0, toIndex?: number): Promise<ConversationEvent[]> {
   const out: ConversationEvent[] = [];
   let next = fromIndex;
   for (;;) {
     const limit = toIndex === undefined ? 10_000 : toIndex - next;
     if (limit <= 0) return out;
     const page = await handle.query(eventsQuery, next, limit);
-    if (page.length === 0) return out;
-    out.push(...page);
-    next += page.length;
+    const within = toIndex === undefined ? page : page.filter((e) => e.index < toIndex);
+    if (within.length === 0) return out;
+    out.push(...within);
+    next = (within[within.length - 1] as ConversationEvent).index + 1;
+    if (within.length < page.length) return out;
   }
+}
+
+/**
+ * Every event [fromIndex, toIndex), in order with no gaps: what the current run holds, and the
+ * condensed events it no longer holds from the earlier run that recorded them (a query on that
+ * closed run, answered by any worker).
+ */
+export async function readEvents(handle: WorkflowHandle, fromIndex = 0, toIndex?: number): Promise<ConversationEvent[]> {
+  const held = await readHeldEvents(handle, fromIndex, toIndex);
+  const out: ConversationEvent[] = [];
+  let next = fromIndex;
+  let runs: EventRun[] | undefined;
+  for (const e of held) {
+    if (e.index > next) {
+      runs ??= await handle.query(eventRunsQuery);
+      out.push(...(await fromEarlierRuns(handle, runs, next, e.index)));
+    }
+    out.push(e);
+    next = e.index + 1;
+  }
+  return out;
+}
+
+async function fromEarlierRuns(handle: WorkflowHandle, runs: readonly EventRun[], from: number, to: number): Promise<ConversationEvent[]> {
+  const out: ConversationEvent[] = [];
+  let i = from;
+  while (i < to) {
+    let k = -1;
+    for (let j = 0; j < runs.length; j++) if ((runs[j] as EventRun).from <= i) k = j;
+    const run = runs[k];
+    if (!run) throw new Error(`event ${i} of ${handle.workflowId} is in no run's record`);
+    const end = Math.min(to, runs[k + 1]?.from ?? to);
+    const got = await readHeldEvents(handle.client.getHandle(handle.workflowId, run.runId), i, end);
+    if (got[0]?.index !== i) throw new Error(`events ${i}–${end - 1} of ${handle.workflowId} could not be read from run ${run.runId}`);
+    out.push(...got);
+    i = (got[got.length - 1] as ConversationEvent).index + 1;
+  }
+  return out;
 }
 
 /**
@@ -30,30 +74,42 @@ export class TranscriptCache {
   private bytes = 0;
   constructor(private readonly maxBytes = Number(process.env.FAHEEM_TRANSCRIPT_CACHE_MB ?? 512) * 1024 * 1024) {}
 
-  /** `attempt` > 1 means an earlier attempt of the asking activity failed, often with its worker. */
+  /**
+   * The events the model needs of [0, eventCount): what the conversation's run holds, less what a
+   * condensation has replaced. `attempt` > 1 means an earlier attempt of the asking activity failed,
+   * often with its worker.
+   */
   async read(handle: WorkflowHandle, eventCount: number, attempt = 1): Promise<ConversationEvent[]> {
     const id = handle.workflowId;
     const entry = this.take(id);
     let cached = entry?.events ?? [];
     let bytes = entry?.bytes ?? 0;
-    if (cached.length > eventCount) {
-      cached = cached.slice(0, eventCount);
+    const last = cached[cached.length - 1];
+    if (last && last.index >= eventCount) {
+      cached = cached.filter((e) => e.index < eventCount);
       bytes = sizeOf(cached);
     }
     let events: ConversationEvent[];
-    if (cached.length === 0) {
-      events = attempt > 1 ? await readAfterRetry(handle, eventCount) : await readEvents(handle, 0, eventCount);
+    const tail = cached[cached.length - 1];
+    if (!tail) {
+      events = attempt > 1 ? await readAfterRetry(handle, eventCount) : await readHeldEvents(handle, 0, eventCount);
       bytes = sizeOf(events);
     } else {
-      const fresh = await readEvents(handle, cached.length - 1, eventCount);
-      if (isDeepStrictEqual(fresh[0], cached[cached.length - 1])) {
+      const fresh = await readHeldEvents(handle, tail.index, eventCount);
+      if (isDeepStrictEqual(fresh[0], tail)) {
         const added = fresh.slice(1);
         events = [...cached, ...added];
         bytes += sizeOf(added);
       } else {
-        events = await readEvents(handle, 0, eventCount);
+        events = await readHeldEvents(handle, 0, eventCount);
         bytes = sizeOf(events);
       }
+    }
+    // What a condensation replaced is never asked for again: keep the cache as small as the prompt.
+    const compacted = compactEvents(events);
+    if (compacted.length !== events.length) {
+      events = compacted;
+      bytes = sizeOf(events);
     }
     this.put(id, { events, bytes });
     return events;
@@ -104,11 +160,11 @@ const STALL_MS = 250;
 async function readAfterRetry(handle: WorkflowHandle, eventCount: number): Promise<ConversationEvent[]> {
   const { client } = handle;
   try {
-    return await client.connection.withDeadline(Date.now() + STALL_MS, () => readEvents(handle, 0, eventCount));
+    return await client.connection.withDeadline(Date.now() + STALL_MS, () => readHeldEvents(handle, 0, eventCount));
   } catch {
     await client.workflowService
       .resetStickyTaskQueue({ namespace: client.options.namespace, execution: { workflowId: handle.workflowId } })
       .catch(() => undefined); // best effort: without it the query below only takes longer
-    return readEvents(handle, 0, eventCount);
+    return readHeldEvents(handle, 0, eventCount);
   }
 }

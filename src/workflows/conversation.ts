@@ -57,6 +57,7 @@ import {
   childStatusSignal,
   closeSignal,
   rejectUpdate,
+  eventRunsQuery,
   eventsQuery,
   messageSignal,
   pauseSignal,
@@ -70,6 +71,7 @@ import {
 } from './messages.js';
 import { needsConfirmation } from './confirmation.js';
 import { PromptCount } from './prompt-count.js';
+import { EventLog, type EventRun } from './event-log.js';
 import { childHasEnded, childId, childMaxIterations, childObservation, childTools, DEFAULT_MAX_DEPTH } from './delegation.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE, condensationRange } from './prompt.js';
 import { detectStuck } from './stuck.js';
@@ -118,7 +120,10 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     (options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) +
     (options.confirmationPolicy === 'never' ? '' : `\n${SECURITY_RISK_NOTE}`);
 
-  const events: ConversationEvent[] = carried?.events ?? [];
+  // The events this run holds (all of them, until a condensation lets the next run drop old ones).
+  const log = new EventLog(carried?.events ?? []);
+  // Which run recorded which events: earlier runs answer for the events this one no longer holds.
+  const runs: EventRun[] = [...(carried?.runs ?? []), { runId: workflowInfo().runId, from: log.count }];
   let status: ConversationStatus = carried?.status ?? 'idle';
   let iterations = carried?.iterations ?? 0;
   let runNumber = carried?.runNumber ?? 0;
@@ -152,9 +157,14 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   let started = carried !== undefined;
   let pauseAtStart: PauseRequest | undefined;
   // Kept as events are added, so neither the condenser's check nor the Web UI's details scan the log.
-  const promptCount = new PromptCount(events);
+  const promptCount = new PromptCount(log.held());
   let lastAction: ActionEvent | undefined;
-  for (let i = events.length - 1; i >= 0 && !lastAction; i--) if (events[i]?.kind === 'action') lastAction = events[i] as ActionEvent;
+  for (const e of log.newestFirst()) {
+    if (e.kind === 'action') {
+      lastAction = e;
+      break;
+    }
+  }
   // Sub-agents (delegate calls): what the parent knows of each, and handles to reach the open ones.
   const children: ChildSummary[] = carried?.children ?? [];
   let childCount = carried?.childCount ?? 0;
@@ -168,9 +178,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // ---- state helpers ----
 
   function append(event: DistributiveOmit<ConversationEvent, 'index' | 'timestamp'>): void {
-    const recorded = { ...event, index: events.length, timestamp: new Date().toISOString() } as ConversationEvent;
-    events.push(recorded);
-    promptCount.add(recorded, events);
+    const recorded = { ...event, index: log.count, timestamp: new Date().toISOString() } as ConversationEvent;
+    log.append(recorded);
+    promptCount.add(recorded, (i) => log.get(i));
     if (recorded.kind === 'action') lastAction = recorded;
     wakeups++;
   }
@@ -204,8 +214,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 
   function pendingMessages(): number {
     let n = 0;
-    for (let i = modelSeenEvents; i < events.length; i++) {
-      const e = events[i];
+    for (let i = modelSeenEvents; i < log.count; i++) {
+      const e = log.get(i);
       if (e?.kind === 'message' && e.source === 'user') n++;
     }
     return n;
@@ -217,7 +227,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       status,
       iterations,
       runNumber,
-      events: events.length,
+      events: log.count,
       pendingMessages: pendingMessages(),
       metrics: children.length > 0 ? { ...metrics, accumulatedCost: treeCost() } : metrics,
       lastError,
@@ -283,7 +293,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     // As in the seed: a message makes a finished or stuck conversation idle; paused stays paused.
     if (status === 'finished' || status === 'stuck') setStatus('idle');
     publishDetails();
-    return events.length - 1;
+    return log.count - 1;
   }
 
   function pause(request: PauseRequest = {}): void {
@@ -388,7 +398,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   }, { description: DESCRIPTIONS.childStatus });
   setHandler(stateQuery, state, { description: DESCRIPTIONS.state });
   setHandler(setupQuery, () => setup ?? null, { description: DESCRIPTIONS.setup });
-  setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => eventsPage(events, fromIndex, limit), {
+  setHandler(eventRunsQuery, () => runs, { description: DESCRIPTIONS.eventRuns });
+  setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => eventsPage(log, fromIndex, limit), {
     description: DESCRIPTIONS.events,
   });
   setHandler(addMessageUpdate, (text) => ({ index: addMessage(text), status }), {
@@ -398,7 +409,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // Clients wait here instead of polling: each wait is one update, answered when there is news.
   setHandler(waitForChangeUpdate, async (request: WaitRequest) => {
     const after = Number(request?.afterEvents);
-    await condition(() => draining || closeRequested || events.length > after);
+    await condition(() => draining || closeRequested || log.count > after);
     return state();
   }, {
     description: DESCRIPTIONS.waitForChange,
@@ -421,7 +432,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // ---- the loop ----
 
   async function callModel(): Promise<ModelCallResult | undefined> {
-    const seen = events.length;
+    const seen = log.count;
     const step = iterations + 1;
     modelScope = new CancellationScope();
     try {
@@ -749,7 +760,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         replyId: reply.id,
         ...(i === 0 && reply.content ? { thought: reply.content } : {}),
       });
-      const action = events[events.length - 1] as ActionEvent;
+      const action = log.get(log.count - 1) as ActionEvent;
       actions.push(action);
       plans.set(action, call.plan);
     });
@@ -782,7 +793,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       setStatus('finished');
       return;
     }
-    const stuck = status === 'running' ? detectStuck(events) : null;
+    const stuck = status === 'running' ? detectStuck(log.held()) : null;
     if (stuck) {
       lastError = stuck;
       setStatus('stuck', stuck);
@@ -796,7 +807,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     const visible = promptCount.visible;
     if (visible <= c.maxEvents && lastPromptTokens <= c.maxPromptTokens) return;
     if (visible < condenseRetryAt) return; // it failed recently: try again once the prompt has grown
-    const range = condensationRange(events, c.keepFirst);
+    const range = condensationRange(log.held(), c.keepFirst);
     if (!range) return;
     const folded = range.folds;
     modelScope = new CancellationScope();
@@ -918,7 +929,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   await condition(allHandlersFinished);
   if (continueAsNewNow && !closeRequested) {
     const carry: CarriedState = {
-      events,
+      // Only what the model still needs; earlier runs answer for the rest (see EventLog).
+      events: log.compact(),
+      runs,
       status,
       iterations,
       runNumber,
@@ -972,12 +985,15 @@ const NEVER_ABORTED = {
   dispatchEvent: () => false,
 } as unknown as AbortSignal;
 
-/** At most `limit` events from `fromIndex`, and about DEFAULTS.eventsPageChars characters (at least one). */
-function eventsPage(events: readonly ConversationEvent[], fromIndex: number, limit: number): ConversationEvent[] {
+/**
+ * At most `limit` held events from `fromIndex`, and about DEFAULTS.eventsPageChars characters (at
+ * least one). Indices may jump where this run dropped condensed events; `eventRuns` says who has them.
+ */
+function eventsPage(log: EventLog, fromIndex: number, limit: number): ConversationEvent[] {
   const page: ConversationEvent[] = [];
   let size = 0;
-  for (let i = Math.max(0, fromIndex); i < events.length && page.length < limit; i++) {
-    const event = events[i] as ConversationEvent;
+  for (const event of log.from(Math.max(0, fromIndex))) {
+    if (page.length >= limit) break;
     size += JSON.stringify(event).length;
     if (page.length > 0 && size > DEFAULTS.eventsPageChars) break;
     page.push(event);

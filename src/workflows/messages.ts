@@ -19,6 +19,8 @@ export const childStatusSignal = defineSignal<[report: ChildReport]>('childStatu
 
 export const stateQuery = defineQuery<ConversationState>('state');
 export const eventsQuery = defineQuery<ConversationEvent[], [fromIndex?: number, limit?: number]>('events');
+/** Which run of the workflow recorded which events (from continue-as-new to continue-as-new). */
+export const eventRunsQuery = defineQuery<{ runId: string; from: number }[]>('eventRuns');
 /** The tools the workspace host offered and the repository's instructions; null before the first run. */
 export const setupQuery = defineQuery<ConversationSetup | null>('setup');
 
@@ -57,6 +59,7 @@ export const DESCRIPTIONS = {
   addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',
   run: 'Set the conversation running and answer with the run number (while waiting for confirmation, this approves the pending actions).',
   waitForChange: 'Answer with the state once the event log is longer than afterEvents, or the conversation closes or continues as new (how clients wait without polling).',
+  eventRuns: 'Which run of this conversation recorded which events: events a run no longer holds (condensed, then continued as new) are read from the run that recorded them.',
   childStatus: 'A sub-agent (child conversation) reports its status and cost to its parent.',
   setup: 'The tools the workspace host offered (with their JSON Schemas) and the repository instructions (AGENTS.md) the agent was given.',
   approve: 'Approve the actions waiting for confirmation; they run.',

@@ -10,11 +10,12 @@ export class PromptCount {
   private condensed = false;
 
   constructor(events: readonly ConversationEvent[] = []) {
-    for (const e of events) this.add(e, events);
+    const byIndex = new Map(events.map((e) => [e.index, e]));
+    for (const e of events) this.add(e, (i) => byIndex.get(i));
   }
 
-  /** Call after `event` was appended to `events` (the log it belongs to, in index order). */
-  add(event: ConversationEvent, events: readonly ConversationEvent[]): void {
+  /** Call after `event` was appended; `get` finds a held event by index (dropped ones count as absent). */
+  add(event: ConversationEvent, get: (index: number) => ConversationEvent | undefined): void {
     if (event.kind !== 'condensation') {
       if (isModelEvent(event)) this.model++;
       return;
@@ -22,8 +23,8 @@ export class PromptCount {
     // The latest condensation replaces [forgottenFrom, forgottenTo) with itself: count what it hides, once.
     this.condensed = true;
     this.forgotten = 0;
-    for (let i = event.forgottenFrom; i < event.forgottenTo && i < events.length; i++) {
-      const e = events[i];
+    for (let i = event.forgottenFrom; i < event.forgottenTo; i++) {
+      const e = get(i);
       if (e && e.kind !== 'condensation' && isModelEvent(e)) this.forgotten++;
     }
   }

@@ -100,8 +100,13 @@ export function promptEvents(events: readonly ConversationEvent[]): Conversation
   if (!latest) return [...events];
   const c = latest;
   const out: ConversationEvent[] = [];
+  // The summary goes where its range began (that event itself may no longer be held: see EventLog).
+  let placed = false;
   for (const e of events) {
-    if (e.index === c.forgottenFrom) out.push(c);
+    if (!placed && e.index >= c.forgottenFrom) {
+      out.push(c);
+      placed = true;
+    }
     if (e.kind === 'condensation') continue;
     if (e.index >= c.forgottenFrom && e.index < c.forgottenTo) continue;
     out.push(e);

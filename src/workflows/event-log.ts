@@ -1,0 +1,85 @@
+// The events a workflow run holds. Every event keeps its index for ever, but a run holds only what
+// the model still needs: once older events are condensed, the next run (after continue-as-new)
+// starts from the kept head, the latest condensation and what follows it, so the state a long
+// conversation carries stays bounded. The events it dropped are still answered by the run that
+// recorded them (a query on that closed run); `runs` says which run recorded which indices.
+// Pure and deterministic.
+import type { CondensationEvent, ConversationEvent } from '../types.js';
+
+/** A run of the conversation's workflow and the first event index it recorded. */
+export interface EventRun {
+  runId: string;
+  from: number;
+}
+
+export class EventLog {
+  /** Held events older than `tail`, in index order, with gaps (the kept head). */
+  private readonly head: ConversationEvent[];
+  /** Held events from `tailStart` on, contiguous, up to the newest. */
+  private readonly tail: ConversationEvent[];
+  private readonly tailStart: number;
+
+  constructor(carried: readonly ConversationEvent[] = []) {
+    // The newest events are contiguous; whatever comes before the last gap is the kept head.
+    let split = carried.length;
+    while (split > 0) {
+      const e = carried[split - 1] as ConversationEvent;
+      const next = carried[split];
+      if (next && next.index !== e.index + 1) break;
+      split--;
+    }
+    this.head = carried.slice(0, split);
+    this.tail = carried.slice(split);
+    this.tailStart = this.tail[0]?.index ?? (carried.length ? (carried[carried.length - 1] as ConversationEvent).index + 1 : 0);
+  }
+
+  /** How many events the conversation has recorded (the next index). */
+  get count(): number {
+    return this.tailStart + this.tail.length;
+  }
+
+  /** The event with this index, if this run holds it. */
+  get(index: number): ConversationEvent | undefined {
+    if (index >= this.tailStart) return this.tail[index - this.tailStart];
+    return this.head.find((e) => e.index === index);
+  }
+
+  append(event: ConversationEvent): void {
+    if (event.index !== this.count) throw new Error(`event ${event.index} appended at ${this.count}`);
+    this.tail.push(event);
+  }
+
+  /** Every held event in index order (no copy while nothing was dropped). */
+  held(): readonly ConversationEvent[] {
+    return this.head.length === 0 ? this.tail : [...this.head, ...this.tail];
+  }
+
+  /** Held events, newest first (stop early: it is a generator). */
+  *newestFirst(): Generator<ConversationEvent> {
+    for (let i = this.tail.length - 1; i >= 0; i--) yield this.tail[i] as ConversationEvent;
+    for (let i = this.head.length - 1; i >= 0; i--) yield this.head[i] as ConversationEvent;
+  }
+
+  /** Held events with index >= `from`, in order. */
+  *from(from: number): Generator<ConversationEvent> {
+    for (const e of this.head) if (e.index >= from) yield e;
+    for (let i = Math.max(0, from - this.tailStart); i < this.tail.length; i++) yield this.tail[i] as ConversationEvent;
+  }
+
+  /** What the next run needs to hold (see compactEvents). */
+  compact(): ConversationEvent[] {
+    return compactEvents(this.held());
+  }
+}
+
+/**
+ * The events the model still needs: with a condensation, the events before its range, and from the
+ * end of its range on (the condensation itself among them); without one, all of them.
+ */
+export function compactEvents(events: readonly ConversationEvent[]): ConversationEvent[] {
+  let latest: CondensationEvent | undefined;
+  for (const e of events) if (e.kind === 'condensation') latest = e;
+  if (!latest) return [...events];
+  const c = latest;
+  return events.filter((e) => e.index < c.forgottenFrom || e.index >= c.forgottenTo);
+}
