@@ -21,6 +21,8 @@ import {
   stateQuery,
   waitForChangeUpdate,
   type PauseRequest,
+  type WaitAnswer,
+  type WaitRequest,
 } from './workflows/messages.js';
 import {
   DEFAULTS,
@@ -123,7 +125,6 @@ export interface CreateOptions {
   hostWaitMs?: number;
 }
 
-const STOPPED = (s: ConversationState) => s.status !== 'running';
 
 export class Conversation {
   private constructor(
@@ -212,7 +213,26 @@ export class Conversation {
   /** Runs (or resumes) and resolves with the state when the run stops: finished, paused, error, … */
   async run(options: { pollMs?: number } = {}): Promise<ConversationState> {
     const { runNumber } = await this.handle.executeUpdate(runUpdate);
-    return this.waitUntil((s) => s.runNumber > runNumber || STOPPED(s), options.pollMs);
+    return this.waitUntilStopped({ afterRun: runNumber, ...(options.pollMs ? { pollMs: options.pollMs } : {}) });
+  }
+
+  /**
+   * Resolves with the state once the conversation is not running (or, with `afterRun`, once a later
+   * run has begun): one wait on the workflow, however long the run.
+   */
+  async waitUntilStopped(options: { afterRun?: number; pollMs?: number; timeoutMs?: number } = {}): Promise<ConversationState> {
+    const { afterRun } = options;
+    const done = (s: ConversationState) => s.status !== 'running' || (afterRun !== undefined && s.runNumber > afterRun);
+    const deadline = Date.now() + (options.timeoutMs ?? Infinity);
+    for (;;) {
+      const answer = await this.nextChange({ whenStopped: true, ...(afterRun !== undefined ? { afterRun } : {}) }, deadline);
+      if (!answer) return this.waitUntil(done, options.pollMs, Math.max(0, deadline - Date.now())); // cannot wait on it: poll
+      const s = await this.state();
+      if (done(s)) return s;
+      if (Date.now() > deadline) throw new Error(`timed out waiting for conversation ${this.id}`);
+      // Answered because the run is ending (continue-as-new): ask the next run.
+      await sleep(options.pollMs ?? 100);
+    }
   }
 
   /** Pause now. With `now`, the running command is interrupted too. */
@@ -263,12 +283,9 @@ export class Conversation {
       if (Date.now() > deadline) {
         throw new Error(`timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`);
       }
-      const next = s ? await this.nextChange(s.events, deadline) : undefined;
-      if (next && next.events > (s?.events ?? -1)) {
-        s = next;
-        continue;
-      }
-      if (s) await sleep(pollMs); // no news (the run is ending, or waiting is not possible): poll once
+      // Wait for news (a new event) on the workflow; without it (closed, older version) poll.
+      const news = s ? await this.nextChange({ afterEvents: s.events }, deadline) : undefined;
+      if (s && (!news || news.events <= s.events)) await sleep(pollMs);
       try {
         s = await this.state();
       } catch (err) {
@@ -289,7 +306,7 @@ export class Conversation {
         const s = await this.state();
         if (options.until(s) && s.events <= next) return;
       }
-      const news = await this.nextChange(next, Infinity);
+      const news = await this.nextChange({ afterEvents: next }, Infinity);
       if (!news || news.events <= next) await sleep(options.pollMs ?? 200);
     }
   }
@@ -297,14 +314,14 @@ export class Conversation {
   private waitingUnsupported = false;
 
   /**
-   * The state once the log holds more than `afterEvents` events (or the run ends); undefined when the
-   * workflow cannot be asked (closed, an older version without waitForChange, no answer in time).
+   * Waits on the workflow for `request` (see WaitRequest); undefined when it cannot be asked (closed,
+   * an older version without waitForChange, no answer by the deadline).
    */
-  private async nextChange(afterEvents: number, deadline: number): Promise<ConversationState | undefined> {
+  private async nextChange(request: WaitRequest, deadline: number): Promise<WaitAnswer | undefined> {
     if (this.waitingUnsupported) return undefined;
-    const wait = () => this.handle.executeUpdate(waitForChangeUpdate, { args: [{ afterEvents }] });
+    const wait = () => this.handle.executeUpdate(waitForChangeUpdate, { args: [request] });
     try {
-      // A finite wait gives up at its deadline; the workflow answers the abandoned wait at the next event.
+      // A finite wait gives up at its deadline; the workflow answers the abandoned wait at the next change.
       return Number.isFinite(deadline) ? await this.client.withDeadline(Math.max(deadline, Date.now() + 1), wait) : await wait();
     } catch (err) {
       const e = err as Error & { cause?: Error };

@@ -292,7 +292,7 @@ program
           console.error(`status: ${colorStatus(s.status)}`);
           return;
         }
-        if (o.wait) await conversation.waitUntil(stopped, 200);
+        if (o.wait) await conversation.waitUntilStopped();
         console.log(conversation.id);
       });
     },
@@ -350,7 +350,7 @@ program
       const warned = conversationWorkerWarnings(conversation.client, conversation.id).then(printWarnings);
       const { runNumber } = await answered(conversation.resume());
       await warned;
-      if (o.wait) await conversation.waitUntil((s) => s.runNumber > runNumber || stopped(s), 200);
+      if (o.wait) await conversation.waitUntilStopped({ afterRun: runNumber });
     });
   });
 

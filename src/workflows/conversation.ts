@@ -408,15 +408,24 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   });
   // Clients wait here instead of polling: each wait is one update, answered when there is news.
   setHandler(waitForChangeUpdate, async (request: WaitRequest) => {
-    const after = Number(request?.afterEvents);
-    await condition(() => draining || closeRequested || log.count > after);
-    return state();
+    const after = request?.afterEvents;
+    const afterRun = request?.afterRun;
+    await condition(
+      () =>
+        draining ||
+        closeRequested ||
+        (after !== undefined && log.count > after) ||
+        (request?.whenStopped === true && (status !== 'running' || (afterRun !== undefined && runNumber > afterRun))),
+    );
+    return { events: log.count, status, runNumber };
   }, {
     description: DESCRIPTIONS.waitForChange,
     // A client that went away leaves nothing to finish: the workflow may complete or continue without it.
     unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
     validator: (request: WaitRequest) => {
-      if (!Number.isFinite(Number(request?.afterEvents))) throw new Error('afterEvents must be a number');
+      const numbers = [request?.afterEvents, request?.afterRun].filter((n) => n !== undefined);
+      if (numbers.some((n) => !Number.isFinite(Number(n)))) throw new Error('afterEvents and afterRun must be numbers');
+      if (request?.afterEvents === undefined && request?.whenStopped !== true) throw new Error('give afterEvents or whenStopped');
     },
   });
   setHandler(runUpdate, () => {

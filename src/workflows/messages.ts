@@ -29,17 +29,27 @@ export const addMessageUpdate = defineUpdate<{ index: number; status: string }, 
 /** Set the conversation running (the seed's `run()`); answers with the run number to wait on. */
 export const runUpdate = defineUpdate<{ runNumber: number; status: string }>('run');
 
-/** What `waitForChange` waits for. */
+/** What `waitForChange` waits for (either or both). */
 export interface WaitRequest {
   /** Answer once the event log is longer than this (the caller has seen this many events). */
-  afterEvents: number;
+  afterEvents?: number;
+  /** Answer once the conversation is not running (or a run after `afterRun` has begun). */
+  whenStopped?: boolean;
+  afterRun?: number;
+}
+
+/** What `waitForChange` answers: small, since each answer is kept in history; the client queries the rest. */
+export interface WaitAnswer {
+  events: number;
+  status: string;
+  runNumber: number;
 }
 
 /**
- * Waits, without polling, until something changes (a new event, the conversation closing or
- * continuing as new) and answers with the state. Old clients poll the `state` query instead.
+ * Waits, without polling, until there is something to report (new events, the run stopped, the
+ * conversation closing or continuing as new). Old clients poll the `state` query instead.
  */
-export const waitForChangeUpdate = defineUpdate<ConversationState, [request: WaitRequest]>('waitForChange');
+export const waitForChangeUpdate = defineUpdate<WaitAnswer, [request: WaitRequest]>('waitForChange');
 
 /** Run the actions waiting for confirmation. */
 export const approveUpdate = defineUpdate<{ approved: number }>('approve');
@@ -58,7 +68,7 @@ export const DESCRIPTIONS = {
   events: 'The event log from an index (for following), at most `limit` events.',
   addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',
   run: 'Set the conversation running and answer with the run number (while waiting for confirmation, this approves the pending actions).',
-  waitForChange: 'Answer with the state once the event log is longer than afterEvents, or the conversation closes or continues as new (how clients wait without polling).',
+  waitForChange: 'Answer (events, status, run) once the event log is longer than afterEvents, or with whenStopped once the run stops; also when the conversation closes or continues as new. How clients wait without polling.',
   eventRuns: 'Which run of this conversation recorded which events: events a run no longer holds (condensed, then continued as new) are read from the run that recorded them.',
   childStatus: 'A sub-agent (child conversation) reports its status and cost to its parent.',
   setup: 'The tools the workspace host offered (with their JSON Schemas) and the repository instructions (AGENTS.md) the agent was given.',
