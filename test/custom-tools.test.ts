@@ -110,7 +110,7 @@ test('needsApproval under the risky policy: a rule on the arguments, or always',
 
 test('long tools stay alive on the worker\'s heartbeats; ctx.signal aborts them on pause --now', async () => {
   const { conversation } = await start([call('slow_wait', { seconds: 3 }), call('slow_wait', { seconds: 50 })]);
-  void conversation.run();
+  const running = conversation.run();
   // The second call is running once its action is recorded (after the first one's observation).
   await waitFor('the long wait to run', async () => (await conversation.events()).filter((e) => e.kind === 'action').length === 2, 30_000);
   const first = observations(await conversation.events())[0]!;
@@ -119,6 +119,7 @@ test('long tools stay alive on the worker\'s heartbeats; ctx.signal aborts them 
   await h.cli(['pause', conversation.id, '--now']);
   const paused = await conversation.waitUntil((s) => s.status === 'paused');
   assert.equal(paused.status, 'paused');
+  assert.equal((await running).status, 'paused', 'run() returns with the pause');
   const second = await waitFor('the interrupted observation', async () => observations(await conversation.events())[1]);
   assert.ok(Date.now() - pausedAt < 20_000, 'interrupted, not waited out');
   assert.equal(second.isError, true);

@@ -122,7 +122,7 @@ test('pausing the parent pauses both running children; nothing starts until resu
   );
   const workspace = await h.workspace();
   const parent = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'two long jobs' });
-  void parent.run();
+  const firstRun = parent.run();
   const kids = [`${parent.id}.sub-1`, `${parent.id}.sub-2`];
   await waitFor('both children to be working', async () => {
     const s = await parent.state();
@@ -140,6 +140,7 @@ test('pausing the parent pauses both running children; nothing starts until resu
     return s.children.every((c) => c.status === 'paused') ? s : undefined;
   });
   assert.deepEqual(parentView.children.map((c) => c.status), ['paused', 'paused']);
+  assert.equal((await firstRun).status, 'paused', 'run() returns with the pause');
 
   const final = await parent.run();
   assert.equal(final.status, 'finished');

@@ -246,7 +246,7 @@ describe('sandboxed workers', () => {
     const marker = `3007.${process.pid}`;
     h.model.setScript(turns(sh(`sleep ${marker} & echo $! > bg.pid; echo started; sleep 60`)));
     const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go' });
-    void conversation.run();
+    void conversation.run().catch(() => undefined); // its outcome is checked through the events
     await waitFor('the background sleep to run', () => processes(`sleep ${marker}`));
     await h.cli(['pause', conversation.id, '--now']);
     assert.equal((await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000)).status, 'paused');
@@ -287,7 +287,7 @@ describe('sandboxed workers', () => {
     const marker = `3011.${process.pid}`;
     h.model.setScript(turns({ toolCalls: [{ name: 'run_program', arguments: { program: 'bash', args: ['-c', `sleep ${marker} & sleep ${marker}`] } }] }));
     const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go' });
-    void conversation.run();
+    void conversation.run().catch(() => undefined); // its outcome is checked through the events
     await waitFor('the program to run', async () => (await processes(`sleep ${marker}`)).split('\n').length === 2);
     await h.cli(['pause', conversation.id, '--now']);
     await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);

@@ -79,13 +79,14 @@ test('pause and close reach a conversation waiting for its host: the call is dro
     toolTaskQueue: queue,
     hostWaitMs: 1000,
   });
-  void conversation.run();
+  const running = conversation.run();
   await waitFor('the setup on the host', () => h.client.workflow.getHandle(conversation.id).query('setup'), 30_000);
   await first.kill(); // gone while the model thinks
   await waitFor('the wait for the host', async () => (await conversation.state()).waitingForHost === queue, 30_000);
   await conversation.pause();
   const paused = await conversation.waitUntil((s) => s.status === 'paused' && s.waitingForHost === null, 100, 10_000);
   assert.equal(paused.status, 'paused');
+  assert.equal((await running).status, 'paused', 'run() returns with the pause');
   const observation = (await conversation.events()).find((e) => e.kind === 'observation');
   assert.ok(observation && observation.kind === 'observation' && /Not run: the conversation was paused \(or closed\) while waiting for the workspace host/.test(observation.content));
   // The host comes back: nothing runs while paused.
