@@ -6,7 +6,8 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import * as activities from './activities.js';
 
-export async function floorPerStep(address: string, steps: number): Promise<number> {
+/** Runs `fn` with the floor's workers polling on this server (after one warm-up workflow), then stops them. */
+async function withFloor<T>(address: string, fn: (client: Client) => Promise<T>): Promise<T> {
   const connection = await NativeConnection.connect({ address });
   const main = await Worker.create({
     connection,
@@ -17,40 +18,34 @@ export async function floorPerStep(address: string, steps: number): Promise<numb
   const tools = await Worker.create({ connection, taskQueue: 'floor-tools', activities: { tool: activities.tool } });
   const running = Promise.all([main.run(), tools.run()]);
   const client = new Client({ connection: await Connection.connect({ address }) });
-  await client.workflow.execute('floor', { taskQueue: 'floor', workflowId: `floor-warmup-${Date.now()}`, args: [3] });
-  const t0 = performance.now();
-  await client.workflow.execute('floor', { taskQueue: 'floor', workflowId: `floor-${Date.now()}`, args: [steps] });
-  const perStep = (performance.now() - t0) / steps;
-  main.shutdown();
-  tools.shutdown();
-  await running;
-  await client.connection.close();
-  await connection.close();
-  return perStep;
+  try {
+    await client.workflow.execute('floor', { taskQueue: 'floor', workflowId: `floor-warmup-${Date.now()}`, args: [3] });
+    return await fn(client);
+  } finally {
+    main.shutdown();
+    tools.shutdown();
+    await running;
+    await client.connection.close();
+    await connection.close();
+  }
+}
+
+/** Temporal's floor for one workflow: milliseconds a step. */
+export async function floorPerStep(address: string, steps: number): Promise<number> {
+  return withFloor(address, async (client) => {
+    const t0 = performance.now();
+    await client.workflow.execute('floor', { taskQueue: 'floor', workflowId: `floor-${Date.now()}`, args: [steps] });
+    return (performance.now() - t0) / steps;
+  });
 }
 
 /** Temporal's floor at a concurrency: `n` floor workflows of `steps` steps at once, in steps per second. */
 export async function floorThroughput(address: string, n: number, steps: number): Promise<number> {
-  const connection = await NativeConnection.connect({ address });
-  const main = await Worker.create({
-    connection,
-    taskQueue: 'floor',
-    workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
-    activities: { model: activities.model },
+  return withFloor(address, async (client) => {
+    const t0 = performance.now();
+    await Promise.all(
+      Array.from({ length: n }, (_, i) => client.workflow.execute('floor', { taskQueue: 'floor', workflowId: `floor-${Date.now()}-${i}`, args: [steps] })),
+    );
+    return (n * steps) / ((performance.now() - t0) / 1000);
   });
-  const tools = await Worker.create({ connection, taskQueue: 'floor-tools', activities: { tool: activities.tool } });
-  const running = Promise.all([main.run(), tools.run()]);
-  const client = new Client({ connection: await Connection.connect({ address }) });
-  await client.workflow.execute('floor', { taskQueue: 'floor', workflowId: `floor-warmup-${Date.now()}`, args: [3] });
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: n }, (_, i) => client.workflow.execute('floor', { taskQueue: 'floor', workflowId: `floor-${Date.now()}-${i}`, args: [steps] })),
-  );
-  const perSecond = (n * steps) / ((performance.now() - t0) / 1000);
-  main.shutdown();
-  tools.shutdown();
-  await running;
-  await client.connection.close();
-  await connection.close();
-  return perSecond;
 }

@@ -63,8 +63,7 @@ export function createRunTool(deps: RunToolDeps) {
     if (retryClass(tool, parsed.data) === 'report' && (await deps.starts.claim(ctx.info, callKey(input)))) {
       return {
         content:
-          tool.interruptedMessage ??
-          `This call of ${tool.name} may have run, but the worker running it stopped before it reported a result. Its effects are unknown: check before calling it again.`,
+          tool.interruptedMessage ?? effectsUnknown(tool.name),
         isError: true,
         ...(tool.name === 'terminal' ? { exitCode: -1 } : {}),
       };
@@ -117,7 +116,7 @@ export function createRunTool(deps: RunToolDeps) {
     }
     if (mcp.retry === 'report' && (await deps.starts.claim(ctx.info, callKey(input)))) {
       return {
-        content: `This call of ${input.tool} may have run, but the worker running it stopped before it reported a result. Its effects are unknown: check before calling it again.`,
+        content: effectsUnknown(input.tool),
         isError: true,
       };
     }
@@ -155,6 +154,11 @@ export function createRunTool(deps: RunToolDeps) {
   }
 
   return { runTool, runTerminal, editFile };
+}
+
+/** What the model reads for a call cut off by a crash that may have had effects (retry class `report`). */
+function effectsUnknown(tool: string): string {
+  return `This call of ${tool} may have run, but the worker running it stopped before it reported a result. Its effects are unknown: check before calling it again.`;
 }
 
 /** The call's own key in the start log (one tool call may be scheduled twice: see RunToolInput.rescheduled). */
