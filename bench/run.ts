@@ -1,6 +1,9 @@
 // Benchmarks (figures, not asserts): `npm run bench`. One run on the embedded dev server with the
-// scripted model prints pause-acknowledge latency, model-abort latency, time per step against the
-// same loop without Temporal, recovery after a worker kill, and history bytes per step.
+// scripted model prints pause-acknowledge latency (alone and with 50 other conversations running),
+// model-abort latency, time per step against the same loop without Temporal and Temporal's floor,
+// history bytes per step, worker start time, recovery after a worker kill, many conversations at once
+// against the floor, and one long conversation with bulky observations. `npm run bench:peers` adds
+// the LangGraph JS peer.
 import os from 'node:os';
 import { Conversation } from '../src/client.js';
 import type { Script } from '../src/testing/scripted-model.js';
@@ -10,7 +13,9 @@ import { pauseSignal } from '../src/workflows/messages.js';
 import OpenAI from 'openai';
 import { startHarness, waitFor, type Harness } from '../test/support/harness.js';
 import type { ConversationEvent } from '../src/types.js';
+import { concurrency, describeConcurrency } from './concurrency.js';
 import { floorPerStep } from './floor/floor.js';
+import { describeLong, longConversation } from './long.js';
 import { benchAgent, stepScript } from './step.js';
 
 const pct = (xs: number[], p: number) => {
@@ -19,8 +24,17 @@ const pct = (xs: number[], p: number) => {
 };
 const fmt = (n: number) => n.toFixed(1);
 
-async function pauseLatency(h: Harness, rounds: number) {
-  h.model.setScript(() => ({ delayMs: 60_000, content: 'never' }));
+/** Pauses a conversation in a model call `rounds` times; `others` conversations work meanwhile (100 ms model calls). */
+async function pauseLatency(h: Harness, rounds: number, others = 0) {
+  h.model.setScript((req) => {
+    if (req.body.messages.find((m) => m.role === 'user')?.content !== 'background') return { delayMs: 60_000, content: 'never' };
+    return { delayMs: 100, toolCalls: [{ name: 'terminal', arguments: { command: 'true' } }] };
+  });
+  const background = await Promise.all(
+    Array.from({ length: others }, async () =>
+      Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'background', run: true, maxIterations: 100_000 }),
+    ),
+  );
   const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'wait', run: true });
   const handle = h.client.workflow.getHandle(conversation.id);
   const ack: number[] = [];
@@ -40,8 +54,11 @@ async function pauseLatency(h: Harness, rounds: number) {
     ack.push(performance.now() - t0);
     await waitFor('the model request aborted', () => request.endedAt !== undefined, 30_000, 2);
     abort.push(request.endedAt! - wall0);
+    if (h.model.requests.length > 10_000) h.model.requests.splice(0, h.model.requests.length - 100);
   }
   await conversation.close();
+  await Promise.all(background.map((c) => c.close()));
+  await Promise.all(background.map((c) => c.waitUntil((s) => s.status !== 'running', 50, 60_000).catch(() => undefined)));
   return { ack, abort };
 }
 
@@ -49,7 +66,8 @@ async function stepTime(h: Harness, steps: number) {
   h.model.setScript(stepScript(steps));
   const t0 = performance.now();
   const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true, condenser: false });
-  await conversation.waitUntil((s) => s.status !== 'running', 20, 600_000);
+  // As a user's run() waits: one update for the run (waitUntil would add one per new event).
+  await conversation.waitUntilStopped({ timeoutMs: 600_000 });
   const durable = (performance.now() - t0) / (steps + 1);
 
   // The same loop in-process: same scripted model over HTTP, same terminal tool, no Temporal.
@@ -86,15 +104,16 @@ async function historyGrowth(h: Harness) {
     condenser: false,
   });
   const handle = h.client.workflow.getHandle(conversation.id);
+  // Counted at the model (no query or update on the conversation, which would add to its history).
   const sizeAt = async (steps: number) => {
-    await conversation.waitUntil((s) => s.metrics.llmCalls >= steps || s.status !== 'running', 5, 600_000);
+    await waitFor(`model call ${steps}`, () => h.model.requests.length >= steps, 600_000, 5);
     return (await handle.describe()).historySize ?? 0;
   };
   const s10 = await sizeAt(10);
   const s20 = await sizeAt(20);
   const s190 = await sizeAt(190);
   const s200 = await sizeAt(200);
-  await conversation.waitUntil((s) => s.status !== 'running', 50, 600_000);
+  await conversation.waitUntilStopped({ timeoutMs: 600_000 });
   return { at20: (s20 - s10) / 10, at200: (s200 - s190) / 10 };
 }
 
@@ -125,24 +144,43 @@ async function recovery(h: Harness, rounds: number) {
 }
 
 const h = await startHarness({ name: 'bench', script: () => ({ content: 'ok' }), record: false });
+const spawnedAt = performance.now();
 const first = await h.startWorker();
+const workerStart = performance.now() - spawnedAt;
 console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}`);
 
-const { ack, abort } = await pauseLatency(h, 40);
-console.log(`pause acknowledged (signal sent → query sees "paused"), 40 pauses: p50 ${fmt(pct(ack, 50))} ms, p99 ${fmt(pct(ack, 99))} ms`);
-console.log(`model request aborted (signal sent → HTTP connection closed): p50 ${fmt(pct(abort, 50))} ms, p99 ${fmt(pct(abort, 99))} ms`);
+// BENCH_ONLY=pause,step,history,many,long,recovery runs some parts (default: all).
+const only = new Set((process.env.BENCH_ONLY ?? 'pause,step,history,many,long,recovery').split(','));
+console.log(`worker start (process spawned → polling, its banner): ${fmt(workerStart)} ms`);
 
-const steps = await stepTime(h, 50);
-console.log(`time per step (model call + terminal command), 50 steps: durable ${fmt(steps.durable)} ms, in-process ${fmt(steps.inProcess)} ms, price of durability ${fmt(steps.durable - steps.inProcess)} ms/step`);
-const floor = await floorPerStep(h.server.address, 50);
-console.log(`Temporal's floor on this server (a workflow of two no-op activities per step, 50 steps): ${fmt(floor)} ms/step`);
+if (only.has('pause')) {
+  const { ack, abort } = await pauseLatency(h, 40);
+  console.log(`pause acknowledged (signal sent → query sees "paused"), 40 pauses: p50 ${fmt(pct(ack, 50))} ms, p99 ${fmt(pct(ack, 99))} ms`);
+  console.log(`model request aborted (signal sent → HTTP connection closed): p50 ${fmt(pct(abort, 50))} ms, p99 ${fmt(pct(abort, 99))} ms`);
+  const busy = await pauseLatency(h, 40, 50);
+  console.log(`pause acknowledged while 50 other conversations work, 40 pauses: p50 ${fmt(pct(busy.ack, 50))} ms, p99 ${fmt(pct(busy.ack, 99))} ms; model request aborted p99 ${fmt(pct(busy.abort, 99))} ms`);
+}
 
-const growth = await historyGrowth(h);
-console.log(`history bytes per step (2 KB observations): around step 20 ${growth.at20.toFixed(0)} B, around step 200 ${growth.at200.toFixed(0)} B`);
+if (only.has('step')) {
+  const steps = await stepTime(h, 50);
+  console.log(`time per step (model call + terminal command), 50 steps: durable ${fmt(steps.durable)} ms, in-process ${fmt(steps.inProcess)} ms, price of durability ${fmt(steps.durable - steps.inProcess)} ms/step`);
+  const floor = await floorPerStep(h.server.address, 50);
+  console.log(`Temporal's floor on this server (a workflow of two no-op activities per step, 50 steps): ${fmt(floor)} ms/step`);
+}
+
+if (only.has('history')) {
+  const growth = await historyGrowth(h);
+  console.log(`history bytes per step (2 KB observations): around step 20 ${growth.at20.toFixed(0)} B, around step 200 ${growth.at200.toFixed(0)} B`);
+}
+
+if (only.has('many')) for (const n of [10, 50, 200]) console.log(describeConcurrency(await concurrency(h, first.process.pid, n)));
+if (only.has('long')) console.log(describeLong(await longConversation(h, first.process.pid, 1000)));
 
 await first.kill();
-const rec = await recovery(h, 5);
-console.log(`recovery after SIGKILL of the worker during a model call, 5 kills: next model call ${fmt(pct(rec.fromSpawn, 50))} ms (p50) / ${fmt(Math.max(...rec.fromSpawn))} ms (max) after the new worker was spawned, ${fmt(pct(rec.fromReady, 50))} ms (p50) after it was ready`);
+if (only.has('recovery')) {
+  const rec = await recovery(h, 5);
+  console.log(`recovery after SIGKILL of the worker during a model call, 5 kills: next model call ${fmt(pct(rec.fromSpawn, 50))} ms (p50) / ${fmt(Math.max(...rec.fromSpawn))} ms (max) after the new worker was spawned, ${fmt(pct(rec.fromReady, 50))} ms (p50) after it was ready`);
+}
 
 await h.close();
 process.exit(0);

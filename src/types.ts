@@ -375,6 +375,18 @@ export interface ModelCallInput {
   tools: string[];
   /** The conversation's setup version: the worker reads the setup (tools, instructions) with the `setup` query, once. */
   setupVersion?: number;
+  /** The events since the previous model call, when small: a worker that cached the rest makes no query. */
+  recent?: RecentEvents;
+}
+
+/**
+ * Events [from, from + events.length) of a conversation, sent with a model call. `anchor` names the
+ * event just before them, so a worker can check that its cached transcript is the one they follow.
+ */
+export interface RecentEvents {
+  from: number;
+  anchor?: { index: number; timestamp: string };
+  events: ConversationEvent[];
 }
 
 export interface CondenseInput {

@@ -2,6 +2,7 @@
 // this host's tool queue. Holds the secrets (from its environment); nothing else does.
 import type { LogMetadata } from '@temporalio/common';
 import { DefaultLogger, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import { availableParallelism } from 'node:os';
 import { createActivities } from './activities/index.js';
 import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
@@ -87,6 +88,9 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     defaultHeartbeatThrottleInterval: '100 milliseconds',
     // If this worker dies, its conversations' next tasks move to another worker after 2 s, not 10 s.
     stickyQueueScheduleToStartTimeout: '2 seconds',
+    // Workflow tasks run in worker threads; the SDK's default of one made a single core the ceiling of
+    // many conversations (docs/benchmarks.md: 50 at once, 25 → 13 s with two).
+    workflowThreadPoolSize: workflowThreads(env),
     shutdownGraceTime: '2 seconds',
   });
   const tools = await Worker.create({
@@ -123,6 +127,13 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       tools.shutdown();
     },
   };
+}
+
+/** FAHEEM_WORKFLOW_THREADS, or two when the machine has two cores or more. */
+function workflowThreads(env: NodeJS.ProcessEnv): number {
+  const asked = Number(env.FAHEEM_WORKFLOW_THREADS);
+  if (Number.isInteger(asked) && asked >= 1) return asked;
+  return Math.min(2, availableParallelism());
 }
 
 /**

@@ -135,6 +135,17 @@ describe('terminal', () => {
     assert.equal(r.terminal.cwd, workspace);
   });
 
+  test('the environment is kept exactly: values with newlines and quotes, declared-only exports, set -e, functions named like tools', async () => {
+    const { ctx, state } = await setup();
+    let r = await runTerminal({ command: `export MULTI=$'a\\nb "c" $d'; export EMPTY=; export DECLARED; set -eu; env() { echo shadowed; }; false` }, state, ctx);
+    assert.equal(r.exitCode, 1, 'the command\'s own exit code, under set -e');
+    assert.equal(r.terminal.env.MULTI, 'a\nb "c" $d');
+    assert.equal(r.terminal.env.EMPTY, '');
+    assert.ok(!('DECLARED' in r.terminal.env), 'exported without a value: nothing to carry');
+    r = await runTerminal({ command: 'printf "%s|" "$MULTI" "${EMPTY-unset}"' }, r.terminal, ctx);
+    assert.ok(r.content.startsWith('a\nb "c" $d||'), r.content);
+  });
+
   test('a syntax error is reported and the state survives', async () => {
     const { ctx, state } = await setup();
     const r = await runTerminal({ command: 'if then fi' }, { ...state, env: { KEEP: '1' } }, ctx);

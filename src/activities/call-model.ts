@@ -13,12 +13,13 @@ export function createCallModel(models: ModelClients, transcripts: TranscriptCac
   return async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
     const ctx = Context.current();
     const { resolved, client } = models.get(input.llm);
+    // No heartbeat at the start: a call shorter than the interval costs the server none, and a
+    // cancellation is only ever delivered in the answer to a later heartbeat anyway.
     const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-    ctx.heartbeat();
     try {
       // The transcript and the setup are read here, not passed in, so that history holds them once.
       const handle = ctx.client.workflow.getHandle(input.conversationId);
-      const events = await transcripts.read(handle, input.eventCount, ctx.info.attempt);
+      const events = await transcripts.read(handle, input.eventCount, ctx.info.attempt, input.recent);
       let specs: ToolSpec[];
       let systemPrompt = input.systemPrompt;
       if (input.setupVersion !== undefined) {

@@ -1,7 +1,7 @@
 // Reads a conversation's event log through the `events` query, page by page.
 import type { WorkflowHandle } from '@temporalio/client';
 import { isDeepStrictEqual } from 'node:util';
-import type { ConversationEvent } from '../types.js';
+import type { ConversationEvent, RecentEvents } from '../types.js';
 import { compactEvents, type EventRun } from '../workflows/event-log.js';
 import { eventRunsQuery, eventsQuery } from '../workflows/messages.js';
 
@@ -77,11 +77,18 @@ export class TranscriptCache {
   /**
    * The events the model needs of [0, eventCount): what the conversation's run holds, less what a
    * condensation has replaced. `attempt` > 1 means an earlier attempt of the asking activity failed,
-   * often with its worker.
+   * often with its worker. `recent` (the events since the previous call, sent with this one) saves
+   * the query when this worker holds what they follow.
    */
-  async read(handle: WorkflowHandle, eventCount: number, attempt = 1): Promise<ConversationEvent[]> {
+  async read(handle: WorkflowHandle, eventCount: number, attempt = 1, recent?: RecentEvents): Promise<ConversationEvent[]> {
     const id = handle.workflowId;
     const entry = this.take(id);
+    const joined = recent && recent.from + recent.events.length === eventCount ? follow(entry?.events ?? [], recent) : undefined;
+    if (joined) {
+      const events = compactEvents(joined);
+      this.put(id, { events, bytes: sizeOf(events) });
+      return events;
+    }
     let cached = entry?.events ?? [];
     let bytes = entry?.bytes ?? 0;
     const last = cached[cached.length - 1];
@@ -139,6 +146,21 @@ export class TranscriptCache {
       this.bytes -= old.bytes;
     }
   }
+}
+
+/**
+ * The cached events before `recent` followed by it, or undefined when the cache does not end where
+ * `recent` begins (another worker made the last calls, the cache was evicted, the workflow was reset).
+ */
+export function follow(cached: readonly ConversationEvent[], recent: RecentEvents): ConversationEvent[] | undefined {
+  if (recent.from === 0) return [...recent.events];
+  const anchor = recent.anchor;
+  if (!anchor || anchor.index !== recent.from - 1) return undefined;
+  let end = cached.length;
+  while (end > 0 && (cached[end - 1] as ConversationEvent).index >= recent.from) end--;
+  const last = cached[end - 1];
+  if (!last || last.index !== anchor.index || last.timestamp !== anchor.timestamp) return undefined;
+  return [...cached.slice(0, end), ...recent.events];
 }
 
 /** Roughly the memory an event takes: its JSON size. */

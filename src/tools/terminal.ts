@@ -3,7 +3,6 @@
 // worker between commands, so any worker, on restart, continues the same shell. On a sandboxed worker
 // that bash runs under bubblewrap (see sandbox.ts): one sandbox a command, so its end (or a kill)
 // ends every process the command started.
-import { execa } from 'execa';
 import { constants } from 'node:fs';
 import { mkdtemp, rm, mkdir, open, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +11,7 @@ import { isSecretName, redact } from '../security/redact.js';
 import type { TerminalResult, TerminalState } from '../types.js';
 import { killGroup, sandboxedCommand, type SandboxOptions } from './sandbox.js';
 import { describeInvalid, TerminalArgs } from './schemas.js';
+import { spawnCommand, type SpawnedCommand } from './spawner.js';
 
 export const MAX_OUTPUT_CHARS = 30_000;
 /** Even a command that keeps printing is reported back, still running, after this long. */
@@ -20,12 +20,25 @@ const MAX_OBSERVE_MS = 10 * 60_000;
 const DEFAULT_SOFT_TIMEOUT_MS = Number(process.env.FAHEEM_TERMINAL_SOFT_TIMEOUT_S ?? 30) * 1000;
 
 // Reads the command from a variable (so a syntax error in it is reported, not fatal to the
-// wrapper) and records cwd and environment on every way out, `exit` included.
+// wrapper) and records cwd and environment on every way out, `exit` included. The environment is
+// written with builtins, as `env -0` would write it (NAME=value NUL), which saves a process a
+// command; a bash without `compgen` falls back to `env -0`. An `if`, not `&&`: under the command's
+// own `set -e` a failed test would end the trap early.
 const WRAPPER = `
+__faheem_env() {
+  if builtin compgen -e > "$__faheem_state/names" 2>/dev/null; then
+    builtin mapfile -t __faheem_names < "$__faheem_state/names"
+    for __faheem_v in "\${__faheem_names[@]}"; do
+      if [[ -n \${!__faheem_v+x} ]]; then builtin printf '%s=%s\\0' "$__faheem_v" "\${!__faheem_v}"; fi
+    done > "$__faheem_state/env"
+  else
+    env -0 > "$__faheem_state/env"
+  fi
+}
 __faheem_cmd=$__FAHEEM_CMD; __faheem_state=$__FAHEEM_STATE; __faheem_ws=$__FAHEEM_WS; __faheem_cwd=$__FAHEEM_CWD
 unset __FAHEEM_CMD __FAHEEM_STATE __FAHEEM_WS __FAHEEM_CWD
 cd -- "$__faheem_cwd" 2>/dev/null || { echo "[note: $__faheem_cwd no longer exists; running in the workspace]"; cd -- "$__faheem_ws"; }
-trap '__faheem_ec=$?; pwd > "$__faheem_state/cwd"; env -0 > "$__faheem_state/env"; exit $__faheem_ec' EXIT
+trap '__faheem_ec=$?; builtin pwd > "$__faheem_state/cwd"; __faheem_env; exit $__faheem_ec' EXIT
 eval "$__faheem_cmd"
 `;
 
@@ -78,7 +91,7 @@ interface RunningCommand {
   command: string;
   startedAt: number;
   pid: number | undefined;
-  child: ReturnType<typeof execa>;
+  proc: SpawnedCommand;
   stateDir: string;
   startState: TerminalState;
   envBase: Record<string, string>;
@@ -152,38 +165,39 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
     binds.push({ path: ctx.outputDir, readOnly: true });
   }
   const shell = sandboxedCommand(ctx.sandbox, { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds }, 'bash', ['-c', WRAPPER]);
-  const child = execa(shell.file, shell.args, {
-    cwd: ctx.workspace,
-    env: { ...baseEnv, ...state.env, ...mentioned, __FAHEEM_CMD: command, __FAHEEM_STATE: stateDir, __FAHEEM_WS: ctx.workspace, __FAHEEM_CWD: state.cwd },
-    extendEnv: false,
-    stdin: 'pipe',
-    all: true,
-    buffer: false,
-    reject: false,
-    detached: true, // its own process group (and, sandboxed, PID namespace): everything it started stops together
-  });
+  // Started by the spawn helper, so this (large) worker does not fork for every command.
+  let proc: SpawnedCommand;
+  try {
+    proc = await spawnCommand(shell.file, shell.args, {
+      cwd: ctx.workspace,
+      env: { ...baseEnv, ...state.env, ...mentioned, __FAHEEM_CMD: command, __FAHEEM_STATE: stateDir, __FAHEEM_WS: ctx.workspace, __FAHEEM_CWD: state.cwd },
+      detached: true, // its own process group (and, sandboxed, PID namespace): everything it started stops together
+    });
+  } catch (err) {
+    await rm(stateDir, { recursive: true, force: true });
+    throw err;
+  }
   const rc: RunningCommand = {
     command,
     startedAt: Date.now(),
-    pid: child.pid,
-    child,
+    pid: proc.pid,
+    proc,
     stateDir,
     startState: state,
     envBase: { ...baseEnv, ...mentioned },
     output: new OutputBuffer(MAX_OUTPUT_CHARS),
     lastOutputAt: Date.now(),
-    exitCode: new Promise<number>((resolve) => {
-      child.on('exit', (code, signal) => resolve(code ?? 128 + signalNumber(signal)));
-      child.catch(() => undefined);
+    exitCode: proc.exited.then(({ code, signal, error }) => {
+      if (error === undefined) return code ?? 128 + signalNumber(signal);
+      rc.output.push(`\n[${error}]\n`);
+      return -1;
     }),
     outputEnded: new Promise<void>((resolve) => {
-      child.all?.once('end', resolve);
-      child.all?.once('close', resolve);
+      proc.output.once('end', resolve);
+      proc.output.once('close', resolve);
     }),
   };
-  child.stdin?.on('error', () => undefined); // the process may exit before reading its input
-  child.all?.setEncoding('utf8');
-  child.all?.on('data', (chunk: string) => {
+  proc.output.on('data', (chunk: string) => {
     rc.output.push(chunk);
     rc.lastOutputAt = Date.now();
   });
@@ -195,13 +209,13 @@ function sendInput(rc: RunningCommand, input: string): void {
   if (input === 'C-c') {
     if (rc.pid) process.kill(-rc.pid, 'SIGINT');
   } else if (input === 'C-d') {
-    rc.child.stdin?.end();
+    rc.proc.endInput();
   } else if (input === 'C-z') {
     if (rc.pid) process.kill(-rc.pid, 'SIGTSTP');
   } else if (/^C-[a-z]$/.test(input)) {
-    rc.child.stdin?.write(String.fromCharCode(input.charCodeAt(2) - 96));
+    rc.proc.write(String.fromCharCode(input.charCodeAt(2) - 96));
   } else {
-    rc.child.stdin?.write(KEYS[input] ?? `${input}\n`);
+    rc.proc.write(KEYS[input] ?? `${input}\n`);
   }
   rc.lastOutputAt = Date.now(); // the soft timeout counts from the input
 }
@@ -251,7 +265,7 @@ async function observe(key: string, rc: RunningCommand, ctx: TerminalContext, ti
   let grace: NodeJS.Timeout | undefined;
   await Promise.race([rc.outputEnded, new Promise((r) => (grace = setTimeout(r, 200)))]);
   clearTimeout(grace);
-  rc.child.all?.destroy();
+  rc.proc.destroyOutput();
   try {
     const text = redact(await rc.output.render(ctx.outputDir), ctx.secrets ?? []);
     if (outcome === 'interrupt') throw new CommandInterrupted(text);

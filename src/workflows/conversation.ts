@@ -4,9 +4,7 @@
 import {
   ActivityCancellationType,
   ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
-  CancelledFailure,
   TimeoutFailure,
   allHandlersFinished,
   condition,
@@ -37,9 +35,9 @@ import {
   type ChildReport,
   type ChildSummary,
   type ConversationSetup,
-  type ConversationEvent,
   type ConversationInput,
   type ConversationState,
+  type CondenserOptions,
   type ConversationStatus,
   type Metrics,
   type ModelCallResult,
@@ -66,15 +64,18 @@ import {
   setupQuery,
   stateQuery,
   waitForChangeUpdate,
+  checkMessageText,
   type PauseRequest,
   type WaitRequest,
 } from './messages.js';
 import { needsConfirmation } from './confirmation.js';
-import { PromptCount } from './prompt-count.js';
-import { EventLog, type EventRun } from './event-log.js';
+import { ConversationLog, type NewEvent } from './conversation-log.js';
+import { detailsText, formatDuration, shorten, summarizeArgs } from './details.js';
+import { eventsPage, type EventRun } from './event-log.js';
+import { addUsage, cancelledDetails, failureMessage, lenientArguments, observation, parseArguments } from './reply.js';
+import { pauseOutcome, runOutcome, statusAfterMessage } from './status.js';
 import { childHasEnded, childId, childMaxIterations, childObservation, childTools, DEFAULT_MAX_DEPTH } from './delegation.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE, condensationRange } from './prompt.js';
-import { detectStuck } from './stuck.js';
 
 // Model calls heartbeat often so that a pause can abort them, and a dead worker is noticed within
 // the heartbeat timeout. WAIT_CANCELLATION_COMPLETED: a resumed run never overlaps the aborted call.
@@ -109,8 +110,6 @@ const PREPARE_TOOLS: ActivityOptions = {
  */
 const OPEN_TOOLS_PATCH = 'open-tools';
 
-const PAUSABLE: ConversationStatus[] = ['running', 'waiting_for_confirmation'];
-
 export async function conversation(input: ConversationInput): Promise<ConversationState> {
   const { options } = input;
   const id = workflowInfo().workflowId;
@@ -120,8 +119,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     (options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) +
     (options.confirmationPolicy === 'never' ? '' : `\n${SECURITY_RISK_NOTE}`);
 
-  // The events this run holds (all of them, until a condensation lets the next run drop old ones).
-  const log = new EventLog(carried?.events ?? []);
+  // The events this run holds (all of them, until a condensation lets the next run drop old ones),
+  // with the counts the loop needs kept as events are added.
+  const log = new ConversationLog(carried?.events ?? []);
   // Which run recorded which events: earlier runs answer for the events this one no longer holds.
   const runs: EventRun[] = [...(carried?.runs ?? []), { runId: workflowInfo().runId, from: log.count }];
   let status: ConversationStatus = carried?.status ?? 'idle';
@@ -136,6 +136,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   };
   // Events the model has seen: user messages after this point are "pending".
   let modelSeenEvents = carried?.modelSeenEvents ?? 0;
+  // Events up to here went with this run's last model call (its worker likely caches them).
+  let sentEvents: number | undefined;
   let runCost = carried?.runCost ?? 0;
   let lastPromptTokens = carried?.lastPromptTokens ?? 0;
   let condenseRetryAt = carried?.condenseRetryAt ?? 0;
@@ -156,15 +158,6 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // Before the start-up below has run, a pause is kept for it (see pause()).
   let started = carried !== undefined;
   let pauseAtStart: PauseRequest | undefined;
-  // Kept as events are added, so neither the condenser's check nor the Web UI's details scan the log.
-  const promptCount = new PromptCount(log.held());
-  let lastAction: ActionEvent | undefined;
-  for (const e of log.newestFirst()) {
-    if (e.kind === 'action') {
-      lastAction = e;
-      break;
-    }
-  }
   // Sub-agents (delegate calls): what the parent knows of each, and handles to reach the open ones.
   const children: ChildSummary[] = carried?.children ?? [];
   let childCount = carried?.childCount ?? 0;
@@ -177,11 +170,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 
   // ---- state helpers ----
 
-  function append(event: DistributiveOmit<ConversationEvent, 'index' | 'timestamp'>): void {
-    const recorded = { ...event, index: log.count, timestamp: new Date().toISOString() } as ConversationEvent;
-    log.append(recorded);
-    promptCount.add(recorded, (i) => log.get(i));
-    if (recorded.kind === 'action') lastAction = recorded;
+  function append(event: NewEvent): void {
+    log.append(event, new Date().toISOString());
     wakeups++;
   }
 
@@ -213,12 +203,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   }
 
   function pendingMessages(): number {
-    let n = 0;
-    for (let i = modelSeenEvents; i < log.count; i++) {
-      const e = log.get(i);
-      if (e?.kind === 'message' && e.source === 'user') n++;
-    }
-    return n;
+    return log.pendingMessages(modelSeenEvents);
   }
 
   function state(): ConversationState {
@@ -255,53 +240,41 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 
   function publishDetails(): void {
     setCurrentDetails(
-      [
-        `**Status:** ${status}${lastError && (status === 'error' || status === 'stuck') ? ` — ${lastError}` : ''}`,
-        `**Step:** ${iterations} of ${options.maxIterations} (run ${runNumber})`,
-        lastAction ? `**Last action:** \`${lastAction.tool}\` ${summarizeArgs(lastAction.arguments)}` : '',
-        waitingForHost ? `**Waiting for workspace host** \`${options.toolTaskQueue}\`: no worker there has picked up the next call` : '',
-        `**Pending messages:** ${pendingMessages()}`,
-        children.length > 0
-          ? `**Sub-agents:** ${children.map((c) => `\`${c.id}\` ${c.status}`).join(', ')}`
-          : '',
-        options.parent ? `**Parent:** \`${options.parent.id}\`` : '',
-        `**Tokens:** ${metrics.promptTokens} in / ${metrics.completionTokens} out · **Cost:** $${metrics.accumulatedCost.toFixed(4)}`,
-      ]
-        .filter(Boolean)
-        .join('\n\n'),
+      detailsText({
+        status,
+        lastError,
+        iterations,
+        maxIterations: options.maxIterations,
+        runNumber,
+        lastAction: log.lastAction,
+        waitingForHost: waitingForHost ? options.toolTaskQueue : null,
+        pendingMessages: pendingMessages(),
+        children,
+        parentId: options.parent?.id,
+        metrics,
+      }),
     );
   }
 
   // ---- what users can do ----
 
   function validateMessage(text: unknown): string {
-    const checked = checkText(text);
+    const checked = checkMessageText(text);
     if (closeRequested) throw new Error('the conversation is closed');
     return checked;
   }
 
-  function checkText(text: unknown): string {
-    if (typeof text !== 'string' || text.trim() === '') throw new Error('the message is empty');
-    if (text.length > DEFAULTS.maxMessageChars) {
-      throw new Error(`the message has ${text.length} characters; the limit is ${DEFAULTS.maxMessageChars}`);
-    }
-    return text;
-  }
-
   function addMessage(text: string): number {
     append({ kind: 'message', source: 'user', text });
-    // As in the seed: a message makes a finished or stuck conversation idle; paused stays paused.
-    if (status === 'finished' || status === 'stuck') setStatus('idle');
+    setStatus(statusAfterMessage(status));
     publishDetails();
     return log.count - 1;
   }
 
   function pause(request: PauseRequest = {}): void {
-    if (!PAUSABLE.includes(status)) {
-      // Arrived with the start (a sub-agent whose parent paused meanwhile): applied once it runs.
-      if (!started) pauseAtStart = request;
-      return;
-    }
+    const outcome = pauseOutcome(status, started);
+    if (outcome === 'at-start') pauseAtStart = request;
+    if (outcome !== 'pause') return;
     setStatus('paused', request.reason);
     append({ kind: 'pause', source: 'user', now: request.now === true, ...(request.reason ? { reason: request.reason } : {}) });
     modelScope?.cancel();
@@ -316,23 +289,24 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 
   function run(): void {
     if (closeRequested) throw new Error('the conversation is closed');
-    if (status === 'waiting_for_confirmation') {
-      decide({ approved: true }); // as in the seed SDK: run() while waiting approves
+    const outcome = runOutcome({
+      status,
+      pendingActions: pendingActions.length,
+      pendingMessages: pendingMessages(),
+      childPaused: children.some((c) => c.status === 'paused'),
+    });
+    if (outcome.kind === 'approve') {
+      decide({ approved: true });
       return;
     }
-    if (status === 'paused' && pendingActions.length > 0) {
-      // Back to waiting: resuming never approves what the user has not seen approved.
+    if (outcome.kind === 'back-to-confirmation') {
       append({ kind: 'resume', source: 'user' });
       setStatus('waiting_for_confirmation', describePending());
       return;
     }
-    if (status === 'running') {
-      // Waiting on a sub-agent that was paused (by the user, or by its budget): resuming the parent resumes it.
-      if (children.some((c) => c.status === 'paused')) tellChildren((child) => child.signal(resumeSignal));
-      return;
-    }
-    if (status === 'finished' && pendingMessages() === 0) return; // nothing new to work on
-    const wasPaused = status === 'paused';
+    if (outcome.kind === 'resume-children') tellChildren((child) => child.signal(resumeSignal));
+    if (outcome.kind !== 'start') return;
+    const { wasPaused } = outcome;
     iterations = 0;
     runCost = 0;
     runNumber++;
@@ -399,7 +373,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   setHandler(stateQuery, state, { description: DESCRIPTIONS.state });
   setHandler(setupQuery, () => setup ?? null, { description: DESCRIPTIONS.setup });
   setHandler(eventRunsQuery, () => runs, { description: DESCRIPTIONS.eventRuns });
-  setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => eventsPage(log, fromIndex, limit), {
+  setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => eventsPage(log.from(Math.max(0, fromIndex)), limit), {
     description: DESCRIPTIONS.events,
   });
   setHandler(addMessageUpdate, (text) => ({ index: addMessage(text), status }), {
@@ -443,6 +417,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   async function callModel(): Promise<ModelCallResult | undefined> {
     const seen = log.count;
     const step = iterations + 1;
+    // The events since the last call travel with this one (when small), so the worker need not query.
+    const recent = log.recent(sentEvents ?? modelSeenEvents, seen);
+    sentEvents = seen;
     modelScope = new CancellationScope();
     try {
       const reply = await modelScope.run(() =>
@@ -455,6 +432,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
             eventCount: seen,
             tools: offeredTools(),
             ...(setup ? { setupVersion: setup.version } : {}),
+            ...(recent ? { recent } : {}),
           },
         ]),
       );
@@ -736,7 +714,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       if (!(await prepareTools())) return;
       if (status !== 'running' || closeRequested) return;
     }
-    await maybeCondense();
+    // Checked without a promise: the workflow sandbox records a stack for every promise, at a price.
+    const condenser = condensationDue();
+    if (condenser) await condense(condenser);
     if (status !== 'running' || closeRequested) return;
     const reply = await callModel();
     if (!reply) return;
@@ -760,7 +740,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     const actions: ActionEvent[] = [];
     const plans = new Map<ActionEvent, ToolCallPlan | undefined>();
     reply.toolCalls.forEach((call, i) => {
-      append({
+      const action = log.append({
         kind: 'action',
         source: 'agent',
         tool: call.name,
@@ -768,12 +748,12 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         arguments: parseArguments(call.arguments),
         replyId: reply.id,
         ...(i === 0 && reply.content ? { thought: reply.content } : {}),
-      });
-      const action = log.get(log.count - 1) as ActionEvent;
+      }, new Date().toISOString()) as ActionEvent;
+      wakeups++;
       actions.push(action);
       plans.set(action, call.plan);
     });
-    if (status === 'running' && !(await confirm(actions, plans))) {
+    if (status === 'running' && asksConfirmation(actions, plans) && !(await confirm(actions))) {
       publishDetails();
       return;
     }
@@ -802,20 +782,26 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       setStatus('finished');
       return;
     }
-    const stuck = status === 'running' ? detectStuck(log.held()) : null;
+    const stuck = status === 'running' ? log.stuckReason() : null;
     if (stuck) {
       lastError = stuck;
       setStatus('stuck', stuck);
     }
   }
 
-  /** Summarises older events (an activity) when the prompt has grown past the condenser's limits. */
-  async function maybeCondense(): Promise<void> {
+  /** The condenser's options when the prompt has grown past its limits (kept counts: no walk of the log). */
+  function condensationDue(): CondenserOptions | undefined {
     const c = options.condenser === false ? undefined : (options.condenser ?? DEFAULTS.condenser);
-    if (!c) return;
-    const visible = promptCount.visible;
-    if (visible <= c.maxEvents && lastPromptTokens <= c.maxPromptTokens) return;
-    if (visible < condenseRetryAt) return; // it failed recently: try again once the prompt has grown
+    if (!c) return undefined;
+    const visible = log.promptEvents;
+    if (visible <= c.maxEvents && lastPromptTokens <= c.maxPromptTokens) return undefined;
+    if (visible < condenseRetryAt) return undefined; // it failed recently: try again once the prompt has grown
+    return c;
+  }
+
+  /** Summarises older events (an activity): the range from the kept head to about half the prompt. */
+  async function condense(c: CondenserOptions): Promise<void> {
+    const visible = log.promptEvents;
     const range = condensationRange(log.held(), c.keepFirst);
     if (!range) return;
     const folded = range.folds;
@@ -844,10 +830,10 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     }
   }
 
-  /** Waits for approve / reject when the policy asks; true when the actions may run. */
-  async function confirm(actions: ActionEvent[], plans: Map<ActionEvent, ToolCallPlan | undefined>): Promise<boolean> {
+  /** Whether the confirmation policy asks the user about any of these actions. */
+  function asksConfirmation(actions: ActionEvent[], plans: Map<ActionEvent, ToolCallPlan | undefined>): boolean {
     const offered = offeredTools();
-    const asks = actions.some((a) =>
+    return actions.some((a) =>
       needsConfirmation(options.confirmationPolicy, {
         tool: a.tool,
         arguments: a.arguments,
@@ -857,7 +843,10 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         unknown: setup !== undefined && !offered.includes(a.tool),
       }),
     );
-    if (!asks) return true;
+  }
+
+  /** Waits for approve / reject; true when the actions may run. */
+  async function confirm(actions: ActionEvent[]): Promise<boolean> {
     pendingActions = actions;
     decision = undefined;
     setStatus('waiting_for_confirmation', describePending());
@@ -887,7 +876,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       { key: ConversationModelKey, value: model || 'default' },
     ]);
     // A close or pause may have come with the start (signals are handled first): honour them.
-    if (input.firstMessage) addMessage(checkText(input.firstMessage));
+    if (input.firstMessage) addMessage(checkMessageText(input.firstMessage));
     if (input.run && !closeRequested) run();
     if (pauseAtStart && status === 'running' && patched('pause-at-start')) pause(pauseAtStart);
     publishDetails();
@@ -962,23 +951,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   return state();
 }
 
-// ---- small pure helpers ----
-
-/** What think/finish/task_tracker accepted before they had schemas: a finish without a string message, notes that were not strings. */
-function lenientArguments(tool: string, args: unknown): unknown {
-  const a = (args ?? {}) as Record<string, unknown>;
-  if (tool === 'finish') return { message: typeof a.message === 'string' ? a.message : '' };
-  if (tool === 'task_tracker' && Array.isArray(a.task_list)) {
-    return {
-      ...a,
-      task_list: a.task_list.map((t: unknown) => {
-        const task = (t ?? {}) as Record<string, unknown>;
-        return { ...task, notes: typeof task.notes === 'string' ? task.notes : undefined, status: task.status ?? 'todo' };
-      }),
-    };
-  }
-  return args;
-}
+// ---- small helpers ----
 
 /** A host call that was never picked up, dropped because the conversation paused or closed. */
 class NotStarted extends Error {}
@@ -993,90 +966,3 @@ const NEVER_ABORTED = {
   removeEventListener: () => undefined,
   dispatchEvent: () => false,
 } as unknown as AbortSignal;
-
-/**
- * At most `limit` held events from `fromIndex`, and about DEFAULTS.eventsPageChars characters (at
- * least one). Indices may jump where this run dropped condensed events; `eventRuns` says who has them.
- */
-function eventsPage(log: EventLog, fromIndex: number, limit: number): ConversationEvent[] {
-  const page: ConversationEvent[] = [];
-  let size = 0;
-  for (const event of log.from(Math.max(0, fromIndex))) {
-    if (page.length >= limit) break;
-    size += JSON.stringify(event).length;
-    if (page.length > 0 && size > DEFAULTS.eventsPageChars) break;
-    page.push(event);
-  }
-  return page;
-}
-
-type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-
-function observation(action: ActionEvent, result: ToolResult): DistributiveOmit<ConversationEvent, 'index' | 'timestamp'> {
-  return {
-    kind: 'observation',
-    source: 'environment',
-    tool: action.tool,
-    toolCallId: action.toolCallId,
-    content: result.content,
-    isError: result.isError,
-    ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
-  };
-}
-
-function parseArguments(raw: string): unknown {
-  if (raw.trim() === '') return {};
-  try {
-    const parsed = JSON.parse(raw) as unknown;
-    // A JSON string is not an arguments object either; keep it apart from unparsable text.
-    return typeof parsed === 'string' ? [parsed] : parsed;
-  } catch {
-    return raw; // kept as the string; runTool reports it as invalid JSON
-  }
-}
-
-function addUsage(m: Metrics, r: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>, step: number, kind: 'step' | 'condense'): Metrics {
-  return {
-    accumulatedCost: m.accumulatedCost + r.cost,
-    promptTokens: m.promptTokens + r.usage.promptTokens,
-    completionTokens: m.completionTokens + r.usage.completionTokens,
-    cacheReadTokens: m.cacheReadTokens + r.usage.cacheReadTokens,
-    llmCalls: m.llmCalls + 1,
-    calls: [...(m.calls ?? []), { step, kind, ...r.usage, cost: r.cost, latencyMs: r.latencyMs }].slice(-100),
-  };
-}
-
-function failureMessage(err: unknown): string {
-  let e: unknown = err;
-  // ActivityFailure wraps the real cause (an ApplicationFailure or a timeout).
-  while (e instanceof ActivityFailure && e.cause) e = e.cause;
-  if (e instanceof TimeoutFailure) return `timed out (${e.timeoutType})`;
-  if (e instanceof ApplicationFailure || e instanceof Error) return e.message;
-  return String(e);
-}
-
-function cancelledDetails(err: unknown): string {
-  let e: unknown = err;
-  while (e instanceof ActivityFailure && e.cause) e = e.cause;
-  if (e instanceof CancelledFailure && typeof e.details?.[0] === 'string') return e.details[0];
-  return '';
-}
-
-function summarizeArgs(args: unknown): string {
-  if (args && typeof args === 'object') {
-    const a = args as Record<string, unknown>;
-    const main = a.command ?? a.path ?? a.message ?? a.thought;
-    if (main !== undefined) return shorten(String(main), 80);
-  }
-  return '';
-}
-
-function formatDuration(ms: number): string {
-  const h = ms / 3_600_000;
-  return h >= 48 ? `${Math.round(h / 24)} days` : h >= 1 ? `${Math.round(h)} hours` : `${Math.round(ms / 60_000)} minutes`;
-}
-
-function shorten(s: string, n: number): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
-}

@@ -4,7 +4,7 @@
 // conversation carries stays bounded. The events it dropped are still answered by the run that
 // recorded them (a query on that closed run); `runs` says which run recorded which indices.
 // Pure and deterministic.
-import type { CondensationEvent, ConversationEvent } from '../types.js';
+import { DEFAULTS, type CondensationEvent, type ConversationEvent, type RecentEvents } from '../types.js';
 
 /** A run of the conversation's workflow and the first event index it recorded. */
 export interface EventRun {
@@ -82,4 +82,44 @@ export function compactEvents(events: readonly ConversationEvent[]): Conversatio
   if (!latest) return [...events];
   const c = latest;
   return events.filter((e) => e.index < c.forgottenFrom || e.index >= c.forgottenTo);
+}
+
+/** Up to this much JSON of new events travels with a model call; more is read with the events query. */
+export const RECENT_EVENTS_MAX_CHARS = 16_000;
+
+/**
+ * The held events [from, to) and the one before them (the anchor a worker checks its cache against),
+ * if this run holds them all and they are small; otherwise undefined and the worker queries.
+ */
+export function recentEvents(log: Pick<EventLog, 'get'>, from: number, to: number, maxChars = RECENT_EVENTS_MAX_CHARS): RecentEvents | undefined {
+  if (from < 0 || from > to) return undefined;
+  const anchor = from > 0 ? log.get(from - 1) : undefined;
+  if (from > 0 && !anchor) return undefined;
+  const events: ConversationEvent[] = [];
+  let chars = 0;
+  for (let i = from; i < to; i++) {
+    const e = log.get(i);
+    if (!e) return undefined;
+    chars += JSON.stringify(e).length;
+    if (chars > maxChars) return undefined;
+    events.push(e);
+  }
+  return anchor ? { from, anchor: { index: anchor.index, timestamp: anchor.timestamp }, events } : { from, events };
+}
+
+/**
+ * At most `limit` held events from `fromIndex`, and about DEFAULTS.eventsPageChars characters (at
+ * least one): the `events` query's page. Indices may jump where the run dropped condensed events;
+ * `eventRuns` says who has them.
+ */
+export function eventsPage(events: Iterable<ConversationEvent>, limit: number): ConversationEvent[] {
+  const page: ConversationEvent[] = [];
+  let size = 0;
+  for (const event of events) {
+    if (page.length >= limit) break;
+    size += JSON.stringify(event).length;
+    if (page.length > 0 && size > DEFAULTS.eventsPageChars) break;
+    page.push(event);
+  }
+  return page;
 }

@@ -2,7 +2,7 @@
 // clients alike (the definitions are plain names), so they hold no logic.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { ChildReport, ConversationEvent, ConversationSetup, ConversationState } from '../types.js';
+import { DEFAULTS, type ChildReport, type ConversationEvent, type ConversationSetup, type ConversationState } from '../types.js';
 
 export interface PauseRequest {
   /** Also interrupt the command that is running. */
@@ -75,3 +75,12 @@ export const DESCRIPTIONS = {
   approve: 'Approve the actions waiting for confirmation; they run.',
   reject: 'Reject the actions waiting for confirmation with a reason the model sees; the conversation goes on.',
 } as const;
+
+/** A user message as the workflow accepts it: non-empty text within the size limit. */
+export function checkMessageText(text: unknown): string {
+  if (typeof text !== 'string' || text.trim() === '') throw new Error('the message is empty');
+  if (text.length > DEFAULTS.maxMessageChars) {
+    throw new Error(`the message has ${text.length} characters; the limit is ${DEFAULTS.maxMessageChars}`);
+  }
+  return text;
+}

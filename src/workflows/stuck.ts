@@ -8,34 +8,53 @@ interface Pair {
   isError: boolean;
 }
 
-function pairsSinceUserMessage(events: readonly ConversationEvent[]): { pairs: Pair[]; agentMessages: number } {
-  let start = 0;
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i];
-    if (e?.kind === 'message' && e.source === 'user') {
-      start = i + 1;
-      break;
-    }
+/** The most pairs any pattern looks at. */
+const WINDOW = 12;
+
+/**
+ * Keeps what stuck detection needs as events are added (the last few action/observation pairs since
+ * the user's last message, agent messages since the last result), so a check costs the same at step
+ * 10,000 as at step 10. Equal to detectStuck over the same events (a unit test checks).
+ */
+export class StuckWatch {
+  private actions = new Map<string, ActionEvent>();
+  private pairs: Pair[] = [];
+  private agentMessages = 0;
+
+  constructor(events: readonly ConversationEvent[] = []) {
+    for (const e of events) this.add(e);
   }
-  const actions = new Map<string, ActionEvent>();
-  const pairs: Pair[] = [];
-  let agentMessages = 0;
-  for (const e of events.slice(start)) {
-    if (e.kind === 'action') actions.set(e.toolCallId, e);
-    if (e.kind === 'message' && e.source === 'agent') agentMessages++;
+
+  add(e: ConversationEvent): void {
+    if (e.kind === 'message' && e.source === 'user') {
+      this.actions = new Map();
+      this.pairs = [];
+      this.agentMessages = 0;
+      return;
+    }
+    if (e.kind === 'action') this.actions.set(e.toolCallId, e);
+    if (e.kind === 'message' && e.source === 'agent') this.agentMessages++;
     if (e.kind === 'observation') {
-      const a = actions.get(e.toolCallId);
-      if (!a) continue;
-      agentMessages = 0;
-      pairs.push({ action: `${a.tool} ${JSON.stringify(a.arguments)}`, observation: (e as ObservationEvent).content, isError: e.isError });
+      const a = this.actions.get(e.toolCallId);
+      if (!a) return;
+      this.agentMessages = 0;
+      this.pairs.push({ action: `${a.tool} ${JSON.stringify(a.arguments)}`, observation: (e as ObservationEvent).content, isError: e.isError });
+      if (this.pairs.length > WINDOW) this.pairs.shift();
     }
   }
-  return { pairs, agentMessages };
+
+  /** Why the conversation is stuck, or null. */
+  check(): string | null {
+    return stuckReason(this.pairs, this.agentMessages);
+  }
 }
 
 /** Returns why the conversation is stuck, or null. */
 export function detectStuck(events: readonly ConversationEvent[]): string | null {
-  const { pairs, agentMessages } = pairsSinceUserMessage(events);
+  return new StuckWatch(events).check();
+}
+
+function stuckReason(pairs: readonly Pair[], agentMessages: number): string | null {
   const last = (n: number) => (pairs.length >= n ? pairs.slice(-n) : null);
 
   const four = last(4);

@@ -1,0 +1,45 @@
+// CPU time a process tree has used (user + system), from /proc: what the concurrency bench divides by
+// steps to say where a step's CPU goes (server, worker, client). A process's figure holds its threads
+// and the children it has waited for; live children (the worker's spawn helper, a running command)
+// are added from their own figures.
+import { readdirSync, readFileSync } from 'node:fs';
+
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+
+function stat(pid: number): { ppid: number; ms: number } | undefined {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces) start at ") ".
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ').map(Number);
+    const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => fields[i] ?? 0);
+    return { ppid: fields[1] ?? 0, ms: ((utime ?? 0) + (stime ?? 0) + (cutime ?? 0) + (cstime ?? 0)) * TICK_MS };
+  } catch {
+    return undefined; // gone meanwhile
+  }
+}
+
+/** CPU ms of `pid` and its live descendants. */
+export function cpuMs(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const all = new Map<number, { ppid: number; ms: number }>();
+  for (const name of readdirSync('/proc')) {
+    const p = Number(name);
+    if (!Number.isInteger(p)) continue;
+    const s = stat(p);
+    if (s) all.set(p, s);
+  }
+  let total = 0;
+  const todo = [pid];
+  while (todo.length) {
+    const p = todo.pop() as number;
+    total += all.get(p)?.ms ?? 0;
+    for (const [child, s] of all) if (s.ppid === p) todo.push(child);
+  }
+  return total;
+}
+
+/** This process's own CPU time in ms. */
+export function selfCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}

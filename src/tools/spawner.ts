@@ -1,0 +1,322 @@
+// Terminal commands are started by a small helper process, not by the worker. On Linux, libuv spawns
+// with fork(), whose cost grows with the forking process's memory: a worker of several hundred MB
+// paid ~12 ms of main-thread CPU a command, its largest cost a step. The helper (spawn-helper.ts), a
+// bare Node process, is forked once, lazily, and pays that cost on its own thread at its own small
+// size. If it cannot start, commands start in this process with execa, as they did before.
+import { execa } from 'execa';
+import { fork, type ChildProcess } from 'node:child_process';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+
+export interface SpawnOptions {
+  cwd: string;
+  /** The command's whole environment: nothing of this process's is added. */
+  env: Record<string, string>;
+  /** Its own process group (and session): process.kill(-pid) reaches everything it started. */
+  detached: boolean;
+}
+
+export interface CommandExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the command was lost rather than seen to exit (the spawn helper died). */
+  error?: string;
+}
+
+export interface SpawnedCommand {
+  pid: number;
+  /** stdout and stderr as text, merged in arrival order; ends when both are closed. */
+  output: Readable;
+  exited: Promise<CommandExit>;
+  write(data: string): void;
+  /** Closes the command's stdin (C-d). */
+  endInput(): void;
+  /** Stops reading the output, e.g. when background jobs keep the pipes open after the exit. */
+  destroyOutput(): void;
+}
+
+/** Worker → helper. */
+export type ToHelper =
+  | { type: 'spawn'; id: number; file: string; args: string[]; cwd: string; env: Record<string, string>; detached: boolean }
+  | { type: 'stdin'; id: number; data: string }
+  | { type: 'stdin-end'; id: number }
+  | { type: 'drop-output'; id: number };
+
+/** Helper → worker. */
+export type FromHelper =
+  | { type: 'ready' }
+  | { type: 'spawned'; id: number; pid: number }
+  | { type: 'spawn-error'; id: number; message: string }
+  | { type: 'output'; id: number; data: string }
+  | { type: 'output-end'; id: number }
+  | { type: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
+
+/** A helper that has not said it is ready by then is given up on (tsx under load is slow to start). */
+const READY_TIMEOUT_MS = 15_000;
+/** After the helper failed to start, commands start in-process for this long before it is tried again. */
+const RETRY_AFTER_MS = 60_000;
+
+/**
+ * Starts `file args` in its own process: through the spawn helper, or in this process when the
+ * helper cannot be started (or FAHEEM_SPAWN_HELPER=0). Rejects when the program cannot be started.
+ */
+export async function spawnCommand(file: string, args: readonly string[], options: SpawnOptions): Promise<SpawnedCommand> {
+  const helper = await currentHelper();
+  return helper ? helper.spawn(file, args, options) : spawnInProcess(file, args, options);
+}
+
+/** The running helper's pid, if any (for tests and diagnostics). */
+export function spawnHelperPid(): number | undefined {
+  return helper?.pid;
+}
+
+let helper: Helper | undefined;
+let failedAt = -Infinity;
+let warned = false;
+
+async function currentHelper(): Promise<Helper | undefined> {
+  if (process.env.FAHEEM_SPAWN_HELPER === '0' || Date.now() - failedAt < RETRY_AFTER_MS) return undefined;
+  let h: Helper | undefined;
+  try {
+    h = helper ??= new Helper(); // fork() itself may throw
+    await h.ready;
+    return h;
+  } catch (err) {
+    if (helper === h) helper = undefined;
+    failedAt = Date.now();
+    if (!warned) {
+      warned = true;
+      console.warn(`[faheem] the spawn helper could not start (${(err as Error).message}); terminal commands start in the worker process instead`);
+    }
+    return undefined;
+  }
+}
+
+/** The helper's entry: compiled next to this file, or its .ts source under tsx, which needs tsx's loader. */
+function helperEntry(): { file: string; execArgv: string[] } {
+  const fromSource = new URL(import.meta.url).pathname.endsWith('.ts');
+  const file = fileURLToPath(new URL(fromSource ? './spawn-helper.ts' : './spawn-helper.js', import.meta.url));
+  if (!fromSource) return { file, execArgv: [] }; // none of the worker's flags (--inspect, heap sizes)
+  let loader = 'tsx';
+  try {
+    loader = import.meta.resolve('tsx'); // found from here, whatever the worker's cwd
+  } catch {
+    // keep the bare name: resolved from the cwd
+  }
+  return { file, execArgv: ['--import', loader] };
+}
+
+interface HelperCommand {
+  spawned: boolean;
+  resolveSpawn: () => void;
+  rejectSpawn: (err: Error) => void;
+  pid: number;
+  detached: boolean;
+  output: Readable;
+  outputDone: boolean;
+  exited: boolean;
+  resolveExit: (exit: CommandExit) => void;
+}
+
+class Helper {
+  readonly ready: Promise<void>;
+  private readonly child: ChildProcess;
+  private readonly commands = new Map<number, HelperCommand>();
+  private nextId = 1;
+  private started = false;
+  private gone = false;
+
+  constructor() {
+    const entry = helperEntry();
+    // Detached: a Ctrl-C meant for the worker (which then drains its running commands) does not
+    // reach the helper. It still exits when the worker does: its IPC channel closes.
+    this.child = fork(entry.file, [], {
+      execArgv: entry.execArgv,
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'], // its stderr: a crash is seen in the worker's log
+      detached: true,
+    });
+    this.ready = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new Error(`it did not start within ${READY_TIMEOUT_MS / 1000} s`));
+        this.child.kill('SIGKILL');
+      }, READY_TIMEOUT_MS);
+      this.child.on('message', (m: FromHelper) => {
+        if (m.type === 'ready') {
+          this.started = true;
+          clearTimeout(timer);
+          resolve();
+          this.updateRef();
+        } else this.onMessage(m);
+      });
+      this.child.on('error', (err) => {
+        // Once it runs, its end shows as 'disconnect'; an error before means it did not start.
+        if (this.started) return;
+        clearTimeout(timer);
+        reject(err);
+        this.child.kill('SIGKILL');
+        this.onGone(err.message);
+      });
+      // After 'disconnect' no more messages come: every output the helper sent has been read.
+      this.child.on('disconnect', () => {
+        clearTimeout(timer);
+        reject(new Error('it exited'));
+        this.onGone('the spawn helper exited');
+      });
+    });
+    this.ready.catch(() => undefined);
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  spawn(file: string, args: readonly string[], options: SpawnOptions): Promise<SpawnedCommand> {
+    const id = this.nextId++;
+    return new Promise<SpawnedCommand>((resolveSpawn, rejectSpawn) => {
+      if (this.gone) return rejectSpawn(new Error('the spawn helper exited before the command started'));
+      let resolveExit: (exit: CommandExit) => void = () => undefined;
+      const exited = new Promise<CommandExit>((resolve) => (resolveExit = resolve));
+      const output = new Readable({ read() {}, encoding: 'utf8' });
+      const cmd: HelperCommand = {
+        spawned: false,
+        resolveSpawn: () =>
+          resolveSpawn({
+            pid: cmd.pid,
+            output,
+            exited,
+            write: (data) => this.send({ type: 'stdin', id, data }),
+            endInput: () => this.send({ type: 'stdin-end', id }),
+            destroyOutput: () => {
+              if (!cmd.outputDone) this.send({ type: 'drop-output', id });
+              output.destroy();
+              this.finishOutput(id, cmd);
+            },
+          }),
+        rejectSpawn,
+        pid: 0,
+        detached: options.detached,
+        output,
+        outputDone: false,
+        exited: false,
+        resolveExit,
+      };
+      this.commands.set(id, cmd);
+      this.updateRef();
+      this.send({ type: 'spawn', id, file, args: [...args], cwd: options.cwd, env: options.env, detached: options.detached });
+    });
+  }
+
+  private onMessage(m: Exclude<FromHelper, { type: 'ready' }>): void {
+    const cmd = this.commands.get(m.id);
+    if (!cmd) return;
+    switch (m.type) {
+      case 'spawned':
+        cmd.spawned = true;
+        cmd.pid = m.pid;
+        cmd.resolveSpawn();
+        break;
+      case 'spawn-error':
+        this.commands.delete(m.id);
+        this.updateRef();
+        cmd.rejectSpawn(new Error(m.message));
+        break;
+      case 'output':
+        if (!cmd.outputDone) cmd.output.push(m.data);
+        break;
+      case 'output-end':
+        if (!cmd.outputDone) cmd.output.push(null);
+        this.finishOutput(m.id, cmd);
+        break;
+      case 'exit':
+        cmd.exited = true;
+        cmd.resolveExit({ code: m.code, signal: m.signal });
+        this.forgetIfDone(m.id, cmd);
+        break;
+    }
+  }
+
+  private finishOutput(id: number, cmd: HelperCommand): void {
+    cmd.outputDone = true;
+    this.forgetIfDone(id, cmd);
+  }
+
+  private forgetIfDone(id: number, cmd: HelperCommand): void {
+    if (!cmd.exited || !cmd.outputDone) return;
+    this.commands.delete(id);
+    this.updateRef();
+  }
+
+  /** Keeps this process alive while a command is in flight, and only then. */
+  private updateRef(): void {
+    if (this.gone) return;
+    if (this.commands.size > 0) {
+      this.child.ref();
+      this.child.channel?.ref();
+    } else {
+      this.child.unref();
+      this.child.channel?.unref();
+    }
+  }
+
+  private send(message: ToHelper): void {
+    if (!this.gone && this.child.connected) this.child.send(message);
+  }
+
+  /**
+   * The helper died: its commands can no longer be read or given input. Those still running are
+   * killed (sandboxed ones already died with it: bwrap's --die-with-parent) and reported ended.
+   */
+  private onGone(reason: string): void {
+    if (this.gone) return;
+    this.gone = true;
+    if (helper === this) helper = undefined;
+    for (const cmd of this.commands.values()) {
+      if (!cmd.spawned) {
+        cmd.rejectSpawn(new Error(`${reason} before the command started`));
+        continue;
+      }
+      if (!cmd.exited) {
+        try {
+          process.kill(cmd.detached ? -cmd.pid : cmd.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+      if (!cmd.outputDone) cmd.output.push(null);
+      cmd.resolveExit({ code: null, signal: null, error: `${reason} while the command ran; the command was stopped` });
+    }
+    this.commands.clear();
+  }
+}
+
+/** The fallback: the command started from this process, as before the helper. */
+async function spawnInProcess(file: string, args: readonly string[], options: SpawnOptions): Promise<SpawnedCommand> {
+  const child = execa(file, args, {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: false,
+    stdin: 'pipe',
+    all: true,
+    buffer: false,
+    reject: false,
+    detached: options.detached,
+  });
+  const exited = new Promise<CommandExit>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+  const result = child.catch((err: unknown) => err);
+  if (child.pid === undefined) {
+    const failure = (await result) as { shortMessage?: string; message?: string };
+    throw new Error(failure.shortMessage ?? failure.message ?? `${file} could not be started`);
+  }
+  const output = child.all ?? Readable.from([]);
+  output.setEncoding('utf8');
+  child.stdin?.on('error', () => undefined); // the process may exit before reading its input
+  return {
+    pid: child.pid,
+    output,
+    exited,
+    write: (data) => void child.stdin?.write(data),
+    endInput: () => void child.stdin?.end(),
+    destroyOutput: () => void output.destroy(),
+  };
+}

@@ -1,0 +1,54 @@
+// The text the Web UI shows as the conversation's current details, and the small formatting it
+// needs. Pure: the workflow passes a view of its state.
+import type { ActionEvent, ChildSummary, ConversationStatus, Metrics } from '../types.js';
+
+export interface DetailsView {
+  status: ConversationStatus;
+  lastError: string | null;
+  iterations: number;
+  maxIterations: number;
+  runNumber: number;
+  lastAction: ActionEvent | undefined;
+  /** The workspace host's queue while no worker there picks up our call. */
+  waitingForHost: string | null;
+  pendingMessages: number;
+  children: readonly ChildSummary[];
+  parentId: string | undefined;
+  metrics: Metrics;
+}
+
+export function detailsText(v: DetailsView): string {
+  return [
+    `**Status:** ${v.status}${v.lastError && (v.status === 'error' || v.status === 'stuck') ? ` — ${v.lastError}` : ''}`,
+    `**Step:** ${v.iterations} of ${v.maxIterations} (run ${v.runNumber})`,
+    v.lastAction ? `**Last action:** \`${v.lastAction.tool}\` ${summarizeArgs(v.lastAction.arguments)}` : '',
+    v.waitingForHost ? `**Waiting for workspace host** \`${v.waitingForHost}\`: no worker there has picked up the next call` : '',
+    `**Pending messages:** ${v.pendingMessages}`,
+    v.children.length > 0 ? `**Sub-agents:** ${v.children.map((c) => `\`${c.id}\` ${c.status}`).join(', ')}` : '',
+    v.parentId ? `**Parent:** \`${v.parentId}\`` : '',
+    `**Tokens:** ${v.metrics.promptTokens} in / ${v.metrics.completionTokens} out · **Cost:** $${v.metrics.accumulatedCost.toFixed(4)}`,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+}
+
+/** A tool call's main argument (command, path, message), shortened for one line. */
+export function summarizeArgs(args: unknown): string {
+  if (args && typeof args === 'object') {
+    const a = args as Record<string, unknown>;
+    const main = a.command ?? a.path ?? a.message ?? a.thought;
+    if (main !== undefined) return shorten(String(main), 80);
+  }
+  return '';
+}
+
+export function formatDuration(ms: number): string {
+  const h = ms / 3_600_000;
+  return h >= 48 ? `${Math.round(h / 24)} days` : h >= 1 ? `${Math.round(h)} hours` : `${Math.round(ms / 60_000)} minutes`;
+}
+
+/** One line of at most `n` characters. */
+export function shorten(s: string, n: number): string {
+  const one = s.replace(/\s+/g, ' ').trim();
+  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
+}

@@ -1,0 +1,74 @@
+// What a model reply and a tool result become in the conversation: parsed arguments, observation
+// events, usage added to the metrics, failure texts. Pure.
+import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/common';
+import type { ActionEvent, Metrics, ModelCallResult, ToolResult } from '../types.js';
+import type { NewEvent } from './conversation-log.js';
+
+/** A tool call's arguments: an object, or the raw text when it is not JSON (runTool reports it). */
+export function parseArguments(raw: string): unknown {
+  if (raw.trim() === '') return {};
+  try {
+    const parsed = JSON.parse(raw) as unknown;
+    // A JSON string is not an arguments object either; keep it apart from unparsable text.
+    return typeof parsed === 'string' ? [parsed] : parsed;
+  } catch {
+    return raw;
+  }
+}
+
+export function observation(action: ActionEvent, result: ToolResult): NewEvent {
+  return {
+    kind: 'observation',
+    source: 'environment',
+    tool: action.tool,
+    toolCallId: action.toolCallId,
+    content: result.content,
+    isError: result.isError,
+    ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
+  };
+}
+
+/** The metrics after one more model call (the last 100 calls are itemised). */
+export function addUsage(m: Metrics, r: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>, step: number, kind: 'step' | 'condense'): Metrics {
+  return {
+    accumulatedCost: m.accumulatedCost + r.cost,
+    promptTokens: m.promptTokens + r.usage.promptTokens,
+    completionTokens: m.completionTokens + r.usage.completionTokens,
+    cacheReadTokens: m.cacheReadTokens + r.usage.cacheReadTokens,
+    llmCalls: m.llmCalls + 1,
+    calls: [...(m.calls ?? []), { step, kind, ...r.usage, cost: r.cost, latencyMs: r.latencyMs }].slice(-100),
+  };
+}
+
+/** What think/finish/task_tracker accepted before they had schemas: a finish without a string message, notes that were not strings. */
+export function lenientArguments(tool: string, args: unknown): unknown {
+  const a = (args ?? {}) as Record<string, unknown>;
+  if (tool === 'finish') return { message: typeof a.message === 'string' ? a.message : '' };
+  if (tool === 'task_tracker' && Array.isArray(a.task_list)) {
+    return {
+      ...a,
+      task_list: a.task_list.map((t: unknown) => {
+        const task = (t ?? {}) as Record<string, unknown>;
+        return { ...task, notes: typeof task.notes === 'string' ? task.notes : undefined, status: task.status ?? 'todo' };
+      }),
+    };
+  }
+  return args;
+}
+
+/** An activity's failure as one line: the real cause, not the wrapper. */
+export function failureMessage(err: unknown): string {
+  let e: unknown = err;
+  while (e instanceof ActivityFailure && e.cause) e = e.cause;
+  if (e instanceof TimeoutFailure) return `timed out (${e.timeoutType})`;
+  if (e instanceof ApplicationFailure || e instanceof Error) return e.message;
+  return String(e);
+}
+
+/** The partial output an interrupted tool call sent with its cancellation. */
+export function cancelledDetails(err: unknown): string {
+  let e: unknown = err;
+  while (e instanceof ActivityFailure && e.cause) e = e.cause;
+  if (e instanceof CancelledFailure && typeof e.details?.[0] === 'string') return e.details[0];
+  return '';
+}

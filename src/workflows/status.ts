@@ -1,0 +1,45 @@
+// The conversation's status transitions, as pure decisions: what a pause, a run (or resume) and a
+// new message do in each status. The workflow applies them (events, search attributes, children).
+import type { ConversationStatus } from '../types.js';
+
+/** A pause takes effect in these; in others (idle, finished, …) there is nothing to pause. */
+export const PAUSABLE: readonly ConversationStatus[] = ['running', 'waiting_for_confirmation'];
+
+/** What a pause request does now: pause, wait for the start-up to apply it, or nothing. */
+export function pauseOutcome(status: ConversationStatus, started: boolean): 'pause' | 'at-start' | 'ignore' {
+  if (PAUSABLE.includes(status)) return 'pause';
+  // Arrived with the start (a sub-agent whose parent paused meanwhile): applied once it runs.
+  return started ? 'ignore' : 'at-start';
+}
+
+export type RunOutcome =
+  /** Waiting for confirmation: as in the seed SDK, run() approves. */
+  | { kind: 'approve' }
+  /** Paused with actions waiting: back to waiting; resuming never approves what the user has not. */
+  | { kind: 'back-to-confirmation' }
+  /** Already running, on a sub-agent that was paused: resuming the parent resumes it. */
+  | { kind: 'resume-children' }
+  | { kind: 'nothing' }
+  /** A new run: counters reset, status running; `wasPaused` records a resume and wakes children. */
+  | { kind: 'start'; wasPaused: boolean };
+
+export interface RunView {
+  status: ConversationStatus;
+  pendingActions: number;
+  pendingMessages: number;
+  childPaused: boolean;
+}
+
+/** What run() (the `run` update, or a resume) does in the conversation's current state. */
+export function runOutcome(s: RunView): RunOutcome {
+  if (s.status === 'waiting_for_confirmation') return { kind: 'approve' };
+  if (s.status === 'paused' && s.pendingActions > 0) return { kind: 'back-to-confirmation' };
+  if (s.status === 'running') return s.childPaused ? { kind: 'resume-children' } : { kind: 'nothing' };
+  if (s.status === 'finished' && s.pendingMessages === 0) return { kind: 'nothing' }; // nothing new to work on
+  return { kind: 'start', wasPaused: s.status === 'paused' };
+}
+
+/** As in the seed: a message makes a finished or stuck conversation idle; paused stays paused. */
+export function statusAfterMessage(status: ConversationStatus): ConversationStatus {
+  return status === 'finished' || status === 'stuck' ? 'idle' : status;
+}
