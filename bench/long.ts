@@ -46,7 +46,7 @@ export async function longConversation(h: Harness, workerPid: number | undefined
     return { usage, toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${at.length}; head -c 20000 /dev/zero | tr '\\0' y` } }] };
   });
   const t0 = performance.now();
-  const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true });
+  const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true, maxIterations: steps + 10 });
   const final = await conversation.waitUntilStopped({ timeoutMs: 3_600_000 });
   const seconds = (performance.now() - t0) / 1000;
   if (final.status !== 'finished') throw new Error(`the long conversation ended ${final.status}: ${final.lastError}`);

@@ -146,6 +146,16 @@ describe('terminal', () => {
     assert.ok(r.content.startsWith('a\nb "c" $d||'), r.content);
   });
 
+  test('commands do not read ~/.bashrc, even started as bash would take for a remote shell (stdin a socket, SHLVL 0)', async () => {
+    const { workspace, state } = await setup();
+    const home = await tmp('term-home-');
+    await writeFile(path.join(home, '.bashrc'), 'echo BASHRC-RAN\nexport FROM_RC=1\n');
+    const ctx = { workspace, baseEnv: { ...commandBaseEnv(), HOME: home, SHLVL: '0' } };
+    const r = await runTerminal({ command: 'echo "rc:${FROM_RC:-none}"' }, state, ctx);
+    assert.ok(!r.content.includes('BASHRC-RAN'), r.content);
+    assert.match(r.content, /rc:none/);
+  });
+
   test('a syntax error is reported and the state survives', async () => {
     const { ctx, state } = await setup();
     const r = await runTerminal({ command: 'if then fi' }, { ...state, env: { KEEP: '1' } }, ctx);

@@ -201,3 +201,31 @@ describe('status transitions', () => {
     assert.ok(!text.includes('Parent'));
   });
 });
+
+describe('a sub-agent\'s input', () => {
+  test('the parent\'s options with the granted tools, its share of iterations and budget; MCP servers only when it may use them', async () => {
+    const { childInput } = await import('../src/workflows/delegation.js');
+    const parent = {
+      agent: { llm: { model: 'm' }, tools: ['terminal', 'mcp__mem__read', 'delegate'], hostTools: true },
+      workspace: '/w',
+      maxIterations: 50,
+      confirmationPolicy: 'never',
+      idleTimeoutMs: 1000,
+      toolTaskQueue: 'faheem-tools@h',
+      mcpServers: { mem: { command: 'npx' } },
+    } as never;
+    const base = { parentId: 'c', depth: 0, task: 'do it', maxIterations: 10, budgetLeft: undefined };
+    const all = childInput(parent, { ...base, tools: ['terminal', 'mcp__mem__read'], requested: false });
+    assert.deepEqual(all.options.agent.tools, ['terminal', 'mcp__mem__read']);
+    assert.equal(all.options.agent.hostTools, false, 'the child offers what it was granted, not the host\'s tools');
+    assert.deepEqual(all.options.parent, { id: 'c', depth: 1 });
+    assert.equal(all.options.maxIterations, 10);
+    assert.equal(all.firstMessage, 'do it');
+    assert.ok(all.options.mcpServers, 'all tools: the MCP servers go along');
+    assert.equal(all.options.maxBudgetPerRunUsd, undefined);
+    const terminalOnly = childInput(parent, { ...base, tools: ['terminal', 'think', 'finish'], requested: true, budgetLeft: 0.5 });
+    assert.equal(terminalOnly.options.mcpServers, undefined, 'no MCP tool granted: no MCP server started for it');
+    assert.equal(terminalOnly.options.maxBudgetPerRunUsd, 0.5);
+    assert.ok((parent as { mcpServers?: unknown }).mcpServers, 'the parent\'s options are left as they were');
+  });
+});

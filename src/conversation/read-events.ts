@@ -170,23 +170,17 @@ function sizeOf(events: readonly ConversationEvent[]): number {
   return n;
 }
 
-/** How long a query may take before we suspect it waits for a dead worker. */
-const STALL_MS = 250;
-
 /**
- * A retry on a worker new to the conversation often follows the death of the worker that ran it.
- * The conversation is still sticky to that worker, and a query waits out the sticky timeout (2 s)
- * for it. So if the first query does not answer at once, point the conversation's queries and next
- * workflow task at any worker, and ask again. A live sticky worker is left alone.
+ * A retry on a worker new to the conversation usually follows the death of the worker that ran it
+ * (a retry on the same worker finds the transcript in its cache). The conversation is still sticky
+ * to that worker, and a query would wait out the sticky timeout (2 s) for it. So point the
+ * conversation's queries and next workflow task at any worker first, then ask. If the sticky worker
+ * was alive after all, it costs that worker one replay of the current run.
  */
 async function readAfterRetry(handle: WorkflowHandle, eventCount: number): Promise<ConversationEvent[]> {
   const { client } = handle;
-  try {
-    return await client.connection.withDeadline(Date.now() + STALL_MS, () => readHeldEvents(handle, 0, eventCount));
-  } catch {
-    await client.workflowService
-      .resetStickyTaskQueue({ namespace: client.options.namespace, execution: { workflowId: handle.workflowId } })
-      .catch(() => undefined); // best effort: without it the query below only takes longer
-    return readHeldEvents(handle, 0, eventCount);
-  }
+  await client.workflowService
+    .resetStickyTaskQueue({ namespace: client.options.namespace, execution: { workflowId: handle.workflowId } })
+    .catch(() => undefined); // best effort: without it the query below only takes longer
+  return readHeldEvents(handle, 0, eventCount);
 }

@@ -164,7 +164,10 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
     await mkdir(ctx.outputDir, { recursive: true });
     binds.push({ path: ctx.outputDir, readOnly: true });
   }
-  const shell = sandboxedCommand(ctx.sandbox, { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds }, 'bash', ['-c', WRAPPER]);
+  // --norc: a bash whose stdin is a socket (as a child's pipes are, from Node) and whose SHLVL is
+  // unset or 0 (a worker started by systemd, a container) would read ~/.bashrc first, taking its
+  // time (a pyenv init there made each command take seconds) and changing what commands see.
+  const shell = sandboxedCommand(ctx.sandbox, { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds }, 'bash', ['--norc', '--noprofile', '-c', WRAPPER]);
   // Started by the spawn helper, so this (large) worker does not fork for every command.
   let proc: SpawnedCommand;
   try {

@@ -2,7 +2,6 @@
 // Loop: wait until running → model call → each tool call → repeat until the model stops, a limit
 // is hit, or a pause arrives. All state is plain data so that it replays and continues as new.
 import {
-  ActivityCancellationType,
   ActivityFailure,
   CancellationScope,
   TimeoutFailure,
@@ -68,41 +67,15 @@ import {
   type PauseRequest,
   type WaitRequest,
 } from './messages.js';
+import { MODEL_CALL, PREPARE_TOOLS, TOOL_CALL } from './activity-options.js';
 import { needsConfirmation } from './confirmation.js';
 import { ConversationLog, type NewEvent } from './conversation-log.js';
 import { detailsText, formatDuration, shorten, summarizeArgs } from './details.js';
 import { eventsPage, type EventRun } from './event-log.js';
 import { addUsage, cancelledDetails, failureMessage, lenientArguments, observation, parseArguments } from './reply.js';
 import { pauseOutcome, runOutcome, statusAfterMessage } from './status.js';
-import { childHasEnded, childId, childMaxIterations, childObservation, childTools, DEFAULT_MAX_DEPTH } from './delegation.js';
+import { childHasEnded, childId, childInput, childMaxIterations, childObservation, childTools, DEFAULT_MAX_DEPTH } from './delegation.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE, condensationRange } from './prompt.js';
-
-// Model calls heartbeat often so that a pause can abort them, and a dead worker is noticed within
-// the heartbeat timeout. WAIT_CANCELLATION_COMPLETED: a resumed run never overlaps the aborted call.
-const MODEL_CALL: ActivityOptions = {
-  startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '2 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  // A short first retry gets a model call going again soon after its worker died.
-  retry: { initialInterval: '500 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
-};
-
-// A retried tool attempt whose predecessor began reports an interruption instead of running again
-// (see the activities), so a few attempts are enough to get that report through a second worker.
-const TOOL_CALL: ActivityOptions = {
-  startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '2 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
-};
-
-// Preparing the tools on the workspace host may start MCP servers (npx can take a while).
-const PREPARE_TOOLS: ActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '10 seconds',
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', maximumAttempts: 3 },
-};
 
 /**
  * Histories from before every tool went through one definition (no setup step; terminal and
@@ -596,28 +569,20 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     const summary: ChildSummary = { id: cid, status: 'running', cost: 0, task };
     children.push(summary);
     append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'started' });
-    const budgetLeft = options.maxBudgetPerRunUsd === undefined ? undefined : Math.max(0, options.maxBudgetPerRunUsd - runCost);
-    // MCP servers go along only if the child may use some of their tools (all of them by default).
-    const inherited: ConversationInput['options'] = { ...options };
-    delete inherited.mcpServers;
-    const withMcp = options.mcpServers && (!parsed.data.tools || granted.tools.some((t) => t.startsWith('mcp__')));
-    const childInput: ConversationInput = {
-      options: {
-        ...inherited,
-        ...(withMcp ? { mcpServers: options.mcpServers } : {}),
-        agent: { ...options.agent, tools: granted.tools, hostTools: false },
-        maxIterations: childMaxIterations(parsed.data.max_iterations, options.maxIterations, iterations, siblings),
-        parent: { id, depth: depth + 1 },
-        ...(budgetLeft === undefined ? {} : { maxBudgetPerRunUsd: budgetLeft }),
-      },
-      firstMessage: task,
-      run: true,
-    };
+    const childConversation = childInput(options, {
+      parentId: id,
+      depth,
+      task,
+      tools: granted.tools,
+      requested: parsed.data.tools !== undefined,
+      maxIterations: childMaxIterations(parsed.data.max_iterations, options.maxIterations, iterations, siblings),
+      budgetLeft: options.maxBudgetPerRunUsd === undefined ? undefined : Math.max(0, options.maxBudgetPerRunUsd - runCost),
+    });
     let ended: ConversationState;
     try {
       const handle = await startChild(conversation, {
         workflowId: cid,
-        args: [childInput],
+        args: [childConversation],
         staticSummary: shorten(`sub-agent of ${id}: ${task}`, 200),
         staticDetails: `**Task:** ${task}\n\n**Parent:** \`${id}\` · **Tools:** ${granted.tools.join(', ')} · **Depth:** ${depth + 1} of ${maxDepth}`,
       });

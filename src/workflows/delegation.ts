@@ -1,6 +1,6 @@
 // Sub-agents: the pure rules (ids, which tools a child gets, limits, what the parent reads). The
 // workflow starts and awaits the children; these decide what they are.
-import type { ConversationState } from '../types.js';
+import type { ConversationInput, ConversationState } from '../types.js';
 
 export const DEFAULT_MAX_DEPTH = 2;
 
@@ -48,4 +48,40 @@ export function childObservation(childId: string, state: Pick<ConversationState,
 /** A child's status counts as ended (it completes its workflow) in these. */
 export function childHasEnded(status: string): boolean {
   return status === 'finished' || status === 'error' || status === 'stuck';
+}
+
+export interface ChildRequest {
+  parentId: string;
+  /** The parent's depth (0 for a top-level conversation). */
+  depth: number;
+  task: string;
+  /** The tools granted (see childTools); `requested` says whether the model chose them. */
+  tools: string[];
+  requested: boolean;
+  maxIterations: number;
+  /** What the parent's run may still spend, if it has a budget. */
+  budgetLeft: number | undefined;
+}
+
+/**
+ * The child conversation's input: the parent's options with the granted tools, its share of the
+ * iterations and budget, and the task as its first message. MCP servers go along only if the child
+ * may use some of their tools (all of them by default).
+ */
+export function childInput(parent: ConversationInput['options'], r: ChildRequest): ConversationInput {
+  const inherited: ConversationInput['options'] = { ...parent };
+  delete inherited.mcpServers;
+  const withMcp = parent.mcpServers && (!r.requested || r.tools.some((t) => t.startsWith('mcp__')));
+  return {
+    options: {
+      ...inherited,
+      ...(withMcp ? { mcpServers: parent.mcpServers } : {}),
+      agent: { ...parent.agent, tools: r.tools, hostTools: false },
+      maxIterations: r.maxIterations,
+      parent: { id: r.parentId, depth: r.depth + 1 },
+      ...(r.budgetLeft === undefined ? {} : { maxBudgetPerRunUsd: r.budgetLeft }),
+    },
+    firstMessage: r.task,
+    run: true,
+  };
 }

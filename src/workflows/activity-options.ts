@@ -1,0 +1,30 @@
+// How the conversation's activities are scheduled: timeouts, heartbeats, retries, cancellation.
+import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
+
+// Model calls heartbeat every 100 ms so that a pause can abort them, and a dead worker is noticed
+// within the heartbeat timeout (15 beats missed; a worker too busy to beat for that long is rare).
+// WAIT_CANCELLATION_COMPLETED: a resumed run never overlaps the aborted call.
+export const MODEL_CALL: ActivityOptions = {
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '1500 milliseconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  // A short first retry gets a model call going again soon after its worker died.
+  retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+};
+
+// A retried tool attempt whose predecessor began reports an interruption instead of running again
+// (see the activities), so a few attempts are enough to get that report through a second worker.
+export const TOOL_CALL: ActivityOptions = {
+  startToCloseTimeout: '15 minutes',
+  heartbeatTimeout: '2 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
+};
+
+// Preparing the tools on the workspace host may start MCP servers (npx can take a while).
+export const PREPARE_TOOLS: ActivityOptions = {
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+};
