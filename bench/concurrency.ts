@@ -16,6 +16,8 @@ export interface ConcurrencyFigures {
   floorStepsPerSecond: number;
   seconds: number;
   notFinished: number;
+  /** Model requests made beyond one a step (and the final answer): calls made again after a heartbeat timeout. */
+  repeatedModelCalls: number;
   /** ms of CPU a step: server, worker, this process (ours; then the floor's, whose workers run here). */
   oursCpu: { server: number; worker: number; client: number };
   floorCpu: { server: number; worker: number; client: number };
@@ -30,6 +32,7 @@ export async function concurrency(h: Harness, workerPid: number | undefined, n: 
     worker: (b.worker - a.worker) / (n * steps),
     client: (b.client - a.client) / (n * steps),
   });
+  h.model.requests.length = 0;
   const c0 = cpu();
   const t0 = performance.now();
   const conversations = await Promise.all(
@@ -40,6 +43,7 @@ export async function concurrency(h: Harness, workerPid: number | undefined, n: 
   const finals = await Promise.all(conversations.map((c) => c.waitUntilStopped({ timeoutMs: 600_000 })));
   const seconds = (performance.now() - t0) / 1000;
   const c1 = cpu();
+  const repeatedModelCalls = h.model.requests.length - n * (steps + 1);
   h.model.requests.length = 0;
   const floor = await floorThroughput(h.server.address, n, steps);
   const c2 = cpu();
@@ -50,6 +54,7 @@ export async function concurrency(h: Harness, workerPid: number | undefined, n: 
     floorStepsPerSecond: floor,
     seconds,
     notFinished: finals.filter((s) => s.status !== 'finished').length,
+    repeatedModelCalls,
     oursCpu: perStep(c0, c1),
     floorCpu: perStep(c1, c2),
   };
@@ -59,7 +64,7 @@ export function describeConcurrency(f: ConcurrencyFigures): string {
   const cpu = (c: ConcurrencyFigures['oursCpu']) => `server ${c.server.toFixed(1)}, worker ${c.worker.toFixed(1)}, client ${c.client.toFixed(1)}`;
   return (
     `${f.conversations} conversations × ${f.steps} steps, 100 ms model: ${f.oursStepsPerSecond.toFixed(1)} steps/s (${f.seconds.toFixed(1)} s` +
-    `${f.notFinished ? `, ${f.notFinished} not finished` : ''}); Temporal's floor at ${f.conversations} at once: ${f.floorStepsPerSecond.toFixed(1)} steps/s; ` +
+    `${f.notFinished ? `, ${f.notFinished} not finished` : ''}${f.repeatedModelCalls ? `, ${f.repeatedModelCalls} model calls made again` : ''}); Temporal's floor at ${f.conversations} at once: ${f.floorStepsPerSecond.toFixed(1)} steps/s; ` +
     `ratio ${((f.oursStepsPerSecond / f.floorStepsPerSecond) * 100).toFixed(0)}%\n` +
     `  ms of CPU a step — ours: ${cpu(f.oursCpu)}; the floor (its workers run in the client): ${cpu(f.floorCpu)}`
   );

@@ -2,11 +2,12 @@
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
 
 // Model calls heartbeat every 100 ms so that a pause can abort them, and a dead worker is noticed
-// within the heartbeat timeout (15 beats missed; a worker too busy to beat for that long is rare).
+// within the heartbeat timeout (10 beats missed). A worker stalled that long loses the call to
+// another: the request is made again and the stale one aborted at its next beat; no step is lost.
 // WAIT_CANCELLATION_COMPLETED: a resumed run never overlaps the aborted call.
 export const MODEL_CALL: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1500 milliseconds',
+  heartbeatTimeout: '1 second',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   // A short first retry gets a model call going again soon after its worker died.
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
