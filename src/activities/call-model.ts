@@ -23,7 +23,7 @@ export function createCallModel(models: ModelClients, transcripts: TranscriptCac
       let specs: ToolSpec[];
       let systemPrompt = input.systemPrompt;
       if (input.setupVersion !== undefined) {
-        const setup = await setups.read(handle, input.setupVersion, ctx.info.workflowExecution?.runId ?? '');
+        const setup = await setups.read(handle, input.setupVersion, ctx.info.workflowExecution?.runId ?? '', ctx.info.attempt);
         specs = setup.tools;
         systemPrompt = withInstructions(systemPrompt, setup.instructions);
       } else {

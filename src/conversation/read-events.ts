@@ -178,9 +178,17 @@ function sizeOf(events: readonly ConversationEvent[]): number {
  * was alive after all, it costs that worker one replay of the current run.
  */
 async function readAfterRetry(handle: WorkflowHandle, eventCount: number): Promise<ConversationEvent[]> {
+  await unstick(handle);
+  return readHeldEvents(handle, 0, eventCount);
+}
+
+/**
+ * Points the conversation's queries and next workflow task at any worker (see readAfterRetry). Best
+ * effort: without it the query that follows only takes longer.
+ */
+export async function unstick(handle: WorkflowHandle): Promise<void> {
   const { client } = handle;
   await client.workflowService
     .resetStickyTaskQueue({ namespace: client.options.namespace, execution: { workflowId: handle.workflowId } })
-    .catch(() => undefined); // best effort: without it the query below only takes longer
-  return readHeldEvents(handle, 0, eventCount);
+    .catch(() => undefined);
 }

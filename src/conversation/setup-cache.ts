@@ -4,19 +4,23 @@
 import type { WorkflowHandle } from '@temporalio/client';
 import type { ConversationSetup } from '../types.js';
 import { setupQuery } from '../workflows/messages.js';
+import { unstick } from './read-events.js';
 
 export class SetupCache {
   private readonly cache = new Map<string, Promise<ConversationSetup>>();
   constructor(private readonly maxEntries = 1000) {}
 
-  /** `runId` is the asking run's: an id used again by a new conversation never gets the old one's setup. */
-  read(handle: WorkflowHandle, version: number, runId: string): Promise<ConversationSetup> {
+  /**
+   * `runId` is the asking run's: an id used again by a new conversation never gets the old one's setup.
+   * `attempt` > 1 with nothing cached: likely a retry after its worker died (see readAfterRetry).
+   */
+  read(handle: WorkflowHandle, version: number, runId: string, attempt = 1): Promise<ConversationSetup> {
     const key = `${handle.workflowId}\u0000${runId}\u0000${version}`;
     let entry = this.cache.get(key);
     if (entry) {
       this.cache.delete(key); // most recently used goes last
     } else {
-      entry = handle.query(setupQuery).then((setup) => {
+      entry = (attempt > 1 ? unstick(handle) : Promise.resolve()).then(() => handle.query(setupQuery)).then((setup) => {
         if (!setup || setup.version < version) throw new Error(`conversation ${handle.workflowId} has no setup version ${version}`);
         return setup;
       });
