@@ -73,7 +73,9 @@ export interface WorkerProcess {
 
 /**
  * With FAHEEM_RECORD_HISTORIES=1, every conversation a test file ran is saved under test/histories/
- * so that test/replay.test.ts can prove later workflow code still replays it.
+ * so that test/replay.test.ts can prove later workflow code still replays it. The file's earlier
+ * recordings are replaced; with FAHEEM_HISTORY_TAG=<tag> they are kept and the new ones added as
+ * `<name>-<tag>--<id>.json` (histories of the code as it is now, beside those of older code).
  */
 async function recordHistories(client: Client, address: string, name: string): Promise<void> {
   const cli = await findTemporalCli();
@@ -172,7 +174,10 @@ export async function startHarness(options: {
       return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1 };
     },
     async close() {
-      if (process.env.FAHEEM_RECORD_HISTORIES === '1' && options.record !== false) await recordHistories(client, server.address, options.name);
+      if (process.env.FAHEEM_RECORD_HISTORIES === '1' && options.record !== false) {
+        const tag = process.env.FAHEEM_HISTORY_TAG;
+        await recordHistories(client, server.address, tag ? `${options.name}-${tag}` : options.name);
+      }
       await Promise.all(workers.map((w) => (w.process.exitCode === null ? w.kill('SIGKILL') : undefined)));
       await connection.close();
       await model.close();
