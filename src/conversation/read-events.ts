@@ -84,34 +84,14 @@ export class TranscriptCache {
     const id = handle.workflowId;
     const entry = this.take(id);
     const joined = recent && recent.from + recent.events.length === eventCount ? follow(entry?.events ?? [], recent) : undefined;
-    if (joined) {
-      const events = compactEvents(joined);
-      this.put(id, { events, bytes: sizeOf(events) });
-      return events;
-    }
-    let cached = entry?.events ?? [];
-    let bytes = entry?.bytes ?? 0;
-    const last = cached[cached.length - 1];
-    if (last && last.index >= eventCount) {
-      cached = cached.filter((e) => e.index < eventCount);
-      bytes = sizeOf(cached);
-    }
-    let events: ConversationEvent[];
-    const tail = cached[cached.length - 1];
-    if (!tail) {
-      events = attempt > 1 ? await readAfterRetry(handle, eventCount) : await readHeldEvents(handle, 0, eventCount);
-      bytes = sizeOf(events);
-    } else {
-      const fresh = await readHeldEvents(handle, tail.index, eventCount);
-      if (isDeepStrictEqual(fresh[0], tail)) {
-        const added = fresh.slice(1);
-        events = [...cached, ...added];
-        bytes += sizeOf(added);
-      } else {
-        events = await readHeldEvents(handle, 0, eventCount);
-        bytes = sizeOf(events);
-      }
-    }
+    let { events, bytes } =
+      recent && joined
+        ? {
+            events: joined,
+            // Usually the new events follow the whole cache; if they replace a cached tail, count again.
+            bytes: entry && joined.length - recent.events.length === entry.events.length ? entry.bytes + sizeOf(recent.events) : sizeOf(joined),
+          }
+        : await this.query(handle, entry, eventCount, attempt);
     // What a condensation replaced is never asked for again: keep the cache as small as the prompt.
     const compacted = compactEvents(events);
     if (compacted.length !== events.length) {
@@ -120,6 +100,34 @@ export class TranscriptCache {
     }
     this.put(id, { events, bytes });
     return events;
+  }
+
+  /** The events through the `events` query: only those after the cached tail when the cache still matches. */
+  private async query(
+    handle: WorkflowHandle,
+    entry: { events: ConversationEvent[]; bytes: number } | undefined,
+    eventCount: number,
+    attempt: number,
+  ): Promise<{ events: ConversationEvent[]; bytes: number }> {
+    let cached = entry?.events ?? [];
+    let bytes = entry?.bytes ?? 0;
+    const last = cached[cached.length - 1];
+    if (last && last.index >= eventCount) {
+      cached = cached.filter((e) => e.index < eventCount);
+      bytes = sizeOf(cached);
+    }
+    const tail = cached[cached.length - 1];
+    if (!tail) {
+      const events = attempt > 1 ? await readAfterRetry(handle, eventCount) : await readHeldEvents(handle, 0, eventCount);
+      return { events, bytes: sizeOf(events) };
+    }
+    const fresh = await readHeldEvents(handle, tail.index, eventCount);
+    if (isDeepStrictEqual(fresh[0], tail)) {
+      const added = fresh.slice(1);
+      return { events: [...cached, ...added], bytes: bytes + sizeOf(added) };
+    }
+    const events = await readHeldEvents(handle, 0, eventCount);
+    return { events, bytes: sizeOf(events) };
   }
 
   /** How many conversations and bytes it holds (for the benchmarks). */
