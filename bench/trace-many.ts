@@ -3,6 +3,7 @@
 // (dispatch and run times per activity and workflow task).
 import { Conversation } from '../src/client.js';
 import { startHarness } from '../test/support/harness.js';
+import { addHistoryGaps, describeGaps } from './history-gaps.js';
 import { benchAgent, stepScript } from './step.js';
 
 const n = Number(process.argv[2] ?? 50);
@@ -16,46 +17,9 @@ const conversations = await Promise.all(
 );
 await Promise.all(conversations.map((c) => c.waitUntilStopped({ timeoutMs: 600_000 })));
 console.log(`${n} × 10 steps in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-const ms = (t: unknown) => {
-  const ts = t as { seconds?: { toNumber(): number } | number; nanos?: number };
-  const s = typeof ts.seconds === 'number' ? ts.seconds : (ts.seconds?.toNumber() ?? 0);
-  return s * 1000 + (ts.nanos ?? 0) / 1e6;
-};
 const gaps = new Map<string, number[]>();
-const add = (k: string, v: number) => gaps.set(k, [...(gaps.get(k) ?? []), v]);
-for (const c of conversations) {
-  const events = (await h.client.workflow.getHandle(c.id).fetchHistory()).events ?? [];
-  const scheduled = new Map<string, { at: number; type: string }>();
-  let lastDone = 0;
-  for (let i = 1; i < events.length; i++) {
-    const e = events[i]!;
-    const prev = events[i - 1]!;
-    const t = ms(e.eventTime);
-    if (e.activityTaskScheduledEventAttributes) {
-      const type = e.activityTaskScheduledEventAttributes.activityType?.name ?? '?';
-      scheduled.set(String(e.eventId), { at: t, type });
-      if (lastDone) add(`${type}: previous activity completed → this one scheduled`, t - lastDone);
-    }
-    const started = e.activityTaskStartedEventAttributes;
-    if (started) {
-      const s = scheduled.get(String(started.scheduledEventId));
-      if (s) add(`${s.type}: scheduled → started`, t - s.at);
-    }
-    const done = e.activityTaskCompletedEventAttributes;
-    if (done) {
-      const s = scheduled.get(String(done.scheduledEventId));
-      if (s) add(`${s.type}: scheduled → completed`, t - s.at);
-      lastDone = t;
-    }
-    if (e.workflowTaskStartedEventAttributes) add('workflow task: scheduled → started', t - ms(prev.eventTime));
-    if (e.workflowTaskCompletedEventAttributes) add('workflow task: started → completed', t - ms(prev.eventTime));
-  }
-}
-for (const [k, v] of gaps) {
-  const sorted = [...v].sort((a, b) => a - b);
-  const at = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!.toFixed(0);
-  console.log(`${k.padEnd(58)} n=${String(v.length).padStart(4)} mean ${(v.reduce((a, b) => a + b, 0) / v.length).toFixed(1)} ms · p50 ${at(0.5)} p90 ${at(0.9)} max ${at(1)}`);
-}
+for (const c of conversations) addHistoryGaps((await h.client.workflow.getHandle(c.id).fetchHistory()).events ?? [], gaps);
+for (const line of describeGaps(gaps)) console.log(line);
 await worker.kill();
 await h.close();
 process.exit(0);
