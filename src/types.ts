@@ -174,17 +174,20 @@ export interface ConversationInput {
   carried?: CarriedState;
 }
 
+/** What a run hands the next when it continues as new (migrated in workflows/legacy/carried-state.ts). */
 export interface CarriedState {
+  /** The shape's version (absent: version 1). */
+  version?: number;
   events: ConversationEvent[];
   status: ConversationStatus;
   iterations: number;
   runNumber: number;
   metrics: Metrics;
   lastError: string | null;
-  /** Before tool state was generic: the terminal's state (still written, for older code). */
+  /** Version 1 only: the terminal's state (now in toolState.terminal). */
   terminal?: TerminalState;
   modelSeenEvents: number;
-  /** Before tool state was generic: task_tracker's list. */
+  /** Version 1 only: task_tracker's list (now in toolState.task_tracker). */
   tasks?: { title: string; notes?: string; status: 'todo' | 'in_progress' | 'done' }[];
   runCost?: number;
   /** Each tool's durable state, by tool name. */
