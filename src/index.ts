@@ -18,6 +18,7 @@ export {
   TaskTrackerTool,
   TerminalTool,
   ThinkTool,
+  WaitTool,
   type AgentTool,
   type CreateOptions,
 } from './client.js';

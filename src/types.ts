@@ -13,7 +13,7 @@ export const CONVERSATION_STATUSES = [
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
 /** faheemcode's own tools; users add theirs with `defineTool` and MCP servers. */
-export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', 'delegate'] as const;
+export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', 'delegate', 'wait'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export type ConfirmationPolicy = 'never' | 'always' | 'risky';
@@ -136,6 +136,8 @@ export interface ConversationOptions {
   parent?: { id: string; depth: number };
   /** How deep sub-agents may nest (default 2: a sub-agent's sub-agent may not delegate). */
   maxDepth?: number;
+  /** The longest one `wait` call may sleep (default 7 days); a longer one is cut to this. */
+  maxWaitMs?: number;
   /** After this long with no worker picking up a call on the tool queue, say so (default 30 s). */
   hostWaitMs?: number;
 }
@@ -333,6 +335,8 @@ export interface ConversationState {
   parentId?: string;
   /** The workspace host's task queue, while no worker there picks up the conversation's next call. */
   waitingForHost?: string | null;
+  /** While the agent waits (the `wait` tool): until when, and why. */
+  waitingUntil?: { until: string; reason: string } | null;
 }
 
 // ---- Activity contracts ----
@@ -484,4 +488,6 @@ export const DEFAULTS = {
   hostWaitMs: 30_000,
   /** AGENTS.md beyond this many characters is cut (it goes into every prompt). */
   maxInstructionsChars: 20_000,
+  /** The longest one `wait` call may sleep. */
+  maxWaitMs: 7 * 24 * 60 * 60 * 1000,
 } as const;

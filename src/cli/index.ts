@@ -267,7 +267,7 @@ program
         // The built-ins, and whatever tools the workspace host's worker was given (--tools).
         const agent = new Agent({
           llm: new LLM({ usageId: 'agent', ...(o.model ? { model: o.model } : {}) }),
-          tools: ['terminal', 'file_editor', 'task_tracker', ...(o.delegate ? ['delegate'] : [])],
+          tools: ['terminal', 'file_editor', 'task_tracker', 'wait', ...(o.delegate ? ['delegate'] : [])],
           hostTools: true,
         });
         const conversation = await Conversation.create(client, {

@@ -43,6 +43,7 @@ import { addUsage } from '../reply.js';
 import { pauseOutcome, runOutcome, statusAfterMessage } from '../status.js';
 import { ConfirmationGate } from './confirmation-gate.js';
 import { Condenser } from './condenser.js';
+import type { ActiveWait, WaitEnd } from './durable-wait.js';
 import { SubAgents } from './sub-agents.js';
 
 /** The cancellation scopes of what is in flight, so a pause or close can reach it. */
@@ -99,6 +100,8 @@ export class ConversationRun {
   /** Before `begin()` has run, a pause is kept for it (see pause()). */
   private started: boolean;
   private pauseAtStart: PauseRequest | undefined;
+  /** The `wait` call in progress, if any. */
+  private activeWait: ActiveWait | undefined;
 
   private constructor(input: ConversationInput) {
     const { options } = input;
@@ -206,6 +209,7 @@ export class ConversationRun {
       children,
       finalMessage: this.finalMessage,
       waitingForHost: this.inFlight.waitingForHost ? this.options.toolTaskQueue : null,
+      waitingUntil: this.activeWait ? { until: this.activeWait.until, reason: this.activeWait.reason } : null,
       ...(this.options.parent ? { parentId: this.options.parent.id } : {}),
     };
   }
@@ -300,6 +304,7 @@ export class ConversationRun {
         runNumber: this.runNumberValue,
         lastAction: this.log.lastAction,
         waitingForHost: this.inFlight.waitingForHost ? this.options.toolTaskQueue : null,
+        waitingUntil: this.activeWait,
         pendingMessages: this.pendingMessages(),
         children: this.children.list,
         parentId: this.options.parent?.id,
@@ -355,6 +360,23 @@ export class ConversationRun {
     this.toolState[tool] = state;
   }
 
+  /** A `wait` call begins; the handlers end it early (see interruptWait). */
+  beginWait(until: string, reason: string): ActiveWait {
+    this.activeWait = { until, reason };
+    this.publishDetails();
+    return this.activeWait;
+  }
+
+  /** The `wait` call is over. */
+  endWait(): void {
+    this.activeWait = undefined;
+    this.publishDetails();
+  }
+
+  private interruptWait(by: WaitEnd): void {
+    if (this.activeWait && this.activeWait.endedBy === undefined) this.activeWait.endedBy = by;
+  }
+
   // ---- what users (and parents) can do ----
 
   /** A user message as the workflow accepts it; throws with the reason otherwise. */
@@ -367,6 +389,7 @@ export class ConversationRun {
   /** Adds a user message (kept while paused, folded in before the next model call); its index. */
   addMessage(text: string): number {
     this.append({ kind: 'message', source: 'user', text });
+    this.interruptWait('message');
     this.setStatus(statusAfterMessage(this.statusValue));
     this.publishDetails();
     return this.log.count - 1;
@@ -387,6 +410,7 @@ export class ConversationRun {
     if (outcome === 'at-start') this.pauseAtStart = request;
     if (outcome !== 'pause') return;
     this.setStatus('paused', request.reason);
+    this.interruptWait('pause');
     this.append({ kind: 'pause', source: 'user', now: request.now === true, ...(request.reason ? { reason: request.reason } : {}) });
     this.inFlight.model?.cancel();
     if (request.now) {
@@ -401,6 +425,7 @@ export class ConversationRun {
   /** The seed's `run()`: start a run, resume, or (waiting for confirmation) approve. */
   run(): void {
     if (this.closeRequestedValue) throw new Error('the conversation is closed');
+    if (this.statusValue === 'running') this.interruptWait('resume');
     const outcome = runOutcome({
       status: this.statusValue,
       pendingActions: this.confirmation.pending.length,
@@ -445,6 +470,7 @@ export class ConversationRun {
   /** End the conversation: what is in flight is cancelled, sub-agents close too. */
   close(): void {
     this.closeRequestedValue = true;
+    this.interruptWait('close');
     this.inFlight.model?.cancel();
     if (this.inFlight.waitingForHost) this.inFlight.tool?.cancel();
     this.children.tell((child) => child.signal(closeSignal));

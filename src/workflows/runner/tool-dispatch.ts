@@ -13,6 +13,7 @@ import { lenientArguments, runOnHostBeforeOpenTools } from '../legacy/before-ope
 import { cancelledDetails, failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activities.js';
 import type { ConversationRun } from './conversation-run.js';
+import { durableWait } from './durable-wait.js';
 
 /** A host call that was never picked up, dropped because the conversation paused or closed. */
 export class NotStarted extends Error {}
@@ -37,6 +38,7 @@ export async function runTool(
     return { content: `The arguments of ${action.tool} must be a JSON object; got: ${String(args).slice(0, 500)}`, isError: true };
   }
   if (action.tool === 'delegate') return run.children.delegate(run, action, siblings);
+  if (action.tool === 'wait') return durableWait(run, action);
   const inWorkflow = WORKFLOW_TOOLS.get(action.tool);
   if (inWorkflow) return runInWorkflow(run, inWorkflow, action);
 
