@@ -65,8 +65,10 @@ export async function createSchedule(client: Client, name: string, options: Sche
   checkName(name);
   const cron = Array.isArray(options.cron) ? options.cron : [options.cron];
   if (cron.length === 0 || cron.some((c) => c.trim() === '')) throw new ScheduleError('give a cron expression, e.g. --cron "0 3 * * *"');
-  const { cron: _cron, message, timeZone, overlap, paused, ...create } = options;
-  const start = conversationStart({ ...create, firstMessage: message, run: true });
+  const { message, timeZone, overlap, paused } = options;
+  const create: Partial<ScheduleCreateOptions> = { ...options };
+  for (const key of ['cron', 'message', 'timeZone', 'overlap', 'paused'] as const) delete create[key];
+  const start = conversationStart({ ...(create as CreateOptions), firstMessage: message, run: true });
   await client.schedule.create({
     scheduleId: name,
     spec: { cronExpressions: cron, ...(timeZone ? { timezone: timeZone } : {}) },
