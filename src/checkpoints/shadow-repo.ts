@@ -531,23 +531,46 @@ export class ShadowRepo {
 
   /**
    * Writes checkpoint `commit`'s files into `targetDir` (created; must be empty), leaving the
-   * workspace alone. Only the tree: no `.git`, no ignored or skipped files.
+   * workspace alone. Only the tree: no `.git`, no ignored or skipped files. With `carry`, the new
+   * directory's shadow repository gets conversation `carry.from`'s checkpoints up to `commit`'s
+   * step under conversation `carry.to` (head = `commit`, and an index that already knows the
+   * files just written), so the fork can itself be rewound to any of those steps.
    */
-  async materialize(commit: string, targetDir: string): Promise<ForkResult> {
-    await this.info(commit);
+  async materialize(commit: string, targetDir: string, carry?: { from: string; to: string; store: CheckpointStore }): Promise<ForkResult> {
+    const source = await this.info(commit);
     const target = path.resolve(targetDir);
     await mkdir(target, { recursive: true });
-    if ((await readdir(target)).length) throw new CheckpointError('invalid', `the fork's directory ${target} is not empty`);
-    const index = path.join(this.gitDir, `fork-index.${process.pid}.${randomBytes(4).toString('hex')}`);
+    const into = carry ? await carry.store.open(target) : undefined;
+    // A retried fork (same commit, same new conversation) may find the files of its first attempt.
+    const marker = into && carry ? path.join(into.gitDir, `fork-${encodeRefPart(carry.to)}`) : undefined;
+    const ours = marker ? (await readFile(marker, 'utf8').catch(() => '')) === commit : false;
+    if (!ours && (await readdir(target)).length) throw new CheckpointError('invalid', `the fork's directory ${target} is not empty`);
+    if (marker && !ours) await writeFile(marker, commit);
+    const index = into && carry ? into.indexFile(carry.to) : path.join(this.gitDir, `fork-index.${process.pid}.${randomBytes(4).toString('hex')}`);
     const o = { index, cwd: target, env: { GIT_WORK_TREE: target } };
+    let files: number;
     try {
       await this.run(['read-tree', commit], o);
-      await this.run(['checkout-index', '-a', '-q'], o);
-      const files = splitZ((await this.run(['ls-files', '-z'], o)).stdout).length;
-      return { target, files };
+      await this.run(['checkout-index', '-a', '-f', '-q'], o);
+      files = splitZ((await this.run(['ls-files', '-z'], o)).stdout).length;
     } finally {
-      await rm(index, { force: true });
+      if (!into) await rm(index, { force: true });
     }
+    let steps = 0;
+    if (into && carry) {
+      const from = this.ns(carry.from);
+      const to = into.ns(carry.to);
+      const specs = [`${commit}:${to}/head`];
+      for (const [name, sha] of await this.refs([`${from}/`])) {
+        const m = /^step-(\d+)$/.exec(name.slice(from.length + 1));
+        if (m && Number(m[1]) <= source.step) {
+          specs.push(`${sha}:${to}/${m[0]}`);
+          steps++;
+        }
+      }
+      await this.run(['push', '-q', '--no-verify', into.gitDir, ...specs]);
+    }
+    return { target, files, steps };
   }
 
   /** The shadow repository's size on disk in bytes (objects, refs, indexes). */

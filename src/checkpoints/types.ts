@@ -68,16 +68,23 @@ export interface RestoreResult {
 export interface ForkWorkspaceInput {
   /** The workspace whose shadow repository holds the checkpoint. */
   workspace: string;
+  /** The conversation forked from: its checkpoints up to `commit`'s step go with the fork. */
+  conversationId: string;
   commit: string;
-  /** The new workspace directory: must not exist or be empty. */
-  target: string;
+  /** The new conversation: its checkpoints in the new workspace start with those carried over. */
+  newConversationId: string;
+  /** The new workspace directory (must not exist or be empty); default defaultForkDir(workspace, newConversationId). */
+  target?: string;
 }
 
 /** What a fork wrote. */
 export interface ForkResult {
+  /** The new workspace directory (absolute). */
   target: string;
   /** Files written into it. */
   files: number;
+  /** Step checkpoints carried over to the new conversation (0 without carrying). */
+  steps: number;
 }
 
 /** Input of the `listCheckpoints` activity. */
