@@ -12,7 +12,7 @@ export default tseslint.config(
       globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', Buffer: 'readonly', performance: 'readonly' },
     },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', ignoreRestSiblings: true }],
       // A promise nobody awaits loses its error; node:test's test() and hooks are awaited by the runner.
       '@typescript-eslint/no-floating-promises': [
         'error',

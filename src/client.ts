@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
 import { readEvents } from './conversation/read-events.js';
+import { markRewound, rewoundRanges, type RewindAnswer } from './workflows/time-travel.js';
 import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
 import { parseMcpServers } from './mcp/config.js';
 import { explainUnreadable } from './security/codec.js';
@@ -20,6 +21,8 @@ import {
   runUpdate,
   stateQuery,
   waitForChangeUpdate,
+  rewindUpdate,
+  checkpointsQuery,
   type PauseRequest,
   type WaitAnswer,
   type WaitRequest,
@@ -27,6 +30,7 @@ import {
 import {
   DEFAULTS,
   type AgentSpec,
+  type CheckpointEntry,
   type CondenserOptions,
   type ConfirmationPolicy,
   type ConversationEvent,
@@ -285,8 +289,24 @@ export class Conversation {
   }
 
   /** The event log from `fromIndex` (read in pages, so any length is fine). */
+  /** The event log from `fromIndex`; events a rewind left behind carry `rewound: true`. */
   async events(fromIndex = 0): Promise<ConversationEvent[]> {
-    return readEvents(this.handle, fromIndex);
+    const events = await readEvents(this.handle, fromIndex);
+    return markRewound(events, rewoundRanges(events));
+  }
+
+  /**
+   * Rewinds the conversation and its workspace to as they were after step `step` (0: before the
+   * first): what runs stops, later steps leave the prompt (still readable), the conversation is
+   * paused. The answer names the checkpoint kept of the workspace just before (to undo it).
+   */
+  async rewind(step: number): Promise<RewindAnswer> {
+    return this.handle.executeUpdate(rewindUpdate, { args: [{ to: step }] });
+  }
+
+  /** The workspace's checkpoints, one per step (those a rewind left behind are marked `rewound`). */
+  async checkpoints(): Promise<CheckpointEntry[]> {
+    return this.handle.query(checkpointsQuery);
   }
 
   /**

@@ -23,6 +23,8 @@ export {
   type CreateOptions,
 } from './client.js';
 export { connectClient } from './connection.js';
+export { forkConversation, ForkError, type ForkOptions } from './fork.js';
+export { NOT_UNDONE, type RewindAnswer } from './workflows/time-travel.js';
 export {
   changeSchedule,
   createSchedule,

@@ -247,6 +247,8 @@ interface EventBase {
   /** ISO time from the workflow clock (deterministic on replay). */
   timestamp: string;
   source: EventSource;
+  /** Set by readers on events a rewind left behind (out of the prompt, still readable). */
+  rewound?: true;
 }
 
 export interface MessageEvent extends EventBase {
@@ -407,6 +409,8 @@ export interface ConversationState {
   steps?: number;
   /** For a fork: the conversation and step it was forked from. */
   forkedFrom?: ForkOrigin | null;
+  /** A fork whose workspace is still being made (nothing runs before it is). */
+  forkPending?: boolean;
 }
 
 // ---- Activity contracts ----

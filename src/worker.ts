@@ -102,6 +102,11 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       runTool: activities.runTool,
       prepareTools: activities.prepareTools,
       releaseTools: activities.releaseTools,
+      // Time travel: the workspace's checkpoints live on its host.
+      checkpointWorkspace: activities.checkpointWorkspace,
+      restoreWorkspace: activities.restoreWorkspace,
+      forkWorkspace: activities.forkWorkspace,
+      listCheckpoints: activities.listCheckpoints,
       // Conversations that scheduled these before tools were open still get an answer.
       runTerminal: activities.runTerminal,
       editFile: activities.editFile,

@@ -121,6 +121,9 @@ export function stateJson(s: ConversationState): Record<string, unknown> {
     runCost: s.runCost,
     finalMessage: s.finalMessage ?? null,
     waitingForHost: s.waitingForHost ?? null,
+    waitingUntil: s.waitingUntil ?? null,
+    steps: s.steps ?? 0,
+    forkedFrom: s.forkedFrom ?? null,
     children: (s.children ?? []).map((c) => ({ id: c.id, status: c.status, cost: c.cost, task: c.task })),
     ...(s.parentId ? { parentId: s.parentId } : {}),
   };

@@ -20,6 +20,7 @@ import { ConversationStatusKey } from '../workflows/messages.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
 import { doctor } from './doctor.js';
 import { scheduleCommand } from './schedule.js';
+import { timeTravelCommands } from './time-travel.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import { conversationWorkerWarnings, formatLastKnown, printWarnings, startWorkspaceCheck, stateOrLastKnown, workerWarnings } from './presence.js';
 
@@ -36,6 +37,12 @@ function positiveNumber(value: string): number {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new InvalidArgumentError('must be a positive whole number');
+  return n;
+}
+
+function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('must be a whole number, 0 or more');
   return n;
 }
 
@@ -449,6 +456,14 @@ program
   });
 
 program.addCommand(scheduleCommand({ withClient, positiveInt, positiveNumber, readMcpConfig }));
+for (const command of timeTravelCommands({
+  withClient,
+  answered,
+  nonNegativeInt,
+  withConversation: (id, fn) => withClient(async (client) => fn(await attach(client, id))),
+})) {
+  program.addCommand(command);
+}
 
 program
   .command('doctor')

@@ -3,6 +3,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { isDeepStrictEqual } from 'node:util';
 import type { ConversationEvent, RecentEvents } from '../types.js';
 import { compactEvents, type EventRun } from '../workflows/event-log.js';
+import { lacksPromptEvents } from '../workflows/time-travel.js';
 import { eventRunsQuery, eventsQuery } from '../workflows/messages.js';
 
 /**
@@ -92,6 +93,11 @@ export class TranscriptCache {
             bytes: entry && joined.length - recent.events.length === entry.events.length ? entry.bytes + sizeOf(recent.events) : sizeOf(joined),
           }
         : await this.query(handle, entry, eventCount, attempt);
+    // A rewind to before a condensation brings back events this run may no longer hold: read them from earlier runs.
+    if (lacksPromptEvents(events, eventCount)) {
+      events = await readEvents(handle, 0, eventCount);
+      bytes = sizeOf(events);
+    }
     // What a condensation replaced is never asked for again: keep the cache as small as the prompt.
     const compacted = compactEvents(events);
     if (compacted.length !== events.length) {

@@ -136,3 +136,22 @@ export function describeSteps(steps: readonly number[]): string {
 export function isRewind(e: ConversationEvent): e is RewindEvent {
   return e.kind === 'rewind';
 }
+
+/**
+ * Whether `events` (indices below `count`, as a worker holds them) lack an event the prompt needs:
+ * after a rewind to before a condensation, the events it had replaced come back, and the run that
+ * holds the transcript may no longer hold them (earlier runs do).
+ */
+export function lacksPromptEvents(events: readonly ConversationEvent[], count: number): boolean {
+  const ranges = rewoundRanges(events);
+  if (ranges.length === 0) return false;
+  let latest: { forgottenFrom: number; forgottenTo: number } | undefined;
+  for (const e of events) if (e.kind === 'condensation' && !inRanges(e.index, ranges)) latest = e;
+  const have = new Set(events.map((e) => e.index));
+  for (let i = 0; i < count; i++) {
+    if (have.has(i) || inRanges(i, ranges)) continue;
+    if (latest && i >= latest.forgottenFrom && i < latest.forgottenTo) continue;
+    return true;
+  }
+  return false;
+}

@@ -233,6 +233,7 @@ export class ConversationRun {
       waitingUntil: this.activeWait ? { until: this.activeWait.until, reason: this.activeWait.reason } : null,
       steps: this.stepsValue,
       forkedFrom: this.forkedFrom ?? null,
+      forkPending: this.input.fork !== undefined && !this.forkMadeValue,
       ...(this.options.parent ? { parentId: this.options.parent.id } : {}),
     };
   }
@@ -452,9 +453,13 @@ export class ConversationRun {
     return { toStep: entry.step, commit, before, dropped: dropTo - dropFrom };
   }
 
-  /** A fork's workspace has been made. */
-  markForkMade(): void {
+  /** A fork's workspace has been made: an event says so (and wakes whoever waits for it). */
+  markForkMade(workspace: string): void {
     this.forkMadeValue = true;
+    const origin = this.forkedFrom;
+    const reason = `forked from ${origin?.id ?? '?'} at step ${origin?.step ?? '?'}: workspace ${workspace} ready`;
+    this.append({ kind: 'status', source: 'environment', status: this.statusValue, reason });
+    this.publishDetails();
   }
 
   // ---- what users (and parents) can do ----

@@ -121,7 +121,7 @@ export async function makeForkWorkspace(run: ConversationRun, acts: Conversation
         },
       ],
     );
-    run.markForkMade();
+    run.markForkMade(run.options.workspace);
     return true;
   } catch (err) {
     run.fail(`could not make the fork's workspace ${run.options.workspace}: ${failureMessage(err)}`, { event: true });
