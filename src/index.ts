@@ -10,7 +10,6 @@
 export {
   Agent,
   Conversation,
-  ConversationNotFoundError,
   DelegateTool,
   FileEditorTool,
   FinishTool,
@@ -22,6 +21,20 @@ export {
   type CreateOptions,
 } from './client.js';
 export { connectClient } from './connection.js';
+export {
+  ConversationClosedError,
+  ConversationNotFoundError,
+  DecryptionError,
+  EncryptionConfigError,
+  FaheemError,
+  InvalidRequestError,
+  NoWorkerError,
+  SandboxError,
+  ServerUnreachableError,
+  ToolInterruptedError,
+  UsageError,
+  type FaheemErrorCode,
+} from './errors.js';
 export { parseMcpConfigFile, parseMcpServers } from './mcp/config.js';
 export {
   defineTool,

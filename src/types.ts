@@ -69,8 +69,29 @@ export interface RepositoryInstructions {
   truncated: boolean;
 }
 
-/** MCP servers, in the format editors keep: `{ name: { command, args, env } | { url, headers } }`. */
-export type McpServersSpec = Record<string, { command: string; args?: string[]; env?: Record<string, string>; cwd?: string } | { url: string; headers?: Record<string, string> }>;
+/** A local MCP server, started by the workspace host's worker. Write secrets as `${VAR}`, never literally. */
+export interface McpStdioServerSpec {
+  /** The program to start. */
+  command: string;
+  args?: string[];
+  /** Variables for it; `${VAR}` and `${VAR:-default}` are filled in from the worker's environment. */
+  env?: Record<string, string>;
+  /** Where it starts (default: the workspace). */
+  cwd?: string;
+}
+
+/** A remote MCP server (streamable HTTP). Write tokens in `headers` as `${VAR}`, never literally. */
+export interface McpHttpServerSpec {
+  /** An http:// or https:// URL. */
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/** One MCP server: a local one (`command`) or a remote one (`url`). */
+export type McpServerSpec = McpStdioServerSpec | McpHttpServerSpec;
+
+/** MCP servers by name, in the format editors keep: `{ name: { command, args, env } | { url, headers } }`. */
+export type McpServersSpec = Record<string, McpServerSpec>;
 
 /** The shell state that carries from one command to the next; durable, so a new worker continues it. */
 export interface TerminalState {

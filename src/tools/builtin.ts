@@ -11,7 +11,7 @@ import { DelegateTool } from './delegate.js';
 import { FinishTool, TaskTrackerTool, ThinkTool } from './local.js';
 import { hiddenDirs, type SandboxOptions } from './sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
-import { CommandInterrupted, commandBaseEnv, namedSecrets, runTerminal } from './terminal.js';
+import { commandBaseEnv, namedSecrets, runTerminal } from './terminal.js';
 
 export interface BuiltinConfig {
   /** The worker's environment: secrets, FAHEEM_HOME. */
@@ -41,25 +41,20 @@ export function terminalTool(config: BuiltinConfig = {}) {
     interruptedMessage:
       'This command may have run, but the worker running it stopped before it reported a result. ' +
       'Its effects are unknown: check the state (files, processes) before running it again.',
+    // Interrupted by `pause --now`, runTerminal throws a ToolInterruptedError with the output so far.
     async execute(args, ctx) {
-      try {
-        const result = await runTerminal(args, ctx.state ?? { cwd: ctx.workspace, env: {} }, {
-          workspace: ctx.workspace,
-          session: ctx.conversationId,
-          signal: ctx.signal,
-          outputDir: path.join(home, 'outputs', ctx.conversationId),
-          secrets,
-          baseEnv,
-          secretEnv,
-          ...(config.sandbox ? { sandbox: config.sandbox, sandboxHide: hiddenDirs(env) } : {}),
-        });
-        const { terminal, ...rest } = result;
-        return { ...rest, state: terminal };
-      } catch (err) {
-        // Interrupted by `pause --now`: what it printed so far goes back with the interruption.
-        if (err instanceof CommandInterrupted) throw Object.assign(new Error('interrupted by a pause'), { partialOutput: err.partialOutput });
-        throw err;
-      }
+      const result = await runTerminal(args, ctx.state ?? { cwd: ctx.workspace, env: {} }, {
+        workspace: ctx.workspace,
+        session: ctx.conversationId,
+        signal: ctx.signal,
+        outputDir: path.join(home, 'outputs', ctx.conversationId),
+        secrets,
+        baseEnv,
+        secretEnv,
+        ...(config.sandbox ? { sandbox: config.sandbox, sandboxHide: hiddenDirs(env) } : {}),
+      });
+      const { terminal, ...rest } = result;
+      return { ...rest, state: terminal };
     },
   });
 }

@@ -7,6 +7,7 @@ import { constants } from 'node:fs';
 import { mkdtemp, rm, mkdir, open, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { ToolInterruptedError } from '../errors.js';
 import { isSecretName, redact } from '../security/redact.js';
 import type { TerminalResult, TerminalState } from '../types.js';
 import { killGroup, sandboxedCommand, type SandboxOptions } from './sandbox.js';
@@ -71,11 +72,8 @@ export function namedSecrets(env: NodeJS.ProcessEnv = process.env): Record<strin
   return out;
 }
 
-export class CommandInterrupted extends Error {
-  constructor(readonly partialOutput: string) {
-    super('command interrupted');
-  }
-}
+/** What an interrupted command throws (the same class as ToolInterruptedError): its output so far travels with it. */
+export { ToolInterruptedError as CommandInterrupted };
 
 /** The worker's environment without its secrets: commands never see the LLM key. */
 export function commandBaseEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
@@ -271,7 +269,7 @@ async function observe(key: string, rc: RunningCommand, ctx: TerminalContext, ti
   rc.proc.destroyOutput();
   try {
     const text = redact(await rc.output.render(ctx.outputDir), ctx.secrets ?? []);
-    if (outcome === 'interrupt') throw new CommandInterrupted(text);
+    if (outcome === 'interrupt') throw new ToolInterruptedError(text);
     const secretValues = [...(ctx.secrets ?? []), ...Object.values(ctx.secretEnv ?? {})];
     const terminal = await readShellState(rc.stateDir, rc.startState, rc.envBase, secretValues);
     if (outcome === 'timeout') {
