@@ -76,11 +76,11 @@ export const DESCRIPTIONS = {
   reject: 'Reject the actions waiting for confirmation with a reason the model sees; the conversation goes on.',
 } as const;
 
-/** A user message as the workflow accepts it: non-empty text within the size limit. */
+/** A user message as the workflow accepts it: non-empty text within the size limit. The SDK and CLI check with this too. */
 export function checkMessageText(text: unknown): string {
   if (typeof text !== 'string' || text.trim() === '') throw new Error('the message is empty');
   if (text.length > DEFAULTS.maxMessageChars) {
-    throw new Error(`the message has ${text.length} characters; the limit is ${DEFAULTS.maxMessageChars}`);
+    throw new Error(`the message is longer than ${DEFAULTS.maxMessageChars} characters (it has ${text.length})`);
   }
   return text;
 }
