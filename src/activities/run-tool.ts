@@ -9,7 +9,7 @@ import { describeInvalid, retryClass } from '../tools/define.js';
 import { interruptedFailure, partialOutputOf } from '../tools/interrupted.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { execInWorkspace, hiddenDirs, type SandboxOptions } from '../tools/sandbox.js';
-import { commandBaseEnv } from '../tools/terminal.js';
+import { commandBaseEnv } from '../security/env-policy.js';
 import type { RunToolInput, RunToolResult, TerminalCallInput, TerminalResult, ToolCallInput, ToolResult } from '../types.js';
 import { withHeartbeat } from './heartbeat.js';
 import type { StartLog } from './start-log.js';

@@ -3,7 +3,7 @@
 // constants use the process's, and are what you pass to `Agent`.
 import path from 'node:path';
 import { faheemHome } from '../home.js';
-import { secretValues } from '../security/redact.js';
+import { commandBaseEnv, namedSecrets, secretValues } from '../security/env-policy.js';
 import type { TerminalState } from '../types.js';
 import { defineTool, type AnyTool } from './define.js';
 import { editFile } from './file-editor.js';
@@ -11,7 +11,8 @@ import { DelegateTool } from './delegate.js';
 import { FinishTool, TaskTrackerTool, ThinkTool } from './local.js';
 import { hiddenDirs, type SandboxOptions } from './sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
-import { commandBaseEnv, namedSecrets, runTerminal } from './terminal.js';
+import { riskyUnlessRatedLow } from './risk.js';
+import { runTerminalCall } from './terminal.js';
 
 export interface BuiltinConfig {
   /** The worker's environment: secrets, FAHEEM_HOME. */
@@ -20,9 +21,6 @@ export interface BuiltinConfig {
   sandbox?: SandboxOptions;
 }
 
-// The model rates each terminal and file_editor call; under `risky`, HIGH or no rating asks.
-const riskyUnlessRatedLow = (args: { security_risk?: 'LOW' | 'MEDIUM' | 'HIGH' | undefined }) =>
-  !(args.security_risk === 'LOW' || args.security_risk === 'MEDIUM');
 
 export function terminalTool(config: BuiltinConfig = {}) {
   const env = config.env ?? process.env;
@@ -43,7 +41,8 @@ export function terminalTool(config: BuiltinConfig = {}) {
       'Its effects are unknown: check the state (files, processes) before running it again.',
     // Interrupted by `pause --now`, runTerminal throws a ToolInterruptedError with the output so far.
     async execute(args, ctx) {
-      const result = await runTerminal(args, ctx.state ?? { cwd: ctx.workspace, env: {} }, {
+      // Checked already against TerminalArgs (the tool's parameters) by runTool: not again.
+      const result = await runTerminalCall(args, ctx.state ?? { cwd: ctx.workspace, env: {} }, {
         workspace: ctx.workspace,
         session: ctx.conversationId,
         signal: ctx.signal,

@@ -8,9 +8,11 @@ import { mkdtemp, rm, mkdir, open, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ToolInterruptedError } from '../errors.js';
-import { isSecretName, redact } from '../security/redact.js';
+import { commandBaseEnv, isSecretName, namedSecrets } from '../security/env-policy.js';
+import { redact } from '../security/redact.js';
 import type { TerminalResult, TerminalState } from '../types.js';
 import { killGroup, sandboxedCommand, type SandboxOptions } from './sandbox.js';
+import type { z } from 'zod';
 import { describeInvalid, TerminalArgs } from './schemas.js';
 import { spawnCommand, type SpawnedCommand } from './spawner.js';
 
@@ -65,24 +67,12 @@ export interface TerminalContext {
   sandboxHide?: readonly string[];
 }
 
-/** Secrets the worker was given as FAHEEM_SECRET_<NAME>=value, by NAME. */
-export function namedSecrets(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (k.startsWith('FAHEEM_SECRET_') && v) out[k.slice('FAHEEM_SECRET_'.length)] = v;
-  return out;
-}
 
 /** What an interrupted command throws (the same class as ToolInterruptedError): its output so far travels with it. */
 export { ToolInterruptedError as CommandInterrupted };
 
-/** The worker's environment without its secrets: commands never see the LLM key. */
-export function commandBaseEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (v !== undefined && !isSecretName(k) && !k.startsWith('LLM_') && !k.startsWith('TEMPORAL_')) out[k] = v;
-  }
-  return out;
-}
+// What commands start from and which secrets they may name is the env policy's; re-exported for older imports.
+export { commandBaseEnv, namedSecrets };
 
 /** A command left running after an observation (soft timeout), reachable with is_input. */
 interface RunningCommand {
@@ -105,10 +95,15 @@ const running = new Map<string, RunningCommand>();
 
 const KEYS: Record<string, string> = { Enter: '\n', Tab: '\t', Escape: '\x1b', Up: '\x1b[A', Down: '\x1b[B', Right: '\x1b[C', Left: '\x1b[D' };
 
+/** Runs a terminal call from the model's raw arguments (checked here: an invalid call is reported, not run). */
 export async function runTerminal(rawArgs: unknown, state: TerminalState, ctx: TerminalContext): Promise<TerminalResult> {
   const parsed = TerminalArgs.safeParse(rawArgs);
   if (!parsed.success) return { content: describeInvalid('terminal', parsed.error), isError: true, terminal: state };
-  const args = parsed.data;
+  return runTerminalCall(parsed.data, state, ctx);
+}
+
+/** Runs a terminal call whose arguments TerminalArgs has already checked (the tool's own schema, in runTool). */
+export async function runTerminalCall(args: z.output<typeof TerminalArgs>, state: TerminalState, ctx: TerminalContext): Promise<TerminalResult> {
   const key = ctx.session ?? ctx.workspace;
   let current = running.get(key);
   const idleState: TerminalState = { cwd: state.cwd, env: state.env };
