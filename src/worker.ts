@@ -6,7 +6,8 @@ import { availableParallelism } from 'node:os';
 import { createActivities } from './activities/index.js';
 import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
-import { checkSandbox, sandboxFromEnv, type SandboxOptions } from './tools/sandbox.js';
+import { checkSandbox, type SandboxOptions } from './tools/sandbox.js';
+import { readWorkerConfig } from './config.js';
 import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
@@ -66,13 +67,14 @@ export interface CreateWorkerOptions {
  */
 export async function createWorker(options: CreateWorkerOptions = {}): Promise<WorkerHandle> {
   const env = options.env ?? process.env;
-  installRuntime((env.FAHEEM_LOG_LEVEL?.toUpperCase() as LogLevel | undefined) ?? 'WARN');
-  const sandbox = options.sandbox === false ? undefined : (options.sandbox ?? sandboxFromEnv(env));
+  const config = readWorkerConfig(env); // a bad FAHEEM_* value stops here, naming the variable
+  installRuntime(config.logLevel);
+  const sandbox = options.sandbox === false ? undefined : (options.sandbox ?? config.sandbox);
   if (sandbox) await checkSandbox(sandbox, env); // asked for but unusable: fail now, not on the first command
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
   const mcp = new McpManager({ env });
-  const activities = createActivities({ env, tools: options.tools ?? [], mcp, ...(sandbox ? { sandbox } : {}) });
+  const activities = createActivities({ env, config, tools: options.tools ?? [], mcp, ...(sandbox ? { sandbox } : {}) });
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
 
@@ -90,7 +92,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     stickyQueueScheduleToStartTimeout: '2 seconds',
     // Workflow tasks run in worker threads; the SDK's default of one made a single core the ceiling of
     // many conversations (docs/benchmarks.md: 50 at once, 25 → 13 s with two).
-    workflowThreadPoolSize: workflowThreads(env),
+    workflowThreadPoolSize: config.workflowThreads ?? Math.min(2, availableParallelism()),
     shutdownGraceTime: '2 seconds',
   });
   const tools = await Worker.create({
@@ -127,13 +129,6 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       tools.shutdown();
     },
   };
-}
-
-/** FAHEEM_WORKFLOW_THREADS, or two when the machine has two cores or more. */
-function workflowThreads(env: NodeJS.ProcessEnv): number {
-  const asked = Number(env.FAHEEM_WORKFLOW_THREADS);
-  if (Number.isInteger(asked) && asked >= 1) return asked;
-  return Math.min(2, availableParallelism());
 }
 
 /**

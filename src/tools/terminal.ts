@@ -7,6 +7,7 @@ import { constants } from 'node:fs';
 import { mkdtemp, rm, mkdir, open, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { CONFIG_DEFAULTS } from '../config.js';
 import { ToolInterruptedError } from '../errors.js';
 import { commandBaseEnv, isSecretName, namedSecrets } from '../security/env-policy.js';
 import { redact } from '../security/redact.js';
@@ -19,8 +20,8 @@ import { spawnCommand, type SpawnedCommand } from './spawner.js';
 export const MAX_OUTPUT_CHARS = 30_000;
 /** Even a command that keeps printing is reported back, still running, after this long. */
 const MAX_OBSERVE_MS = 10 * 60_000;
-/** A command with no new output for this long is returned as still running (FAHEEM_TERMINAL_SOFT_TIMEOUT_S). */
-const DEFAULT_SOFT_TIMEOUT_MS = Number(process.env.FAHEEM_TERMINAL_SOFT_TIMEOUT_S ?? 30) * 1000;
+/** A command with no new output for this long is returned as still running (the worker's FAHEEM_TERMINAL_SOFT_TIMEOUT_S, see config.ts). */
+const DEFAULT_SOFT_TIMEOUT_MS = CONFIG_DEFAULTS.terminalSoftTimeoutS * 1000;
 
 // Reads the command from a variable (so a syntax error in it is reported, not fatal to the
 // wrapper) and records cwd and environment on every way out, `exit` included. The environment is
@@ -65,6 +66,8 @@ export interface TerminalContext {
   sandbox?: SandboxOptions;
   /** Directories the sandbox hides (the worker's home, FAHEEM_HOME); see hiddenDirs. */
   sandboxHide?: readonly string[];
+  /** Start commands through the spawn helper (the worker's FAHEEM_SPAWN_HELPER; default: on). */
+  spawnHelper?: boolean;
 }
 
 
@@ -168,7 +171,7 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
       cwd: ctx.workspace,
       env: { ...baseEnv, ...state.env, ...mentioned, __FAHEEM_CMD: command, __FAHEEM_STATE: stateDir, __FAHEEM_WS: ctx.workspace, __FAHEEM_CWD: state.cwd },
       detached: true, // its own process group (and, sandboxed, PID namespace): everything it started stops together
-    });
+    }, ctx.spawnHelper);
   } catch (err) {
     await rm(stateDir, { recursive: true, force: true });
     throw err;
