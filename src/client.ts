@@ -45,7 +45,12 @@ export { ConversationNotFoundError };
 /** A tool for `Agent`: a tool made with `defineTool` (or a built-in like `TerminalTool`), or its name. */
 export type AgentTool = { readonly name: string } | string;
 
+/**
+ * The model an agent uses: its name (`openai/gpt-4o`, `anthropic/…`; default the worker's LLM_MODEL),
+ * endpoint and temperature. The API key is never here: the worker reads it from its environment.
+ */
 export class LLM {
+/** The model as the conversation keeps it (plain data). */
   readonly spec: LLMSpec;
   constructor(options: { usageId?: string; model?: string; baseUrl?: string; temperature?: number; apiKey?: unknown }) {
     if (options.apiKey !== undefined) {
@@ -67,6 +72,7 @@ export class LLM {
  * given to `createWorker({ tools })`), so no code or key travels through Temporal.
  */
 export class Agent {
+/** The agent as the conversation keeps it (plain data). */
   readonly spec: AgentSpec;
   constructor(options: {
     llm: LLM;
@@ -103,6 +109,7 @@ export function checkMessage(text: unknown): string {
   }
 }
 
+/** What `Conversation.create` takes: the agent, the workspace (on the worker's host), and the conversation's limits. */
 export interface CreateOptions {
   agent: Agent;
   workspace: string;
@@ -136,6 +143,11 @@ export interface CreateOptions {
 }
 
 
+/**
+ * A handle on one conversation (one Temporal workflow): every call goes through Temporal, so any
+ * process can attach to it (`Conversation.attach`). Errors are FaheemErrors: ConversationNotFoundError,
+ * ConversationClosedError, InvalidRequestError (the conversation refused, and says why).
+ */
 export class Conversation {
   private constructor(
     readonly client: Client,
@@ -208,6 +220,10 @@ export class Conversation {
     return new Conversation(client, id, handle);
   }
 
+/**
+ * Adds a user message (checked first: InvalidRequestError when empty or too long) and answers with
+ * its event index. While running, it is read before the next model call; otherwise it waits for run.
+ */
   async sendMessage(text: string): Promise<number> {
     checkMessage(text);
     const { index } = await this.update(() => this.handle.executeUpdate(addMessageUpdate, { args: [text] }));
@@ -294,11 +310,13 @@ export class Conversation {
     throw err;
   }
 
+/** The current state (status, iterations, metrics, last error, …); `executionStatus` is `status`, as the seed calls it. */
   async state(): Promise<ConversationState & { executionStatus: ConversationState['status'] }> {
     const s = await this.handle.query(stateQuery);
     return { ...s, executionStatus: s.status };
   }
 
+/** Cost, tokens and model calls so far. */
   async metrics(): Promise<Metrics> {
     return (await this.state()).metrics;
   }

@@ -9,6 +9,7 @@ import { ServerUnreachableError } from './errors.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { DEFAULTS } from './types.js';
 
+/** The address, namespace and TLS/API-key options Temporal's envconfig (and TEMPORAL_*) gives. */
 export function connectConfig() {
   const config = loadClientConnectConfig();
   const address = config.connectionOptions.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
@@ -47,12 +48,17 @@ export async function connectConnection(): Promise<{ connection: Connection; nam
   }
 }
 
+/**
+ * A Temporal client for the configured server, with faheem's data converter (encryption when a key
+ * is set, large payloads kept aside). Throws ServerUnreachableError when the server does not answer.
+ */
 export async function connectClient(): Promise<Client> {
   const converter = dataConverter(); // a malformed encryption key fails here, with its own message
   const { connection, namespace } = await connectConnection();
   return new Client({ connection, namespace, dataConverter: converter });
 }
 
+/** The native connection a worker polls with; ServerUnreachableError when the server does not answer. */
 export async function connectWorker(): Promise<{ connection: NativeConnection; namespace: string }> {
   const { connectionOptions, namespace } = connectConfig();
   const address = connectionOptions.address;
@@ -117,6 +123,7 @@ async function refusedAt(address: string, options: object): Promise<string | und
   });
 }
 
+/** The task queue of workflows and model calls: FAHEEM_TASK_QUEUE, default `faheem`. */
 export function taskQueue(env: NodeJS.ProcessEnv = process.env): string {
   return env.FAHEEM_TASK_QUEUE || DEFAULTS.taskQueue;
 }

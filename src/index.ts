@@ -2,8 +2,9 @@
  * faheemcode: coding agents as durable Temporal workflows.
  *
  * The client side: `LLM`, `Agent`, `Conversation` (start, run, pause, message, resume, inspect),
- * `defineTool` for your own tools, and `connectClient`. The worker is in `faheemcode/worker`, the
- * scripted stand-in model for tests in `faheemcode/testing`.
+ * `defineTool` for your own tools, `connectClient`, the errors the package throws (all
+ * `FaheemError`s) and the types of what a conversation reports (state, events, metrics). The worker
+ * is in `faheemcode/worker`, the scripted stand-in model for tests in `faheemcode/testing`.
  *
  * @packageDocumentation
  */
@@ -17,6 +18,7 @@ export {
   TaskTrackerTool,
   TerminalTool,
   ThinkTool,
+  checkMessage,
   type AgentTool,
   type CreateOptions,
 } from './client.js';
@@ -40,6 +42,8 @@ export {
   defineTool,
   isTool,
   type AnyTool,
+  type ExecOptions,
+  type ExecResult,
   type RetryClass,
   type Tool,
   type ToolContext,
@@ -47,4 +51,38 @@ export {
   type ToolOutput,
 } from './tools/define.js';
 export type { PauseRequest } from './workflows/messages.js';
-export * from './types.js';
+// What users read and write; the workflow's own contracts (carried state, activity inputs and
+// results, DEFAULTS) stay inside the package.
+export {
+  CONVERSATION_STATUSES,
+  TOOL_NAMES,
+  type ActionEvent,
+  type AgentSpec,
+  type ChildEvent,
+  type ChildSummary,
+  type CondensationEvent,
+  type CondenserOptions,
+  type ConfirmationPolicy,
+  type ConversationEvent,
+  type ConversationState,
+  type ConversationStatus,
+  type ErrorEvent,
+  type EventSource,
+  type HostEvent,
+  type InstructionsEvent,
+  type LLMSpec,
+  type McpHttpServerSpec,
+  type McpServerSpec,
+  type McpServersSpec,
+  type McpStdioServerSpec,
+  type MessageEvent,
+  type Metrics,
+  type ModelCallMetrics,
+  type ObservationEvent,
+  type PauseEvent,
+  type ResumeEvent,
+  type StatusEvent,
+  type TerminalState,
+  type TokenUsage,
+  type ToolName,
+} from './types.js';

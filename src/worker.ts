@@ -15,10 +15,15 @@ import { workflowSource } from './workflow-source.js';
 
 export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
 
+/** A created worker: `run()` until `shutdown()`; its task queues and sandbox. */
 export interface WorkerHandle {
+/** Polls both task queues until shutdown (then closes MCP servers and the connection). */
   run(): Promise<void>;
+/** Stops polling; `run()` resolves once the calls in flight are done. */
   shutdown(): void;
+/** The queue of workflows and model calls (FAHEEM_TASK_QUEUE, default `faheem`). */
   taskQueue: string;
+/** This host's tool queue (FAHEEM_TOOL_TASK_QUEUE, default `faheem-tools@<host>`). */
   toolTaskQueue: string;
   /** The sandbox this worker's commands run under; undefined: unsandboxed. */
   sandbox: SandboxOptions | undefined;
@@ -43,6 +48,7 @@ function installRuntime(level: LogLevel): void {
   }
 }
 
+/** What `createWorker` takes. */
 export interface CreateWorkerOptions {
   /** Your tools (made with `defineTool`), run on this host's tool queue; the built-ins are always there. */
   tools?: readonly AnyTool[];

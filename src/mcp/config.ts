@@ -114,10 +114,15 @@ function parseServers(value: unknown, source: string, prefix: readonly PropertyK
   throw new InvalidRequestError(`Invalid MCP server config in ${source}:\n${lines.map((l) => `  - ${l}`).join('\n')}`);
 }
 
+/**
+ * Checks MCP servers given as an object (`{ name: { command, args, env } | { url, headers } }`) and
+ * returns them without the keys editors add; throws an InvalidRequestError listing each problem.
+ */
 export function parseMcpServers(value: unknown, source = 'the MCP server config'): McpServers {
   return parseServers(value, source, [], value);
 }
 
+/** The servers of an editor-style config file's text (`{"mcpServers": {…}}`); `source` names the file in errors. */
 export function parseMcpConfigFile(text: string, source: string): McpServers {
   let json: unknown;
   try {

@@ -77,6 +77,7 @@ export type ToolOutput<State = unknown> =
       state?: State;
     };
 
+/** What `defineTool` takes: the tool's name, description, argument schema, retry class, approval rule and `execute`. */
 export interface ToolOptions<Params extends z.ZodObject, State = unknown> {
   /** What the model calls it: letters, digits, `_` and `-`, at most 64 characters. */
   name: string;

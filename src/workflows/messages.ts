@@ -4,6 +4,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { DEFAULTS, type ChildReport, type ConversationEvent, type ConversationSetup, type ConversationState } from '../types.js';
 
+/** What `conversation.pause()` takes. */
 export interface PauseRequest {
   /** Also interrupt the command that is running. */
   now?: boolean;
