@@ -14,6 +14,7 @@ import { dataConverter } from './storage/local-payloads.js';
 import { workflowSource } from './workflow-source.js';
 
 export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
+export { readWorkerConfig, type WorkerConfig, type WorkerLogLevel } from './config.js';
 
 /** A created worker: `run()` until `shutdown()`; its task queues and sandbox. */
 export interface WorkerHandle {
