@@ -39,7 +39,7 @@ import {
   type Metrics,
 } from './types.js';
 
-export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool } from './tools/builtin.js';
+export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool, WaitTool } from './tools/builtin.js';
 export { ConversationNotFoundError };
 
 /** A tool for `Agent`: a tool made with `defineTool` (or a built-in like `TerminalTool`), or its name. */
@@ -50,7 +50,7 @@ export type AgentTool = { readonly name: string } | string;
  * endpoint and temperature. The API key is never here: the worker reads it from its environment.
  */
 export class LLM {
-/** The model as the conversation keeps it (plain data). */
+  /** The model as the conversation keeps it (plain data). */
   readonly spec: LLMSpec;
   constructor(options: { usageId?: string; model?: string; baseUrl?: string; temperature?: number; apiKey?: unknown }) {
     if (options.apiKey !== undefined) {
@@ -72,7 +72,7 @@ export class LLM {
  * given to `createWorker({ tools })`), so no code or key travels through Temporal.
  */
 export class Agent {
-/** The agent as the conversation keeps it (plain data). */
+  /** The agent as the conversation keeps it (plain data). */
   readonly spec: AgentSpec;
   constructor(options: {
     llm: LLM;
@@ -144,19 +144,20 @@ export interface CreateOptions {
 
 
 /**
- * A handle on one conversation (one Temporal workflow): every call goes through Temporal, so any
- * process can attach to it (`Conversation.attach`). Errors are FaheemErrors: ConversationNotFoundError,
- * ConversationClosedError, InvalidRequestError (the conversation refused, and says why).
+ * How a conversation workflow is started for these options: its id, and the workflow's input, task
+ * queue, search attributes and Web UI texts. `Conversation.create` starts it; schedules start the
+ * same on every run (with an id Temporal derives from the schedule).
  */
-export class Conversation {
-  private constructor(
-    readonly client: Client,
-    readonly id: string,
-    private readonly handle: WorkflowHandle,
-  ) {}
-
-  /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
-  static async create(client: Client, options: CreateOptions): Promise<Conversation> {
+export function conversationStart(options: CreateOptions): {
+  id: string;
+  workflow: {
+    taskQueue: string;
+    args: [ConversationInput];
+    typedSearchAttributes: { key: typeof ConversationStatusKey | typeof ConversationModelKey; value: string }[];
+    staticSummary: string;
+    staticDetails: string;
+  };
+} {
     const id = options.id ?? `conv-${randomUUID().slice(0, 13)}`;
     if (options.firstMessage !== undefined) checkMessage(options.firstMessage);
     const input: ConversationInput = {
@@ -181,25 +182,45 @@ export class Conversation {
       ...(options.run ? { run: true } : {}),
     };
     const model = options.agent.spec.llm.model ?? 'the worker\'s LLM_MODEL';
-    const handle = await client.workflow.start('conversation', {
-      workflowId: id,
-      taskQueue: options.taskQueue ?? defaultTaskQueue(),
-      args: [input],
-      // Visible (faheem list, faheem status without a worker) before any worker has picked it up.
-      typedSearchAttributes: [
-        { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
-        { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
-      ],
-      staticSummary: options.firstMessage ? oneLine(options.firstMessage, 120) : `Conversation in ${input.options.workspace}`,
-      staticDetails: [
-        `**Model:** ${model}`,
-        `**Workspace:** \`${input.options.workspace}\``,
-        `**Tools:** ${options.agent.spec.tools.join(', ')}${options.agent.spec.hostTools ? ' and the workspace host\'s own' : ''}`,
-        ...(input.options.mcpServers ? [`**MCP servers:** ${Object.keys(input.options.mcpServers).join(', ')}`] : []),
-        `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
-      ].join('\n\n'),
-    });
-    return new Conversation(client, id, handle);
+    return {
+      id,
+      workflow: {
+        taskQueue: options.taskQueue ?? defaultTaskQueue(),
+        args: [input],
+        // Visible (faheem list, faheem status without a worker) before any worker has picked it up.
+        typedSearchAttributes: [
+          { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
+          { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
+        ],
+        staticSummary: options.firstMessage ? oneLine(options.firstMessage, 120) : `Conversation in ${input.options.workspace}`,
+        staticDetails: [
+          `**Model:** ${model}`,
+          `**Workspace:** \`${input.options.workspace}\``,
+          `**Tools:** ${options.agent.spec.tools.join(', ')}${options.agent.spec.hostTools ? ' and the workspace host\'s own' : ''}`,
+          ...(input.options.mcpServers ? [`**MCP servers:** ${Object.keys(input.options.mcpServers).join(', ')}`] : []),
+          `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
+        ].join('\n\n'),
+      },
+    };
+}
+
+/**
+ * A handle on one conversation (one Temporal workflow): every call goes through Temporal, so any
+ * process can attach to it (`Conversation.attach`). Errors are FaheemErrors: ConversationNotFoundError,
+ * ConversationClosedError, InvalidRequestError (the conversation refused, and says why).
+ */
+export class Conversation {
+  private constructor(
+    readonly client: Client,
+    readonly id: string,
+    private readonly handle: WorkflowHandle,
+  ) {}
+
+  /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
+  static async create(client: Client, options: CreateOptions): Promise<Conversation> {
+    const start = conversationStart(options);
+    const handle = await client.workflow.start('conversation', { workflowId: start.id, ...start.workflow });
+    return new Conversation(client, start.id, handle);
   }
 
   /** The same object for an existing conversation, from any process. */
@@ -220,10 +241,10 @@ export class Conversation {
     return new Conversation(client, id, handle);
   }
 
-/**
- * Adds a user message (checked first: InvalidRequestError when empty or too long) and answers with
- * its event index. While running, it is read before the next model call; otherwise it waits for run.
- */
+  /**
+   * Adds a user message (checked first: InvalidRequestError when empty or too long) and answers with
+   * its event index. While running, it is read before the next model call; otherwise it waits for run.
+   */
   async sendMessage(text: string): Promise<number> {
     checkMessage(text);
     const { index } = await this.update(() => this.handle.executeUpdate(addMessageUpdate, { args: [text] }));
@@ -310,13 +331,13 @@ export class Conversation {
     throw err;
   }
 
-/** The current state (status, iterations, metrics, last error, …); `executionStatus` is `status`, as the seed calls it. */
+  /** The current state (status, iterations, metrics, last error, …); `executionStatus` is `status`, as the seed calls it. */
   async state(): Promise<ConversationState & { executionStatus: ConversationState['status'] }> {
     const s = await this.handle.query(stateQuery);
     return { ...s, executionStatus: s.status };
   }
 
-/** Cost, tokens and model calls so far. */
+  /** Cost, tokens and model calls so far. */
   async metrics(): Promise<Metrics> {
     return (await this.state()).metrics;
   }

@@ -14,6 +14,7 @@ export type FaheemErrorCode =
   | 'encryption_config'
   | 'decryption'
   | 'tool_interrupted'
+  | 'checkpoint'
   | 'usage';
 
 /**

@@ -18,6 +18,7 @@ export {
   TaskTrackerTool,
   TerminalTool,
   ThinkTool,
+  WaitTool,
   checkMessage,
   type AgentTool,
   type CreateOptions,
@@ -37,6 +38,17 @@ export {
   UsageError,
   type FaheemErrorCode,
 } from './errors.js';
+export {
+  changeSchedule,
+  createSchedule,
+  listSchedules,
+  scheduleRunsQuery,
+  ScheduleError,
+  type ScheduleCreateOptions,
+  type ScheduleInfo,
+  type ScheduleOverlap,
+  type ScheduleVerb,
+} from './schedules.js';
 export { parseMcpConfigFile, parseMcpServers } from './mcp/config.js';
 export {
   defineTool,

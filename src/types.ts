@@ -15,7 +15,7 @@ export const CONVERSATION_STATUSES = [
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
 /** faheemcode's own tools; users add theirs with `defineTool` and MCP servers. */
-export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', 'delegate'] as const;
+export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', 'delegate', 'wait'] as const;
 /** The name of one of faheemcode's own tools. */
 export type ToolName = (typeof TOOL_NAMES)[number];
 
@@ -165,6 +165,8 @@ export interface ConversationOptions {
   parent?: { id: string; depth: number };
   /** How deep sub-agents may nest (default 2: a sub-agent's sub-agent may not delegate). */
   maxDepth?: number;
+  /** The longest one `wait` call may sleep (default 7 days); a longer one is cut to this. */
+  maxWaitMs?: number;
   /** After this long with no worker picking up a call on the tool queue, say so (default 30 s). */
   hostWaitMs?: number;
 }
@@ -204,17 +206,20 @@ export interface ConversationInput {
   carried?: CarriedState;
 }
 
+/** What a run hands the next when it continues as new (migrated in workflows/legacy/carried-state.ts). */
 export interface CarriedState {
+  /** The shape's version (absent: version 1). */
+  version?: number;
   events: ConversationEvent[];
   status: ConversationStatus;
   iterations: number;
   runNumber: number;
   metrics: Metrics;
   lastError: string | null;
-  /** Before tool state was generic: the terminal's state (still written, for older code). */
+  /** Version 1 only: the terminal's state (now in toolState.terminal). */
   terminal?: TerminalState;
   modelSeenEvents: number;
-  /** Before tool state was generic: task_tracker's list. */
+  /** Version 1 only: task_tracker's list (now in toolState.task_tracker). */
   tasks?: { title: string; notes?: string; status: 'todo' | 'in_progress' | 'done' }[];
   runCost?: number;
   /** Each tool's durable state, by tool name. */
@@ -371,6 +376,8 @@ export interface ConversationState {
   parentId?: string;
   /** The workspace host's task queue, while no worker there picks up the conversation's next call. */
   waitingForHost?: string | null;
+  /** While the agent waits (the `wait` tool): until when, and why. */
+  waitingUntil?: { until: string; reason: string } | null;
 }
 
 // ---- Activity contracts ----
@@ -522,4 +529,6 @@ export const DEFAULTS = {
   hostWaitMs: 30_000,
   /** AGENTS.md beyond this many characters is cut (it goes into every prompt). */
   maxInstructionsChars: 20_000,
+  /** The longest one `wait` call may sleep. */
+  maxWaitMs: 7 * 24 * 60 * 60 * 1000,
 } as const;

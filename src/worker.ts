@@ -18,13 +18,13 @@ export { readWorkerConfig, type WorkerConfig, type WorkerLogLevel } from './conf
 
 /** A created worker: `run()` until `shutdown()`; its task queues and sandbox. */
 export interface WorkerHandle {
-/** Polls both task queues until shutdown (then closes MCP servers and the connection). */
+  /** Polls both task queues until shutdown (then closes MCP servers and the connection). */
   run(): Promise<void>;
-/** Stops polling; `run()` resolves once the calls in flight are done. */
+  /** Stops polling; `run()` resolves once the calls in flight are done. */
   shutdown(): void;
-/** The queue of workflows and model calls (FAHEEM_TASK_QUEUE, default `faheem`). */
+  /** The queue of workflows and model calls (FAHEEM_TASK_QUEUE, default `faheem`). */
   taskQueue: string;
-/** This host's tool queue (FAHEEM_TOOL_TASK_QUEUE, default `faheem-tools@<host>`). */
+  /** This host's tool queue (FAHEEM_TOOL_TASK_QUEUE, default `faheem-tools@<host>`). */
   toolTaskQueue: string;
   /** The sandbox this worker's commands run under; undefined: unsandboxed. */
   sandbox: SandboxOptions | undefined;
