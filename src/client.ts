@@ -4,7 +4,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type Wor
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { readEvents } from './conversation/read-events.js';
-import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError } from './errors.js';
+import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, WaitTimeoutError } from './errors.js';
 import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
 import { parseMcpServers } from './mcp/config.js';
 import { explainUnreadable } from './security/codec.js';
@@ -275,7 +275,7 @@ export class Conversation {
       if (!answer) return this.waitUntil(done, options.pollMs, Math.max(0, deadline - Date.now())); // cannot wait on it: poll
       const s = await this.state();
       if (done(s)) return s;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for conversation ${this.id}`);
+      if (Date.now() > deadline) throw new WaitTimeoutError(this.id, `timed out waiting for conversation ${this.id}`);
       // Answered because the run is ending (continue-as-new): ask the next run.
       await sleep(options.pollMs ?? 100);
     }
@@ -360,7 +360,7 @@ export class Conversation {
     for (;;) {
       if (s && done(s)) return s;
       if (Date.now() > deadline) {
-        throw new Error(`timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+        throw new WaitTimeoutError(this.id, `timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`, { cause: lastError });
       }
       // Wait for news (a new event) on the workflow; without it (closed, older version) poll.
       const news = s ? await this.nextChange({ afterEvents: s.events }, deadline) : undefined;

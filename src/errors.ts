@@ -15,6 +15,8 @@ export type FaheemErrorCode =
   | 'decryption'
   | 'tool_interrupted'
   | 'checkpoint'
+  | 'timeout'
+  | 'server_start'
   | 'usage';
 
 /**
@@ -123,5 +125,22 @@ export class ToolInterruptedError extends FaheemError {
 export class UsageError extends FaheemError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('usage', message, options);
+  }
+}
+
+/** A wait (`waitUntilStopped`, `waitUntil` with `timeoutMs`) ran out of time before the conversation got there. */
+export class WaitTimeoutError extends FaheemError {
+  /** The conversation waited on. */
+  readonly id: string;
+  constructor(id: string, message: string, options?: { cause?: unknown }) {
+    super('timeout', message, options);
+    this.id = id;
+  }
+}
+
+/** A local server faheem starts (the Temporal dev server, its CLI, the codec server) could not start; the message says why. */
+export class ServerStartError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('server_start', message, options);
   }
 }

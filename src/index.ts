@@ -33,9 +33,11 @@ export {
   InvalidRequestError,
   NoWorkerError,
   SandboxError,
+  ServerStartError,
   ServerUnreachableError,
   ToolInterruptedError,
   UsageError,
+  WaitTimeoutError,
   type FaheemErrorCode,
 } from './errors.js';
 export {

@@ -3,7 +3,7 @@
 // `POST /decode` with `{ "payloads": [{ "metadata": { key: base64 }, "data": base64 }] }`, answered
 // in the same shape. The browser calls it directly, so it answers CORS (with the preflight) for the
 // Web UI's origins only; with a token, every request needs `Authorization: Bearer <token>`.
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError, ServerStartError } from '../errors.js';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -169,7 +169,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
-          ? new Error(`the codec server cannot listen on ${host}:${options.port ?? DEFAULT_CODEC_PORT}: the port is taken (choose another: faheem codec-server --port, faheem server --codec-port)`)
+          ? new ServerStartError(`the codec server cannot listen on ${host}:${options.port ?? DEFAULT_CODEC_PORT}: the port is taken (choose another: faheem codec-server --port, faheem server --codec-port)`)
           : err,
       ),
     );

@@ -12,6 +12,8 @@ import {
   ServerUnreachableError,
   ToolInterruptedError,
   UsageError,
+  WaitTimeoutError,
+  ServerStartError,
 } from '../../src/errors.js';
 import * as pkg from '../../src/index.js';
 import { CommandInterrupted } from '../../src/tools/terminal.js';
@@ -28,6 +30,8 @@ test('every kind is a FaheemError with its own name and code', () => {
     [new DecryptionError('wrong key'), 'DecryptionError', 'decryption'],
     [new ToolInterruptedError('so far'), 'ToolInterruptedError', 'tool_interrupted'],
     [new UsageError('bad flag'), 'UsageError', 'usage'],
+    [new WaitTimeoutError('c1', 'timed out'), 'WaitTimeoutError', 'timeout'],
+    [new ServerStartError('port taken'), 'ServerStartError', 'server_start'],
   ];
   const codes = new Set<string>();
   for (const [err, name, code] of cases) {
