@@ -167,6 +167,8 @@ export interface ConversationOptions {
   maxDepth?: number;
   /** The longest one `wait` call may sleep (default 7 days); a longer one is cut to this. */
   maxWaitMs?: number;
+  /** A checkpoint of the workspace after every step (default true); false turns time travel off. */
+  checkpoints?: boolean;
   /** After this long with no worker picking up a call on the tool queue, say so (default 30 s). */
   hostWaitMs?: number;
 }
@@ -197,6 +199,30 @@ export interface CondenserOptions {
   keepFirst: number;
 }
 
+/** Where a forked conversation came from. */
+export interface ForkOrigin {
+  id: string;
+  step: number;
+  /** The checkpoint its workspace was made from. */
+  commit: string;
+}
+
+/** One checkpoint as the conversation keeps it (and `faheem checkpoints` lists it). */
+export interface CheckpointEntry {
+  step: number;
+  /** The event that records it. */
+  index: number;
+  time: string;
+  commit?: string;
+  added: number;
+  changed: number;
+  deleted: number;
+  /** Left behind by a rewind to an earlier step (still restorable). */
+  rewound?: boolean;
+  /** The tools' durable state after the step (the terminal's cwd and variables, the task list); kept for recent steps only. */
+  toolState?: Record<string, unknown>;
+}
+
 /** Input of the conversation workflow. `carried` is set when the workflow continues as new. */
 export interface ConversationInput {
   options: ConversationOptions;
@@ -204,6 +230,8 @@ export interface ConversationInput {
   /** Start running at once (the CLI's `start`); otherwise the conversation waits in `idle`. */
   run?: boolean;
   carried?: CarriedState;
+  /** A fork: make the workspace from the source's checkpoint before anything runs (see `forkConversation`). */
+  fork?: { origin: ForkOrigin; sourceWorkspace: string };
 }
 
 /** What a run hands the next when it continues as new (migrated in workflows/legacy/carried-state.ts). */
@@ -232,6 +260,12 @@ export interface CarriedState {
   finalMessage?: string | null;
   /** The runs so far and the first event index each recorded (the events they hold are not carried). */
   runs?: { runId: string; from: number }[];
+  /** Steps so far (over the whole conversation), and their checkpoints. */
+  steps?: number;
+  checkpoints?: CheckpointEntry[];
+  forkedFrom?: ForkOrigin;
+  /** A fork's workspace has been made (so a continued run does not make it again). */
+  forkMade?: boolean;
 }
 
 // ---- Events: immutable records, ordered by index. ----
@@ -334,8 +368,40 @@ export interface ChildEvent extends EventBase {
   status: ConversationStatus | 'started';
 }
 
+/**
+ * A step's checkpoint: the workspace as it was after step `step` (0: before the first), a commit in
+ * the workspace host's shadow repository. Steps that ran no host tool reuse the previous commit.
+ */
+export interface CheckpointEvent extends EventBase {
+  kind: 'checkpoint';
+  step: number;
+  /** Absent when the snapshot failed (an error event says why): this step cannot be rewound to. */
+  commit?: string;
+  added: number;
+  changed: number;
+  deleted: number;
+}
+
+/**
+ * The conversation was rewound to step `toStep`: events [dropFrom, dropTo) leave the model's prompt
+ * (they stay readable, marked rewound) and the workspace is as checkpoint `commit` holds it.
+ */
+export interface RewindEvent extends EventBase {
+  kind: 'rewind';
+  toStep: number;
+  commit: string;
+  /** The workspace just before the rewind, kept as a checkpoint: restore it to undo the rewind. */
+  before: string;
+  dropFrom: number;
+  dropTo: number;
+  /** What a rewind cannot undo, said so the user knows. */
+  notUndone: string;
+}
+
 /** One record of a conversation's event log, told apart by `kind`. */
 export type ConversationEvent =
+  | CheckpointEvent
+  | RewindEvent
   | HostEvent
   | ChildEvent
   | InstructionsEvent
@@ -378,6 +444,10 @@ export interface ConversationState {
   waitingForHost?: string | null;
   /** While the agent waits (the `wait` tool): until when, and why. */
   waitingUntil?: { until: string; reason: string } | null;
+  /** Steps so far over the whole conversation (a rewind goes back to its step). */
+  steps?: number;
+  /** For a fork: the conversation and step it was forked from. */
+  forkedFrom?: ForkOrigin | null;
 }
 
 // ---- Activity contracts ----

@@ -9,6 +9,7 @@ import { conversationActivities } from './runner/activities.js';
 import { ConversationRun } from './runner/conversation-run.js';
 import { registerHandlers } from './runner/handlers.js';
 import { releaseTools } from './runner/setup.js';
+import { forkWorkspaceDue, makeForkWorkspace, performRewind } from './runner/time-travel.js';
 import { applyOutcome, takeTurn } from './runner/turn.js';
 
 /** Why the loop of one workflow run ended. */
@@ -21,12 +22,19 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   run.begin();
   const acts = conversationActivities(run.options);
   const { options } = run;
+  // A fork works in a copy of its source's workspace as of the step it was forked at.
+  if (forkWorkspaceDue(run)) await makeForkWorkspace(run, acts);
 
   // A long conversation continues as new so its history stays small; the state travels as input.
   const continueAsNewEvery = options.continueAsNewEverySteps ?? DEFAULTS.continueAsNewEverySteps;
   let turns = 0;
   let end: RunEnd;
   for (;;) {
+    // A rewind asked for is carried out once nothing runs (its request paused the conversation).
+    if (run.rewinds.pending) {
+      await performRewind(run, acts);
+      continue;
+    }
     if (turns >= continueAsNewEvery || workflowInfo().continueAsNewSuggested) {
       end = 'continue-as-new';
       break;
@@ -41,6 +49,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         end = 'idle-timeout'; // the workflow completes, its history stays readable
         break;
       }
+      if (run.rewinds.pending) continue;
     }
     if (run.closeRequested) {
       end = 'closed';

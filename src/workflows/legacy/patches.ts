@@ -39,6 +39,11 @@ export const PATCHES = {
     since: '0.1.0 (review fixes, session 3)',
     retire: 'deprecatePatch 7 days after 0.1.0 has been deployed everywhere; remove a release later.',
   },
+  checkpoints: {
+    guards: 'A checkpoint of the workspace (checkpointWorkspace on the host) before the first step and after every step that ran a host tool.',
+    since: '0.2.0 (time travel, session 5)',
+    retire: 'deprecatePatch once no conversation started before 0.2.0 is open (7 days after its last run); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

@@ -12,7 +12,7 @@ export type ActivityProxies = ActivityInterfaceFor<Activities>;
 export interface ConversationActivities {
   /** callModel, condense: on the conversation's own task queue. */
   model: ActivityProxies;
-  /** prepareTools, runTool, releaseTools (and the legacy runTerminal / editFile): on the workspace host's queue. */
+  /** prepareTools, runTool, releaseTools, the checkpoint activities (and the legacy runTerminal / editFile): on the workspace host's queue. */
   tool: ActivityProxies;
 }
 

@@ -9,9 +9,12 @@ import {
   workflowInfo,
   type CancellationScope,
 } from '@temporalio/workflow';
+import { ApplicationFailure } from '@temporalio/common';
 import {
   emptyMetrics,
   type CarriedState,
+  type CheckpointEntry,
+  type ForkOrigin,
   type ChildReport,
   type ConversationEvent,
   type ConversationInput,
@@ -41,6 +44,7 @@ import {
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE } from '../prompt.js';
 import { addUsage } from '../reply.js';
 import { pauseOutcome, runOutcome, statusAfterMessage } from '../status.js';
+import { CheckpointList, rewindRefusal as rewindRefusalFor, type RewindAnswer } from '../time-travel.js';
 import { ConfirmationGate } from './confirmation-gate.js';
 import { Condenser } from './condenser.js';
 import type { ActiveWait, WaitEnd } from './durable-wait.js';
@@ -76,6 +80,9 @@ export class ConversationRun {
   readonly confirmation = new ConfirmationGate();
   readonly children: SubAgents;
   readonly condenser: Condenser;
+  /** One checkpoint of the workspace per step. */
+  readonly checkpoints: CheckpointList;
+  readonly rewinds = new RewindRequests();
 
   private statusValue: ConversationStatus;
   private iterationsValue: number;
@@ -102,6 +109,10 @@ export class ConversationRun {
   private pauseAtStart: PauseRequest | undefined;
   /** The `wait` call in progress, if any. */
   private activeWait: ActiveWait | undefined;
+  /** Steps (model replies) over the whole conversation; a rewind goes back to its step. */
+  private stepsValue: number;
+  private readonly forkedFrom: ForkOrigin | undefined;
+  private forkMadeValue: boolean;
 
   private constructor(input: ConversationInput) {
     const { options } = input;
@@ -128,6 +139,10 @@ export class ConversationRun {
     this.started = carried !== undefined;
     this.children = new SubAgents(carried?.children ?? [], carried?.childCount ?? 0);
     this.condenser = new Condenser(carried?.lastPromptTokens ?? 0, carried?.condenseRetryAt ?? 0);
+    this.stepsValue = carried?.steps ?? 0;
+    this.checkpoints = new CheckpointList(carried?.checkpoints ?? []);
+    this.forkedFrom = carried?.forkedFrom ?? input.fork?.origin;
+    this.forkMadeValue = carried?.forkMade ?? false;
   }
 
   /** The run for this workflow input (a new conversation, or one continued as new). */
@@ -163,6 +178,12 @@ export class ConversationRun {
   }
   get draining(): boolean {
     return this.drainingValue;
+  }
+  get steps(): number {
+    return this.stepsValue;
+  }
+  get forkMade(): boolean {
+    return this.forkMadeValue;
   }
   /** Nothing new may start: the conversation is no longer running, or is closing. */
   get halted(): boolean {
@@ -210,6 +231,8 @@ export class ConversationRun {
       finalMessage: this.finalMessage,
       waitingForHost: this.inFlight.waitingForHost ? this.options.toolTaskQueue : null,
       waitingUntil: this.activeWait ? { until: this.activeWait.until, reason: this.activeWait.reason } : null,
+      steps: this.stepsValue,
+      forkedFrom: this.forkedFrom ?? null,
       ...(this.options.parent ? { parentId: this.options.parent.id } : {}),
     };
   }
@@ -240,6 +263,9 @@ export class ConversationRun {
       children: this.children.list,
       childCount: this.children.count,
       finalMessage: this.finalMessage,
+      steps: this.stepsValue,
+      checkpoints: this.checkpoints.toJSON(),
+      ...(this.forkedFrom ? { forkedFrom: this.forkedFrom, forkMade: this.forkMadeValue } : {}),
     };
   }
 
@@ -335,6 +361,7 @@ export class ConversationRun {
   recordReply(reply: ModelCallResult): void {
     this.condenser.lastPromptTokens = reply.usage.promptTokens;
     this.iterationsValue++;
+    this.stepsValue++;
     this.metricsValue = addUsage(this.metricsValue, reply, this.iterationsValue, 'step');
     this.runCostValue += reply.cost;
   }
@@ -375,6 +402,59 @@ export class ConversationRun {
 
   private interruptWait(by: WaitEnd): void {
     if (this.activeWait && this.activeWait.endedBy === undefined) this.activeWait.endedBy = by;
+  }
+
+  // ---- time travel ----
+
+  /** Records step `step`'s checkpoint (an event, and the list rewinds and forks read). */
+  recordCheckpoint(step: number, c: { commit?: string; added: number; changed: number; deleted: number }): void {
+    const event = this.append({ kind: 'checkpoint', source: 'environment', step, ...c });
+    const entry: CheckpointEntry = { step, index: event.index, time: event.timestamp, ...c, toolState: JSON.parse(JSON.stringify(this.toolState)) as Record<string, unknown> };
+    this.checkpoints.add(entry);
+  }
+
+  /** Why a rewind to `step` cannot be asked for now, or undefined. */
+  rewindRefusal(step: unknown): string | undefined {
+    if (this.rewinds.pending) return 'a rewind is already in progress';
+    return rewindRefusalFor(step, this.checkpoints, this.closeRequestedValue);
+  }
+
+  /**
+   * Asks for a rewind to `step`: what is running stops (as a pause --now), actions waiting for
+   * confirmation are rejected, sub-agents close; the loop then carries it out (performRewind).
+   */
+  requestRewind(step: number): number {
+    const id = this.rewinds.request(step);
+    if (this.statusValue === 'waiting_for_confirmation') this.decide({ approved: false, reason: `the conversation is being rewound to step ${step}` });
+    this.pause({ now: true, reason: `rewind to step ${step}` });
+    this.children.tell((child) => child.signal(closeSignal));
+    this.wakeupsValue++;
+    return id;
+  }
+
+  /** The workspace was put back to `entry`'s checkpoint: the later steps leave the prompt, the conversation is paused. */
+  applyRewind(entry: CheckpointEntry, before: string, notUndone: string): RewindAnswer {
+    const commit = entry.commit as string;
+    const dropFrom = entry.index + 1;
+    const dropTo = this.log.count;
+    this.append({ kind: 'rewind', source: 'user', toStep: entry.step, commit, before, dropFrom, dropTo, notUndone });
+    this.stepsValue = entry.step;
+    this.checkpoints.rewindTo(entry.step);
+    // The tools' state as after that step; a command that was running has ended.
+    const state = entry.toolState ?? { terminal: { cwd: this.options.workspace, env: {} } };
+    for (const key of Object.keys(this.toolState)) delete this.toolState[key];
+    Object.assign(this.toolState, JSON.parse(JSON.stringify(state)) as Record<string, unknown>);
+    const terminal = this.toolState.terminal as TerminalState | undefined;
+    if (terminal?.running) delete terminal.running;
+    this.lastErrorValue = null;
+    if (this.statusValue !== 'paused') this.setStatus('paused', `rewound to step ${entry.step}`);
+    this.publishDetails();
+    return { toStep: entry.step, commit, before, dropped: dropTo - dropFrom };
+  }
+
+  /** A fork's workspace has been made. */
+  markForkMade(): void {
+    this.forkMadeValue = true;
   }
 
   // ---- what users (and parents) can do ----
@@ -471,6 +551,9 @@ export class ConversationRun {
   close(): void {
     this.closeRequestedValue = true;
     this.interruptWait('close');
+    // A rewind asked for and not yet done will not be: say so to whoever waits for it.
+    const pending = this.rewinds.pending;
+    if (pending) this.rewinds.answer(pending.id, { error: 'the conversation was closed before the rewind' });
     this.inFlight.model?.cancel();
     if (this.inFlight.waitingForHost) this.inFlight.tool?.cancel();
     this.children.tell((child) => child.signal(closeSignal));
@@ -505,5 +588,39 @@ export class ConversationRun {
   /** The run is ending: waiting clients are answered now (they ask the next run). */
   drain(): void {
     this.drainingValue = true;
+  }
+}
+
+/** Rewinds asked for (at most one at a time) and their answers, until the asker has read them. */
+export class RewindRequests {
+  private next = 0;
+  private pendingValue: { id: number; to: number } | undefined;
+  private readonly answers = new Map<number, { answer?: RewindAnswer; error?: string }>();
+
+  get pending(): { id: number; to: number } | undefined {
+    return this.pendingValue;
+  }
+
+  request(to: number): number {
+    const id = ++this.next;
+    this.pendingValue = { id, to };
+    return id;
+  }
+
+  answer(id: number, result: { answer?: RewindAnswer; error?: string }): void {
+    this.answers.set(id, result);
+    if (this.pendingValue?.id === id) this.pendingValue = undefined;
+  }
+
+  answered(id: number): boolean {
+    return this.answers.has(id);
+  }
+
+  /** The answer (once): a failed rewind fails the update with its reason. */
+  take(id: number): RewindAnswer {
+    const result = this.answers.get(id);
+    this.answers.delete(id);
+    if (!result?.answer) throw ApplicationFailure.create({ message: result?.error ?? 'the rewind did not happen', type: 'RewindFailed', nonRetryable: true });
+    return result.answer;
   }
 }

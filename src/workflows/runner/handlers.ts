@@ -1,6 +1,7 @@
 // The conversation's signals, queries and updates: each handler (and its validator) calls one
 // method of the run. The definitions (names, argument types) are in ../messages.ts.
 import { condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure } from '@temporalio/common';
 import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import type { ChildReport } from '../../types.js';
 import { eventsPage } from '../event-log.js';
@@ -20,6 +21,9 @@ import {
   setupQuery,
   stateQuery,
   waitForChangeUpdate,
+  rewindUpdate,
+  checkpointsQuery,
+  forkPointQuery,
   type WaitRequest,
 } from '../messages.js';
 import type { ConversationRun } from './conversation-run.js';
@@ -76,6 +80,32 @@ export function registerHandlers(run: ConversationRun): void {
         if (request?.afterEvents === undefined && request?.whenStopped !== true) throw new Error('give afterEvents or whenStopped');
       },
     },
+  );
+  setHandler(
+    rewindUpdate,
+    async (request: { to: number }) => {
+      const id = run.requestRewind(request.to);
+      await condition(() => run.rewinds.answered(id));
+      return run.rewinds.take(id);
+    },
+    {
+      description: DESCRIPTIONS.rewind,
+      validator: (request: { to: number }) => {
+        const refusal = run.rewindRefusal(request?.to);
+        if (refusal) throw ApplicationFailure.create({ message: refusal, type: 'InvalidRequest', nonRetryable: true });
+      },
+    },
+  );
+  setHandler(checkpointsQuery, () => run.checkpoints.all().map(({ toolState: _state, ...entry }) => entry), {
+    description: DESCRIPTIONS.checkpoints,
+  });
+  setHandler(
+    forkPointQuery,
+    (step: number) => {
+      const checkpoint = run.checkpoints.active(step);
+      return checkpoint?.commit ? { options: run.options, checkpoint } : null;
+    },
+    { description: DESCRIPTIONS.forkPoint },
   );
   setHandler(
     runUpdate,

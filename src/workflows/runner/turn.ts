@@ -1,12 +1,14 @@
 // One turn of the loop (a step): the setup if it is missing, a condensation if one is due, one
 // model call, and the tools it asked for. It returns what happens next; `applyOutcome` records it.
-import type { ActionEvent, ToolCallPlan, ToolResult } from '../../types.js';
+import { WORKFLOW_TOOLS } from '../../tools/local.js';
+import type { ActionEvent, ModelCallResult, ToolCallPlan, ToolResult } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
 import { observation, parseArguments } from '../reply.js';
 import type { ConversationActivities } from './activities.js';
 import { callModel } from './model-call.js';
 import type { ConversationRun } from './conversation-run.js';
 import { prepareTools } from './setup.js';
+import { checkpointAfterStep, checkpointBeforeFirstStep, firstCheckpointDue, stepCheckpointDue } from './time-travel.js';
 import { runTool } from './tool-dispatch.js';
 
 /** What a turn leads to. */
@@ -33,6 +35,8 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     if (made.kind === 'failed') return { kind: 'error', message: made.message, event: true };
     if (made.kind === 'cancelled' || run.halted) return { kind: 'stopped' };
   }
+  // Step 0: the workspace before the first step (so the first step can be undone too).
+  if (firstCheckpointDue(run)) await checkpointBeforeFirstStep(run, acts);
   // Checked without a promise: the workflow sandbox records a stack for every promise, at a price.
   const condenser = run.condenser.due(options, run.log);
   if (condenser) await run.condenser.condense(run, condenser, acts.model);
@@ -44,11 +48,23 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   run.recordReply(reply);
   // The parent's tree cost stays current while this sub-agent works (histories from before replay without it).
   if (options.parent && isPatched('child-cost-each-step')) run.reportToParent();
+  const { outcome, touchedHost } = await afterReply(run, acts, reply);
+  // The step's checkpoint: the workspace as this step left it (shell commands' changes included).
+  if (stepCheckpointDue(run)) await checkpointAfterStep(run, acts, touchedHost);
+  return outcome;
+}
 
+/** The reply's tool calls (with confirmation when the policy asks); what happens next, and whether anything ran on the host. */
+async function afterReply(
+  run: ConversationRun,
+  acts: ConversationActivities,
+  reply: ModelCallResult,
+): Promise<{ outcome: TurnOutcome; touchedHost: boolean }> {
+  const { options } = run;
   if (reply.toolCalls.length === 0) {
     run.append({ kind: 'message', source: 'agent', text: reply.content ?? '' });
     run.setFinalMessage(reply.content ?? '');
-    return { kind: 'finished' };
+    return { outcome: { kind: 'finished' }, touchedHost: false };
   }
   if (options.maxBudgetPerRunUsd !== undefined && run.runCost >= options.maxBudgetPerRunUsd && run.status === 'running') {
     // Over budget with work left: pause (not fail), so the user decides whether to spend more.
@@ -75,7 +91,7 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     !(await confirm(run, actions))
   ) {
     run.publishDetails();
-    return { kind: 'stopped' };
+    return { outcome: { kind: 'stopped' }, touchedHost: false };
   }
   return runActions(run, acts, actions, plans);
 }
@@ -86,7 +102,7 @@ async function runActions(
   acts: ConversationActivities,
   actions: readonly ActionEvent[],
   plans: ReadonlyMap<ActionEvent, ToolCallPlan | undefined>,
-): Promise<TurnOutcome> {
+): Promise<{ outcome: TurnOutcome; touchedHost: boolean }> {
   // Sub-agents of one reply start together and work in parallel; their results are read in order.
   const delegated = new Map<ActionEvent, Promise<ToolResult>>();
   if (run.status === 'running' && !run.closeRequested) {
@@ -94,12 +110,15 @@ async function runActions(
     for (const action of delegates) delegated.set(action, runTool(run, acts, action, undefined, delegates.length));
   }
   let finished = false;
+  // Whether anything ran that may have changed files (a host tool, a sub-agent in the same workspace).
+  let touchedHost = delegated.size > 0;
   for (const action of actions) {
     const started = delegated.get(action);
     if (!started && run.halted) {
       run.append(observation(action, { content: 'Not run: the conversation was paused before this call started.', isError: true }));
       continue;
     }
+    if (!WORKFLOW_TOOLS.has(action.tool)) touchedHost = true;
     const result = await (started ?? runTool(run, acts, action, plans.get(action)));
     run.append(observation(action, result));
     if (action.tool === 'finish' && !result.isError) {
@@ -108,9 +127,9 @@ async function runActions(
     }
   }
   run.publishDetails();
-  if (finished) return { kind: 'finished' };
+  if (finished) return { outcome: { kind: 'finished' }, touchedHost };
   const stuck = run.status === 'running' ? run.log.stuckReason() : null;
-  return stuck ? { kind: 'stuck', reason: stuck } : { kind: 'continue' };
+  return { outcome: stuck ? { kind: 'stuck', reason: stuck } : { kind: 'continue' }, touchedHost };
 }
 
 /** Waits for approve / reject; true when the actions may run (otherwise they are recorded as rejected). */
