@@ -111,6 +111,11 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       runTool: activities.runTool,
       prepareTools: activities.prepareTools,
       releaseTools: activities.releaseTools,
+      // Checkpoints live in the workspace host's shadow repository: they run where the workspace is.
+      checkpointWorkspace: activities.checkpointWorkspace,
+      restoreWorkspace: activities.restoreWorkspace,
+      forkWorkspace: activities.forkWorkspace,
+      listCheckpoints: activities.listCheckpoints,
       // Conversations that scheduled these before tools were open still get an answer.
       runTerminal: activities.runTerminal,
       editFile: activities.editFile,
