@@ -1,14 +1,15 @@
 // The TypeScript SDK, mirroring the seed: LLM, Agent, Conversation. A Conversation is a handle on a
 // workflow; every call goes through Temporal, so any process can attach to the same conversation.
-import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { z } from 'zod';
 import { readEvents } from './conversation/read-events.js';
 import { markRewound, rewoundRanges, type RewindAnswer } from './workflows/time-travel.js';
+import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, WaitTimeoutError } from './errors.js';
 import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
 import { parseMcpServers } from './mcp/config.js';
 import { explainUnreadable } from './security/codec.js';
+import { oneLine } from './text.js';
 import { TOOL_NAME } from './tools/define.js';
 import {
   ConversationModelKey,
@@ -23,6 +24,7 @@ import {
   waitForChangeUpdate,
   rewindUpdate,
   checkpointsQuery,
+  checkMessageText,
   type PauseRequest,
   type WaitAnswer,
   type WaitRequest,
@@ -42,16 +44,22 @@ import {
 } from './types.js';
 
 export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool, WaitTool } from './tools/builtin.js';
+export { ConversationNotFoundError };
 
 /** A tool for `Agent`: a tool made with `defineTool` (or a built-in like `TerminalTool`), or its name. */
 export type AgentTool = { readonly name: string } | string;
 
+/**
+ * The model an agent uses: its name (`openai/gpt-4o`, `anthropic/…`; default the worker's LLM_MODEL),
+ * endpoint and temperature. The API key is never here: the worker reads it from its environment.
+ */
 export class LLM {
+  /** The model as the conversation keeps it (plain data). */
   readonly spec: LLMSpec;
   constructor(options: { usageId?: string; model?: string; baseUrl?: string; temperature?: number; apiKey?: unknown }) {
     if (options.apiKey !== undefined) {
       // Keys would be written into workflow history; the worker reads them from its environment.
-      throw new Error('LLM: pass no apiKey here. Set LLM_API_KEY (or the provider\'s key variable) where the worker runs.');
+      throw new InvalidRequestError('LLM: pass no apiKey here. Set LLM_API_KEY (or the provider\'s key variable) where the worker runs.');
     }
     this.spec = {
       usageId: options.usageId ?? 'agent',
@@ -68,6 +76,7 @@ export class LLM {
  * given to `createWorker({ tools })`), so no code or key travels through Temporal.
  */
 export class Agent {
+  /** The agent as the conversation keeps it (plain data). */
   readonly spec: AgentSpec;
   constructor(options: {
     llm: LLM;
@@ -79,7 +88,7 @@ export class Agent {
   }) {
     const names = (options.tools ?? ['terminal', 'file_editor']).map((t) => (typeof t === 'string' ? t : t.name));
     for (const n of names) {
-      if (typeof n !== 'string' || !TOOL_NAME.test(n)) throw new Error(`Agent: "${String(n)}" is not a tool name (letters, digits, _ and -, at most 64 characters)`);
+      if (typeof n !== 'string' || !TOOL_NAME.test(n)) throw new InvalidRequestError(`Agent: "${String(n)}" is not a tool name (letters, digits, _ and -, at most 64 characters)`);
     }
     // think and finish are always there: the model needs a way to reason and to stop.
     const tools = [...new Set<string>([...names, 'think', 'finish'])];
@@ -92,11 +101,19 @@ export class Agent {
   }
 }
 
-export const MessageText = z
-  .string()
-  .refine((s) => s.trim() !== '', 'the message is empty')
-  .refine((s) => s.length <= DEFAULTS.maxMessageChars, `the message is longer than ${DEFAULTS.maxMessageChars} characters`);
+/**
+ * `text` when the conversation would accept it as a user message (the workflow's own rule: not empty,
+ * within DEFAULTS.maxMessageChars); otherwise an InvalidRequestError "message not sent: …".
+ */
+export function checkMessage(text: unknown): string {
+  try {
+    return checkMessageText(text);
+  } catch (err) {
+    throw new InvalidRequestError(`message not sent: ${(err as Error).message}`);
+  }
+}
 
+/** What `Conversation.create` takes: the agent, the workspace (on the worker's host), and the conversation's limits. */
 export interface CreateOptions {
   agent: Agent;
   workspace: string;
@@ -146,7 +163,7 @@ export function conversationStart(options: CreateOptions): {
   };
 } {
     const id = options.id ?? `conv-${randomUUID().slice(0, 13)}`;
-    if (options.firstMessage !== undefined) MessageText.parse(options.firstMessage);
+    if (options.firstMessage !== undefined) checkMessage(options.firstMessage);
     const input: ConversationInput = {
       options: {
         workspace: path.resolve(options.workspace),
@@ -162,7 +179,7 @@ export function conversationStart(options: CreateOptions): {
         ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
         ...(options.hostWaitMs !== undefined ? { hostWaitMs: options.hostWaitMs } : {}),
         ...(options.mcpServers && Object.keys(options.mcpServers).length > 0
-          ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') as McpServersSpec }
+          ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') }
           : {}),
       },
       ...(options.firstMessage !== undefined ? { firstMessage: options.firstMessage } : {}),
@@ -191,6 +208,11 @@ export function conversationStart(options: CreateOptions): {
     };
 }
 
+/**
+ * A handle on one conversation (one Temporal workflow): every call goes through Temporal, so any
+ * process can attach to it (`Conversation.attach`). Errors are FaheemErrors: ConversationNotFoundError,
+ * ConversationClosedError, InvalidRequestError (the conversation refused, and says why).
+ */
 export class Conversation {
   private constructor(
     readonly client: Client,
@@ -218,26 +240,29 @@ export class Conversation {
     // Encrypted conversations: a process without the right key stops here with a clear error,
     // before it sends a query, signal or update that the worker (or this process) could not read.
     await described.staticSummary().catch((err: unknown) => {
-      throw explainUnreadable(err);
+      throw explainUnreadable(err, described.raw.executionConfig?.userMetadata?.summary);
     });
     return new Conversation(client, id, handle);
   }
 
+  /**
+   * Adds a user message (checked first: InvalidRequestError when empty or too long) and answers with
+   * its event index. While running, it is read before the next model call; otherwise it waits for run.
+   */
   async sendMessage(text: string): Promise<number> {
-    const checked = MessageText.safeParse(text);
-    if (!checked.success) throw new Error(`message not sent: ${checked.error.issues[0]?.message}`);
-    const { index } = await this.handle.executeUpdate(addMessageUpdate, { args: [text] });
+    checkMessage(text);
+    const { index } = await this.update(() => this.handle.executeUpdate(addMessageUpdate, { args: [text] }));
     return index;
   }
 
   /** Sets the conversation running without waiting; answers with the run number. */
   async resume(): Promise<{ runNumber: number; status: string }> {
-    return this.handle.executeUpdate(runUpdate);
+    return this.update(() => this.handle.executeUpdate(runUpdate));
   }
 
   /** Runs (or resumes) and resolves with the state when the run stops: finished, paused, error, … */
   async run(options: { pollMs?: number } = {}): Promise<ConversationState> {
-    const { runNumber } = await this.handle.executeUpdate(runUpdate);
+    const { runNumber } = await this.update(() => this.handle.executeUpdate(runUpdate));
     return this.waitUntilStopped({ afterRun: runNumber, ...(options.pollMs ? { pollMs: options.pollMs } : {}) });
   }
 
@@ -254,7 +279,7 @@ export class Conversation {
       if (!answer) return this.waitUntil(done, options.pollMs, Math.max(0, deadline - Date.now())); // cannot wait on it: poll
       const s = await this.state();
       if (done(s)) return s;
-      if (Date.now() > deadline) throw new Error(`timed out waiting for conversation ${this.id}`);
+      if (Date.now() > deadline) throw new WaitTimeoutError(this.id, `timed out waiting for conversation ${this.id}`);
       // Answered because the run is ending (continue-as-new): ask the next run.
       await sleep(options.pollMs ?? 100);
     }
@@ -262,28 +287,61 @@ export class Conversation {
 
   /** Pause now. With `now`, the running command is interrupted too. */
   async pause(request: PauseRequest = {}): Promise<void> {
-    await this.handle.signal(pauseSignal, request);
+    await this.handle.signal(pauseSignal, request).catch((err: unknown) => this.rethrow(err));
   }
 
   /** Runs the actions waiting for confirmation. */
   async approve(): Promise<number> {
-    return (await this.handle.executeUpdate(approveUpdate)).approved;
+    return (await this.update(() => this.handle.executeUpdate(approveUpdate))).approved;
   }
 
   /** Refuses the actions waiting for confirmation; the model sees `reason` and goes on. */
   async reject(reason = ''): Promise<number> {
-    return (await this.handle.executeUpdate(rejectUpdate, { args: [reason] })).rejected;
+    return (await this.update(() => this.handle.executeUpdate(rejectUpdate, { args: [reason] }))).rejected;
   }
 
+  /** Ends the conversation workflow cleanly (its history stays readable). */
   async close(): Promise<void> {
-    await this.handle.signal(closeSignal);
+    await this.handle.signal(closeSignal).catch((err: unknown) => this.rethrow(err));
   }
 
+  /**
+   * Sends an update and waits for its answer. A refusal by the workflow's validator becomes an
+   * InvalidRequestError with the workflow's reason; an ended or missing workflow, a
+   * ConversationClosedError or ConversationNotFoundError.
+   */
+  private async update<Ret>(send: () => Promise<Ret>): Promise<Ret> {
+    try {
+      return await send();
+    } catch (err) {
+      return this.rethrow(err);
+    }
+  }
+
+  /** Throws `err` as one of ours when it says the request was refused or the conversation is gone. */
+  private async rethrow(err: unknown): Promise<never> {
+    if (err instanceof WorkflowUpdateFailedError) {
+      throw new InvalidRequestError(err.cause?.message ?? err.message, { cause: err });
+    }
+    if (err instanceof WorkflowNotFoundError) {
+      // The server says the same for a workflow that has completed and one that never was.
+      const ended = await this.handle.describe().then(
+        (d) => d.status.name !== 'RUNNING',
+        () => false,
+      );
+      if (ended) throw new ConversationClosedError(this.id, undefined, { cause: err });
+      throw new ConversationNotFoundError(this.id, { cause: err });
+    }
+    throw err;
+  }
+
+  /** The current state (status, iterations, metrics, last error, …); `executionStatus` is `status`, as the seed calls it. */
   async state(): Promise<ConversationState & { executionStatus: ConversationState['status'] }> {
     const s = await this.handle.query(stateQuery);
     return { ...s, executionStatus: s.status };
   }
 
+  /** Cost, tokens and model calls so far. */
   async metrics(): Promise<Metrics> {
     return (await this.state()).metrics;
   }
@@ -322,7 +380,7 @@ export class Conversation {
     for (;;) {
       if (s && done(s)) return s;
       if (Date.now() > deadline) {
-        throw new Error(`timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`);
+        throw new WaitTimeoutError(this.id, `timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`, { cause: lastError });
       }
       // Wait for news (a new event) on the workflow; without it (closed, older version) poll.
       const news = s ? await this.nextChange({ afterEvents: s.events }, deadline) : undefined;
@@ -365,8 +423,9 @@ export class Conversation {
       // A finite wait gives up at its deadline; the workflow answers the abandoned wait at the next change.
       return Number.isFinite(deadline) ? await this.client.withDeadline(Math.max(deadline, Date.now() + 1), wait) : await wait();
     } catch (err) {
-      const e = err as Error & { cause?: Error };
-      if (/no registered handler|not (found|registered)|unknown update/i.test(`${e.message} ${e.cause?.message ?? ''}`)) this.waitingUnsupported = true;
+      // Our waitForChange handler never fails: a failed update means the workflow has no such
+      // handler (started by an older version). Anything else (deadline, closed) only ends this wait.
+      if (err instanceof WorkflowUpdateFailedError) this.waitingUnsupported = true;
       return undefined;
     }
   }
@@ -378,15 +437,5 @@ export class Conversation {
   }
 }
 
-export class ConversationNotFoundError extends Error {
-  constructor(readonly id: string) {
-    super(`no conversation with id "${id}" (check the id with \`faheem list\`)`);
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function oneLine(s: string, n: number): string {
-  const t = s.replace(/\s+/g, ' ').trim();
-  return t.length > n ? `${t.slice(0, n - 1)}…` : t;
-}

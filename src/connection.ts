@@ -1,13 +1,15 @@
 // How clients and workers reach Temporal: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 // TLS variables and envconfig TOML profiles (TEMPORAL_PROFILE), all through Temporal's own loader.
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, isGrpcDeadlineError } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
 import net from 'node:net';
 import os from 'node:os';
+import { ServerUnreachableError } from './errors.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { DEFAULTS } from './types.js';
 
+/** The address, namespace and TLS/API-key options Temporal's envconfig (and TEMPORAL_*) gives. */
 export function connectConfig() {
   const config = loadClientConnectConfig();
   const address = config.connectionOptions.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
@@ -17,15 +19,7 @@ export function connectConfig() {
   };
 }
 
-/** The server did not answer: the message names the address and what to do. */
-export class ServerUnreachableError extends Error {
-  constructor(
-    readonly address: string,
-    readonly reason: string,
-  ) {
-    super(`cannot reach Temporal at ${address} (${reason}). Start one with \`npx faheem server\`, or set TEMPORAL_ADDRESS.`);
-  }
-}
+export { ServerUnreachableError };
 
 /** How long a client or worker tries to reach the server before saying it cannot. */
 export const CONNECT_TIMEOUT_MS = 5_000;
@@ -38,6 +32,7 @@ export const CONNECT_TIMEOUT_MS = 5_000;
 export async function connectConnection(): Promise<{ connection: Connection; namespace: string; address: string }> {
   const { connectionOptions, namespace } = connectConfig();
   const address = connectionOptions.address;
+  const startedAt = Date.now();
   const attempt = Connection.connect({ ...connectionOptions, connectTimeout: CONNECT_TIMEOUT_MS } as Parameters<typeof Connection.connect>[0]);
   // Settled either way below; this keeps an abandoned attempt from being an unhandled rejection.
   attempt.catch(() => undefined);
@@ -49,22 +44,28 @@ export async function connectConnection(): Promise<{ connection: Connection; nam
   try {
     return { connection: await attempt, namespace, address };
   } catch (err) {
-    throw new ServerUnreachableError(address, reasonOf(err));
+    throw new ServerUnreachableError(address, reasonOf(err, startedAt), { cause: err });
   }
 }
 
+/**
+ * A Temporal client for the configured server, with faheem's data converter (encryption when a key
+ * is set, large payloads kept aside). Throws ServerUnreachableError when the server does not answer.
+ */
 export async function connectClient(): Promise<Client> {
   const converter = dataConverter(); // a malformed encryption key fails here, with its own message
   const { connection, namespace } = await connectConnection();
   return new Client({ connection, namespace, dataConverter: converter });
 }
 
+/** The native connection a worker polls with; ServerUnreachableError when the server does not answer. */
 export async function connectWorker(): Promise<{ connection: NativeConnection; namespace: string }> {
   const { connectionOptions, namespace } = connectConfig();
   const address = connectionOptions.address;
   const refused = await refusedAt(address, connectionOptions);
   if (refused) throw new ServerUnreachableError(address, refused);
   let timer: NodeJS.Timeout | undefined;
+  const startedAt = Date.now();
   const attempt = NativeConnection.connect(connectionOptions);
   attempt.catch(() => undefined);
   const timeout = new Promise<never>((_, reject) => {
@@ -74,17 +75,22 @@ export async function connectWorker(): Promise<{ connection: NativeConnection; n
     return { connection: await Promise.race([attempt, timeout]), namespace };
   } catch (err) {
     void attempt.then((c) => c.close()).catch(() => undefined);
-    throw new ServerUnreachableError(address, reasonOf(err));
+    throw new ServerUnreachableError(address, reasonOf(err, startedAt), { cause: err });
   } finally {
     clearTimeout(timer);
   }
 }
 
-/** A short reason from gRPC's or the Rust core's error text. */
-function reasonOf(err: unknown): string {
+/**
+ * A short reason for a failed connection. A refused one was found by refusedAt already; an attempt
+ * that ran into its deadline (ours, or gRPC's) had no answer; anything else is told as it was said.
+ */
+function reasonOf(err: unknown, startedAt: number): string {
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  if (Date.now() - startedAt >= CONNECT_TIMEOUT_MS || isGrpcDeadlineError(err) || isGrpcDeadlineError(cause)) {
+    return `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`;
+  }
   const message = (err as Error)?.message ?? String(err);
-  if (/connection refused/i.test(message)) return 'connection refused';
-  if (/deadline/i.test(message)) return `no answer within ${CONNECT_TIMEOUT_MS / 1000} s`;
   return message.length > 300 ? `${message.slice(0, 300)}…` : message;
 }
 
@@ -117,6 +123,7 @@ async function refusedAt(address: string, options: object): Promise<string | und
   });
 }
 
+/** The task queue of workflows and model calls: FAHEEM_TASK_QUEUE, default `faheem`. */
 export function taskQueue(env: NodeJS.ProcessEnv = process.env): string {
   return env.FAHEEM_TASK_QUEUE || DEFAULTS.taskQueue;
 }

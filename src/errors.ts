@@ -1,6 +1,6 @@
 // One error taxonomy for the package. Every error faheemcode throws on purpose is a FaheemError;
 // callers (the CLI, the SDK, users) tell kinds apart with `instanceof` or `code`, never by text.
-// Plain Node code only: workflow code uses Temporal's failures, not these.
+// No imports at all: the classes are the same everywhere they are thrown (SDK, CLI, worker).
 
 /** What kind of failure an error is; stable strings users may switch on. */
 export type FaheemErrorCode =
@@ -15,9 +15,18 @@ export type FaheemErrorCode =
   | 'decryption'
   | 'tool_interrupted'
   | 'checkpoint'
+  | 'timeout'
+  | 'server_start'
   | 'usage';
 
-/** The base of every error faheemcode throws on purpose; `name` is the class's own name. */
+/**
+ * The base of every error faheemcode throws on purpose; `name` is the class's own name.
+ *
+ * ```ts
+ * try { await conversation.sendMessage(text); }
+ * catch (err) { if (err instanceof FaheemError && err.code === 'conversation_closed') … }
+ * ```
+ */
 export class FaheemError extends Error {
   /** The kind of failure, for callers that switch on it. */
   readonly code: FaheemErrorCode;
@@ -27,5 +36,111 @@ export class FaheemError extends Error {
     this.code = code;
     // The subclass's name, so stack traces and `String(err)` say what it is.
     this.name = new.target.name;
+  }
+}
+
+/** No conversation (workflow) has this id on the server. */
+export class ConversationNotFoundError extends FaheemError {
+  /** The id that was asked for. */
+  readonly id: string;
+  constructor(id: string, options?: { cause?: unknown }) {
+    super('conversation_not_found', `no conversation with id "${id}" (check the id with \`faheem list\`)`, options);
+    this.id = id;
+  }
+}
+
+/** The conversation's workflow has ended (closed, or its idle timeout): it takes no more messages or commands. */
+export class ConversationClosedError extends FaheemError {
+  /** The conversation's id. */
+  readonly id: string;
+  /** `message` defaults to "conversation <id> is closed"; the CLI names what could not be done. */
+  constructor(id: string, message = `conversation ${id} is closed`, options?: { cause?: unknown }) {
+    super('conversation_closed', message, options);
+    this.id = id;
+  }
+}
+
+/** The conversation refused the request (an update's validator said no); `message` says why. */
+export class InvalidRequestError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('invalid_request', message, options);
+  }
+}
+
+/** No worker answered in time: the request needs a running `faheem worker` against this server. */
+export class NoWorkerError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('no_worker', message, options);
+  }
+}
+
+/** The Temporal server did not answer: the message names the address and what to do. */
+export class ServerUnreachableError extends FaheemError {
+  /** The address that was tried (host:port). */
+  readonly address: string;
+  /** Why, in a few words: "connection refused", "no answer within 5 s", … */
+  readonly reason: string;
+  constructor(address: string, reason: string, options?: { cause?: unknown }) {
+    super('server_unreachable', `cannot reach Temporal at ${address} (${reason}). Start one with \`npx faheem server\`, or set TEMPORAL_ADDRESS.`, options);
+    this.address = address;
+    this.reason = reason;
+  }
+}
+
+/** A sandbox that was asked for but cannot be used, or a sandbox setting that makes no sense. */
+export class SandboxError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('sandbox', message, options);
+  }
+}
+
+/** An encryption key or key list that cannot be used; the message names the variable and what is wrong. */
+export class EncryptionConfigError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('encryption_config', message, options);
+  }
+}
+
+/** A payload this process cannot decrypt (no key, unknown key id, wrong key, altered data). */
+export class DecryptionError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('decryption', message, options);
+  }
+}
+
+/**
+ * A tool call stopped before it finished (`faheem pause --now`, close), with what it had printed so
+ * far. Tools may throw it (or any error with a string `partialOutput`); the output is kept.
+ */
+export class ToolInterruptedError extends FaheemError {
+  /** The call's output until it was stopped. */
+  readonly partialOutput: string;
+  constructor(partialOutput: string, message = 'interrupted by a pause', options?: { cause?: unknown }) {
+    super('tool_interrupted', message, options);
+    this.partialOutput = partialOutput;
+  }
+}
+
+/** A command line that cannot be carried out as given (the CLI's own errors); the message says what to do. */
+export class UsageError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('usage', message, options);
+  }
+}
+
+/** A wait (`waitUntilStopped`, `waitUntil` with `timeoutMs`) ran out of time before the conversation got there. */
+export class WaitTimeoutError extends FaheemError {
+  /** The conversation waited on. */
+  readonly id: string;
+  constructor(id: string, message: string, options?: { cause?: unknown }) {
+    super('timeout', message, options);
+    this.id = id;
+  }
+}
+
+/** A local server faheem starts (the Temporal dev server, its CLI, the codec server) could not start; the message says why. */
+export class ServerStartError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('server_start', message, options);
   }
 }

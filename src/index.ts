@@ -2,15 +2,15 @@
  * faheemcode: coding agents as durable Temporal workflows.
  *
  * The client side: `LLM`, `Agent`, `Conversation` (start, run, pause, message, resume, inspect),
- * `defineTool` for your own tools, and `connectClient`. The worker is in `faheemcode/worker`, the
- * scripted stand-in model for tests in `faheemcode/testing`.
+ * `defineTool` for your own tools, `connectClient`, the errors the package throws (all
+ * `FaheemError`s) and the types of what a conversation reports (state, events, metrics). The worker
+ * is in `faheemcode/worker`, the scripted stand-in model for tests in `faheemcode/testing`.
  *
  * @packageDocumentation
  */
 export {
   Agent,
   Conversation,
-  ConversationNotFoundError,
   DelegateTool,
   FileEditorTool,
   FinishTool,
@@ -19,12 +19,29 @@ export {
   TerminalTool,
   ThinkTool,
   WaitTool,
+  checkMessage,
   type AgentTool,
   type CreateOptions,
 } from './client.js';
 export { connectClient } from './connection.js';
 export { forkConversation, ForkError, type ForkOptions } from './fork.js';
 export { NOT_UNDONE, type RewindAnswer } from './workflows/time-travel.js';
+export {
+  ConversationClosedError,
+  ConversationNotFoundError,
+  DecryptionError,
+  EncryptionConfigError,
+  FaheemError,
+  InvalidRequestError,
+  NoWorkerError,
+  SandboxError,
+  ServerStartError,
+  ServerUnreachableError,
+  ToolInterruptedError,
+  UsageError,
+  WaitTimeoutError,
+  type FaheemErrorCode,
+} from './errors.js';
 export {
   changeSchedule,
   createSchedule,
@@ -41,6 +58,8 @@ export {
   defineTool,
   isTool,
   type AnyTool,
+  type ExecOptions,
+  type ExecResult,
   type RetryClass,
   type Tool,
   type ToolContext,
@@ -48,4 +67,42 @@ export {
   type ToolOutput,
 } from './tools/define.js';
 export type { PauseRequest } from './workflows/messages.js';
-export * from './types.js';
+// What users read and write; the workflow's own contracts (carried state, activity inputs and
+// results, DEFAULTS) stay inside the package.
+export {
+  CONVERSATION_STATUSES,
+  TOOL_NAMES,
+  type ActionEvent,
+  type AgentSpec,
+  type CheckpointEntry,
+  type CheckpointEvent,
+  type ChildEvent,
+  type ChildSummary,
+  type CondensationEvent,
+  type CondenserOptions,
+  type ConfirmationPolicy,
+  type ConversationEvent,
+  type ConversationState,
+  type ConversationStatus,
+  type ErrorEvent,
+  type EventSource,
+  type ForkOrigin,
+  type HostEvent,
+  type InstructionsEvent,
+  type LLMSpec,
+  type McpHttpServerSpec,
+  type McpServerSpec,
+  type McpServersSpec,
+  type McpStdioServerSpec,
+  type MessageEvent,
+  type Metrics,
+  type ModelCallMetrics,
+  type ObservationEvent,
+  type PauseEvent,
+  type ResumeEvent,
+  type RewindEvent,
+  type StatusEvent,
+  type TerminalState,
+  type TokenUsage,
+  type ToolName,
+} from './types.js';

@@ -1,6 +1,7 @@
 // Types shared by the workflow, the activities and the client. Plain data only: everything here
 // travels through Temporal payloads, so no classes, no functions, no secrets.
 
+/** Every status a conversation can be in, as `faheem list --status` accepts them. */
 export const CONVERSATION_STATUSES = [
   'idle',
   'running',
@@ -10,12 +11,15 @@ export const CONVERSATION_STATUSES = [
   'error',
   'stuck',
 ] as const;
+/** A conversation's status: idle, running, paused, waiting_for_confirmation, finished, error or stuck. */
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
 /** faheemcode's own tools; users add theirs with `defineTool` and MCP servers. */
 export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', 'delegate', 'wait'] as const;
+/** The name of one of faheemcode's own tools. */
 export type ToolName = (typeof TOOL_NAMES)[number];
 
+/** When an action waits for approval: never, always, or when risky (the model's rating or the tool's own rule). */
 export type ConfirmationPolicy = 'never' | 'always' | 'risky';
 
 /** What the model is and where it lives. The API key is not here: the worker holds it. */
@@ -27,6 +31,7 @@ export interface LLMSpec {
   temperature?: number;
 }
 
+/** An agent as the conversation keeps it (plain data): its model, tool names and system prompt. */
 export interface AgentSpec {
   llm: LLMSpec;
   /** Tool names: built-ins, tools made with `defineTool` (the workspace host's worker runs them). */
@@ -69,8 +74,29 @@ export interface RepositoryInstructions {
   truncated: boolean;
 }
 
-/** MCP servers, in the format editors keep: `{ name: { command, args, env } | { url, headers } }`. */
-export type McpServersSpec = Record<string, { command: string; args?: string[]; env?: Record<string, string>; cwd?: string } | { url: string; headers?: Record<string, string> }>;
+/** A local MCP server, started by the workspace host's worker. Write secrets as `${VAR}`, never literally. */
+export interface McpStdioServerSpec {
+  /** The program to start. */
+  command: string;
+  args?: string[];
+  /** Variables for it; `${VAR}` and `${VAR:-default}` are filled in from the worker's environment. */
+  env?: Record<string, string>;
+  /** Where it starts (default: the workspace). */
+  cwd?: string;
+}
+
+/** A remote MCP server (streamable HTTP). Write tokens in `headers` as `${VAR}`, never literally. */
+export interface McpHttpServerSpec {
+  /** An http:// or https:// URL. */
+  url: string;
+  headers?: Record<string, string>;
+}
+
+/** One MCP server: a local one (`command`) or a remote one (`url`). */
+export type McpServerSpec = McpStdioServerSpec | McpHttpServerSpec;
+
+/** MCP servers by name, in the format editors keep: `{ name: { command, args, env } | { url, headers } }`. */
+export type McpServersSpec = Record<string, McpServerSpec>;
 
 /** The shell state that carries from one command to the next; durable, so a new worker continues it. */
 export interface TerminalState {
@@ -81,12 +107,14 @@ export interface TerminalState {
   running?: { command: string; startedAt: string };
 }
 
+/** Tokens of one model call, or of all of them. */
 export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   cacheReadTokens: number;
 }
 
+/** What a conversation has used so far: cost (USD, the whole tree's with sub-agents), tokens and model calls. */
 export interface Metrics {
   accumulatedCost: number;
   promptTokens: number;
@@ -97,6 +125,7 @@ export interface Metrics {
   calls?: ModelCallMetrics[];
 }
 
+/** One model call in `Metrics.calls`: its step, whether it answered or condensed, its cost and latency. */
 export interface ModelCallMetrics extends TokenUsage {
   step: number;
   kind: 'step' | 'condense';
@@ -160,6 +189,7 @@ export interface ChildReport {
   cost: number;
 }
 
+/** When older events are summarised for the model's prompt. */
 export interface CondenserOptions {
   /** Condense when the model's prompt holds more events than this… */
   maxEvents: number;
@@ -240,9 +270,12 @@ export interface CarriedState {
 
 // ---- Events: immutable records, ordered by index. ----
 
+/** Who an event comes from. */
 export type EventSource = 'user' | 'agent' | 'environment';
 
+/** What every event has: its place in the log, its time and its source. */
 interface EventBase {
+  /** Its place in the event log, from 0. */
   index: number;
   /** ISO time from the workflow clock (deterministic on replay). */
   timestamp: string;
@@ -251,11 +284,13 @@ interface EventBase {
   rewound?: true;
 }
 
+/** A message, from the user or the agent. */
 export interface MessageEvent extends EventBase {
   kind: 'message';
   text: string;
 }
 
+/** A tool call the model made. */
 export interface ActionEvent extends EventBase {
   kind: 'action';
   tool: string;
@@ -268,6 +303,7 @@ export interface ActionEvent extends EventBase {
   replyId: string;
 }
 
+/** What a tool call gave back (`exitCode` for the terminal). */
 export interface ObservationEvent extends EventBase {
   kind: 'observation';
   tool: string;
@@ -277,21 +313,25 @@ export interface ObservationEvent extends EventBase {
   exitCode?: number;
 }
 
+/** Something went wrong in the conversation (a failed model call, a limit reached, …). */
 export interface ErrorEvent extends EventBase {
   kind: 'error';
   message: string;
 }
 
+/** The conversation was paused (`now`: the running command was interrupted too). */
 export interface PauseEvent extends EventBase {
   kind: 'pause';
   now: boolean;
   reason?: string;
 }
 
+/** The conversation was set running again. */
 export interface ResumeEvent extends EventBase {
   kind: 'resume';
 }
 
+/** The conversation's status changed. */
 export interface StatusEvent extends EventBase {
   kind: 'status';
   status: ConversationStatus;
@@ -360,6 +400,7 @@ export interface RewindEvent extends EventBase {
   notUndone: string;
 }
 
+/** One record of a conversation's event log, told apart by `kind`. */
 export type ConversationEvent =
   | CheckpointEvent
   | RewindEvent

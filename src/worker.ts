@@ -6,18 +6,25 @@ import { availableParallelism } from 'node:os';
 import { createActivities } from './activities/index.js';
 import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
-import { checkSandbox, sandboxFromEnv, type SandboxOptions } from './tools/sandbox.js';
+import { checkSandbox, type SandboxOptions } from './tools/sandbox.js';
+import { readWorkerConfig } from './config.js';
 import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { workflowSource } from './workflow-source.js';
 
 export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
+export { readWorkerConfig, type WorkerConfig, type WorkerLogLevel } from './config.js';
 
+/** A created worker: `run()` until `shutdown()`; its task queues and sandbox. */
 export interface WorkerHandle {
+  /** Polls both task queues until shutdown (then closes MCP servers and the connection). */
   run(): Promise<void>;
+  /** Stops polling; `run()` resolves once the calls in flight are done. */
   shutdown(): void;
+  /** The queue of workflows and model calls (FAHEEM_TASK_QUEUE, default `faheem`). */
   taskQueue: string;
+  /** This host's tool queue (FAHEEM_TOOL_TASK_QUEUE, default `faheem-tools@<host>`). */
   toolTaskQueue: string;
   /** The sandbox this worker's commands run under; undefined: unsandboxed. */
   sandbox: SandboxOptions | undefined;
@@ -42,6 +49,7 @@ function installRuntime(level: LogLevel): void {
   }
 }
 
+/** What `createWorker` takes. */
 export interface CreateWorkerOptions {
   /** Your tools (made with `defineTool`), run on this host's tool queue; the built-ins are always there. */
   tools?: readonly AnyTool[];
@@ -66,13 +74,14 @@ export interface CreateWorkerOptions {
  */
 export async function createWorker(options: CreateWorkerOptions = {}): Promise<WorkerHandle> {
   const env = options.env ?? process.env;
-  installRuntime((env.FAHEEM_LOG_LEVEL?.toUpperCase() as LogLevel | undefined) ?? 'WARN');
-  const sandbox = options.sandbox === false ? undefined : (options.sandbox ?? sandboxFromEnv(env));
+  const config = readWorkerConfig(env); // a bad FAHEEM_* value stops here, naming the variable
+  installRuntime(config.logLevel);
+  const sandbox = options.sandbox === false ? undefined : (options.sandbox ?? config.sandbox);
   if (sandbox) await checkSandbox(sandbox, env); // asked for but unusable: fail now, not on the first command
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
   const mcp = new McpManager({ env });
-  const activities = createActivities({ env, tools: options.tools ?? [], mcp, ...(sandbox ? { sandbox } : {}) });
+  const activities = createActivities({ env, config, tools: options.tools ?? [], mcp, ...(sandbox ? { sandbox } : {}) });
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
 
@@ -90,7 +99,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     stickyQueueScheduleToStartTimeout: '2 seconds',
     // Workflow tasks run in worker threads; the SDK's default of one made a single core the ceiling of
     // many conversations (docs/benchmarks.md: 50 at once, 25 → 13 s with two).
-    workflowThreadPoolSize: workflowThreads(env),
+    workflowThreadPoolSize: config.workflowThreads ?? Math.min(2, availableParallelism()),
     shutdownGraceTime: '2 seconds',
   });
   const tools = await Worker.create({
@@ -102,7 +111,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       runTool: activities.runTool,
       prepareTools: activities.prepareTools,
       releaseTools: activities.releaseTools,
-      // Time travel: the workspace's checkpoints live on its host.
+      // Checkpoints live in the workspace host's shadow repository: they run where the workspace is.
       checkpointWorkspace: activities.checkpointWorkspace,
       restoreWorkspace: activities.restoreWorkspace,
       forkWorkspace: activities.forkWorkspace,
@@ -132,13 +141,6 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       tools.shutdown();
     },
   };
-}
-
-/** FAHEEM_WORKFLOW_THREADS, or two when the machine has two cores or more. */
-function workflowThreads(env: NodeJS.ProcessEnv): number {
-  const asked = Number(env.FAHEEM_WORKFLOW_THREADS);
-  if (Number.isInteger(asked) && asked >= 1) return asked;
-  return Math.min(2, availableParallelism());
 }
 
 /**

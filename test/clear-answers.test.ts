@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { Conversation } from '../src/client.js';
+import { ConversationClosedError, ConversationNotFoundError, FaheemError, InvalidRequestError } from '../src/errors.js';
 import { startScriptedModel, type ScriptedModel } from '../src/testing/scripted-model.js';
 import { ConversationStatusKey } from '../src/workflows/messages.js';
 import { FAKE_KEY, freePort, ROOT, startHarness, waitFor, type Harness } from './support/harness.js';
@@ -146,6 +148,25 @@ test('with a worker: status answers from the workflow, doctor passes, --model ma
   assert.ok(rejecting.requests.length >= 1, 'the call reached the model');
   assert.ok(!(refused.stdout + refused.stderr).includes(FAKE_KEY), 'the key is masked');
   assert.match(refused.stdout, /<secret-hidden>/);
+});
+
+test('the SDK and the CLI tell errors apart by class: not found, refused, closed', async () => {
+  await assert.rejects(Conversation.attach(h.client, 'ca-no-such'), (err: unknown) => err instanceof ConversationNotFoundError && err.id === 'ca-no-such');
+  const conversation = await Conversation.attach(h.client, 'ca-first');
+  // Nothing waits for confirmation: the workflow's validator refuses, and says why.
+  await assert.rejects(conversation.approve(), (err: unknown) => err instanceof InvalidRequestError && /nothing is waiting for confirmation/.test(err.message));
+  await assert.rejects(conversation.sendMessage(' '), (err: unknown) => err instanceof InvalidRequestError && err.message === 'message not sent: the message is empty');
+  const refused = await faheem(['reject', 'ca-first']);
+  assert.equal(refused.exitCode, 1);
+  assert.match(refused.stderr, /faheem: nothing is waiting for confirmation/);
+
+  await conversation.close();
+  await waitFor('ca-first closed', () => conversation.isClosed());
+  await assert.rejects(conversation.sendMessage('more'), (err: unknown) => err instanceof ConversationClosedError && err instanceof FaheemError && err.code === 'conversation_closed');
+  await assert.rejects(conversation.pause(), ConversationClosedError);
+  const closed = await faheem(['pause', 'ca-first']);
+  assert.equal(closed.exitCode, 1);
+  assert.match(closed.stderr, /cannot pause: conversation ca-first is closed/);
 });
 
 test('no server at all: every command exits non-zero naming the address, within a bounded time', async () => {

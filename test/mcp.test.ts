@@ -163,7 +163,7 @@ describe('MCP config', () => {
   });
 
   test('invalid JSON and a wrong top level are readable errors naming the file', () => {
-    assert.throws(() => parseMcpConfigFile('{"mcpServers": {', 'mcp.json'), /^Error: mcp\.json is not valid JSON: /);
+    assert.throws(() => parseMcpConfigFile('{"mcpServers": {', 'mcp.json'), /^InvalidRequestError: mcp\.json is not valid JSON: /);
     assert.throws(() => parseMcpConfigFile('{"servers": {}}', 'mcp.json'), /mcp\.json must be a JSON object of the form \{"mcpServers"/);
   });
 

@@ -2,11 +2,10 @@
 import path from 'node:path';
 import { TranscriptCache } from '../conversation/read-events.js';
 import { SetupCache } from '../conversation/setup-cache.js';
-import { faheemHome } from '../home.js';
+import { readWorkerConfig, type WorkerConfig } from '../config.js';
 import { ModelClients } from '../llm/client.js';
 import { McpManager } from '../mcp/manager.js';
-import { secretValues } from '../security/redact.js';
-import { namedSecrets } from '../tools/terminal.js';
+import { namedSecrets, secretValues } from '../security/env-policy.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { SandboxOptions } from '../tools/sandbox.js';
 import { CheckpointStore } from '../checkpoints/shadow-repo.js';
@@ -21,8 +20,11 @@ import { createRestoreWorkspace } from './restore-workspace.js';
 import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
 
+/** What the activities are made from. */
 export interface ActivitiesOptions {
   env?: NodeJS.ProcessEnv;
+  /** The worker's FAHEEM_* settings (default: read from `env`). */
+  config?: WorkerConfig;
   /** Tools made with defineTool, besides the built-ins. */
   tools?: readonly unknown[];
   /** Where MCP servers run (one process per conversation and server). */
@@ -31,15 +33,22 @@ export interface ActivitiesOptions {
   sandbox?: SandboxOptions;
 }
 
+/** Every activity of the conversation workflow, made for one worker. */
 export function createActivities(options: ActivitiesOptions = {}) {
   const env = options.env ?? process.env;
-  const home = faheemHome(env);
+  const config = options.config ?? readWorkerConfig(env);
+  const home = config.home;
   const models = new ModelClients(env);
-  const registry = new ToolRegistry(options.tools ?? [], { env, ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
+  const registry = new ToolRegistry(options.tools ?? [], {
+    env,
+    softTimeoutMs: config.terminalSoftTimeoutMs,
+    spawnHelper: config.spawnHelper,
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+  });
   const mcp = options.mcp ?? new McpManager({ env });
   const secrets = secretValues(env);
   // Model calls and condensation read the same transcripts: one cache serves both.
-  const transcripts = new TranscriptCache();
+  const transcripts = new TranscriptCache(config.transcriptCacheBytes);
   const starts = new StartLog(path.join(home, 'started'));
   const checkpoints = CheckpointStore.fromEnv(env);
   const tools = createRunTool({ registry, starts, mcp, secretValues: secrets, namedSecrets: namedSecrets(env), env, ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
@@ -58,4 +67,5 @@ export function createActivities(options: ActivitiesOptions = {}) {
   };
 }
 
+/** The activities by name, as the worker registers them. */
 export type Activities = ReturnType<typeof createActivities>;

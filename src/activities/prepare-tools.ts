@@ -8,6 +8,8 @@ import type { McpManager, McpToolInfo } from '../mcp/manager.js';
 import { redact } from '../security/redact.js';
 import { toolSpec, type ToolRegistry } from '../tools/registry.js';
 import { DEFAULTS, type PrepareToolsInput, type PrepareToolsResult, type RepositoryInstructions, type ToolSpec } from '../types.js';
+import { withHeartbeat } from './heartbeat.js';
+import { toolNotAvailable } from './tool-not-available.js';
 
 export const INSTRUCTIONS_FILE = 'AGENTS.md';
 
@@ -24,31 +26,22 @@ export function createPrepareTools(deps: { registry: ToolRegistry; mcp: McpManag
     for (const name of names) {
       const tool = deps.registry.get(name);
       if (tool) tools.push(toolSpec(tool));
-      else {
-        errors.push(
-          `The tool "${name}" is not available: the worker on task queue ${queue} does not have it ` +
-            '(start it with createWorker({ tools: [...] }) or `faheem worker --tools <module>`). The agent goes on without it.',
-        );
-      }
+      else errors.push(toolNotAvailable(name, queue, 'The agent goes on without it.'));
     }
     if (input.mcpServers && Object.keys(input.mcpServers).length > 0) {
-      const beat = setInterval(() => ctx.heartbeat(), 1000);
-      try {
-        const listed = await deps.mcp.listTools(input.conversationId, input.mcpServers as Parameters<McpManager['listTools']>[1], {
-          signal: ctx.cancellationSignal,
-          cwd: input.workspace,
-        });
-        const taken = new Set(tools.map((t) => t.name));
-        for (const t of listed.tools) {
-          if (mcpWanted.length > 0 && !mcpWanted.includes(t.name)) continue;
-          if (taken.has(t.name)) errors.push(`MCP tool ${t.server}/${t.tool} is left out: another tool is already named ${t.name}.`);
-          else tools.push(mcpToolSpec(t));
-          taken.add(t.name);
-        }
-        for (const e of listed.errors) errors.push(`MCP server "${e.server}" is not available; the agent goes on without its tools. ${e.message}`);
-      } finally {
-        clearInterval(beat);
+      const servers = input.mcpServers;
+      const listed = await withHeartbeat(
+        () => deps.mcp.listTools(input.conversationId, servers, { signal: ctx.cancellationSignal, cwd: input.workspace }),
+        { context: ctx },
+      );
+      const taken = new Set(tools.map((t) => t.name));
+      for (const t of listed.tools) {
+        if (mcpWanted.length > 0 && !mcpWanted.includes(t.name)) continue;
+        if (taken.has(t.name)) errors.push(`MCP tool ${t.server}/${t.tool} is left out: another tool is already named ${t.name}.`);
+        else tools.push(mcpToolSpec(t));
+        taken.add(t.name);
       }
+      for (const e of listed.errors) errors.push(`MCP server "${e.server}" is not available; the agent goes on without its tools. ${e.message}`);
     }
     const instructions = await readInstructions(input.workspace, deps.secretValues).catch((err: Error) => {
       errors.push(`${INSTRUCTIONS_FILE} could not be read: ${err.message}`);

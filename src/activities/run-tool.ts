@@ -2,15 +2,18 @@
 // Validates the arguments with the tool's schema, keeps a crash from running a call twice, heartbeats
 // while it runs, and turns whatever happens into an observation.
 import { Context } from '@temporalio/activity';
-import { CancelledFailure } from '@temporalio/common';
+import type { CancelledFailure } from '@temporalio/common';
 import type { McpManager } from '../mcp/manager.js';
 import { redact } from '../security/redact.js';
 import { describeInvalid, retryClass } from '../tools/define.js';
+import { interruptedFailure, partialOutputOf } from '../tools/interrupted.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { execInWorkspace, hiddenDirs, type SandboxOptions } from '../tools/sandbox.js';
-import { commandBaseEnv } from '../tools/terminal.js';
+import { commandBaseEnv } from '../security/env-policy.js';
 import type { RunToolInput, RunToolResult, TerminalCallInput, TerminalResult, ToolCallInput, ToolResult } from '../types.js';
+import { withHeartbeat } from './heartbeat.js';
 import type { StartLog } from './start-log.js';
+import { toolNotAvailable } from './tool-not-available.js';
 
 export interface RunToolDeps {
   registry: ToolRegistry;
@@ -26,7 +29,6 @@ export interface RunToolDeps {
   sandbox?: SandboxOptions;
 }
 
-const HEARTBEAT_EVERY_MS = 500;
 /** A result longer than this keeps its head and tail: every character goes to the model and into history. */
 export const MAX_RESULT_CHARS = 50_000;
 
@@ -49,12 +51,7 @@ export function createRunTool(deps: RunToolDeps) {
     if (input.mcp) return runMcp(input, input.mcp, ctx);
     const tool = deps.registry.get(input.tool);
     if (!tool) {
-      return {
-        content:
-          `The tool "${input.tool}" is not available: the worker on task queue ${ctx.info.taskQueue} does not have it. ` +
-          'Start that worker with the tool (createWorker({ tools: [...] }) or `faheem worker --tools <module>`).',
-        isError: true,
-      };
+      return { content: toolNotAvailable(input.tool, ctx.info.taskQueue), isError: true };
     }
     const parsed = tool.parameters.safeParse(input.arguments);
     if (!parsed.success) return { content: describeInvalid(tool.name, parsed.error), isError: true };
@@ -68,9 +65,8 @@ export function createRunTool(deps: RunToolDeps) {
         ...(tool.name === 'terminal' ? { exitCode: -1 } : {}),
       };
     }
-    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     try {
-      const out = await tool.execute(parsed.data, {
+      const out = await withHeartbeat(async () => tool.execute(parsed.data, {
         conversationId: input.conversationId,
         toolCallId: input.toolCallId,
         workspace: input.workspace,
@@ -88,7 +84,7 @@ export function createRunTool(deps: RunToolDeps) {
             hide: deps.sandbox ? hiddenDirs(env) : [],
             signal: ctx.cancellationSignal,
           }),
-      });
+      }), { context: ctx });
       if (typeof out === 'string') return { content: out, isError: false };
       if (!out || typeof out.content !== 'string') {
         return { content: `The tool ${tool.name} returned no text (it must return a string or { content }).`, isError: true };
@@ -104,8 +100,6 @@ export function createRunTool(deps: RunToolDeps) {
       if (interrupted) throw interrupted;
       // The tool's own failure is something for the model to read, not for Temporal to retry.
       return { content: `The tool ${tool.name} failed: ${(err as Error)?.message ?? String(err)}`, isError: true };
-    } finally {
-      clearInterval(beat);
     }
   }
 
@@ -120,24 +114,25 @@ export function createRunTool(deps: RunToolDeps) {
         isError: true,
       };
     }
-    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
     try {
-      return await deps.mcp.callTool(input.conversationId, { [mcp.server]: mcp.config } as Parameters<McpManager['callTool']>[1], mcp.server, mcp.tool, args as Record<string, unknown>, {
-        signal: ctx.cancellationSignal,
-        cwd: input.workspace,
-      });
+      return await withHeartbeat(
+        () =>
+          deps.mcp.callTool(input.conversationId, { [mcp.server]: mcp.config }, mcp.server, mcp.tool, args as Record<string, unknown>, {
+            signal: ctx.cancellationSignal,
+            cwd: input.workspace,
+          }),
+        { context: ctx },
+      );
     } catch (err) {
       throw interruptedOr(err, ctx) ?? err;
-    } finally {
-      clearInterval(beat);
     }
   }
 
   /** A call stopped by `pause --now`: its partial output (masked, clipped) travels in the cancellation's details. */
   function interruptedOr(err: unknown, ctx: Context): CancelledFailure | undefined {
     if (!ctx.cancellationSignal.aborted) return undefined;
-    const partial = (err as { partialOutput?: unknown } | null)?.partialOutput;
-    return new CancelledFailure('interrupted by a pause', [typeof partial === 'string' ? clip(redact(partial, deps.secretValues)) : '']);
+    const partial = partialOutputOf(err);
+    return interruptedFailure(partial !== undefined ? clip(redact(partial, deps.secretValues)) : '');
   }
 
   // Before tools were open, terminal and file_editor had an activity each; conversations that

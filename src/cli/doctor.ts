@@ -1,6 +1,6 @@
 // `faheem doctor`: is every part there? One line per check with a mark (✓ fine, ✗ wrong, ! worth
 // knowing); the command fails when a line is ✗. Every check has its own short time limit.
-import { Client, type Connection } from '@temporalio/client';
+import { Client, isGrpcServiceError, type Connection } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { checkSandbox, sandboxFromEnv } from '../tools/sandbox.js';
 import pc from 'picocolors';
@@ -11,6 +11,9 @@ import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import { redact, secretValues } from '../security/redact.js';
 import { noToolWorker, noWorkflowWorker, queuePollers, startInputPayloads } from './presence.js';
+
+/** gRPC's status code for NOT_FOUND (a namespace that does not exist). */
+const GRPC_NOT_FOUND = 5;
 
 export type Mark = 'ok' | 'fail' | 'warn';
 export interface CheckLine {
@@ -109,7 +112,7 @@ async function serverChecks(env: NodeJS.ProcessEnv): Promise<{ lines: CheckLine[
     await connection.withDeadline(deadline(), () => connection.workflowService.describeNamespace({ namespace }));
     lines.push(line('ok', 'namespace', namespace));
   } catch (err) {
-    const notFound = /not found/i.test(message(err));
+    const notFound = isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND;
     lines.push(
       line(
         'fail',

@@ -1,11 +1,12 @@
 // The `faheem` command line. Talks to Temporal only (never to a worker), so it works from any machine.
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pc from 'picocolors';
-import { Agent, Conversation, ConversationNotFoundError, LLM, MessageText } from '../client.js';
+import { Agent, Conversation, LLM, checkMessage } from '../client.js';
+import { ConversationClosedError, FaheemError, NoWorkerError, UsageError } from '../errors.js';
 import { connectClient, taskQueue, toolTaskQueue } from '../connection.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
@@ -23,8 +24,6 @@ import { scheduleCommand } from './schedule.js';
 import { timeTravelCommands } from './time-travel.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import { conversationWorkerWarnings, formatLastKnown, printWarnings, startWorkspaceCheck, stateOrLastKnown, workerWarnings } from './presence.js';
-
-class UserError extends Error {}
 
 const UPDATE_TIMEOUT_MS = 30_000;
 
@@ -60,23 +59,19 @@ async function attach(client: Client, id: string): Promise<Conversation> {
 }
 
 /**
- * Updates need a worker to answer; say so instead of hanging when none is running. An update the
- * workflow's validator refused says why; that becomes a user error.
+ * Updates need a worker to answer; say so (NoWorkerError) instead of hanging when none is running.
+ * An update the workflow's validator refused is an InvalidRequestError from the SDK, with the reason.
  */
 async function answered<T>(promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new UserError(`no worker answered within ${UPDATE_TIMEOUT_MS / 1000} s; is \`faheem worker\` running against this server?`)),
+      () => reject(new NoWorkerError(`no worker answered within ${UPDATE_TIMEOUT_MS / 1000} s; is \`faheem worker\` running against this server?`)),
       UPDATE_TIMEOUT_MS,
     );
   });
   try {
     return await Promise.race([promise, timeout]);
-  } catch (err) {
-    const e = err as Error & { cause?: Error };
-    if (e.name === 'WorkflowUpdateFailedError') throw new UserError(e.cause?.message ?? e.message);
-    throw err;
   } finally {
     clearTimeout(timer);
   }
@@ -86,7 +81,7 @@ async function answered<T>(promise: Promise<T>): Promise<T> {
 async function withOpenConversation(id: string, verb: string, fn: (conversation: Conversation) => Promise<void>): Promise<void> {
   await withClient(async (client) => {
     const conversation = await attach(client, id);
-    if (await conversation.isClosed()) throw new UserError(`cannot ${verb}: conversation ${conversation.id} is closed`);
+    if (await conversation.isClosed()) throw new ConversationClosedError(conversation.id, `cannot ${verb}: conversation ${conversation.id} is closed`);
     await fn(conversation);
   });
 }
@@ -172,12 +167,12 @@ program
   .option('--ui-origin <origin...>', `Web UI origins allowed to call it from the browser (default ${DEFAULT_UI_ORIGINS.join(', ')})`)
   .action(async (o: { port: number; ip: string; token?: string; uiOrigin?: string[] }) => {
     const codec = encryptionCodec();
-    if (!codec) throw new UserError('no encryption key: set FAHEEM_ENCRYPTION_KEY (base64 of 32 bytes) or FAHEEM_ENCRYPTION_KEYS=id1:key1,id2:key2');
+    if (!codec) throw new UsageError('no encryption key: set FAHEEM_ENCRYPTION_KEY (base64 of 32 bytes) or FAHEEM_ENCRYPTION_KEYS=id1:key1,id2:key2');
     let uiOrigins: string[] | undefined;
     try {
       uiOrigins = o.uiOrigin?.flatMap((v) => v.split(',')).filter((v) => v.trim() !== '').map(normalizeOrigin);
     } catch (err) {
-      throw new UserError(`--ui-origin: ${(err as Error).message}`);
+      throw new UsageError(`--ui-origin: ${(err as Error).message}`);
     }
     const token = o.token ?? (process.env.FAHEEM_CODEC_TOKEN || undefined);
     const server = await startCodecServer({ codec, port: o.port, host: o.ip, ...(token ? { token } : {}), ...(uiOrigins ? { uiOrigins } : {}) });
@@ -208,10 +203,10 @@ async function loadTools(modules: string[]): Promise<AnyTool[]> {
       exported = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     } catch (err) {
       const hint = /\.[cm]?ts$/.test(file) ? ' (a TypeScript module needs a loader: compile it to .js, or run `node --import tsx` on faheem)' : '';
-      throw new UserError(`--tools ${m}: could not load ${file}: ${(err as Error).message}${hint}`);
+      throw new UsageError(`--tools ${m}: could not load ${file}: ${(err as Error).message}${hint}`);
     }
     const found = Object.values(exported).flatMap((v) => (Array.isArray(v) ? v : [v])).filter(isTool);
-    if (found.length === 0) throw new UserError(`--tools ${m}: the module exports no tools made with defineTool`);
+    if (found.length === 0) throw new UsageError(`--tools ${m}: the module exports no tools made with defineTool`);
     for (const t of found) if (!tools.includes(t)) tools.push(t);
   }
   return tools;
@@ -265,10 +260,9 @@ program
         follow?: boolean;
       },
     ) => {
-      const checked = MessageText.safeParse(message);
-      if (!checked.success) throw new UserError(`message not sent: ${checked.error.issues[0]?.message}`);
+      checkMessage(message);
       const workspace = await startWorkspaceCheck(path.resolve(o.workspace), toolTaskQueue());
-      if (workspace.error) throw new UserError(workspace.error);
+      if (workspace.error) throw new UsageError(workspace.error);
       if (workspace.warning) printWarnings([workspace.warning]);
       const mcpServers = o.mcpConfig ? await readMcpConfig(o.mcpConfig) : undefined;
       await withClient(async (client) => {
@@ -290,8 +284,8 @@ program
           ...(o.budget !== undefined ? { maxBudgetPerRunUsd: o.budget } : {}),
           ...(o.confirmTimeout !== undefined ? { confirmationTimeoutMs: o.confirmTimeout * 1000 } : {}),
           ...(mcpServers ? { mcpServers } : {}),
-        }).catch((err: Error) => {
-          if (err.name === 'WorkflowExecutionAlreadyStartedError') throw new UserError(`a conversation with id "${o.id}" already exists`);
+        }).catch((err: unknown) => {
+          if (err instanceof WorkflowExecutionAlreadyStartedError) throw new UsageError(`a conversation with id "${o.id}" already exists`);
           throw err;
         });
         printWarnings(await warnings); // stderr: stdout stays the id alone
@@ -312,12 +306,12 @@ async function readMcpConfig(file: string) {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new UserError(`--mcp-config: cannot read ${file}: ${(err as Error).message}`);
+    throw new UsageError(`--mcp-config: cannot read ${file}: ${(err as Error).message}`);
   }
   try {
     return parseMcpConfigFile(text, file);
   } catch (err) {
-    throw new UserError(`--mcp-config: ${(err as Error).message}`);
+    throw new UsageError(`--mcp-config: ${(err as Error).message}`);
   }
 }
 
@@ -328,8 +322,7 @@ program
   .argument('<message>')
   .option('--run', 'also run the conversation')
   .action(async (id: string, message: string, o: { run?: boolean }) => {
-    const checked = MessageText.safeParse(message);
-    if (!checked.success) throw new UserError(`message not sent: ${checked.error.issues[0]?.message}`);
+    checkMessage(message);
     await withOpenConversation(id, 'send a message', async (conversation) => {
       const warned = o.run ? conversationWorkerWarnings(conversation.client, conversation.id).then(printWarnings) : undefined;
       await answered(conversation.sendMessage(message));
@@ -471,7 +464,7 @@ program
   .option('--model [model]', 'also make one tiny call to this model (default: LLM_MODEL), as the worker would')
   .action(async (o: { model?: string | true }) => {
     const { ok, summary } = await doctor({ ...(o.model !== undefined ? { model: o.model } : {}) });
-    if (!ok) throw new UserError(summary);
+    if (!ok) throw new UsageError(summary);
     console.log(pc.green(summary));
   });
 
@@ -484,11 +477,9 @@ try {
   process.exit(1);
 }
 
+/** The one line the CLI prints for an error: ours say what to do; Temporal's get a hint. */
 function describe(err: unknown): string {
-  if (err instanceof UserError || err instanceof ConversationNotFoundError) return err.message;
+  if (err instanceof FaheemError) return err.message;
   if (err instanceof WorkflowNotFoundError) return `${err.message} (the conversation may be closed; see \`faheem list\`)`;
-  const e = err as Error & { details?: string };
-  const message = e?.message ?? String(err);
-  if (/already completed/i.test(message)) return 'the conversation is closed';
-  return message;
+  return (err as Error | undefined)?.message ?? String(err);
 }

@@ -1,4 +1,5 @@
 // Reads a conversation's event log through the `events` query, page by page.
+import { CONFIG_DEFAULTS } from '../config.js';
 import type { WorkflowHandle } from '@temporalio/client';
 import { isDeepStrictEqual } from 'node:util';
 import type { ConversationEvent, RecentEvents } from '../types.js';
@@ -73,7 +74,8 @@ async function fromEarlierRuns(handle: WorkflowHandle, runs: readonly EventRun[]
 export class TranscriptCache {
   private readonly cache = new Map<string, { events: ConversationEvent[]; bytes: number }>();
   private bytes = 0;
-  constructor(private readonly maxBytes = Number(process.env.FAHEEM_TRANSCRIPT_CACHE_MB ?? 512) * 1024 * 1024) {}
+  /** `maxBytes`: the worker's FAHEEM_TRANSCRIPT_CACHE_MB (see config.ts; default 512 MB). */
+  constructor(private readonly maxBytes = CONFIG_DEFAULTS.transcriptCacheMb * 1024 * 1024) {}
 
   /**
    * The events the model needs of [0, eventCount): what the conversation's run holds, less what a

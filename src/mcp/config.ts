@@ -1,7 +1,9 @@
 // MCP server configuration in the format editors use: {"mcpServers": {"name": {command, args, env} | {url, headers}}}.
 // Parsing is strict about what we use and tolerant of the extra keys editors write ("type", "disabled", …).
+import { InvalidRequestError } from '../errors.js';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { McpServerSpec, McpServersSpec } from '../types.js';
 
 const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const MAX_TOOL_NAME = 64;
@@ -52,8 +54,14 @@ export const McpServersConfig = z.record(
   { error: 'must be an object mapping server names to server configs' },
 );
 
-export type McpServers = z.infer<typeof McpServersConfig>;
-export type McpServer = McpServers[string];
+/** Parsed MCP servers by name: the one type (see McpServersSpec in types.ts), which the schema produces. */
+export type McpServers = McpServersSpec;
+/** One parsed MCP server. */
+export type McpServer = McpServerSpec;
+// The schema and the type must agree both ways; this fails to compile when one changes alone.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const schemaMatchesType: Same<z.infer<typeof McpServersConfig>, McpServersSpec> = true;
+void schemaMatchesType;
 
 function formatPath(segments: readonly PropertyKey[]): string {
   let out = '';
@@ -103,22 +111,27 @@ function parseServers(value: unknown, source: string, prefix: readonly PropertyK
   const result = McpServersConfig.safeParse(value);
   if (result.success) return result.data;
   const lines = describeIssues(result.error.issues, root, prefix);
-  throw new Error(`Invalid MCP server config in ${source}:\n${lines.map((l) => `  - ${l}`).join('\n')}`);
+  throw new InvalidRequestError(`Invalid MCP server config in ${source}:\n${lines.map((l) => `  - ${l}`).join('\n')}`);
 }
 
+/**
+ * Checks MCP servers given as an object (`{ name: { command, args, env } | { url, headers } }`) and
+ * returns them without the keys editors add; throws an InvalidRequestError listing each problem.
+ */
 export function parseMcpServers(value: unknown, source = 'the MCP server config'): McpServers {
   return parseServers(value, source, [], value);
 }
 
+/** The servers of an editor-style config file's text (`{"mcpServers": {…}}`); `source` names the file in errors. */
 export function parseMcpConfigFile(text: string, source: string): McpServers {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch (err) {
-    throw new Error(`${source} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new InvalidRequestError(`${source} is not valid JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
   if (!isRecord(json) || !isRecord(json.mcpServers)) {
-    throw new Error(`${source} must be a JSON object of the form {"mcpServers": {"<name>": {"command": …} | {"url": …}}}`);
+    throw new InvalidRequestError(`${source} must be a JSON object of the form {"mcpServers": {"<name>": {"command": …} | {"url": …}}}`);
   }
   return parseServers(json.mcpServers, source, ['mcpServers'], json);
 }
@@ -128,7 +141,7 @@ export function expandEnv(value: string, env: NodeJS.ProcessEnv): string {
   return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_match, name: string, fallback: string | undefined) => {
     const found = env[name];
     if (fallback !== undefined) return found ? found : fallback;
-    if (found === undefined) throw new Error(`\${${name}} is not set in the worker's environment`);
+    if (found === undefined) throw new InvalidRequestError(`\${${name}} is not set in the worker's environment`);
     return found;
   });
 }

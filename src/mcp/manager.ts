@@ -8,7 +8,7 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type ContentBlock, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { PROVIDERS } from '../llm/provider.js';
+import { isWorkerOwnVariable } from '../security/env-policy.js';
 import { expandEnv, mcpToolName, type McpServer, type McpServers } from './config.js';
 
 export interface McpToolAnnotations {
@@ -183,15 +183,7 @@ function describeServer(name: string, config: McpServer): string {
   return `"${name}" (${url.origin}${url.pathname})`;
 }
 
-/**
- * The worker's own secrets never go to an MCP server, whoever wrote the config (anyone who can start a
- * conversation can): its model keys, Temporal credentials, encryption keys and faheem settings.
- * Users' secrets for tools (FAHEEM_SECRET_*) and any other variable may be named.
- */
-export function isWorkerOwnVariable(name: string): boolean {
-  if (name.startsWith('FAHEEM_SECRET_')) return false;
-  return /^(LLM_|TEMPORAL_|FAHEEM_)/.test(name) || Object.values(PROVIDERS).some((p) => p.keyVar === name);
-}
+export { isWorkerOwnVariable };
 
 function expandValues(values: Record<string, string> | undefined, env: NodeJS.ProcessEnv, what: string): Record<string, string> {
   const out: Record<string, string> = {};

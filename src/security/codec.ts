@@ -4,8 +4,9 @@
 // The wire format is the one Temporal's encryption samples use: metadata `encoding: binary/encrypted`
 // and `encryption-key-id: <id>`, data = 12-byte IV + ciphertext + 16-byte GCM tag of the whole
 // serialized inner Payload (so its own metadata, e.g. `encoding: json/plain`, is hidden too).
-import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import { METADATA_ENCODING_KEY, ValueError, type Payload, type PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
+import { DecryptionError, EncryptionConfigError } from '../errors.js';
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
@@ -25,15 +26,7 @@ export interface EncryptionKey {
   key: Buffer;
 }
 
-/** A key or key list that cannot be used; the message names the variable and what is wrong. */
-export class EncryptionConfigError extends Error {
-  override readonly name = 'EncryptionConfigError';
-}
-
-/** A payload this process cannot decrypt (unknown key id, wrong key, altered data). */
-export class DecryptionError extends Error {
-  override readonly name = 'DecryptionError';
-}
+export { DecryptionError, EncryptionConfigError };
 
 /** A key's stable short id: the first 8 hex characters of the SHA-256 of its 32 bytes. */
 export function keyFingerprint(key: Buffer): string {
@@ -187,11 +180,10 @@ export function encryptionCodec(env: NodeJS.ProcessEnv = process.env): Encryptio
 
 /**
  * An error that says a payload is encrypted and this process has no key, in place of the SDK's
- * "Unknown encoding: binary/encrypted"; any other error is returned as it is.
+ * "Unknown encoding: binary/encrypted" (a ValueError) for `payload`; any other error is returned as it is.
  */
-export function explainUnreadable(err: unknown): unknown {
-  const message = (err as Error | undefined)?.message ?? '';
-  if (message.includes(`Unknown encoding: ${ENCRYPTED_ENCODING}`)) {
+export function explainUnreadable(err: unknown, payload: Payload | null | undefined): unknown {
+  if (err instanceof ValueError && payload && isEncrypted(payload)) {
     return new DecryptionError(`this conversation is encrypted and this process has no key: set ${VARS.split('/').reverse().join(' or ')} (the key the conversation was written with)`);
   }
   return err;

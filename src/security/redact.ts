@@ -1,23 +1,11 @@
 // Keeps secrets out of anything that reaches workflow history, logs or events.
+/** What a hidden secret reads as. */
 export const SECRET_MASK = '<secret-hidden>';
 
-/** Environment variable names whose values are treated as secrets. */
-export function isSecretName(name: string): boolean {
-  return /(^LLM_API_KEY$|_API_KEY$|_TOKEN$|_SECRET$|PASSWORD|^TEMPORAL_TLS_|^FAHEEM_SECRET_|^FAHEEM_ENCRYPTION_KEYS?$)/i.test(name);
-}
+// Which variables are secrets is the env policy's (env-policy.ts); re-exported for older imports.
+export { isSecretName, secretValues } from './env-policy.js';
 
-export function secretValues(env: NodeJS.ProcessEnv): string[] {
-  const values = Object.entries(env)
-    .filter(([k, v]) => isSecretName(k) && typeof v === 'string' && v.length >= 6)
-    .map(([, v]) => v as string);
-  // Each key of FAHEEM_ENCRYPTION_KEYS (id1:key1,id2:key2) on its own, too.
-  for (const entry of (env.FAHEEM_ENCRYPTION_KEYS ?? '').split(',')) {
-    const key = entry.slice(entry.indexOf(':') + 1).trim();
-    if (key.length >= 6) values.push(key);
-  }
-  return values;
-}
-
+/** `text` with every one of `secrets` (and provider-style partial keys, "sk-…") replaced by SECRET_MASK. */
 export function redact(text: string, secrets: readonly string[]): string {
   let out = text;
   for (const s of secrets) if (s) out = out.split(s).join(SECRET_MASK);

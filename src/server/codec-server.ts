@@ -3,6 +3,7 @@
 // `POST /decode` with `{ "payloads": [{ "metadata": { key: base64 }, "data": base64 }] }`, answered
 // in the same shape. The browser calls it directly, so it answers CORS (with the preflight) for the
 // Web UI's origins only; with a token, every request needs `Authorization: Bearer <token>`.
+import { InvalidRequestError, ServerStartError } from '../errors.js';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -37,7 +38,8 @@ interface JsonPayload {
   data?: string;
 }
 
-class HttpError extends Error {
+/** A request the codec server refuses, with the HTTP status it answers (400, 413, 422). */
+class HttpError extends InvalidRequestError {
   constructor(
     readonly status: number,
     message: string,
@@ -52,9 +54,9 @@ export function normalizeOrigin(origin: string): string {
   try {
     u = new URL(origin.trim());
   } catch {
-    throw new Error(`"${origin}" is not an origin like http://localhost:8233`);
+    throw new InvalidRequestError(`"${origin}" is not an origin like http://localhost:8233`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`"${origin}" is not an http(s) origin`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new InvalidRequestError(`"${origin}" is not an http(s) origin`);
   return u.origin;
 }
 
@@ -98,7 +100,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
   const host = options.host ?? '127.0.0.1';
   const loopback = ['127.0.0.1', '::1', 'localhost'].includes(host);
   // Anyone who can reach it could decrypt: off this machine only with a token.
-  if (!loopback && !options.token) throw new Error(`the codec server listens on ${host} only with a token (--token or FAHEEM_CODEC_TOKEN): it decrypts for whoever asks`);
+  if (!loopback && !options.token) throw new InvalidRequestError(`the codec server listens on ${host} only with a token (--token or FAHEEM_CODEC_TOKEN): it decrypts for whoever asks`);
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'Content-Type': 'application/json' });
@@ -167,7 +169,7 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
-          ? new Error(`the codec server cannot listen on ${host}:${options.port ?? DEFAULT_CODEC_PORT}: the port is taken (choose another: faheem codec-server --port, faheem server --codec-port)`)
+          ? new ServerStartError(`the codec server cannot listen on ${host}:${options.port ?? DEFAULT_CODEC_PORT}: the port is taken (choose another: faheem codec-server --port, faheem server --codec-port)`)
           : err,
       ),
     );

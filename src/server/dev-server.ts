@@ -1,5 +1,6 @@
 // The embedded Temporal service: the official CLI's dev server on a SQLite file, so conversations
 // survive a restart, with the Web UI and our search attributes registered.
+import { ServerStartError } from '../errors.js';
 import { Connection } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
 import { mkdir } from 'node:fs/promises';
@@ -64,7 +65,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (exited) throw new Error(`the Temporal dev server exited at start (is port ${port} taken?)`);
+    if (exited) throw new ServerStartError(`the Temporal dev server exited at start (is port ${port} taken?)`);
     try {
       const conn = await Connection.connect({ address, connectTimeout: '1 second' });
       await conn.workflowService.getSystemInfo({});
@@ -73,7 +74,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     } catch (err) {
       if (Date.now() > deadline) {
         child.kill('SIGKILL');
-        throw new Error(`the Temporal dev server did not answer on ${address} within 60 s: ${(err as Error).message}`);
+        throw new ServerStartError(`the Temporal dev server did not answer on ${address} within 60 s: ${(err as Error).message}`);
       }
       await new Promise((r) => setTimeout(r, 200));
     }

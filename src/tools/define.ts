@@ -2,6 +2,7 @@
 // for the arguments (the model sees it as JSON Schema), what a retry may do, whether it needs the
 // user's approval, and the function that runs it. No Node imports: the tools that run inside the
 // workflow (think, finish, task_tracker) are defined with this too.
+import { InvalidRequestError } from '../errors.js';
 import type { z } from 'zod';
 
 /**
@@ -76,6 +77,7 @@ export type ToolOutput<State = unknown> =
       state?: State;
     };
 
+/** What `defineTool` takes: the tool's name, description, argument schema, retry class, approval rule and `execute`. */
 export interface ToolOptions<Params extends z.ZodObject, State = unknown> {
   /** What the model calls it: letters, digits, `_` and `-`, at most 64 characters. */
   name: string;
@@ -124,10 +126,10 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  */
 export function defineTool<Params extends z.ZodObject, State = unknown>(options: ToolOptions<Params, State>): Tool<Params, State> {
   if (!TOOL_NAME.test(options.name)) {
-    throw new Error(`defineTool: "${options.name}" is not a valid tool name (letters, digits, _ and -, at most 64 characters)`);
+    throw new InvalidRequestError(`defineTool: "${options.name}" is not a valid tool name (letters, digits, _ and -, at most 64 characters)`);
   }
-  if (options.name.startsWith('mcp__')) throw new Error(`defineTool: names starting with "mcp__" are for MCP servers' tools`);
-  if (typeof options.execute !== 'function') throw new Error(`defineTool: ${options.name} needs an execute function`);
+  if (options.name.startsWith('mcp__')) throw new InvalidRequestError(`defineTool: names starting with "mcp__" are for MCP servers' tools`);
+  if (typeof options.execute !== 'function') throw new InvalidRequestError(`defineTool: ${options.name} needs an execute function`);
   return { ...options, kind: 'faheem.tool' };
 }
 

@@ -13,6 +13,7 @@ export const DelegateArgs = z.object({
   max_iterations: z.number().int().positive().optional().describe('At most this many model calls for the sub-agent.'),
 });
 
+/** `delegate` (opt-in): the model hands a task to a sub-agent, a child conversation with its own tools and budget of steps. */
 export const DelegateTool = {
   ...defineTool({
     name: 'delegate',

@@ -10,6 +10,7 @@ export interface Task {
   status: 'todo' | 'in_progress' | 'done';
 }
 
+/** `think`: the model writes down its reasoning; nothing runs (always given to an agent). */
 export const ThinkTool = {
   ...defineTool({
     name: 'think',
@@ -21,6 +22,7 @@ export const ThinkTool = {
   inWorkflow: true,
 } as const;
 
+/** `finish`: the model ends the run with its answer (always given to an agent). */
 export const FinishTool = {
   ...defineTool({
     name: 'finish',
@@ -32,6 +34,7 @@ export const FinishTool = {
   inWorkflow: true,
 } as const;
 
+/** `task_tracker`: the model keeps a plan (a task list) in the conversation. */
 export const TaskTrackerTool = {
   ...defineTool<typeof TaskTrackerArgs, Task[]>({
     name: 'task_tracker',

@@ -1,6 +1,7 @@
 // The tools a worker can run: the built-ins plus the ones it was given. Turns definitions into the
 // plain-data specs a conversation keeps, and works out per call what the definition says about it
 // (approval, time limit, the Web UI line).
+import { InvalidRequestError } from '../errors.js';
 import { z } from 'zod';
 import { TOOL_NAMES, type ChatToolCall, type ToolCallPlan, type ToolSpec } from '../types.js';
 import { builtinTools, DelegateTool, FileEditorTool, TerminalTool, type BuiltinConfig } from './builtin.js';
@@ -17,10 +18,10 @@ export class ToolRegistry {
     for (const t of builtinTools(config)) this.tools.set(t.name, t);
     for (const t of custom) {
       if (EXPORTED_BUILTINS.includes(t)) continue; // always there; listing them is harmless
-      if (!isTool(t)) throw new Error(`createWorker: ${describeValue(t)} is not a tool made with defineTool`);
-      if ((TOOL_NAMES as readonly string[]).includes(t.name)) throw new Error(`createWorker: "${t.name}" is a built-in tool's name; give yours another`);
+      if (!isTool(t)) throw new InvalidRequestError(`createWorker: ${describeValue(t)} is not a tool made with defineTool`);
+      if ((TOOL_NAMES as readonly string[]).includes(t.name)) throw new InvalidRequestError(`createWorker: "${t.name}" is a built-in tool's name; give yours another`);
       const existing = this.tools.get(t.name);
-      if (existing && existing !== t) throw new Error(`createWorker: two different tools are named "${t.name}"`);
+      if (existing && existing !== t) throw new InvalidRequestError(`createWorker: two different tools are named "${t.name}"`);
       if (!existing) this.custom.push(t.name);
       this.tools.set(t.name, t);
     }

@@ -7,6 +7,7 @@ import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { SandboxError, ToolInterruptedError } from '../errors.js';
 import { faheemHome } from '../home.js';
 import type { ExecOptions, ExecResult } from './define.js';
 
@@ -21,10 +22,7 @@ export interface SandboxOptions {
   network: SandboxNetwork;
 }
 
-/** A sandbox that was asked for but cannot be used, or a setting that makes no sense. */
-export class SandboxError extends Error {
-  override name = 'SandboxError';
-}
+export { SandboxError };
 
 /**
  * The sandbox from a kind and a network mode as a user writes them (flags or environment); undefined
@@ -201,7 +199,7 @@ export async function execInWorkspace(
   args: readonly string[],
   options: ExecOptions & { workspace: string; sandbox: SandboxOptions | undefined; baseEnv: Record<string, string>; hide: readonly string[]; signal?: AbortSignal },
 ): Promise<ExecResult> {
-  if (options.signal?.aborted) throw Object.assign(new Error(`${command} was not started: the call was interrupted`), { partialOutput: '' });
+  if (options.signal?.aborted) throw new ToolInterruptedError('', `${command} was not started: the call was interrupted`);
   const cwd = path.resolve(options.workspace, options.cwd ?? '.');
   const run = sandboxedCommand(options.sandbox, { workspace: options.workspace, cwd, hide: options.hide }, command, args);
   const child = execa(run.file, run.args, {
@@ -227,7 +225,7 @@ export async function execInWorkspace(
     const r = await child;
     const stdout = String(r.stdout ?? '');
     const stderr = String(r.stderr ?? '');
-    if (stopped === 'abort') throw Object.assign(new Error(`${command} was interrupted`), { partialOutput: stdout + stderr });
+    if (stopped === 'abort') throw new ToolInterruptedError(stdout + stderr, `${command} was interrupted`);
     if (stopped === 'timeout') return { stdout, stderr, exitCode: 124, timedOut: true };
     if ((r as { code?: string }).code === 'ENOENT') return { stdout, stderr: `${command}: not found\n`, exitCode: 127, timedOut: false };
     const code = r.exitCode ?? (r.signal ? 128 + (os.constants.signals[r.signal as NodeJS.Signals] ?? 0) : 1);

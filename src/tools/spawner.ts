@@ -58,10 +58,12 @@ const RETRY_AFTER_MS = 60_000;
 
 /**
  * Starts `file args` in its own process: through the spawn helper, or in this process when the
- * helper cannot be started (or FAHEEM_SPAWN_HELPER=0). Rejects when the program cannot be started.
+ * helper cannot be started or is not wanted (`useHelper` false; unset, FAHEEM_SPAWN_HELPER=0 at the
+ * time of the call says so). Rejects when the program cannot be started.
  */
-export async function spawnCommand(file: string, args: readonly string[], options: SpawnOptions): Promise<SpawnedCommand> {
-  const helper = await currentHelper();
+export async function spawnCommand(file: string, args: readonly string[], options: SpawnOptions, useHelper?: boolean): Promise<SpawnedCommand> {
+  const wanted = useHelper ?? process.env.FAHEEM_SPAWN_HELPER !== '0';
+  const helper = wanted ? await currentHelper() : undefined;
   return helper ? helper.spawn(file, args, options) : spawnInProcess(file, args, options);
 }
 
@@ -75,7 +77,7 @@ let failedAt = -Infinity;
 let warned = false;
 
 async function currentHelper(): Promise<Helper | undefined> {
-  if (process.env.FAHEEM_SPAWN_HELPER === '0' || Date.now() - failedAt < RETRY_AFTER_MS) return undefined;
+  if (Date.now() - failedAt < RETRY_AFTER_MS) return undefined;
   let h: Helper | undefined;
   try {
     h = helper ??= new Helper(); // fork() itself may throw

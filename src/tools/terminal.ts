@@ -7,17 +7,21 @@ import { constants } from 'node:fs';
 import { mkdtemp, rm, mkdir, open, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { isSecretName, redact } from '../security/redact.js';
+import { CONFIG_DEFAULTS } from '../config.js';
+import { ToolInterruptedError } from '../errors.js';
+import { commandBaseEnv, isSecretName, namedSecrets } from '../security/env-policy.js';
+import { redact } from '../security/redact.js';
 import type { TerminalResult, TerminalState } from '../types.js';
 import { killGroup, sandboxedCommand, type SandboxOptions } from './sandbox.js';
+import type { z } from 'zod';
 import { describeInvalid, TerminalArgs } from './schemas.js';
 import { spawnCommand, type SpawnedCommand } from './spawner.js';
 
 export const MAX_OUTPUT_CHARS = 30_000;
 /** Even a command that keeps printing is reported back, still running, after this long. */
 const MAX_OBSERVE_MS = 10 * 60_000;
-/** A command with no new output for this long is returned as still running (FAHEEM_TERMINAL_SOFT_TIMEOUT_S). */
-const DEFAULT_SOFT_TIMEOUT_MS = Number(process.env.FAHEEM_TERMINAL_SOFT_TIMEOUT_S ?? 30) * 1000;
+/** A command with no new output for this long is returned as still running (the worker's FAHEEM_TERMINAL_SOFT_TIMEOUT_S, see config.ts). */
+const DEFAULT_SOFT_TIMEOUT_MS = CONFIG_DEFAULTS.terminalSoftTimeoutS * 1000;
 
 // Reads the command from a variable (so a syntax error in it is reported, not fatal to the
 // wrapper) and records cwd and environment on every way out, `exit` included. The environment is
@@ -62,29 +66,16 @@ export interface TerminalContext {
   sandbox?: SandboxOptions;
   /** Directories the sandbox hides (the worker's home, FAHEEM_HOME); see hiddenDirs. */
   sandboxHide?: readonly string[];
+  /** Start commands through the spawn helper (the worker's FAHEEM_SPAWN_HELPER; default: on). */
+  spawnHelper?: boolean;
 }
 
-/** Secrets the worker was given as FAHEEM_SECRET_<NAME>=value, by NAME. */
-export function namedSecrets(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (k.startsWith('FAHEEM_SECRET_') && v) out[k.slice('FAHEEM_SECRET_'.length)] = v;
-  return out;
-}
 
-export class CommandInterrupted extends Error {
-  constructor(readonly partialOutput: string) {
-    super('command interrupted');
-  }
-}
+/** What an interrupted command throws (the same class as ToolInterruptedError): its output so far travels with it. */
+export { ToolInterruptedError as CommandInterrupted };
 
-/** The worker's environment without its secrets: commands never see the LLM key. */
-export function commandBaseEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (v !== undefined && !isSecretName(k) && !k.startsWith('LLM_') && !k.startsWith('TEMPORAL_')) out[k] = v;
-  }
-  return out;
-}
+// What commands start from and which secrets they may name is the env policy's; re-exported for older imports.
+export { commandBaseEnv, namedSecrets };
 
 /** A command left running after an observation (soft timeout), reachable with is_input. */
 interface RunningCommand {
@@ -107,10 +98,15 @@ const running = new Map<string, RunningCommand>();
 
 const KEYS: Record<string, string> = { Enter: '\n', Tab: '\t', Escape: '\x1b', Up: '\x1b[A', Down: '\x1b[B', Right: '\x1b[C', Left: '\x1b[D' };
 
+/** Runs a terminal call from the model's raw arguments (checked here: an invalid call is reported, not run). */
 export async function runTerminal(rawArgs: unknown, state: TerminalState, ctx: TerminalContext): Promise<TerminalResult> {
   const parsed = TerminalArgs.safeParse(rawArgs);
   if (!parsed.success) return { content: describeInvalid('terminal', parsed.error), isError: true, terminal: state };
-  const args = parsed.data;
+  return runTerminalCall(parsed.data, state, ctx);
+}
+
+/** Runs a terminal call whose arguments TerminalArgs has already checked (the tool's own schema, in runTool). */
+export async function runTerminalCall(args: z.output<typeof TerminalArgs>, state: TerminalState, ctx: TerminalContext): Promise<TerminalResult> {
   const key = ctx.session ?? ctx.workspace;
   let current = running.get(key);
   const idleState: TerminalState = { cwd: state.cwd, env: state.env };
@@ -175,7 +171,7 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
       cwd: ctx.workspace,
       env: { ...baseEnv, ...state.env, ...mentioned, __FAHEEM_CMD: command, __FAHEEM_STATE: stateDir, __FAHEEM_WS: ctx.workspace, __FAHEEM_CWD: state.cwd },
       detached: true, // its own process group (and, sandboxed, PID namespace): everything it started stops together
-    });
+    }, ctx.spawnHelper);
   } catch (err) {
     await rm(stateDir, { recursive: true, force: true });
     throw err;
@@ -271,7 +267,7 @@ async function observe(key: string, rc: RunningCommand, ctx: TerminalContext, ti
   rc.proc.destroyOutput();
   try {
     const text = redact(await rc.output.render(ctx.outputDir), ctx.secrets ?? []);
-    if (outcome === 'interrupt') throw new CommandInterrupted(text);
+    if (outcome === 'interrupt') throw new ToolInterruptedError(text);
     const secretValues = [...(ctx.secrets ?? []), ...Object.values(ctx.secretEnv ?? {})];
     const terminal = await readShellState(rc.stateDir, rc.startState, rc.envBase, secretValues);
     if (outcome === 'timeout') {

@@ -1,8 +1,8 @@
 // How the conversation's activities are scheduled: timeouts, heartbeats, retries, cancellation.
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
 
-// Model calls heartbeat every 100 ms so that a pause can abort them, and a dead worker is noticed
-// within the heartbeat timeout (10 beats missed). A worker stalled that long loses the call to
+// Model calls heartbeat every 50 ms (HEARTBEAT_EVERY_MS, throttled by the worker to one every
+// 100 ms) so that a pause can abort them, and a dead worker is noticed within the 1 s heartbeat timeout. A worker stalled that long loses the call to
 // another: the request is made again and the stale one aborted at its next beat; no step is lost.
 // WAIT_CANCELLATION_COMPLETED: a resumed run never overlaps the aborted call.
 export const MODEL_CALL: ActivityOptions = {

@@ -1,4 +1,5 @@
 // When an action waits for the user's approval. Pure: the workflow asks, the unit tests check.
+import { riskyUnlessRatedLow } from '../tools/risk.js';
 import type { ConfirmationPolicy, ToolCallPlan } from '../types.js';
 
 export interface ActionToConfirm {
@@ -18,6 +19,5 @@ export function needsConfirmation(policy: ConfirmationPolicy, action: ActionToCo
   // risky: the tool's own rule when there is one (needsApproval, MCP annotations)…
   if (action.plan?.needsApproval !== undefined) return action.plan.needsApproval;
   // …otherwise the model's rating: HIGH, and anything unrated, asks.
-  const risk = (action.arguments as { security_risk?: unknown } | null)?.security_risk;
-  return !(risk === 'LOW' || risk === 'MEDIUM');
+  return riskyUnlessRatedLow(action.arguments);
 }

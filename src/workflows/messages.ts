@@ -5,6 +5,7 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import type { RewindAnswer } from './time-travel.js';
 import { DEFAULTS, type CheckpointEntry, type ConversationOptions, type ChildReport, type ConversationEvent, type ConversationSetup, type ConversationState } from '../types.js';
 
+/** What `conversation.pause()` takes. */
 export interface PauseRequest {
   /** Also interrupt the command that is running. */
   now?: boolean;
@@ -93,11 +94,11 @@ export const DESCRIPTIONS = {
   forkPoint: 'What a fork at a step starts from (options and that step\'s checkpoint).',
 } as const;
 
-/** A user message as the workflow accepts it: non-empty text within the size limit. */
+/** A user message as the workflow accepts it: non-empty text within the size limit. The SDK and CLI check with this too. */
 export function checkMessageText(text: unknown): string {
   if (typeof text !== 'string' || text.trim() === '') throw new Error('the message is empty');
   if (text.length > DEFAULTS.maxMessageChars) {
-    throw new Error(`the message has ${text.length} characters; the limit is ${DEFAULTS.maxMessageChars}`);
+    throw new Error(`the message is longer than ${DEFAULTS.maxMessageChars} characters (it has ${text.length})`);
   }
   return text;
 }

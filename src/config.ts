@@ -1,0 +1,74 @@
+// The worker's FAHEEM_* settings, read once at the edge (createWorker, createActivities) into one
+// typed object and passed in; nothing reads them at import time. Every value is checked (zod): a
+// bad one stops the worker with an error that names the variable. Names and defaults are the ones
+// the README lists.
+import { z } from 'zod';
+import { InvalidRequestError } from './errors.js';
+import { faheemHome } from './home.js';
+import { sandboxFromEnv, type SandboxOptions } from './tools/sandbox.js';
+
+/** A log level of the Temporal worker runtime. */
+export type WorkerLogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+
+/** The worker's settings from its environment. */
+export interface WorkerConfig {
+  /** FAHEEM_HOME: undo history, full outputs, start log (default ~/.faheem). */
+  home: string;
+  /** FAHEEM_LOG_LEVEL (default WARN). */
+  logLevel: WorkerLogLevel;
+  /** FAHEEM_WORKFLOW_THREADS: threads for workflow tasks (default two, or one on a one-core machine). */
+  workflowThreads: number | undefined;
+  /** FAHEEM_TERMINAL_SOFT_TIMEOUT_S, in ms: a command with no new output this long is returned as still running (default 30 s). */
+  terminalSoftTimeoutMs: number;
+  /** FAHEEM_TRANSCRIPT_CACHE_MB, in bytes: the model-call workers' cache of transcripts (default 512 MB). */
+  transcriptCacheBytes: number;
+  /** FAHEEM_SPAWN_HELPER: start commands through the spawn helper process (`0` turns it off). */
+  spawnHelper: boolean;
+  /** FAHEEM_SANDBOX / FAHEEM_SANDBOX_NETWORK: the sandbox commands run under (undefined: none). */
+  sandbox: SandboxOptions | undefined;
+}
+
+/** The defaults of the settings above that are plain numbers. */
+export const CONFIG_DEFAULTS = {
+  terminalSoftTimeoutS: 30,
+  transcriptCacheMb: 512,
+} as const;
+
+const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+const unset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const positiveNumber = z.preprocess(unset, z.coerce.number({ error: 'must be a number' }).positive('must be more than 0').optional());
+const positiveInt = z.preprocess(unset, z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be 1 or more').optional());
+
+const WorkerEnv = z.object({
+  FAHEEM_LOG_LEVEL: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() !== '' ? v.trim().toUpperCase() : undefined),
+    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).optional(),
+  ),
+  FAHEEM_WORKFLOW_THREADS: positiveInt,
+  FAHEEM_TERMINAL_SOFT_TIMEOUT_S: positiveNumber,
+  FAHEEM_TRANSCRIPT_CACHE_MB: positiveNumber,
+  FAHEEM_SPAWN_HELPER: z.preprocess(unset, z.enum(['0', '1'], { error: 'must be 0 (off) or 1 (on)' }).optional()),
+});
+
+/**
+ * The worker's settings from `env`. Throws an InvalidRequestError naming the variable when a value
+ * cannot be used (e.g. `FAHEEM_WORKFLOW_THREADS=two`), or a SandboxError for the sandbox variables.
+ */
+export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const parsed = WorkerEnv.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const name = String(issue?.path[0] ?? 'a FAHEEM_ variable');
+    throw new InvalidRequestError(`${name}=${JSON.stringify(env[name] ?? '')} ${issue?.message ?? 'is not valid'}`);
+  }
+  const e = parsed.data;
+  return {
+    home: faheemHome(env),
+    logLevel: e.FAHEEM_LOG_LEVEL ?? 'WARN',
+    workflowThreads: e.FAHEEM_WORKFLOW_THREADS,
+    terminalSoftTimeoutMs: (e.FAHEEM_TERMINAL_SOFT_TIMEOUT_S ?? CONFIG_DEFAULTS.terminalSoftTimeoutS) * 1000,
+    transcriptCacheBytes: (e.FAHEEM_TRANSCRIPT_CACHE_MB ?? CONFIG_DEFAULTS.transcriptCacheMb) * 1024 * 1024,
+    spawnHelper: e.FAHEEM_SPAWN_HELPER !== '0',
+    sandbox: sandboxFromEnv(env),
+  };
+}
