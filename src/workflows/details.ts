@@ -1,5 +1,6 @@
 // The text the Web UI shows as the conversation's current details, and the small formatting it
 // needs. Pure: the workflow passes a view of its state.
+import { oneLine } from '../text.js';
 import type { ActionEvent, ChildSummary, ConversationStatus, Metrics } from '../types.js';
 
 export interface DetailsView {
@@ -50,8 +51,5 @@ export function formatDuration(ms: number): string {
   return h >= 48 ? `${Math.round(h / 24)} days` : h >= 1 ? `${Math.round(h)} hours` : `${Math.round(ms / 60_000)} minutes`;
 }
 
-/** One line of at most `n` characters. */
-export function shorten(s: string, n: number): string {
-  const one = s.replace(/\s+/g, ' ').trim();
-  return one.length > n ? `${one.slice(0, n - 1)}…` : one;
-}
+/** One line of at most `n` characters (the shared rule in src/text.ts). */
+export const shorten = oneLine;

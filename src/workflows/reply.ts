@@ -1,6 +1,6 @@
 // What a model reply and a tool result become in the conversation: parsed arguments, observation
 // events, usage added to the metrics, failure texts. Pure.
-import { ActivityFailure, ApplicationFailure, CancelledFailure, TimeoutFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import type { ActionEvent, Metrics, ModelCallResult, ToolResult } from '../types.js';
 import type { NewEvent } from './conversation-log.js';
 
@@ -47,12 +47,4 @@ export function failureMessage(err: unknown): string {
   if (e instanceof TimeoutFailure) return `timed out (${e.timeoutType})`;
   if (e instanceof ApplicationFailure || e instanceof Error) return e.message;
   return String(e);
-}
-
-/** The partial output an interrupted tool call sent with its cancellation. */
-export function cancelledDetails(err: unknown): string {
-  let e: unknown = err;
-  while (e instanceof ActivityFailure && e.cause) e = e.cause;
-  if (e instanceof CancelledFailure && typeof e.details?.[0] === 'string') return e.details[0];
-  return '';
 }

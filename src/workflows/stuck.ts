@@ -1,5 +1,6 @@
 // Stuck detection over the events since the user's last message (pure, deterministic). The same
 // patterns as the seed SDK: a loop the model will not get out of by itself.
+import { cut } from '../text.js';
 import type { ActionEvent, ConversationEvent, ObservationEvent } from '../types.js';
 
 interface Pair {
@@ -82,5 +83,5 @@ function stuckReason(pairs: readonly Pair[], agentMessages: number): string | nu
 }
 
 function shorten(s: string): string {
-  return s.length > 100 ? `${s.slice(0, 99)}…` : s;
+  return cut(s, 100);
 }

@@ -10,7 +10,8 @@ import { DEFAULTS, type ActionEvent, type ConversationSetup, type RunToolResult,
 import { TOOL_CALL } from '../activity-options.js';
 import { shorten } from '../details.js';
 import { lenientArguments, runOnHostBeforeOpenTools } from '../legacy/before-open-tools.js';
-import { cancelledDetails, failureMessage } from '../reply.js';
+import { failureMessage } from '../reply.js';
+import { interruptedPartial, interruptedResult } from '../../tools/interrupted.js';
 import type { ConversationActivities } from './activities.js';
 import type { ConversationRun } from './conversation-run.js';
 import { durableWait } from './durable-wait.js';
@@ -62,14 +63,7 @@ export async function runTool(
     if (err instanceof NotStarted) {
       return { content: 'Not run: the conversation was paused (or closed) while waiting for the workspace host.', isError: true };
     }
-    if (isCancellation(err) || flight.interruptRequested) {
-      const partial = cancelledDetails(err);
-      return {
-        content: `The command was interrupted by a pause before it finished.${partial ? `\nOutput so far:\n${partial}` : ''}`,
-        isError: true,
-        exitCode: -1,
-      };
-    }
+    if (isCancellation(err) || flight.interruptRequested) return interruptedResult(interruptedPartial(err));
     return { content: `The tool failed: ${failureMessage(err)}`, isError: true };
   } finally {
     flight.tool = undefined;
