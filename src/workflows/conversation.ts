@@ -693,7 +693,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     if (options.parent && patched('child-cost-each-step')) reportToParent();
 
     if (reply.toolCalls.length === 0) {
-      append({ kind: 'message', source: 'agent', text: reply.content ?? '' });
+      append({ kind: 'message', source: 'agent', text: reply.content ?? '', ...(reply.truncated ? { truncated: true } : {}) });
+      // Cut by the output cap: not an answer; the next prompt tells the model (prompt.ts) and it goes on.
+      if (reply.truncated) return;
       finalMessage = reply.content ?? '';
       if (status === 'running') setStatus('finished');
       return;
@@ -713,6 +715,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         arguments: parseArguments(call.arguments),
         replyId: reply.id,
         ...(i === 0 && reply.content ? { thought: reply.content } : {}),
+        ...(i === 0 && reply.reasoning?.length ? { reasoning: reply.reasoning } : {}),
+        ...(i === 0 && reply.truncated ? { truncated: true } : {}),
       }, new Date().toISOString()) as ActionEvent;
       wakeups++;
       actions.push(action);
