@@ -233,7 +233,8 @@ export class ModelClients {
     // Our reasoning field is Anthropic's; chat completions has no place for it.
     const messages = request.messages.map((m) => {
       if (m.role !== 'assistant' || !m.reasoning) return m;
-      const { reasoning: _, ...rest } = m;
+      const rest = { ...m };
+      delete rest.reasoning;
       return rest;
     });
     const stream = await this.openai(resolved).chat.completions.create(

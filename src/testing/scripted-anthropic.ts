@@ -58,7 +58,8 @@ const blocksOf = (content: string | Block[] | undefined): Block[] =>
 
 /** A block as the cache sees it: its bytes without the cache_control marker. */
 function canonical(kind: string, block: Record<string, unknown>): string {
-  const { cache_control: _, ...rest } = block;
+  const rest = { ...block };
+  delete rest.cache_control;
   return `${kind}:${JSON.stringify(rest)}`;
 }
 
