@@ -1,5 +1,6 @@
 // The TypeScript SDK, mirroring the seed: LLM, Agent, Conversation. A Conversation is a handle on a
 // workflow; every call goes through Temporal, so any process can attach to the same conversation.
+import { FaheemError } from './errors.js';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -35,6 +36,7 @@ import {
   type LLMSpec,
   type McpServersSpec,
   type Metrics,
+  type ReasoningEffort,
 } from './types.js';
 
 export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool } from './tools/builtin.js';
@@ -42,9 +44,19 @@ export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool
 /** A tool for `Agent`: a tool made with `defineTool` (or a built-in like `TerminalTool`), or its name. */
 export type AgentTool = { readonly name: string } | string;
 
+/** A reasoning effort checked: low, medium or high. */
+function reasoningEffort(value: unknown): ReasoningEffort {
+  if (value === 'low' || value === 'medium' || value === 'high') return value;
+  throw new FaheemError('invalid_request', `LLM: reasoningEffort must be low, medium or high, not ${JSON.stringify(value)}`);
+}
+
 export class LLM {
   readonly spec: LLMSpec;
-  constructor(options: { usageId?: string; model?: string; baseUrl?: string; temperature?: number; apiKey?: unknown }) {
+  /**
+   * @param options.reasoningEffort - Reason before answering (Anthropic extended thinking, OpenAI
+   *   `reasoning_effort`); default the worker's LLM_REASONING_EFFORT, else off.
+   */
+  constructor(options: { usageId?: string; model?: string; baseUrl?: string; temperature?: number; reasoningEffort?: ReasoningEffort; apiKey?: unknown }) {
     if (options.apiKey !== undefined) {
       // Keys would be written into workflow history; the worker reads them from its environment.
       throw new Error('LLM: pass no apiKey here. Set LLM_API_KEY (or the provider\'s key variable) where the worker runs.');
@@ -54,6 +66,7 @@ export class LLM {
       ...(options.model ? { model: options.model } : {}),
       ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.reasoningEffort ? { reasoningEffort: reasoningEffort(options.reasoningEffort) } : {}),
     };
   }
 }

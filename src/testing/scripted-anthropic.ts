@@ -15,7 +15,7 @@ import { splitText, writeEvent, type RecordedRequest, type Script, type Scripted
 export interface ScriptedAnthropicOptions {
   /** The port to listen on; 0 (the default) picks a free one. */
   port?: number;
-  /** Prefixes shorter than this many tokens are not cached (the API's minimum is 1,024 to 4,096 by model). */
+  /** Prefixes shorter than this many tokens are not cached (default the API's minimum for the model: {@link minCacheTokens}). */
   minCacheTokens?: number;
   /** How many blocks before a breakpoint the cache looks back for an earlier prefix (the API's is 20). */
   lookbackBlocks?: number;
@@ -115,6 +115,13 @@ export function cacheUsage(
     for (const p of points) if ((totals[p] ?? 0) >= min) seen.add(hashes[p] ?? '');
   }
   return { input_tokens: total - read - write, cache_read_input_tokens: read, cache_creation_input_tokens: write };
+}
+
+/** The API's shortest cacheable prefix by model: 4,096 tokens for Haiku 4.5 and Opus 4.5, 2,048 for Haiku 3.x, else 1,024. */
+export function minCacheTokens(model: string): number {
+  if (/haiku-4-5|opus-4-5/.test(model)) return 4096;
+  if (/haiku-3|3-haiku|3-5-haiku/.test(model)) return 2048;
+  return 1024;
 }
 
 /** The request in the scripted OpenAI server's chat-completions form, so one script serves both. */
@@ -278,7 +285,7 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
       name: c.name,
       json: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
     }));
-    const cache = cacheUsage(prefixBlocks(body), seen, options);
+    const cache = cacheUsage(prefixBlocks(body), seen, { minCacheTokens: options.minCacheTokens ?? minCacheTokens(body.model), ...(options.lookbackBlocks ? { lookbackBlocks: options.lookbackBlocks } : {}) });
     const outputText = `${thinking ?? ''}${reply.content ?? ''}${calls.map((c) => c.name + c.json).join('')}`;
     const output = reply.usage?.completion_tokens ?? Math.max(1, estimateTokens(outputText));
     recorded.usage = { ...cache, output_tokens: output };

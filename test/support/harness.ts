@@ -105,7 +105,7 @@ export async function startHarness(options: {
   codecEndpoint?: string;
   /**
    * Which scripted model server: the OpenAI-compatible one (default, `openai/gpt-4o-mini`) or the
-   * Anthropic Messages one (`anthropic/claude-haiku-4-5` through ANTHROPIC_BASE_URL), same scripts.
+   * Anthropic Messages one (`anthropic/claude-sonnet-4-6` through ANTHROPIC_BASE_URL), same scripts.
    */
   api?: 'openai' | 'anthropic';
   /** Options of the scripted Anthropic server (with `api: 'anthropic'`). */
@@ -122,7 +122,7 @@ export async function startHarness(options: {
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_NAMESPACE: 'default',
-    LLM_MODEL: options.api === 'anthropic' ? 'anthropic/claude-haiku-4-5' : 'openai/gpt-4o-mini',
+    LLM_MODEL: options.api === 'anthropic' ? 'anthropic/claude-sonnet-4-6' : 'openai/gpt-4o-mini',
     LLM_API_KEY: FAKE_KEY,
     LLM_BASE_URL: model.baseUrl,
     ...(options.api === 'anthropic' ? { ANTHROPIC_BASE_URL: model.baseUrl } : {}),

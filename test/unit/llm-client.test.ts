@@ -32,7 +32,7 @@ describe('ModelClients.complete', () => {
     const warnings: string[] = [];
     const models = new ModelClients({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl, LLM_REASONING_EFFORT: 'low' }, (l) => warnings.push(l));
     const partials: PartialReply[] = [];
-    const llm = { usageId: 'u', model: 'anthropic/claude-haiku-4-5' };
+    const llm = { usageId: 'u', model: 'anthropic/claude-sonnet-4-6' };
     const messages: ChatMessage[] = [{ role: 'system', content: system }, { role: 'user', content: 'List the files.' }];
     const first = await models.complete({ llm, messages, tools, conversationId: 'c1', onPartial: (p) => partials.push(p) }, new AbortController().signal);
     assert.equal(first.toolCalls.length, 1);
@@ -45,9 +45,9 @@ describe('ModelClients.complete', () => {
     const raw = anthropic.requests[0]!.raw as { thinking?: { type: string; budget_tokens: number }; max_tokens: number };
     assert.equal(raw.thinking?.type, 'enabled');
     assert.ok(raw.thinking.budget_tokens < raw.max_tokens);
-    // haiku 4.5 list prices: 1 in, 1.25 write, 0.1 read, 5 out (USD per million).
+    // sonnet 4.6 list prices: 3 in, 3.75 write, 0.3 read, 15 out (USD per million).
     const u = first.usage;
-    const expected = ((u.promptTokens - u.cacheReadTokens - (u.cacheWriteTokens ?? 0)) * 1 + (u.cacheWriteTokens ?? 0) * 1.25 + u.cacheReadTokens * 0.1 + u.completionTokens * 5) / 1e6;
+    const expected = ((u.promptTokens - u.cacheReadTokens - (u.cacheWriteTokens ?? 0)) * 3 + (u.cacheWriteTokens ?? 0) * 3.75 + u.cacheReadTokens * 0.3 + u.completionTokens * 15) / 1e6;
     assert.ok(Math.abs(first.cost - expected) < 1e-12, `${first.cost} vs ${expected}`);
 
     const next: ChatMessage[] = [
@@ -69,7 +69,7 @@ describe('ModelClients.complete', () => {
 
   test('anthropic: 529 retryable, 401 not, key masked; prompt too long is ContextWindowExceeded', async () => {
     const models = new ModelClients({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl }, () => {});
-    const llm = { usageId: 'u', model: 'anthropic/claude-haiku-4-5' };
+    const llm = { usageId: 'u', model: 'anthropic/claude-sonnet-4-6' };
     const messages: ChatMessage[] = [{ role: 'user', content: 'hi' }];
     const cases: [number, string, RegExp, boolean][] = [
       [529, 'Overloaded', /ModelUnavailable/, false],
