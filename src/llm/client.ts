@@ -9,7 +9,7 @@ import { redact, secretValues } from '../security/redact.js';
 import { functionTool } from '../tools/registry.js';
 import type { ChatMessage, LLMSpec, ReasoningBlock, ReasoningEffort, TokenUsage, ToolSpec } from '../types.js';
 import { anthropicPrompt, thinkingAllowed } from './anthropic-messages.js';
-import { lifecycleWarning, modelLifecycle } from './lifecycle.js';
+import { adaptiveThinkingModels, lifecycleWarning, modelLifecycle } from './lifecycle.js';
 import { costOf, modelFacts, priceTable, type Price } from './prices.js';
 import { ModelConfigError, PROVIDERS, resolveModel, type ResolvedModel } from './provider.js';
 import { AnthropicAssembler, OpenAIAssembler, type AssembledReply, type PartialListener, type StreamedToolCall } from './stream.js';
@@ -49,11 +49,20 @@ export function maxOutputTokens(env: NodeJS.ProcessEnv, contextWindow: number | 
   return Math.max(1_024, Math.min(KNOWN_MODEL_MAX_OUTPUT, Math.floor(contextWindow / 4)));
 }
 
-/** The thinking parameter for an Anthropic call, or undefined when off or when it cannot fit. */
-export function thinkingFor(effort: ReasoningEffort | undefined, maxTokens: number): { type: 'enabled'; budget_tokens: number } | undefined {
+/** Anthropic's thinking parameters for a call: none when off or when it cannot fit under the cap. */
+export type ThinkingParams =
+  | { thinking: { type: 'enabled'; budget_tokens: number } }
+  | { thinking: { type: 'adaptive' }; output_config: { effort: ReasoningEffort } };
+
+/**
+ * Budgeted extended thinking under `maxTokens`; adaptive thinking with that effort for the models
+ * the SDK says want it (budgets are deprecated there). Undefined when off or when it cannot fit.
+ */
+export function thinkingFor(effort: ReasoningEffort | undefined, maxTokens: number, model = ''): ThinkingParams | undefined {
   if (!effort) return undefined;
+  if (adaptiveThinkingModels().includes(model)) return { thinking: { type: 'adaptive' }, output_config: { effort } };
   const budget = Math.min(THINKING_BUDGET[effort], maxTokens - 1_024);
-  return budget >= 1_024 ? { type: 'enabled', budget_tokens: budget } : undefined;
+  return budget >= 1_024 ? { thinking: { type: 'enabled', budget_tokens: budget } } : undefined;
 }
 
 /** One model call, in either API's terms. */
@@ -208,7 +217,7 @@ export class ModelClients {
 
   private async streamAnthropic(resolved: ResolvedModel, request: ModelRequest, maxTokens: number, signal: AbortSignal): Promise<AssembledReply> {
     const prompt = anthropicPrompt(request.messages, request.tools);
-    const thinking = thinkingAllowed(prompt.messages) ? thinkingFor(request.noReasoning ? undefined : this.effortFor(request.llm), maxTokens) : undefined;
+    const thinking = thinkingAllowed(prompt.messages) ? thinkingFor(request.noReasoning ? undefined : this.effortFor(request.llm), maxTokens, resolved.apiModel) : undefined;
     const stream = await this.anthropic(resolved).messages.create(
       {
         model: resolved.apiModel,
@@ -217,7 +226,7 @@ export class ModelClients {
         messages: prompt.messages,
         ...(prompt.tools.length ? { tools: prompt.tools } : {}),
         // Thinking takes the default temperature only.
-        ...(thinking ? { thinking } : request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {}),
+        ...(thinking ?? (request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {})),
         stream: true,
       },
       { signal },

@@ -42,6 +42,25 @@ export function deprecatedModels(): Record<string, string> {
   return table;
 }
 
+let adaptive: string[] | undefined;
+
+/**
+ * Models for which the SDK says budgeted thinking (`type: 'enabled'`) is deprecated in favour of
+ * adaptive thinking (its own table, read like the deprecations).
+ */
+export function adaptiveThinkingModels(): string[] {
+  if (adaptive) return adaptive;
+  try {
+    const require = createRequire(import.meta.url);
+    const dir = path.dirname(require.resolve('@anthropic-ai/sdk'));
+    const data = require(path.join(dir, 'internal', 'data', 'models-to-warn-with-thinking-enabled.js')) as { MODELS_TO_WARN_WITH_THINKING_ENABLED?: string[] };
+    adaptive = data.MODELS_TO_WARN_WITH_THINKING_ENABLED ?? [];
+  } catch {
+    adaptive = [];
+  }
+  return adaptive;
+}
+
 /** The lifecycle of `model` (`claude-…`, with or without `anthropic/`) when it is deprecated or retired. */
 export function modelLifecycle(model: string, now = new Date(), known = deprecatedModels()): ModelLifecycle | undefined {
   const name = model.replace(/^anthropic\//, '');

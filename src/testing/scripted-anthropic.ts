@@ -160,10 +160,10 @@ export function refusal(body: MessagesBody): string | undefined {
   }
   const marked = prefixBlocks(body).filter((b) => b.breakpoint).length;
   if (marked > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${marked}.`;
-  if (body.thinking?.type === 'enabled') {
+  if (body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive') {
     const budget = body.thinking.budget_tokens ?? 0;
-    if (budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
-    if (budget >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`';
+    if (body.thinking.type === 'enabled' && budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (body.thinking.type === 'enabled' && budget >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`';
     // The turn being continued: the last assistant turn, when tool results follow it.
     for (let i = messages.length - 1; i >= 0; i--) {
       const m = messages[i];
@@ -278,7 +278,7 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
       return;
     }
     const n = ++ids;
-    const thinkingOn = body.thinking?.type === 'enabled';
+    const thinkingOn = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
     const thinking = thinkingOn && reply.thinking !== false ? (reply.thinking ?? `Step ${n}: looking at what the last result says before choosing the next action.`) : undefined;
     const calls = (reply.toolCalls ?? []).map((c, i) => ({
       id: c.id ?? `toolu_scripted_${n}_${i}`,

@@ -190,7 +190,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       metrics: children.length > 0 ? { ...metrics, accumulatedCost: treeCost() } : metrics,
       lastError,
       workspace: options.workspace,
-      model,
+      // Set on the worker only (LLM_MODEL): the model the last call says answered.
+      model: model || metrics.calls?.at(-1)?.model || '',
       terminal: terminalState(),
       closed: closeRequested,
       pendingActions: pendingActions.map((a) => ({ toolCallId: a.toolCallId, tool: a.tool, arguments: a.arguments })),

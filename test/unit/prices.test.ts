@@ -29,8 +29,9 @@ test('context windows and output caps', () => {
   assert.equal(maxOutputTokens({}, 8_192), 2_048);
   assert.equal(maxOutputTokens({}, undefined), 4_096);
   assert.equal(maxOutputTokens({ LLM_MAX_OUTPUT_TOKENS: '1234' }, 200_000), 1234);
-  assert.deepEqual(thinkingFor('low', 16_384), { type: 'enabled', budget_tokens: 2_048 });
-  assert.deepEqual(thinkingFor('high', 8_192), { type: 'enabled', budget_tokens: 7_168 });
+  assert.deepEqual(thinkingFor('low', 16_384), { thinking: { type: 'enabled', budget_tokens: 2_048 } });
+  assert.deepEqual(thinkingFor('high', 8_192), { thinking: { type: 'enabled', budget_tokens: 7_168 } });
+  assert.deepEqual(thinkingFor('medium', 16_384, 'claude-opus-4-6'), { thinking: { type: 'adaptive' }, output_config: { effort: 'medium' } }, 'the SDK\'s adaptive-thinking models');
   assert.equal(thinkingFor('low', 1_500), undefined);
   assert.equal(thinkingFor(undefined, 16_384), undefined);
 });
