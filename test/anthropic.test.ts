@@ -63,6 +63,7 @@ test('ten tool steps streamed through the Messages API: ≥ 60 % of prompt token
   }, 0);
   assert.ok(Math.abs(m.accumulatedCost - listCost) < 1e-9, `accumulatedCost ${m.accumulatedCost} vs ${listCost}`);
   assert.ok(m.calls?.every((c) => c.model === 'claude-sonnet-4-6'), 'each call names the model that answered');
+  assert.equal(final.model, 'claude-sonnet-4-6', 'status names the model even when only the worker set it');
   console.log(`cache-read share ${(100 * read / prompt).toFixed(1)} % of ${prompt} prompt tokens; cost $${m.accumulatedCost.toFixed(6)}`);
 });
 
@@ -114,6 +115,22 @@ test('a reply cut by the output cap is told to the model and the conversation go
     assert.match(JSON.stringify(requests[1]!.body.messages), /cut off: it reached the maximum number of output tokens/);
     assert.ok((await conversation.events()).some((e) => e.kind === 'message' && e.truncated));
     assert.ok(final.metrics.calls?.[0]?.truncated);
+  } finally {
+    h.model.setScript(countdownScript({ delayMs: 0 }));
+  }
+});
+
+test('a retired model is warned about once on the worker, with its replacement', async () => {
+  h.model.setScript(() => ({ content: 'ok' }));
+  try {
+    for (let i = 0; i < 2; i++) {
+      const conversation = await Conversation.create(h.client, { agent: agent(new LLM({ model: 'anthropic/claude-sonnet-4-5-20250929' })), workspace: await h.workspace() });
+      await conversation.sendMessage('hi');
+      assert.equal((await conversation.run()).status, 'finished');
+    }
+    const warnings = worker.output().split('\n').filter((l) => l.includes('claude-sonnet-4-5-20250929 was retired'));
+    assert.equal(warnings.length, 1, worker.output());
+    assert.match(warnings[0]!, /use claude-sonnet-4-6 instead/);
   } finally {
     h.model.setScript(countdownScript({ delayMs: 0 }));
   }

@@ -2,6 +2,7 @@
 // streamed call for both APIs (Anthropic's Messages API natively, OpenAI and OpenAI-compatible
 // chat completions), usage and cost, output caps, reasoning, and failures in Temporal's terms.
 import Anthropic from '@anthropic-ai/sdk';
+import type { Stream } from '@anthropic-ai/sdk/streaming';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import { z } from 'zod';
@@ -179,7 +180,7 @@ export class ModelClients {
     try {
       const reply =
         resolved.provider === 'anthropic'
-          ? await this.streamAnthropic(resolved, request, maxTokens, signal)
+          ? await this.streamAnthropic(resolved, request, maxTokens, signal, lifecycle !== undefined)
           : await this.streamOpenAI(resolved, request, maxTokens, signal);
       if (!reply.complete) throw ApplicationFailure.retryable('the model stream ended before the reply did', 'ModelBadResponse');
       const usage: TokenUsage = {
@@ -215,22 +216,25 @@ export class ModelClients {
     return cost;
   }
 
-  private async streamAnthropic(resolved: ResolvedModel, request: ModelRequest, maxTokens: number, signal: AbortSignal): Promise<AssembledReply> {
+  private async streamAnthropic(resolved: ResolvedModel, request: ModelRequest, maxTokens: number, signal: AbortSignal, deprecated: boolean): Promise<AssembledReply> {
     const prompt = anthropicPrompt(request.messages, request.tools);
     const thinking = thinkingAllowed(prompt.messages) ? thinkingFor(request.noReasoning ? undefined : this.effortFor(request.llm), maxTokens, resolved.apiModel) : undefined;
-    const stream = await this.anthropic(resolved).messages.create(
-      {
-        model: resolved.apiModel,
-        max_tokens: maxTokens,
-        system: prompt.system,
-        messages: prompt.messages,
-        ...(prompt.tools.length ? { tools: prompt.tools } : {}),
-        // Thinking takes the default temperature only.
-        ...(thinking ?? (request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {})),
-        stream: true,
-      },
-      { signal },
-    );
+    const body: Anthropic.Messages.MessageCreateParamsStreaming = {
+      model: resolved.apiModel,
+      max_tokens: maxTokens,
+      system: prompt.system,
+      messages: prompt.messages,
+      ...(prompt.tools.length ? { tools: prompt.tools } : {}),
+      // Thinking takes the default temperature only.
+      ...(thinking ?? (request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {})),
+      stream: true,
+    };
+    const client = this.anthropic(resolved);
+    // messages.create prints the SDK's deprecation warning on every call; a deprecated model was
+    // warned about once already (complete()), so its calls are posted as create would post them.
+    const stream = deprecated
+      ? await client.post<Stream<Anthropic.Messages.RawMessageStreamEvent>>('/v1/messages', { body, stream: true, signal })
+      : await client.messages.create(body, { signal });
     const assembler = new AnthropicAssembler(request.onPartial);
     for await (const event of stream) assembler.push(event);
     return assembler.result();

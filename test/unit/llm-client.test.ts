@@ -98,6 +98,26 @@ describe('ModelClients.complete', () => {
     assert.equal(body.prompt_cache_key, undefined, 'only on OpenAI\'s own endpoint');
   });
 
+  test('a deprecated model: our warning once, not the SDK\'s on every call', async () => {
+    const ours: string[] = [];
+    const models = new ModelClients({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl }, (l) => ours.push(l));
+    anthropic.setScript(() => ({ content: 'ok' }));
+    const printed: string[] = [];
+    const warn = console.warn;
+    console.warn = (...args: unknown[]) => printed.push(args.join(' '));
+    try {
+      for (let i = 0; i < 2; i++) {
+        const r = await models.complete({ llm: { usageId: 'u', model: 'anthropic/claude-sonnet-4-5-20250929' }, messages: [{ role: 'user', content: 'hi' }], tools: [], conversationId: 'c' }, new AbortController().signal);
+        assert.equal(r.content, 'ok');
+      }
+    } finally {
+      console.warn = warn;
+    }
+    assert.equal(ours.length, 1);
+    assert.match(ours[0]!, /claude-sonnet-4-5-20250929 was retired on November 30th, 2026; use claude-sonnet-4-6 instead/);
+    assert.deepEqual(printed, []);
+  });
+
   test('a model with no known price is said once, and costs 0', async () => {
     const warnings: string[] = [];
     const models = new ModelClients({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl }, (l) => warnings.push(l));
