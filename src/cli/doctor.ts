@@ -5,7 +5,6 @@ import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@tempo
 import { checkSandbox, sandboxFromEnv } from '../tools/sandbox.js';
 import pc from 'picocolors';
 import { CONNECT_TIMEOUT_MS, connectConfig, connectConnection, taskQueue, toolTaskQueue } from '../connection.js';
-import { ModelClients } from '../llm/client.js';
 import { ModelConfigError, PROVIDERS, resolveModel } from '../llm/provider.js';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { dataConverter } from '../storage/local-payloads.js';
@@ -182,6 +181,8 @@ async function modelChecks(env: NodeJS.ProcessEnv, model: string | true | undefi
   lines.push(line('ok', 'model', `${shown} → ${resolved.baseUrl} (${keySource(env, resolved.provider)})`));
   if (model === undefined) return lines;
 
+  // Loaded only for this check: the model SDKs and the price catalogue would slow every CLI command.
+  const { ModelClients } = await import('../llm/client.js');
   const models = new ModelClients(env, () => {});
   const secrets = [...secretValues(env), resolved.apiKey];
   const signal = AbortSignal.timeout(MODEL_TIMEOUT_MS);

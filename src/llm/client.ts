@@ -7,7 +7,6 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { redact, secretValues } from '../security/redact.js';
-import { functionTool } from '../tools/registry.js';
 import type { ChatMessage, LLMSpec, ReasoningBlock, ReasoningEffort, TokenUsage, ToolSpec } from '../types.js';
 import { anthropicPrompt, thinkingAllowed } from './anthropic-messages.js';
 import { adaptiveThinkingModels, lifecycleWarning, modelLifecycle } from './lifecycle.js';
@@ -305,6 +304,18 @@ function apiMessage(err: { message: string; error?: unknown }): string {
  */
 export function anthropicBaseUrl(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
+const functionTools = new WeakMap<ToolSpec, OpenAI.Chat.Completions.ChatCompletionTool>();
+
+/** A tool in the chat-completions `tools` format (made once per spec object). Not the registry's: the CLI loads this module and must not load every tool. */
+function functionTool(spec: ToolSpec): OpenAI.Chat.Completions.ChatCompletionTool {
+  let f = functionTools.get(spec);
+  if (!f) {
+    f = { type: 'function', function: { name: spec.name, description: spec.description, parameters: spec.parameters } };
+    functionTools.set(spec, f);
+  }
+  return f;
 }
 
 /** The longest Retry-After we honour; a provider asking for more is asked again after this. */
