@@ -133,3 +133,24 @@ describe('ModelClients.complete', () => {
     assert.equal(openai.requests.at(-1)!.body.max_tokens, 4096);
   });
 });
+
+test('a cancelled call aborts the streaming request at once', async () => {
+  const anthropic = await startScriptedAnthropic(() => ({ delayMs: 5_000, content: 'late' }));
+  try {
+    const models = new ModelClients({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl }, () => {});
+    const abort = new AbortController();
+    const call = models.complete({ llm: { usageId: 'u', model: 'anthropic/claude-sonnet-4-6' }, messages: [{ role: 'user', content: 'hi' }], tools: [], conversationId: 'c' }, abort.signal);
+    const deadline = Date.now() + 5_000;
+    while (anthropic.requests.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+    const at = performance.now();
+    abort.abort();
+    const err = (await call.catch((e: unknown) => e)) as Error;
+    assert.equal(err.name, 'CancelledFailure');
+    assert.ok(performance.now() - at < 200, `aborted after ${performance.now() - at} ms`);
+    const deadline2 = Date.now() + 2_000;
+    while (!anthropic.requests[0]!.aborted && Date.now() < deadline2) await new Promise((r) => setTimeout(r, 5));
+    assert.equal(anthropic.requests[0]!.aborted, true, 'the server saw the connection close');
+  } finally {
+    await anthropic.close();
+  }
+});
