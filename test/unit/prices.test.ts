@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { lifecycleWarning, modelLifecycle } from '../../src/llm/lifecycle.js';
 import { costOf, modelFacts, priceTable } from '../../src/llm/prices.js';
-import { maxOutputTokens, thinkingFor } from '../../src/llm/client.js';
+import { isContextOverflow, maxOutputTokens, thinkingFor } from '../../src/llm/client.js';
 
 test('list prices from the catalogue: uncached input, cache writes, cache reads and output', () => {
   const usage = { promptTokens: 10_000, cacheReadTokens: 6_000, cacheWriteTokens: 3_000, completionTokens: 500 };
@@ -43,4 +43,13 @@ test('deprecated models from the SDK\'s table, with a replacement', () => {
   assert.match(lifecycleWarning(l!), /was retired on November 30th, 2026; use claude-sonnet-4-6/);
   assert.equal(modelLifecycle('claude-sonnet-4-5', new Date('2026-06-01T00:00:00Z'))?.retired, false);
   assert.equal(modelLifecycle('claude-haiku-4-5'), undefined);
+});
+
+test('context overflow is recognised from either provider\'s message', () => {
+  assert.ok(isContextOverflow(400, 'prompt is too long: 210000 tokens > 200000 maximum'));
+  assert.ok(isContextOverflow(400, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."));
+  assert.ok(isContextOverflow(400, 'context_length_exceeded'));
+  assert.ok(isContextOverflow(413, 'the request exceeds the context window'));
+  assert.equal(isContextOverflow(400, 'tools.0.name: String should match pattern'), false);
+  assert.equal(isContextOverflow(500, 'prompt is too long'), false);
 });
