@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../src/client.js';
 import { startScriptedModel, countdownScript, type RecordedRequest, type ScriptedModel } from '../src/testing/scripted-model.js';
 import type { ActionEvent, ConversationState } from '../src/types.js';
-import { startHarness, type Harness, type WorkerProcess } from './support/harness.js';
+import { startHarness, waitFor, type Harness, type WorkerProcess } from './support/harness.js';
 
 let h: Harness;
 let worker: WorkerProcess;
@@ -115,6 +115,29 @@ test('a reply cut by the output cap is told to the model and the conversation go
     assert.match(JSON.stringify(requests[1]!.body.messages), /cut off: it reached the maximum number of output tokens/);
     assert.ok((await conversation.events()).some((e) => e.kind === 'message' && e.truncated));
     assert.ok(final.metrics.calls?.[0]?.truncated);
+  } finally {
+    h.model.setScript(countdownScript({ delayMs: 0 }));
+  }
+});
+
+test('a pause aborts a Messages call mid-stream within 200 ms; resume finishes', async () => {
+  const script = countdownScript({ delayMs: 0 });
+  h.model.setScript((r) => (r.body.messages.filter((m) => m.role === 'tool').length === 2 ? { chunkDelayMs: 1_000, content: 'A slow reply, streamed an event a second.' } : script(r)));
+  try {
+    const from = h.model.requests.length;
+    const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace() });
+    await conversation.sendMessage('Write the numbers 100 down to 1 into countdown.txt.');
+    await conversation.resume();
+    const slow = await waitFor('the slow call', () => h.model.requests.slice(from).find((r) => r.body.messages.filter((m) => m.role === 'tool').length === 2));
+    // Mid-stream: its first events are out.
+    await new Promise((r) => setTimeout(r, 1_200));
+    const at = Date.now();
+    await conversation.pause();
+    await waitFor('the request aborted', () => slow.aborted, 5_000);
+    assert.ok((slow.endedAt ?? Infinity) - at <= 200, `aborted ${(slow.endedAt ?? Infinity) - at} ms after the pause`);
+    h.model.setScript(countdownScript({ delayMs: 0 }));
+    const final = await conversation.run();
+    assert.equal(final.status, 'finished', final.lastError ?? '');
   } finally {
     h.model.setScript(countdownScript({ delayMs: 0 }));
   }

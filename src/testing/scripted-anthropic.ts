@@ -304,7 +304,7 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const send = (type: string, data: Record<string, unknown>) => writeEvent(res, JSON.stringify({ type, ...data }), type);
+    const send = (type: string, data: Record<string, unknown>) => writeEvent(res, JSON.stringify({ type, ...data }), type, reply.chunkDelayMs ?? 0);
     await send('message_start', { message: { ...message, usage: { ...cache, output_tokens: 1 } } });
     await send('ping', {});
     let index = 0;

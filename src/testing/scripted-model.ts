@@ -23,6 +23,8 @@ export interface ScriptedReply {
   toolCalls?: ScriptedToolCall[];
   /** Wait this long before answering (the request can be aborted meanwhile). */
   delayMs?: number;
+  /** Streamed answers: wait this long between events (a slow model, aborted mid-stream by a pause). */
+  chunkDelayMs?: number;
   /** Answer with this HTTP status and an error body instead. */
   status?: number;
   /** Extra response headers (e.g. `retry-after` with a 429). */
@@ -177,7 +179,7 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
     const id = `chatcmpl-scripted-${n}`;
     const created = Math.floor(Date.now() / 1000);
     if (recorded.body.stream) {
-      await streamChunks(res, { id, created, model: recorded.body.model, content: reply.content ?? null, toolCalls, finish, usage: recorded.body.stream_options?.include_usage ? usage : undefined });
+      await streamChunks(res, { delayMs: reply.chunkDelayMs ?? 0, id, created, model: recorded.body.model, content: reply.content ?? null, toolCalls, finish, usage: recorded.body.stream_options?.include_usage ? usage : undefined });
       return;
     }
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -225,16 +227,18 @@ export function splitText(text: string, parts = 3): string[] {
 }
 
 /** Writes one server-sent event and waits for the socket to take it (so chunks are separate reads). */
-export async function writeEvent(res: ServerResponse, data: string, event?: string): Promise<void> {
+export async function writeEvent(res: ServerResponse, data: string, event?: string, delayMs = 0): Promise<void> {
   if (res.destroyed) return;
   res.write(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
-  // A tick between events: the client sees them arrive one by one, as from a real model.
-  await new Promise((r) => setImmediate(r));
+  // A tick (or the scripted delay) between events: the client sees them arrive one by one, as from a real model.
+  if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+  else await new Promise((r) => setImmediate(r));
 }
 
 async function streamChunks(
   res: ServerResponse,
   r: {
+    delayMs: number;
     id: string;
     created: number;
     model: string;
@@ -247,19 +251,19 @@ async function streamChunks(
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
     JSON.stringify({ id: r.id, object: 'chat.completion.chunk', created: r.created, model: r.model, choices: [{ index: 0, delta, finish_reason: finish }] });
-  await writeEvent(res, chunk({ role: 'assistant', content: '' }));
-  for (const piece of r.content ? splitText(r.content) : []) await writeEvent(res, chunk({ content: piece }));
+  await writeEvent(res, chunk({ role: 'assistant', content: '' }), undefined, r.delayMs);
+  for (const piece of r.content ? splitText(r.content) : []) await writeEvent(res, chunk({ content: piece }), undefined, r.delayMs);
   for (const [index, call] of r.toolCalls.entries()) {
-    await writeEvent(res, chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
+    await writeEvent(res, chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }), undefined, r.delayMs);
     for (const piece of splitText(call.function.arguments)) {
-      await writeEvent(res, chunk({ tool_calls: [{ index, function: { arguments: piece } }] }));
+      await writeEvent(res, chunk({ tool_calls: [{ index, function: { arguments: piece } }] }), undefined, r.delayMs);
     }
   }
-  await writeEvent(res, chunk({}, r.finish));
+  await writeEvent(res, chunk({}, r.finish), undefined, r.delayMs);
   if (r.usage) {
-    await writeEvent(res, JSON.stringify({ id: r.id, object: 'chat.completion.chunk', created: r.created, model: r.model, choices: [], usage: r.usage }));
+    await writeEvent(res, JSON.stringify({ id: r.id, object: 'chat.completion.chunk', created: r.created, model: r.model, choices: [], usage: r.usage }), undefined, r.delayMs);
   }
-  await writeEvent(res, '[DONE]');
+  await writeEvent(res, '[DONE]', undefined, r.delayMs);
   res.end();
 }
 
