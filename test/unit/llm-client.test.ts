@@ -96,6 +96,12 @@ describe('ModelClients.complete', () => {
     assert.deepEqual(body.stream_options, { include_usage: true });
     assert.equal(body.max_tokens, maxOutputTokens({}, 128_000));
     assert.equal(body.prompt_cache_key, undefined, 'only on OpenAI\'s own endpoint');
+    assert.equal(body.reasoning_effort, undefined);
+    const reasoning = new ModelClients({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl, LLM_REASONING_EFFORT: 'medium' }, () => {});
+    await reasoning.complete({ llm, messages: [{ role: 'user', content: 'go' }], tools, conversationId: 'c' }, new AbortController().signal);
+    assert.equal(openai.requests.at(-1)!.body.reasoning_effort, 'medium');
+    await reasoning.complete({ llm: { ...llm, reasoningEffort: 'high' }, messages: [{ role: 'user', content: 'go' }], tools, conversationId: 'c' }, new AbortController().signal);
+    assert.equal(openai.requests.at(-1)!.body.reasoning_effort, 'high', 'the conversation\'s effort wins');
   });
 
   test('a deprecated model: our warning once, not the SDK\'s on every call', async () => {
