@@ -42,7 +42,7 @@ if (!process.env.LLM_API_KEY && !process.env.LLM_BASE_URL) {
   console.log(
     pc.yellow(
       'No model configured (LLM_API_KEY / LLM_BASE_URL unset): using the OFFLINE SCRIPTED MODEL, a stand-in that replays a fixed script.\n' +
-        'For a real agent set LLM_MODEL (e.g. openai/gpt-4o), LLM_API_KEY and, for other endpoints, LLM_BASE_URL.',
+        'For a real agent set LLM_MODEL (e.g. anthropic/claude-sonnet-4-6), LLM_API_KEY and, for other endpoints, LLM_BASE_URL.',
     ),
   );
 }

@@ -11,7 +11,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function pauseAndResume(client: Client, workspace = process.cwd()): Promise<Conversation> {
   // Configure LLM: the key stays on the worker (LLM_API_KEY there); only the model name travels.
-  const model = process.env.LLM_MODEL ?? 'anthropic/claude-sonnet-4-5-20250929';
+  const model = process.env.LLM_MODEL ?? 'anthropic/claude-sonnet-4-6';
   const baseUrl = process.env.LLM_BASE_URL;
   const llm = new LLM({ usageId: 'agent', model, ...(baseUrl ? { baseUrl } : {}) });
 

@@ -1,6 +1,7 @@
 // The TypeScript SDK, mirroring the seed: LLM, Agent, Conversation. A Conversation is a handle on a
 // workflow; every call goes through Temporal, so any process can attach to the same conversation.
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
+import { FaheemError } from './errors.js';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { readEvents } from './conversation/read-events.js';
@@ -41,6 +42,7 @@ import {
   type LLMSpec,
   type McpServersSpec,
   type Metrics,
+  type ReasoningEffort,
 } from './types.js';
 
 export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool, WaitTool } from './tools/builtin.js';
@@ -49,6 +51,12 @@ export { ConversationNotFoundError };
 /** A tool for `Agent`: a tool made with `defineTool` (or a built-in like `TerminalTool`), or its name. */
 export type AgentTool = { readonly name: string } | string;
 
+/** A reasoning effort checked: low, medium or high. */
+function reasoningEffort(value: unknown): ReasoningEffort {
+  if (value === 'low' || value === 'medium' || value === 'high') return value;
+  throw new FaheemError('invalid_request', `LLM: reasoningEffort must be low, medium or high, not ${JSON.stringify(value)}`);
+}
+
 /**
  * The model an agent uses: its name (`openai/gpt-4o`, `anthropic/…`; default the worker's LLM_MODEL),
  * endpoint and temperature. The API key is never here: the worker reads it from its environment.
@@ -56,7 +64,11 @@ export type AgentTool = { readonly name: string } | string;
 export class LLM {
   /** The model as the conversation keeps it (plain data). */
   readonly spec: LLMSpec;
-  constructor(options: { usageId?: string; model?: string; baseUrl?: string; temperature?: number; apiKey?: unknown }) {
+  /**
+   * @param options.reasoningEffort - Reason before answering (Anthropic extended thinking, OpenAI
+   *   `reasoning_effort`); default the worker's LLM_REASONING_EFFORT, else off.
+   */
+  constructor(options: { usageId?: string; model?: string; baseUrl?: string; temperature?: number; reasoningEffort?: ReasoningEffort; apiKey?: unknown }) {
     if (options.apiKey !== undefined) {
       // Keys would be written into workflow history; the worker reads them from its environment.
       throw new InvalidRequestError('LLM: pass no apiKey here. Set LLM_API_KEY (or the provider\'s key variable) where the worker runs.');
@@ -66,6 +78,7 @@ export class LLM {
       ...(options.model ? { model: options.model } : {}),
       ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
+      ...(options.reasoningEffort ? { reasoningEffort: reasoningEffort(options.reasoningEffort) } : {}),
     };
   }
 }

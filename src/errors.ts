@@ -144,3 +144,9 @@ export class ServerStartError extends FaheemError {
     super('server_start', message, options);
   }
 }
+
+/**
+ * The failure type model activities give a prompt too long for the model's context window (any
+ * provider): the workflow condenses and asks once more instead of failing the conversation.
+ */
+export const CONTEXT_WINDOW_EXCEEDED = 'ContextWindowExceeded';

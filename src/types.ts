@@ -25,11 +25,24 @@ export type ConfirmationPolicy = 'never' | 'always' | 'risky';
 /** What the model is and where it lives. The API key is not here: the worker holds it. */
 export interface LLMSpec {
   usageId: string;
-  /** e.g. `openai/gpt-4o`, `anthropic/claude-sonnet-4-5-20250929`; empty means the worker's LLM_MODEL. */
+  /** e.g. `openai/gpt-4o`, `anthropic/claude-sonnet-4-6`; empty means the worker's LLM_MODEL. */
   model?: string;
   baseUrl?: string;
   temperature?: number;
+  /** Ask the model to reason first (Anthropic: extended thinking; OpenAI: `reasoning_effort`); default the worker's LLM_REASONING_EFFORT, else off. */
+  reasoningEffort?: ReasoningEffort;
 }
+
+/** How hard the model thinks before it answers. */
+export type ReasoningEffort = 'low' | 'medium' | 'high';
+
+/**
+ * The model's reasoning as the provider returned it (Anthropic's thinking blocks, with their
+ * signatures): kept on the action event and sent back unchanged on the tool-use continuation.
+ */
+export type ReasoningBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string };
 
 /** An agent as the conversation keeps it (plain data): its model, tool names and system prompt. */
 export interface AgentSpec {
@@ -109,9 +122,13 @@ export interface TerminalState {
 
 /** Tokens of one model call, or of all of them. */
 export interface TokenUsage {
+  /** Every input token of the call: uncached, read from the cache and written to it. */
   promptTokens: number;
   completionTokens: number;
+  /** Input tokens read from the provider's prompt cache (part of promptTokens). */
   cacheReadTokens: number;
+  /** Input tokens written to the prompt cache (part of promptTokens; absent before caching was counted). */
+  cacheWriteTokens?: number;
 }
 
 /** What a conversation has used so far: cost (USD, the whole tree's with sub-agents), tokens and model calls. */
@@ -120,6 +137,8 @@ export interface Metrics {
   promptTokens: number;
   completionTokens: number;
   cacheReadTokens: number;
+  /** Input tokens written to the prompt cache (absent in metrics from before it was counted). */
+  cacheWriteTokens: number;
   llmCalls: number;
   /** Each model call, newest last (the last 100): tokens, cost and latency. */
   calls?: ModelCallMetrics[];
@@ -131,6 +150,10 @@ export interface ModelCallMetrics extends TokenUsage {
   kind: 'step' | 'condense';
   cost: number;
   latencyMs: number;
+  /** The model the endpoint says answered (also when only the worker named it). */
+  model?: string;
+  /** The reply was cut by the output-token cap. */
+  truncated?: boolean;
 }
 
 export const emptyMetrics = (): Metrics => ({
@@ -138,6 +161,7 @@ export const emptyMetrics = (): Metrics => ({
   promptTokens: 0,
   completionTokens: 0,
   cacheReadTokens: 0,
+  cacheWriteTokens: 0,
   llmCalls: 0,
   calls: [],
 });
@@ -288,6 +312,8 @@ interface EventBase {
 export interface MessageEvent extends EventBase {
   kind: 'message';
   text: string;
+  /** An agent reply cut by the output-token cap: the model is told so in its next prompt. */
+  truncated?: boolean;
 }
 
 /** A tool call the model made. */
@@ -301,6 +327,10 @@ export interface ActionEvent extends EventBase {
   thought?: string;
   /** Groups the actions of one model reply. */
   replyId: string;
+  /** The reply's reasoning blocks (on the first action of a reply), sent back with the tool calls. */
+  reasoning?: ReasoningBlock[];
+  /** The reply was cut by the output-token cap (on the first action): the model is told so. */
+  truncated?: boolean;
 }
 
 /** What a tool call gave back (`exitCode` for the terminal). */
@@ -479,6 +509,8 @@ export type ChatMessage =
       role: 'assistant';
       content: string | null;
       tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+      /** Provider reasoning to send back (Anthropic thinking blocks); not part of the chat-completions format. */
+      reasoning?: ReasoningBlock[];
     }
   | { role: 'tool'; tool_call_id: string; content: string };
 
@@ -525,6 +557,8 @@ export interface CondenseResult {
   usage: TokenUsage;
   cost: number;
   latencyMs: number;
+  /** The model the endpoint says answered. */
+  model?: string;
 }
 
 export interface ModelCallResult {
@@ -535,6 +569,10 @@ export interface ModelCallResult {
   usage: TokenUsage;
   cost: number;
   latencyMs: number;
+  /** Reasoning blocks to keep with the reply (Anthropic thinking, with signatures). */
+  reasoning?: ReasoningBlock[];
+  /** The reply was cut by the output-token cap (finish_reason `length` / stop_reason `max_tokens`). */
+  truncated?: boolean;
 }
 
 export interface ToolCallInput {

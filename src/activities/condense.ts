@@ -1,8 +1,9 @@
 // Activity: summarise the older part of a conversation so the model's context stays bounded.
 import { Context } from '@temporalio/activity';
 import type { TranscriptCache } from '../conversation/read-events.js';
-import { HEARTBEAT_EVERY_MS, type ModelClients } from '../llm/client.js';
+import type { ModelClients } from '../llm/client.js';
 import type { CondenseInput, CondenseResult, ConversationEvent } from '../types.js';
+import { streamModelCall } from './call-model.js';
 
 export const CONDENSER_PROMPT = `You condense the history of a coding agent's work so it can continue with less context.
 Write a summary that keeps: the user's goals and constraints, what was done (files changed, commands
@@ -24,35 +25,31 @@ function render(e: ConversationEvent): string {
 export function createCondense(models: ModelClients, transcripts: TranscriptCache) {
   return async function condense(input: CondenseInput): Promise<CondenseResult> {
     const ctx = Context.current();
-    const { resolved, client } = models.get(input.llm);
-    const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
-    try {
+    const reply = await streamModelCall(models, async () => {
       const events = await transcripts.read(ctx.client.workflow.getHandle(input.conversationId), input.to, ctx.info.attempt);
       const body = events
         .filter((e) => e.index >= input.from && e.index < input.to)
         .map(render)
         .filter(Boolean)
         .join('\n');
-      const started = performance.now();
-      const response = await client.chat.completions.create(
-        {
-          model: resolved.apiModel,
-          messages: [
-            { role: 'system', content: CONDENSER_PROMPT },
-            { role: 'user', content: `${input.previousSummary ? `Earlier summary:\n${input.previousSummary}\n\n` : ''}Events to condense:\n${body}` },
-          ],
-        },
-        { signal: ctx.cancellationSignal },
-      );
       return {
-        summary: models.redact(response.choices?.[0]?.message?.content ?? ''),
-        ...models.usage(response, resolved),
-        latencyMs: Math.round(performance.now() - started),
+        llm: input.llm,
+        // A summary needs no reasoning: thinking stays off whatever the worker's default.
+        noReasoning: true,
+        messages: [
+          { role: 'system', content: CONDENSER_PROMPT },
+          { role: 'user', content: `${input.previousSummary ? `Earlier summary:\n${input.previousSummary}\n\n` : ''}Events to condense:\n${body}` },
+        ],
+        tools: [],
+        conversationId: input.conversationId,
       };
-    } catch (err) {
-      throw models.failure(err, resolved, ctx.cancellationSignal);
-    } finally {
-      clearInterval(beat);
-    }
+    });
+    return {
+      summary: models.redact(reply.content ?? ''),
+      usage: reply.usage,
+      cost: reply.cost,
+      latencyMs: reply.latencyMs,
+      model: reply.model,
+    };
   };
 }

@@ -5,7 +5,6 @@ import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@tempo
 import { checkSandbox, sandboxFromEnv } from '../tools/sandbox.js';
 import pc from 'picocolors';
 import { CONNECT_TIMEOUT_MS, connectConfig, connectConnection, taskQueue, toolTaskQueue } from '../connection.js';
-import { ModelClients } from '../llm/client.js';
 import { ModelConfigError, PROVIDERS, resolveModel } from '../llm/provider.js';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { dataConverter } from '../storage/local-payloads.js';
@@ -185,21 +184,23 @@ async function modelChecks(env: NodeJS.ProcessEnv, model: string | true | undefi
   lines.push(line('ok', 'model', `${shown} → ${resolved.baseUrl} (${keySource(env, resolved.provider)})`));
   if (model === undefined) return lines;
 
-  const models = new ModelClients(env);
-  const { client } = models.get({ usageId: 'doctor', model: shown });
+  // Loaded only for this check: the model SDKs and the price catalogue would slow every CLI command.
+  const { ModelClients } = await import('../llm/client.js');
+  const models = new ModelClients(env, () => {});
   const secrets = [...secretValues(env), resolved.apiKey];
   const signal = AbortSignal.timeout(MODEL_TIMEOUT_MS);
   const started = performance.now();
   try {
-    const response = await client.chat.completions.create(
-      { model: resolved.apiModel, messages: [{ role: 'user', content: 'Reply with the single word OK.' }] },
-      { signal, timeout: MODEL_TIMEOUT_MS },
+    // As the worker calls it: the Messages API for anthropic/ models, chat completions otherwise.
+    const response = await models.complete(
+      { llm: { usageId: 'doctor', model: shown }, messages: [{ role: 'user', content: 'Reply with the single word OK.' }], tools: [], conversationId: 'doctor', noReasoning: true },
+      signal,
     );
     const ms = Math.round(performance.now() - started);
-    const reply = (response.choices?.[0]?.message?.content ?? '').trim().slice(0, 40);
+    const reply = (response.content ?? '').trim().slice(0, 40);
     lines.push(line('ok', 'model call', `${shown} answered in ${ms} ms${reply ? ` (${JSON.stringify(redact(reply, secrets))})` : ''}`));
   } catch (err) {
-    const why = signal.aborted ? `no answer from ${resolved.baseUrl} within ${MODEL_TIMEOUT_MS / 1000} s` : models.failure(err, resolved, new AbortController().signal).message;
+    const why = signal.aborted ? `no answer from ${resolved.baseUrl} within ${MODEL_TIMEOUT_MS / 1000} s` : (err as Error).message;
     lines.push(line('fail', 'model call', redact(why, secrets)));
   }
   return lines;

@@ -235,6 +235,7 @@ program
   .option('--id <id>', 'conversation id (default: generated)')
   .option('--workspace <dir>', 'working directory of the agent', process.cwd())
   .option('--model <model>', 'e.g. openai/gpt-4o (default: the worker\'s LLM_MODEL)')
+  .addOption(new Option('--reasoning-effort <effort>', 'let the model reason first (default: the worker\'s LLM_REASONING_EFFORT)').choices(['low', 'medium', 'high']))
   .addOption(new Option('--confirm <policy>', 'when to ask before an action').choices(['never', 'always', 'risky']).default('never'))
   .option('--max-iterations <n>', 'model calls per run before it stops with an error', positiveInt, DEFAULTS.maxIterations)
   .option('--budget <usd>', 'pause a run once it has cost this much (USD)', positiveNumber)
@@ -250,6 +251,7 @@ program
         id?: string;
         workspace: string;
         model?: string;
+        reasoningEffort?: 'low' | 'medium' | 'high';
         confirm: ConfirmationPolicy;
         maxIterations: number;
         budget?: number;
@@ -269,7 +271,7 @@ program
         const warnings = workerWarnings(client, { taskQueue: taskQueue(), toolTaskQueue: toolTaskQueue() });
         // The built-ins, and whatever tools the workspace host's worker was given (--tools).
         const agent = new Agent({
-          llm: new LLM({ usageId: 'agent', ...(o.model ? { model: o.model } : {}) }),
+          llm: new LLM({ usageId: 'agent', ...(o.model ? { model: o.model } : {}), ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}) }),
           tools: ['terminal', 'file_editor', 'task_tracker', 'wait', ...(o.delegate ? ['delegate'] : [])],
           hostTools: true,
         });

@@ -1,75 +1,322 @@
-// What the model-calling activities share: resolving the model, one OpenAI client per endpoint,
-// usage and cost, and turning failures into Temporal's terms (retry or not, cancelled).
+// What the model-calling activities share: resolving the model, one client per endpoint, one
+// streamed call for both APIs (Anthropic's Messages API natively, OpenAI and OpenAI-compatible
+// chat completions), usage and cost, output caps, reasoning, and failures in Temporal's terms.
+import Anthropic from '@anthropic-ai/sdk';
+import type { Stream } from '@anthropic-ai/sdk/streaming';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import OpenAI from 'openai';
+import { z } from 'zod';
 import { redact, secretValues } from '../security/redact.js';
-import type { LLMSpec, TokenUsage } from '../types.js';
-import { costOf, priceTable } from './prices.js';
-import { ModelConfigError, resolveModel, type ResolvedModel } from './provider.js';
+import type { ChatMessage, LLMSpec, ReasoningBlock, ReasoningEffort, TokenUsage, ToolSpec } from '../types.js';
+import { anthropicPrompt, thinkingAllowed } from './anthropic-messages.js';
+import { adaptiveThinkingModels, lifecycleWarning, modelLifecycle } from './lifecycle.js';
+import { costOf, modelFacts, priceTable, type Price } from './prices.js';
+import { ModelConfigError, PROVIDERS, resolveModel, type ResolvedModel } from './provider.js';
+import { AnthropicAssembler, OpenAIAssembler, type AssembledReply, type PartialListener, type StreamedToolCall } from './stream.js';
 
 // Client errors a retry cannot fix: the conversation goes to `error` with the reason.
-const NOT_RETRYABLE = new Set([400, 401, 403, 404, 422]);
+const NOT_RETRYABLE = new Set([400, 401, 403, 404, 413, 422]);
 
-/** Model activities heartbeat this often so that a pause (cancellation) reaches them quickly. */
-export const HEARTBEAT_EVERY_MS = 50;
+// The failure type of a prompt longer than the model's context window: the workflow condenses and retries.
+export { CONTEXT_WINDOW_EXCEEDED } from '../errors.js';
+import { CONTEXT_WINDOW_EXCEEDED } from '../errors.js';
 
+const CONTEXT_OVERFLOW =
+  /prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|context window|exceeds the context|input is too long|too many (input )?tokens|reduce the length of the (messages|prompt)/i;
+
+/** Whether a rejected request's message says the prompt does not fit the model's context. */
+export function isContextOverflow(status: number | undefined, message: string): boolean {
+  return (status === 400 || status === 413 || status === 422) && CONTEXT_OVERFLOW.test(message);
+}
+
+const Effort = z.enum(['low', 'medium', 'high']);
+
+/** Anthropic thinking budgets per effort (each under the output cap, at least the API's 1,024). */
+export const THINKING_BUDGET: Record<ReasoningEffort, number> = { low: 2_048, medium: 8_192, high: 16_384 };
+
+/** The output cap when a model's limits are unknown (local servers have none of their own). */
+export const UNKNOWN_MODEL_MAX_OUTPUT = 4_096;
+/** The output cap of a known model: its context allows more, but no single reply needs more. */
+export const KNOWN_MODEL_MAX_OUTPUT = 16_384;
+
+/**
+ * Max output tokens for a call: LLM_MAX_OUTPUT_TOKENS on the worker, else 16,384 for a model the
+ * catalogue knows (capped at a quarter of its context window), else 4,096.
+ */
+export function maxOutputTokens(env: NodeJS.ProcessEnv, contextWindow: number | undefined): number {
+  const set = Number(env.LLM_MAX_OUTPUT_TOKENS);
+  if (Number.isInteger(set) && set > 0) return set;
+  if (!contextWindow) return UNKNOWN_MODEL_MAX_OUTPUT;
+  return Math.max(1_024, Math.min(KNOWN_MODEL_MAX_OUTPUT, Math.floor(contextWindow / 4)));
+}
+
+/** Anthropic's thinking parameters for a call: none when off or when it cannot fit under the cap. */
+export type ThinkingParams =
+  | { thinking: { type: 'enabled'; budget_tokens: number } }
+  | { thinking: { type: 'adaptive' }; output_config: { effort: ReasoningEffort } };
+
+/**
+ * Budgeted extended thinking under `maxTokens`; adaptive thinking with that effort for the models
+ * the SDK says want it (budgets are deprecated there). Undefined when off or when it cannot fit.
+ */
+export function thinkingFor(effort: ReasoningEffort | undefined, maxTokens: number, model = ''): ThinkingParams | undefined {
+  if (!effort) return undefined;
+  if (adaptiveThinkingModels().includes(model)) return { thinking: { type: 'adaptive' }, output_config: { effort } };
+  const budget = Math.min(THINKING_BUDGET[effort], maxTokens - 1_024);
+  return budget >= 1_024 ? { thinking: { type: 'enabled', budget_tokens: budget } } : undefined;
+}
+
+/** One model call, in either API's terms. */
+export interface ModelRequest {
+  llm: LLMSpec;
+  /** The prompt in chat-completions form, system first (converted for Anthropic). */
+  messages: ChatMessage[];
+  tools: readonly ToolSpec[];
+  /** OpenAI's prompt_cache_key: calls of one conversation share a cache. */
+  conversationId: string;
+  /** Told each time the reply grows (text, thinking, tool-call arguments). */
+  onPartial?: PartialListener;
+  /** No reasoning whatever the settings (a condensation). */
+  noReasoning?: boolean;
+}
+
+/** A model call's outcome, whichever API answered. */
+export interface ModelOutcome {
+  id: string;
+  model: string;
+  content: string | null;
+  toolCalls: StreamedToolCall[];
+  reasoning: ReasoningBlock[];
+  usage: TokenUsage;
+  cost: number;
+  truncated: boolean;
+  latencyMs: number;
+}
+
+type Clients = { kind: 'openai'; client: OpenAI } | { kind: 'anthropic'; client: Anthropic };
+
+/** Worker-side model access: clients per endpoint, prices, one-time warnings; keys never leave it. */
 export class ModelClients {
-  private readonly clients = new Map<string, OpenAI>();
+  private readonly clients = new Map<string, Clients>();
   private readonly secrets: string[];
-  private readonly prices: ReturnType<typeof priceTable>;
+  private readonly prices: Record<string, Price>;
+  private readonly warned = new Set<string>();
+  private readonly effort: ReasoningEffort | undefined;
 
-  constructor(private readonly env: NodeJS.ProcessEnv) {
+  /**
+   * @param env - The worker's environment (keys, LLM_* settings, FAHEEM_PRICES).
+   * @param warn - Where one-time warnings go (an unpriced or deprecated model); default stderr.
+   */
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly warn: (line: string) => void = (line) => console.warn(`faheem worker: ${line}`),
+  ) {
     this.secrets = secretValues(env);
     this.prices = priceTable(env);
+    const effort = env.LLM_REASONING_EFFORT?.trim();
+    const parsed = Effort.safeParse(effort);
+    this.effort = parsed.success ? parsed.data : undefined;
+    if (effort && effort !== 'off' && !parsed.success) this.warn(`LLM_REASONING_EFFORT=${effort} is not low, medium or high: reasoning stays off`);
   }
 
-  /** The endpoint and client for a conversation's model; a configuration error is not retried. */
-  get(llm: LLMSpec): { resolved: ResolvedModel; client: OpenAI } {
-    let resolved: ResolvedModel;
+  /** Resolves the conversation's model; a configuration error is not retried. */
+  resolve(llm: LLMSpec): ResolvedModel {
     try {
-      resolved = resolveModel(llm.model, llm.baseUrl, this.env);
+      return resolveModel(llm.model, llm.baseUrl, this.env);
     } catch (err) {
       if (err instanceof ModelConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ModelConfigError');
       throw err;
     }
-    const key = `${resolved.baseUrl}\n${resolved.apiKey}`;
-    let client = this.clients.get(key);
-    if (!client) {
-      // Temporal retries (visible in the UI), not the client library.
-      client = new OpenAI({ apiKey: resolved.apiKey, baseURL: resolved.baseUrl, maxRetries: 0, timeout: 9 * 60_000 });
-      this.clients.set(key, client);
+  }
+
+  /** The endpoint and an OpenAI-compatible client for a conversation's model (doctor's check uses it). */
+  get(llm: LLMSpec): { resolved: ResolvedModel; client: OpenAI } {
+    const resolved = this.resolve(llm);
+    return { resolved, client: this.openai(resolved) };
+  }
+
+  private openai(resolved: ResolvedModel): OpenAI {
+    const key = `openai\n${resolved.baseUrl}\n${resolved.apiKey}`;
+    const found = this.clients.get(key);
+    if (found?.kind === 'openai') return found.client;
+    // Temporal retries (visible in the UI), not the client library.
+    const client = new OpenAI({ apiKey: resolved.apiKey, baseURL: resolved.baseUrl, maxRetries: 0, timeout: 9 * 60_000 });
+    this.clients.set(key, { kind: 'openai', client });
+    return client;
+  }
+
+  private anthropic(resolved: ResolvedModel): Anthropic {
+    const key = `anthropic\n${resolved.baseUrl}\n${resolved.apiKey}`;
+    const found = this.clients.get(key);
+    if (found?.kind === 'anthropic') return found.client;
+    const client = new Anthropic({ apiKey: resolved.apiKey, baseURL: anthropicBaseUrl(resolved.baseUrl), maxRetries: 0, timeout: 9 * 60_000 });
+    this.clients.set(key, { kind: 'anthropic', client });
+    return client;
+  }
+
+  /** The reasoning effort of a call: the conversation's, else the worker's LLM_REASONING_EFFORT. */
+  effortFor(llm: LLMSpec): ReasoningEffort | undefined {
+    return llm.reasoningEffort ?? this.effort;
+  }
+
+  /** Warns once per key (a model without a price, a deprecated model). */
+  private once(key: string, line: string): void {
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.warn(line);
+  }
+
+  /**
+   * One streamed model call: Anthropic models through the Messages API (prompt caching, thinking),
+   * the others through chat completions. Aborts when `signal` does; failures are Temporal's.
+   */
+  async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelOutcome> {
+    const resolved = this.resolve(request.llm);
+    const lifecycle = resolved.provider === 'anthropic' ? modelLifecycle(resolved.apiModel) : undefined;
+    if (lifecycle) this.once(`lifecycle:${resolved.apiModel}`, lifecycleWarning(lifecycle));
+    const facts = modelFacts(resolved.apiModel, resolved.provider, this.prices);
+    const maxTokens = maxOutputTokens(this.env, facts.contextWindow);
+    const started = performance.now();
+    try {
+      const reply =
+        resolved.provider === 'anthropic'
+          ? await this.streamAnthropic(resolved, request, maxTokens, signal, lifecycle !== undefined)
+          : await this.streamOpenAI(resolved, request, maxTokens, signal);
+      if (!reply.complete) throw ApplicationFailure.retryable('the model stream ended before the reply did', 'ModelBadResponse');
+      const usage: TokenUsage = {
+        promptTokens: reply.inputTokens + reply.cacheReadTokens + reply.cacheWriteTokens,
+        completionTokens: reply.outputTokens,
+        cacheReadTokens: reply.cacheReadTokens,
+        cacheWriteTokens: reply.cacheWriteTokens,
+      };
+      const model = reply.model || resolved.apiModel;
+      return {
+        id: reply.id,
+        model,
+        content: reply.text === '' ? null : reply.text,
+        toolCalls: reply.toolCalls,
+        reasoning: reply.reasoning,
+        usage,
+        cost: this.cost(resolved, usage),
+        truncated: reply.truncated,
+        latencyMs: Math.round(performance.now() - started),
+      };
+    } catch (err) {
+      throw this.failure(err, resolved, signal);
     }
-    return { resolved, client };
   }
 
-  usage(response: OpenAI.Chat.Completions.ChatCompletion, resolved: ResolvedModel): { usage: TokenUsage; cost: number } {
-    const usage = {
-      promptTokens: response.usage?.prompt_tokens ?? 0,
-      completionTokens: response.usage?.completion_tokens ?? 0,
-      cacheReadTokens: response.usage?.prompt_tokens_details?.cached_tokens ?? 0,
+  /** The call's cost at list prices; a model with no known price is said once and counts 0. */
+  cost(resolved: ResolvedModel, usage: TokenUsage): number {
+    const cost = costOf(resolved.apiModel, usage, this.prices, resolved.provider);
+    if (cost === undefined) {
+      this.once(`price:${resolved.apiModel}`, `no price known for model ${resolved.apiModel}: its calls count as $0 (set FAHEEM_PRICES='{"${resolved.apiModel}":{"input":…,"output":…}}' in USD per million tokens)`);
+      return 0;
+    }
+    return cost;
+  }
+
+  private async streamAnthropic(resolved: ResolvedModel, request: ModelRequest, maxTokens: number, signal: AbortSignal, deprecated: boolean): Promise<AssembledReply> {
+    const prompt = anthropicPrompt(request.messages, request.tools);
+    const thinking = thinkingAllowed(prompt.messages) ? thinkingFor(request.noReasoning ? undefined : this.effortFor(request.llm), maxTokens, resolved.apiModel) : undefined;
+    const body: Anthropic.Messages.MessageCreateParamsStreaming = {
+      model: resolved.apiModel,
+      max_tokens: maxTokens,
+      system: prompt.system,
+      messages: prompt.messages,
+      ...(prompt.tools.length ? { tools: prompt.tools } : {}),
+      // Thinking takes the default temperature only.
+      ...(thinking ?? (request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {})),
+      stream: true,
     };
-    return { usage, cost: costOf(resolved.apiModel, usage, this.prices) };
+    const client = this.anthropic(resolved);
+    // messages.create prints the SDK's deprecation warning on every call; a deprecated model was
+    // warned about once already (complete()), so its calls are posted as create would post them.
+    const stream = deprecated
+      ? await client.post<Stream<Anthropic.Messages.RawMessageStreamEvent>>('/v1/messages', { body, stream: true, signal })
+      : await client.messages.create(body, { signal });
+    const assembler = new AnthropicAssembler(request.onPartial);
+    for await (const event of stream) assembler.push(event);
+    return assembler.result();
   }
 
-  /** The error to throw for a failed call: cancelled, not retryable (4xx), or retryable; keys masked. */
+  private async streamOpenAI(resolved: ResolvedModel, request: ModelRequest, maxTokens: number, signal: AbortSignal): Promise<AssembledReply> {
+    const ownEndpoint = resolved.provider === 'openai' && resolved.baseUrl === PROVIDERS.openai?.baseUrl;
+    const effort = request.noReasoning ? undefined : this.effortFor(request.llm);
+    // Our reasoning field is Anthropic's; chat completions has no place for it.
+    const messages = request.messages.map((m) => {
+      if (m.role !== 'assistant' || !m.reasoning) return m;
+      const rest = { ...m };
+      delete rest.reasoning;
+      return rest;
+    });
+    const stream = await this.openai(resolved).chat.completions.create(
+      {
+        model: resolved.apiModel,
+        messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+        ...(request.tools.length ? { tools: request.tools.map(functionTool) } : {}),
+        ...(request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {}),
+        // OpenAI's own endpoint wants max_completion_tokens (reasoning models refuse max_tokens); others know max_tokens.
+        ...(ownEndpoint ? { max_completion_tokens: maxTokens, prompt_cache_key: request.conversationId } : { max_tokens: maxTokens }),
+        ...(effort ? { reasoning_effort: effort } : {}),
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      { signal },
+    );
+    const assembler = new OpenAIAssembler(request.onPartial);
+    for await (const chunk of stream) assembler.push(chunk);
+    return assembler.result();
+  }
+
+  /** The error to throw for a failed call: cancelled, context overflow, not retryable (4xx), or retryable; keys masked. */
   failure(err: unknown, resolved: ResolvedModel, signal: AbortSignal): Error {
     if (signal.aborted) return new CancelledFailure('model call cancelled');
     if (err instanceof ApplicationFailure) return err;
     const secrets = [...this.secrets, resolved.apiKey];
-    if (err instanceof OpenAI.APIError && err.status !== undefined) {
-      const text = redact(`HTTP ${err.status} from ${resolved.baseUrl}: ${err.message}`, secrets);
+    if ((err instanceof OpenAI.APIError || err instanceof Anthropic.APIError) && err.status !== undefined) {
+      const text = redact(`HTTP ${err.status} from ${resolved.baseUrl}: ${apiMessage(err)}`, secrets);
+      if (isContextOverflow(err.status, text)) return ApplicationFailure.nonRetryable(text, CONTEXT_WINDOW_EXCEEDED);
       if (NOT_RETRYABLE.has(err.status)) return ApplicationFailure.nonRetryable(text, 'ModelRequestRejected');
-      const wait = retryAfterMs(err.headers);
-      // A provider that says when to come back (with a 429 or 503, usually) is asked again then.
+      const wait = retryAfterMs(err.headers as Headers | undefined);
+      // A provider that says when to come back (with a 429, 503 or 529, usually) is asked again then.
       if (wait !== undefined) return ApplicationFailure.create({ message: text, type: 'ModelUnavailable', nextRetryDelay: wait });
       return ApplicationFailure.retryable(text, 'ModelUnavailable');
     }
     return ApplicationFailure.retryable(redact(`could not reach ${resolved.baseUrl}: ${(err as Error).message}`, secrets), 'ModelUnavailable');
   }
 
+  /** Masks the worker's secrets in a text. */
   redact(text: string): string {
     return redact(text, this.secrets);
   }
+}
+
+/** The API's own message (`error.message` in the body) rather than the SDK's status-prefixed one. */
+function apiMessage(err: { message: string; error?: unknown }): string {
+  const body = err.error as { message?: unknown; error?: { message?: unknown } } | undefined;
+  const nested = typeof body?.error?.message === 'string' ? body.error.message : typeof body?.message === 'string' ? body.message : undefined;
+  return nested ?? err.message;
+}
+
+/**
+ * The SDK appends `/v1/messages` itself: a base URL ending in `/v1` (as the OpenAI-compatibility
+ * endpoint's did) loses it.
+ */
+export function anthropicBaseUrl(baseUrl: string): string {
+  return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
+const functionTools = new WeakMap<ToolSpec, OpenAI.Chat.Completions.ChatCompletionTool>();
+
+/** A tool in the chat-completions `tools` format (made once per spec object). Not the registry's: the CLI loads this module and must not load every tool. */
+function functionTool(spec: ToolSpec): OpenAI.Chat.Completions.ChatCompletionTool {
+  let f = functionTools.get(spec);
+  if (!f) {
+    f = { type: 'function', function: { name: spec.name, description: spec.description, parameters: spec.parameters } };
+    functionTools.set(spec, f);
+  }
+  return f;
 }
 
 /** The longest Retry-After we honour; a provider asking for more is asked again after this. */

@@ -1,43 +1,93 @@
-// USD per million tokens. Users extend it with FAHEEM_PRICES='{"my-model":{"input":1,"output":2}}'.
+// What a model call costs and how much a model can take, from a maintained catalogue:
+// @pydantic/genai-prices (input, output, cache write and cache read prices, tiers, context windows),
+// instead of a hand-kept table. FAHEEM_PRICES='{"my-model":{"input":1,"output":2}}' overrides it.
+import { calcPrice, type PriceCalculation } from '@pydantic/genai-prices';
+import { z } from 'zod';
+import type { TokenUsage } from '../types.js';
+
+/** USD per million tokens, as FAHEEM_PRICES gives them. */
 export interface Price {
   input: number;
   output: number;
+  /** Cache reads (default: the input price). */
   cachedInput?: number;
+  /** Cache writes (default: the input price). */
+  cacheWrite?: number;
 }
 
-const BUILT_IN: Record<string, Price> = {
-  'gpt-4o': { input: 2.5, output: 10, cachedInput: 1.25 },
-  'gpt-4o-mini': { input: 0.15, output: 0.6, cachedInput: 0.075 },
-  'gpt-4.1': { input: 2, output: 8, cachedInput: 0.5 },
-  'gpt-4.1-mini': { input: 0.4, output: 1.6, cachedInput: 0.1 },
-  'gpt-5': { input: 1.25, output: 10, cachedInput: 0.125 },
-  'gpt-5-mini': { input: 0.25, output: 2, cachedInput: 0.025 },
-  'o3': { input: 2, output: 8, cachedInput: 0.5 },
-  'o4-mini': { input: 1.1, output: 4.4, cachedInput: 0.275 },
-  'claude-sonnet-4-5-20250929': { input: 3, output: 15, cachedInput: 0.3 },
-  'claude-sonnet-4-20250514': { input: 3, output: 15, cachedInput: 0.3 },
-  'claude-opus-4-1-20250805': { input: 15, output: 75, cachedInput: 1.5 },
-  'claude-haiku-4-5-20251001': { input: 1, output: 5, cachedInput: 0.1 },
-};
+const PriceSchema = z.object({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  cachedInput: z.number().nonnegative().optional(),
+  cacheWrite: z.number().nonnegative().optional(),
+});
 
+/** The FAHEEM_PRICES overrides (bad JSON or entries are ignored: the catalogue still prices them). */
 export function priceTable(env: NodeJS.ProcessEnv = process.env): Record<string, Price> {
-  if (!env.FAHEEM_PRICES) return BUILT_IN;
+  if (!env.FAHEEM_PRICES) return {};
   try {
-    return { ...BUILT_IN, ...(JSON.parse(env.FAHEEM_PRICES) as Record<string, Price>) };
+    const parsed = z.record(z.string(), z.unknown()).parse(JSON.parse(env.FAHEEM_PRICES));
+    const out: Record<string, Price> = {};
+    for (const [name, value] of Object.entries(parsed)) {
+      const price = PriceSchema.safeParse(value);
+      if (price.success) out[name] = price.data;
+    }
+    return out;
   } catch {
-    return BUILT_IN;
+    return {};
   }
 }
 
-/** Cost of one call; 0 for models we have no price for (local models, unknown names). */
-export function costOf(
-  model: string,
-  usage: { promptTokens: number; completionTokens: number; cacheReadTokens: number },
-  table: Record<string, Price> = priceTable(),
-): number {
-  const price = table[model] ?? table[model.split('/').pop() ?? ''];
-  if (!price) return 0;
-  const cached = Math.min(usage.cacheReadTokens, usage.promptTokens);
-  const fresh = usage.promptTokens - cached;
-  return (fresh * price.input + cached * (price.cachedInput ?? price.input) + usage.completionTokens * price.output) / 1e6;
+/** genai-prices' provider ids for ours (custom endpoints are matched by model name). */
+const CATALOGUE_PROVIDER: Record<string, string> = { openai: 'openai', anthropic: 'anthropic', openrouter: 'openrouter' };
+
+/** What is known of a model: its catalogue entry (when there is one) and its context window. */
+export interface ModelFacts {
+  /** The catalogue knows its price, or FAHEEM_PRICES gives one. */
+  priced: boolean;
+  contextWindow?: number;
+}
+
+function catalogue(model: string, provider: string | undefined, usage: Parameters<typeof calcPrice>[0]): PriceCalculation | null {
+  const providerId = provider ? CATALOGUE_PROVIDER[provider] : undefined;
+  try {
+    return calcPrice(usage, model, providerId ? { providerId } : {}) ?? (providerId ? null : calcPrice(usage, model));
+  } catch {
+    return null;
+  }
+}
+
+function override(model: string, table: Record<string, Price>): Price | undefined {
+  return table[model] ?? table[model.split('/').pop() ?? ''];
+}
+
+/** The model's price and context window, as far as the catalogue and FAHEEM_PRICES know them. */
+export function modelFacts(model: string, provider?: string, table: Record<string, Price> = {}): ModelFacts {
+  const found = catalogue(model, provider, { input_tokens: 0, output_tokens: 0 });
+  return {
+    priced: Boolean(override(model, table) ?? found),
+    ...(found?.model.context_window ? { contextWindow: found.model.context_window } : {}),
+  };
+}
+
+/**
+ * Cost of one call in USD: uncached input, cache writes and reads, and output at the model's list
+ * prices (FAHEEM_PRICES first). `promptTokens` is the whole input, cache tokens included. Undefined
+ * when no price is known (the caller says so once; the cost counts as 0).
+ */
+export function costOf(model: string, usage: TokenUsage, table: Record<string, Price> = {}, provider?: string): number | undefined {
+  const read = Math.min(usage.cacheReadTokens, usage.promptTokens);
+  const write = Math.min(usage.cacheWriteTokens ?? 0, usage.promptTokens - read);
+  const fresh = usage.promptTokens - read - write;
+  const own = override(model, table);
+  if (own) {
+    return (fresh * own.input + read * (own.cachedInput ?? own.input) + write * (own.cacheWrite ?? own.input) + usage.completionTokens * own.output) / 1e6;
+  }
+  const found = catalogue(model, provider, {
+    input_tokens: usage.promptTokens,
+    cache_read_tokens: read,
+    cache_write_tokens: write,
+    output_tokens: usage.completionTokens,
+  });
+  return found ? found.total_price : undefined;
 }

@@ -24,7 +24,8 @@ export interface ResolvedModel {
 export class ModelConfigError extends Error {}
 
 /**
- * `env` is the worker's environment. An explicit base URL (the conversation's, then LLM_BASE_URL)
+ * `anthropic/…` models are called through Anthropic's Messages API (its base URL here is the one
+ * the OpenAI-compatibility layer had; the Messages client drops the `/v1`). `env` is the worker's environment. An explicit base URL (the conversation's, then LLM_BASE_URL)
  * wins over the provider's; the provider's key variable wins over LLM_API_KEY.
  */
 export function resolveModel(model: string | undefined, baseUrl: string | undefined, env: NodeJS.ProcessEnv): ResolvedModel {
@@ -34,7 +35,8 @@ export function resolveModel(model: string | undefined, baseUrl: string | undefi
   const prefix = slash > 0 ? name.slice(0, slash) : 'openai';
   const provider = PROVIDERS[prefix];
   const apiModel = provider && slash > 0 ? name.slice(slash + 1) : name;
-  const explicitBase = baseUrl || env.LLM_BASE_URL;
+  // Anthropic's own variable first (the SDK's name for it), then the general one.
+  const explicitBase = baseUrl || (prefix === 'anthropic' && slash > 0 ? env.ANTHROPIC_BASE_URL : undefined) || env.LLM_BASE_URL;
   const endpoint = explicitBase || provider?.baseUrl;
   if (!endpoint) {
     throw new ModelConfigError(`unknown provider "${prefix}" in model "${name}": set LLM_BASE_URL to its OpenAI-compatible endpoint`);

@@ -1,5 +1,7 @@
 // A scripted, OpenAI-compatible chat-completions server for tests and the offline demo. It is a
-// stand-in for a real model only: every reply comes from the script you give it.
+// stand-in for a real model only: every reply comes from the script you give it. It answers
+// `stream: true` requests with server-sent chunks (tool-call arguments in fragments, usage last when
+// asked for) and the others with one JSON body.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -21,22 +23,55 @@ export interface ScriptedReply {
   toolCalls?: ScriptedToolCall[];
   /** Wait this long before answering (the request can be aborted meanwhile). */
   delayMs?: number;
+  /** Streamed answers: wait this long between events (a slow model, aborted mid-stream by a pause). */
+  chunkDelayMs?: number;
   /** Answer with this HTTP status and an error body instead. */
   status?: number;
   /** Extra response headers (e.g. `retry-after` with a 429). */
   headers?: Record<string, string>;
   /** The error message with `status`. */
   error?: string;
-  /** Token counts reported (default 100 prompt, 20 completion). */
+  /** Token counts reported (default 100 prompt, 20 completion; the Anthropic server computes them). */
   usage?: { prompt_tokens: number; completion_tokens: number };
+  /** Cut by the output cap: finish_reason `length` (Anthropic: stop_reason `max_tokens`). */
+  truncated?: boolean;
+  /**
+   * Anthropic only: the thinking text of the reply when the request asked for thinking (default a
+   * line of its own; `false` sends none, as a broken model would).
+   */
+  thinking?: string | false;
+  /** Anthropic only: a redacted_thinking block's data, sent after the thinking. */
+  redactedThinking?: string;
 }
 
 /** A chat-completions request the scripted model received. */
 export interface RecordedRequest {
   /** 0 for the first request this server received, then 1, 2, … */
   index: number;
-  /** The request body: the messages the model was shown and the tools it was offered. */
-  body: { model: string; messages: { role: string; content?: string | null; tool_calls?: unknown[]; tool_call_id?: string }[]; tools?: unknown[] };
+  /**
+   * The request body: the messages the model was shown and the tools it was offered. The scripted
+   * Anthropic server shows its requests here in this same chat-completions form (see `raw`).
+   */
+  body: {
+    model: string;
+    messages: { role: string; content?: string | null; tool_calls?: unknown[]; tool_call_id?: string }[];
+    tools?: unknown[];
+    stream?: boolean;
+    stream_options?: { include_usage?: boolean };
+    max_tokens?: number;
+    max_completion_tokens?: number;
+    reasoning_effort?: string;
+    prompt_cache_key?: string;
+    [key: string]: unknown;
+  };
+  /** Which API the request came through. */
+  api?: 'openai' | 'anthropic';
+  /** The Anthropic server: the Messages API body as sent (system, content blocks, cache_control, thinking). */
+  raw?: Record<string, unknown>;
+  /** The usage the server reported for it (Anthropic: with the cache counts it worked out). */
+  usage?: Record<string, number>;
+  /** The status it answered with (200 unless scripted or refused). */
+  status?: number;
   /** The `Authorization` header (to check which key the worker sent). */
   authorization: string | undefined;
   /** When the request arrived and when it was answered or aborted (ms since the epoch). */
@@ -101,6 +136,7 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
       startedAt: Date.now(),
       aborted: false,
     };
+    recorded.api = 'openai';
     requests.push(recorded);
     res.on('close', () => {
       if (!res.writableFinished) recorded.aborted = true;
@@ -125,6 +161,7 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
     if (res.destroyed || recorded.aborted) return;
     recorded.endedAt = Date.now();
     if (reply.status && reply.status >= 400) {
+      recorded.status = reply.status;
       res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
       res.end(JSON.stringify({ error: { message: reply.error ?? `scripted HTTP ${reply.status}`, type: 'scripted_error' } }));
       return;
@@ -135,21 +172,31 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
       type: 'function',
       function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
     }));
+    const usage = { ...(reply.usage ?? { prompt_tokens: 100, completion_tokens: 20 }), total_tokens: 0 };
+    recorded.usage = { prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens };
+    recorded.status = 200;
+    const finish = reply.truncated ? 'length' : toolCalls.length ? 'tool_calls' : 'stop';
+    const id = `chatcmpl-scripted-${n}`;
+    const created = Math.floor(Date.now() / 1000);
+    if (recorded.body.stream) {
+      await streamChunks(res, { delayMs: reply.chunkDelayMs ?? 0, id, created, model: recorded.body.model, content: reply.content ?? null, toolCalls, finish, usage: recorded.body.stream_options?.include_usage ? usage : undefined });
+      return;
+    }
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(
       JSON.stringify({
-        id: `chatcmpl-scripted-${n}`,
+        id,
         object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
+        created,
         model: recorded.body.model,
         choices: [
           {
             index: 0,
-            finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
+            finish_reason: finish,
             message: { role: 'assistant', content: reply.content ?? null, ...(toolCalls.length ? { tool_calls: toolCalls } : {}) },
           },
         ],
-        usage: { ...(reply.usage ?? { prompt_tokens: 100, completion_tokens: 20 }), total_tokens: 0 },
+        usage,
       }),
     );
   }
@@ -168,6 +215,56 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
         server.close(() => resolve());
       }),
   };
+}
+
+/** Splits a text into `parts` pieces at arbitrary places (mid-word, mid-string): how streams arrive. */
+export function splitText(text: string, parts = 3): string[] {
+  if (text.length <= 1) return [text];
+  const out: string[] = [];
+  const size = Math.max(1, Math.ceil(text.length / parts));
+  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
+  return out;
+}
+
+/** Writes one server-sent event and waits for the socket to take it (so chunks are separate reads). */
+export async function writeEvent(res: ServerResponse, data: string, event?: string, delayMs = 0): Promise<void> {
+  if (res.destroyed) return;
+  res.write(`${event ? `event: ${event}\n` : ''}data: ${data}\n\n`);
+  // A tick (or the scripted delay) between events: the client sees them arrive one by one, as from a real model.
+  if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+  else await new Promise((r) => setImmediate(r));
+}
+
+async function streamChunks(
+  res: ServerResponse,
+  r: {
+    delayMs: number;
+    id: string;
+    created: number;
+    model: string;
+    content: string | null;
+    toolCalls: { id: string; type: string; function: { name: string; arguments: string } }[];
+    finish: string;
+    usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number } | undefined;
+  },
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    JSON.stringify({ id: r.id, object: 'chat.completion.chunk', created: r.created, model: r.model, choices: [{ index: 0, delta, finish_reason: finish }] });
+  await writeEvent(res, chunk({ role: 'assistant', content: '' }), undefined, r.delayMs);
+  for (const piece of r.content ? splitText(r.content) : []) await writeEvent(res, chunk({ content: piece }), undefined, r.delayMs);
+  for (const [index, call] of r.toolCalls.entries()) {
+    await writeEvent(res, chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }), undefined, r.delayMs);
+    for (const piece of splitText(call.function.arguments)) {
+      await writeEvent(res, chunk({ tool_calls: [{ index, function: { arguments: piece } }] }), undefined, r.delayMs);
+    }
+  }
+  await writeEvent(res, chunk({}, r.finish), undefined, r.delayMs);
+  if (r.usage) {
+    await writeEvent(res, JSON.stringify({ id: r.id, object: 'chat.completion.chunk', created: r.created, model: r.model, choices: [], usage: r.usage }), undefined, r.delayMs);
+  }
+  await writeEvent(res, '[DONE]', undefined, r.delayMs);
+  res.end();
 }
 
 /** The last user message the model was shown. */

@@ -53,13 +53,16 @@ export function buildMessages(allEvents: readonly ConversationEvent[], systemPro
           closeOpenCalls();
           replyId = undefined;
           messages.push({ role: 'assistant', content: event.text });
+          if (event.truncated) messages.push({ role: 'user', content: TRUNCATED_NOTE });
         }
         break;
       case 'action': {
         if (event.replyId !== replyId) {
           closeOpenCalls();
           replyId = event.replyId;
-          messages.push({ role: 'assistant', content: event.thought ?? null, tool_calls: [] });
+          messages.push({ role: 'assistant', content: event.thought ?? null, tool_calls: [], ...(event.reasoning?.length ? { reasoning: event.reasoning } : {}) });
+          // Told after this reply's results (a user turn may not come between a call and its result).
+          if (event.truncated) deferred.push(TRUNCATED_NOTE);
         }
         const last = messages[messages.length - 1];
         if (last?.role === 'assistant' && last.tool_calls) {
@@ -88,6 +91,10 @@ export function buildMessages(allEvents: readonly ConversationEvent[], systemPro
   closeOpenCalls();
   return messages;
 }
+
+/** What the model is told after a reply the output-token cap cut short. */
+export const TRUNCATED_NOTE =
+  'Your previous reply was cut off: it reached the maximum number of output tokens. Tool calls in it may have incomplete arguments. Continue with shorter steps (for a large file, write it in parts).';
 
 export const SUMMARY_PREFIX = 'Summary of the earlier part of this conversation (older events were condensed):';
 

@@ -28,15 +28,35 @@ export function observation(action: ActionEvent, result: ToolResult): NewEvent {
   };
 }
 
-/** The metrics after one more model call (the last 100 calls are itemised). */
-export function addUsage(m: Metrics, r: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>, step: number, kind: 'step' | 'condense'): Metrics {
+/** The metrics after one more model call (the last 100 calls are itemised, each with the model that answered). */
+export function addUsage(
+  m: Metrics,
+  r: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'> & { model?: string; truncated?: boolean },
+  step: number,
+  kind: 'step' | 'condense',
+): Metrics {
+  const write = r.usage.cacheWriteTokens ?? 0;
   return {
     accumulatedCost: m.accumulatedCost + r.cost,
     promptTokens: m.promptTokens + r.usage.promptTokens,
     completionTokens: m.completionTokens + r.usage.completionTokens,
     cacheReadTokens: m.cacheReadTokens + r.usage.cacheReadTokens,
+    // Metrics carried from before cache writes were counted have none.
+    cacheWriteTokens: (m.cacheWriteTokens ?? 0) + write,
     llmCalls: m.llmCalls + 1,
-    calls: [...(m.calls ?? []), { step, kind, ...r.usage, cost: r.cost, latencyMs: r.latencyMs }].slice(-100),
+    calls: [
+      ...(m.calls ?? []),
+      {
+        step,
+        kind,
+        ...r.usage,
+        cacheWriteTokens: write,
+        cost: r.cost,
+        latencyMs: r.latencyMs,
+        ...(r.model ? { model: r.model } : {}),
+        ...(r.truncated ? { truncated: true } : {}),
+      },
+    ].slice(-100),
   };
 }
 

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model.js';
+import { startScriptedAnthropic, type ScriptedAnthropicOptions } from '../../src/testing/scripted-anthropic.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -102,21 +103,29 @@ export async function startHarness(options: {
   env?: Record<string, string>;
   /** The Web UI decodes payloads through this codec server (`--ui-codec-endpoint`). */
   codecEndpoint?: string;
+  /**
+   * Which scripted model server: the OpenAI-compatible one (default, `openai/gpt-4o-mini`) or the
+   * Anthropic Messages one (`anthropic/claude-sonnet-4-6` through ANTHROPIC_BASE_URL), same scripts.
+   */
+  api?: 'openai' | 'anthropic';
+  /** Options of the scripted Anthropic server (with `api: 'anthropic'`). */
+  anthropic?: ScriptedAnthropicOptions;
 }): Promise<Harness> {
   const port = options.port ?? (await freePort());
   const uiPort = options.ui ? (options.uiPort ?? (await freePort())) : undefined;
   const [server, model, bundle] = await Promise.all([
     startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), ...(options.db ? { db: options.db } : {}), ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) }),
-    startScriptedModel(options.script),
+    options.api === 'anthropic' ? startScriptedAnthropic(options.script, options.anthropic) : startScriptedModel(options.script),
     workflowBundle(),
   ]);
   const home = await mkdtemp(path.join(tmpdir(), 'faheem-home-'));
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_NAMESPACE: 'default',
-    LLM_MODEL: 'openai/gpt-4o-mini',
+    LLM_MODEL: options.api === 'anthropic' ? 'anthropic/claude-sonnet-4-6' : 'openai/gpt-4o-mini',
     LLM_API_KEY: FAKE_KEY,
     LLM_BASE_URL: model.baseUrl,
+    ...(options.api === 'anthropic' ? { ANTHROPIC_BASE_URL: model.baseUrl } : {}),
     FAHEEM_HOME: home,
     FAHEEM_WORKFLOW_BUNDLE: bundle,
     FORCE_COLOR: '0',

@@ -18,9 +18,14 @@ export class Condenser {
     public retryAt: number,
   ) {}
 
+  /** The conversation's condenser options; undefined when condensation is off. */
+  settings(options: ConversationOptions): CondenserOptions | undefined {
+    return options.condenser === false ? undefined : (options.condenser ?? DEFAULTS.condenser);
+  }
+
   /** The condenser's options when the prompt has grown past its limits (kept counts: no walk of the log). */
   due(options: ConversationOptions, log: ConversationLog): CondenserOptions | undefined {
-    const c = options.condenser === false ? undefined : (options.condenser ?? DEFAULTS.condenser);
+    const c = this.settings(options);
     if (!c) return undefined;
     const visible = log.promptEvents;
     if (visible <= c.maxEvents && this.lastPromptTokens <= c.maxPromptTokens) return undefined;
@@ -28,11 +33,11 @@ export class Condenser {
     return c;
   }
 
-  /** Summarises older events (an activity): the range from the kept head to about half the prompt. */
-  async condense(run: ConversationRun, c: CondenserOptions, modelActs: ActivityProxies): Promise<void> {
+  /** Summarises older events (an activity): the range from the kept head to about half the prompt. True when it did. */
+  async condense(run: ConversationRun, c: CondenserOptions, modelActs: ActivityProxies): Promise<boolean> {
     const visible = run.log.promptEvents;
     const range = condensationRange(run.log.held(), c.keepFirst);
-    if (!range) return;
+    if (!range) return false;
     const folded = range.folds;
     run.inFlight.model = new CancellationScope();
     try {
@@ -49,10 +54,12 @@ export class Condenser {
       );
       run.recordCondensation(result);
       run.append({ kind: 'condensation', source: 'environment', summary: result.summary, forgottenFrom: range.from, forgottenTo: range.to });
+      return true;
     } catch (err) {
-      if (isCancellation(err) || modelCallCancelled(run)) return;
+      if (isCancellation(err) || modelCallCancelled(run)) return false;
       this.retryAt = visible + Math.max(10, Math.floor(c.maxEvents / 4));
       run.append({ kind: 'error', source: 'environment', message: `condensation failed (${failureMessage(err)}); going on with the full context` });
+      return false;
     } finally {
       run.inFlight.model = undefined;
     }

@@ -222,7 +222,8 @@ export class ConversationRun {
       metrics: children.length > 0 ? { ...this.metricsValue, accumulatedCost: this.treeCost() } : this.metricsValue,
       lastError: this.lastErrorValue,
       workspace: this.options.workspace,
-      model: this.model,
+      // Set on the worker only (LLM_MODEL): the model the last call says answered.
+      model: this.model || this.metricsValue.calls?.at(-1)?.model || '',
       terminal: this.terminalState(),
       closed: this.closeRequestedValue,
       pendingActions: this.confirmation.pendingView(),

@@ -1,6 +1,7 @@
 // One model call as an activity: the events since the last call travel with it (when small), a
 // pause cancels it, and a failure is said in what it returns.
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
+import { CONTEXT_WINDOW_EXCEEDED } from '../../errors.js';
 import type { ModelCallResult } from '../../types.js';
 import { MODEL_CALL } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
@@ -13,7 +14,8 @@ export type ModelCallOutcome =
   | { kind: 'reply'; reply: ModelCallResult }
   /** Paused or closing: the call is made again on resume. */
   | { kind: 'cancelled' }
-  | { kind: 'failed'; message: string };
+  /** `contextExceeded`: the prompt no longer fits the model's context window (any provider). */
+  | { kind: 'failed'; message: string; contextExceeded: boolean };
 
 export async function callModel(run: ConversationRun, acts: ConversationActivities): Promise<ModelCallOutcome> {
   const step = run.iterations + 1;
@@ -41,8 +43,14 @@ export async function callModel(run: ConversationRun, acts: ConversationActiviti
     // A cancelled call whose worker died before acknowledging ends in a timeout instead; that is
     // still the pause, not an error.
     if (isCancellation(err) || modelCallCancelled(run)) return { kind: 'cancelled' };
-    return { kind: 'failed', message: `model call failed: ${failureMessage(err)}` };
+    return { kind: 'failed', message: `model call failed: ${failureMessage(err)}`, contextExceeded: failureType(err) === CONTEXT_WINDOW_EXCEEDED };
   } finally {
     run.inFlight.model = undefined;
   }
+}
+
+function failureType(err: unknown): string | undefined {
+  let e: unknown = err;
+  while (e instanceof ActivityFailure && e.cause) e = e.cause;
+  return e instanceof ApplicationFailure ? (e.type ?? undefined) : undefined;
 }

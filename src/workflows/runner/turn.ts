@@ -41,7 +41,17 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   const condenser = run.condenser.due(options, run.log);
   if (condenser) await run.condenser.condense(run, condenser, acts.model);
   if (run.halted) return { kind: 'stopped' };
-  const called = await callModel(run, acts);
+  let called = await callModel(run, acts);
+  // Too long for the model's context window: condense now and ask once more (instead of failing).
+  if (called.kind === 'failed' && called.contextExceeded) {
+    const settings = run.condenser.settings(options);
+    const note = `the prompt is too long for the model's context window; ${settings ? 'condensing and trying once more' : 'condensation is off'}`;
+    run.append({ kind: 'error', source: 'environment', message: note });
+    if (settings && (await run.condenser.condense(run, settings, acts.model))) {
+      if (run.halted) return { kind: 'stopped' };
+      called = await callModel(run, acts);
+    }
+  }
   if (called.kind === 'cancelled') return { kind: 'stopped' };
   if (called.kind === 'failed') return { kind: 'error', message: called.message, event: true };
   const { reply } = called;
@@ -62,7 +72,9 @@ async function afterReply(
 ): Promise<{ outcome: TurnOutcome; touchedHost: boolean }> {
   const { options } = run;
   if (reply.toolCalls.length === 0) {
-    run.append({ kind: 'message', source: 'agent', text: reply.content ?? '' });
+    run.append({ kind: 'message', source: 'agent', text: reply.content ?? '', ...(reply.truncated ? { truncated: true } : {}) });
+    // Cut by the output cap: not an answer; the next prompt tells the model (prompt.ts) and it goes on.
+    if (reply.truncated) return { outcome: { kind: 'continue' }, touchedHost: false };
     run.setFinalMessage(reply.content ?? '');
     return { outcome: { kind: 'finished' }, touchedHost: false };
   }
@@ -81,6 +93,9 @@ async function afterReply(
       arguments: parseArguments(call.arguments),
       replyId: reply.id,
       ...(i === 0 && reply.content ? { thought: reply.content } : {}),
+      // Thinking blocks go back with the tool results (Anthropic requires them, signatures and all).
+      ...(i === 0 && reply.reasoning?.length ? { reasoning: reply.reasoning } : {}),
+      ...(i === 0 && reply.truncated ? { truncated: true } : {}),
     }) as ActionEvent;
     actions.push(action);
     plans.set(action, call.plan);
