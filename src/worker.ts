@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { createActivities } from './activities/index.js';
 import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
+import type { WorkerHooks } from './hooks/run-hook.js';
 import { checkSandbox, sandboxFromEnv, type SandboxOptions } from './tools/sandbox.js';
 import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
@@ -53,6 +54,11 @@ export interface CreateWorkerOptions {
    * run here fails createWorker with the reason.
    */
   sandbox?: SandboxOptions | false;
+  /**
+   * TypeScript hooks by event (`{ PreToolUse: (event) => ({ decision: 'deny', reason }) }`), run on
+   * this host after each conversation's command hooks for the same event; see WorkerHooks.
+   */
+  hooks?: WorkerHooks;
 }
 
 /**
@@ -72,7 +78,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
   const mcp = new McpManager({ env });
-  const activities = createActivities({ env, tools: options.tools ?? [], mcp, ...(sandbox ? { sandbox } : {}) });
+  const activities = createActivities({ env, tools: options.tools ?? [], mcp, ...(sandbox ? { sandbox } : {}), ...(options.hooks ? { hooks: options.hooks } : {}) });
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
 
@@ -100,6 +106,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     dataConverter: dataConverter(env),
     activities: {
       runTool: activities.runTool,
+      runHooks: activities.runHooks,
       prepareTools: activities.prepareTools,
       releaseTools: activities.releaseTools,
       // Conversations that scheduled these before tools were open still get an answer.

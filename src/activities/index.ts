@@ -9,10 +9,12 @@ import { secretValues } from '../security/redact.js';
 import { namedSecrets } from '../tools/terminal.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { SandboxOptions } from '../tools/sandbox.js';
+import { checkWorkerHooks, workerHookEvents, type WorkerHooks } from '../hooks/run-hook.js';
 import { createCallModel } from './call-model.js';
 import { createCondense } from './condense.js';
 import { createPrepareTools } from './prepare-tools.js';
 import { createReleaseTools } from './release-tools.js';
+import { createRunHooks } from './run-hooks.js';
 import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
 
@@ -24,6 +26,8 @@ export interface ActivitiesOptions {
   mcp?: McpManager;
   /** Confine terminal commands and ctx.exec (default: none; createWorker reads FAHEEM_SANDBOX). */
   sandbox?: SandboxOptions;
+  /** TypeScript hooks, run by runHooks after a conversation's command hooks. */
+  hooks?: WorkerHooks;
 }
 
 export function createActivities(options: ActivitiesOptions = {}) {
@@ -33,6 +37,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
   const registry = new ToolRegistry(options.tools ?? [], { env, ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
   const mcp = options.mcp ?? new McpManager({ env });
   const secrets = secretValues(env);
+  const hooks = checkWorkerHooks(options.hooks);
   // Model calls and condensation read the same transcripts: one cache serves both.
   const transcripts = new TranscriptCache();
   const starts = new StartLog(path.join(home, 'started'));
@@ -40,9 +45,10 @@ export function createActivities(options: ActivitiesOptions = {}) {
   return {
     callModel: createCallModel(models, transcripts, new SetupCache(), registry),
     condense: createCondense(models, transcripts),
-    prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets }),
+    prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks) }),
     releaseTools: createReleaseTools(mcp),
     runTool: tools.runTool,
+    runHooks: createRunHooks({ env, secretValues: secrets, ...(hooks ? { workerHooks: hooks } : {}), ...(options.sandbox ? { sandbox: options.sandbox } : {}) }),
     runTerminal: tools.runTerminal,
     editFile: tools.editFile,
   };
