@@ -113,11 +113,16 @@ const EventsSchema = z.record(z.string(), z.array(GroupSchema)).superRefine((eve
 // Other top-level keys (a Claude Code settings.json has many) are ignored; `hooks` must be there.
 const FileSchema = z.object({ hooks: EventsSchema });
 
-function describeIssues(error: z.ZodError): string {
+function describeIssues(error: z.ZodError, value: unknown): string {
+  const at = (p: readonly PropertyKey[]) => p.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), value);
   return error.issues
     .map((i) => {
       const where = i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : 'the file';
-      const message = i.code === 'invalid_type' && i.path.length === 0 ? 'must be an object like {"hooks": {"PreToolUse": [...]}}' : i.message;
+      let message = i.message;
+      if (i.code === 'invalid_type') {
+        const want = { record: 'an object', object: 'an object', array: 'a list', string: 'a string', number: 'a number' }[i.expected as string] ?? i.expected;
+        message = i.path.length === 0 ? 'must be an object like {"hooks": {"PreToolUse": [...]}}' : at(i.path) === undefined ? `is missing (must be ${want})` : `must be ${want}`;
+      }
       return `${where}: ${message}`;
     })
     .join('; ');
@@ -126,7 +131,7 @@ function describeIssues(error: z.ZodError): string {
 /** Parses a hooks value, or says what is wrong with it. Never throws. */
 export function safeParseHooks(value: unknown): { ok: true; config: HooksConfig } | { ok: false; error: string } {
   const parsed = FileSchema.safeParse(value);
-  if (!parsed.success) return { ok: false, error: `invalid hooks configuration: ${describeIssues(parsed.error)}` };
+  if (!parsed.success) return { ok: false, error: `invalid hooks configuration: ${describeIssues(parsed.error, value)}` };
   const hooks: HooksConfig['hooks'] = {};
   for (const [name, groups] of Object.entries(parsed.data.hooks)) {
     hooks[name as HookEventName] = groups.map((g) => ({
