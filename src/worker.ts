@@ -14,6 +14,8 @@ import { dataConverter } from './storage/local-payloads.js';
 import { workflowSource } from './workflow-source.js';
 
 export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
+export type { WorkerHookContext, WorkerHookFn, WorkerHooks, WorkerHookSpec } from './hooks/run-hook.js';
+export type { HookAnswer } from './hooks/decision.js';
 
 export interface WorkerHandle {
   run(): Promise<void>;

@@ -24,7 +24,8 @@ export interface HookOutcome {
  * - `ask` (PreToolUse only): the call waits for a person's approval, `reason` saying why.
  * - `block`: PreToolUse: the tool does not run and the model reads `reason`; PostToolUse: the model
  *   reads `reason` (the tool already ran); UserPromptSubmit: the message is refused with `reason`;
- *   Stop: the agent is told `reason` and goes on; SessionStart: the run should not start.
+ *   Stop: the agent is told `reason` and goes on; SessionStart: Claude Code cannot block a session's
+ *   start (it shows the reason to the user), and the workflow may do the same.
  */
 export interface HookDecision {
   kind: 'allow' | 'ask' | 'block';
