@@ -13,6 +13,11 @@ import { withHeartbeat } from './heartbeat.js';
  * `input.event.hook_event_name`, heartbeating all the while; a cancellation stops every hook process.
  * A hook's failure is never the activity's: it is in the decision (`errors`, or a block with
  * `onFailure: "block"`). Invalid input fails without retries.
+ *
+ * Schedule it on the conversation's tool task queue (the workspace's host) with a short
+ * heartbeatTimeout (it beats every 50 ms) and a startToCloseTimeout from hooksActivityTimeoutSeconds.
+ * A retry after the worker died runs the hooks again: hooks should be safe to repeat (Claude Code
+ * makes no promise either).
  */
 export function createRunHooks(deps: HookRunnerDeps) {
   return async function runHooks(input: RunHooksInput): Promise<RunHooksResult> {

@@ -219,7 +219,9 @@ export function hasHooks(config: HooksConfig | undefined, event: HookEventName):
 /**
  * A start-to-close timeout, in seconds, for one `runHooks` activity running these command hooks (in
  * parallel) and then the worker's own hooks: the longest hook timeout, plus `workerHookSeconds` when
- * the worker has function hooks for the event, plus a margin for process start and kill.
+ * the worker has function hooks for the event, plus a margin for process start and kill. The
+ * workflow does not know the worker's hook timeouts (prepareTools reports only `hookEvents`): pass a
+ * generous bound then (each worker hook times out on its own, 60 s by default).
  */
 export function hooksActivityTimeoutSeconds(hooks: readonly CommandHook[], workerHookSeconds = 0): number {
   const longest = hooks.reduce((m, h) => Math.max(m, h.timeout ?? DEFAULT_HOOK_TIMEOUT_S), 0);
