@@ -25,7 +25,7 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node modules.
-    files: ['src/workflows/**/*.ts', 'src/tools/define.ts', 'src/tools/local.ts', 'src/tools/schemas.ts', 'src/tools/interrupted.ts', 'src/tools/risk.ts', 'src/errors.ts', 'src/text.ts'],
+    files: ['src/workflows/**/*.ts', 'src/tools/define.ts', 'src/tools/local.ts', 'src/tools/schemas.ts', 'src/tools/interrupted.ts', 'src/tools/risk.ts', 'src/errors.ts', 'src/text.ts', 'src/hooks/config.ts', 'src/hooks/decision.ts', 'src/hooks/event.ts', 'src/skills/prompt.ts', 'src/skills/front-matter.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'execa', 'openai', '@anthropic-ai/*'], message: 'workflow code must not use Node APIs or I/O' }] }],
     },

@@ -17,6 +17,7 @@ export type FaheemErrorCode =
   | 'checkpoint'
   | 'timeout'
   | 'server_start'
+  | 'hooks_config'
   | 'usage';
 
 /**

@@ -55,6 +55,19 @@ export {
 } from './schedules.js';
 export { parseMcpConfigFile, parseMcpServers } from './mcp/config.js';
 export {
+  HOOK_EVENTS,
+  HooksConfigError,
+  matchingHooks,
+  parseHooks,
+  parseHooksFile,
+  type CommandHook,
+  type HookEventName,
+  type HookMatcherGroup,
+  type HooksConfig,
+} from './hooks/config.js';
+export type { HookAnswer, HookDecision } from './hooks/decision.js';
+export type { HookEvent, HookEventOf, PostToolUseEvent, PreToolUseEvent, SessionStartEvent, StopEvent, UserPromptSubmitEvent } from './hooks/event.js';
+export {
   defineTool,
   isTool,
   type AnyTool,

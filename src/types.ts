@@ -1,5 +1,7 @@
 // Types shared by the workflow, the activities and the client. Plain data only: everything here
 // travels through Temporal payloads, so no classes, no functions, no secrets.
+import type { HookEventName } from './hooks/config.js';
+import type { SkillInfo } from './skills/prompt.js';
 
 /** Every status a conversation can be in, as `faheem list --status` accepts them. */
 export const CONVERSATION_STATUSES = [
@@ -612,6 +614,12 @@ export interface PrepareToolsResult {
   instructions?: RepositoryInstructions;
   /** Readable problems: a tool this host lacks, an MCP server that would not start. */
   errors: string[];
+  /** The skills found in the workspace and on the host (name, description, path of SKILL.md); absent in older results. */
+  skills?: SkillInfo[];
+  /** Skill files skipped (malformed, oversized, …): one readable warning each. */
+  warnings?: string[];
+  /** The events this worker has TypeScript hooks for (createWorker({ hooks })): runHooks is worth calling for them even without command hooks. */
+  hookEvents?: HookEventName[];
 }
 
 export interface TerminalCallInput extends ToolCallInput {

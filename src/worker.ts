@@ -6,6 +6,7 @@ import { availableParallelism } from 'node:os';
 import { createActivities } from './activities/index.js';
 import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
+import type { WorkerHooks } from './hooks/run-hook.js';
 import { checkSandbox, type SandboxOptions } from './tools/sandbox.js';
 import { readWorkerConfig } from './config.js';
 import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
@@ -15,6 +16,8 @@ import { workflowSource } from './workflow-source.js';
 
 export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
 export { readWorkerConfig, type WorkerConfig, type WorkerLogLevel } from './config.js';
+export type { WorkerHookContext, WorkerHookFn, WorkerHooks, WorkerHookSpec } from './hooks/run-hook.js';
+export type { HookAnswer } from './hooks/decision.js';
 
 /** A created worker: `run()` until `shutdown()`; its task queues and sandbox. */
 export interface WorkerHandle {
@@ -61,6 +64,11 @@ export interface CreateWorkerOptions {
    * run here fails createWorker with the reason.
    */
   sandbox?: SandboxOptions | false;
+  /**
+   * TypeScript hooks by event (`{ PreToolUse: (event) => ({ decision: 'deny', reason }) }`), run on
+   * this host after each conversation's command hooks for the same event; see WorkerHooks.
+   */
+  hooks?: WorkerHooks;
 }
 
 /**
@@ -81,7 +89,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
   const mcp = new McpManager({ env });
-  const activities = createActivities({ env, config, tools: options.tools ?? [], mcp, ...(sandbox ? { sandbox } : {}) });
+  const activities = createActivities({ env, config, tools: options.tools ?? [], mcp, ...(sandbox ? { sandbox } : {}), ...(options.hooks ? { hooks: options.hooks } : {}) });
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
 
@@ -109,6 +117,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     dataConverter: dataConverter(env),
     activities: {
       runTool: activities.runTool,
+      runHooks: activities.runHooks,
       prepareTools: activities.prepareTools,
       releaseTools: activities.releaseTools,
       // Checkpoints live in the workspace host's shadow repository: they run where the workspace is.

@@ -9,6 +9,7 @@ import { namedSecrets, secretValues } from '../security/env-policy.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { SandboxOptions } from '../tools/sandbox.js';
 import { CheckpointStore } from '../checkpoints/shadow-repo.js';
+import { checkWorkerHooks, workerHookEvents, type WorkerHooks } from '../hooks/run-hook.js';
 import { createCallModel } from './call-model.js';
 import { createCheckpointWorkspace } from './checkpoint-workspace.js';
 import { createCondense } from './condense.js';
@@ -17,6 +18,7 @@ import { createListCheckpoints } from './list-checkpoints.js';
 import { createPrepareTools } from './prepare-tools.js';
 import { createReleaseTools } from './release-tools.js';
 import { createRestoreWorkspace } from './restore-workspace.js';
+import { createRunHooks } from './run-hooks.js';
 import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
 
@@ -31,6 +33,8 @@ export interface ActivitiesOptions {
   mcp?: McpManager;
   /** Confine terminal commands and ctx.exec (default: none; createWorker reads FAHEEM_SANDBOX). */
   sandbox?: SandboxOptions;
+  /** TypeScript hooks, run by runHooks after a conversation's command hooks. */
+  hooks?: WorkerHooks;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -47,6 +51,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
   });
   const mcp = options.mcp ?? new McpManager({ env });
   const secrets = secretValues(env);
+  const hooks = checkWorkerHooks(options.hooks);
   // Model calls and condensation read the same transcripts: one cache serves both.
   const transcripts = new TranscriptCache(config.transcriptCacheBytes);
   const starts = new StartLog(path.join(home, 'started'));
@@ -55,9 +60,10 @@ export function createActivities(options: ActivitiesOptions = {}) {
   return {
     callModel: createCallModel(models, transcripts, new SetupCache(), registry),
     condense: createCondense(models, transcripts),
-    prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets }),
+    prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks) }),
     releaseTools: createReleaseTools(mcp),
     runTool: tools.runTool,
+    runHooks: createRunHooks({ env, secretValues: secrets, ...(hooks ? { workerHooks: hooks } : {}), ...(options.sandbox ? { sandbox: options.sandbox } : {}) }),
     runTerminal: tools.runTerminal,
     editFile: tools.editFile,
     checkpointWorkspace: createCheckpointWorkspace(checkpoints),

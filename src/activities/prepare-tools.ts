@@ -5,7 +5,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import { access, constants, open, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { McpManager, McpToolInfo } from '../mcp/manager.js';
+import type { HookEventName } from '../hooks/config.js';
 import { redact } from '../security/redact.js';
+import { readSkills } from '../skills/read-skills.js';
 import { toolSpec, type ToolRegistry } from '../tools/registry.js';
 import { DEFAULTS, type PrepareToolsInput, type PrepareToolsResult, type RepositoryInstructions, type ToolSpec } from '../types.js';
 import { withHeartbeat } from './heartbeat.js';
@@ -13,7 +15,15 @@ import { toolNotAvailable } from './tool-not-available.js';
 
 export const INSTRUCTIONS_FILE = 'AGENTS.md';
 
-export function createPrepareTools(deps: { registry: ToolRegistry; mcp: McpManager; secretValues: readonly string[] }) {
+export function createPrepareTools(deps: {
+  registry: ToolRegistry;
+  mcp: McpManager;
+  secretValues: readonly string[];
+  /** The host's faheem home: its skills/ folder is scanned besides the workspace's .agents/skills/. */
+  home?: string;
+  /** The events this worker has TypeScript hooks for, reported as hookEvents. */
+  hookEvents?: readonly HookEventName[];
+}) {
   return async function prepareTools(input: PrepareToolsInput): Promise<PrepareToolsResult> {
     const ctx = Context.current();
     const queue = ctx.info.taskQueue;
@@ -47,10 +57,14 @@ export function createPrepareTools(deps: { registry: ToolRegistry; mcp: McpManag
       errors.push(`${INSTRUCTIONS_FILE} could not be read: ${err.message}`);
       return undefined;
     });
+    const skills = await readSkills({ workspace: input.workspace, ...(deps.home ? { home: deps.home } : {}), secretValues: deps.secretValues });
     return {
       tools,
       errors: errors.map((e) => redact(e, deps.secretValues)),
       ...(instructions ? { instructions } : {}),
+      ...(skills.skills.length ? { skills: skills.skills } : {}),
+      ...(skills.warnings.length ? { warnings: skills.warnings } : {}),
+      ...(deps.hookEvents?.length ? { hookEvents: [...deps.hookEvents] } : {}),
     };
   };
 }
