@@ -5,6 +5,7 @@ import { FaheemError } from './errors.js';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { readEvents } from './conversation/read-events.js';
+import { parseHooks, type HooksConfig } from './hooks/config.js';
 import { markRewound, rewoundRanges, type RewindAnswer } from './workflows/time-travel.js';
 import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, WaitTimeoutError } from './errors.js';
 import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
@@ -155,6 +156,14 @@ export interface CreateOptions {
   mcpServers?: McpServersSpec;
   /** How deep sub-agents (the delegate tool) may nest (default 2). */
   maxDepth?: number;
+  /**
+   * Claude Code's hooks JSON (`{ hooks: { PreToolUse: [{ matcher, hooks: [{ type: 'command', command, timeout }] }], … } }`):
+   * commands run on the workspace host with the event as JSON on stdin; exit code 2 blocks. Kept with
+   * the conversation (in its history): no secrets in it.
+   */
+  hooks?: HooksConfig;
+  /** A checkpoint of the workspace after every step, for rewind and fork (default true). */
+  checkpoints?: boolean;
   /** After this long with no worker picking up a call on the workspace host, the conversation says it waits for that host (default 30 s). */
   hostWaitMs?: number;
 }
@@ -191,6 +200,8 @@ export function conversationStart(options: CreateOptions): {
         ...(options.condenser !== undefined ? { condenser: options.condenser } : {}),
         ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
         ...(options.hostWaitMs !== undefined ? { hostWaitMs: options.hostWaitMs } : {}),
+        ...(options.hooks !== undefined ? { hooks: parseHooks(options.hooks) } : {}),
+        ...(options.checkpoints === false ? { checkpoints: false } : {}),
         ...(options.mcpServers && Object.keys(options.mcpServers).length > 0
           ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') }
           : {}),

@@ -1,6 +1,6 @@
 // Types shared by the workflow, the activities and the client. Plain data only: everything here
 // travels through Temporal payloads, so no classes, no functions, no secrets.
-import type { HookEventName } from './hooks/config.js';
+import type { HookEventName, HooksConfig } from './hooks/config.js';
 import type { SkillInfo } from './skills/prompt.js';
 
 /** Every status a conversation can be in, as `faheem list --status` accepts them. */
@@ -79,6 +79,10 @@ export interface ConversationSetup {
   version: number;
   tools: ToolSpec[];
   instructions?: RepositoryInstructions;
+  /** The skills the model is shown (name, description, path of SKILL.md; never the body). */
+  skills?: SkillInfo[];
+  /** The events the host's worker has TypeScript hooks for (runHooks runs for them even without command hooks). */
+  hookEvents?: HookEventName[];
 }
 
 export interface RepositoryInstructions {
@@ -195,6 +199,8 @@ export interface ConversationOptions {
   maxWaitMs?: number;
   /** A checkpoint of the workspace after every step (default true); false turns time travel off. */
   checkpoints?: boolean;
+  /** Claude Code's hooks (`{ hooks: { PreToolUse: [...], … } }`), run on the workspace host; kept with the conversation (no secrets in it). */
+  hooks?: HooksConfig;
   /** After this long with no worker picking up a call on the tool queue, say so (default 30 s). */
   hostWaitMs?: number;
 }
@@ -433,7 +439,23 @@ export interface RewindEvent extends EventBase {
 }
 
 /** One record of a conversation's event log, told apart by `kind`. */
+/** The skills the agent was offered at setup (names and descriptions only), and skill files skipped. */
+export interface SkillsEvent extends EventBase {
+  kind: 'skills';
+  skills: { name: string; description: string; path: string }[];
+  warnings: string[];
+}
+
+/** A UserPromptSubmit hook refused user message `messageIndex`: the model never sees it. */
+export interface RefusedEvent extends EventBase {
+  kind: 'refused';
+  messageIndex: number;
+  reason: string;
+}
+
 export type ConversationEvent =
+  | SkillsEvent
+  | RefusedEvent
   | CheckpointEvent
   | RewindEvent
   | HostEvent

@@ -8,7 +8,7 @@ import type { ModelClients, ModelOutcome, ModelRequest } from '../llm/client.js'
 import type { PartialListener } from '../llm/stream.js';
 import { planCall, toolSpec, type ToolRegistry } from '../tools/registry.js';
 import type { ModelCallInput, ModelCallResult, ToolSpec } from '../types.js';
-import { buildMessages, withInstructions } from '../workflows/prompt.js';
+import { buildMessages, withInstructions, withSkills } from '../workflows/prompt.js';
 import { withHeartbeat } from './heartbeat.js';
 
 /**
@@ -55,7 +55,7 @@ export function createCallModel(
         if (input.setupVersion !== undefined) {
           const setup = await setups.read(handle, input.setupVersion, ctx.info.workflowExecution?.runId ?? '', ctx.info.attempt);
           specs = setup.tools;
-          systemPrompt = withInstructions(systemPrompt, setup.instructions);
+          systemPrompt = withSkills(withInstructions(systemPrompt, setup.instructions), setup.skills);
         } else {
           // A conversation from before tools were open: the built-ins by name.
           specs = input.tools.flatMap((name) => {

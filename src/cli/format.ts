@@ -25,7 +25,11 @@ export function formatEvent(e: ConversationEvent): string {
   const n = pc.dim(`#${e.index}`.padStart(5));
   switch (e.kind) {
     case 'message':
-      return `${n} ${time} ${e.source === 'user' ? pc.bold(pc.blue('user')) : pc.bold(pc.magenta('agent'))}: ${clip(e.text)}`;
+      return `${n} ${time} ${e.source === 'user' ? pc.bold(pc.blue('user')) : e.source === 'agent' ? pc.bold(pc.magenta('agent')) : pc.bold(pc.cyan('hook'))}: ${clip(e.text)}`;
+    case 'skills':
+      return `${n} ${time} ${pc.cyan(`🧰 skills offered: ${e.skills.map((s) => s.name).join(', ') || 'none'}`)}${e.warnings.map((w) => `\n${indent(pc.yellow(`skipped: ${w}`))}`).join('')}`;
+    case 'refused':
+      return `${n} ${time} ${pc.red(`✗ message #${e.messageIndex} refused by a UserPromptSubmit hook: ${clip(e.reason, 300)}`)}`;
     case 'action': {
       const args = e.arguments as Record<string, unknown> | string;
       const main = typeof args === 'object' && args ? (args.command ?? args.thought ?? args.message ?? JSON.stringify(args)) : String(args);

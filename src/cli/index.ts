@@ -21,6 +21,7 @@ import { ConversationStatusKey } from '../workflows/messages.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
 import { doctor } from './doctor.js';
 import { scheduleCommand } from './schedule.js';
+import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './time-travel.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import { conversationWorkerWarnings, formatLastKnown, printWarnings, startWorkspaceCheck, stateOrLastKnown, workerWarnings } from './presence.js';
@@ -242,6 +243,8 @@ program
   .option('--confirm-timeout <seconds>', 'reject actions nobody approved within this time', positiveNumber)
   .option('--delegate', 'give the agent the delegate tool: sub-agents as child conversations')
   .option('--mcp-config <file>', 'MCP servers for the agent: a JSON file {"mcpServers": {name: {command, args, env} | {url, headers}}}')
+  .option('--hooks <file>', 'hooks in Claude Code\'s format: a JSON file {"hooks": {"PreToolUse": [{"matcher", "hooks": [{"type": "command", "command"}]}], …}}')
+  .option('--no-checkpoints', 'no checkpoint of the workspace per step (no rewind or fork)')
   .option('--wait', 'return when the run stops')
   .option('--follow', 'print events as they happen until the run stops')
   .action(
@@ -257,6 +260,8 @@ program
         budget?: number;
         confirmTimeout?: number;
         mcpConfig?: string;
+        hooks?: string;
+        checkpoints?: boolean;
         delegate?: boolean;
         wait?: boolean;
         follow?: boolean;
@@ -267,6 +272,7 @@ program
       if (workspace.error) throw new UsageError(workspace.error);
       if (workspace.warning) printWarnings([workspace.warning]);
       const mcpServers = o.mcpConfig ? await readMcpConfig(o.mcpConfig) : undefined;
+      const hooks = o.hooks ? await readHooksFile(o.hooks) : undefined;
       await withClient(async (client) => {
         const warnings = workerWarnings(client, { taskQueue: taskQueue(), toolTaskQueue: toolTaskQueue() });
         // The built-ins, and whatever tools the workspace host's worker was given (--tools).
@@ -286,6 +292,8 @@ program
           ...(o.budget !== undefined ? { maxBudgetPerRunUsd: o.budget } : {}),
           ...(o.confirmTimeout !== undefined ? { confirmationTimeoutMs: o.confirmTimeout * 1000 } : {}),
           ...(mcpServers ? { mcpServers } : {}),
+          ...(hooks ? { hooks } : {}),
+          ...(o.checkpoints === false ? { checkpoints: false } : {}),
         }).catch((err: unknown) => {
           if (err instanceof WorkflowExecutionAlreadyStartedError) throw new UsageError(`a conversation with id "${o.id}" already exists`);
           throw err;
@@ -302,6 +310,20 @@ program
       });
     },
   );
+
+async function readHooksFile(file: string) {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--hooks: cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return parseHooksFile(text);
+  } catch (err) {
+    throw new UsageError(`--hooks ${file}: ${(err as Error).message}`);
+  }
+}
 
 async function readMcpConfig(file: string) {
   let text: string;

@@ -96,8 +96,9 @@ export class ConversationLog {
     if (e.kind === 'action') this.last = e;
     if (e.kind === 'message' && e.source === 'user') this.userMessages.push(e.index);
     // Messages a rewind left behind are not pending any more.
-    if (e.kind === 'rewind') {
-      const kept = this.userMessages.filter((i) => i < e.dropFrom || i >= e.dropTo);
+    if (e.kind === 'rewind' || e.kind === 'refused') {
+      const [from, to] = e.kind === 'rewind' ? [e.dropFrom, e.dropTo] : [e.messageIndex, e.messageIndex + 1];
+      const kept = this.userMessages.filter((i) => i < from || i >= to);
       this.userMessages.splice(0, this.userMessages.length, ...kept);
     }
   }

@@ -4,7 +4,7 @@
 // conversation carries stays bounded. The events it dropped are still answered by the run that
 // recorded them (a query on that closed run); `runs` says which run recorded which indices.
 // Pure and deterministic.
-import { inRanges, rewoundRanges } from './time-travel.js';
+import { droppedRanges, inRanges } from './time-travel.js';
 import { DEFAULTS, type CondensationEvent, type ConversationEvent, type RecentEvents } from '../types.js';
 
 /** A run of the conversation's workflow and the first event index it recorded. */
@@ -79,7 +79,7 @@ export class EventLog {
  */
 export function compactEvents(events: readonly ConversationEvent[]): ConversationEvent[] {
   // What a rewind left behind is dropped too (earlier runs answer for it); rewind events stay.
-  const ranges = rewoundRanges(events);
+  const ranges = droppedRanges(events);
   let latest: CondensationEvent | undefined;
   for (const e of events) if (e.kind === 'condensation' && !inRanges(e.index, ranges)) latest = e;
   if (!latest && ranges.length === 0) return [...events];

@@ -21,7 +21,7 @@ export class PromptCount {
    * `held` gives every held event (for a rewind, which changes what the prompt holds as a whole).
    */
   add(event: ConversationEvent, get: (index: number) => ConversationEvent | undefined, held?: () => readonly ConversationEvent[]): void {
-    if (event.kind === 'rewind' || (this.rewound && event.kind === 'condensation')) {
+    if (event.kind === 'rewind' || event.kind === 'refused' || (this.rewound && event.kind === 'condensation')) {
       this.rewound = true;
       this.recount(held ? held() : []);
       return;

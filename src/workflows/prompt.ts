@@ -1,4 +1,5 @@
 // Turns the event log into chat-completions messages. Pure and deterministic: the workflow calls it.
+import { skillsPromptSection, type SkillListing } from '../skills/prompt.js';
 import { liveEvents } from './time-travel.js';
 import type { ChatMessage, CondensationEvent, ConversationEvent, RepositoryInstructions } from '../types.js';
 
@@ -9,6 +10,12 @@ and check your work. When the task is done, call the finish tool with a short su
 export const SECURITY_RISK_NOTE = `Actions may need the user's approval. With every terminal and file_editor call, set
 "security_risk" to LOW (reads, harmless), MEDIUM (changes inside the workspace) or HIGH (deletes data,
 touches the network, installs software, or anything hard to undo).`;
+
+/** The system prompt with the skills section (names, descriptions, paths; never a body) after it. */
+export function withSkills(systemPrompt: string, skills: readonly SkillListing[] | undefined): string {
+  const section = skillsPromptSection(skills ?? []);
+  return section ? `${systemPrompt}\n\n${section}` : systemPrompt;
+}
 
 /** The system prompt with the repository's instructions (AGENTS.md) after it. */
 export function withInstructions(systemPrompt: string, instructions: RepositoryInstructions | undefined): string {
@@ -46,7 +53,8 @@ export function buildMessages(allEvents: readonly ConversationEvent[], systemPro
   for (const event of events) {
     switch (event.kind) {
       case 'message':
-        if (event.source === 'user') {
+        // A hook's context (source environment) reads as a user turn, like the user's own words.
+        if (event.source !== 'agent') {
           if (open.size > 0) deferred.push(event.text);
           else messages.push({ role: 'user', content: event.text });
         } else {

@@ -23,9 +23,19 @@ export function inRanges(index: number, ranges: readonly (readonly [number, numb
   return false;
 }
 
-/** The events still on the conversation's line: without those rewinds left behind, and without the rewind events themselves. */
+/** What leaves the prompt: what rewinds left behind, and user messages a UserPromptSubmit hook refused. */
+export function droppedRanges(events: readonly ConversationEvent[]): [number, number][] {
+  const out: [number, number][] = [];
+  for (const e of events) {
+    if (e.kind === 'rewind') out.push([e.dropFrom, e.dropTo]);
+    else if (e.kind === 'refused') out.push([e.messageIndex, e.messageIndex + 1]);
+  }
+  return out;
+}
+
+/** The events still on the conversation's line: without those rewinds left behind or hooks refused, and without the rewind events themselves. */
 export function liveEvents(events: readonly ConversationEvent[]): readonly ConversationEvent[] {
-  const ranges = rewoundRanges(events);
+  const ranges = droppedRanges(events);
   if (ranges.length === 0) return events;
   return events.filter((e) => e.kind !== 'rewind' && !inRanges(e.index, ranges));
 }
@@ -143,7 +153,8 @@ export function isRewind(e: ConversationEvent): e is RewindEvent {
  * holds the transcript may no longer hold them (earlier runs do).
  */
 export function lacksPromptEvents(events: readonly ConversationEvent[], count: number): boolean {
-  const ranges = rewoundRanges(events);
+  const ranges = droppedRanges(events);
+  if (!events.some((e) => e.kind === 'rewind')) return false;
   if (ranges.length === 0) return false;
   let latest: { forgottenFrom: number; forgottenTo: number } | undefined;
   for (const e of events) if (e.kind === 'condensation' && !inRanges(e.index, ranges)) latest = e;

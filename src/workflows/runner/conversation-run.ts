@@ -109,6 +109,10 @@ export class ConversationRun {
   private pauseAtStart: PauseRequest | undefined;
   /** The `wait` call in progress, if any. */
   private activeWait: ActiveWait | undefined;
+  /** The run whose SessionStart hooks have run; whether a Stop hook blocked in this run; user messages hooks have checked. */
+  private sessionStartedRun = -1;
+  private stopHookRun = -1;
+  private checkedPromptsUpTo = 0;
   /** Steps (model replies) over the whole conversation; a rewind goes back to its step. */
   private stepsValue: number;
   private readonly forkedFrom: ForkOrigin | undefined;
@@ -404,6 +408,32 @@ export class ConversationRun {
 
   private interruptWait(by: WaitEnd): void {
     if (this.activeWait && this.activeWait.endedBy === undefined) this.activeWait.endedBy = by;
+  }
+
+  // ---- hooks ----
+
+  /** SessionStart hooks run once a run. */
+  sessionStartDue(): boolean {
+    return this.sessionStartedRun !== this.runNumberValue;
+  }
+  markSessionStarted(): void {
+    this.sessionStartedRun = this.runNumberValue;
+  }
+  /** Whether a Stop hook already made the agent go on in this run (Claude Code's stop_hook_active). */
+  get stopHookActive(): boolean {
+    return this.stopHookRun === this.runNumberValue;
+  }
+  markStopHookActive(): void {
+    this.stopHookRun = this.runNumberValue;
+  }
+
+  /** User messages the model has not seen and UserPromptSubmit hooks have not checked (each is checked once). */
+  uncheckedPrompts(): { index: number; text: string }[] {
+    const from = Math.max(this.modelSeenEvents, this.checkedPromptsUpTo);
+    const out: { index: number; text: string }[] = [];
+    for (const e of this.log.from(from)) if (e.kind === 'message' && e.source === 'user') out.push({ index: e.index, text: e.text });
+    this.checkedPromptsUpTo = this.log.count;
+    return out;
   }
 
   // ---- time travel ----

@@ -37,8 +37,17 @@ export async function prepareTools(run: ConversationRun, acts: ConversationActiv
         ),
       ),
     );
-    run.setSetup({ tools: result.tools, ...(result.instructions ? { instructions: result.instructions } : {}) });
+    run.setSetup({
+      tools: result.tools,
+      ...(result.instructions ? { instructions: result.instructions } : {}),
+      ...(result.skills?.length ? { skills: result.skills } : {}),
+      ...(result.hookEvents?.length ? { hookEvents: result.hookEvents } : {}),
+    });
     if (result.instructions) run.append({ kind: 'instructions', source: 'environment', ...result.instructions });
+    if (result.skills?.length || result.warnings?.length) {
+      const skills = (result.skills ?? []).map(({ name, description, path }) => ({ name, description, path }));
+      run.append({ kind: 'skills', source: 'environment', skills, warnings: result.warnings ?? [] });
+    }
     for (const message of result.errors) run.append({ kind: 'error', source: 'environment', message });
     return { kind: 'ready' };
   } catch (err) {

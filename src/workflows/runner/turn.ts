@@ -10,6 +10,8 @@ import type { ConversationRun } from './conversation-run.js';
 import { prepareTools } from './setup.js';
 import { checkpointAfterStep, checkpointBeforeFirstStep, firstCheckpointDue, stepCheckpointDue } from './time-travel.js';
 import { runTool } from './tool-dispatch.js';
+import { addHookContext, eventBase, hooksDue, runHooks } from './hooks.js';
+import type { HookDecision } from '../../hooks/decision.js';
 
 /** What a turn leads to. */
 export type TurnOutcome =
@@ -37,6 +39,29 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   }
   // Step 0: the workspace before the first step (so the first step can be undone too).
   if (firstCheckpointDue(run)) await checkpointBeforeFirstStep(run, acts);
+  // Hooks before the model call: SessionStart once a run, UserPromptSubmit for each new user message.
+  if (run.sessionStartDue()) {
+    run.markSessionStarted();
+    const due = hooksDue(run, 'SessionStart');
+    if (due) {
+      const d = await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'SessionStart', source: run.runNumber <= 1 ? 'startup' : 'resume' });
+      // A session's start cannot be blocked (as in Claude Code): the reason is shown, the run goes on.
+      if (d.kind === 'block' && d.reason) run.append({ kind: 'error', source: 'environment', message: `SessionStart hook: ${d.reason}` });
+      addHookContext(run, 'SessionStart', d.context);
+    }
+  }
+  for (const message of run.uncheckedPrompts()) {
+    const due = hooksDue(run, 'UserPromptSubmit');
+    if (!due) break;
+    const d = await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'UserPromptSubmit', prompt: message.text });
+    if (d.kind === 'block') {
+      run.append({ kind: 'refused', source: 'environment', messageIndex: message.index, reason: d.reason ?? 'refused by a UserPromptSubmit hook' });
+    } else {
+      addHookContext(run, 'UserPromptSubmit', d.context);
+    }
+    if (d.stop) run.pause({ reason: `a UserPromptSubmit hook stopped the run: ${d.stop}` });
+  }
+  if (run.halted) return { kind: 'stopped' };
   // Checked without a promise: the workflow sandbox records a stack for every promise, at a price.
   const condenser = run.condenser.due(options, run.log);
   if (condenser) await run.condenser.condense(run, condenser, acts.model);
@@ -58,9 +83,23 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   run.recordReply(reply);
   // The parent's tree cost stays current while this sub-agent works (histories from before replay without it).
   if (options.parent && isPatched('child-cost-each-step')) run.reportToParent();
-  const { outcome, touchedHost } = await afterReply(run, acts, reply);
+  const after = await afterReply(run, acts, reply);
+  let { outcome } = after;
+  const { touchedHost } = after;
   // The step's checkpoint: the workspace as this step left it (shell commands' changes included).
   if (stepCheckpointDue(run)) await checkpointAfterStep(run, acts, touchedHost);
+  // Stop hooks: a block tells the agent why and it goes on instead of finishing.
+  if (outcome.kind === 'finished' && run.status === 'running') {
+    const due = hooksDue(run, 'Stop');
+    if (due) {
+      const d = await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'Stop', stop_hook_active: run.stopHookActive });
+      if (d.kind === 'block') {
+        run.markStopHookActive();
+        addHookContext(run, 'Stop', d.reason ?? 'a Stop hook asks you to go on');
+        outcome = { kind: 'continue' };
+      }
+    }
+  }
   return outcome;
 }
 
@@ -100,15 +139,29 @@ async function afterReply(
     actions.push(action);
     plans.set(action, call.plan);
   });
+  // PreToolUse hooks: each call may be denied, sent to the user for approval, or run with other arguments.
+  const pre = new Map<ActionEvent, HookDecision>();
+  for (const action of actions) {
+    const due = hooksDue(run, 'PreToolUse', action.tool);
+    if (!due || run.halted) continue;
+    const input = toolInput(action.arguments);
+    pre.set(action, await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'PreToolUse', tool_name: action.tool, tool_input: input, tool_use_id: action.toolCallId }));
+  }
+  const hookAsks = [...pre.values()].some((d) => d.kind === 'ask');
   if (
     run.status === 'running' &&
-    run.confirmation.asks(options.confirmationPolicy, actions, plans, run.offeredTools(), run.setup !== undefined) &&
+    (hookAsks || run.confirmation.asks(options.confirmationPolicy, actions, plans, run.offeredTools(), run.setup !== undefined)) &&
     !(await confirm(run, actions))
   ) {
     run.publishDetails();
     return { outcome: { kind: 'stopped' }, touchedHost: false };
   }
-  return runActions(run, acts, actions, plans);
+  return runActions(run, acts, actions, plans, pre);
+}
+
+/** A tool call's arguments as a hook sees them (always an object). */
+function toolInput(args: unknown): Record<string, unknown> {
+  return args && typeof args === 'object' && !Array.isArray(args) ? (args as Record<string, unknown>) : { raw: args };
 }
 
 /** Runs the reply's tool calls in order (its sub-agents start together); what happens next. */
@@ -117,12 +170,19 @@ async function runActions(
   acts: ConversationActivities,
   actions: readonly ActionEvent[],
   plans: ReadonlyMap<ActionEvent, ToolCallPlan | undefined>,
+  pre: ReadonlyMap<ActionEvent, HookDecision>,
 ): Promise<{ outcome: TurnOutcome; touchedHost: boolean }> {
+  // What runs: the model's call, or the call with the arguments a PreToolUse hook gave instead.
+  const asRun = (action: ActionEvent): ActionEvent => {
+    const updated = pre.get(action)?.updatedInput;
+    return updated ? { ...action, arguments: updated } : action;
+  };
+  const blocked = (action: ActionEvent) => pre.get(action)?.kind === 'block';
   // Sub-agents of one reply start together and work in parallel; their results are read in order.
   const delegated = new Map<ActionEvent, Promise<ToolResult>>();
   if (run.status === 'running' && !run.closeRequested) {
-    const delegates = actions.filter((a) => a.tool === 'delegate');
-    for (const action of delegates) delegated.set(action, runTool(run, acts, action, undefined, delegates.length));
+    const delegates = actions.filter((a) => a.tool === 'delegate' && !blocked(a));
+    for (const action of delegates) delegated.set(action, runTool(run, acts, asRun(action), undefined, delegates.length));
   }
   let finished = false;
   // Whether anything ran that may have changed files (a host tool, a sub-agent in the same workspace).
@@ -133,8 +193,29 @@ async function runActions(
       run.append(observation(action, { content: 'Not run: the conversation was paused before this call started.', isError: true }));
       continue;
     }
+    const decision = pre.get(action);
+    if (decision?.kind === 'block') {
+      run.append(observation(action, { content: `Not run: a PreToolUse hook blocked this call: ${decision.reason ?? 'no reason given'}`, isError: true }));
+      continue;
+    }
     if (!WORKFLOW_TOOLS.has(action.tool)) touchedHost = true;
-    const result = await (started ?? runTool(run, acts, action, plans.get(action)));
+    let result = await (started ?? runTool(run, acts, asRun(action), plans.get(action)));
+    if (decision?.updatedInput) result = { ...result, content: `(A PreToolUse hook changed the arguments to ${JSON.stringify(decision.updatedInput)}.)\n${result.content}` };
+    // PostToolUse hooks see the result; what they say (a block's reason, their context) reaches the model with it.
+    const due = hooksDue(run, 'PostToolUse', action.tool);
+    if (due) {
+      const post = await runHooks(run, acts, due, {
+        ...eventBase(run),
+        hook_event_name: 'PostToolUse',
+        tool_name: action.tool,
+        tool_input: toolInput(asRun(action).arguments),
+        tool_response: result,
+        tool_use_id: action.toolCallId,
+      });
+      const notes = [post.kind === 'block' ? post.reason : undefined, post.context].filter((t): t is string => Boolean(t));
+      if (notes.length > 0) result = { ...result, content: `${result.content}\n[PostToolUse hook] ${notes.join('\n')}` };
+      if (post.stop) run.pause({ reason: `a PostToolUse hook stopped the run: ${post.stop}` });
+    }
     run.append(observation(action, result));
     if (action.tool === 'finish' && !result.isError) {
       finished = true;

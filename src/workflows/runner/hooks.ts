@@ -1,0 +1,69 @@
+// Hooks in the loop (Claude Code's format): which hooks an event has, running them as the runHooks
+// activity on the workspace host, and what their decision means. The callers check `hooksDue`
+// first and only await when hooks are due (an await that resolves at once moves this task's
+// commands, which old histories must replay in their order).
+import { matchingHooks, hooksActivityTimeoutSeconds, type CommandHook, type HookEventName } from '../../hooks/config.js';
+import type { HookDecision } from '../../hooks/decision.js';
+import type { HookEvent } from '../../hooks/event.js';
+import { DEFAULTS } from '../../types.js';
+import { failureMessage } from '../reply.js';
+import type { ConversationActivities } from './activities.js';
+import type { ConversationRun } from './conversation-run.js';
+
+/** A generous bound for a worker's TypeScript hooks (each times out on its own, 60 s by default). */
+const WORKER_HOOK_SECONDS = 120;
+
+/** The command hooks for an event (and tool), and whether the host's worker has hooks of its own for it. */
+export interface DueHooks {
+  event: HookEventName;
+  commands: CommandHook[];
+  worker: boolean;
+}
+
+/** The hooks due for this event, or undefined when there are none (then nothing is scheduled). */
+export function hooksDue(run: ConversationRun, event: HookEventName, toolName?: string): DueHooks | undefined {
+  const commands = matchingHooks(run.options.hooks, event, toolName);
+  const worker = run.setup?.hookEvents?.includes(event) === true;
+  return commands.length > 0 || worker ? { event, commands, worker } : undefined;
+}
+
+/** The fields every hook event has. */
+export function eventBase(run: ConversationRun): { session_id: string; conversation_id: string; cwd: string } {
+  return { session_id: run.id, conversation_id: run.id, cwd: run.options.workspace };
+}
+
+/**
+ * Runs the due hooks for `event` on the workspace host. A hook that failed is an error event (the
+ * conversation goes on); when the activity itself fails, the hooks fail open unless one of them
+ * says `"onFailure": "block"`.
+ */
+export async function runHooks(run: ConversationRun, acts: ConversationActivities, due: DueHooks, event: HookEvent): Promise<HookDecision> {
+  const seconds = hooksActivityTimeoutSeconds(due.commands, due.worker ? WORKER_HOOK_SECONDS : 0);
+  let decision: HookDecision;
+  try {
+    const result = await acts.tool.runHooks.executeWithOptions(
+      {
+        startToCloseTimeout: `${seconds} seconds`,
+        scheduleToStartTimeout: run.options.hostWaitMs ?? DEFAULTS.hostWaitMs,
+        heartbeatTimeout: '10 seconds',
+        // A retry runs the hooks again: once more at most, after a worker died.
+        retry: { initialInterval: '500 milliseconds', maximumAttempts: 2 },
+        taskQueue: run.options.toolTaskQueue,
+        summary: `${due.event} hooks${'tool_name' in event ? ` (${event.tool_name})` : ''}`,
+      },
+      [{ conversationId: run.id, workspace: run.options.workspace, event, hooks: due.commands }],
+    );
+    decision = result.decision;
+  } catch (err) {
+    const message = `${due.event} hooks could not run: ${failureMessage(err)}`;
+    const block = due.commands.some((h) => h.onFailure === 'block');
+    decision = block ? { kind: 'block', reason: message, errors: [message] } : { kind: 'allow', errors: [message] };
+  }
+  for (const message of decision.errors) run.append({ kind: 'error', source: 'environment', message: `hook: ${message}` });
+  return decision;
+}
+
+/** A hook's context for the model, as a message of its own (it reads as a user turn). */
+export function addHookContext(run: ConversationRun, event: HookEventName, text: string | undefined): void {
+  if (text && text.trim()) run.append({ kind: 'message', source: 'environment', text: `[${event} hook]\n${text.trim()}` });
+}
