@@ -12,6 +12,7 @@ import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
+import { testNamespace } from './namespace.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAKE_KEY = 'sk-faheem-test-secret-4f1c9a7e2b';
@@ -50,8 +51,18 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
+/** The Temporal server a harness uses: its own dev server, or the run's shared one (no process then). */
+export interface HarnessServer {
+  address: string;
+  uiUrl?: string;
+  process?: DevServer['process'];
+  stop(): Promise<void>;
+}
+
 export interface Harness {
-  server: DevServer;
+  server: HarnessServer;
+  /** Its own namespace on the run's shared dev server; `default` on a dev server of its own. */
+  namespace: string;
   client: Client;
   model: ScriptedModel;
   home: string;
@@ -103,17 +114,25 @@ export async function startHarness(options: {
   /** The Web UI decodes payloads through this codec server (`--ui-codec-endpoint`). */
   codecEndpoint?: string;
 }): Promise<Harness> {
+  // The run's shared dev server (test/support/run-tests.ts) unless this file needs one of its own:
+  // to kill or restart it (a SQLite file, a port), to show the Web UI, or to record histories.
+  const shared = process.env.FAHEEM_TEST_TEMPORAL_ADDRESS;
+  const own = !shared || options.db !== undefined || options.port !== undefined || options.ui || options.codecEndpoint !== undefined || process.env.FAHEEM_RECORD_HISTORIES === '1';
   const port = options.port ?? (await freePort());
   const uiPort = options.ui ? (options.uiPort ?? (await freePort())) : undefined;
   const [server, model, bundle] = await Promise.all([
-    startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), ...(options.db ? { db: options.db } : {}), ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) }),
+    own
+      ? startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), ...(options.db ? { db: options.db } : {}), ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) })
+      : Promise.resolve<HarnessServer>({ address: shared, stop: async () => {} }),
     startScriptedModel(options.script),
     workflowBundle(),
   ]);
+  const connection = await Connection.connect({ address: server.address });
+  const namespace = own ? 'default' : await testNamespace(connection, options.name);
   const home = await mkdtemp(path.join(tmpdir(), 'faheem-home-'));
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: server.address,
-    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_NAMESPACE: namespace,
     LLM_MODEL: 'openai/gpt-4o-mini',
     LLM_API_KEY: FAKE_KEY,
     LLM_BASE_URL: model.baseUrl,
@@ -123,14 +142,14 @@ export async function startHarness(options: {
     NO_COLOR: '1',
     ...options.env,
   };
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: 'default', dataConverter: dataConverter(env) });
+  const client = new Client({ connection, namespace, dataConverter: dataConverter(env) });
   const workers: WorkerProcess[] = [];
 
   const harness: Harness = {
     server,
+    namespace,
     async restartServer() {
-      if (!options.db) throw new Error('restartServer needs a db file');
+      if (!options.db || !harness.server.process) throw new Error('restartServer needs a db file');
       harness.server.process.kill('SIGKILL');
       await harness.server.process;
       harness.server = await startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), db: options.db, ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) });
