@@ -84,7 +84,7 @@ export interface WorkerProcess {
 
 /**
  * With FAHEEM_RECORD_HISTORIES=1, every conversation a test file ran is saved under test/histories/
- * so that test/replay.test.ts can prove later workflow code still replays it. The file's earlier
+ * so that test/workflow/replay.test.ts can prove later workflow code still replays it. The file's earlier
  * recordings are replaced; with FAHEEM_HISTORY_TAG=<tag> they are kept and the new ones added as
  * `<name>-<tag>--<id>.json` (histories of the code as it is now, beside those of older code).
  */
@@ -206,8 +206,12 @@ export async function startHarness(options: {
   return harness;
 }
 
-/** Polls `check` until it returns a truthy value or the deadline passes (then fails with `what`). */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 25): Promise<Truthy<T>> {
+/**
+ * Polls `check` until it returns a truthy value or the deadline passes (then fails with `what`).
+ * Every 50 ms: most checks are a query (a workflow task on the worker and the server), and files run
+ * side by side on two cores, so a tighter loop costs the other files CPU for little gain.
+ */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 50): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -25,24 +25,31 @@ function testFiles(dir: string): string[] {
     .sort();
 }
 
-// The slowest files first, so that they do not end the run alone (measured on 2 cores; others in name order).
-const SLOW_FIRST = ['long-conversation', 'recovery', 'sandbox', 'encryption', 'cli', 'workspace-host', 'clear-answers', 'package'];
+// The slowest files first, so that they do not end the run alone (measured on 2 cores; others in name
+// order). clear-answers bounds how long a CLI command takes: it goes last, when fewer files compete.
+const SLOW_FIRST = ['long-conversation', 'recovery', 'sandbox', 'encryption', 'scale-out', 'package', 'cli', 'workspace-host'];
+const LAST = ['clear-answers'];
 function order(files: string[]): string[] {
   const rank = (f: string) => {
-    const i = SLOW_FIRST.indexOf(path.basename(f, '.test.ts'));
+    const name = path.basename(f, '.test.ts');
+    if (LAST.includes(name)) return SLOW_FIRST.length + 1;
+    const i = SLOW_FIRST.indexOf(name);
     return i < 0 ? SLOW_FIRST.length : i;
   };
   return [...files].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
 async function main(): Promise<number> {
-  const asked = process.argv.slice(2);
-  const layers: Layer[] = asked.length === 0 || asked.includes('all') ? ['unit', 'workflow', 'e2e'] : (asked as Layer[]);
+  const args = process.argv.slice(2);
+  // Test files named on the command line run as one group, at the e2e concurrency.
+  const named = args.filter((a) => a.endsWith('.test.ts'));
+  const asked = args.filter((a) => !a.endsWith('.test.ts'));
+  const layers: Layer[] = asked.includes('all') || (asked.length === 0 && named.length === 0) ? ['unit', 'workflow', 'e2e'] : (asked as Layer[]);
   for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, e2e or all`);
 
   let server: DevServer | undefined;
   const env: Record<string, string> = {};
-  if (layers.some((l) => l !== 'unit') && !process.env.FAHEEM_RECORD_HISTORIES) {
+  if ((named.length > 0 || layers.some((l) => l !== 'unit')) && !process.env.FAHEEM_RECORD_HISTORIES) {
     const t0 = Date.now();
     server = await startDevServer({ port: await freePort(), headless: true });
     env.FAHEEM_TEST_TEMPORAL_ADDRESS = server.address;
@@ -51,9 +58,15 @@ async function main(): Promise<number> {
   const times: string[] = [];
   let failed = false;
   try {
-    for (const layer of layers) {
-      const { dirs, concurrency } = LAYERS[layer];
-      const files = order(dirs.flatMap(testFiles));
+    // `all` is one run of every file, so that the light unit and workflow files fill the time the
+    // e2e files spend waiting on processes; a layer asked for alone runs at its own concurrency.
+    const groups: { layer: string; files: string[]; concurrency: number }[] = asked.includes('all') || asked.length === 0
+      ? named.length > 0 && asked.length === 0
+        ? []
+        : [{ layer: 'all', files: (['e2e', 'workflow', 'unit'] as const).flatMap((l) => order(LAYERS[l].dirs.flatMap(testFiles))), concurrency: LAYERS.e2e.concurrency }]
+      : layers.map((layer) => ({ layer, files: order(LAYERS[layer].dirs.flatMap(testFiles)), concurrency: LAYERS[layer].concurrency }));
+    if (named.length > 0) groups.push({ layer: 'files', files: order(named), concurrency: LAYERS.e2e.concurrency });
+    for (const { layer, files, concurrency } of groups) {
       if (files.length === 0) continue;
       console.log(`== test:${layer}: ${files.length} files, ${concurrency} at a time`);
       const t0 = Date.now();
