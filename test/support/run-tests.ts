@@ -3,9 +3,12 @@
 // (FAHEEM_TEST_TEMPORAL_ADDRESS): each file takes a namespace of its own on it (test/support/namespace.ts),
 // so files can run side by side. Files that kill, restart or look at a server (a SQLite file, the
 // Web UI) still start their own. `all` also runs any test/*.test.ts left at the top, so that a test
-// added there is never skipped. Prints the time of each layer.
+// added there is never skipped. Prints the time of each layer and of each file's tests.
+// FAHEEM_E2E_CONCURRENCY sets how many files run at once (default 3: on two cores, e2e files spend
+// much of their time waiting on other processes).
 import { execa } from 'execa';
-import { readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { freePort, ROOT } from './harness.js';
@@ -56,6 +59,7 @@ async function main(): Promise<number> {
     console.log(`== shared Temporal dev server on ${server.address} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   }
   const times: string[] = [];
+  const timesFile = path.join(tmpdir(), `faheem-test-times-${process.pid}.txt`);
   let failed = false;
   try {
     // `all` is one run of every file, so that the light unit and workflow files fill the time the
@@ -70,12 +74,17 @@ async function main(): Promise<number> {
       if (files.length === 0) continue;
       console.log(`== test:${layer}: ${files.length} files, ${concurrency} at a time`);
       const t0 = Date.now();
-      const r = await execa(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...files], {
+      const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=./test/support/file-times.mjs', `--test-reporter-destination=${timesFile}`];
+      const r = await execa(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files], {
         cwd: ROOT,
         env,
         stdio: 'inherit',
         reject: false,
       });
+      if (existsSync(timesFile)) {
+        console.log(readFileSync(timesFile, 'utf8'));
+        rmSync(timesFile);
+      }
       const took = `${layer} ${((Date.now() - t0) / 1000).toFixed(1)} s${r.exitCode === 0 ? '' : ` (failed, exit ${r.exitCode})`}`;
       times.push(took);
       console.log(`== test:${took}`);
