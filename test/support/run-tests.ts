@@ -62,12 +62,18 @@ async function main(): Promise<number> {
   const timesFile = path.join(tmpdir(), `faheem-test-times-${process.pid}.txt`);
   let failed = false;
   try {
-    // `all` is one run of every file, so that the light unit and workflow files fill the time the
-    // e2e files spend waiting on processes; a layer asked for alone runs at its own concurrency.
+    // `all`: the e2e and workflow files in one run, so that the light workflow files fill the time
+    // the e2e files spend waiting on processes; then the files that bound a command's time (LAST)
+    // beside the unit files, two at a time. A layer asked for alone runs at its own concurrency.
+    const isLast = (f: string) => LAST.includes(path.basename(f, '.test.ts'));
+    const all = (['e2e', 'workflow'] as const).flatMap((l) => order(LAYERS[l].dirs.flatMap(testFiles)));
     const groups: { layer: string; files: string[]; concurrency: number }[] = asked.includes('all') || asked.length === 0
       ? named.length > 0 && asked.length === 0
         ? []
-        : [{ layer: 'all', files: (['e2e', 'workflow', 'unit'] as const).flatMap((l) => order(LAYERS[l].dirs.flatMap(testFiles))), concurrency: LAYERS.e2e.concurrency }]
+        : [
+            { layer: 'e2e+workflow', files: all.filter((f) => !isLast(f)), concurrency: LAYERS.e2e.concurrency },
+            { layer: 'unit+timed', files: [...all.filter(isLast), ...order(testFiles('test/unit'))], concurrency: 2 },
+          ]
       : layers.map((layer) => ({ layer, files: order(LAYERS[layer].dirs.flatMap(testFiles)), concurrency: LAYERS[layer].concurrency }));
     if (named.length > 0) groups.push({ layer: 'files', files: order(named), concurrency: LAYERS.e2e.concurrency });
     for (const { layer, files, concurrency } of groups) {
