@@ -1,4 +1,5 @@
-// Runs the test layers: `node --import tsx test/support/run-tests.ts [unit] [workflow] [e2e] [all]`.
+// Runs the test layers: `node --import tsx test/support/run-tests.ts [unit] [workflow] [e2e] [all] [files…]`,
+// building dist/ first when src/ changed since the last build (FAHEEM_TEST_NO_BUILD=1 skips that).
 // One Temporal dev server is started for the whole run and handed to the test files
 // (FAHEEM_TEST_TEMPORAL_ADDRESS): each file takes a namespace of its own on it (test/support/namespace.ts),
 // so files can run side by side. Files that kill, restart or look at a server (a SQLite file, the
@@ -7,7 +8,7 @@
 // FAHEEM_E2E_CONCURRENCY sets how many files run at once (default 3: on two cores, e2e files spend
 // much of their time waiting on other processes).
 import { execa } from 'execa';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
@@ -42,6 +43,37 @@ function order(files: string[]): string[] {
   return [...files].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
+/** What dist/ is made from: a change to any of these since the last build means building again. */
+const BUILD_INPUTS = ['src', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
+
+function newestMtime(p: string): number {
+  const s = statSync(p);
+  if (!s.isDirectory()) return s.mtimeMs;
+  let newest = s.mtimeMs;
+  for (const e of readdirSync(p, { withFileTypes: true, recursive: true })) {
+    newest = Math.max(newest, statSync(path.join(e.parentPath, e.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Worker processes and the workflow tests run dist/: build unless it is newer than everything it is
+ * made from (the bundle is written last, so a build that failed half-way leaves none). `npm ci` has
+ * just built through `prepare`, so CI does not build twice.
+ */
+async function buildIfStale(): Promise<void> {
+  const bundle = path.join(ROOT, 'dist', 'workflow-bundle.js');
+  const built = existsSync(bundle) ? statSync(bundle).mtimeMs : 0;
+  const inputs = Math.max(...BUILD_INPUTS.map((p) => path.join(ROOT, p)).filter(existsSync).map(newestMtime));
+  if (built > inputs) {
+    console.log('== build: dist/ is newer than src/ and the build files; not built again');
+    return;
+  }
+  const t0 = Date.now();
+  await execa('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  console.log(`== build took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
 async function main(): Promise<number> {
   const args = process.argv.slice(2);
   // Test files named on the command line run as one group, at the e2e concurrency.
@@ -50,9 +82,11 @@ async function main(): Promise<number> {
   const layers: Layer[] = asked.includes('all') || (asked.length === 0 && named.length === 0) ? ['unit', 'workflow', 'e2e'] : (asked as Layer[]);
   for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, e2e or all`);
 
+  const needsDist = named.length > 0 || layers.some((l) => l !== 'unit');
+  if (needsDist && process.env.FAHEEM_TEST_NO_BUILD !== '1') await buildIfStale();
   let server: DevServer | undefined;
   const env: Record<string, string> = {};
-  if ((named.length > 0 || layers.some((l) => l !== 'unit')) && !process.env.FAHEEM_RECORD_HISTORIES) {
+  if (needsDist && !process.env.FAHEEM_RECORD_HISTORIES) {
     const t0 = Date.now();
     server = await startDevServer({ port: await freePort(), headless: true });
     env.FAHEEM_TEST_TEMPORAL_ADDRESS = server.address;
