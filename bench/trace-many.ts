@@ -10,7 +10,7 @@ const n = Number(process.argv[2] ?? 50);
 const h = await startHarness({ name: 'trace-many', script: () => ({ content: 'ok' }), record: false });
 const worker = await h.startWorker();
 const slow = stepScript(10);
-h.model.setScript((req) => ({ ...slow(req), delayMs: 100 }));
+h.model.setScript(async (req) => ({ ...(await slow(req)), delayMs: 100 }));
 const t0 = performance.now();
 const conversations = await Promise.all(
   Array.from({ length: n }, async () => Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true })),

@@ -37,7 +37,7 @@ import {
   type Metrics,
 } from './types.js';
 
-export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool } from './tools/builtin.js';
+export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool, WaitTool } from './tools/builtin.js';
 
 /** A tool for `Agent`: a tool made with `defineTool` (or a built-in like `TerminalTool`), or its name. */
 export type AgentTool = { readonly name: string } | string;
@@ -126,15 +126,21 @@ export interface CreateOptions {
 }
 
 
-export class Conversation {
-  private constructor(
-    readonly client: Client,
-    readonly id: string,
-    private readonly handle: WorkflowHandle,
-  ) {}
-
-  /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
-  static async create(client: Client, options: CreateOptions): Promise<Conversation> {
+/**
+ * How a conversation workflow is started for these options: its id, and the workflow's input, task
+ * queue, search attributes and Web UI texts. `Conversation.create` starts it; schedules start the
+ * same on every run (with an id Temporal derives from the schedule).
+ */
+export function conversationStart(options: CreateOptions): {
+  id: string;
+  workflow: {
+    taskQueue: string;
+    args: [ConversationInput];
+    typedSearchAttributes: { key: typeof ConversationStatusKey | typeof ConversationModelKey; value: string }[];
+    staticSummary: string;
+    staticDetails: string;
+  };
+} {
     const id = options.id ?? `conv-${randomUUID().slice(0, 13)}`;
     if (options.firstMessage !== undefined) MessageText.parse(options.firstMessage);
     const input: ConversationInput = {
@@ -159,25 +165,40 @@ export class Conversation {
       ...(options.run ? { run: true } : {}),
     };
     const model = options.agent.spec.llm.model ?? 'the worker\'s LLM_MODEL';
-    const handle = await client.workflow.start('conversation', {
-      workflowId: id,
-      taskQueue: options.taskQueue ?? defaultTaskQueue(),
-      args: [input],
-      // Visible (faheem list, faheem status without a worker) before any worker has picked it up.
-      typedSearchAttributes: [
-        { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
-        { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
-      ],
-      staticSummary: options.firstMessage ? oneLine(options.firstMessage, 120) : `Conversation in ${input.options.workspace}`,
-      staticDetails: [
-        `**Model:** ${model}`,
-        `**Workspace:** \`${input.options.workspace}\``,
-        `**Tools:** ${options.agent.spec.tools.join(', ')}${options.agent.spec.hostTools ? ' and the workspace host\'s own' : ''}`,
-        ...(input.options.mcpServers ? [`**MCP servers:** ${Object.keys(input.options.mcpServers).join(', ')}`] : []),
-        `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
-      ].join('\n\n'),
-    });
-    return new Conversation(client, id, handle);
+    return {
+      id,
+      workflow: {
+        taskQueue: options.taskQueue ?? defaultTaskQueue(),
+        args: [input],
+        // Visible (faheem list, faheem status without a worker) before any worker has picked it up.
+        typedSearchAttributes: [
+          { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
+          { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
+        ],
+        staticSummary: options.firstMessage ? oneLine(options.firstMessage, 120) : `Conversation in ${input.options.workspace}`,
+        staticDetails: [
+          `**Model:** ${model}`,
+          `**Workspace:** \`${input.options.workspace}\``,
+          `**Tools:** ${options.agent.spec.tools.join(', ')}${options.agent.spec.hostTools ? ' and the workspace host\'s own' : ''}`,
+          ...(input.options.mcpServers ? [`**MCP servers:** ${Object.keys(input.options.mcpServers).join(', ')}`] : []),
+          `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
+        ].join('\n\n'),
+      },
+    };
+}
+
+export class Conversation {
+  private constructor(
+    readonly client: Client,
+    readonly id: string,
+    private readonly handle: WorkflowHandle,
+  ) {}
+
+  /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
+  static async create(client: Client, options: CreateOptions): Promise<Conversation> {
+    const start = conversationStart(options);
+    const handle = await client.workflow.start('conversation', { workflowId: start.id, ...start.workflow });
+    return new Conversation(client, start.id, handle);
   }
 
   /** The same object for an existing conversation, from any process. */

@@ -14,6 +14,7 @@ export type FaheemErrorCode =
   | 'encryption_config'
   | 'decryption'
   | 'tool_interrupted'
+  | 'checkpoint'
   | 'usage';
 
 /** The base of every error faheemcode throws on purpose; `name` is the class's own name. */

@@ -18,10 +18,22 @@ export {
   TaskTrackerTool,
   TerminalTool,
   ThinkTool,
+  WaitTool,
   type AgentTool,
   type CreateOptions,
 } from './client.js';
 export { connectClient } from './connection.js';
+export {
+  changeSchedule,
+  createSchedule,
+  listSchedules,
+  scheduleRunsQuery,
+  ScheduleError,
+  type ScheduleCreateOptions,
+  type ScheduleInfo,
+  type ScheduleOverlap,
+  type ScheduleVerb,
+} from './schedules.js';
 export { parseMcpConfigFile, parseMcpServers } from './mcp/config.js';
 export {
   defineTool,

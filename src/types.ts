@@ -13,7 +13,7 @@ export const CONVERSATION_STATUSES = [
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
 /** faheemcode's own tools; users add theirs with `defineTool` and MCP servers. */
-export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', 'delegate'] as const;
+export const TOOL_NAMES = ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', 'delegate', 'wait'] as const;
 export type ToolName = (typeof TOOL_NAMES)[number];
 
 export type ConfirmationPolicy = 'never' | 'always' | 'risky';
@@ -136,6 +136,10 @@ export interface ConversationOptions {
   parent?: { id: string; depth: number };
   /** How deep sub-agents may nest (default 2: a sub-agent's sub-agent may not delegate). */
   maxDepth?: number;
+  /** The longest one `wait` call may sleep (default 7 days); a longer one is cut to this. */
+  maxWaitMs?: number;
+  /** A checkpoint of the workspace after every step (default true); false turns time travel off. */
+  checkpoints?: boolean;
   /** After this long with no worker picking up a call on the tool queue, say so (default 30 s). */
   hostWaitMs?: number;
 }
@@ -165,6 +169,30 @@ export interface CondenserOptions {
   keepFirst: number;
 }
 
+/** Where a forked conversation came from. */
+export interface ForkOrigin {
+  id: string;
+  step: number;
+  /** The checkpoint its workspace was made from. */
+  commit: string;
+}
+
+/** One checkpoint as the conversation keeps it (and `faheem checkpoints` lists it). */
+export interface CheckpointEntry {
+  step: number;
+  /** The event that records it. */
+  index: number;
+  time: string;
+  commit?: string;
+  added: number;
+  changed: number;
+  deleted: number;
+  /** Left behind by a rewind to an earlier step (still restorable). */
+  rewound?: boolean;
+  /** The tools' durable state after the step (the terminal's cwd and variables, the task list); kept for recent steps only. */
+  toolState?: Record<string, unknown>;
+}
+
 /** Input of the conversation workflow. `carried` is set when the workflow continues as new. */
 export interface ConversationInput {
   options: ConversationOptions;
@@ -172,19 +200,24 @@ export interface ConversationInput {
   /** Start running at once (the CLI's `start`); otherwise the conversation waits in `idle`. */
   run?: boolean;
   carried?: CarriedState;
+  /** A fork: make the workspace from the source's checkpoint before anything runs (see `forkConversation`). */
+  fork?: { origin: ForkOrigin; sourceWorkspace: string };
 }
 
+/** What a run hands the next when it continues as new (migrated in workflows/legacy/carried-state.ts). */
 export interface CarriedState {
+  /** The shape's version (absent: version 1). */
+  version?: number;
   events: ConversationEvent[];
   status: ConversationStatus;
   iterations: number;
   runNumber: number;
   metrics: Metrics;
   lastError: string | null;
-  /** Before tool state was generic: the terminal's state (still written, for older code). */
+  /** Version 1 only: the terminal's state (now in toolState.terminal). */
   terminal?: TerminalState;
   modelSeenEvents: number;
-  /** Before tool state was generic: task_tracker's list. */
+  /** Version 1 only: task_tracker's list (now in toolState.task_tracker). */
   tasks?: { title: string; notes?: string; status: 'todo' | 'in_progress' | 'done' }[];
   runCost?: number;
   /** Each tool's durable state, by tool name. */
@@ -197,6 +230,12 @@ export interface CarriedState {
   finalMessage?: string | null;
   /** The runs so far and the first event index each recorded (the events they hold are not carried). */
   runs?: { runId: string; from: number }[];
+  /** Steps so far (over the whole conversation), and their checkpoints. */
+  steps?: number;
+  checkpoints?: CheckpointEntry[];
+  forkedFrom?: ForkOrigin;
+  /** A fork's workspace has been made (so a continued run does not make it again). */
+  forkMade?: boolean;
 }
 
 // ---- Events: immutable records, ordered by index. ----
@@ -289,7 +328,39 @@ export interface ChildEvent extends EventBase {
   status: ConversationStatus | 'started';
 }
 
+/**
+ * A step's checkpoint: the workspace as it was after step `step` (0: before the first), a commit in
+ * the workspace host's shadow repository. Steps that ran no host tool reuse the previous commit.
+ */
+export interface CheckpointEvent extends EventBase {
+  kind: 'checkpoint';
+  step: number;
+  /** Absent when the snapshot failed (an error event says why): this step cannot be rewound to. */
+  commit?: string;
+  added: number;
+  changed: number;
+  deleted: number;
+}
+
+/**
+ * The conversation was rewound to step `toStep`: events [dropFrom, dropTo) leave the model's prompt
+ * (they stay readable, marked rewound) and the workspace is as checkpoint `commit` holds it.
+ */
+export interface RewindEvent extends EventBase {
+  kind: 'rewind';
+  toStep: number;
+  commit: string;
+  /** The workspace just before the rewind, kept as a checkpoint: restore it to undo the rewind. */
+  before: string;
+  dropFrom: number;
+  dropTo: number;
+  /** What a rewind cannot undo, said so the user knows. */
+  notUndone: string;
+}
+
 export type ConversationEvent =
+  | CheckpointEvent
+  | RewindEvent
   | HostEvent
   | ChildEvent
   | InstructionsEvent
@@ -330,6 +401,12 @@ export interface ConversationState {
   parentId?: string;
   /** The workspace host's task queue, while no worker there picks up the conversation's next call. */
   waitingForHost?: string | null;
+  /** While the agent waits (the `wait` tool): until when, and why. */
+  waitingUntil?: { until: string; reason: string } | null;
+  /** Steps so far over the whole conversation (a rewind goes back to its step). */
+  steps?: number;
+  /** For a fork: the conversation and step it was forked from. */
+  forkedFrom?: ForkOrigin | null;
 }
 
 // ---- Activity contracts ----
@@ -481,4 +558,6 @@ export const DEFAULTS = {
   hostWaitMs: 30_000,
   /** AGENTS.md beyond this many characters is cut (it goes into every prompt). */
   maxInstructionsChars: 20_000,
+  /** The longest one `wait` call may sleep. */
+  maxWaitMs: 7 * 24 * 60 * 60 * 1000,
 } as const;

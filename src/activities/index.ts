@@ -9,10 +9,15 @@ import { secretValues } from '../security/redact.js';
 import { namedSecrets } from '../tools/terminal.js';
 import { ToolRegistry } from '../tools/registry.js';
 import type { SandboxOptions } from '../tools/sandbox.js';
+import { CheckpointStore } from '../checkpoints/shadow-repo.js';
 import { createCallModel } from './call-model.js';
+import { createCheckpointWorkspace } from './checkpoint-workspace.js';
 import { createCondense } from './condense.js';
+import { createForkWorkspace } from './fork-workspace.js';
+import { createListCheckpoints } from './list-checkpoints.js';
 import { createPrepareTools } from './prepare-tools.js';
 import { createReleaseTools } from './release-tools.js';
+import { createRestoreWorkspace } from './restore-workspace.js';
 import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
 
@@ -36,6 +41,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
   // Model calls and condensation read the same transcripts: one cache serves both.
   const transcripts = new TranscriptCache();
   const starts = new StartLog(path.join(home, 'started'));
+  const checkpoints = CheckpointStore.fromEnv(env);
   const tools = createRunTool({ registry, starts, mcp, secretValues: secrets, namedSecrets: namedSecrets(env), env, ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
   return {
     callModel: createCallModel(models, transcripts, new SetupCache(), registry),
@@ -45,6 +51,10 @@ export function createActivities(options: ActivitiesOptions = {}) {
     runTool: tools.runTool,
     runTerminal: tools.runTerminal,
     editFile: tools.editFile,
+    checkpointWorkspace: createCheckpointWorkspace(checkpoints),
+    restoreWorkspace: createRestoreWorkspace(checkpoints),
+    forkWorkspace: createForkWorkspace(checkpoints),
+    listCheckpoints: createListCheckpoints(checkpoints),
   };
 }
 

@@ -57,6 +57,10 @@ export function formatEvent(e: ConversationEvent): string {
       return `${n} ${time} ${pc.cyan(`📄 the agent follows ${e.path}${e.truncated ? ' (cut short)' : ''}`)}\n${indent(clip(e.text))}`;
     case 'condensation':
       return `${n} ${time} ${pc.cyan(`⇣ condensed events ${e.forgottenFrom}–${e.forgottenTo - 1} into a summary`)}\n${indent(clip(e.summary))}`;
+    case 'checkpoint':
+      return `${n} ${time} ${pc.dim(`◆ checkpoint of step ${e.step}${e.commit ? ` ${e.commit.slice(0, 10)} (+${e.added} ~${e.changed} -${e.deleted})` : ' (not taken)'}`)}`;
+    case 'rewind':
+      return `${n} ${time} ${pc.cyan(`↶ rewound to step ${e.toStep}: events ${e.dropFrom}–${e.dropTo - 1} leave the prompt; the workspace is as after step ${e.toStep} (undo: checkpoint ${e.before.slice(0, 10)})`)}\n${indent(e.notUndone)}`;
   }
 }
 
@@ -73,7 +77,9 @@ export function formatState(s: ConversationState): string {
     `${pc.bold(s.id)}  ${colorStatus(s.status)}${s.closed ? pc.dim(' (closed)') : ''}`,
     `  workspace   ${s.workspace}`,
     `  model       ${s.model || '(worker default)'}`,
-    `  iterations  ${s.iterations} (run ${s.runNumber})`,
+    `  iterations  ${s.iterations} (run ${s.runNumber})${s.steps !== undefined ? `, ${s.steps} steps in all` : ''}`,
+    ...(s.forkedFrom ? [`  forked from ${s.forkedFrom.id} at step ${s.forkedFrom.step}`] : []),
+    ...(s.waitingUntil ? [`  waiting     until ${s.waitingUntil.until} (${s.waitingUntil.reason})`] : []),
     `  events      ${s.events}, pending messages ${s.pendingMessages}`,
     `  tokens      ${m.promptTokens} prompt, ${m.completionTokens} completion, ${m.llmCalls} model calls`,
     `  cost        $${m.accumulatedCost.toFixed(4)}${m.calls?.length ? `, model latency p50 ${median(m.calls.map((c) => c.latencyMs))} ms` : ''}`,

@@ -19,6 +19,8 @@ import { createWorker } from '../worker.js';
 import { ConversationStatusKey } from '../workflows/messages.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
 import { doctor } from './doctor.js';
+import { scheduleCommand } from './schedule.js';
+import { scheduleRunsQuery } from '../schedules.js';
 import { conversationWorkerWarnings, formatLastKnown, printWarnings, startWorkspaceCheck, stateOrLastKnown, workerWarnings } from './presence.js';
 
 class UserError extends Error {}
@@ -267,7 +269,7 @@ program
         // The built-ins, and whatever tools the workspace host's worker was given (--tools).
         const agent = new Agent({
           llm: new LLM({ usageId: 'agent', ...(o.model ? { model: o.model } : {}) }),
-          tools: ['terminal', 'file_editor', 'task_tracker', ...(o.delegate ? ['delegate'] : [])],
+          tools: ['terminal', 'file_editor', 'task_tracker', 'wait', ...(o.delegate ? ['delegate'] : [])],
           hostTools: true,
         });
         const conversation = await Conversation.create(client, {
@@ -397,11 +399,13 @@ program
   .option('--json', 'one JSON object a line')
   .option('--limit <n>', 'at most this many', positiveInt, 100)
   .option('--parent <id>', 'only the sub-agents (child conversations) of this conversation')
-  .action(async (o: { status?: string; json?: boolean; limit: number; parent?: string }) => {
+  .option('--schedule <name>', 'only the conversations this schedule started')
+  .action(async (o: { status?: string; json?: boolean; limit: number; parent?: string; schedule?: string }) => {
     await withClient(async (client) => {
       let query = `WorkflowType = 'conversation'`;
       if (o.status) query += ` AND ConversationStatus = '${o.status}'`;
       if (o.parent) query += ` AND ParentWorkflowId = '${o.parent.replace(/'/g, "''")}'`;
+      if (o.schedule) query += ` AND ${scheduleRunsQuery(o.schedule)}`;
       let n = 0;
       for await (const wf of client.workflow.list({ query })) {
         if (n++ >= o.limit) break;
@@ -443,6 +447,8 @@ program
       await answered(conversation.reject(o.reason ?? ''));
     });
   });
+
+program.addCommand(scheduleCommand({ withClient, positiveInt, positiveNumber, readMcpConfig }));
 
 program
   .command('doctor')

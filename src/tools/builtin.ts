@@ -8,7 +8,7 @@ import type { TerminalState } from '../types.js';
 import { defineTool, type AnyTool } from './define.js';
 import { editFile } from './file-editor.js';
 import { DelegateTool } from './delegate.js';
-import { FinishTool, TaskTrackerTool, ThinkTool } from './local.js';
+import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './local.js';
 import { hiddenDirs, type SandboxOptions } from './sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
 import { CommandInterrupted, commandBaseEnv, namedSecrets, runTerminal } from './terminal.js';
@@ -83,9 +83,9 @@ export function fileEditorTool(config: BuiltinConfig = {}) {
 export const TerminalTool = terminalTool();
 /** Views and edits files inside the workspace. */
 export const FileEditorTool = fileEditorTool();
-export { DelegateTool, FinishTool, TaskTrackerTool, ThinkTool };
+export { DelegateTool, FinishTool, TaskTrackerTool, ThinkTool, WaitTool };
 
 /** Every built-in tool, made for a worker with this environment. */
 export function builtinTools(config: BuiltinConfig = {}): AnyTool[] {
-  return [terminalTool(config), fileEditorTool(config), TaskTrackerTool, ThinkTool, FinishTool, DelegateTool] as AnyTool[];
+  return [terminalTool(config), fileEditorTool(config), TaskTrackerTool, ThinkTool, FinishTool, DelegateTool, WaitTool] as AnyTool[];
 }

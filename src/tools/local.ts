@@ -2,7 +2,7 @@
 // they run inside the workflow (deterministic, no I/O), so no Node imports here.
 import { defineTool, type AnyTool } from './define.js';
 import { DelegateTool } from './delegate.js';
-import { FinishArgs, TaskTrackerArgs, ThinkArgs } from './schemas.js';
+import { FinishArgs, TaskTrackerArgs, ThinkArgs, WaitArgs } from './schemas.js';
 
 export interface Task {
   title: string;
@@ -49,9 +49,26 @@ export const TaskTrackerTool = {
   inWorkflow: true,
 } as const;
 
+/**
+ * A durable wait: the conversation sleeps on a Temporal timer (no activity held, no process needed)
+ * and goes on when the time comes, when a user message arrives, or on resume. The workflow runs it
+ * itself (runner/durable-wait.ts); `execute` is never called.
+ */
+export const WaitTool = {
+  ...defineTool({
+    name: 'wait',
+    description:
+      'Wait durably for a while (e.g. for CI, or to check again later): give seconds or until, and the reason. Nothing runs meanwhile; a message from the user or a resume ends the wait early. The result says how the wait ended.',
+    parameters: WaitArgs,
+    retry: 'repeat',
+    execute: () => 'The wait is run by the conversation itself.',
+  }),
+  inWorkflow: true,
+} as const;
+
 /** The tools the workflow runs itself, by name. */
 export const WORKFLOW_TOOLS: ReadonlyMap<string, AnyTool> = new Map<string, AnyTool>(
-  [ThinkTool, FinishTool, TaskTrackerTool, DelegateTool].map((t) => [t.name, t as AnyTool]),
+  [ThinkTool, FinishTool, TaskTrackerTool, DelegateTool, WaitTool].map((t) => [t.name, t as AnyTool]),
 );
 
 function formatTasks(tasks: readonly Task[]): string {

@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { TOOL_NAMES, type ChatToolCall, type ToolCallPlan, type ToolSpec } from '../types.js';
 import { builtinTools, DelegateTool, FileEditorTool, TerminalTool, type BuiltinConfig } from './builtin.js';
 import { isTool, type AnyTool } from './define.js';
-import { FinishTool, TaskTrackerTool, ThinkTool } from './local.js';
+import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './local.js';
 
-const EXPORTED_BUILTINS: readonly unknown[] = [TerminalTool, FileEditorTool, TaskTrackerTool, ThinkTool, FinishTool, DelegateTool];
+const EXPORTED_BUILTINS: readonly unknown[] = [TerminalTool, FileEditorTool, TaskTrackerTool, ThinkTool, FinishTool, DelegateTool, WaitTool];
 
 export class ToolRegistry {
   private readonly tools = new Map<string, AnyTool>();

@@ -45,4 +45,12 @@ export const TaskTrackerArgs = z.object({
 export const ThinkArgs = z.object({ thought: z.string().describe('Your reasoning; nothing is run.') });
 export const FinishArgs = z.object({ message: z.string().optional().describe('A short summary of what you did.') });
 
+export const WaitArgs = z
+  .object({
+    seconds: z.number().positive().optional().describe('How long to wait, in seconds.'),
+    until: z.iso.datetime({ offset: true }).optional().describe('Wait until this time (ISO 8601, e.g. 2026-12-01T09:00:00Z) instead.'),
+    reason: z.string().min(1).describe('What you are waiting for (shown to the user while you wait).'),
+  })
+  .refine((a) => a.seconds !== undefined || a.until !== undefined, { message: 'give seconds or until' });
+
 export { describeInvalid } from './define.js';

@@ -29,3 +29,11 @@ export const PREPARE_TOOLS: ActivityOptions = {
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '1 second', maximumAttempts: 3 },
 };
+
+// Checkpoints (a git snapshot of the workspace on its host): quick for small changes, but a first
+// checkpoint of a big repository can take seconds. Safe to retry (a retried step returns the same).
+export const CHECKPOINT: ActivityOptions = {
+  startToCloseTimeout: '10 minutes',
+  heartbeatTimeout: '10 seconds',
+  retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
+};

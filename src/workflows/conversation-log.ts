@@ -39,7 +39,7 @@ export class ConversationLog {
   append(event: NewEvent, timestamp: string): ConversationEvent {
     const recorded = { ...event, index: this.log.count, timestamp } as ConversationEvent;
     this.log.append(recorded);
-    this.prompt.add(recorded, (i) => this.log.get(i));
+    this.prompt.add(recorded, (i) => this.log.get(i), () => this.log.held());
     this.stuck.add(recorded);
     this.note(recorded);
     return recorded;
@@ -95,5 +95,10 @@ export class ConversationLog {
   private note(e: ConversationEvent): void {
     if (e.kind === 'action') this.last = e;
     if (e.kind === 'message' && e.source === 'user') this.userMessages.push(e.index);
+    // Messages a rewind left behind are not pending any more.
+    if (e.kind === 'rewind') {
+      const kept = this.userMessages.filter((i) => i < e.dropFrom || i >= e.dropTo);
+      this.userMessages.splice(0, this.userMessages.length, ...kept);
+    }
   }
 }

@@ -11,6 +11,8 @@ export interface DetailsView {
   lastAction: ActionEvent | undefined;
   /** The workspace host's queue while no worker there picks up our call. */
   waitingForHost: string | null;
+  /** The agent's `wait` in progress. */
+  waitingUntil?: { until: string; reason: string } | undefined;
   pendingMessages: number;
   children: readonly ChildSummary[];
   parentId: string | undefined;
@@ -22,6 +24,7 @@ export function detailsText(v: DetailsView): string {
     `**Status:** ${v.status}${v.lastError && (v.status === 'error' || v.status === 'stuck') ? ` — ${v.lastError}` : ''}`,
     `**Step:** ${v.iterations} of ${v.maxIterations} (run ${v.runNumber})`,
     v.lastAction ? `**Last action:** \`${v.lastAction.tool}\` ${summarizeArgs(v.lastAction.arguments)}` : '',
+    v.waitingUntil ? `**Waiting until** ${v.waitingUntil.until} (${v.waitingUntil.reason})` : '',
     v.waitingForHost ? `**Waiting for workspace host** \`${v.waitingForHost}\`: no worker there has picked up the next call` : '',
     `**Pending messages:** ${v.pendingMessages}`,
     v.children.length > 0 ? `**Sub-agents:** ${v.children.map((c) => `\`${c.id}\` ${c.status}`).join(', ')}` : '',

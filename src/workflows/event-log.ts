@@ -4,6 +4,7 @@
 // conversation carries stays bounded. The events it dropped are still answered by the run that
 // recorded them (a query on that closed run); `runs` says which run recorded which indices.
 // Pure and deterministic.
+import { inRanges, rewoundRanges } from './time-travel.js';
 import { DEFAULTS, type CondensationEvent, type ConversationEvent, type RecentEvents } from '../types.js';
 
 /** A run of the conversation's workflow and the first event index it recorded. */
@@ -77,11 +78,13 @@ export class EventLog {
  * end of its range on (the condensation itself among them); without one, all of them.
  */
 export function compactEvents(events: readonly ConversationEvent[]): ConversationEvent[] {
+  // What a rewind left behind is dropped too (earlier runs answer for it); rewind events stay.
+  const ranges = rewoundRanges(events);
   let latest: CondensationEvent | undefined;
-  for (const e of events) if (e.kind === 'condensation') latest = e;
-  if (!latest) return [...events];
+  for (const e of events) if (e.kind === 'condensation' && !inRanges(e.index, ranges)) latest = e;
+  if (!latest && ranges.length === 0) return [...events];
   const c = latest;
-  return events.filter((e) => e.index < c.forgottenFrom || e.index >= c.forgottenTo);
+  return events.filter((e) => !inRanges(e.index, ranges) && (!c || e.index < c.forgottenFrom || e.index >= c.forgottenTo));
 }
 
 /** Up to this much JSON of new events travels with a model call; more is read with the events query. */

@@ -2,7 +2,8 @@
 // clients alike (the definitions are plain names), so they hold no logic.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { DEFAULTS, type ChildReport, type ConversationEvent, type ConversationSetup, type ConversationState } from '../types.js';
+import type { RewindAnswer } from './time-travel.js';
+import { DEFAULTS, type CheckpointEntry, type ConversationOptions, type ChildReport, type ConversationEvent, type ConversationSetup, type ConversationState } from '../types.js';
 
 export interface PauseRequest {
   /** Also interrupt the command that is running. */
@@ -56,6 +57,19 @@ export const approveUpdate = defineUpdate<{ approved: number }>('approve');
 /** Refuse the actions waiting for confirmation; the model sees the reason and goes on. */
 export const rejectUpdate = defineUpdate<{ rejected: number }, [reason: string]>('reject');
 
+/** Rewind workspace and conversation to as they were after a step; answers once done (the conversation is then paused). */
+export const rewindUpdate = defineUpdate<RewindAnswer, [request: { to: number }]>('rewind');
+/** The conversation's checkpoints, one per step (rewound ones included, marked). */
+export const checkpointsQuery = defineQuery<CheckpointEntry[]>('checkpoints');
+/** What a fork at `step` starts from: the options, the workspace and that step's checkpoint; null without one. */
+export const forkPointQuery = defineQuery<ForkPoint | null, [step: number]>('forkPoint');
+
+/** What `forkPoint` answers. */
+export interface ForkPoint {
+  options: ConversationOptions;
+  checkpoint: CheckpointEntry;
+}
+
 export const ConversationStatusKey = defineSearchAttributeKey('ConversationStatus', SearchAttributeType.KEYWORD);
 export const ConversationModelKey = defineSearchAttributeKey('ConversationModel', SearchAttributeType.KEYWORD);
 
@@ -74,6 +88,9 @@ export const DESCRIPTIONS = {
   setup: 'The tools the workspace host offered (with their JSON Schemas) and the repository instructions (AGENTS.md) the agent was given.',
   approve: 'Approve the actions waiting for confirmation; they run.',
   reject: 'Reject the actions waiting for confirmation with a reason the model sees; the conversation goes on.',
+  rewind: 'Rewind to step {to}: stops what runs, puts the workspace back as after that step, takes the later steps out of the prompt (still readable), and pauses.',
+  checkpoints: 'The checkpoints of the workspace, one per step: step, event index, time, files added / changed / deleted, commit.',
+  forkPoint: 'What a fork at a step starts from (options and that step\'s checkpoint).',
 } as const;
 
 /** A user message as the workflow accepts it: non-empty text within the size limit. */

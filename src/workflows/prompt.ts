@@ -1,4 +1,5 @@
 // Turns the event log into chat-completions messages. Pure and deterministic: the workflow calls it.
+import { liveEvents } from './time-travel.js';
 import type { ChatMessage, CondensationEvent, ConversationEvent, RepositoryInstructions } from '../types.js';
 
 export const DEFAULT_SYSTEM_PROMPT = `You are a careful software engineer working in a terminal and a file editor.
@@ -94,7 +95,9 @@ export const SUMMARY_PREFIX = 'Summary of the earlier part of this conversation 
  * The events the model sees: with a condensation, the events it replaced give way to its summary,
  * placed where they were.
  */
-export function promptEvents(events: readonly ConversationEvent[]): ConversationEvent[] {
+export function promptEvents(all: readonly ConversationEvent[]): ConversationEvent[] {
+  // What rewinds left behind is not on the conversation's line any more (a condensation among it neither).
+  const events = liveEvents(all);
   let latest: CondensationEvent | undefined;
   for (const e of events) if (e.kind === 'condensation') latest = e;
   if (!latest) return [...events];
@@ -136,7 +139,7 @@ export function condensationRange(
   // Cut points: a message, or the first call of a reply, with no tool call waiting for its result.
   const cuts: number[] = [];
   const open = new Set<string>();
-  for (const e of events) {
+  for (const e of liveEvents(events)) {
     if (open.size === 0 && (e.kind === 'message' || e.kind === 'action')) cuts.push(e.index);
     if (e.kind === 'action') open.add(e.toolCallId);
     if (e.kind === 'observation') open.delete(e.toolCallId);

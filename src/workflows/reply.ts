@@ -40,22 +40,6 @@ export function addUsage(m: Metrics, r: Pick<ModelCallResult, 'cost' | 'usage' |
   };
 }
 
-/** What think/finish/task_tracker accepted before they had schemas: a finish without a string message, notes that were not strings. */
-export function lenientArguments(tool: string, args: unknown): unknown {
-  const a = (args ?? {}) as Record<string, unknown>;
-  if (tool === 'finish') return { message: typeof a.message === 'string' ? a.message : '' };
-  if (tool === 'task_tracker' && Array.isArray(a.task_list)) {
-    return {
-      ...a,
-      task_list: a.task_list.map((t: unknown) => {
-        const task = (t ?? {}) as Record<string, unknown>;
-        return { ...task, notes: typeof task.notes === 'string' ? task.notes : undefined, status: task.status ?? 'todo' };
-      }),
-    };
-  }
-  return args;
-}
-
 /** An activity's failure as one line: the real cause, not the wrapper. */
 export function failureMessage(err: unknown): string {
   let e: unknown = err;

@@ -26,7 +26,8 @@ export class StuckWatch {
   }
 
   add(e: ConversationEvent): void {
-    if (e.kind === 'message' && e.source === 'user') {
+    // A user's message or a rewind starts afresh.
+    if ((e.kind === 'message' && e.source === 'user') || e.kind === 'rewind') {
       this.actions = new Map();
       this.pairs = [];
       this.agentMessages = 0;

@@ -1,0 +1,97 @@
+// Running git for the checkpoint store: one spawn per call, output as a Buffer, failures as
+// CheckpointError with git's own words. The caller gives the whole environment (see ShadowRepo).
+import { spawn } from 'node:child_process';
+import { FaheemError } from '../errors.js';
+
+/** Why a checkpoint operation failed: callers show `git_missing` and `not_found` as they are. */
+export type CheckpointFailure = 'git_missing' | 'not_found' | 'invalid' | 'git_failed';
+
+/** A checkpoint store failure; `reason` tells the kind, the message says what to do. */
+export class CheckpointError extends FaheemError {
+  /** The kind of failure. */
+  readonly reason: CheckpointFailure;
+
+  constructor(reason: CheckpointFailure, message: string, options?: { cause?: unknown }) {
+    super('checkpoint', message, options);
+    this.reason = reason;
+  }
+}
+
+/** One git invocation. */
+export interface GitCall {
+  /** Full environment of the child (never the caller's GIT_* variables: see baseGitEnv). */
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  input?: string | Buffer;
+  /** Exit codes that are answers, not failures (e.g. 1 for "not found"). */
+  okCodes?: readonly number[];
+}
+
+/** What git printed and how it ended. */
+export interface GitResult {
+  stdout: Buffer;
+  code: number;
+}
+
+/** Runs `git args…`; throws CheckpointError unless it exits 0 or with one of `okCodes`. */
+export function git(args: readonly string[], call: GitCall): Promise<GitResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('git', args, { cwd: call.cwd, env: call.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') {
+        reject(new CheckpointError('git_missing', 'checkpoints need git on the workspace host, and no `git` was found on its PATH: install git (2.25 or later) or turn checkpoints off', { cause: e }));
+      } else reject(new CheckpointError('git_failed', `could not run git: ${e.message}`, { cause: e }));
+    });
+    child.on('close', (code, signal) => {
+      const c = code ?? -1;
+      if (c === 0 || call.okCodes?.includes(c)) resolve({ stdout: Buffer.concat(out), code: c });
+      else {
+        const text = Buffer.concat(err).toString('utf8').trim().slice(0, 2000);
+        reject(new CheckpointError('git_failed', `git ${gitCommand(args)} failed (${signal ?? `exit ${c}`}): ${text}`));
+      }
+    });
+    // A child that exits before reading its input must not crash us with EPIPE.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(call.input ?? '');
+  });
+}
+
+/** The caller's environment without any GIT_* variable (a worker started inside a repository may have some). */
+export function baseGitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const clean: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (!k.startsWith('GIT_') && v !== undefined) clean[k] = v;
+  return {
+    ...clean,
+    // No system or user configuration: hooks, filters, fsmonitor or signing there must not apply.
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_AUTHOR_NAME: 'faheem',
+    GIT_AUTHOR_EMAIL: 'checkpoints@faheem.invalid',
+    GIT_COMMITTER_NAME: 'faheem',
+    GIT_COMMITTER_EMAIL: 'checkpoints@faheem.invalid',
+    LC_ALL: 'C',
+  };
+}
+
+/** Splits NUL-terminated git output (`-z`) into strings. */
+export function splitZ(buf: Buffer): string[] {
+  const s = buf.toString('utf8');
+  const parts = s.split('\0');
+  if (parts[parts.length - 1] === '') parts.pop();
+  return parts;
+}
+
+/** The subcommand of an argument list (after any `-c key=value`). */
+function gitCommand(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-c') i++;
+    else if (!args[i]!.startsWith('-')) return args[i]!;
+  }
+  return '';
+}

@@ -1,0 +1,55 @@
+// Every patch the conversation workflow carries, in one table: what it guards, since when, and when
+// it may go. A patch id may move to `deprecatePatch()` once no open workflow can have a history from
+// before it (open conversations complete after their idle timeout, 7 days by default, or continue as
+// new — a new run starts with no markers and takes the new path), and may be removed one release
+// after that. Nothing else calls `patched()`.
+import { patched } from '@temporalio/workflow';
+
+/** One row of the patch table. */
+export interface PatchInfo {
+  /** What the new code does that histories from before it did not. */
+  guards: string;
+  /** The release (session) that introduced it. */
+  since: string;
+  /** When it may go to `deprecatePatch`, and then away. */
+  retire: string;
+}
+
+/** The table. Ids are the strings recorded in histories: never rename one. */
+export const PATCHES = {
+  'open-tools': {
+    guards:
+      'The setup step (prepareTools on the workspace host) and the one runTool activity; without it, terminal and file_editor ran as runTerminal / editFile and tools were offered by name.',
+    since: '0.1.0 (open SDK, session 3)',
+    retire:
+      'deprecatePatch once no conversation started before 0.1.0 is open (idle timeout 7 days after the last run of such a conversation); then remove with legacy/before-open-tools.ts and the runTerminal / editFile activities.',
+  },
+  'resume-signal-never-approves': {
+    guards: 'A resume signal while waiting for confirmation does nothing (only the run update, i.e. conversation.run(), approves).',
+    since: '0.1.0 (review fixes, session 3)',
+    retire: 'deprecatePatch 7 days after 0.1.0 has been deployed everywhere; remove a release later.',
+  },
+  'pause-at-start': {
+    guards: 'A pause that arrives with the start (signal-with-start, a sub-agent whose parent paused) is applied once the start has run.',
+    since: '0.1.0 (review fixes, session 3)',
+    retire: 'deprecatePatch 7 days after 0.1.0 has been deployed everywhere; remove a release later.',
+  },
+  'child-cost-each-step': {
+    guards: "A sub-agent reports its tree's cost to its parent after every model call, not only on status changes.",
+    since: '0.1.0 (review fixes, session 3)',
+    retire: 'deprecatePatch 7 days after 0.1.0 has been deployed everywhere; remove a release later.',
+  },
+  checkpoints: {
+    guards: 'A checkpoint of the workspace (checkpointWorkspace on the host) before the first step and after every step that ran a host tool.',
+    since: '0.2.0 (time travel, session 5)',
+    retire: 'deprecatePatch once no conversation started before 0.2.0 is open (7 days after its last run); remove a release later.',
+  },
+} as const satisfies Record<string, PatchInfo>;
+
+/** A patch id from the table. */
+export type PatchId = keyof typeof PATCHES;
+
+/** `patched(id)` for an id of the table (a typo cannot create a new patch). */
+export function isPatched(id: PatchId): boolean {
+  return patched(id);
+}

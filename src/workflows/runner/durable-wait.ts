@@ -1,0 +1,58 @@
+// The `wait` tool: the conversation sleeps on a durable timer (no activity held, nothing running,
+// any process may die meanwhile) and goes on when the time comes, when a user message arrives, on
+// resume, or when a pause or close ends it.
+import { condition } from '@temporalio/workflow';
+import { WaitArgs, describeInvalid } from '../../tools/schemas.js';
+import { DEFAULTS, type ActionEvent, type ToolResult } from '../../types.js';
+import { formatDuration } from '../details.js';
+import type { ConversationRun } from './conversation-run.js';
+
+/** What ended a wait early. */
+export type WaitEnd = 'message' | 'resume' | 'pause' | 'close';
+
+/** A wait in progress: until when, why, and what ended it early (if anything has). */
+export interface ActiveWait {
+  until: string;
+  reason: string;
+  endedBy?: WaitEnd;
+}
+
+/** How long to wait for these arguments at workflow time `now` (ms), capped; or why not. */
+export function waitPlan(args: { seconds?: number | undefined; until?: string | undefined }, now: number, maxMs: number): { ms: number; capped: boolean } {
+  const target = args.until !== undefined ? Date.parse(args.until) - now : (args.seconds ?? 0) * 1000;
+  const ms = Math.max(0, Math.round(target));
+  return ms > maxMs ? { ms: maxMs, capped: true } : { ms, capped: false };
+}
+
+const ENDED_BY: Record<WaitEnd, string> = {
+  message: 'a message from the user arrived',
+  resume: 'the user resumed the conversation',
+  pause: 'the conversation was paused',
+  close: 'the conversation was closed',
+};
+
+/** Runs a `wait` call; the observation says how it ended. */
+export async function durableWait(run: ConversationRun, action: ActionEvent): Promise<ToolResult> {
+  const parsed = WaitArgs.safeParse(action.arguments);
+  if (!parsed.success) return { content: describeInvalid('wait', parsed.error), isError: true };
+  const started = Date.now();
+  const { ms, capped } = waitPlan(parsed.data, started, run.options.maxWaitMs ?? DEFAULTS.maxWaitMs);
+  const { reason } = parsed.data;
+  if (ms === 0) return { content: 'That time has already come: nothing to wait for.', isError: false };
+  const until = new Date(started + ms).toISOString();
+  const wait = run.beginWait(until, reason);
+  try {
+    const ended = await condition(() => wait.endedBy !== undefined, ms, { summary: `waiting until ${until} (${reason})` });
+    const waited = waitedText(Date.now() - started);
+    if (!ended) {
+      return { content: `Waited until ${until}${capped ? ` (cut to the longest wait, ${formatDuration(ms)})` : ''}; the time has come.`, isError: false };
+    }
+    return { content: `The wait ended early after ${waited}: ${ENDED_BY[wait.endedBy as WaitEnd]}.`, isError: false };
+  } finally {
+    run.endWait();
+  }
+}
+
+function waitedText(ms: number): string {
+  return ms < 120_000 ? `${Math.round(ms / 1000)} s` : formatDuration(ms);
+}

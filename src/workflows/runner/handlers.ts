@@ -1,0 +1,135 @@
+// The conversation's signals, queries and updates: each handler (and its validator) calls one
+// method of the run. The definitions (names, argument types) are in ../messages.ts.
+import { condition, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure } from '@temporalio/common';
+import { HandlerUnfinishedPolicy } from '@temporalio/common';
+import type { ChildReport } from '../../types.js';
+import { eventsPage } from '../event-log.js';
+import {
+  DESCRIPTIONS,
+  addMessageUpdate,
+  approveUpdate,
+  childStatusSignal,
+  closeSignal,
+  eventRunsQuery,
+  eventsQuery,
+  messageSignal,
+  pauseSignal,
+  rejectUpdate,
+  resumeSignal,
+  runUpdate,
+  setupQuery,
+  stateQuery,
+  waitForChangeUpdate,
+  rewindUpdate,
+  checkpointsQuery,
+  forkPointQuery,
+  type WaitRequest,
+} from '../messages.js';
+import type { ConversationRun } from './conversation-run.js';
+
+/** Registers every handler of the conversation workflow on `run`. */
+export function registerHandlers(run: ConversationRun): void {
+  setHandler(approveUpdate, () => ({ approved: run.decide({ approved: true }) }), {
+    description: DESCRIPTIONS.approve,
+    validator: () => {
+      const refusal = run.confirmation.refusal();
+      if (refusal) throw new Error(refusal);
+      if (run.status !== 'waiting_for_confirmation') throw new Error(`the conversation is ${run.status}; resume it first, then approve`);
+    },
+  });
+  setHandler(rejectUpdate, (reason: string) => ({ rejected: run.decide({ approved: false, ...(reason ? { reason } : {}) }) }), {
+    description: DESCRIPTIONS.reject,
+    validator: (_reason: string) => {
+      const refusal = run.confirmation.refusal();
+      if (refusal) throw new Error(refusal);
+    },
+  });
+
+  setHandler(messageSignal, (text) => run.receiveMessage(text), { description: DESCRIPTIONS.message });
+  setHandler(pauseSignal, (request) => run.pause(request ?? {}), { description: DESCRIPTIONS.pause });
+  setHandler(resumeSignal, () => run.resume(), { description: DESCRIPTIONS.resume });
+  setHandler(closeSignal, () => run.close(), { description: DESCRIPTIONS.close });
+  setHandler(childStatusSignal, (report: ChildReport) => run.childReported(report), { description: DESCRIPTIONS.childStatus });
+
+  setHandler(stateQuery, () => run.snapshot(), { description: DESCRIPTIONS.state });
+  setHandler(setupQuery, () => run.setup ?? null, { description: DESCRIPTIONS.setup });
+  setHandler(eventRunsQuery, () => run.runs, { description: DESCRIPTIONS.eventRuns });
+  setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => eventsPage(run.log.from(Math.max(0, fromIndex)), limit), {
+    description: DESCRIPTIONS.events,
+  });
+
+  setHandler(addMessageUpdate, (text) => ({ index: run.addMessage(text), status: run.status }), {
+    description: DESCRIPTIONS.addMessage,
+    validator: (text) => void run.validateMessage(text),
+  });
+  // Clients wait here instead of polling: each wait is one update, answered when there is news.
+  setHandler(
+    waitForChangeUpdate,
+    async (request: WaitRequest) => {
+      await condition(() => waitIsOver(run, request));
+      return { events: run.log.count, status: run.status, runNumber: run.runNumber };
+    },
+    {
+      description: DESCRIPTIONS.waitForChange,
+      // A client that went away leaves nothing to finish: the workflow may complete or continue without it.
+      unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
+      validator: (request: WaitRequest) => {
+        const numbers = [request?.afterEvents, request?.afterRun].filter((n) => n !== undefined);
+        if (numbers.some((n) => !Number.isFinite(Number(n)))) throw new Error('afterEvents and afterRun must be numbers');
+        if (request?.afterEvents === undefined && request?.whenStopped !== true) throw new Error('give afterEvents or whenStopped');
+      },
+    },
+  );
+  setHandler(
+    rewindUpdate,
+    async (request: { to: number }) => {
+      const id = run.requestRewind(request.to);
+      await condition(() => run.rewinds.answered(id));
+      return run.rewinds.take(id);
+    },
+    {
+      description: DESCRIPTIONS.rewind,
+      validator: (request: { to: number }) => {
+        const refusal = run.rewindRefusal(request?.to);
+        if (refusal) throw ApplicationFailure.create({ message: refusal, type: 'InvalidRequest', nonRetryable: true });
+      },
+    },
+  );
+  setHandler(checkpointsQuery, () => run.checkpoints.all().map(({ toolState: _state, ...entry }) => entry), {
+    description: DESCRIPTIONS.checkpoints,
+  });
+  setHandler(
+    forkPointQuery,
+    (step: number) => {
+      const checkpoint = run.checkpoints.active(step);
+      return checkpoint?.commit ? { options: run.options, checkpoint } : null;
+    },
+    { description: DESCRIPTIONS.forkPoint },
+  );
+  setHandler(
+    runUpdate,
+    () => {
+      run.run();
+      return { runNumber: run.runNumber, status: run.status };
+    },
+    {
+      description: DESCRIPTIONS.run,
+      validator: () => {
+        if (run.closeRequested) throw new Error('the conversation is closed');
+      },
+    },
+  );
+}
+
+/** Whether a `waitForChange` request has its news (or the run is ending, so it must answer now). */
+function waitIsOver(run: ConversationRun, request: WaitRequest): boolean {
+  const after = request?.afterEvents;
+  const afterRun = request?.afterRun;
+  return (
+    run.draining ||
+    run.closeRequested ||
+    (after !== undefined && run.log.count > after) ||
+    (request?.whenStopped === true && (run.status !== 'running' || (afterRun !== undefined && run.runNumber > afterRun)))
+  );
+}

@@ -1,0 +1,48 @@
+// One model call as an activity: the events since the last call travel with it (when small), a
+// pause cancels it, and a failure is said in what it returns.
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import type { ModelCallResult } from '../../types.js';
+import { MODEL_CALL } from '../activity-options.js';
+import { failureMessage } from '../reply.js';
+import type { ConversationActivities } from './activities.js';
+import { modelCallCancelled } from './condenser.js';
+import type { ConversationRun } from './conversation-run.js';
+
+/** What came of a model call. */
+export type ModelCallOutcome =
+  | { kind: 'reply'; reply: ModelCallResult }
+  /** Paused or closing: the call is made again on resume. */
+  | { kind: 'cancelled' }
+  | { kind: 'failed'; message: string };
+
+export async function callModel(run: ConversationRun, acts: ConversationActivities): Promise<ModelCallOutcome> {
+  const step = run.iterations + 1;
+  const { seen, recent } = run.takeRecentEvents();
+  const setup = run.setup;
+  run.inFlight.model = new CancellationScope();
+  try {
+    const reply = await run.inFlight.model.run(() =>
+      acts.model.callModel.executeWithOptions({ ...MODEL_CALL, summary: `LLM ${run.model || 'default model'} · step ${step}` }, [
+        {
+          conversationId: run.id,
+          step,
+          llm: run.options.agent.llm,
+          systemPrompt: run.systemPrompt,
+          eventCount: seen,
+          tools: run.offeredTools(),
+          ...(setup ? { setupVersion: setup.version } : {}),
+          ...(recent ? { recent } : {}),
+        },
+      ]),
+    );
+    run.modelSaw(seen);
+    return { kind: 'reply', reply };
+  } catch (err) {
+    // A cancelled call whose worker died before acknowledging ends in a timeout instead; that is
+    // still the pause, not an error.
+    if (isCancellation(err) || modelCallCancelled(run)) return { kind: 'cancelled' };
+    return { kind: 'failed', message: `model call failed: ${failureMessage(err)}` };
+  } finally {
+    run.inFlight.model = undefined;
+  }
+}

@@ -1,0 +1,60 @@
+// The conversation's setup, made once on the workspace host: the tools it has for this
+// conversation (built-ins, yours, MCP servers') and the repository's instructions (AGENTS.md).
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { PREPARE_TOOLS } from '../activity-options.js';
+import { failureMessage } from '../reply.js';
+import type { ConversationActivities } from './activities.js';
+import { modelCallCancelled } from './condenser.js';
+import type { ConversationRun } from './conversation-run.js';
+import { NotStarted, onHost } from './tool-dispatch.js';
+
+/** Made, or why not: cancelled (a pause or close) or failed (the conversation's error). */
+export type SetupOutcome = { kind: 'ready' } | { kind: 'cancelled' } | { kind: 'failed'; message: string };
+
+/** Asks the workspace host which tools it has for this conversation (and reads AGENTS.md there). */
+export async function prepareTools(run: ConversationRun, acts: ConversationActivities): Promise<SetupOutcome> {
+  const { options } = run;
+  run.inFlight.model = new CancellationScope();
+  try {
+    const result = await run.inFlight.model.run(() =>
+      onHost(run, (extra) =>
+        acts.tool.prepareTools.executeWithOptions(
+          {
+            ...PREPARE_TOOLS,
+            taskQueue: options.toolTaskQueue,
+            summary: 'prepare tools (and MCP servers, AGENTS.md) on the workspace host',
+            ...extra,
+          },
+          [
+            {
+              conversationId: run.id,
+              workspace: options.workspace,
+              tools: options.agent.tools,
+              hostTools: options.agent.hostTools === true,
+              ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+            },
+          ],
+        ),
+      ),
+    );
+    run.setSetup({ tools: result.tools, ...(result.instructions ? { instructions: result.instructions } : {}) });
+    if (result.instructions) run.append({ kind: 'instructions', source: 'environment', ...result.instructions });
+    for (const message of result.errors) run.append({ kind: 'error', source: 'environment', message });
+    return { kind: 'ready' };
+  } catch (err) {
+    if (err instanceof NotStarted || isCancellation(err) || modelCallCancelled(run)) return { kind: 'cancelled' };
+    return { kind: 'failed', message: `could not prepare the tools on ${options.toolTaskQueue}: ${failureMessage(err)}` };
+  } finally {
+    run.inFlight.model = undefined;
+  }
+}
+
+/** Stops the conversation's MCP servers on the workspace host when it ends (best effort, bounded). */
+export async function releaseTools(run: ConversationRun, acts: ConversationActivities): Promise<void> {
+  await acts.tool.releaseTools
+    .executeWithOptions(
+      { scheduleToCloseTimeout: '1 minute', taskQueue: run.options.toolTaskQueue, retry: { maximumAttempts: 3 }, summary: 'stop MCP servers' },
+      [run.id],
+    )
+    .catch(() => undefined);
+}

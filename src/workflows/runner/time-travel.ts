@@ -1,0 +1,130 @@
+// Time travel in the loop: a checkpoint of the workspace per step (an activity on its host), a
+// rewind (the workspace put back, later steps out of the prompt), and a fork's workspace made from
+// its source's checkpoint before anything runs.
+import type { CheckpointInfo } from '../../checkpoints/types.js';
+import { DEFAULTS } from '../../types.js';
+import { CHECKPOINT } from '../activity-options.js';
+import { isPatched } from '../legacy/patches.js';
+import { failureMessage } from '../reply.js';
+import { NOT_UNDONE } from '../time-travel.js';
+import type { ConversationActivities } from './activities.js';
+import type { ConversationRun } from './conversation-run.js';
+
+/** Whether this conversation takes checkpoints (an option, and not in histories from before them). */
+function checkpointsOn(run: ConversationRun): boolean {
+  return run.options.checkpoints !== false && isPatched('checkpoints');
+}
+
+// The callers ask the synchronous `…Due` first and only await when one is due: an await that
+// resolves at once still moves this task's commands after an update's answer, which old
+// histories (recorded without checkpoints) must replay in their order.
+
+/** Whether the checkpoint before the first step (step 0) is still to take. */
+export function firstCheckpointDue(run: ConversationRun): boolean {
+  return run.steps === 0 && run.checkpoints.all().length === 0 && checkpointsOn(run);
+}
+
+/** The checkpoint before the first step (step 0). */
+export async function checkpointBeforeFirstStep(run: ConversationRun, acts: ConversationActivities): Promise<void> {
+  await checkpoint(run, acts, 0, true);
+}
+
+/** Whether a step's checkpoint is taken at all. */
+export function stepCheckpointDue(run: ConversationRun): boolean {
+  return checkpointsOn(run);
+}
+
+/**
+ * The checkpoint of the step just taken: a snapshot when it ran something on the workspace host
+ * (files may have changed, shell commands included), else the previous commit again.
+ */
+export async function checkpointAfterStep(run: ConversationRun, acts: ConversationActivities, touchedHost: boolean): Promise<void> {
+  await checkpoint(run, acts, run.steps, touchedHost);
+}
+
+async function checkpoint(run: ConversationRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<void> {
+  const previous = run.checkpoints.latestCommit();
+  if (!snapshot && previous) {
+    run.recordCheckpoint(step, { commit: previous, added: 0, changed: 0, deleted: 0 });
+    return;
+  }
+  let info: CheckpointInfo;
+  try {
+    // Not cancellable by a pause: a pause right after a step still gets that step's checkpoint.
+    info = await acts.tool.checkpointWorkspace.executeWithOptions(
+      {
+        ...CHECKPOINT,
+        taskQueue: run.options.toolTaskQueue,
+        scheduleToStartTimeout: run.options.hostWaitMs ?? DEFAULTS.hostWaitMs,
+        summary: `checkpoint of step ${step}`,
+      },
+      [{ conversationId: run.id, workspace: run.options.workspace, step }],
+    );
+  } catch (err) {
+    run.append({ kind: 'error', source: 'environment', message: `checkpoint of step ${step} not taken (this step cannot be rewound to): ${failureMessage(err)}` });
+    run.recordCheckpoint(step, { added: 0, changed: 0, deleted: 0 });
+    return;
+  }
+  run.recordCheckpoint(step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
+}
+
+/**
+ * Carries out the pending rewind (the loop calls this once the run has stopped): the workspace as
+ * after the step, the later steps out of the prompt, the conversation paused. Answers the request.
+ */
+export async function performRewind(run: ConversationRun, acts: ConversationActivities): Promise<void> {
+  const request = run.rewinds.pending;
+  if (!request) return;
+  const entry = run.checkpoints.active(request.to);
+  if (!entry?.commit) {
+    run.rewinds.answer(request.id, { error: `step ${request.to} has no checkpoint any more` });
+    return;
+  }
+  try {
+    const restored = await acts.tool.restoreWorkspace.executeWithOptions(
+      {
+        ...CHECKPOINT,
+        taskQueue: run.options.toolTaskQueue,
+        scheduleToStartTimeout: run.options.hostWaitMs ?? DEFAULTS.hostWaitMs,
+        summary: `rewind the workspace to step ${request.to}`,
+      },
+      [{ conversationId: run.id, workspace: run.options.workspace, commit: entry.commit, rewindId: `rewind-${request.id}` }],
+    );
+    const answer = run.applyRewind(entry, restored.before.commit, NOT_UNDONE);
+    run.rewinds.answer(request.id, { answer });
+  } catch (err) {
+    const message = `rewind to step ${request.to} failed: ${failureMessage(err)}`;
+    run.append({ kind: 'error', source: 'environment', message });
+    run.rewinds.answer(request.id, { error: message });
+  }
+}
+
+/** Whether this conversation is a fork whose workspace is still to make. */
+export function forkWorkspaceDue(run: ConversationRun): boolean {
+  return run.input.fork !== undefined && !run.forkMade;
+}
+
+/** A fork's workspace: the source's checkpoint written into this conversation's own directory. */
+export async function makeForkWorkspace(run: ConversationRun, acts: ConversationActivities): Promise<boolean> {
+  const fork = run.input.fork;
+  if (!fork) return true;
+  try {
+    await acts.tool.forkWorkspace.executeWithOptions(
+      { ...CHECKPOINT, taskQueue: run.options.toolTaskQueue, summary: `workspace from ${fork.origin.id} at step ${fork.origin.step}` },
+      [
+        {
+          workspace: fork.sourceWorkspace,
+          conversationId: fork.origin.id,
+          commit: fork.origin.commit,
+          newConversationId: run.id,
+          target: run.options.workspace,
+        },
+      ],
+    );
+    run.markForkMade();
+    return true;
+  } catch (err) {
+    run.fail(`could not make the fork's workspace ${run.options.workspace}: ${failureMessage(err)}`, { event: true });
+    return false;
+  }
+}

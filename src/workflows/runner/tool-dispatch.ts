@@ -1,0 +1,183 @@
+// Running one tool call: checks of the arguments, tools that run inside the workflow, sub-agents,
+// and host tools as an activity on the workspace host's queue (waiting for that host when no worker
+// there picks the call up).
+import { ActivityFailure, CancellationScope, TimeoutFailure, isCancellation, type ActivityOptions } from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
+import type { AnyTool, ToolContext } from '../../tools/define.js';
+import { describeInvalid } from '../../tools/define.js';
+import { WORKFLOW_TOOLS } from '../../tools/local.js';
+import { DEFAULTS, type ActionEvent, type ConversationSetup, type RunToolResult, type ToolCallPlan, type ToolResult } from '../../types.js';
+import { TOOL_CALL } from '../activity-options.js';
+import { shorten } from '../details.js';
+import { lenientArguments, runOnHostBeforeOpenTools } from '../legacy/before-open-tools.js';
+import { cancelledDetails, failureMessage } from '../reply.js';
+import type { ConversationActivities } from './activities.js';
+import type { ConversationRun } from './conversation-run.js';
+import { durableWait } from './durable-wait.js';
+
+/** A host call that was never picked up, dropped because the conversation paused or closed. */
+export class NotStarted extends Error {}
+
+/** Runs one tool call of the model's and says what came of it (never throws). */
+export async function runTool(
+  run: ConversationRun,
+  acts: ConversationActivities,
+  action: ActionEvent,
+  plan: ToolCallPlan | undefined,
+  siblings = 1,
+): Promise<ToolResult> {
+  const args = action.arguments;
+  const offered = run.offeredTools();
+  if (!offered.includes(action.tool)) {
+    return { content: `Unknown tool "${action.tool}". Available tools: ${offered.join(', ')}.`, isError: true };
+  }
+  if (typeof args === 'string') {
+    return { content: `The arguments of ${action.tool} are not valid JSON: ${args.slice(0, 500)}`, isError: true };
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return { content: `The arguments of ${action.tool} must be a JSON object; got: ${String(args).slice(0, 500)}`, isError: true };
+  }
+  if (action.tool === 'delegate') return run.children.delegate(run, action, siblings);
+  if (action.tool === 'wait') return durableWait(run, action);
+  const inWorkflow = WORKFLOW_TOOLS.get(action.tool);
+  if (inWorkflow) return runInWorkflow(run, inWorkflow, action);
+
+  const flight = run.inFlight;
+  flight.tool = new CancellationScope();
+  try {
+    const setup = run.setup;
+    const result = setup
+      ? await runOnHost(run, acts, action, plan, setup)
+      : await runOnHostBeforeOpenTools(action, {
+          conversationId: run.id,
+          workspace: run.options.workspace,
+          toolTaskQueue: run.options.toolTaskQueue,
+          terminal: run.terminalState(),
+          scope: flight.tool,
+          activities: acts.tool,
+        });
+    if (result.state !== undefined) run.setToolState(action.tool, result.state);
+    return { content: result.content, isError: result.isError, ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}) };
+  } catch (err) {
+    if (err instanceof NotStarted) {
+      return { content: 'Not run: the conversation was paused (or closed) while waiting for the workspace host.', isError: true };
+    }
+    if (isCancellation(err) || flight.interruptRequested) {
+      const partial = cancelledDetails(err);
+      return {
+        content: `The command was interrupted by a pause before it finished.${partial ? `\nOutput so far:\n${partial}` : ''}`,
+        isError: true,
+        exitCode: -1,
+      };
+    }
+    return { content: `The tool failed: ${failureMessage(err)}`, isError: true };
+  } finally {
+    flight.tool = undefined;
+    flight.interruptRequested = false;
+  }
+}
+
+/** Every host tool, built-in, yours or an MCP server's: one activity on the workspace's host. */
+function runOnHost(
+  run: ConversationRun,
+  acts: ConversationActivities,
+  action: ActionEvent,
+  plan: ToolCallPlan | undefined,
+  current: ConversationSetup,
+): Promise<RunToolResult> {
+  const { options } = run;
+  const spec = current.tools.find((t) => t.name === action.tool);
+  const mcpConfig = spec?.mcp ? options.mcpServers?.[spec.mcp.server] : undefined;
+  const timeout = plan?.timeoutSeconds;
+  const state = run.toolStateOf(action.tool);
+  return (run.inFlight.tool as CancellationScope).run(() =>
+    onHost(run, (extra, rescheduled) =>
+      acts.tool.runTool.executeWithOptions(
+        {
+          ...TOOL_CALL,
+          ...(timeout ? { startToCloseTimeout: `${Math.ceil(timeout)} seconds` } : {}),
+          taskQueue: options.toolTaskQueue,
+          summary: shorten(plan?.summary ?? action.tool, 120),
+          ...extra,
+        },
+        [
+          {
+            conversationId: run.id,
+            workspace: options.workspace,
+            toolCallId: action.toolCallId,
+            tool: action.tool,
+            arguments: action.arguments,
+            ...(state !== undefined ? { state } : {}),
+            ...(spec?.mcp && mcpConfig ? { mcp: { ...spec.mcp, config: mcpConfig } } : {}),
+            ...(rescheduled ? { rescheduled: true } : {}),
+          },
+        ],
+      ),
+    ),
+  );
+}
+
+/**
+ * Runs a call on the workspace host. If no worker there picks it up within hostWaitMs, the
+ * conversation says it is waiting for that host (status, events, Web UI) and asks again, now
+ * without a limit; a call that never started is safe to schedule again.
+ */
+export async function onHost<T>(run: ConversationRun, call: (extra: ActivityOptions, rescheduled: boolean) => Promise<T>): Promise<T> {
+  const { options } = run;
+  try {
+    return await call({ scheduleToStartTimeout: options.hostWaitMs ?? DEFAULTS.hostWaitMs }, false);
+  } catch (err) {
+    if (!(err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START)) {
+      throw err;
+    }
+  }
+  if (run.halted) throw new NotStarted();
+  run.inFlight.waitingForHost = true;
+  run.append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: false });
+  run.publishDetails();
+  try {
+    // Told it may have begun under the first try (a retry that timed out), so `report` tools still never run twice.
+    return await call({}, true);
+  } catch (err) {
+    // Paused or closed while waiting: the call had not been picked up.
+    if (isCancellation(err)) throw new NotStarted();
+    throw err;
+  } finally {
+    run.inFlight.waitingForHost = false;
+    run.append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: true });
+    run.publishDetails();
+  }
+}
+
+/** think, finish, task_tracker: deterministic, so they run here and a replay recomputes them. */
+async function runInWorkflow(run: ConversationRun, tool: AnyTool, action: ActionEvent): Promise<ToolResult> {
+  // Conversations from before tools were open accepted looser arguments; they replay the same.
+  const parsed = tool.parameters.safeParse(run.setup ? action.arguments : lenientArguments(tool.name, action.arguments));
+  if (!parsed.success) return { content: describeInvalid(tool.name, parsed.error), isError: true };
+  const ctx: ToolContext = {
+    conversationId: run.id,
+    toolCallId: action.toolCallId,
+    workspace: run.options.workspace,
+    signal: NEVER_ABORTED,
+    heartbeat: () => undefined,
+    secrets: {},
+    state: run.toolStateOf(tool.name),
+    attempt: 1,
+    exec: () => Promise.reject(new Error('ctx.exec is not available to tools that run inside the workflow')),
+  };
+  const out = await tool.execute(parsed.data, ctx);
+  if (typeof out === 'string') return { content: out, isError: false };
+  if (out.state !== undefined) run.setToolState(tool.name, out.state);
+  return { content: out.content, isError: out.isError === true };
+}
+
+// Tools inside the workflow finish at once; nothing can abort them, and the sandbox has no AbortController.
+const NEVER_ABORTED = {
+  aborted: false,
+  reason: undefined,
+  onabort: null,
+  throwIfAborted: () => undefined,
+  addEventListener: () => undefined,
+  removeEventListener: () => undefined,
+  dispatchEvent: () => false,
+} as unknown as AbortSignal;

@@ -1,0 +1,167 @@
+// One turn of the loop (a step): the setup if it is missing, a condensation if one is due, one
+// model call, and the tools it asked for. It returns what happens next; `applyOutcome` records it.
+import { WORKFLOW_TOOLS } from '../../tools/local.js';
+import type { ActionEvent, ModelCallResult, ToolCallPlan, ToolResult } from '../../types.js';
+import { isPatched } from '../legacy/patches.js';
+import { observation, parseArguments } from '../reply.js';
+import type { ConversationActivities } from './activities.js';
+import { callModel } from './model-call.js';
+import type { ConversationRun } from './conversation-run.js';
+import { prepareTools } from './setup.js';
+import { checkpointAfterStep, checkpointBeforeFirstStep, firstCheckpointDue, stepCheckpointDue } from './time-travel.js';
+import { runTool } from './tool-dispatch.js';
+
+/** What a turn leads to. */
+export type TurnOutcome =
+  /** Go on with the next turn (if still running). */
+  | { kind: 'continue' }
+  /** The agent answered without tool calls, or called finish. */
+  | { kind: 'finished' }
+  /** A pause, a close or a rejection stopped the turn; the status already says so. */
+  | { kind: 'stopped' }
+  /** The same actions and results over and over. */
+  | { kind: 'stuck'; reason: string }
+  /** The conversation cannot go on: `event` says whether the error is also an event of its own. */
+  | { kind: 'error'; message: string; event: boolean };
+
+/** Takes one turn. Only `applyOutcome` changes the status at its end. */
+export async function takeTurn(run: ConversationRun, acts: ConversationActivities): Promise<TurnOutcome> {
+  const { options } = run;
+  if (run.iterations >= options.maxIterations) {
+    return { kind: 'error', message: `reached the maximum of ${options.maxIterations} iterations in this run`, event: false };
+  }
+  if (!run.setup && isPatched('open-tools')) {
+    const made = await prepareTools(run, acts);
+    if (made.kind === 'failed') return { kind: 'error', message: made.message, event: true };
+    if (made.kind === 'cancelled' || run.halted) return { kind: 'stopped' };
+  }
+  // Step 0: the workspace before the first step (so the first step can be undone too).
+  if (firstCheckpointDue(run)) await checkpointBeforeFirstStep(run, acts);
+  // Checked without a promise: the workflow sandbox records a stack for every promise, at a price.
+  const condenser = run.condenser.due(options, run.log);
+  if (condenser) await run.condenser.condense(run, condenser, acts.model);
+  if (run.halted) return { kind: 'stopped' };
+  const called = await callModel(run, acts);
+  if (called.kind === 'cancelled') return { kind: 'stopped' };
+  if (called.kind === 'failed') return { kind: 'error', message: called.message, event: true };
+  const { reply } = called;
+  run.recordReply(reply);
+  // The parent's tree cost stays current while this sub-agent works (histories from before replay without it).
+  if (options.parent && isPatched('child-cost-each-step')) run.reportToParent();
+  const { outcome, touchedHost } = await afterReply(run, acts, reply);
+  // The step's checkpoint: the workspace as this step left it (shell commands' changes included).
+  if (stepCheckpointDue(run)) await checkpointAfterStep(run, acts, touchedHost);
+  return outcome;
+}
+
+/** The reply's tool calls (with confirmation when the policy asks); what happens next, and whether anything ran on the host. */
+async function afterReply(
+  run: ConversationRun,
+  acts: ConversationActivities,
+  reply: ModelCallResult,
+): Promise<{ outcome: TurnOutcome; touchedHost: boolean }> {
+  const { options } = run;
+  if (reply.toolCalls.length === 0) {
+    run.append({ kind: 'message', source: 'agent', text: reply.content ?? '' });
+    run.setFinalMessage(reply.content ?? '');
+    return { outcome: { kind: 'finished' }, touchedHost: false };
+  }
+  if (options.maxBudgetPerRunUsd !== undefined && run.runCost >= options.maxBudgetPerRunUsd && run.status === 'running') {
+    // Over budget with work left: pause (not fail), so the user decides whether to spend more.
+    run.pause({ reason: `budget: this run cost $${run.runCost.toFixed(4)}, the limit is $${options.maxBudgetPerRunUsd}` });
+  }
+  const actions: ActionEvent[] = [];
+  const plans = new Map<ActionEvent, ToolCallPlan | undefined>();
+  reply.toolCalls.forEach((call, i) => {
+    const action = run.append({
+      kind: 'action',
+      source: 'agent',
+      tool: call.name,
+      toolCallId: call.id,
+      arguments: parseArguments(call.arguments),
+      replyId: reply.id,
+      ...(i === 0 && reply.content ? { thought: reply.content } : {}),
+    }) as ActionEvent;
+    actions.push(action);
+    plans.set(action, call.plan);
+  });
+  if (
+    run.status === 'running' &&
+    run.confirmation.asks(options.confirmationPolicy, actions, plans, run.offeredTools(), run.setup !== undefined) &&
+    !(await confirm(run, actions))
+  ) {
+    run.publishDetails();
+    return { outcome: { kind: 'stopped' }, touchedHost: false };
+  }
+  return runActions(run, acts, actions, plans);
+}
+
+/** Runs the reply's tool calls in order (its sub-agents start together); what happens next. */
+async function runActions(
+  run: ConversationRun,
+  acts: ConversationActivities,
+  actions: readonly ActionEvent[],
+  plans: ReadonlyMap<ActionEvent, ToolCallPlan | undefined>,
+): Promise<{ outcome: TurnOutcome; touchedHost: boolean }> {
+  // Sub-agents of one reply start together and work in parallel; their results are read in order.
+  const delegated = new Map<ActionEvent, Promise<ToolResult>>();
+  if (run.status === 'running' && !run.closeRequested) {
+    const delegates = actions.filter((a) => a.tool === 'delegate');
+    for (const action of delegates) delegated.set(action, runTool(run, acts, action, undefined, delegates.length));
+  }
+  let finished = false;
+  // Whether anything ran that may have changed files (a host tool, a sub-agent in the same workspace).
+  let touchedHost = delegated.size > 0;
+  for (const action of actions) {
+    const started = delegated.get(action);
+    if (!started && run.halted) {
+      run.append(observation(action, { content: 'Not run: the conversation was paused before this call started.', isError: true }));
+      continue;
+    }
+    if (!WORKFLOW_TOOLS.has(action.tool)) touchedHost = true;
+    const result = await (started ?? runTool(run, acts, action, plans.get(action)));
+    run.append(observation(action, result));
+    if (action.tool === 'finish' && !result.isError) {
+      finished = true;
+      run.setFinalMessage(result.content);
+    }
+  }
+  run.publishDetails();
+  if (finished) return { outcome: { kind: 'finished' }, touchedHost };
+  const stuck = run.status === 'running' ? run.log.stuckReason() : null;
+  return { outcome: stuck ? { kind: 'stuck', reason: stuck } : { kind: 'continue' }, touchedHost };
+}
+
+/** Waits for approve / reject; true when the actions may run (otherwise they are recorded as rejected). */
+async function confirm(run: ConversationRun, actions: ActionEvent[]): Promise<boolean> {
+  const answer = await run.confirmation.wait(
+    actions,
+    run.options.confirmationTimeoutMs,
+    () => run.closeRequested,
+    () => run.setStatus('waiting_for_confirmation', run.confirmation.describe()),
+  );
+  if (answer.approved && run.status === 'running') return true;
+  for (const action of actions) {
+    run.append(observation(action, { content: `The user rejected this action${answer.reason ? `: ${answer.reason}` : '.'}`, isError: true }));
+  }
+  if (run.status === 'waiting_for_confirmation') run.setStatus('running');
+  return false;
+}
+
+/** Records what a turn led to: the status it ends in (finished, stuck, error), if any. */
+export function applyOutcome(run: ConversationRun, outcome: TurnOutcome): void {
+  switch (outcome.kind) {
+    case 'finished':
+      if (run.status === 'running') run.setStatus('finished');
+      return;
+    case 'stuck':
+      run.markStuck(outcome.reason);
+      return;
+    case 'error':
+      run.fail(outcome.message, { event: outcome.event });
+      return;
+    case 'continue':
+    case 'stopped':
+      return;
+  }
+}
