@@ -5,7 +5,8 @@
 // one per file when a file runs alone; each file gets its own namespace and task queues.
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
+import type { CheckpointInfo, CheckpointWorkspaceInput, ForkResult, ForkWorkspaceInput, ListCheckpointsInput, RestoreResult, RestoreWorkspaceInput } from '../../src/checkpoints/types.js';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import {
   DEFAULTS,
@@ -53,6 +54,8 @@ export interface TestConversation {
   modelCalls: ModelCallInput[];
   toolCalls: RunToolInput[];
   prepareCalls: PrepareToolsInput[];
+  /** The steps the workspace was checkpointed after (0: before the first step). */
+  checkpointCalls: CheckpointWorkspaceInput[];
   state(): Promise<ConversationState>;
   events(): Promise<ConversationEvent[]>;
   /** Polls the state query until `check` holds (or fails after `timeoutMs`, with the last state). */
@@ -100,6 +103,11 @@ export function prepareDefault(input: PrepareToolsInput): PrepareToolsResult {
 /** The host's default answer to a tool call: "ran <tool> <arguments>". */
 export function runDefault(input: RunToolInput): RunToolResult {
   return { content: `ran ${input.tool} ${JSON.stringify(input.arguments)}`, isError: false, exitCode: 0 };
+}
+
+/** 40 hex digits derived from `key`, standing in for a checkpoint's commit id. */
+function fakeCommit(key: string): string {
+  return createHash('sha1').update(key).digest('hex');
 }
 
 let sharedWorkerStarted = 0;
@@ -187,6 +195,23 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
       return (e.host.run ?? runDefault)(input);
     },
     async releaseTools(_id: string): Promise<void> {},
+    // Checkpoints of the workspace: a made-up commit per step (the store itself has its own tests).
+    async checkpointWorkspace(input: CheckpointWorkspaceInput): Promise<CheckpointInfo> {
+      const e = entry(input.conversationId);
+      if (input.conversationId === e.conversation.id) e.conversation.checkpointCalls.push(input);
+      const commit = fakeCommit(`${input.conversationId}:${input.step}`);
+      return { commit, tree: commit, step: input.step, kind: 'step', time: Date.now(), added: 0, changed: 0, deleted: 0, skipped: [] };
+    },
+    async restoreWorkspace(input: RestoreWorkspaceInput): Promise<RestoreResult> {
+      const before = fakeCommit(`${input.conversationId}:${input.rewindId}`);
+      return { before: { commit: before, tree: before, step: 0, kind: 'before-rewind', time: Date.now(), added: 0, changed: 0, deleted: 0, skipped: [] }, restored: input.commit, written: 0, removed: 0, kept: [] };
+    },
+    async forkWorkspace(input: ForkWorkspaceInput): Promise<ForkResult> {
+      return { target: input.target ?? `${input.workspace}-${input.newConversationId}`, files: 0, steps: 0 };
+    },
+    async listCheckpoints(_input: ListCheckpointsInput): Promise<CheckpointInfo[]> {
+      return [];
+    },
   };
 
   const workers: { worker: Worker; running: Promise<void> }[] = [];
@@ -252,6 +277,7 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
         modelCalls: [],
         toolCalls: [],
         prepareCalls: [],
+        checkpointCalls: [],
         state: () => handle.query(stateQuery),
         events: () => readEvents(id),
         async until(what, check, timeoutMs = 20_000) {

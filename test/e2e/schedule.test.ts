@@ -2,8 +2,8 @@
 // unpaused and deleted with the CLI, on a real Temporal server's Schedules.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { countdownScript } from '../src/testing/scripted-model.js';
-import { startHarness, waitFor, type Harness } from './support/harness.js';
+import { countdownScript } from '../../src/testing/scripted-model.js';
+import { startHarness, waitFor, type Harness } from '../support/harness.js';
 
 let h: Harness;
 before(async () => {

@@ -2,9 +2,9 @@
 // resume ends a long wait early; the state says what it waits for.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../src/client.js';
-import type { RecordedRequest, ScriptedReply } from '../src/testing/scripted-model.js';
-import { startHarness, waitFor, type Harness, type WorkerProcess } from './support/harness.js';
+import { Agent, Conversation, LLM } from '../../src/client.js';
+import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
+import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 /** Waits as the first message says (`wait <seconds>`), then answers with what it observed. */
 function waitScript(request: RecordedRequest): ScriptedReply {
