@@ -56,6 +56,8 @@ export interface TestConversation {
   prepareCalls: PrepareToolsInput[];
   /** The steps the workspace was checkpointed after (0: before the first step). */
   checkpointCalls: CheckpointWorkspaceInput[];
+  /** The workspace put back by a rewind. */
+  restoreCalls: RestoreWorkspaceInput[];
   state(): Promise<ConversationState>;
   events(): Promise<ConversationEvent[]>;
   /** Polls the state query until `check` holds (or fails after `timeoutMs`, with the last state). */
@@ -105,8 +107,8 @@ export function runDefault(input: RunToolInput): RunToolResult {
   return { content: `ran ${input.tool} ${JSON.stringify(input.arguments)}`, isError: false, exitCode: 0 };
 }
 
-/** 40 hex digits derived from `key`, standing in for a checkpoint's commit id. */
-function fakeCommit(key: string): string {
+/** 40 hex digits derived from `key`, standing in for a checkpoint's commit id (`<conversation>:<step>`). */
+export function fakeCommit(key: string): string {
   return createHash('sha1').update(key).digest('hex');
 }
 
@@ -203,6 +205,8 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
       return { commit, tree: commit, step: input.step, kind: 'step', time: Date.now(), added: 0, changed: 0, deleted: 0, skipped: [] };
     },
     async restoreWorkspace(input: RestoreWorkspaceInput): Promise<RestoreResult> {
+      const e = entry(input.conversationId);
+      if (input.conversationId === e.conversation.id) e.conversation.restoreCalls.push(input);
       const before = fakeCommit(`${input.conversationId}:${input.rewindId}`);
       return { before: { commit: before, tree: before, step: 0, kind: 'before-rewind', time: Date.now(), added: 0, changed: 0, deleted: 0, skipped: [] }, restored: input.commit, written: 0, removed: 0, kept: [] };
     },
@@ -278,6 +282,7 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
         toolCalls: [],
         prepareCalls: [],
         checkpointCalls: [],
+        restoreCalls: [],
         state: () => handle.query(stateQuery),
         events: () => readEvents(id),
         async until(what, check, timeoutMs = 20_000) {
