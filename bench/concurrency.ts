@@ -26,7 +26,7 @@ export interface ConcurrencyFigures {
 export async function concurrency(h: Harness, workerPid: number | undefined, n: number, steps = 10): Promise<ConcurrencyFigures> {
   const slow = stepScript(steps);
   h.model.setScript(async (req) => ({ ...(await slow(req)), delayMs: 100 }));
-  const cpu = () => ({ server: cpuMs(h.server.process.pid), worker: cpuMs(workerPid), client: selfCpuMs() });
+  const cpu = () => ({ server: cpuMs(h.server.process?.pid), worker: cpuMs(workerPid), client: selfCpuMs() });
   const perStep = (a: ReturnType<typeof cpu>, b: ReturnType<typeof cpu>) => ({
     server: (b.server - a.server) / (n * steps),
     worker: (b.worker - a.worker) / (n * steps),

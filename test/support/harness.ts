@@ -13,6 +13,7 @@ import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model.js';
 import { startScriptedAnthropic, type ScriptedAnthropicOptions } from '../../src/testing/scripted-anthropic.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
+import { testNamespace } from './namespace.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAKE_KEY = 'sk-faheem-test-secret-4f1c9a7e2b';
@@ -51,8 +52,18 @@ function newestMtime(dir: string): number {
   return newest;
 }
 
+/** The Temporal server a harness uses: its own dev server, or the run's shared one (no process then). */
+export interface HarnessServer {
+  address: string;
+  uiUrl?: string;
+  process?: DevServer['process'];
+  stop(): Promise<void>;
+}
+
 export interface Harness {
-  server: DevServer;
+  server: HarnessServer;
+  /** Its own namespace on the run's shared dev server; `default` on a dev server of its own. */
+  namespace: string;
   client: Client;
   model: ScriptedModel;
   home: string;
@@ -74,7 +85,7 @@ export interface WorkerProcess {
 
 /**
  * With FAHEEM_RECORD_HISTORIES=1, every conversation a test file ran is saved under test/histories/
- * so that test/replay.test.ts can prove later workflow code still replays it. The file's earlier
+ * so that test/workflow/replay.test.ts can prove later workflow code still replays it. The file's earlier
  * recordings are replaced; with FAHEEM_HISTORY_TAG=<tag> they are kept and the new ones added as
  * `<name>-<tag>--<id>.json` (histories of the code as it is now, beside those of older code).
  */
@@ -111,17 +122,25 @@ export async function startHarness(options: {
   /** Options of the scripted Anthropic server (with `api: 'anthropic'`). */
   anthropic?: ScriptedAnthropicOptions;
 }): Promise<Harness> {
+  // The run's shared dev server (test/support/run-tests.ts) unless this file needs one of its own:
+  // to kill or restart it (a SQLite file, a port), to show the Web UI, or to record histories.
+  const shared = process.env.FAHEEM_TEST_TEMPORAL_ADDRESS;
+  const own = !shared || options.db !== undefined || options.port !== undefined || options.ui || options.codecEndpoint !== undefined || process.env.FAHEEM_RECORD_HISTORIES === '1';
   const port = options.port ?? (await freePort());
   const uiPort = options.ui ? (options.uiPort ?? (await freePort())) : undefined;
   const [server, model, bundle] = await Promise.all([
-    startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), ...(options.db ? { db: options.db } : {}), ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) }),
+    own
+      ? startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), ...(options.db ? { db: options.db } : {}), ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) })
+      : Promise.resolve<HarnessServer>({ address: shared, stop: async () => {} }),
     options.api === 'anthropic' ? startScriptedAnthropic(options.script, options.anthropic) : startScriptedModel(options.script),
     workflowBundle(),
   ]);
+  const connection = await Connection.connect({ address: server.address });
+  const namespace = own ? 'default' : await testNamespace(connection, options.name);
   const home = await mkdtemp(path.join(tmpdir(), 'faheem-home-'));
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: server.address,
-    TEMPORAL_NAMESPACE: 'default',
+    TEMPORAL_NAMESPACE: namespace,
     LLM_MODEL: options.api === 'anthropic' ? 'anthropic/claude-sonnet-4-6' : 'openai/gpt-4o-mini',
     LLM_API_KEY: FAKE_KEY,
     LLM_BASE_URL: model.baseUrl,
@@ -132,14 +151,14 @@ export async function startHarness(options: {
     NO_COLOR: '1',
     ...options.env,
   };
-  const connection = await Connection.connect({ address: server.address });
-  const client = new Client({ connection, namespace: 'default', dataConverter: dataConverter(env) });
+  const client = new Client({ connection, namespace, dataConverter: dataConverter(env) });
   const workers: WorkerProcess[] = [];
 
   const harness: Harness = {
     server,
+    namespace,
     async restartServer() {
-      if (!options.db) throw new Error('restartServer needs a db file');
+      if (!options.db || !harness.server.process) throw new Error('restartServer needs a db file');
       harness.server.process.kill('SIGKILL');
       await harness.server.process;
       harness.server = await startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), db: options.db, ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) });
@@ -196,8 +215,12 @@ export async function startHarness(options: {
   return harness;
 }
 
-/** Polls `check` until it returns a truthy value or the deadline passes (then fails with `what`). */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 25): Promise<Truthy<T>> {
+/**
+ * Polls `check` until it returns a truthy value or the deadline passes (then fails with `what`).
+ * Every 50 ms: most checks are a query (a workflow task on the worker and the server), and files run
+ * side by side on two cores, so a tighter loop costs the other files CPU for little gain.
+ */
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 50): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

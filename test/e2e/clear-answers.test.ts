@@ -1,0 +1,187 @@
+// Clear answers when a part is missing: no worker (status answers at once with the last known status,
+// start and resume warn), a workspace that is not there, no server at all (every command names the
+// address), and `faheem doctor` line by line. Real dev server, real worker processes.
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { execa } from 'execa';
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Conversation } from '../../src/client.js';
+import { ConversationClosedError, ConversationNotFoundError, FaheemError, InvalidRequestError } from '../../src/errors.js';
+import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model.js';
+import { ConversationStatusKey } from '../../src/workflows/messages.js';
+import { FAKE_KEY, freePort, ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
+
+let h: Harness;
+let rejecting: ScriptedModel;
+before(async () => {
+  [h, rejecting] = await Promise.all([
+    startHarness({ name: 'clear-answers', script: () => ({ content: 'done' }), record: false }),
+    // A model that refuses the key, quoting it the way providers do.
+    startScriptedModel((req) => ({ status: 401, error: `Incorrect API key provided: ${(req.authorization ?? '').replace(/^Bearer /, '')}` })),
+  ]);
+});
+after(async () => {
+  await rejecting?.close();
+  await h?.close();
+});
+
+/** The CLI with the harness environment plus `extra`; timed. */
+async function faheem(args: string[], extra: Record<string, string> = {}) {
+  const started = Date.now();
+  const r = await execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], { cwd: ROOT, env: { ...h.env, ...extra }, reject: false, timeout: 60_000 });
+  return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1, ms: Date.now() - started };
+}
+
+const json = (s: string) => JSON.parse(s) as Record<string, unknown>;
+
+test('no worker: start warns, status answers at once with the last known status, resume warns, doctor names the queue', async () => {
+  const workspace = await h.workspace();
+  const start = await faheem(['start', 'Say done', '--workspace', workspace, '--id', 'ca-first']);
+  assert.equal(start.exitCode, 0, start.stderr);
+  assert.equal(start.stdout.trim(), 'ca-first', 'stdout stays the id alone');
+  assert.match(start.stderr, /no worker polls the task queue faheem\b/);
+  assert.match(start.stderr, /no worker polls the tool queue faheem-tools@/);
+
+  // Never picked up: the status it was started with, marked as last known, and why.
+  const human = await faheem(['status', 'ca-first']);
+  console.log(`status with no worker: ${human.ms} ms`);
+  assert.equal(human.exitCode, 0, human.stderr);
+  assert.ok(human.ms < 3_000, `status took ${human.ms} ms`);
+  assert.match(human.stdout, /running.*last known status: no worker answered/);
+  assert.match(human.stdout, /no worker polls the task queue faheem\b/);
+  const first = json((await faheem(['status', 'ca-first', '--json'])).stdout);
+  assert.deepEqual(
+    { id: first.id, status: first.status, lastKnown: first.lastKnown, workerPolling: first.workerPolling, taskQueue: first.taskQueue },
+    { id: 'ca-first', status: 'running', lastKnown: true, workerPolling: false, taskQueue: 'faheem' },
+  );
+
+  // A conversation that recorded a status, on a queue nobody polls: that status, marked as last known.
+  const input = {
+    options: { workspace, agent: { llm: { usageId: 'agent' }, tools: ['terminal'] }, toolTaskQueue: 'ca-nobody-tools', maxIterations: 5, confirmationPolicy: 'never', idleTimeoutMs: 600_000 },
+  };
+  await h.client.workflow.start('conversation', {
+    workflowId: 'ca-paused',
+    taskQueue: 'ca-nobody',
+    args: [input],
+    typedSearchAttributes: [{ key: ConversationStatusKey, value: 'paused' }],
+  });
+  const paused = await faheem(['status', 'ca-paused']);
+  console.log(`status (last known) with no worker: ${paused.ms} ms`);
+  assert.equal(paused.exitCode, 0, paused.stderr);
+  assert.ok(paused.ms < 3_000, `status took ${paused.ms} ms`);
+  assert.match(paused.stdout, /paused.*last known status: no worker answered/);
+  assert.match(paused.stdout, /no worker polls the task queue ca-nobody\b/);
+  const pausedJson = json((await faheem(['status', 'ca-paused', '--json'])).stdout);
+  assert.equal(pausedJson.status, 'paused');
+  assert.equal(pausedJson.lastKnown, true);
+  assert.equal(pausedJson.workerPolling, false);
+
+  // resume warns about both queues (read from the conversation's own start input) while it waits.
+  const resume = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'resume', 'ca-paused'], { cwd: ROOT, env: h.env, reject: false });
+  let stderr = '';
+  resume.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  try {
+    await waitFor('the resume warnings', () => /task queue ca-nobody\b/.test(stderr) && /tool queue ca-nobody-tools\b/.test(stderr), 10_000);
+  } finally {
+    resume.kill('SIGKILL');
+    await resume;
+  }
+
+  const doctor = await faheem(['doctor']);
+  console.log(`doctor with no worker: ${doctor.ms} ms`);
+  assert.notEqual(doctor.exitCode, 0);
+  assert.match(doctor.stdout, /^✗ workers .*no worker polls the task queue faheem\b/m);
+  assert.match(doctor.stdout, /^✗ tool worker .*faheem-tools@/m);
+  assert.match(doctor.stdout, /^✓ server .*Temporal/m);
+  assert.match(doctor.stderr, /problems? found/);
+});
+
+test('a missing or unusable workspace is refused before anything starts', async () => {
+  const missing = await faheem(['start', 'hi', '--workspace', '/no/such/dir', '--id', 'ca-nowhere']);
+  assert.notEqual(missing.exitCode, 0);
+  assert.match(missing.stderr, /workspace \/no\/such\/dir does not exist/);
+  const file = path.join(await h.workspace(), 'a-file');
+  await writeFile(file, 'x');
+  const notDir = await faheem(['start', 'hi', '--workspace', file, '--id', 'ca-file']);
+  assert.notEqual(notDir.exitCode, 0);
+  assert.match(notDir.stderr, /is not a directory/);
+  for (const id of ['ca-nowhere', 'ca-file']) {
+    await assert.rejects(h.client.workflow.getHandle(id).describe(), WorkflowNotFoundError);
+  }
+});
+
+test('with a worker: status answers from the workflow, doctor passes, --model makes one call', async () => {
+  await h.startWorker();
+  const done = await waitFor('ca-first finished', async () => {
+    const s = json((await faheem(['status', 'ca-first', '--json'])).stdout);
+    return s.status === 'finished' && s;
+  });
+  assert.equal(done.lastKnown, undefined);
+  assert.equal(typeof done.iterations, 'number');
+  const human = await faheem(['status', 'ca-first']);
+  assert.doesNotMatch(human.stdout, /last known|no worker/);
+
+  // A start with the worker up says nothing on stderr.
+  const quiet = await faheem(['start', 'Say done', '--workspace', await h.workspace(), '--id', 'ca-second']);
+  assert.equal(quiet.exitCode, 0, quiet.stderr);
+  assert.doesNotMatch(quiet.stderr, /no worker/);
+
+  const doctor = await faheem(['doctor']);
+  console.log(`doctor with a worker: ${doctor.ms} ms\n${doctor.stdout}`);
+  assert.equal(doctor.exitCode, 0, doctor.stdout + doctor.stderr);
+  for (const name of ['server', 'namespace', 'search attributes', 'workers', 'tool worker', 'model']) {
+    assert.match(doctor.stdout, new RegExp(`^✓ ${name} `, 'm'), name);
+  }
+  assert.match(doctor.stdout, /^! encryption .*no encryption key configured/m);
+  assert.match(doctor.stdout, /^! sandbox .*unsandboxed/m);
+  assert.match(doctor.stdout, /ConversationStatus, ConversationModel registered/);
+
+  const call = await faheem(['doctor', '--model', 'openai/gpt-4o-mini']);
+  assert.equal(call.exitCode, 0, call.stdout + call.stderr);
+  assert.match(call.stdout, /^✓ model call .*openai\/gpt-4o-mini answered in \d+ ms/m);
+
+  const refused = await faheem(['doctor', '--model', 'openai/gpt-4o-mini'], { LLM_BASE_URL: rejecting.baseUrl });
+  assert.notEqual(refused.exitCode, 0);
+  assert.match(refused.stdout, /^✗ model call .*HTTP 401/m);
+  assert.ok(rejecting.requests.length >= 1, 'the call reached the model');
+  assert.ok(!(refused.stdout + refused.stderr).includes(FAKE_KEY), 'the key is masked');
+  assert.match(refused.stdout, /<secret-hidden>/);
+});
+
+test('the SDK and the CLI tell errors apart by class: not found, refused, closed', async () => {
+  await assert.rejects(Conversation.attach(h.client, 'ca-no-such'), (err: unknown) => err instanceof ConversationNotFoundError && err.id === 'ca-no-such');
+  const conversation = await Conversation.attach(h.client, 'ca-first');
+  // Nothing waits for confirmation: the workflow's validator refuses, and says why.
+  await assert.rejects(conversation.approve(), (err: unknown) => err instanceof InvalidRequestError && /nothing is waiting for confirmation/.test(err.message));
+  await assert.rejects(conversation.sendMessage(' '), (err: unknown) => err instanceof InvalidRequestError && err.message === 'message not sent: the message is empty');
+  const refused = await faheem(['reject', 'ca-first']);
+  assert.equal(refused.exitCode, 1);
+  assert.match(refused.stderr, /faheem: nothing is waiting for confirmation/);
+
+  await conversation.close();
+  await waitFor('ca-first closed', () => conversation.isClosed());
+  await assert.rejects(conversation.sendMessage('more'), (err: unknown) => err instanceof ConversationClosedError && err instanceof FaheemError && err.code === 'conversation_closed');
+  await assert.rejects(conversation.pause(), ConversationClosedError);
+  const closed = await faheem(['pause', 'ca-first']);
+  assert.equal(closed.exitCode, 1);
+  assert.match(closed.stderr, /cannot pause: conversation ca-first is closed/);
+});
+
+test('no server at all: every command exits non-zero naming the address, within a bounded time', async () => {
+  const address = `127.0.0.1:${await freePort()}`;
+  const results = await Promise.all(
+    [['worker'], ['status', 'x'], ['list'], ['start', 'hi', '--workspace', ROOT]].map(async (args) => ({ args, ...(await faheem(args, { TEMPORAL_ADDRESS: address })) })),
+  );
+  for (const r of results) {
+    console.log(`faheem ${r.args.join(' ')} with no server: exit ${r.exitCode} in ${r.ms} ms`);
+    assert.notEqual(r.exitCode, 0, r.args.join(' '));
+    assert.ok(r.ms < 10_000, `${r.args.join(' ')} took ${r.ms} ms`);
+    assert.match(r.stderr, new RegExp(`cannot reach Temporal at ${address.replace(/\./g, '\\.')} \\(connection refused\\)`), r.stderr);
+    assert.match(r.stderr, /npx faheem server/);
+  }
+  const doctor = await faheem(['doctor'], { TEMPORAL_ADDRESS: address });
+  assert.notEqual(doctor.exitCode, 0);
+  assert.match(doctor.stdout, new RegExp(`^✗ server .*${address.replace(/\./g, '\\.')}`, 'm'));
+});

@@ -1,0 +1,210 @@
+// Sub-agents as child conversations, against a real server and worker processes: parallel children,
+// the whole tree paused and resumed from the parent, a worker killed mid-child, an erroring child,
+// costs and limits counted over the tree, `list --parent`, `events --follow` with children indented.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Agent, Conversation, LLM } from '../../src/client.js';
+import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
+import type { ChildEvent, ObservationEvent } from '../../src/types.js';
+import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
+
+let h: Harness;
+let worker: WorkerProcess;
+before(async () => {
+  h = await startHarness({ name: 'delegate', script: () => ({ content: 'ok' }) });
+  worker = await h.startWorker();
+});
+after(async () => h?.close());
+
+const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'file_editor', 'delegate'] });
+const firstUser = (req: RecordedRequest) => String(req.body.messages.find((m) => m.role === 'user')?.content ?? '');
+const toolResults = (req: RecordedRequest) => req.body.messages.filter((m) => m.role === 'tool');
+const observations = (events: { kind: string }[]) => events.filter((e): e is ObservationEvent => e.kind === 'observation');
+
+/** A child that writes `lines` lines into `file`, one command a step, then answers (a call a pause left unrun is asked again). */
+function writer(file: string, lines: number, delayMs = 0) {
+  return (req: RecordedRequest): ScriptedReply => {
+    const done = toolResults(req).filter((m) => !String(m.content).startsWith('Not run')).length;
+    if (done < lines) return { delayMs, toolCalls: [{ name: 'terminal', arguments: { command: `echo line${done + 1} >> ${file}` } }] };
+    return { delayMs, content: `wrote ${lines} lines to ${file}` };
+  };
+}
+
+/** Routes each request by its conversation's first user message. */
+function routes(table: Record<string, (req: RecordedRequest) => ScriptedReply>) {
+  return (req: RecordedRequest): ScriptedReply => {
+    const route = table[firstUser(req)];
+    if (!route) return { status: 500, error: `no route for ${firstUser(req)}` };
+    return route(req);
+  };
+}
+
+const delegateBoth = (tasks: string[]) => (req: RecordedRequest): ScriptedReply =>
+  toolResults(req).length === 0
+    ? { toolCalls: tasks.map((task, i) => ({ id: `d${i}`, name: 'delegate', arguments: { task } })) }
+    : { content: `children said: ${toolResults(req).map((m) => m.content).join(' | ')}` };
+
+test('two delegate calls run two child conversations in parallel; their answers come back', async () => {
+  h.model.setScript(
+    routes({
+      'split the work': delegateBoth(['create a.txt', 'create b.txt']),
+      'create a.txt': writer('a.txt', 2, 300),
+      'create b.txt': writer('b.txt', 2, 300),
+    }),
+  );
+  const workspace = await h.workspace();
+  const parent = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'split the work' });
+  const final = await parent.run();
+  assert.equal(final.status, 'finished');
+  assert.equal(await readFile(path.join(workspace, 'a.txt'), 'utf8'), 'line1\nline2\n');
+  assert.equal(await readFile(path.join(workspace, 'b.txt'), 'utf8'), 'line1\nline2\n');
+  const obs = observations(await parent.events());
+  assert.deepEqual(obs.map((o) => [o.tool, o.content]), [
+    ['delegate', 'wrote 2 lines to a.txt'],
+    ['delegate', 'wrote 2 lines to b.txt'],
+  ]);
+  // In parallel: the second child asked the model before the first one had finished.
+  const a = h.model.requests.filter((r) => firstUser(r) === 'create a.txt');
+  const b = h.model.requests.filter((r) => firstUser(r) === 'create b.txt');
+  assert.ok(b[0]!.startedAt < a[a.length - 1]!.startedAt, 'the children overlapped');
+
+  assert.deepEqual(final.children.map((c) => [c.id, c.status, c.task]), [
+    [`${parent.id}.sub-1`, 'finished', 'create a.txt'],
+    [`${parent.id}.sub-2`, 'finished', 'create b.txt'],
+  ]);
+  const child = await Conversation.attach(h.client, `${parent.id}.sub-1`);
+  const childState = await child.state();
+  assert.equal(childState.parentId, parent.id);
+  assert.ok(childState.metrics.accumulatedCost > 0);
+  const own = final.metrics.accumulatedCost - final.children.reduce((s, c) => s + c.cost, 0);
+  assert.ok(own > 0 && final.children.every((c) => c.cost > 0), 'the tree\'s cost is the parent\'s plus its children\'s');
+  assert.ok(await child.isClosed(), 'a finished child completes its workflow');
+
+  const { stdout } = await h.cli(['status', parent.id, '--json']);
+  const json = JSON.parse(stdout) as { children: { id: string; status: string; cost: number }[]; metrics: { accumulatedCost: number } };
+  assert.equal(json.children.length, 2);
+  assert.equal(json.metrics.accumulatedCost, final.metrics.accumulatedCost);
+  const listed = await waitFor('list --parent to show both children', async () => {
+    const { stdout: out } = await h.cli(['list', '--parent', parent.id, '--json']);
+    const rows = out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string });
+    return rows.length === 2 ? rows : undefined;
+  });
+  assert.deepEqual(listed.map((r) => r.id).sort(), [`${parent.id}.sub-1`, `${parent.id}.sub-2`]);
+});
+
+test('pausing the parent pauses both running children; nothing starts until resume, which resumes them', async () => {
+  h.model.setScript(
+    routes({
+      'two long jobs': delegateBoth(['count into x.txt', 'count into y.txt']),
+      'count into x.txt': writer('x.txt', 12, 150),
+      'count into y.txt': writer('y.txt', 12, 150),
+    }),
+  );
+  const workspace = await h.workspace();
+  const parent = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'two long jobs' });
+  const firstRun = parent.run();
+  const kids = [`${parent.id}.sub-1`, `${parent.id}.sub-2`];
+  await waitFor('both children to be working', async () => {
+    const s = await parent.state();
+    if (s.children.length < 2) return false;
+    const states = await Promise.all(kids.map(async (k) => (await Conversation.attach(h.client, k)).state()));
+    return states.every((c) => c.iterations >= 2);
+  }, 60_000);
+
+  await h.cli(['pause', parent.id]);
+  const children = await Promise.all(kids.map((k) => Conversation.attach(h.client, k)));
+  await waitFor('both children paused', async () => (await Promise.all(children.map((c) => c.state()))).every((s) => s.status === 'paused'), 10_000);
+  assert.equal((await parent.state()).status, 'paused');
+  const parentView = await waitFor('the parent to know', async () => {
+    const s = await parent.state();
+    return s.children.every((c) => c.status === 'paused') ? s : undefined;
+  });
+  assert.deepEqual(parentView.children.map((c) => c.status), ['paused', 'paused']);
+  assert.equal((await firstRun).status, 'paused', 'run() returns with the pause');
+
+  const final = await parent.run();
+  assert.equal(final.status, 'finished');
+  for (const f of ['x.txt', 'y.txt']) {
+    const lines = (await readFile(path.join(workspace, f), 'utf8')).trim().split('\n');
+    assert.deepEqual(lines, Array.from({ length: 12 }, (_, i) => `line${i + 1}`), `${f}: every step once`);
+  }
+  // In each child's history, between the pause and the resume signals, no activity was scheduled.
+  for (const k of kids) {
+    const history = await h.client.workflow.getHandle(k).fetchHistory();
+    const rows = (history.events ?? []).map((e) => ({
+      signal: e.workflowExecutionSignaledEventAttributes?.signalName,
+      scheduled: e.activityTaskScheduledEventAttributes?.activityType?.name,
+    }));
+    const pauseAt = rows.findIndex((r) => r.signal === 'pause');
+    const resumeAt = rows.findIndex((r, i) => i > pauseAt && r.signal === 'resume');
+    assert.ok(pauseAt > 0 && resumeAt > pauseAt, `${k}: pause then resume signals`);
+    assert.deepEqual(rows.slice(pauseAt, resumeAt).filter((r) => r.scheduled), [], `${k}: nothing scheduled while paused`);
+  }
+});
+
+test('a worker killed mid-child: a new worker finishes the tree, each child started once and each step once', async () => {
+  h.model.setScript(
+    routes({
+      'one long job': delegateBoth(['count into z.txt']),
+      'count into z.txt': writer('z.txt', 10, 250),
+    }),
+  );
+  const workspace = await h.workspace();
+  const parent = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'one long job', run: true });
+  const kid = `${parent.id}.sub-1`;
+  await waitFor('the child to be half way', async () => (await Conversation.attach(h.client, kid).then((c) => c.state())).iterations >= 4, 60_000);
+  await worker.kill('SIGKILL');
+  worker = await h.startWorker();
+  const final = await parent.waitUntil((s) => s.status !== 'running', 100, 90_000);
+  assert.equal(final.status, 'finished', final.lastError ?? '');
+  const lines = (await readFile(path.join(workspace, 'z.txt'), 'utf8')).trim().split('\n');
+  // A command cut off by the kill is reported, not run again: each line at most once, in order.
+  assert.deepEqual(lines, [...new Set(lines)], 'no step ran twice');
+  assert.equal(final.children.length, 1);
+  const started = (await parent.events()).filter((e): e is ChildEvent => e.kind === 'child' && e.status === 'started');
+  assert.equal(started.length, 1, 'one child for one delegate call');
+});
+
+test('a child that errors gives the parent an error observation with its reason; the parent goes on', async () => {
+  h.model.setScript(
+    routes({
+      'try a doomed task': delegateBoth(['doomed']),
+      doomed: () => ({ status: 401, error: 'Incorrect API key provided for the sub-agent' }),
+    }),
+  );
+  const parent = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'try a doomed task' });
+  const final = await parent.run();
+  assert.equal(final.status, 'finished');
+  const [obs] = observations(await parent.events());
+  assert.equal(obs!.isError, true);
+  assert.match(obs!.content, /sub-agent .*\.sub-1 stopped with an error: .*HTTP 401/);
+  assert.equal(final.children[0]!.status, 'error');
+});
+
+test('`faheem start --delegate` and `events --follow` show the children\'s progress indented under the call; depth is limited', async () => {
+  h.model.setScript(
+    routes({
+      'delegate from the cli': delegateBoth(['nested work']),
+      // The child tries to delegate again (allowed at depth 1), the grandchild cannot (depth 2).
+      'nested work': (req) => (toolResults(req).length === 0 ? { toolCalls: [{ name: 'delegate', arguments: { task: 'deepest work' } }] } : { content: `child got: ${toolResults(req)[0]?.content}` }),
+      'deepest work': (req) => {
+        const offered = ((req.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
+        return { content: `deepest has delegate: ${offered.includes('delegate')}` };
+      },
+    }),
+  );
+  const workspace = await h.workspace();
+  const { stdout: id } = await h.cli(['start', 'delegate from the cli', '--workspace', workspace, '--delegate']);
+  const { stdout } = await h.cli(['events', id.trim(), '--follow']);
+  const lines = stdout.split('\n');
+  const started = lines.findIndex((l) => /↳ sub-agent .*\.sub-1 started: nested work/.test(l));
+  assert.ok(started >= 0, stdout);
+  assert.ok(lines.some((l, i) => i > started && /^ {4}\s*#\s*\d+ .*↳ sub-agent .*\.sub-1\.sub-1 started: deepest work/.test(l)), `grandchild indented under the child:\n${stdout}`);
+  assert.ok(lines.some((l) => /^ {8}\s*#\s*\d+ .*agent.*deepest has delegate: false/.test(l)), `grandchild's answer indented twice:\n${stdout}`);
+  const parent = await Conversation.attach(h.client, id.trim());
+  const final = await parent.waitUntil((s) => s.status !== 'running');
+  assert.equal(final.status, 'finished');
+  assert.match(observations(await parent.events())[0]!.content, /child got: deepest has delegate: false/);
+});

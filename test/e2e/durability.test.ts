@@ -1,0 +1,91 @@
+// Every process can die: the Temporal server (restarted on its SQLite file), the client waiting in
+// run(). And pauses at awkward moments: during a retry backoff, twice in a row.
+import assert from 'node:assert/strict';
+import { execa } from 'execa';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Agent, Conversation, LLM } from '../../src/client.js';
+import { countdownScript } from '../../src/testing/scripted-model.js';
+import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
+
+let h: Harness;
+before(async () => {
+  const db = path.join(await mkdtemp(path.join(tmpdir(), 'faheem-db-')), 'temporal.db');
+  h = await startHarness({ name: 'durability', script: countdownScript({ delayMs: 300 }), db });
+  await h.startWorker();
+});
+after(async () => h?.close());
+
+const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'file_editor'] });
+const countdown = Array.from({ length: 100 }, (_, i) => String(100 - i));
+
+test('the Temporal server killed mid-conversation and restarted on its SQLite file: the conversation finishes', async () => {
+  h.model.setScript(countdownScript({ delayMs: 300 }));
+  const workspace = await h.workspace();
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Write countdown.txt', run: true });
+  await waitFor('three steps', async () => (await conversation.state()).iterations >= 3);
+  await h.restartServer();
+  const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(final.status, 'finished');
+  const events = await conversation.events();
+  // On failure, say what each step observed (a lost step shows as an error observation).
+  const observed = events.flatMap((e) => (e.kind === 'observation' ? [`${e.index}: ${e.isError ? 'ERROR ' : ''}${e.content.slice(0, 160)}`] : []));
+  assert.deepEqual((await readFile(path.join(workspace, 'countdown.txt'), 'utf8')).trim().split('\n'), countdown, observed.join('\n'));
+  events.forEach((e, i) => assert.equal(e.index, i));
+  assert.equal(events.filter((e) => e.kind === 'action').length, events.filter((e) => e.kind === 'observation').length);
+});
+
+test('the client waiting in run() is killed; a new client attaches and sees the same conversation finish', async () => {
+  h.model.setScript(countdownScript({ delayMs: 300 }));
+  const workspace = await h.workspace();
+  const waiting = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'start', 'Write countdown.txt', '--workspace', workspace, '--id', 'client-dies', '--wait'], {
+    cwd: ROOT,
+    env: h.env,
+    reject: false,
+  });
+  const conversation = await waitFor('the conversation exists', () => Conversation.attach(h.client, 'client-dies'));
+  await waitFor('two steps', async () => (await conversation.state()).iterations >= 2);
+  waiting.kill('SIGKILL');
+  await waiting;
+  const again = await Conversation.attach(h.client, 'client-dies');
+  const final = await again.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(final.status, 'finished');
+  assert.deepEqual((await readFile(path.join(workspace, 'countdown.txt'), 'utf8')).trim().split('\n'), countdown);
+});
+
+test('a pause during a model retry backoff cancels the retries; resume calls the model again', async () => {
+  h.model.setScript(() => ({ status: 503, error: 'busy' }));
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'hi', run: true });
+  const start = h.model.requests.length;
+  await waitFor('two failed attempts', () => h.model.requests.length - start >= 2);
+  await conversation.pause();
+  await waitFor('paused', async () => (await conversation.state()).status === 'paused');
+  // The activity is cancelled in history before we resume: no retry is pending while paused.
+  const handle = h.client.workflow.getHandle(conversation.id);
+  await waitFor('the model activity cancelled', async () =>
+    ((await handle.fetchHistory()).events ?? []).some((e) => e.activityTaskCanceledEventAttributes),
+  );
+  const whilePaused = h.model.requests.length;
+  h.model.setScript(() => ({ content: 'Hello!' }));
+  assert.equal(h.model.requests.length, whilePaused);
+  const final = await conversation.run();
+  assert.equal(final.status, 'finished');
+  assert.equal(final.lastError, null);
+});
+
+test('pausing twice in a row is one pause; resume works once', async () => {
+  h.model.setScript(() => ({ delayMs: 30_000, content: 'slow' }));
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'hi', run: true });
+  await waitFor('a model call in flight', async () => (await conversation.state()).status === 'running' && h.model.requests.some((r) => r.endedAt === undefined));
+  await Promise.all([conversation.pause(), conversation.pause()]);
+  await conversation.pause();
+  await waitFor('paused', async () => (await conversation.state()).status === 'paused');
+  const pauses = (await conversation.events()).filter((e) => e.kind === 'pause');
+  assert.equal(pauses.length, 1);
+  h.model.setScript(() => ({ content: 'quick' }));
+  const final = await conversation.run();
+  assert.equal(final.status, 'finished');
+  assert.equal((await conversation.events()).filter((e) => e.kind === 'resume').length, 1);
+});

@@ -1,0 +1,70 @@
+// `faheem list --status S` is a visibility query on the ConversationStatus search attribute: check it
+// for every status, and that `events --follow` streams a readable log.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
+import type { Script } from '../../src/testing/scripted-model.js';
+import { CONVERSATION_STATUSES, type ConversationStatus } from '../../src/types.js';
+import { startHarness, waitFor, type Harness } from '../support/harness.js';
+
+let h: Harness;
+before(async () => {
+  // Each conversation says what it wants in its first message; the script acts on it.
+  const script: Script = (req) => {
+    const first = String(req.body.messages.find((m) => m.role === 'user')?.content);
+    const tools = req.body.messages.filter((m) => m.role === 'tool').length;
+    if (first === 'error') return { status: 401, error: 'bad key' };
+    if (first === 'stuck') return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo loop' } }] };
+    if (first === 'running' || first === 'paused') return { delayMs: 120_000, content: 'slow' };
+    if (first === 'waiting_for_confirmation' && tools === 0) return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo hi' } }] };
+    if (first === 'tasks' && tools === 0) {
+      return { toolCalls: [{ name: 'task_tracker', arguments: { command: 'plan', task_list: [{ title: 'write tests', status: 'in_progress' }] } }] };
+    }
+    return { content: 'done' };
+  };
+  h = await startHarness({ name: 'list', script, record: false });
+  await h.startWorker();
+});
+after(async () => h?.close());
+
+const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'task_tracker'] });
+
+test('list --status finds each conversation by its status', async () => {
+  const ids = {} as Record<ConversationStatus, string>;
+  for (const status of CONVERSATION_STATUSES) {
+    const options: Partial<CreateOptions> = status === 'waiting_for_confirmation' ? { confirmationPolicy: 'always' } : {};
+    const conversation = await Conversation.create(h.client, {
+      agent: agent(),
+      workspace: await h.workspace(),
+      id: `list-${status}`,
+      firstMessage: status,
+      run: status !== 'idle',
+      ...options,
+    });
+    ids[status] = conversation.id;
+    if (status === 'paused') {
+      await waitFor('running', async () => (await conversation.state()).status === 'running');
+      await conversation.pause();
+    }
+    await conversation.waitUntil((s) => s.status === status, 50, 30_000);
+  }
+  for (const status of CONVERSATION_STATUSES) {
+    const rows = await waitFor(`list --status ${status}`, async () => {
+      const out = (await h.cli(['list', '--status', status, '--json'])).stdout.trim();
+      const parsed = out ? out.split('\n').map((l) => JSON.parse(l) as { id: string; status: string }) : [];
+      return parsed.some((r) => r.id === ids[status]) && parsed;
+    });
+    assert.deepEqual(rows.map((r) => r.id), [ids[status]], `only list-${status} is ${status}`);
+    assert.ok(rows.every((r) => r.status === status));
+  }
+});
+
+test('events --follow prints a readable log until the run stops; task_tracker keeps a plan', async () => {
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'tasks', run: true });
+  const { stdout } = await h.cli(['events', conversation.id, '--follow']);
+  assert.match(stdout, /user: tasks/);
+  assert.match(stdout, /task_tracker/);
+  assert.match(stdout, /\[~\] write tests/);
+  assert.match(stdout, /agent: done/);
+  assert.match(stdout, /status → finished/);
+});

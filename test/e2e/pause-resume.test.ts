@@ -1,0 +1,76 @@
+// The seed scenario through the SDK, on a real dev server and a real worker process.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Agent, Conversation, FileEditorTool, LLM, TerminalTool } from '../../src/client.js';
+import { countdownScript } from '../../src/testing/scripted-model.js';
+import { FAKE_KEY, historyText, startHarness, waitFor, type Harness } from '../support/harness.js';
+
+let h: Harness;
+before(async () => {
+  h = await startHarness({ name: 'seed-sdk', script: countdownScript({ delayMs: 300 }) });
+  await h.startWorker();
+});
+after(async () => h?.close());
+
+const agent = () => new Agent({ llm: new LLM({ usageId: 'agent', model: 'openai/gpt-4o-mini' }), tools: [TerminalTool, FileEditorTool] });
+
+test('pause mid-task, a message while paused is kept, resume switches to hello.txt and finishes', async () => {
+  const workspace = await h.workspace();
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace });
+  await conversation.sendMessage('Create a file called countdown.txt and write numbers from 100 down to 1, one number per line.');
+  assert.equal((await conversation.state()).executionStatus, 'idle');
+
+  const running = conversation.run();
+  await waitFor('three steps', async () => (await conversation.events()).filter((e) => e.kind === 'observation').length >= 3);
+
+  const pausedAt = Date.now();
+  await conversation.pause();
+  await waitFor('paused', async () => (await conversation.state()).status === 'paused');
+  const ackMs = Date.now() - pausedAt;
+  const stopped = await running;
+  assert.equal(stopped.status, 'paused');
+  const requestsAtAck = h.model.requests.length;
+  const inFlight = h.model.requests.filter((r) => r.endedAt === undefined || r.aborted);
+
+  // A message sent while paused is recorded at once; the status stays paused.
+  const text = "Actually, stop working on countdown.txt. Instead, create a file called hello.txt with just the text 'Hello, World!' in it.";
+  await conversation.sendMessage(text);
+  const whilePaused = await conversation.state();
+  assert.equal(whilePaused.status, 'paused');
+  assert.equal(whilePaused.pendingMessages, 1);
+  const events = await conversation.events();
+  assert.ok(events.some((e) => e.kind === 'message' && e.source === 'user' && e.text === text));
+  assert.ok(events.some((e) => e.kind === 'pause'));
+  assert.equal(h.model.requests.length, requestsAtAck, 'no model request started while paused');
+
+  const final = await conversation.run();
+  assert.equal(final.status, 'finished');
+  assert.equal(await readFile(path.join(workspace, 'hello.txt'), 'utf8'), 'Hello, World!\n');
+  const countdown = await readFile(path.join(workspace, 'countdown.txt'), 'utf8');
+  assert.ok(countdown.startsWith('100\n'), 'countdown was started');
+  assert.ok(!countdown.includes('\n1\n'), 'countdown was not finished: the pause stopped it');
+
+  // In history: between the pause signal and the resume, no activity was scheduled.
+  const history = await h.client.workflow.getHandle(conversation.id).fetchHistory();
+  const kinds = (history.events ?? []).map((e) => ({
+    signal: e.workflowExecutionSignaledEventAttributes?.signalName,
+    update: e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name,
+    scheduled: e.activityTaskScheduledEventAttributes?.activityType?.name,
+  }));
+  const pauseAt = kinds.findIndex((k) => k.signal === 'pause');
+  const resumeAt = kinds.findIndex((k, i) => i > pauseAt && k.update === 'run');
+  assert.ok(pauseAt > 0 && resumeAt > pauseAt);
+  // The reply or command in flight at the pause may complete; nothing new is scheduled after it.
+  const scheduledWhilePaused = kinds.slice(pauseAt, resumeAt).filter((k) => k.scheduled);
+  assert.deepEqual(scheduledWhilePaused, [], 'no model call or tool run scheduled after the pause');
+
+  // The key never reaches history.
+  const historyContent = historyText(history);
+  assert.ok(historyContent.includes('Hello, World!'), 'the search sees payload contents');
+  assert.ok(!historyContent.includes(FAKE_KEY), 'API key found in workflow history');
+  const m = await conversation.metrics();
+  assert.ok(m.llmCalls >= 4 && m.promptTokens > 0);
+  console.log(`# pause acknowledged in ${ackMs} ms (query round trips included); in-flight model requests at pause: ${inFlight.length}`);
+});

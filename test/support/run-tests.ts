@@ -1,0 +1,146 @@
+// Runs the test layers: `node --import tsx test/support/run-tests.ts [unit] [workflow] [e2e] [all] [files…]`,
+// building dist/ first when src/ changed since the last build (FAHEEM_TEST_NO_BUILD=1 skips that).
+// One Temporal dev server is started for the whole run and handed to the test files
+// (FAHEEM_TEST_TEMPORAL_ADDRESS): each file takes a namespace of its own on it (test/support/namespace.ts),
+// so files can run side by side. Files that kill, restart or look at a server (a SQLite file, the
+// Web UI) still start their own. `all` also runs any test/*.test.ts left at the top, so that a test
+// added there is never skipped. Prints the time of each layer and of each file's tests.
+// FAHEEM_E2E_CONCURRENCY sets how many files run at once (default 3: on two cores, e2e files spend
+// much of their time waiting on other processes).
+import { execa } from 'execa';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
+import { freePort, ROOT } from './harness.js';
+
+/** Files a layer runs at once: unit and workflow files are light; e2e files mostly wait on processes. */
+const LAYERS = {
+  unit: { dirs: ['test/unit'], concurrency: 2 },
+  workflow: { dirs: ['test/workflow'], concurrency: 2 },
+  e2e: { dirs: ['test/e2e', 'test'], concurrency: Number(process.env.FAHEEM_E2E_CONCURRENCY) || 3 },
+} as const;
+type Layer = keyof typeof LAYERS;
+
+function testFiles(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true })
+    .filter((e) => e.isFile() && e.name.endsWith('.test.ts'))
+    .map((e) => path.join(dir, e.name))
+    .sort();
+}
+
+// The slowest files first, so that they do not end the run alone (measured on 2 cores; others in name
+// order). clear-answers bounds how long a CLI command takes: it goes last, when fewer files compete.
+const SLOW_FIRST = ['long-conversation', 'recovery', 'sandbox', 'encryption', 'scale-out', 'package', 'cli', 'workspace-host'];
+const LAST = ['clear-answers'];
+function order(files: string[]): string[] {
+  const rank = (f: string) => {
+    const name = path.basename(f, '.test.ts');
+    if (LAST.includes(name)) return SLOW_FIRST.length + 1;
+    const i = SLOW_FIRST.indexOf(name);
+    return i < 0 ? SLOW_FIRST.length : i;
+  };
+  return [...files].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+}
+
+/** What dist/ is made from: a change to any of these since the last build means building again. */
+const BUILD_INPUTS = ['src', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
+
+function newestMtime(p: string): number {
+  const s = statSync(p);
+  if (!s.isDirectory()) return s.mtimeMs;
+  let newest = s.mtimeMs;
+  for (const e of readdirSync(p, { withFileTypes: true, recursive: true })) {
+    newest = Math.max(newest, statSync(path.join(e.parentPath, e.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/**
+ * Worker processes and the workflow tests run dist/: build unless it is newer than everything it is
+ * made from (the bundle is written last, so a build that failed half-way leaves none). `npm ci` has
+ * just built through `prepare`, so CI does not build twice.
+ */
+async function buildIfStale(): Promise<void> {
+  const bundle = path.join(ROOT, 'dist', 'workflow-bundle.js');
+  const built = existsSync(bundle) ? statSync(bundle).mtimeMs : 0;
+  const inputs = Math.max(...BUILD_INPUTS.map((p) => path.join(ROOT, p)).filter(existsSync).map(newestMtime));
+  if (built > inputs) {
+    console.log('== build: dist/ is newer than src/ and the build files; not built again');
+    return;
+  }
+  const t0 = Date.now();
+  await execa('npm', ['run', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  console.log(`== build took ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+async function main(): Promise<number> {
+  const args = process.argv.slice(2);
+  // Test files named on the command line run as one group, at the e2e concurrency.
+  const named = args.filter((a) => a.endsWith('.test.ts'));
+  const asked = args.filter((a) => !a.endsWith('.test.ts'));
+  const layers: Layer[] = asked.includes('all') || (asked.length === 0 && named.length === 0) ? ['unit', 'workflow', 'e2e'] : (asked as Layer[]);
+  for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, e2e or all`);
+
+  const needsDist = named.length > 0 || layers.some((l) => l !== 'unit');
+  if (needsDist && process.env.FAHEEM_TEST_NO_BUILD !== '1') await buildIfStale();
+  let server: DevServer | undefined;
+  const env: Record<string, string> = {};
+  if (needsDist && !process.env.FAHEEM_RECORD_HISTORIES) {
+    const t0 = Date.now();
+    server = await startDevServer({ port: await freePort(), headless: true });
+    env.FAHEEM_TEST_TEMPORAL_ADDRESS = server.address;
+    console.log(`== shared Temporal dev server on ${server.address} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  }
+  const times: string[] = [];
+  const timesFile = path.join(tmpdir(), `faheem-test-times-${process.pid}.txt`);
+  let failed = false;
+  try {
+    // `all`: the e2e and workflow files in one run, so that the light workflow files fill the time
+    // the e2e files spend waiting on processes; then the files that bound a command's time (LAST)
+    // beside the unit files, two at a time. A layer asked for alone runs at its own concurrency.
+    const isLast = (f: string) => LAST.includes(path.basename(f, '.test.ts'));
+    const all = (['e2e', 'workflow'] as const).flatMap((l) => order(LAYERS[l].dirs.flatMap(testFiles)));
+    const groups: { layer: string; files: string[]; concurrency: number }[] = asked.includes('all') || asked.length === 0
+      ? named.length > 0 && asked.length === 0
+        ? []
+        : [
+            { layer: 'e2e+workflow', files: all.filter((f) => !isLast(f)), concurrency: LAYERS.e2e.concurrency },
+            { layer: 'unit+timed', files: [...all.filter(isLast), ...order(testFiles('test/unit'))], concurrency: 2 },
+          ]
+      : layers.map((layer) => ({ layer, files: order(LAYERS[layer].dirs.flatMap(testFiles)), concurrency: LAYERS[layer].concurrency }));
+    if (named.length > 0) groups.push({ layer: 'files', files: order(named), concurrency: LAYERS.e2e.concurrency });
+    for (const { layer, files, concurrency } of groups) {
+      if (files.length === 0) continue;
+      console.log(`== test:${layer}: ${files.length} files, ${concurrency} at a time`);
+      const t0 = Date.now();
+      const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=./test/support/file-times.mjs', `--test-reporter-destination=${timesFile}`];
+      const r = await execa(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files], {
+        cwd: ROOT,
+        env,
+        stdio: 'inherit',
+        reject: false,
+      });
+      if (existsSync(timesFile)) {
+        console.log(readFileSync(timesFile, 'utf8'));
+        rmSync(timesFile);
+      }
+      const took = `${layer} ${((Date.now() - t0) / 1000).toFixed(1)} s${r.exitCode === 0 ? '' : ` (failed, exit ${r.exitCode})`}`;
+      times.push(took);
+      console.log(`== test:${took}`);
+      if (r.exitCode !== 0) failed = true;
+    }
+  } finally {
+    await server?.stop();
+  }
+  console.log(`== test times: ${times.join(', ')}`);
+  return failed ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

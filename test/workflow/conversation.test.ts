@@ -1,0 +1,250 @@
+// The conversation workflow's branchy cases, in process: the real workflow on a real dev server and
+// real Workers in this process, with OUR activities stubbed (scripted model replies, a scripted
+// workspace host). Driven only through the workflow's public interface (messages.ts, the input,
+// the state and events queries), so these hold whatever the workflow looks like inside.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { ConversationState, HostEvent, ObservationEvent, PauseEvent } from '../../src/types.js';
+import { closeSignal, messageSignal, pauseSignal, resumeSignal, runUpdate } from '../../src/workflows/messages.js';
+import { waitFor } from '../support/harness.js';
+import { runDefault, startWorkflowEnv, type Reply, type WorkflowEnv } from '../support/workflow-env.js';
+
+let env: WorkflowEnv;
+before(async () => {
+  env = await startWorkflowEnv('workflow-conversation');
+});
+after(async () => env?.close());
+
+const done: Reply = { content: 'done' };
+const terminal = (command: string): Reply => ({ toolCalls: [{ name: 'terminal', arguments: { command } }] });
+/** A model that makes one terminal call, then answers. */
+const oneCommand = (command: string) => (_: unknown, events: { kind: string }[]) => (events.some((e) => e.kind === 'observation') ? done : terminal(command));
+const ended = (s: ConversationState) => s.status !== 'running' && s.status !== 'waiting_for_confirmation';
+
+describe('confirmation', () => {
+  test('an unanswered confirmation times out as a rejection; the action never runs and the model is told', async () => {
+    const c = await env.start({ options: { confirmationPolicy: 'always', confirmationTimeoutMs: 300 }, model: oneCommand('rm -rf /') });
+    const waiting = await c.until('waiting for confirmation', (s) => s.status === 'waiting_for_confirmation');
+    assert.equal(waiting.pendingActions.length, 1);
+    assert.equal(waiting.pendingActions[0]?.tool, 'terminal');
+    const final = await c.until('finished', (s) => s.status === 'finished');
+    assert.equal(final.pendingActions.length, 0);
+    assert.equal(c.toolCalls.length, 0, 'the rejected command did not run');
+    const obs = (await c.events()).find((e): e is ObservationEvent => e.kind === 'observation');
+    assert.match(obs?.content ?? '', /rejected this action: no answer within/);
+    assert.equal(obs?.isError, true);
+    assert.equal(c.modelCalls.length, 2, 'the model was called again after the rejection');
+  });
+
+  test('run approves what waits; the action runs once', async () => {
+    const c = await env.start({ options: { confirmationPolicy: 'always' }, model: oneCommand('echo approved') });
+    await c.until('waiting for confirmation', (s) => s.status === 'waiting_for_confirmation');
+    assert.equal(c.toolCalls.length, 0);
+    await c.handle.executeUpdate(runUpdate);
+    await c.until('finished', (s) => s.status === 'finished');
+    assert.deepEqual(c.toolCalls.map((t) => t.arguments), [{ command: 'echo approved' }]);
+  });
+});
+
+describe('limits', () => {
+  test('a per-run budget pauses the run with the reason "budget"; a resume starts a new run that goes on', async () => {
+    let n = 0;
+    const c = await env.start({
+      options: { maxBudgetPerRunUsd: 0.00025 },
+      model: () => (++n <= 4 ? { toolCalls: [{ name: 'think', arguments: { thought: `t${n}` } }], cost: 0.0001 } : { ...done, cost: 0.0001 }),
+    });
+    const paused = await c.until('paused', (s) => s.status === 'paused');
+    assert.equal(paused.metrics.llmCalls, 3, 'paused after the call that reached the budget');
+    assert.ok(paused.runCost >= 0.00025);
+    const pause = (await c.events()).find((e): e is PauseEvent => e.kind === 'pause');
+    assert.match(pause?.reason ?? '', /^budget: this run cost \$0\.0003, the limit is \$0\.00025/);
+    // The actions of the reply that crossed the budget are not run (a pause stops before each call).
+    const observations = (await c.events()).filter((e): e is ObservationEvent => e.kind === 'observation');
+    assert.match(observations[observations.length - 1]?.content ?? '', /Not run: the conversation was paused/);
+    await c.handle.signal(resumeSignal);
+    const final = await c.until('finished', (s) => s.status === 'finished');
+    assert.equal(final.metrics.llmCalls, 5);
+    assert.ok(final.runCost < 0.00025, 'the budget counts per run');
+    assert.equal(final.runNumber, 2);
+  });
+
+  test('the same action with the same result 4 times → stuck, with the reason', async () => {
+    const c = await env.start({ model: () => terminal('echo same') });
+    const final = await c.until('stuck', ended);
+    assert.equal(final.status, 'stuck');
+    assert.match(final.lastError ?? '', /same action with the same result 4 times/);
+    assert.equal(final.iterations, 4);
+    assert.equal(c.toolCalls.length, 4);
+  });
+
+  test('the same failing action 3 times → stuck', async () => {
+    const c = await env.start({ model: () => terminal('false'), host: { run: () => ({ content: 'exit 1', isError: true, exitCode: 1 }) } });
+    const final = await c.until('stuck', ended);
+    assert.equal(final.status, 'stuck');
+    assert.match(final.lastError ?? '', /failed 3 times in a row/);
+    assert.equal(final.iterations, 3);
+  });
+
+  test('the iteration limit stops the run with an error saying why; no call beyond it', async () => {
+    let n = 0;
+    const c = await env.start({ options: { maxIterations: 3 }, model: () => ({ toolCalls: [{ name: 'think', arguments: { thought: `step ${++n}` } }] }) });
+    const final = await c.until('error', ended);
+    assert.equal(final.status, 'error');
+    assert.match(final.lastError ?? '', /maximum of 3 iterations/);
+    assert.equal(final.iterations, 3);
+    assert.equal(c.modelCalls.length, 3);
+  });
+});
+
+describe('the workspace host', () => {
+  test('no worker on the tool queue: waitingForHost and a host event, then it goes on when a worker comes', async () => {
+    const c = await env.start({ ownHostQueue: true, options: { hostWaitMs: 300 }, model: oneCommand('echo hi') });
+    const waiting = await c.until('waiting for the host', (s) => s.waitingForHost === c.toolTaskQueue);
+    assert.equal(waiting.status, 'running');
+    assert.equal(c.modelCalls.length, 0, 'no model call before the tools are prepared');
+    const down = (await c.events()).filter((e): e is HostEvent => e.kind === 'host');
+    assert.deepEqual(down.map((e) => [e.queue, e.available]), [[c.toolTaskQueue, false]]);
+    const host = await env.hostWorker(c.toolTaskQueue);
+    try {
+      const final = await c.until('finished', (s) => s.status === 'finished');
+      assert.equal(final.waitingForHost, null);
+      const hostEvents = (await c.events()).filter((e): e is HostEvent => e.kind === 'host');
+      assert.deepEqual(hostEvents.map((e) => e.available), [false, true]);
+      assert.equal(c.prepareCalls.length, 1);
+      assert.equal(c.toolCalls.length, 1);
+      assert.equal(c.toolCalls[0]?.rescheduled, undefined, 'the tool call itself was picked up at once');
+    } finally {
+      await host.stop();
+    }
+  });
+
+  test('a pause while waiting for the host drops the call; resume asks again and it runs once', async () => {
+    const c = await env.start({ ownHostQueue: true, options: { hostWaitMs: 300 }, model: oneCommand('echo once') });
+    await c.until('waiting for the host', (s) => s.waitingForHost === c.toolTaskQueue);
+    await c.handle.signal(pauseSignal, {});
+    const paused = await c.until('paused', (s) => s.status === 'paused' && s.waitingForHost === null);
+    assert.equal(paused.lastError, null);
+    const host = await env.hostWorker(c.toolTaskQueue);
+    try {
+      // The dropped prepareTools never reaches the worker that came meanwhile.
+      await new Promise((r) => setTimeout(r, 300));
+      assert.equal(c.prepareCalls.length, 0);
+      await c.handle.signal(resumeSignal);
+      await c.until('finished', (s) => s.status === 'finished');
+      assert.equal(c.prepareCalls.length, 1);
+      assert.equal(c.toolCalls.length, 1);
+    } finally {
+      await host.stop();
+    }
+  });
+});
+
+describe('pause, messages, close', () => {
+  test('a pause that comes with the start (signal-with-start) is kept: no model call until resume', async () => {
+    const c = await env.start({ signal: { name: pauseSignal.name, args: [{ reason: 'at start' }] }, model: () => done });
+    const paused = await c.until('paused', (s) => s.status === 'paused');
+    assert.equal(paused.iterations, 0);
+    const events = await c.events();
+    assert.deepEqual(events.map((e) => e.kind), ['message', 'status', 'status', 'pause']);
+    assert.equal((events[3] as PauseEvent).reason, 'at start');
+    assert.equal(c.modelCalls.length, 0);
+    assert.equal(c.prepareCalls.length, 0);
+    await c.handle.signal(resumeSignal);
+    const final = await c.until('finished', (s) => s.status === 'finished');
+    assert.equal(final.finalMessage, 'done');
+    assert.equal(c.modelCalls.length, 1);
+  });
+
+  test('a message while paused is kept (pending) and folded in on resume', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const c = await env.start({
+      model: (_input, events) => {
+        const said = events.filter((e) => e.kind === 'message' && e.source === 'user').map((e) => (e as { text: string }).text);
+        if (said.includes('now hello.txt')) return { content: 'switched to hello.txt' };
+        return terminal('make long-task');
+      },
+      host: {
+        run: async (input) => {
+          await released;
+          return runDefault(input);
+        },
+      },
+    });
+    await waitFor('the command to run', () => c.toolCalls.length === 1);
+    await c.handle.signal(pauseSignal, {});
+    await c.until('paused', (s) => s.status === 'paused');
+    release(); // a pause without now lets the running command finish
+    await c.handle.signal(messageSignal, 'now hello.txt');
+    const kept = await c.until('the message pending', (s) => s.pendingMessages === 1);
+    assert.equal(kept.status, 'paused', 'a message does not resume');
+    await waitFor('the command result', async () => (await c.events()).some((e) => e.kind === 'observation'));
+    assert.equal(c.modelCalls.length, 1, 'no model call while paused');
+    await c.handle.signal(resumeSignal);
+    const final = await c.until('finished', (s) => s.status === 'finished');
+    assert.equal(final.pendingMessages, 0);
+    assert.equal(final.finalMessage, 'switched to hello.txt');
+    assert.equal(c.modelCalls.length, 2);
+    const second = c.modelCalls[1]!;
+    const events = await c.events();
+    const message = events.findIndex((e) => e.kind === 'message' && e.source === 'user' && e.text === 'now hello.txt');
+    assert.ok(message >= 0 && message < second.eventCount, 'the second model call covers the message');
+    assert.ok(events.findIndex((e) => e.kind === 'resume') > message, 'the message came before the resume');
+  });
+
+  test('close while a sub-agent starts: the parent completes closed and the child is closed too', async () => {
+    let parentCalls = 0;
+    const c = await env.start({
+      options: { agent: { llm: { usageId: 'test', model: 'scripted' }, tools: ['terminal', 'think', 'finish', 'delegate'] } },
+      model: (input) => {
+        if (input.conversationId.includes('.sub-')) return terminal('child work');
+        parentCalls++;
+        return { toolCalls: [{ name: 'delegate', arguments: { task: 'a sub task' } }] };
+      },
+    });
+    const childId = `${c.id}.sub-1`;
+    const child = env.client.workflow.getHandle(childId);
+    // As soon as the child exists (its start may not have reached the parent yet), close the parent.
+    await waitFor('the child to exist', () => child.describe().then(() => true), 20_000, 5);
+    await c.handle.signal(closeSignal);
+    const result = (await c.handle.result()) as ConversationState;
+    assert.equal(result.closed, true);
+    const childResult = (await child.result()) as ConversationState;
+    assert.equal(childResult.closed, true, 'the close reached the child');
+    assert.equal((await child.describe()).status.name, 'COMPLETED');
+    assert.equal(parentCalls, 1);
+  });
+
+  test('a close while running ends the workflow; its state stays readable', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const c = await env.start({ model: () => terminal('sleep'), host: { run: async (i) => (await released, runDefault(i)) } });
+    await waitFor('the command to run', () => c.toolCalls.length === 1);
+    await c.handle.signal(closeSignal);
+    release();
+    const result = (await c.handle.result()) as ConversationState;
+    assert.equal(result.closed, true);
+    assert.equal(c.modelCalls.length, 1, 'no model call after the close');
+    assert.equal((await c.state()).closed, true);
+  });
+
+  test('an idle conversation completes after the idle timeout', async () => {
+    const c = await env.start({ run: false, options: { idleTimeoutMs: 500 }, model: () => done });
+    const result = (await c.handle.result()) as ConversationState;
+    assert.equal(result.status, 'idle');
+    assert.equal(result.closed, false);
+    assert.equal(c.modelCalls.length, 0);
+  });
+
+  test('a finished conversation completes after the idle timeout; until then a message and run start a new run', async () => {
+    const c = await env.start({ options: { idleTimeoutMs: 1500 }, model: () => done });
+    await c.until('finished', (s) => s.status === 'finished');
+    await c.handle.signal(messageSignal, 'one more');
+    await c.handle.executeUpdate(runUpdate);
+    const second = await c.until('finished again', (s) => s.status === 'finished' && s.runNumber === 2);
+    assert.equal(second.pendingMessages, 0);
+    const result = (await c.handle.result()) as ConversationState;
+    assert.equal(result.status, 'finished');
+    assert.equal(c.modelCalls.length, 2);
+  });
+});
