@@ -94,7 +94,8 @@ test('a command handed to a worker that died before starting it runs on the retr
       }),
     );
   const workspace = await h.workspace();
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true, toolTaskQueue });
+  // No checkpoints: this stand-in host answers only the setup step, then loses the command.
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true, toolTaskQueue, checkpoints: false });
   // This stand-in host answers the setup step as a worker would…
   const prepare = await poll();
   assert.equal(prepare.activityType?.name, 'prepareTools');
@@ -120,7 +121,9 @@ test('a command handed to a worker that died before starting it runs on the retr
 });
 
 test('a worker killed right after a pause cancelled its model call: a new worker resumes it', async () => {
-  h.model.setScript(countdownScript({ delayMs: 200 }));
+  // Long enough a call that the pause (signal, workflow task, cancel at the next heartbeat) lands
+  // inside it even on a loaded machine; a reply that comes first would make its calls "Not run".
+  h.model.setScript(countdownScript({ delayMs: 1000 }));
   let worker = await h.startWorker();
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Create countdown.txt with 100 down to 1.', run: true });

@@ -75,7 +75,7 @@ describe('messages and runs', () => {
     const c = await env.start({ run: false, model: () => ({ content: 'hi' }) });
     const before = (await c.state()).events;
     await assert.rejects(c.handle.executeUpdate(addMessageUpdate, { args: ['   '] }), refused(/the message is empty/));
-    await assert.rejects(c.handle.executeUpdate(addMessageUpdate, { args: ['x'.repeat(100_001)] }), refused(/the limit is 100000/));
+    await assert.rejects(c.handle.executeUpdate(addMessageUpdate, { args: ['x'.repeat(100_001)] }), refused(/longer than 100000 characters/));
     assert.equal((await c.state()).events, before, 'nothing recorded');
     const added = await c.handle.executeUpdate(addMessageUpdate, { args: ['hello'] });
     assert.deepEqual(added, { index: before, status: 'idle' });
