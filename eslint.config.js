@@ -9,14 +9,32 @@ export default tseslint.config(
     languageOptions: {
       // Type-aware rules: the project service reads tsconfig.json.
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
-      globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', URL: 'readonly', Buffer: 'readonly', performance: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+        setInterval: 'readonly',
+        clearInterval: 'readonly',
+        URL: 'readonly',
+        Buffer: 'readonly',
+        performance: 'readonly',
+      },
     },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', ignoreRestSiblings: true }],
       // A promise nobody awaits loses its error; node:test's test() and hooks are awaited by the runner.
       '@typescript-eslint/no-floating-promises': [
         'error',
-        { allowForKnownSafeCalls: [{ from: 'package', package: 'node:test', name: ['test', 'describe', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'] }] },
+        {
+          allowForKnownSafeCalls: [
+            {
+              from: 'package',
+              package: 'node:test',
+              name: ['test', 'describe', 'it', 'suite', 'before', 'after', 'beforeEach', 'afterEach'],
+            },
+          ],
+        },
       ],
       '@typescript-eslint/no-misused-promises': 'error',
       // A switch over event kinds, statuses or outcomes must name every case (or say default).
@@ -25,9 +43,33 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node modules.
-    files: ['src/workflows/**/*.ts', 'src/tools/define.ts', 'src/tools/local.ts', 'src/tools/schemas.ts', 'src/tools/interrupted.ts', 'src/tools/risk.ts', 'src/errors.ts', 'src/text.ts', 'src/hooks/config.ts', 'src/hooks/decision.ts', 'src/hooks/event.ts', 'src/skills/prompt.ts', 'src/skills/front-matter.ts'],
+    files: [
+      'src/workflows/**/*.ts',
+      'src/tools/define.ts',
+      'src/tools/local.ts',
+      'src/tools/schemas.ts',
+      'src/tools/interrupted.ts',
+      'src/tools/risk.ts',
+      'src/errors.ts',
+      'src/text.ts',
+      'src/hooks/config.ts',
+      'src/hooks/decision.ts',
+      'src/hooks/event.ts',
+      'src/skills/prompt.ts',
+      'src/skills/front-matter.ts',
+    ],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'execa', 'openai', '@anthropic-ai/*'], message: 'workflow code must not use Node APIs or I/O' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'execa', 'openai', '@anthropic-ai/*'],
+              message: 'workflow code must not use Node APIs or I/O',
+            },
+          ],
+        },
+      ],
     },
   },
 );

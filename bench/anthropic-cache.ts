@@ -45,8 +45,17 @@ async function measure(h: Harness, name: string, script: Script, message: string
   const final = await conversation.run();
   if (final.status !== 'finished') throw new Error(`${name} ended ${final.status}: ${final.lastError}`);
   const m: Metrics = final.metrics;
-  const prompts = h.model.requests.slice(from).filter((r) => r.status === 200).map((r) => Object.values(r.usage ?? {}).reduce((a, b) => a + b, 0) - (r.usage?.output_tokens ?? 0));
-  const uncached = costOf(MODEL, { promptTokens: m.promptTokens, completionTokens: m.completionTokens, cacheReadTokens: 0, cacheWriteTokens: 0 }, {}, 'anthropic') ?? NaN;
+  const prompts = h.model.requests
+    .slice(from)
+    .filter((r) => r.status === 200)
+    .map((r) => Object.values(r.usage ?? {}).reduce((a, b) => a + b, 0) - (r.usage?.output_tokens ?? 0));
+  const uncached =
+    costOf(
+      MODEL,
+      { promptTokens: m.promptTokens, completionTokens: m.completionTokens, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      {},
+      'anthropic',
+    ) ?? NaN;
   return {
     name,
     calls: m.llmCalls,
@@ -67,10 +76,17 @@ try {
   await h.startWorker();
   const rows = [
     await measure(h, 'countdown (10 tool steps)', countdownScript({ delayMs: 0 }), 'Write the numbers 100 down to 1 into countdown.txt.'),
-    await measure(h, '50 steps, 8k → 60k tokens', growingScript(50), `Read the spec below, then print its 50 parts one by one.\n\n${'spec line: keep every number. '.repeat(950)}`),
+    await measure(
+      h,
+      '50 steps, 8k → 60k tokens',
+      growingScript(50),
+      `Read the spec below, then print its 50 parts one by one.\n\n${'spec line: keep every number. '.repeat(950)}`,
+    ),
   ];
   console.log(`model anthropic/${MODEL} (list prices from @pydantic/genai-prices), scripted Anthropic server`);
-  console.log('| conversation | calls | prompt tokens (first → last call) | read from cache | written | cost with caching | without | saving |');
+  console.log(
+    '| conversation | calls | prompt tokens (first → last call) | read from cache | written | cost with caching | without | saving |',
+  );
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     console.log(

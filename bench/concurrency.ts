@@ -61,7 +61,8 @@ export async function concurrency(h: Harness, workerPid: number | undefined, n: 
 }
 
 export function describeConcurrency(f: ConcurrencyFigures): string {
-  const cpu = (c: ConcurrencyFigures['oursCpu']) => `server ${c.server.toFixed(1)}, worker ${c.worker.toFixed(1)}, client ${c.client.toFixed(1)}`;
+  const cpu = (c: ConcurrencyFigures['oursCpu']) =>
+    `server ${c.server.toFixed(1)}, worker ${c.worker.toFixed(1)}, client ${c.client.toFixed(1)}`;
   return (
     `${f.conversations} conversations × ${f.steps} steps, 100 ms model: ${f.oursStepsPerSecond.toFixed(1)} steps/s (${f.seconds.toFixed(1)} s` +
     `${f.notFinished ? `, ${f.notFinished} not finished` : ''}${f.repeatedModelCalls ? `, ${f.repeatedModelCalls} model calls made again` : ''}); Temporal's floor at ${f.conversations} at once: ${f.floorStepsPerSecond.toFixed(1)} steps/s; ` +
@@ -71,7 +72,10 @@ export function describeConcurrency(f: ConcurrencyFigures): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+  const sizes = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => n > 0);
   const h = await startHarness({ name: 'bench-concurrency', script: () => ({ content: 'ok' }), record: false });
   try {
     // For profiling: BENCH_WORKER_NODE_OPTIONS="--require <script that starts the profiler>", and
@@ -80,7 +84,8 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
       ...(process.env.TEMPORAL_DEBUG ? { TEMPORAL_DEBUG: process.env.TEMPORAL_DEBUG } : {}),
     });
-    for (const n of sizes.length ? sizes : [10, 50, 200]) console.log(describeConcurrency(await concurrency(h, worker.process.pid, n, Number(process.env.BENCH_STEPS ?? 10))));
+    for (const n of sizes.length ? sizes : [10, 50, 200])
+      console.log(describeConcurrency(await concurrency(h, worker.process.pid, n, Number(process.env.BENCH_STEPS ?? 10))));
     await worker.kill('SIGTERM');
   } finally {
     await h.close();

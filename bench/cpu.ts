@@ -10,7 +10,10 @@ function stat(pid: number): { ppid: number; ms: number } | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the command name (which may hold spaces) start at ") ".
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ').map(Number);
+    const fields = text
+      .slice(text.lastIndexOf(')') + 2)
+      .split(' ')
+      .map(Number);
     const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => fields[i] ?? 0);
     return { ppid: fields[1] ?? 0, ms: ((utime ?? 0) + (stime ?? 0) + (cutime ?? 0) + (cstime ?? 0)) * TICK_MS };
   } catch {

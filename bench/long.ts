@@ -23,7 +23,9 @@ export interface LongFigures {
 
 function memoryMb(pid: number | undefined, field: 'VmRSS' | 'VmHWM'): number {
   try {
-    const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${field}:`));
+    const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith(`${field}:`));
     return Number(line?.match(/(\d+)/)?.[1] ?? NaN) / 1024;
   } catch {
     return NaN;
@@ -43,10 +45,19 @@ export async function longConversation(h: Harness, workerPid: number | undefined
     }
     at.push(performance.now());
     if (at.length > steps) return { content: 'done', usage };
-    return { usage, toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${at.length}; head -c 20000 /dev/zero | tr '\\0' y` } }] };
+    return {
+      usage,
+      toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${at.length}; head -c 20000 /dev/zero | tr '\\0' y` } }],
+    };
   });
   const t0 = performance.now();
-  const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true, maxIterations: steps + 10 });
+  const conversation = await Conversation.create(h.client, {
+    agent: benchAgent(),
+    workspace: await h.workspace(),
+    firstMessage: 'go',
+    run: true,
+    maxIterations: steps + 10,
+  });
   const final = await conversation.waitUntilStopped({ timeoutMs: 3_600_000 });
   const seconds = (performance.now() - t0) / 1000;
   if (final.status !== 'finished') throw new Error(`the long conversation ended ${final.status}: ${final.lastError}`);
@@ -81,7 +92,9 @@ export async function longConversation(h: Harness, workerPid: number | undefined
 
 export function describeLong(f: LongFigures): string {
   const kb = (b: number) => (b / 1024).toFixed(1);
-  const carried = f.carriedBytes.length ? `${kb(Math.min(...f.carriedBytes))}–${kb(Math.max(...f.carriedBytes))} KB (each: ${f.carriedBytes.map(kb).join(', ')})` : 'none';
+  const carried = f.carriedBytes.length
+    ? `${kb(Math.min(...f.carriedBytes))}–${kb(Math.max(...f.carriedBytes))} KB (each: ${f.carriedBytes.map(kb).join(', ')})`
+    : 'none';
   return (
     `one conversation of ${f.steps} steps with 20 KB observations (condenser on): ${f.firstMsPerStep.toFixed(1)} ms a step over the first 100, ` +
     `${f.lastMsPerStep.toFixed(1)} ms over the last 100 (×${(f.lastMsPerStep / f.firstMsPerStep).toFixed(2)}); ${f.seconds.toFixed(0)} s in all, ${f.condensations} condensations, ${f.runs} runs; ` +

@@ -24,7 +24,15 @@ const steps = Number(process.argv[2] ?? 200);
 if (!Number.isInteger(steps) || steps < 1) throw new Error(`steps must be a positive integer, got ${process.argv[2]}`);
 
 const PEER_SCRIPT = 'langgraph_steps.mjs';
-const PEER_DEPS = ['@langchain/langgraph', '@langchain/openai', '@langchain/core', '@langchain/langgraph-checkpoint-sqlite', 'better-sqlite3@12', 'openai', 'zod'];
+const PEER_DEPS = [
+  '@langchain/langgraph',
+  '@langchain/openai',
+  '@langchain/core',
+  '@langchain/langgraph-checkpoint-sqlite',
+  'better-sqlite3@12',
+  'openai',
+  'zod',
+];
 const fmt = (n: number) => n.toFixed(1);
 const round = (n: number) => +n.toFixed(2);
 
@@ -33,7 +41,9 @@ const round = (n: number) => +n.toFixed(2);
  * bench's N) gets N single `terminal` calls, counted by the tool results in the request, then text.
  */
 const script: Script = (req) => {
-  const asked = req.body.messages.map((m) => (m.role === 'user' && typeof m.content === 'string' ? /steps:(\d+)/.exec(m.content) : null)).find((m) => m);
+  const asked = req.body.messages
+    .map((m) => (m.role === 'user' && typeof m.content === 'string' ? /steps:(\d+)/.exec(m.content) : null))
+    .find((m) => m);
   const n = asked ? Number(asked[1]) : steps;
   const done = req.body.messages.filter((m) => m.role === 'tool').length;
   return done >= n ? { content: 'done' } : { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${done + 1}` } }] };
@@ -95,7 +105,13 @@ async function faheemPerStep(h: Harness): Promise<number> {
   const workspace = await h.workspace();
   const before = h.model.requests.length;
   const t0 = performance.now();
-  const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace, firstMessage: `steps:${steps} please`, run: true, condenser: false });
+  const conversation = await Conversation.create(h.client, {
+    agent: benchAgent(),
+    workspace,
+    firstMessage: `steps:${steps} please`,
+    run: true,
+    condenser: false,
+  });
   const s = await conversation.waitUntilStopped({ timeoutMs: 1_800_000 });
   const perStep = (performance.now() - t0) / (steps + 1);
   const calls = h.model.requests.length - before;
@@ -116,13 +132,19 @@ interface PeerResult {
 async function peerPerStep(h: Harness, dir: string, peerScript: string): Promise<{ langgraph: number; bare: number }> {
   const workspace = await h.workspace();
   const before = h.model.requests.length;
-  const r = await execa('node', [peerScript, h.model.baseUrl, String(steps), workspace], { cwd: dir, all: true, reject: false, timeout: 1_800_000 });
+  const r = await execa('node', [peerScript, h.model.baseUrl, String(steps), workspace], {
+    cwd: dir,
+    all: true,
+    reject: false,
+    timeout: 1_800_000,
+  });
   await rm(workspace, { recursive: true, force: true });
   const line = r.stdout.trim().split('\n').pop() ?? '';
   if (r.exitCode !== 0 || !line.startsWith('{')) throw new Error(`the peer script failed (exit ${r.exitCode}):\n${r.all}`);
   const out = JSON.parse(line) as PeerResult;
   const calls = h.model.requests.length - before;
-  if (calls !== 2 * (steps + 1)) console.warn(`warning: the peer made ${calls} model calls (expected ${2 * (steps + 1)}: ${steps + 1} for each loop)`);
+  if (calls !== 2 * (steps + 1))
+    console.warn(`warning: the peer made ${calls} model calls (expected ${2 * (steps + 1)}: ${steps + 1} for each loop)`);
   // It reports total / N; report total / (N + 1) like ours.
   const perCall = (ms: number) => (ms * out.steps) / (out.steps + 1);
   return { langgraph: perCall(out.langgraph_ms_per_step), bare: perCall(out.bare_loop_ms_per_step) };
@@ -139,7 +161,9 @@ if (!existsSync(peerScript)) {
   console.log(`peer dependencies (${how}, ${peer.dir}): ${await installedVersions(peer.dir)}`);
 }
 
-console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}`);
+console.log(
+  `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}`,
+);
 const h = await startHarness({ name: 'bench-peers', script, record: false });
 try {
   await h.startWorker();
@@ -160,7 +184,9 @@ try {
   );
   console.log(
     `time per step, ${steps} steps: faheemcode ${fmt(faheem)} ms (runs: ${fmt(first)} before the peer, ${fmt(second)} after)` +
-      (lg ? `, LangGraph JS + SQLite ${fmt(lg.langgraph)} ms, bare loop ${fmt(lg.bare)} ms: faheemcode is ${(faheem / lg.langgraph).toFixed(2)}× LangGraph` : ', peers skipped'),
+      (lg
+        ? `, LangGraph JS + SQLite ${fmt(lg.langgraph)} ms, bare loop ${fmt(lg.bare)} ms: faheemcode is ${(faheem / lg.langgraph).toFixed(2)}× LangGraph`
+        : ', peers skipped'),
   );
 } finally {
   await h.close();

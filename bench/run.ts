@@ -30,14 +30,28 @@ async function pauseLatency(h: Harness, rounds: number, others = 0, othersModelM
   h.model.setScript((req) => {
     if (firstUser(req) !== 'background') return { delayMs: 60_000, content: 'never' };
     // Model calls vary (±50 %), as a real model's do: the others do not all wake at once.
-    return { delayMs: Math.round(othersModelMs * (0.5 + Math.random())), toolCalls: [{ name: 'terminal', arguments: { command: 'true' } }] };
+    return {
+      delayMs: Math.round(othersModelMs * (0.5 + Math.random())),
+      toolCalls: [{ name: 'terminal', arguments: { command: 'true' } }],
+    };
   });
   const background = await Promise.all(
     Array.from({ length: others }, async () =>
-      Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'background', run: true, maxIterations: 100_000 }),
+      Conversation.create(h.client, {
+        agent: benchAgent(),
+        workspace: await h.workspace(),
+        firstMessage: 'background',
+        run: true,
+        maxIterations: 100_000,
+      }),
     ),
   );
-  const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'wait', run: true });
+  const conversation = await Conversation.create(h.client, {
+    agent: benchAgent(),
+    workspace: await h.workspace(),
+    firstMessage: 'wait',
+    run: true,
+  });
   const handle = h.client.workflow.getHandle(conversation.id);
   const ack: number[] = [];
   const abort: number[] = [];
@@ -45,11 +59,16 @@ async function pauseLatency(h: Harness, rounds: number, others = 0, othersModelM
   const mine: RecordedRequest[] = [];
   for (let i = 0; i < rounds; i++) {
     if (i > 0) await conversation.resume();
-    const request = await waitFor('a model call in flight', () => {
-      for (const r of h.model.requests) if (firstUser(r) === 'wait' && !mine.includes(r)) mine.push(r);
-      const last = mine[mine.length - 1];
-      return mine.length > i && last?.endedAt === undefined && last;
-    }, 30_000, 5);
+    const request = await waitFor(
+      'a model call in flight',
+      () => {
+        for (const r of h.model.requests) if (firstUser(r) === 'wait' && !mine.includes(r)) mine.push(r);
+        const last = mine[mine.length - 1];
+        return mine.length > i && last?.endedAt === undefined && last;
+      },
+      30_000,
+      5,
+    );
     const t0 = performance.now();
     const wall0 = Date.now();
     await handle.signal(pauseSignal, {});
@@ -65,14 +84,27 @@ async function pauseLatency(h: Harness, rounds: number, others = 0, othersModelM
   await conversation.close();
   // Closed, each workflow completes; wait for that (a state query on a completed workflow replays it).
   await Promise.all(background.map((c) => c.close()));
-  await Promise.all(background.map((c) => h.client.workflow.getHandle(c.id).result().catch(() => undefined)));
+  await Promise.all(
+    background.map((c) =>
+      h.client.workflow
+        .getHandle(c.id)
+        .result()
+        .catch(() => undefined),
+    ),
+  );
   return { ack, abort };
 }
 
 async function stepTime(h: Harness, steps: number) {
   h.model.setScript(stepScript(steps));
   const t0 = performance.now();
-  const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true, condenser: false });
+  const conversation = await Conversation.create(h.client, {
+    agent: benchAgent(),
+    workspace: await h.workspace(),
+    firstMessage: 'go',
+    run: true,
+    condenser: false,
+  });
   // As a user's run() waits: one update for the run (waitUntil would add one per new event).
   await conversation.waitUntilStopped({ timeoutMs: 600_000 });
   const durable = (performance.now() - t0) / (steps + 1);
@@ -87,10 +119,28 @@ async function stepTime(h: Harness, steps: number) {
     const r = await client.chat.completions.create({ model: 'm', messages: buildMessages(events, 'system') as never });
     const call = r.choices[0]?.message.tool_calls?.[0];
     if (!call || call.type !== 'function') break;
-    events.push({ index: events.length, timestamp: '', source: 'agent', kind: 'action', tool: 'terminal', toolCallId: call.id, arguments: JSON.parse(call.function.arguments), replyId: r.id });
+    events.push({
+      index: events.length,
+      timestamp: '',
+      source: 'agent',
+      kind: 'action',
+      tool: 'terminal',
+      toolCallId: call.id,
+      arguments: JSON.parse(call.function.arguments),
+      replyId: r.id,
+    });
     const res = await runTerminal(JSON.parse(call.function.arguments), terminal, { workspace, baseEnv: commandBaseEnv() });
     terminal = res.terminal;
-    events.push({ index: events.length, timestamp: '', source: 'environment', kind: 'observation', tool: 'terminal', toolCallId: call.id, content: res.content, isError: false });
+    events.push({
+      index: events.length,
+      timestamp: '',
+      source: 'environment',
+      kind: 'observation',
+      tool: 'terminal',
+      toolCallId: call.id,
+      content: res.content,
+      isError: false,
+    });
   }
   const inProcess = (performance.now() - t1) / (steps + 1);
   return { durable, inProcess };
@@ -100,7 +150,11 @@ async function historyGrowth(h: Harness) {
   const script: Script = (req) =>
     req.body.messages.filter((m) => m.role === 'tool').length >= 200
       ? { content: 'done' }
-      : { toolCalls: [{ name: 'terminal', arguments: { command: `echo ${req.body.messages.length}; head -c 2000 /dev/zero | tr "\\0" y` } }] };
+      : {
+          toolCalls: [
+            { name: 'terminal', arguments: { command: `echo ${req.body.messages.length}; head -c 2000 /dev/zero | tr "\\0" y` } },
+          ],
+        };
   h.model.setScript(script);
   h.model.requests.length = 0;
   const conversation = await Conversation.create(h.client, {
@@ -129,10 +183,17 @@ async function recovery(h: Harness, rounds: number) {
   const fromSpawn: number[] = [];
   const fromReady: number[] = [];
   h.model.setScript((req) =>
-    req.body.messages.filter((m) => m.role === 'tool').length >= 1000 ? { content: 'done' } : { delayMs: 400, toolCalls: [{ name: 'terminal', arguments: { command: `true ${req.body.messages.length}` } }] },
+    req.body.messages.filter((m) => m.role === 'tool').length >= 1000
+      ? { content: 'done' }
+      : { delayMs: 400, toolCalls: [{ name: 'terminal', arguments: { command: `true ${req.body.messages.length}` } }] },
   );
   let worker = await h.startWorker();
-  const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true });
+  const conversation = await Conversation.create(h.client, {
+    agent: benchAgent(),
+    workspace: await h.workspace(),
+    firstMessage: 'go',
+    run: true,
+  });
   for (let i = 0; i < rounds; i++) {
     await waitFor('a model call in flight', () => h.model.requests.some((r) => r.endedAt === undefined), 30_000, 5);
     await worker.kill('SIGKILL');
@@ -155,7 +216,9 @@ const h = await startHarness({ name: 'bench', script: () => ({ content: 'ok' }),
 const spawnedAt = performance.now();
 const first = await h.startWorker();
 const workerStart = performance.now() - spawnedAt;
-console.log(`machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}`);
+console.log(
+  `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}`,
+);
 
 // BENCH_ONLY=pause,step,history,many,long,recovery runs some parts (default: all).
 const only = new Set((process.env.BENCH_ONLY ?? 'pause,step,history,many,long,recovery').split(','));
@@ -163,7 +226,9 @@ console.log(`worker start (process spawned → polling, its banner): ${fmt(worke
 
 if (only.has('pause')) {
   const { ack, abort } = await pauseLatency(h, 40);
-  console.log(`pause acknowledged (signal sent → query sees "paused"), 40 pauses: p50 ${fmt(pct(ack, 50))} ms, p99 ${fmt(pct(ack, 99))} ms`);
+  console.log(
+    `pause acknowledged (signal sent → query sees "paused"), 40 pauses: p50 ${fmt(pct(ack, 50))} ms, p99 ${fmt(pct(ack, 99))} ms`,
+  );
   console.log(`model request aborted (signal sent → HTTP connection closed): p50 ${fmt(pct(abort, 50))} ms, p99 ${fmt(pct(abort, 99))} ms`);
   for (const modelMs of [3000, 100]) {
     const busy = await pauseLatency(h, 40, 50, modelMs);
@@ -176,14 +241,18 @@ if (only.has('pause')) {
 
 if (only.has('step')) {
   const steps = await stepTime(h, 50);
-  console.log(`time per step (model call + terminal command), 50 steps: durable ${fmt(steps.durable)} ms, in-process ${fmt(steps.inProcess)} ms, price of durability ${fmt(steps.durable - steps.inProcess)} ms/step`);
+  console.log(
+    `time per step (model call + terminal command), 50 steps: durable ${fmt(steps.durable)} ms, in-process ${fmt(steps.inProcess)} ms, price of durability ${fmt(steps.durable - steps.inProcess)} ms/step`,
+  );
   const floor = await floorPerStep(h.server.address, 50);
   console.log(`Temporal's floor on this server (a workflow of two no-op activities per step, 50 steps): ${fmt(floor)} ms/step`);
 }
 
 if (only.has('history')) {
   const growth = await historyGrowth(h);
-  console.log(`history bytes per step (2 KB observations): around step 20 ${growth.at20.toFixed(0)} B, around step 200 ${growth.at200.toFixed(0)} B`);
+  console.log(
+    `history bytes per step (2 KB observations): around step 20 ${growth.at20.toFixed(0)} B, around step 200 ${growth.at200.toFixed(0)} B`,
+  );
 }
 
 if (only.has('many')) for (const n of [10, 50, 200]) console.log(describeConcurrency(await concurrency(h, first.process.pid, n)));
@@ -192,7 +261,9 @@ if (only.has('long')) console.log(describeLong(await longConversation(h, first.p
 await first.kill();
 if (only.has('recovery')) {
   const rec = await recovery(h, 5);
-  console.log(`recovery after SIGKILL of the worker during a model call, 5 kills: next model call ${fmt(pct(rec.fromSpawn, 50))} ms (p50) / ${fmt(Math.max(...rec.fromSpawn))} ms (max) after the new worker was spawned, ${fmt(pct(rec.fromReady, 50))} ms (p50) after it was ready`);
+  console.log(
+    `recovery after SIGKILL of the worker during a model call, 5 kills: next model call ${fmt(pct(rec.fromSpawn, 50))} ms (p50) / ${fmt(Math.max(...rec.fromSpawn))} ms (max) after the new worker was spawned, ${fmt(pct(rec.fromReady, 50))} ms (p50) after it was ready`,
+  );
 }
 
 await h.close();

@@ -13,7 +13,9 @@ const slow = stepScript(10);
 h.model.setScript(async (req) => ({ ...(await slow(req)), delayMs: 100 }));
 const t0 = performance.now();
 const conversations = await Promise.all(
-  Array.from({ length: n }, async () => Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true })),
+  Array.from({ length: n }, async () =>
+    Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true }),
+  ),
 );
 await Promise.all(conversations.map((c) => c.waitUntilStopped({ timeoutMs: 600_000 })));
 console.log(`${n} × 10 steps in ${((performance.now() - t0) / 1000).toFixed(1)} s`);

@@ -11,7 +11,13 @@ import { benchAgent, stepScript } from './step.js';
 const steps = Number(process.argv[2] ?? 30);
 const h = await startHarness({ name: 'trace', script: stepScript(steps), record: false });
 const worker = await h.startWorker(process.env.TRACE_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.TRACE_WORKER_NODE_OPTIONS } : {});
-const conversation = await Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true, condenser: false });
+const conversation = await Conversation.create(h.client, {
+  agent: benchAgent(),
+  workspace: await h.workspace(),
+  firstMessage: 'go',
+  run: true,
+  condenser: false,
+});
 await conversation.waitUntilStopped({ timeoutMs: 600_000 });
 const history = await h.client.workflow.getHandle(conversation.id).fetchHistory();
 const events = history.events ?? [];

@@ -60,7 +60,11 @@ const conversation = await pauseAndResume(client, workspace);
 
 for (const file of ['countdown.txt', 'hello.txt']) {
   const text = await readFile(path.join(workspace, file), 'utf8').catch(() => undefined);
-  console.log(pc.dim(`\n${file}: ${text === undefined ? '(not created)' : `${text.split('\n').filter(Boolean).length} line(s), starts ${JSON.stringify(text.slice(0, 20))}`}`));
+  console.log(
+    pc.dim(
+      `\n${file}: ${text === undefined ? '(not created)' : `${text.split('\n').filter(Boolean).length} line(s), starts ${JSON.stringify(text.slice(0, 20))}`}`,
+    ),
+  );
 }
 const ui = server?.uiUrl ?? 'http://localhost:8233';
 console.log(`\nSee every model call and command: ${ui}/namespaces/default/workflows/${conversation.id}`);
@@ -72,7 +76,9 @@ if (server && process.env.FAHEEM_DEMO_EXIT !== '1') {
   console.log(pc.bold(`\nThe Web UI stays up at ${ui} — press Ctrl-C to stop.`));
   console.log(
     pc.dim(
-      'The server, the worker' + (scripted ? ' and the scripted model' : '') + ' keep running until then. The conversations stay in ' +
+      'The server, the worker' +
+        (scripted ? ' and the scripted model' : '') +
+        ' keep running until then. The conversations stay in ' +
         '.faheem/temporal.db: `npx faheem server` (with `npx faheem worker`) opens them again later.',
     ),
   );

@@ -33,7 +33,10 @@ const worker = await createWorker();
 const workerDone = worker.run();
 const client = await connectClient();
 
-const agent = new Agent({ llm: new LLM({ usageId: 'agent', ...(process.env.LLM_MODEL ? { model: process.env.LLM_MODEL } : {}) }), tools: [TerminalTool] });
+const agent = new Agent({
+  llm: new LLM({ usageId: 'agent', ...(process.env.LLM_MODEL ? { model: process.env.LLM_MODEL } : {}) }),
+  tools: [TerminalTool],
+});
 const workspace = await mkdtemp(path.join(tmpdir(), 'faheem-mcp-'));
 const conversation = await Conversation.create(client, { agent, workspace, mcpServers });
 await conversation.sendMessage('Use the MCP server to add 20 and 22.');

@@ -53,8 +53,7 @@ export async function pauseAndResume(client: Client, workspace = process.cwd()):
   // Phase 3: Send a new message while paused
   console.log('Phase 3: Sending a new message while agent is paused...');
   await conversation.sendMessage(
-    'Actually, stop working on countdown.txt. Instead, create a file called ' +
-      "hello.txt with just the text 'Hello, World!' in it.",
+    'Actually, stop working on countdown.txt. Instead, create a file called ' + "hello.txt with just the text 'Hello, World!' in it.",
   );
   console.log();
 

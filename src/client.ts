@@ -69,10 +69,17 @@ export class LLM {
    * @param options.reasoningEffort - Reason before answering (Anthropic extended thinking, OpenAI
    *   `reasoning_effort`); default the worker's LLM_REASONING_EFFORT, else off.
    */
-  constructor(options: { usageId?: string; model?: string; baseUrl?: string; temperature?: number; reasoningEffort?: ReasoningEffort; apiKey?: unknown }) {
+  constructor(options: {
+    usageId?: string;
+    model?: string;
+    baseUrl?: string;
+    temperature?: number;
+    reasoningEffort?: ReasoningEffort;
+    apiKey?: unknown;
+  }) {
     if (options.apiKey !== undefined) {
       // Keys would be written into workflow history; the worker reads them from its environment.
-      throw new InvalidRequestError('LLM: pass no apiKey here. Set LLM_API_KEY (or the provider\'s key variable) where the worker runs.');
+      throw new InvalidRequestError("LLM: pass no apiKey here. Set LLM_API_KEY (or the provider's key variable) where the worker runs.");
     }
     this.spec = {
       usageId: options.usageId ?? 'agent',
@@ -102,7 +109,8 @@ export class Agent {
   }) {
     const names = (options.tools ?? ['terminal', 'file_editor']).map((t) => (typeof t === 'string' ? t : t.name));
     for (const n of names) {
-      if (typeof n !== 'string' || !TOOL_NAME.test(n)) throw new InvalidRequestError(`Agent: "${String(n)}" is not a tool name (letters, digits, _ and -, at most 64 characters)`);
+      if (typeof n !== 'string' || !TOOL_NAME.test(n))
+        throw new InvalidRequestError(`Agent: "${String(n)}" is not a tool name (letters, digits, _ and -, at most 64 characters)`);
     }
     // think and finish are always there: the model needs a way to reason and to stop.
     const tools = [...new Set<string>([...names, 'think', 'finish'])];
@@ -168,7 +176,6 @@ export interface CreateOptions {
   hostWaitMs?: number;
 }
 
-
 /**
  * How a conversation workflow is started for these options: its id, and the workflow's input, task
  * queue, search attributes and Web UI texts. `Conversation.create` starts it; schedules start the
@@ -184,52 +191,52 @@ export function conversationStart(options: CreateOptions): {
     staticDetails: string;
   };
 } {
-    const id = options.id ?? `conv-${randomUUID().slice(0, 13)}`;
-    if (options.firstMessage !== undefined) checkMessage(options.firstMessage);
-    const input: ConversationInput = {
-      options: {
-        workspace: path.resolve(options.workspace),
-        agent: options.agent.spec,
-        toolTaskQueue: options.toolTaskQueue ?? defaultToolTaskQueue(),
-        maxIterations: options.maxIterations ?? DEFAULTS.maxIterations,
-        confirmationPolicy: options.confirmationPolicy ?? 'never',
-        idleTimeoutMs: options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
-        ...(options.continueAsNewEverySteps ? { continueAsNewEverySteps: options.continueAsNewEverySteps } : {}),
-        ...(options.confirmationTimeoutMs !== undefined ? { confirmationTimeoutMs: options.confirmationTimeoutMs } : {}),
-        ...(options.maxBudgetPerRunUsd !== undefined ? { maxBudgetPerRunUsd: options.maxBudgetPerRunUsd } : {}),
-        ...(options.condenser !== undefined ? { condenser: options.condenser } : {}),
-        ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
-        ...(options.hostWaitMs !== undefined ? { hostWaitMs: options.hostWaitMs } : {}),
-        ...(options.hooks !== undefined ? { hooks: parseHooks(options.hooks) } : {}),
-        ...(options.checkpoints === false ? { checkpoints: false } : {}),
-        ...(options.mcpServers && Object.keys(options.mcpServers).length > 0
-          ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') }
-          : {}),
-      },
-      ...(options.firstMessage !== undefined ? { firstMessage: options.firstMessage } : {}),
-      ...(options.run ? { run: true } : {}),
-    };
-    const model = options.agent.spec.llm.model ?? 'the worker\'s LLM_MODEL';
-    return {
-      id,
-      workflow: {
-        taskQueue: options.taskQueue ?? defaultTaskQueue(),
-        args: [input],
-        // Visible (faheem list, faheem status without a worker) before any worker has picked it up.
-        typedSearchAttributes: [
-          { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
-          { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
-        ],
-        staticSummary: options.firstMessage ? oneLine(options.firstMessage, 120) : `Conversation in ${input.options.workspace}`,
-        staticDetails: [
-          `**Model:** ${model}`,
-          `**Workspace:** \`${input.options.workspace}\``,
-          `**Tools:** ${options.agent.spec.tools.join(', ')}${options.agent.spec.hostTools ? ' and the workspace host\'s own' : ''}`,
-          ...(input.options.mcpServers ? [`**MCP servers:** ${Object.keys(input.options.mcpServers).join(', ')}`] : []),
-          `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
-        ].join('\n\n'),
-      },
-    };
+  const id = options.id ?? `conv-${randomUUID().slice(0, 13)}`;
+  if (options.firstMessage !== undefined) checkMessage(options.firstMessage);
+  const input: ConversationInput = {
+    options: {
+      workspace: path.resolve(options.workspace),
+      agent: options.agent.spec,
+      toolTaskQueue: options.toolTaskQueue ?? defaultToolTaskQueue(),
+      maxIterations: options.maxIterations ?? DEFAULTS.maxIterations,
+      confirmationPolicy: options.confirmationPolicy ?? 'never',
+      idleTimeoutMs: options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
+      ...(options.continueAsNewEverySteps ? { continueAsNewEverySteps: options.continueAsNewEverySteps } : {}),
+      ...(options.confirmationTimeoutMs !== undefined ? { confirmationTimeoutMs: options.confirmationTimeoutMs } : {}),
+      ...(options.maxBudgetPerRunUsd !== undefined ? { maxBudgetPerRunUsd: options.maxBudgetPerRunUsd } : {}),
+      ...(options.condenser !== undefined ? { condenser: options.condenser } : {}),
+      ...(options.maxDepth !== undefined ? { maxDepth: options.maxDepth } : {}),
+      ...(options.hostWaitMs !== undefined ? { hostWaitMs: options.hostWaitMs } : {}),
+      ...(options.hooks !== undefined ? { hooks: parseHooks(options.hooks) } : {}),
+      ...(options.checkpoints === false ? { checkpoints: false } : {}),
+      ...(options.mcpServers && Object.keys(options.mcpServers).length > 0
+        ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') }
+        : {}),
+    },
+    ...(options.firstMessage !== undefined ? { firstMessage: options.firstMessage } : {}),
+    ...(options.run ? { run: true } : {}),
+  };
+  const model = options.agent.spec.llm.model ?? "the worker's LLM_MODEL";
+  return {
+    id,
+    workflow: {
+      taskQueue: options.taskQueue ?? defaultTaskQueue(),
+      args: [input],
+      // Visible (faheem list, faheem status without a worker) before any worker has picked it up.
+      typedSearchAttributes: [
+        { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
+        { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
+      ],
+      staticSummary: options.firstMessage ? oneLine(options.firstMessage, 120) : `Conversation in ${input.options.workspace}`,
+      staticDetails: [
+        `**Model:** ${model}`,
+        `**Workspace:** \`${input.options.workspace}\``,
+        `**Tools:** ${options.agent.spec.tools.join(', ')}${options.agent.spec.hostTools ? " and the workspace host's own" : ''}`,
+        ...(input.options.mcpServers ? [`**MCP servers:** ${Object.keys(input.options.mcpServers).join(', ')}`] : []),
+        `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
+      ].join('\n\n'),
+    },
+  };
 }
 
 /**
@@ -404,7 +411,11 @@ export class Conversation {
     for (;;) {
       if (s && done(s)) return s;
       if (Date.now() > deadline) {
-        throw new WaitTimeoutError(this.id, `timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`, { cause: lastError });
+        throw new WaitTimeoutError(
+          this.id,
+          `timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`,
+          { cause: lastError },
+        );
       }
       // Wait for news (a new event) on the workflow; without it (closed, older version) poll.
       const news = s ? await this.nextChange({ afterEvents: s.events }, deadline) : undefined;
@@ -419,7 +430,9 @@ export class Conversation {
   }
 
   /** Yields events as they are recorded, until `until` says stop (checked whenever there is news). */
-  async *follow(options: { fromIndex?: number; pollMs?: number; until?: (s: ConversationState) => boolean } = {}): AsyncGenerator<ConversationEvent> {
+  async *follow(
+    options: { fromIndex?: number; pollMs?: number; until?: (s: ConversationState) => boolean } = {},
+  ): AsyncGenerator<ConversationEvent> {
     let next = options.fromIndex ?? 0;
     for (;;) {
       const batch = await this.events(next);
@@ -460,6 +473,5 @@ export class Conversation {
     return d.status.name !== 'RUNNING';
   }
 }
-
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -37,7 +37,10 @@ export const CONFIG_DEFAULTS = {
 const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
 const unset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 const positiveNumber = z.preprocess(unset, z.coerce.number({ error: 'must be a number' }).positive('must be more than 0').optional());
-const positiveInt = z.preprocess(unset, z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be 1 or more').optional());
+const positiveInt = z.preprocess(
+  unset,
+  z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be 1 or more').optional(),
+);
 
 const WorkerEnv = z.object({
   FAHEEM_LOG_LEVEL: z.preprocess(

@@ -33,7 +33,9 @@ export async function connectConnection(): Promise<{ connection: Connection; nam
   const { connectionOptions, namespace } = connectConfig();
   const address = connectionOptions.address;
   const startedAt = Date.now();
-  const attempt = Connection.connect({ ...connectionOptions, connectTimeout: CONNECT_TIMEOUT_MS } as Parameters<typeof Connection.connect>[0]);
+  const attempt = Connection.connect({ ...connectionOptions, connectTimeout: CONNECT_TIMEOUT_MS } as Parameters<
+    typeof Connection.connect
+  >[0]);
   // Settled either way below; this keeps an abandoned attempt from being an unhandled rejection.
   attempt.catch(() => undefined);
   const refused = await refusedAt(address, connectionOptions);

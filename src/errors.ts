@@ -82,7 +82,11 @@ export class ServerUnreachableError extends FaheemError {
   /** Why, in a few words: "connection refused", "no answer within 5 s", … */
   readonly reason: string;
   constructor(address: string, reason: string, options?: { cause?: unknown }) {
-    super('server_unreachable', `cannot reach Temporal at ${address} (${reason}). Start one with \`npx faheem server\`, or set TEMPORAL_ADDRESS.`, options);
+    super(
+      'server_unreachable',
+      `cannot reach Temporal at ${address} (${reason}). Start one with \`npx faheem server\`, or set TEMPORAL_ADDRESS.`,
+      options,
+    );
     this.address = address;
     this.reason = reason;
   }

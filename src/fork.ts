@@ -44,7 +44,9 @@ export async function forkConversation(client: Client, sourceId: string, options
   const point = await handle.query(forkPointQuery, options.at);
   if (!point) {
     const steps = (await source.checkpoints()).filter((c) => !c.rewound && c.commit).map((c) => c.step);
-    throw new ForkError(`conversation ${sourceId} has no checkpoint of step ${options.at}${steps.length ? ` (steps with one: ${steps.join(', ')})` : ''}`);
+    throw new ForkError(
+      `conversation ${sourceId} has no checkpoint of step ${options.at}${steps.length ? ` (steps with one: ${steps.join(', ')})` : ''}`,
+    );
   }
   const id = options.id ?? `conv-${randomUUID().slice(0, 13)}`;
   const sourceWorkspace = point.options.workspace;

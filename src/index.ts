@@ -66,7 +66,15 @@ export {
   type HooksConfig,
 } from './hooks/config.js';
 export type { HookAnswer, HookDecision } from './hooks/decision.js';
-export type { HookEvent, HookEventOf, PostToolUseEvent, PreToolUseEvent, SessionStartEvent, StopEvent, UserPromptSubmitEvent } from './hooks/event.js';
+export type {
+  HookEvent,
+  HookEventOf,
+  PostToolUseEvent,
+  PreToolUseEvent,
+  SessionStartEvent,
+  StopEvent,
+  UserPromptSubmitEvent,
+} from './hooks/event.js';
 export {
   defineTool,
   isTool,

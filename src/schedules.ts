@@ -52,7 +52,9 @@ export class ScheduleError extends FaheemError {
 /** Names are schedule ids and prefixes of their conversations' ids: keep them to safe characters. */
 function checkName(name: string): string {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name)) {
-    throw new ScheduleError(`the schedule name "${name}" is not valid: use letters, digits, ".", "_" and "-" (at most 100, starting with a letter or digit)`);
+    throw new ScheduleError(
+      `the schedule name "${name}" is not valid: use letters, digits, ".", "_" and "-" (at most 100, starting with a letter or digit)`,
+    );
   }
   return name;
 }

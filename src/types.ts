@@ -4,15 +4,7 @@ import type { HookEventName, HooksConfig } from './hooks/config.js';
 import type { SkillInfo } from './skills/prompt.js';
 
 /** Every status a conversation can be in, as `faheem list --status` accepts them. */
-export const CONVERSATION_STATUSES = [
-  'idle',
-  'running',
-  'paused',
-  'waiting_for_confirmation',
-  'finished',
-  'error',
-  'stuck',
-] as const;
+export const CONVERSATION_STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'] as const;
 /** A conversation's status: idle, running, paused, waiting_for_confirmation, finished, error or stuck. */
 export type ConversationStatus = (typeof CONVERSATION_STATUSES)[number];
 
@@ -42,9 +34,7 @@ export type ReasoningEffort = 'low' | 'medium' | 'high';
  * The model's reasoning as the provider returned it (Anthropic's thinking blocks, with their
  * signatures): kept on the action event and sent back unchanged on the tool-use continuation.
  */
-export type ReasoningBlock =
-  | { type: 'thinking'; thinking: string; signature: string }
-  | { type: 'redacted_thinking'; data: string };
+export type ReasoningBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
 
 /** An agent as the conversation keeps it (plain data): its model, tool names and system prompt. */
 export interface AgentSpec {

@@ -89,7 +89,14 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
   const mcp = new McpManager({ env });
-  const activities = createActivities({ env, config, tools: options.tools ?? [], mcp, ...(sandbox ? { sandbox } : {}), ...(options.hooks ? { hooks: options.hooks } : {}) });
+  const activities = createActivities({
+    env,
+    config,
+    tools: options.tools ?? [],
+    mcp,
+    ...(sandbox ? { sandbox } : {}),
+    ...(options.hooks ? { hooks: options.hooks } : {}),
+  });
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
 

@@ -38,8 +38,7 @@ export function prebuiltWorkflowBundle(): string | undefined {
 
 /** The workflow code options of `Worker.create`: a ready bundle, or the sources to bundle now. */
 export type WorkflowSource =
-  | { workflowBundle: { codePath: string } }
-  | { workflowsPath: string; bundlerOptions: WorkerOptions['bundlerOptions'] };
+  { workflowBundle: { codePath: string } } | { workflowsPath: string; bundlerOptions: WorkerOptions['bundlerOptions'] };
 
 /**
  * Chooses the workflow code a worker runs, to spread into `Worker.create`:

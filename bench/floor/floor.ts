@@ -44,7 +44,9 @@ export async function floorThroughput(address: string, n: number, steps: number)
   return withFloor(address, async (client) => {
     const t0 = performance.now();
     await Promise.all(
-      Array.from({ length: n }, (_, i) => client.workflow.execute('floor', { taskQueue: 'floor', workflowId: `floor-${Date.now()}-${i}`, args: [steps] })),
+      Array.from({ length: n }, (_, i) =>
+        client.workflow.execute('floor', { taskQueue: 'floor', workflowId: `floor-${Date.now()}-${i}`, args: [steps] }),
+      ),
     );
     return (n * steps) / ((performance.now() - t0) / 1000);
   });

@@ -38,7 +38,10 @@ export function createCondense(models: ModelClients, transcripts: TranscriptCach
         noReasoning: true,
         messages: [
           { role: 'system', content: CONDENSER_PROMPT },
-          { role: 'user', content: `${input.previousSummary ? `Earlier summary:\n${input.previousSummary}\n\n` : ''}Events to condense:\n${body}` },
+          {
+            role: 'user',
+            content: `${input.previousSummary ? `Earlier summary:\n${input.previousSummary}\n\n` : ''}Events to condense:\n${body}`,
+          },
         ],
         tools: [],
         conversationId: input.conversationId,

@@ -11,7 +11,9 @@ export function createForkWorkspace(store: CheckpointStore) {
     const { workspace, conversationId, commit, newConversationId, target } = parseInput(checkpointInputs.fork, input, 'forkWorkspace');
     const dir = target ?? defaultForkDir(workspace, newConversationId);
     return withHeartbeat(() =>
-      asActivity(async () => (await store.open(workspace)).materialize(commit, dir, { from: conversationId, to: newConversationId, store })),
+      asActivity(async () =>
+        (await store.open(workspace)).materialize(commit, dir, { from: conversationId, to: newConversationId, store }),
+      ),
     );
   };
 }

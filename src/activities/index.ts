@@ -56,14 +56,27 @@ export function createActivities(options: ActivitiesOptions = {}) {
   const transcripts = new TranscriptCache(config.transcriptCacheBytes);
   const starts = new StartLog(path.join(home, 'started'));
   const checkpoints = CheckpointStore.fromEnv(env);
-  const tools = createRunTool({ registry, starts, mcp, secretValues: secrets, namedSecrets: namedSecrets(env), env, ...(options.sandbox ? { sandbox: options.sandbox } : {}) });
+  const tools = createRunTool({
+    registry,
+    starts,
+    mcp,
+    secretValues: secrets,
+    namedSecrets: namedSecrets(env),
+    env,
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+  });
   return {
     callModel: createCallModel(models, transcripts, new SetupCache(), registry),
     condense: createCondense(models, transcripts),
     prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks) }),
     releaseTools: createReleaseTools(mcp),
     runTool: tools.runTool,
-    runHooks: createRunHooks({ env, secretValues: secrets, ...(hooks ? { workerHooks: hooks } : {}), ...(options.sandbox ? { sandbox: options.sandbox } : {}) }),
+    runHooks: createRunHooks({
+      env,
+      secretValues: secrets,
+      ...(hooks ? { workerHooks: hooks } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+    }),
     runTerminal: tools.runTerminal,
     editFile: tools.editFile,
     checkpointWorkspace: createCheckpointWorkspace(checkpoints),

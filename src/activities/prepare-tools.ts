@@ -32,7 +32,9 @@ export function createPrepareTools(deps: {
     const tools: ToolSpec[] = [];
     // MCP tools come from the servers; a sub-agent given some of them by name gets just those.
     const mcpWanted = input.tools.filter((n) => n.startsWith('mcp__'));
-    const names = [...new Set([...input.tools, ...(input.hostTools ? deps.registry.customNames() : [])])].filter((n) => !n.startsWith('mcp__'));
+    const names = [...new Set([...input.tools, ...(input.hostTools ? deps.registry.customNames() : [])])].filter(
+      (n) => !n.startsWith('mcp__'),
+    );
     for (const name of names) {
       const tool = deps.registry.get(name);
       if (tool) tools.push(toolSpec(tool));
@@ -51,13 +53,18 @@ export function createPrepareTools(deps: {
         else tools.push(mcpToolSpec(t));
         taken.add(t.name);
       }
-      for (const e of listed.errors) errors.push(`MCP server "${e.server}" is not available; the agent goes on without its tools. ${e.message}`);
+      for (const e of listed.errors)
+        errors.push(`MCP server "${e.server}" is not available; the agent goes on without its tools. ${e.message}`);
     }
     const instructions = await readInstructions(input.workspace, deps.secretValues).catch((err: Error) => {
       errors.push(`${INSTRUCTIONS_FILE} could not be read: ${err.message}`);
       return undefined;
     });
-    const skills = await readSkills({ workspace: input.workspace, ...(deps.home ? { home: deps.home } : {}), secretValues: deps.secretValues });
+    const skills = await readSkills({
+      workspace: input.workspace,
+      ...(deps.home ? { home: deps.home } : {}),
+      secretValues: deps.secretValues,
+    });
     return {
       tools,
       errors: errors.map((e) => redact(e, deps.secretValues)),

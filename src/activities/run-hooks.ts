@@ -26,7 +26,10 @@ export function createRunHooks(deps: HookRunnerDeps) {
     if (!checked.ok) throw ApplicationFailure.nonRetryable(`runHooks: ${checked.error}`, 'InvalidHooks');
     const ctx = Context.current();
     try {
-      return await withHeartbeat(() => executeHooks({ ...input, hooks: checked.config.hooks[name]![0]!.hooks }, deps, ctx.cancellationSignal), { context: ctx });
+      return await withHeartbeat(
+        () => executeHooks({ ...input, hooks: checked.config.hooks[name]![0]!.hooks }, deps, ctx.cancellationSignal),
+        { context: ctx },
+      );
     } catch (err) {
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure('the hooks were interrupted');
       throw err;

@@ -59,32 +59,35 @@ export function createRunTool(deps: RunToolDeps) {
     // Running it again could do them twice, so tell the model instead, unless a repeat is harmless.
     if (retryClass(tool, parsed.data) === 'report' && (await deps.starts.claim(ctx.info, callKey(input)))) {
       return {
-        content:
-          tool.interruptedMessage ?? effectsUnknown(tool.name),
+        content: tool.interruptedMessage ?? effectsUnknown(tool.name),
         isError: true,
         ...(tool.name === 'terminal' ? { exitCode: -1 } : {}),
       };
     }
     try {
-      const out = await withHeartbeat(async () => tool.execute(parsed.data, {
-        conversationId: input.conversationId,
-        toolCallId: input.toolCallId,
-        workspace: input.workspace,
-        signal: ctx.cancellationSignal,
-        heartbeat: (details?: unknown) => ctx.heartbeat(details),
-        secrets: deps.namedSecrets,
-        state: input.state,
-        attempt: ctx.info.attempt,
-        exec: (command, args = [], options = {}) =>
-          execInWorkspace(command, args, {
-            ...options,
+      const out = await withHeartbeat(
+        async () =>
+          tool.execute(parsed.data, {
+            conversationId: input.conversationId,
+            toolCallId: input.toolCallId,
             workspace: input.workspace,
-            sandbox: deps.sandbox,
-            baseEnv: execEnv,
-            hide: deps.sandbox ? hiddenDirs(env) : [],
             signal: ctx.cancellationSignal,
+            heartbeat: (details?: unknown) => ctx.heartbeat(details),
+            secrets: deps.namedSecrets,
+            state: input.state,
+            attempt: ctx.info.attempt,
+            exec: (command, args = [], options = {}) =>
+              execInWorkspace(command, args, {
+                ...options,
+                workspace: input.workspace,
+                sandbox: deps.sandbox,
+                baseEnv: execEnv,
+                hide: deps.sandbox ? hiddenDirs(env) : [],
+                signal: ctx.cancellationSignal,
+              }),
           }),
-      }), { context: ctx });
+        { context: ctx },
+      );
       if (typeof out === 'string') return { content: out, isError: false };
       if (!out || typeof out.content !== 'string') {
         return { content: `The tool ${tool.name} returned no text (it must return a string or { content }).`, isError: true };

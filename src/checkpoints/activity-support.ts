@@ -5,7 +5,10 @@ import { z } from 'zod';
 import { CheckpointError } from './git.js';
 
 const id = z.string().min(1).max(1000);
-const dir = z.string().min(1).refine((p) => p.startsWith('/'), 'an absolute path');
+const dir = z
+  .string()
+  .min(1)
+  .refine((p) => p.startsWith('/'), 'an absolute path');
 const commit = z.string().regex(/^[0-9a-f]{7,64}$/, 'a commit id (hex)');
 
 /** Input schemas of the checkpoint activities (they come from workflow history: checked anyway). */
@@ -19,7 +22,11 @@ export const checkpointInputs = {
 /** Parses an activity input; a bad one fails for good (a retry would not fix it). */
 export function parseInput<T>(schema: z.ZodType<T>, input: unknown, activity: string): T {
   const parsed = schema.safeParse(input);
-  if (!parsed.success) throw ApplicationFailure.nonRetryable(`${activity}: invalid input: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, 'CheckpointInvalid');
+  if (!parsed.success)
+    throw ApplicationFailure.nonRetryable(
+      `${activity}: invalid input: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      'CheckpointInvalid',
+    );
   return parsed.data;
 }
 
@@ -33,7 +40,12 @@ export async function asActivity<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } catch (err) {
     if (!(err instanceof CheckpointError)) throw err;
-    const type = { git_missing: 'CheckpointGitMissing', not_found: 'CheckpointNotFound', invalid: 'CheckpointInvalid', git_failed: 'CheckpointGitFailed' }[err.reason];
+    const type = {
+      git_missing: 'CheckpointGitMissing',
+      not_found: 'CheckpointNotFound',
+      invalid: 'CheckpointInvalid',
+      git_failed: 'CheckpointGitFailed',
+    }[err.reason];
     if (err.reason === 'git_failed') throw ApplicationFailure.retryable(err.message, type);
     throw ApplicationFailure.nonRetryable(err.message, type);
   }

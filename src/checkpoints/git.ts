@@ -43,7 +43,13 @@ export function git(args: readonly string[], call: GitCall): Promise<GitResult> 
     child.stderr.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e: NodeJS.ErrnoException) => {
       if (e.code === 'ENOENT') {
-        reject(new CheckpointError('git_missing', 'checkpoints need git on the workspace host, and no `git` was found on its PATH: install git (2.25 or later) or turn checkpoints off', { cause: e }));
+        reject(
+          new CheckpointError(
+            'git_missing',
+            'checkpoints need git on the workspace host, and no `git` was found on its PATH: install git (2.25 or later) or turn checkpoints off',
+            { cause: e },
+          ),
+        );
       } else reject(new CheckpointError('git_failed', `could not run git: ${e.message}`, { cause: e }));
     });
     child.on('close', (code, signal) => {

@@ -18,7 +18,23 @@
 //                                   checkpoints set aside by a rewind or a new take of a step: kept, not listed
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { copyFile, lstat, mkdir, open, readdir, readFile, readlink, realpath, rename, rm, rmdir, stat, symlink, unlink, writeFile } from 'node:fs/promises';
+import {
+  copyFile,
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  readlink,
+  realpath,
+  rename,
+  rm,
+  rmdir,
+  stat,
+  symlink,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { faheemHome } from '../home.js';
 import { baseGitEnv, CheckpointError, git, splitZ } from './git.js';
@@ -204,12 +220,20 @@ export class ShadowRepo {
     }
   }
 
-  private run(args: readonly string[], opts: { index?: string; input?: string | Buffer; okCodes?: number[]; alternates?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+  private run(
+    args: readonly string[],
+    opts: { index?: string; input?: string | Buffer; okCodes?: number[]; alternates?: string; cwd?: string; env?: NodeJS.ProcessEnv } = {},
+  ) {
     const env = { ...this.env, ...opts.env };
     if (opts.index) env.GIT_INDEX_FILE = opts.index;
     if (opts.alternates) env.GIT_ALTERNATE_OBJECT_DIRECTORIES = opts.alternates;
     const config = ['-c', `core.excludesFile=${this.user?.exclude ?? '/dev/null'}`];
-    return git([...config, ...args], { env, cwd: opts.cwd ?? this.workspace, ...(opts.input !== undefined ? { input: opts.input } : {}), ...(opts.okCodes ? { okCodes: opts.okCodes } : {}) });
+    return git([...config, ...args], {
+      env,
+      cwd: opts.cwd ?? this.workspace,
+      ...(opts.input !== undefined ? { input: opts.input } : {}),
+      ...(opts.okCodes ? { okCodes: opts.okCodes } : {}),
+    });
   }
 
   private async text(args: readonly string[], opts: Parameters<ShadowRepo['run']>[1] = {}): Promise<string> {
@@ -299,7 +323,10 @@ export class ShadowRepo {
     skipped.sort();
     if (skipped.length) {
       const list = skipped.map((p) => `:(literal)${p}`).join('\0');
-      await this.run(['rm', '--cached', '-f', '-q', '-r', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'], { ...o, input: list });
+      await this.run(['rm', '--cached', '-f', '-q', '-r', '--ignore-unmatch', '--pathspec-from-file=-', '--pathspec-file-nul'], {
+        ...o,
+        input: list,
+      });
     }
     const specs = ['.', ...skipped.map((p) => `:(exclude,literal)${p}`)].join('\0');
     await this.run(['add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], { ...o, input: specs });
@@ -355,7 +382,11 @@ export class ShadowRepo {
     if (!this.borrow || !this.user) return undefined;
     const user = this.user;
     const userEnv = { ...baseGitEnv(this.env), GIT_DIR: user.gitDir };
-    const headTree = await git(['rev-parse', '-q', '--verify', `HEAD:${user.prefix}`], { env: userEnv, cwd: this.workspace, okCodes: [1, 128] });
+    const headTree = await git(['rev-parse', '-q', '--verify', `HEAD:${user.prefix}`], {
+      env: userEnv,
+      cwd: this.workspace,
+      okCodes: [1, 128],
+    });
     const tree = headTree.stdout.toString('utf8').trim();
     if (headTree.code !== 0 || !/^[0-9a-f]{40,64}$/.test(tree)) return undefined;
     try {
@@ -370,7 +401,10 @@ export class ShadowRepo {
 
   /** Copies into the shadow store every object `commit` needs (borrowed ones included): one pack. */
   private async adopt(commit: string, alternates: string): Promise<void> {
-    await this.run(['pack-objects', '--revs', '-q', path.join(this.gitDir, 'objects', 'pack', 'pack')], { alternates, input: `${commit}\n` });
+    await this.run(['pack-objects', '--revs', '-q', path.join(this.gitDir, 'objects', 'pack', 'pack')], {
+      alternates,
+      input: `${commit}\n`,
+    });
     // The loose copies of what is now packed are redundant.
     await this.run(['prune-packed', '-q']);
   }
@@ -521,7 +555,8 @@ export class ShadowRepo {
     while (at < out.length) {
       const nl = out.indexOf(10, at);
       const [sha, type, size] = out.subarray(at, nl).toString('utf8').split(' ');
-      if (type === 'missing' || !sha || !size) throw new CheckpointError('not_found', `object ${sha} is missing from the shadow repository of ${this.workspace}`);
+      if (type === 'missing' || !sha || !size)
+        throw new CheckpointError('not_found', `object ${sha} is missing from the shadow repository of ${this.workspace}`);
       const n = Number(size);
       map.set(sha, out.subarray(nl + 1, nl + 1 + n));
       at = nl + 1 + n + 1;
@@ -546,7 +581,8 @@ export class ShadowRepo {
     const ours = marker ? (await readFile(marker, 'utf8').catch(() => '')) === commit : false;
     if (!ours && (await readdir(target)).length) throw new CheckpointError('invalid', `the fork's directory ${target} is not empty`);
     if (marker && !ours) await writeFile(marker, commit);
-    const index = into && carry ? into.indexFile(carry.to) : path.join(this.gitDir, `fork-index.${process.pid}.${randomBytes(4).toString('hex')}`);
+    const index =
+      into && carry ? into.indexFile(carry.to) : path.join(this.gitDir, `fork-index.${process.pid}.${randomBytes(4).toString('hex')}`);
     const o = { index, cwd: target, env: { GIT_WORK_TREE: target } };
     let files: number;
     try {

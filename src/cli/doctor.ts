@@ -134,10 +134,12 @@ async function serverChecks(env: NodeJS.ProcessEnv): Promise<{ lines: CheckLine[
     queuePollers(client, toolsQueue, 'activity', RPC_TIMEOUT_MS).catch((err: unknown) => err as Error),
   ]);
   if (main instanceof Error) lines.push(line('fail', 'workers', `${mainQueue}: ${message(main)}`));
-  else if (main.polling) lines.push(line('ok', 'workers', `${count(main.identities)} ${mainQueue} (workflows and model calls): ${main.identities.join(', ')}`));
+  else if (main.polling)
+    lines.push(line('ok', 'workers', `${count(main.identities)} ${mainQueue} (workflows and model calls): ${main.identities.join(', ')}`));
   else lines.push(line('fail', 'workers', `${noWorkflowWorker(main)}: conversations wait; run \`npx faheem worker\` against this server`));
   if (tools instanceof Error) lines.push(line('fail', 'tool worker', `${toolsQueue}: ${message(tools)}`));
-  else if (tools.polling) lines.push(line('ok', 'tool worker', `${count(tools.identities)} ${toolsQueue} (this host's tools): ${tools.identities.join(', ')}`));
+  else if (tools.polling)
+    lines.push(line('ok', 'tool worker', `${count(tools.identities)} ${toolsQueue} (this host's tools): ${tools.identities.join(', ')}`));
   else {
     lines.push(
       line('fail', 'tool worker', `${noToolWorker(tools)}: commands for workspaces on this host wait; run \`npx faheem worker\` here`),
@@ -151,7 +153,9 @@ const count = (identities: string[]) => (identities.length === 1 ? '1 worker pol
 async function searchAttributesCheck(connection: Connection, namespace: string): Promise<CheckLine> {
   const wanted = Object.keys(SEARCH_ATTRIBUTES);
   try {
-    const existing = await connection.withDeadline(Date.now() + RPC_TIMEOUT_MS, () => connection.operatorService.listSearchAttributes({ namespace }));
+    const existing = await connection.withDeadline(Date.now() + RPC_TIMEOUT_MS, () =>
+      connection.operatorService.listSearchAttributes({ namespace }),
+    );
     const custom = existing.customAttributes ?? {};
     const missing = wanted.filter((name) => !(name in custom));
     if (missing.length === 0) return line('ok', 'search attributes', `${wanted.join(', ')} registered`);
@@ -193,7 +197,13 @@ async function modelChecks(env: NodeJS.ProcessEnv, model: string | true | undefi
   try {
     // As the worker calls it: the Messages API for anthropic/ models, chat completions otherwise.
     const response = await models.complete(
-      { llm: { usageId: 'doctor', model: shown }, messages: [{ role: 'user', content: 'Reply with the single word OK.' }], tools: [], conversationId: 'doctor', noReasoning: true },
+      {
+        llm: { usageId: 'doctor', model: shown },
+        messages: [{ role: 'user', content: 'Reply with the single word OK.' }],
+        tools: [],
+        conversationId: 'doctor',
+        noReasoning: true,
+      },
       signal,
     );
     const ms = Math.round(performance.now() - started);
@@ -239,9 +249,21 @@ async function encryptionCheck(env: NodeJS.ProcessEnv, client: Client | undefine
     if (configured.length > 0) return [line('fail', 'encryption', `${configured.join(' and ')} set, but no payload codec uses it`)];
     const encrypted = await newestConversationEncoding(client);
     if (encrypted?.encrypted) {
-      return [line('fail', 'encryption', `no encryption key configured, but conversation ${encrypted.id} is encrypted (${encrypted.encoding}): set FAHEEM_ENCRYPTION_KEY`)];
+      return [
+        line(
+          'fail',
+          'encryption',
+          `no encryption key configured, but conversation ${encrypted.id} is encrypted (${encrypted.encoding}): set FAHEEM_ENCRYPTION_KEY`,
+        ),
+      ];
     }
-    return [line('warn', 'encryption', 'no encryption key configured: conversations are stored in plain text (set FAHEEM_ENCRYPTION_KEY, base64 of 32 bytes)')];
+    return [
+      line(
+        'warn',
+        'encryption',
+        'no encryption key configured: conversations are stored in plain text (set FAHEEM_ENCRYPTION_KEY, base64 of 32 bytes)',
+      ),
+    ];
   }
   try {
     const text = `faheem doctor sample ${Date.now()}`;
@@ -249,7 +271,8 @@ async function encryptionCheck(env: NodeJS.ProcessEnv, client: Client | undefine
     let encoded = [sample];
     for (const codec of codecs) encoded = await within(RPC_TIMEOUT_MS, 'encode', () => codec.encode(encoded));
     const [cipher] = encoded;
-    if (!cipher || Buffer.from(cipher.data ?? []).includes(text)) return [line('fail', 'encryption', 'a sample payload came out of the codec unencrypted')];
+    if (!cipher || Buffer.from(cipher.data ?? []).includes(text))
+      return [line('fail', 'encryption', 'a sample payload came out of the codec unencrypted')];
     let decoded = encoded;
     for (const codec of [...codecs].reverse()) decoded = await within(RPC_TIMEOUT_MS, 'decode', () => codec.decode(decoded));
     if (!decoded[0] || !Buffer.from(decoded[0].data ?? []).equals(Buffer.from(sample.data ?? []))) {
@@ -278,7 +301,12 @@ function metadataText(p: Payload): string {
   const meta = p.metadata ?? {};
   return Object.entries(meta)
     .filter(([k]) => k === 'encoding' || /key/i.test(k))
-    .map(([k, v]) => `${k} ${Buffer.from(v ?? []).toString('utf8').slice(0, 40)}`)
+    .map(
+      ([k, v]) =>
+        `${k} ${Buffer.from(v ?? [])
+          .toString('utf8')
+          .slice(0, 40)}`,
+    )
     .join(', ');
 }
 
@@ -296,7 +324,9 @@ async function newestConversationInput(client: Client | undefined): Promise<{ id
   }
 }
 
-async function newestConversationEncoding(client: Client | undefined): Promise<{ id: string; encoding: string; encrypted: boolean } | undefined> {
+async function newestConversationEncoding(
+  client: Client | undefined,
+): Promise<{ id: string; encoding: string; encrypted: boolean } | undefined> {
   const newest = await newestConversationInput(client);
   const first = newest?.payloads[0];
   if (!newest || !first) return undefined;
@@ -314,7 +344,9 @@ async function sandboxCheck(env: NodeJS.ProcessEnv): Promise<CheckLine[]> {
     return [line('fail', 'sandbox', message(err))];
   }
   if (!sandbox) {
-    return [line('warn', 'sandbox', 'commands run unsandboxed (FAHEEM_SANDBOX is not set here; `faheem worker --sandbox bwrap` confines them)')];
+    return [
+      line('warn', 'sandbox', 'commands run unsandboxed (FAHEEM_SANDBOX is not set here; `faheem worker --sandbox bwrap` confines them)'),
+    ];
   }
   // The same trial the worker runs at start, so doctor passes only where the worker's sandbox works.
   try {

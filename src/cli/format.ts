@@ -89,9 +89,16 @@ export function formatState(s: ConversationState): string {
     `  cost        $${m.accumulatedCost.toFixed(4)}${m.calls?.length ? `, model latency p50 ${median(m.calls.map((c) => c.latencyMs))} ms` : ''}`,
     ...(s.lastError ? [`  last error  ${pc.red(s.lastError)}`] : []),
     ...(s.parentId ? [`  parent      ${s.parentId}`] : []),
-    ...(s.waitingForHost ? [`  ${pc.yellow(`waiting for workspace host ${s.waitingForHost}`)} (no worker there; start \`faheem worker\` on that host)`] : []),
-    ...(s.children ?? []).map((c) => `  sub-agent   ${c.id}  ${colorStatus(c.status)}  $${c.cost.toFixed(4)}  ${pc.dim(c.task.slice(0, 80))}`),
-    ...s.pendingActions.map((a) => `  ${pc.yellow('needs approval')}  ${a.tool} ${JSON.stringify(a.arguments).slice(0, 200)}  (faheem approve ${s.id} / faheem reject ${s.id})`),
+    ...(s.waitingForHost
+      ? [`  ${pc.yellow(`waiting for workspace host ${s.waitingForHost}`)} (no worker there; start \`faheem worker\` on that host)`]
+      : []),
+    ...(s.children ?? []).map(
+      (c) => `  sub-agent   ${c.id}  ${colorStatus(c.status)}  $${c.cost.toFixed(4)}  ${pc.dim(c.task.slice(0, 80))}`,
+    ),
+    ...s.pendingActions.map(
+      (a) =>
+        `  ${pc.yellow('needs approval')}  ${a.tool} ${JSON.stringify(a.arguments).slice(0, 200)}  (faheem approve ${s.id} / faheem reject ${s.id})`,
+    ),
   ].join('\n');
 }
 

@@ -24,7 +24,14 @@ import { scheduleCommand } from './schedule.js';
 import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './time-travel.js';
 import { scheduleRunsQuery } from '../schedules.js';
-import { conversationWorkerWarnings, formatLastKnown, printWarnings, startWorkspaceCheck, stateOrLastKnown, workerWarnings } from './presence.js';
+import {
+  conversationWorkerWarnings,
+  formatLastKnown,
+  printWarnings,
+  startWorkspaceCheck,
+  stateOrLastKnown,
+  workerWarnings,
+} from './presence.js';
 
 const UPDATE_TIMEOUT_MS = 30_000;
 
@@ -67,7 +74,10 @@ async function answered<T>(promise: Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(
-      () => reject(new NoWorkerError(`no worker answered within ${UPDATE_TIMEOUT_MS / 1000} s; is \`faheem worker\` running against this server?`)),
+      () =>
+        reject(
+          new NoWorkerError(`no worker answered within ${UPDATE_TIMEOUT_MS / 1000} s; is \`faheem worker\` running against this server?`),
+        ),
       UPDATE_TIMEOUT_MS,
     );
   });
@@ -82,7 +92,8 @@ async function answered<T>(promise: Promise<T>): Promise<T> {
 async function withOpenConversation(id: string, verb: string, fn: (conversation: Conversation) => Promise<void>): Promise<void> {
   await withClient(async (client) => {
     const conversation = await attach(client, id);
-    if (await conversation.isClosed()) throw new ConversationClosedError(conversation.id, `cannot ${verb}: conversation ${conversation.id} is closed`);
+    if (await conversation.isClosed())
+      throw new ConversationClosedError(conversation.id, `cannot ${verb}: conversation ${conversation.id} is closed`);
     await fn(conversation);
   });
 }
@@ -107,7 +118,12 @@ async function followEvents(conversation: Conversation, json: boolean, fromIndex
 }
 
 function indentLines(text: string, indent: string): string {
-  return indent ? text.split('\n').map((l) => indent + l).join('\n') : text;
+  return indent
+    ? text
+        .split('\n')
+        .map((l) => indent + l)
+        .join('\n')
+    : text;
 }
 
 const program = new Command('faheem')
@@ -125,7 +141,12 @@ program
   .option('--db <file>', 'SQLite file that keeps conversations across restarts', '.faheem/temporal.db')
   .option('--ip <ip>', 'address to listen on', '127.0.0.1')
   .option('--headless', 'no Web UI')
-  .option('--codec-port <port>', 'with an encryption key: port of the codec server the Web UI decodes with', positiveInt, DEFAULT_CODEC_PORT)
+  .option(
+    '--codec-port <port>',
+    'with an encryption key: port of the codec server the Web UI decodes with',
+    positiveInt,
+    DEFAULT_CODEC_PORT,
+  )
   .action(async (o: { port: number; uiPort?: number; db: string; ip: string; headless?: boolean; codecPort: number }) => {
     // With a key, the Web UI decodes through an in-process codec server (the browser calls it directly).
     const codec = o.headless ? undefined : encryptionCodec();
@@ -149,9 +170,13 @@ program
       await codecServer?.close();
       throw err;
     });
-    console.error(`Temporal dev server on ${server.address}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(o.db)}`);
+    console.error(
+      `Temporal dev server on ${server.address}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(o.db)}`,
+    );
     if (codec && codecServer) {
-      console.error(`Encryption: payloads encrypted with key ${codec.keyId}; the Web UI decodes them through the codec server at ${codecServer.url}`);
+      console.error(
+        `Encryption: payloads encrypted with key ${codec.keyId}; the Web UI decodes them through the codec server at ${codecServer.url}`,
+      );
     }
     const stop = () => void Promise.all([server.stop(), codecServer?.close()]).then(() => process.exit(0));
     process.on('SIGINT', stop);
@@ -161,22 +186,34 @@ program
 
 program
   .command('codec-server')
-  .description('serve Temporal\'s codec endpoints (/encode, /decode) with the encryption key, for the Web UI and `temporal --codec-endpoint`')
+  .description(
+    "serve Temporal's codec endpoints (/encode, /decode) with the encryption key, for the Web UI and `temporal --codec-endpoint`",
+  )
   .option('--port <port>', 'port to listen on', positiveInt, DEFAULT_CODEC_PORT)
   .option('--ip <ip>', 'address to listen on', '127.0.0.1')
   .option('--token <token>', 'require Authorization: Bearer <token> (or FAHEEM_CODEC_TOKEN)')
   .option('--ui-origin <origin...>', `Web UI origins allowed to call it from the browser (default ${DEFAULT_UI_ORIGINS.join(', ')})`)
   .action(async (o: { port: number; ip: string; token?: string; uiOrigin?: string[] }) => {
     const codec = encryptionCodec();
-    if (!codec) throw new UsageError('no encryption key: set FAHEEM_ENCRYPTION_KEY (base64 of 32 bytes) or FAHEEM_ENCRYPTION_KEYS=id1:key1,id2:key2');
+    if (!codec)
+      throw new UsageError('no encryption key: set FAHEEM_ENCRYPTION_KEY (base64 of 32 bytes) or FAHEEM_ENCRYPTION_KEYS=id1:key1,id2:key2');
     let uiOrigins: string[] | undefined;
     try {
-      uiOrigins = o.uiOrigin?.flatMap((v) => v.split(',')).filter((v) => v.trim() !== '').map(normalizeOrigin);
+      uiOrigins = o.uiOrigin
+        ?.flatMap((v) => v.split(','))
+        .filter((v) => v.trim() !== '')
+        .map(normalizeOrigin);
     } catch (err) {
       throw new UsageError(`--ui-origin: ${(err as Error).message}`);
     }
     const token = o.token ?? (process.env.FAHEEM_CODEC_TOKEN || undefined);
-    const server = await startCodecServer({ codec, port: o.port, host: o.ip, ...(token ? { token } : {}), ...(uiOrigins ? { uiOrigins } : {}) });
+    const server = await startCodecServer({
+      codec,
+      port: o.port,
+      host: o.ip,
+      ...(token ? { token } : {}),
+      ...(uiOrigins ? { uiOrigins } : {}),
+    });
     console.error(
       `faheem codec server at ${server.url} (POST /encode, /decode; key ${codec.keyId}${codec.keys.length > 1 ? `, decrypts ${codec.keys.map((k) => k.id).join(', ')}` : ''}; ` +
         `browser origins ${(uiOrigins ?? DEFAULT_UI_ORIGINS).join(', ')}${token ? '; bearer token required' : ''})`,
@@ -203,10 +240,14 @@ async function loadTools(modules: string[]): Promise<AnyTool[]> {
     try {
       exported = (await import(pathToFileURL(file).href)) as Record<string, unknown>;
     } catch (err) {
-      const hint = /\.[cm]?ts$/.test(file) ? ' (a TypeScript module needs a loader: compile it to .js, or run `node --import tsx` on faheem)' : '';
+      const hint = /\.[cm]?ts$/.test(file)
+        ? ' (a TypeScript module needs a loader: compile it to .js, or run `node --import tsx` on faheem)'
+        : '';
       throw new UsageError(`--tools ${m}: could not load ${file}: ${(err as Error).message}${hint}`);
     }
-    const found = Object.values(exported).flatMap((v) => (Array.isArray(v) ? v : [v])).filter(isTool);
+    const found = Object.values(exported)
+      .flatMap((v) => (Array.isArray(v) ? v : [v]))
+      .filter(isTool);
     if (found.length === 0) throw new UsageError(`--tools ${m}: the module exports no tools made with defineTool`);
     for (const t of found) if (!tools.includes(t)) tools.push(t);
   }
@@ -215,10 +256,20 @@ async function loadTools(modules: string[]): Promise<AnyTool[]> {
 
 program
   .command('worker')
-  .description('run conversation workflows, model calls and this host\'s tools (reads TEMPORAL_* and LLM_*)')
+  .description("run conversation workflows, model calls and this host's tools (reads TEMPORAL_* and LLM_*)")
   .option('--tools <module...>', 'also run the tools (made with defineTool) that these JavaScript modules export')
-  .addOption(new Option('--sandbox <kind>', 'run commands under bubblewrap: workspace writable, rest read-only, home hidden (default: FAHEEM_SANDBOX)').choices(['bwrap', 'none']))
-  .addOption(new Option('--sandbox-network <mode>', 'with --sandbox bwrap: none cuts commands off the network (default: FAHEEM_SANDBOX_NETWORK, else host)').choices(['none', 'host']))
+  .addOption(
+    new Option(
+      '--sandbox <kind>',
+      'run commands under bubblewrap: workspace writable, rest read-only, home hidden (default: FAHEEM_SANDBOX)',
+    ).choices(['bwrap', 'none']),
+  )
+  .addOption(
+    new Option(
+      '--sandbox-network <mode>',
+      'with --sandbox bwrap: none cuts commands off the network (default: FAHEEM_SANDBOX_NETWORK, else host)',
+    ).choices(['none', 'host']),
+  )
   .action(async (o: { tools?: string[]; sandbox?: string; sandboxNetwork?: string }) => {
     const sandbox = parseSandbox(o.sandbox ?? process.env.FAHEEM_SANDBOX, o.sandboxNetwork ?? process.env.FAHEEM_SANDBOX_NETWORK);
     const tools = await loadTools(o.tools ?? []);
@@ -235,15 +286,24 @@ program
   .argument('<message>', 'the first user message')
   .option('--id <id>', 'conversation id (default: generated)')
   .option('--workspace <dir>', 'working directory of the agent', process.cwd())
-  .option('--model <model>', 'e.g. openai/gpt-4o (default: the worker\'s LLM_MODEL)')
-  .addOption(new Option('--reasoning-effort <effort>', 'let the model reason first (default: the worker\'s LLM_REASONING_EFFORT)').choices(['low', 'medium', 'high']))
+  .option('--model <model>', "e.g. openai/gpt-4o (default: the worker's LLM_MODEL)")
+  .addOption(
+    new Option('--reasoning-effort <effort>', "let the model reason first (default: the worker's LLM_REASONING_EFFORT)").choices([
+      'low',
+      'medium',
+      'high',
+    ]),
+  )
   .addOption(new Option('--confirm <policy>', 'when to ask before an action').choices(['never', 'always', 'risky']).default('never'))
   .option('--max-iterations <n>', 'model calls per run before it stops with an error', positiveInt, DEFAULTS.maxIterations)
   .option('--budget <usd>', 'pause a run once it has cost this much (USD)', positiveNumber)
   .option('--confirm-timeout <seconds>', 'reject actions nobody approved within this time', positiveNumber)
   .option('--delegate', 'give the agent the delegate tool: sub-agents as child conversations')
   .option('--mcp-config <file>', 'MCP servers for the agent: a JSON file {"mcpServers": {name: {command, args, env} | {url, headers}}}')
-  .option('--hooks <file>', 'hooks in Claude Code\'s format: a JSON file {"hooks": {"PreToolUse": [{"matcher", "hooks": [{"type": "command", "command"}]}], …}}')
+  .option(
+    '--hooks <file>',
+    'hooks in Claude Code\'s format: a JSON file {"hooks": {"PreToolUse": [{"matcher", "hooks": [{"type": "command", "command"}]}], …}}',
+  )
   .option('--no-checkpoints', 'no checkpoint of the workspace per step (no rewind or fork)')
   .option('--wait', 'return when the run stops')
   .option('--follow', 'print events as they happen until the run stops')
@@ -277,7 +337,11 @@ program
         const warnings = workerWarnings(client, { taskQueue: taskQueue(), toolTaskQueue: toolTaskQueue() });
         // The built-ins, and whatever tools the workspace host's worker was given (--tools).
         const agent = new Agent({
-          llm: new LLM({ usageId: 'agent', ...(o.model ? { model: o.model } : {}), ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}) }),
+          llm: new LLM({
+            usageId: 'agent',
+            ...(o.model ? { model: o.model } : {}),
+            ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}),
+          }),
           tools: ['terminal', 'file_editor', 'task_tracker', 'wait', ...(o.delegate ? ['delegate'] : [])],
           hostTools: true,
         });
@@ -436,7 +500,11 @@ program
         const status = String(wf.typedSearchAttributes.get(ConversationStatusKey) ?? '?');
         const open = wf.status.name === 'RUNNING';
         const row = { id: wf.workflowId, status, closed: !open, startTime: wf.startTime.toISOString() };
-        console.log(o.json ? JSON.stringify(row) : `${wf.workflowId}  ${colorStatus(status)}${open ? '' : pc.dim(' (closed)')}  ${pc.dim(row.startTime)}`);
+        console.log(
+          o.json
+            ? JSON.stringify(row)
+            : `${wf.workflowId}  ${colorStatus(status)}${open ? '' : pc.dim(' (closed)')}  ${pc.dim(row.startTime)}`,
+        );
       }
     });
   });

@@ -79,12 +79,12 @@ export async function workerWarnings(client: Client, queues: { taskQueue: string
   ]);
   const warnings: string[] = [];
   if (main && !main.polling) {
-    warnings.push(`warning: ${noWorkflowWorker(main)}: the conversation waits until one does (run \`npx faheem worker\` against this server)`);
+    warnings.push(
+      `warning: ${noWorkflowWorker(main)}: the conversation waits until one does (run \`npx faheem worker\` against this server)`,
+    );
   }
   if (tools && !tools.polling) {
-    warnings.push(
-      `warning: ${noToolWorker(tools)}: its commands and edits wait until the workspace host runs \`npx faheem worker\``,
-    );
+    warnings.push(`warning: ${noToolWorker(tools)}: its commands and edits wait until the workspace host runs \`npx faheem worker\``);
   }
   return warnings;
 }
@@ -110,7 +110,11 @@ export async function startInputPayloads(client: Client, workflowId: string, run
       maximumPageSize: 1,
     }),
   );
-  await visit(response, walkGetWorkflowExecutionHistoryResponse, extstoreInboundOptions(client.options.loadedDataConverter.externalStorage));
+  await visit(
+    response,
+    walkGetWorkflowExecutionHistoryResponse,
+    extstoreInboundOptions(client.options.loadedDataConverter.externalStorage),
+  );
   return (response.history?.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? []) as Payload[];
 }
 

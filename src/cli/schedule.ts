@@ -26,7 +26,11 @@ export function scheduleCommand(deps: ScheduleCommandDeps): Command {
     .argument('<message>', 'the first user message of every run')
     .requiredOption('--cron <expr...>', 'when to run, as cron expressions (UTC unless --time-zone), e.g. "0 3 * * *"')
     .option('--time-zone <tz>', 'IANA time zone for the cron expressions, e.g. Europe/Berlin')
-    .addOption(new Option('--overlap <policy>', 'a run while the previous one is still going').choices(['skip', 'buffer_one', 'allow_all']).default('skip'))
+    .addOption(
+      new Option('--overlap <policy>', 'a run while the previous one is still going')
+        .choices(['skip', 'buffer_one', 'allow_all'])
+        .default('skip'),
+    )
     .option('--paused', 'create it paused')
     .option('--workspace <dir>', 'working directory of the agent', process.cwd())
     .option('--model <model>', "e.g. openai/gpt-4o (default: the worker's LLM_MODEL)")

@@ -28,7 +28,9 @@ export function timeTravelCommands(deps: TimeTravelDeps): Command[] {
           }
           const files = c.commit ? `+${c.added} ~${c.changed} -${c.deleted}` : pc.red('not taken');
           const mark = c.rewound ? pc.dim(' (rewound)') : '';
-          console.log(`step ${String(c.step).padStart(3)}  #${String(c.index).padEnd(5)} ${pc.dim(c.time)}  ${files}  ${pc.dim(c.commit?.slice(0, 10) ?? '')}${mark}`);
+          console.log(
+            `step ${String(c.step).padStart(3)}  #${String(c.index).padEnd(5)} ${pc.dim(c.time)}  ${files}  ${pc.dim(c.commit?.slice(0, 10) ?? '')}${mark}`,
+          );
         }
       });
     });
@@ -53,7 +55,11 @@ export function timeTravelCommands(deps: TimeTravelDeps): Command[] {
     .option('--workspace <dir>', 'its workspace (default: a sibling of the original named after the new id)')
     .action(async (id: string, o: { at: number; id?: string; workspace?: string }) => {
       await deps.withClient(async (client) => {
-        const forked = await forkConversation(client, id, { at: o.at, ...(o.id ? { id: o.id } : {}), ...(o.workspace ? { workspace: o.workspace } : {}) });
+        const forked = await forkConversation(client, id, {
+          at: o.at,
+          ...(o.id ? { id: o.id } : {}),
+          ...(o.workspace ? { workspace: o.workspace } : {}),
+        });
         console.log(forked.id);
       });
     });

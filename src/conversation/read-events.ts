@@ -92,7 +92,8 @@ export class TranscriptCache {
         ? {
             events: joined,
             // Usually the new events follow the whole cache; if they replace a cached tail, count again.
-            bytes: entry && joined.length - recent.events.length === entry.events.length ? entry.bytes + sizeOf(recent.events) : sizeOf(joined),
+            bytes:
+              entry && joined.length - recent.events.length === entry.events.length ? entry.bytes + sizeOf(recent.events) : sizeOf(joined),
           }
         : await this.query(handle, entry, eventCount, attempt);
     // A rewind to before a condensation brings back events this run may no longer hold: read them from earlier runs.

@@ -20,10 +20,12 @@ export class SetupCache {
     if (entry) {
       this.cache.delete(key); // most recently used goes last
     } else {
-      entry = (attempt > 1 ? unstick(handle) : Promise.resolve()).then(() => handle.query(setupQuery)).then((setup) => {
-        if (!setup || setup.version < version) throw new Error(`conversation ${handle.workflowId} has no setup version ${version}`);
-        return setup;
-      });
+      entry = (attempt > 1 ? unstick(handle) : Promise.resolve())
+        .then(() => handle.query(setupQuery))
+        .then((setup) => {
+          if (!setup || setup.version < version) throw new Error(`conversation ${handle.workflowId} has no setup version ${version}`);
+          return setup;
+        });
       entry.catch(() => this.cache.delete(key));
     }
     this.cache.set(key, entry);

@@ -83,7 +83,11 @@ const CommandHookSchema = z.object({
     message: 'only hooks of type "command" are supported (Claude Code\'s "prompt" hooks are not)',
   }),
   command: z.string().trim().min(1, 'must be a non-empty command line'),
-  timeout: z.number().positive('must be a positive number of seconds').max(MAX_HOOK_TIMEOUT_S, `must be at most ${MAX_HOOK_TIMEOUT_S} seconds`).optional(),
+  timeout: z
+    .number()
+    .positive('must be a positive number of seconds')
+    .max(MAX_HOOK_TIMEOUT_S, `must be at most ${MAX_HOOK_TIMEOUT_S} seconds`)
+    .optional(),
   onFailure: z.enum(['block', 'allow']).optional(),
 });
 
@@ -114,14 +118,27 @@ const EventsSchema = z.record(z.string(), z.array(GroupSchema)).superRefine((eve
 const FileSchema = z.object({ hooks: EventsSchema });
 
 function describeIssues(error: z.ZodError, value: unknown): string {
-  const at = (p: readonly PropertyKey[]) => p.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), value);
+  const at = (p: readonly PropertyKey[]) =>
+    p.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), value);
   return error.issues
     .map((i) => {
-      const where = i.path.length ? i.path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '') : 'the file';
+      const where = i.path.length
+        ? i.path
+            .map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`))
+            .join('')
+            .replace(/^\./, '')
+        : 'the file';
       let message = i.message;
       if (i.code === 'invalid_type') {
-        const want = { record: 'an object', object: 'an object', array: 'a list', string: 'a string', number: 'a number' }[i.expected as string] ?? i.expected;
-        message = i.path.length === 0 ? 'must be an object like {"hooks": {"PreToolUse": [...]}}' : at(i.path) === undefined ? `is missing (must be ${want})` : `must be ${want}`;
+        const want =
+          { record: 'an object', object: 'an object', array: 'a list', string: 'a string', number: 'a number' }[i.expected as string] ??
+          i.expected;
+        message =
+          i.path.length === 0
+            ? 'must be an object like {"hooks": {"PreToolUse": [...]}}'
+            : at(i.path) === undefined
+              ? `is missing (must be ${want})`
+              : `must be ${want}`;
       }
       return `${where}: ${message}`;
     })

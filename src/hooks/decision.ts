@@ -140,11 +140,13 @@ const firstLines = (text: string) => clipText(text.trim(), 2000);
  *   a failure, which lets the action through (with an error) unless the hook has `onFailure: "block"`.
  */
 export function decideHook(event: HookEventName, hook: HookIdentity, outcome: HookOutcome): HookDecision {
-  if (outcome.timedOut) return failure(hook, `did not finish within its timeout of ${hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S} s and was stopped`);
+  if (outcome.timedOut)
+    return failure(hook, `did not finish within its timeout of ${hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S} s and was stopped`);
   if (outcome.error !== undefined) return failure(hook, `failed: ${outcome.error}`);
   if (outcome.exitCode === null) return failure(hook, 'ended without an exit code');
   if (outcome.exitCode === 2) {
-    const reason = outcome.stderr.trim() || `The hook \`${hookLabel(hook.command)}\` blocked this (exit code 2) without giving a reason on stderr.`;
+    const reason =
+      outcome.stderr.trim() || `The hook \`${hookLabel(hook.command)}\` blocked this (exit code 2) without giving a reason on stderr.`;
     return { kind: 'block', reason: clipText(reason), errors: [] };
   }
   if (outcome.exitCode !== 0) {
@@ -160,7 +162,10 @@ export function decideHook(event: HookEventName, hook: HookIdentity, outcome: Ho
   try {
     json = JSON.parse(out);
   } catch (err) {
-    return failure(hook, `printed output that starts like JSON but is not valid JSON (${(err as Error).message}): ${firstLines(out).slice(0, 200)}`);
+    return failure(
+      hook,
+      `printed output that starts like JSON but is not valid JSON (${(err as Error).message}): ${firstLines(out).slice(0, 200)}`,
+    );
   }
   const parsed = HookJsonOutput.safeParse(json);
   if (!parsed.success) return failure(hook, `printed JSON that is not a valid hook answer: ${issues(parsed.error)}`);
@@ -185,7 +190,8 @@ function fromJson(event: HookEventName, hook: HookIdentity, o: z.infer<typeof Ho
   if (permission === 'deny' || (permission === undefined && o.decision === 'block')) {
     return { ...base, kind: 'block', reason: clipText(why || fallback) };
   }
-  if (permission === 'ask') return { ...base, kind: 'ask', reason: clipText(why || `The hook \`${hookLabel(hook.command)}\` asks for approval.`) };
+  if (permission === 'ask')
+    return { ...base, kind: 'ask', reason: clipText(why || `The hook \`${hookLabel(hook.command)}\` asks for approval.`) };
   if (permission === 'allow' || (event === 'PreToolUse' && permission === undefined && o.decision === 'approve')) {
     return { ...base, allowed: true, ...(why ? { reason: clipText(why) } : {}) };
   }
@@ -208,9 +214,11 @@ export function decideAnswer(event: HookEventName, hook: HookIdentity, answer: u
   const base: HookDecision = { kind: 'allow', errors: [] };
   if (a.context) base.context = clipText(a.context);
   if (a.updatedInput) base.updatedInput = a.updatedInput;
-  if (a.decision === 'block' || a.decision === 'deny') return { ...base, kind: 'block', reason: clipText(a.reason || `Blocked by ${hook.command}.`) };
+  if (a.decision === 'block' || a.decision === 'deny')
+    return { ...base, kind: 'block', reason: clipText(a.reason || `Blocked by ${hook.command}.`) };
   if (a.decision === 'ask') return { ...base, kind: 'ask', reason: clipText(a.reason || `${hook.command} asks for approval.`) };
-  if (a.decision === 'allow') return { ...base, ...(event === 'PreToolUse' ? { allowed: true } : {}), ...(a.reason ? { reason: clipText(a.reason) } : {}) };
+  if (a.decision === 'allow')
+    return { ...base, ...(event === 'PreToolUse' ? { allowed: true } : {}), ...(a.reason ? { reason: clipText(a.reason) } : {}) };
   return base;
 }
 
@@ -221,7 +229,11 @@ export function decideAnswer(event: HookEventName, hook: HookIdentity, answer: u
  * No decisions: allow.
  */
 export function combineDecisions(decisions: readonly HookDecision[]): HookDecision {
-  const kind: HookDecision['kind'] = decisions.some((d) => d.kind === 'block') ? 'block' : decisions.some((d) => d.kind === 'ask') ? 'ask' : 'allow';
+  const kind: HookDecision['kind'] = decisions.some((d) => d.kind === 'block')
+    ? 'block'
+    : decisions.some((d) => d.kind === 'ask')
+      ? 'ask'
+      : 'allow';
   const out: HookDecision = { kind, errors: decisions.flatMap((d) => d.errors) };
   const reasons = decisions.filter((d) => d.kind === kind && d.reason).map((d) => d.reason as string);
   if (reasons.length) out.reason = clipText(reasons.join('\n'));

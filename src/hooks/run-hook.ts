@@ -6,7 +6,16 @@ import { redact } from '../security/redact.js';
 import { execInWorkspace, hiddenDirs, type SandboxOptions } from '../tools/sandbox.js';
 import { commandBaseEnv } from '../tools/terminal.js';
 import { DEFAULT_HOOK_TIMEOUT_S, HOOK_EVENTS, type CommandHook, type HookEventName } from './config.js';
-import { clipText, combineDecisions, decideAnswer, decideHook, hookLabel, type HookAnswer, type HookDecision, type HookOutcome } from './decision.js';
+import {
+  clipText,
+  combineDecisions,
+  decideAnswer,
+  decideHook,
+  hookLabel,
+  type HookAnswer,
+  type HookDecision,
+  type HookOutcome,
+} from './decision.js';
 import type { HookEvent, HookEventOf, HookRunRecord, RunHooksInput, RunHooksResult } from './event.js';
 
 /** Each hook's stdout and stderr in a {@link HookRunRecord}: at most this many characters. */
@@ -26,7 +35,10 @@ export interface WorkerHookContext {
  * nothing means no objection; a thrown error, or an answer past its timeout, is a failure (which lets
  * the action through unless `onFailure: 'block'`). It runs in the worker process, unsandboxed.
  */
-export type WorkerHookFn<E extends HookEventName = HookEventName> = (event: HookEventOf<E>, ctx: WorkerHookContext) => HookAnswer | Promise<HookAnswer>;
+export type WorkerHookFn<E extends HookEventName = HookEventName> = (
+  event: HookEventOf<E>,
+  ctx: WorkerHookContext,
+) => HookAnswer | Promise<HookAnswer>;
 
 /** A TypeScript hook with options. */
 export interface WorkerHookSpec<E extends HookEventName = HookEventName> {
@@ -48,7 +60,9 @@ export interface WorkerHookSpec<E extends HookEventName = HookEventName> {
  *   ? { decision: 'deny', reason: 'no rm -rf here' } : undefined) } });
  * ```
  */
-export type WorkerHooks = { [E in HookEventName]?: WorkerHookFn<E> | WorkerHookSpec<E> | ReadonlyArray<WorkerHookFn<E> | WorkerHookSpec<E>> };
+export type WorkerHooks = {
+  [E in HookEventName]?: WorkerHookFn<E> | WorkerHookSpec<E> | ReadonlyArray<WorkerHookFn<E> | WorkerHookSpec<E>>;
+};
 
 /** The events a worker has TypeScript hooks for (what prepareTools reports as `hookEvents`). */
 export function workerHookEvents(hooks: WorkerHooks | undefined): HookEventName[] {
@@ -139,7 +153,9 @@ async function runWorkerHook(
   const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), timeoutMs)));
   try {
     // structuredClone: a hook that changes the event changes nothing of the conversation's.
-    const call = Promise.resolve().then(() => spec.run(structuredClone(event) as never, { conversationId: input.conversationId, workspace: input.workspace, signal: own.signal }));
+    const call = Promise.resolve().then(() =>
+      spec.run(structuredClone(event) as never, { conversationId: input.conversationId, workspace: input.workspace, signal: own.signal }),
+    );
     const result = await Promise.race([call.then((answer) => ({ answer })), timedOut]);
     if (result === 'timeout') {
       own.abort(new Error('hook timed out'));
@@ -171,7 +187,13 @@ export async function executeHooks(input: RunHooksInput, deps: HookRunnerDeps = 
 
   const runs = await Promise.all(
     input.hooks.map((hook) =>
-      runCommandHook(hook, event, { workspace: input.workspace, baseEnv, hide, ...(deps.sandbox ? { sandbox: deps.sandbox } : {}), ...(signal ? { signal } : {}) }),
+      runCommandHook(hook, event, {
+        workspace: input.workspace,
+        baseEnv,
+        hide,
+        ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
+        ...(signal ? { signal } : {}),
+      }),
     ),
   );
   const decisions: HookDecision[] = [];
@@ -197,9 +219,15 @@ export async function executeHooks(input: RunHooksInput, deps: HookRunnerDeps = 
   for (const [i, spec] of specs.entries()) {
     if (signal?.aborted) break;
     const label = `worker hook ${name}[${i}]`;
-    const identity = { command: label, ...(spec.timeout !== undefined ? { timeout: spec.timeout } : {}), ...(spec.onFailure ? { onFailure: spec.onFailure } : {}) };
+    const identity = {
+      command: label,
+      ...(spec.timeout !== undefined ? { timeout: spec.timeout } : {}),
+      ...(spec.onFailure ? { onFailure: spec.onFailure } : {}),
+    };
     const r = await runWorkerHook(spec, event, input, signal);
-    const d = r.timedOut ? decideHook(name, identity, { exitCode: null, stdout: '', stderr: '', timedOut: true }) : decideAnswer(name, identity, r.answer, r.thrown);
+    const d = r.timedOut
+      ? decideHook(name, identity, { exitCode: null, stdout: '', stderr: '', timedOut: true })
+      : decideAnswer(name, identity, r.answer, r.thrown);
     decisions.push(d);
     outcomes.push({
       type: 'function',

@@ -52,7 +52,11 @@ function toolInput(args: string): Record<string, unknown> {
 const text = (t: string): TextBlockParam => ({ type: 'text', text: t === '' ? '(empty)' : t });
 
 /** Chat-completions messages (system first) and tools → the Messages API's system, messages and tools, with cache breakpoints. */
-export function anthropicPrompt(chat: readonly ChatMessage[], specs: readonly ToolSpec[], options: { cache?: boolean } = {}): AnthropicPrompt {
+export function anthropicPrompt(
+  chat: readonly ChatMessage[],
+  specs: readonly ToolSpec[],
+  options: { cache?: boolean } = {},
+): AnthropicPrompt {
   const cache = options.cache ?? true;
   const system: TextBlockParam[] = [];
   const messages: MessageParam[] = [];
@@ -72,7 +76,11 @@ export function anthropicPrompt(chat: readonly ChatMessage[], specs: readonly To
         push('user', [text(m.content)]);
         break;
       case 'tool': {
-        const result: ToolResultBlockParam = { type: 'tool_result', tool_use_id: m.tool_call_id, content: m.content === '' ? '(no output)' : m.content };
+        const result: ToolResultBlockParam = {
+          type: 'tool_result',
+          tool_use_id: m.tool_call_id,
+          content: m.content === '' ? '(no output)' : m.content,
+        };
         push('user', [result]);
         break;
       }
@@ -80,7 +88,11 @@ export function anthropicPrompt(chat: readonly ChatMessage[], specs: readonly To
         const blocks: ContentBlockParam[] = [];
         // Thinking first: the API checks that a tool-use turn starts with the thinking that led to it.
         for (const r of m.reasoning ?? []) {
-          blocks.push(r.type === 'thinking' ? { type: 'thinking', thinking: r.thinking, signature: r.signature } : { type: 'redacted_thinking', data: r.data });
+          blocks.push(
+            r.type === 'thinking'
+              ? { type: 'thinking', thinking: r.thinking, signature: r.signature }
+              : { type: 'redacted_thinking', data: r.data },
+          );
         }
         if (m.content) blocks.push(text(m.content));
         for (const call of m.tool_calls ?? []) {

@@ -52,8 +52,7 @@ export function maxOutputTokens(env: NodeJS.ProcessEnv, contextWindow: number | 
 
 /** Anthropic's thinking parameters for a call: none when off or when it cannot fit under the cap. */
 export type ThinkingParams =
-  | { thinking: { type: 'enabled'; budget_tokens: number } }
-  | { thinking: { type: 'adaptive' }; output_config: { effort: ReasoningEffort } };
+  { thinking: { type: 'enabled'; budget_tokens: number } } | { thinking: { type: 'adaptive' }; output_config: { effort: ReasoningEffort } };
 
 /**
  * Budgeted extended thinking under `maxTokens`; adaptive thinking with that effort for the models
@@ -116,7 +115,8 @@ export class ModelClients {
     const effort = env.LLM_REASONING_EFFORT?.trim();
     const parsed = Effort.safeParse(effort);
     this.effort = parsed.success ? parsed.data : undefined;
-    if (effort && effort !== 'off' && !parsed.success) this.warn(`LLM_REASONING_EFFORT=${effort} is not low, medium or high: reasoning stays off`);
+    if (effort && effort !== 'off' && !parsed.success)
+      this.warn(`LLM_REASONING_EFFORT=${effort} is not low, medium or high: reasoning stays off`);
   }
 
   /** Resolves the conversation's model; a configuration error is not retried. */
@@ -149,7 +149,12 @@ export class ModelClients {
     const key = `anthropic\n${resolved.baseUrl}\n${resolved.apiKey}`;
     const found = this.clients.get(key);
     if (found?.kind === 'anthropic') return found.client;
-    const client = new Anthropic({ apiKey: resolved.apiKey, baseURL: anthropicBaseUrl(resolved.baseUrl), maxRetries: 0, timeout: 9 * 60_000 });
+    const client = new Anthropic({
+      apiKey: resolved.apiKey,
+      baseURL: anthropicBaseUrl(resolved.baseUrl),
+      maxRetries: 0,
+      timeout: 9 * 60_000,
+    });
     this.clients.set(key, { kind: 'anthropic', client });
     return client;
   }
@@ -210,15 +215,26 @@ export class ModelClients {
   cost(resolved: ResolvedModel, usage: TokenUsage): number {
     const cost = costOf(resolved.apiModel, usage, this.prices, resolved.provider);
     if (cost === undefined) {
-      this.once(`price:${resolved.apiModel}`, `no price known for model ${resolved.apiModel}: its calls count as $0 (set FAHEEM_PRICES='{"${resolved.apiModel}":{"input":…,"output":…}}' in USD per million tokens)`);
+      this.once(
+        `price:${resolved.apiModel}`,
+        `no price known for model ${resolved.apiModel}: its calls count as $0 (set FAHEEM_PRICES='{"${resolved.apiModel}":{"input":…,"output":…}}' in USD per million tokens)`,
+      );
       return 0;
     }
     return cost;
   }
 
-  private async streamAnthropic(resolved: ResolvedModel, request: ModelRequest, maxTokens: number, signal: AbortSignal, deprecated: boolean): Promise<AssembledReply> {
+  private async streamAnthropic(
+    resolved: ResolvedModel,
+    request: ModelRequest,
+    maxTokens: number,
+    signal: AbortSignal,
+    deprecated: boolean,
+  ): Promise<AssembledReply> {
     const prompt = anthropicPrompt(request.messages, request.tools);
-    const thinking = thinkingAllowed(prompt.messages) ? thinkingFor(request.noReasoning ? undefined : this.effortFor(request.llm), maxTokens, resolved.apiModel) : undefined;
+    const thinking = thinkingAllowed(prompt.messages)
+      ? thinkingFor(request.noReasoning ? undefined : this.effortFor(request.llm), maxTokens, resolved.apiModel)
+      : undefined;
     const body: Anthropic.Messages.MessageCreateParamsStreaming = {
       model: resolved.apiModel,
       max_tokens: maxTokens,
@@ -240,7 +256,12 @@ export class ModelClients {
     return assembler.result();
   }
 
-  private async streamOpenAI(resolved: ResolvedModel, request: ModelRequest, maxTokens: number, signal: AbortSignal): Promise<AssembledReply> {
+  private async streamOpenAI(
+    resolved: ResolvedModel,
+    request: ModelRequest,
+    maxTokens: number,
+    signal: AbortSignal,
+  ): Promise<AssembledReply> {
     const ownEndpoint = resolved.provider === 'openai' && resolved.baseUrl === PROVIDERS.openai?.baseUrl;
     const effort = request.noReasoning ? undefined : this.effortFor(request.llm);
     // Our reasoning field is Anthropic's; chat completions has no place for it.
@@ -283,7 +304,10 @@ export class ModelClients {
       if (wait !== undefined) return ApplicationFailure.create({ message: text, type: 'ModelUnavailable', nextRetryDelay: wait });
       return ApplicationFailure.retryable(text, 'ModelUnavailable');
     }
-    return ApplicationFailure.retryable(redact(`could not reach ${resolved.baseUrl}: ${(err as Error).message}`, secrets), 'ModelUnavailable');
+    return ApplicationFailure.retryable(
+      redact(`could not reach ${resolved.baseUrl}: ${(err as Error).message}`, secrets),
+      'ModelUnavailable',
+    );
   }
 
   /** Masks the worker's secrets in a text. */
@@ -295,7 +319,8 @@ export class ModelClients {
 /** The API's own message (`error.message` in the body) rather than the SDK's status-prefixed one. */
 function apiMessage(err: { message: string; error?: unknown }): string {
   const body = err.error as { message?: unknown; error?: { message?: unknown } } | undefined;
-  const nested = typeof body?.error?.message === 'string' ? body.error.message : typeof body?.message === 'string' ? body.message : undefined;
+  const nested =
+    typeof body?.error?.message === 'string' ? body.error.message : typeof body?.message === 'string' ? body.message : undefined;
   return nested ?? err.message;
 }
 

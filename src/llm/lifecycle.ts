@@ -53,7 +53,9 @@ export function adaptiveThinkingModels(): string[] {
   try {
     const require = createRequire(import.meta.url);
     const dir = path.dirname(require.resolve('@anthropic-ai/sdk'));
-    const data = require(path.join(dir, 'internal', 'data', 'models-to-warn-with-thinking-enabled.js')) as { MODELS_TO_WARN_WITH_THINKING_ENABLED?: string[] };
+    const data = require(path.join(dir, 'internal', 'data', 'models-to-warn-with-thinking-enabled.js')) as {
+      MODELS_TO_WARN_WITH_THINKING_ENABLED?: string[];
+    };
     adaptive = data.MODELS_TO_WARN_WITH_THINKING_ENABLED ?? [];
   } catch {
     adaptive = [];

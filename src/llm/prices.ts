@@ -81,7 +81,13 @@ export function costOf(model: string, usage: TokenUsage, table: Record<string, P
   const fresh = usage.promptTokens - read - write;
   const own = override(model, table);
   if (own) {
-    return (fresh * own.input + read * (own.cachedInput ?? own.input) + write * (own.cacheWrite ?? own.input) + usage.completionTokens * own.output) / 1e6;
+    return (
+      (fresh * own.input +
+        read * (own.cachedInput ?? own.input) +
+        write * (own.cacheWrite ?? own.input) +
+        usage.completionTokens * own.output) /
+      1e6
+    );
   }
   const found = catalogue(model, provider, {
     input_tokens: usage.promptTokens,

@@ -19,7 +19,9 @@ export const McpStdioServer = z.object({
 export const McpHttpServer = z.object({
   // Not z.httpUrl: its hostname rule rejects http://localhost:3000/mcp.
   url: z.url({ protocol: /^https?$/, error: '"url" must be an http:// or https:// URL' }),
-  headers: z.record(z.string(), z.string({ error: 'must be a string' }), { error: '"headers" must be an object of string values' }).optional(),
+  headers: z
+    .record(z.string(), z.string({ error: 'must be a string' }), { error: '"headers" must be an object of string values' })
+    .optional(),
 });
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -36,11 +38,19 @@ export const McpServerConfig = z.preprocess(
     const hasCommand = value.command !== undefined;
     const hasUrl = value.url !== undefined;
     if (hasCommand && hasUrl) {
-      ctx.addIssue({ code: 'custom', message: 'has both "command" and "url": give "command" for a local server or "url" for a remote one, not both', input: value });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'has both "command" and "url": give "command" for a local server or "url" for a remote one, not both',
+        input: value,
+      });
       return z.NEVER;
     }
     if (!hasCommand && !hasUrl) {
-      ctx.addIssue({ code: 'custom', message: 'needs "command" (a local server the worker starts) or "url" (a remote server)', input: value });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'needs "command" (a local server the worker starts) or "url" (a remote server)',
+        input: value,
+      });
       return z.NEVER;
     }
     return value;

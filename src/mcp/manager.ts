@@ -86,7 +86,8 @@ interface Entry {
 function errorMessage(err: unknown): string {
   if (err instanceof McpError) return err.message.replace(/^MCP error -?\d+: /, '');
   // The SDK leaves the HTTP status out of the message.
-  if (err instanceof StreamableHTTPError && err.code !== undefined && !err.message.includes(String(err.code))) return `${err.message} (HTTP ${err.code})`;
+  if (err instanceof StreamableHTTPError && err.code !== undefined && !err.message.includes(String(err.code)))
+    return `${err.message} (HTTP ${err.code})`;
   if (!(err instanceof Error)) return String(err);
   // fetch puts the useful part ("connect ECONNREFUSED 127.0.0.1:9") in the cause.
   const cause = err.cause instanceof Error ? err.cause.message : undefined;
@@ -190,7 +191,8 @@ function expandValues(values: Record<string, string> | undefined, env: NodeJS.Pr
   for (const [k, v] of Object.entries(values ?? {})) {
     try {
       for (const [, name] of v.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)) {
-        if (name && isWorkerOwnVariable(name)) throw new Error(`\${${name}} is the worker's own and is never given to MCP servers; give the server a variable of its own`);
+        if (name && isWorkerOwnVariable(name))
+          throw new Error(`\${${name}} is the worker's own and is never given to MCP servers; give the server a variable of its own`);
       }
       out[k] = expandEnv(v, env);
     } catch (err) {
@@ -318,7 +320,10 @@ export class McpManager {
     const config = Object.hasOwn(servers, server) ? servers[server] : undefined;
     if (!config) {
       const known = Object.keys(servers);
-      return { isError: true, content: `No MCP server named "${server}" is configured for this conversation${known.length ? ` (configured: ${known.join(', ')})` : ''}.` };
+      return {
+        isError: true,
+        content: `No MCP server named "${server}" is configured for this conversation${known.length ? ` (configured: ${known.join(', ')})` : ''}.`,
+      };
     }
     let conn: Connection;
     try {
@@ -329,7 +334,10 @@ export class McpManager {
     }
     try {
       const result = await this.use(conn, () =>
-        conn.client.callTool({ name: tool, arguments: args }, undefined, { signal, ...(timeoutMs !== undefined && { timeout: timeoutMs }) }),
+        conn.client.callTool({ name: tool, arguments: args }, undefined, {
+          signal,
+          ...(timeoutMs !== undefined && { timeout: timeoutMs }),
+        }),
       );
       return { content: resultText(result), isError: result.isError === true };
     } catch (err) {
@@ -350,7 +358,13 @@ export class McpManager {
     await Promise.all([...this.entries].map(([key, e]) => this.closeEntry(key, e)));
   }
 
-  private async listServerTools(conversationId: string, name: string, config: McpServer, cwd: string | undefined, signal: AbortSignal | undefined): Promise<Tool[]> {
+  private async listServerTools(
+    conversationId: string,
+    name: string,
+    config: McpServer,
+    cwd: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<Tool[]> {
     const conn = await abortable(this.connection(conversationId, name, config, cwd), signal, 'listing MCP tools');
     if (!conn.client.getServerCapabilities()?.tools) return [];
     try {
@@ -359,7 +373,10 @@ export class McpManager {
         const seen = new Set<string>();
         let cursor: string | undefined;
         for (let page = 0; page < MAX_PAGES; page++) {
-          const result = await conn.client.listTools(cursor === undefined ? undefined : { cursor }, { signal, timeout: this.connectTimeoutMs });
+          const result = await conn.client.listTools(cursor === undefined ? undefined : { cursor }, {
+            signal,
+            timeout: this.connectTimeoutMs,
+          });
           tools.push(...result.tools);
           cursor = result.nextCursor;
           if (cursor === undefined || seen.has(cursor)) break;
@@ -372,7 +389,9 @@ export class McpManager {
       if (signal?.aborted) throw err;
       const { broken, note } = await this.afterFailure(conn, err);
       const why = isTimeout(err) ? `no answer within ${duration(this.connectTimeoutMs)}` : errorMessage(err);
-      throw new Error(`listing the tools of ${describeServer(name, config)} failed: ${why}${note}${broken ? stderrSuffix(conn.stderr) : ''}`);
+      throw new Error(
+        `listing the tools of ${describeServer(name, config)} failed: ${why}${note}${broken ? stderrSuffix(conn.stderr) : ''}`,
+      );
     }
   }
 
@@ -429,7 +448,13 @@ export class McpManager {
       if ('command' in config) {
         const env = expandValues(config.env, this.env, 'env');
         // Only the SDK's safe defaults (PATH, HOME, …) plus what the config asks for: the worker's secrets stay out.
-        const stdio = new StdioClientTransport({ command: config.command, args: config.args ?? [], env: { ...getDefaultEnvironment(), ...env }, cwd, stderr: 'pipe' });
+        const stdio = new StdioClientTransport({
+          command: config.command,
+          args: config.args ?? [],
+          env: { ...getDefaultEnvironment(), ...env },
+          cwd,
+          stderr: 'pipe',
+        });
         stderr = captureStderr(stdio.stderr);
         transport = stdio;
       } else {

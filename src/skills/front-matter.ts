@@ -11,7 +11,8 @@ const KEY_LINE = /^([A-Za-z0-9_.-]+)\s*:(?:\s+(.*))?$/;
 /** Reads the front matter of a Markdown text. */
 export function parseFrontMatter(text: string): FrontMatter {
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
-  if (lines[0]?.trim() !== '---') return { ok: false, error: 'it does not start with a front matter (a line "---", then name: and description:, then "---")' };
+  if (lines[0]?.trim() !== '---')
+    return { ok: false, error: 'it does not start with a front matter (a line "---", then name: and description:, then "---")' };
   const end = lines.findIndex((l, i) => i > 0 && (l.trim() === '---' || l.trim() === '...'));
   if (end < 0) return { ok: false, error: 'its front matter has no closing "---" line' };
   const fm = lines.slice(1, end);
@@ -99,5 +100,8 @@ function fold(lines: string[]): string {
     } else para.push(l.trim());
   }
   if (para.length) out.push(para.join(' '));
-  return out.join('\n').replace(/\n{2,}/g, (m) => '\n'.repeat(m.length - 1)).trim();
+  return out
+    .join('\n')
+    .replace(/\n{2,}/g, (m) => '\n'.repeat(m.length - 1))
+    .trim();
 }

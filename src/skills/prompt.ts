@@ -32,9 +32,11 @@ export function skillsPromptSection(skills: readonly SkillListing[]): string {
   return [
     SKILLS_HEADING,
     'Skills are instructions for particular kinds of task, each kept in a SKILL.md file. Below are their names, what each is for, and where its SKILL.md is.',
-    'When a task matches a skill\'s description, read that SKILL.md in full before you start, and follow it; files it mentions are relative to its folder. ' +
+    "When a task matches a skill's description, read that SKILL.md in full before you start, and follow it; files it mentions are relative to its folder. " +
       'Do not read skills that do not apply.' +
-      (outside ? ' Paths relative to the workspace can be viewed with file_editor; read absolute paths outside the workspace with the terminal (cat).' : ''),
+      (outside
+        ? ' Paths relative to the workspace can be viewed with file_editor; read absolute paths outside the workspace with the terminal (cat).'
+        : ''),
     '',
     ...lines,
   ].join('\n');

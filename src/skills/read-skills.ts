@@ -20,7 +20,6 @@ export const MAX_SKILL_FILE_BYTES = 256 * 1024;
 /** At most this many skills are offered (the prompt lists each); the rest are skipped with a warning. */
 export const MAX_SKILLS = 100;
 
-
 /** What a scan found: the skills (by name) and one readable warning per skipped file. */
 export interface SkillsScan {
   skills: SkillInfo[];
@@ -60,7 +59,9 @@ export interface ReadSkillsOptions {
 export async function readSkills(options: ReadSkillsOptions): Promise<SkillsScan> {
   const warnings: string[] = [];
   const found = new Map<string, SkillInfo>();
-  const roots: { dir: string; scope: SkillInfo['scope'] }[] = [{ dir: path.join(options.workspace, WORKSPACE_SKILLS_DIR), scope: 'workspace' }];
+  const roots: { dir: string; scope: SkillInfo['scope'] }[] = [
+    { dir: path.join(options.workspace, WORKSPACE_SKILLS_DIR), scope: 'workspace' },
+  ];
   if (options.home) roots.push({ dir: path.join(options.home, 'skills'), scope: 'user' });
   for (const root of roots) {
     for (const skill of await readRoot(root.dir, root.scope, options.workspace, warnings)) {
@@ -88,14 +89,18 @@ async function readRoot(dir: string, scope: SkillInfo['scope'], workspace: strin
     entries = (await readdir(dir)).sort();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'ENOENT' && code !== 'ENOTDIR') warnings.push(`The skills folder ${shown(dir, scope, workspace)} could not be read: ${(err as Error).message}`);
+    if (code !== 'ENOENT' && code !== 'ENOTDIR')
+      warnings.push(`The skills folder ${shown(dir, scope, workspace)} could not be read: ${(err as Error).message}`);
     return [];
   }
   const out: SkillInfo[] = [];
   for (const entry of entries) {
     if (entry.startsWith('.')) continue;
     const folder = path.join(dir, entry);
-    const isDir = await stat(folder).then((s) => s.isDirectory(), () => false);
+    const isDir = await stat(folder).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
     if (!isDir) continue; // a README beside the skills, say
     const file = path.join(folder, SKILL_FILE);
     const where = shown(file, scope, workspace);
@@ -112,7 +117,11 @@ async function readRoot(dir: string, scope: SkillInfo['scope'], workspace: strin
     }
     const parsed = SkillFront.safeParse(fm.fields);
     if (!parsed.success) {
-      skip(parsed.error.issues.map((i) => `${i.path.join('.') || 'front matter'} ${i.code === 'invalid_type' ? 'is missing' : i.message}`).join('; '));
+      skip(
+        parsed.error.issues
+          .map((i) => `${i.path.join('.') || 'front matter'} ${i.code === 'invalid_type' ? 'is missing' : i.message}`)
+          .join('; '),
+      );
       continue;
     }
     if (parsed.data.name !== entry) {
@@ -146,7 +155,8 @@ async function readSkillFile(file: string): Promise<string | { error: string }> 
   try {
     const info = await handle.stat();
     if (!info.isFile()) return { error: `${SKILL_FILE} is not a plain file` };
-    if (info.size > MAX_SKILL_FILE_BYTES) return { error: `it has ${info.size} bytes, more than the ${MAX_SKILL_FILE_BYTES} a skill file may have` };
+    if (info.size > MAX_SKILL_FILE_BYTES)
+      return { error: `it has ${info.size} bytes, more than the ${MAX_SKILL_FILE_BYTES} a skill file may have` };
     const buf = Buffer.alloc(MAX_SKILL_FILE_BYTES + 1);
     const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
     if (bytesRead > MAX_SKILL_FILE_BYTES) return { error: `it has more than the ${MAX_SKILL_FILE_BYTES} bytes a skill file may have` };

@@ -127,12 +127,17 @@ export function minCacheTokens(model: string): number {
 /** The request in the scripted OpenAI server's chat-completions form, so one script serves both. */
 export function chatView(body: MessagesBody): RecordedRequest['body'] {
   const messages: RecordedRequest['body']['messages'] = [];
-  const system = blocksOf(body.system).map((b) => String(b.text ?? '')).join('\n');
+  const system = blocksOf(body.system)
+    .map((b) => String(b.text ?? ''))
+    .join('\n');
   if (system) messages.push({ role: 'system', content: system });
   for (const m of body.messages ?? []) {
     const blocks = blocksOf(m.content);
     if (m.role === 'assistant') {
-      const text = blocks.filter((b) => b.type === 'text').map((b) => String(b.text)).join('');
+      const text = blocks
+        .filter((b) => b.type === 'text')
+        .map((b) => String(b.text))
+        .join('');
       const calls = blocks
         .filter((b) => b.type === 'tool_use')
         .map((b) => ({ id: b.id, type: 'function', function: { name: b.name, arguments: JSON.stringify(b.input ?? {}) } }));
@@ -140,13 +145,27 @@ export function chatView(body: MessagesBody): RecordedRequest['body'] {
       continue;
     }
     for (const b of blocks.filter((x) => x.type === 'tool_result')) {
-      const content = typeof b.content === 'string' ? b.content : blocksOf(b.content as Block[]).map((x) => String(x.text ?? '')).join('');
+      const content =
+        typeof b.content === 'string'
+          ? b.content
+          : blocksOf(b.content as Block[])
+              .map((x) => String(x.text ?? ''))
+              .join('');
       messages.push({ role: 'tool', tool_call_id: String(b.tool_use_id), content });
     }
-    const text = blocks.filter((b) => b.type === 'text').map((b) => String(b.text)).join('\n');
+    const text = blocks
+      .filter((b) => b.type === 'text')
+      .map((b) => String(b.text))
+      .join('\n');
     if (text) messages.push({ role: 'user', content: text });
   }
-  return { model: body.model, messages, ...(body.tools ? { tools: body.tools } : {}), ...(body.stream ? { stream: true } : {}), ...(body.max_tokens ? { max_tokens: body.max_tokens } : {}) };
+  return {
+    model: body.model,
+    messages,
+    ...(body.tools ? { tools: body.tools } : {}),
+    ...(body.stream ? { stream: true } : {}),
+    ...(body.max_tokens ? { max_tokens: body.max_tokens } : {}),
+  };
 }
 
 /** What the real API would refuse in this request, or undefined. */
@@ -156,13 +175,15 @@ export function refusal(body: MessagesBody): string | undefined {
   if (messages.length === 0) return 'messages: at least one message is required';
   if (messages[0]?.role !== 'user') return 'messages: first message must use the "user" role';
   for (let i = 1; i < messages.length; i++) {
-    if (messages[i]?.role === messages[i - 1]?.role) return `messages: roles must alternate between "user" and "assistant", but found multiple "${messages[i]?.role}" roles in a row`;
+    if (messages[i]?.role === messages[i - 1]?.role)
+      return `messages: roles must alternate between "user" and "assistant", but found multiple "${messages[i]?.role}" roles in a row`;
   }
   const marked = prefixBlocks(body).filter((b) => b.breakpoint).length;
   if (marked > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${marked}.`;
   if (body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive') {
     const budget = body.thinking.budget_tokens ?? 0;
-    if (body.thinking.type === 'enabled' && budget < 1024) return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
+    if (body.thinking.type === 'enabled' && budget < 1024)
+      return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';
     if (body.thinking.type === 'enabled' && budget >= body.max_tokens) return '`max_tokens` must be greater than `thinking.budget_tokens`';
     // The turn being continued: the last assistant turn, when tool results follow it.
     for (let i = messages.length - 1; i >= 0; i--) {
@@ -183,7 +204,8 @@ export function refusal(body: MessagesBody): string | undefined {
   }
   for (const [i, m] of messages.entries()) {
     for (const b of blocksOf(m.content)) {
-      if (b.type === 'thinking' && b.signature !== scriptedSignature(String(b.thinking))) return `messages.${i}: Invalid \`signature\` in \`thinking\` block`;
+      if (b.type === 'thinking' && b.signature !== scriptedSignature(String(b.thinking)))
+        return `messages.${i}: Invalid \`signature\` in \`thinking\` block`;
     }
   }
   return undefined;
@@ -215,7 +237,13 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
     void handle(req, res);
   });
 
-  const fail = (res: ServerResponse, recorded: RecordedRequest | undefined, status: number, message: string, headers: Record<string, string> = {}) => {
+  const fail = (
+    res: ServerResponse,
+    recorded: RecordedRequest | undefined,
+    status: number,
+    message: string,
+    headers: Record<string, string> = {},
+  ) => {
     if (recorded) recorded.status = status;
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(JSON.stringify({ type: 'error', error: { type: ERROR_TYPES[status] ?? 'api_error', message } }));
@@ -274,24 +302,44 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
     if (res.destroyed || recorded.aborted) return;
     recorded.endedAt = Date.now();
     if (reply.status && reply.status >= 400) {
-      fail(res, recorded, reply.status, reply.error ?? (reply.status === 529 ? 'Overloaded' : `scripted HTTP ${reply.status}`), reply.headers);
+      fail(
+        res,
+        recorded,
+        reply.status,
+        reply.error ?? (reply.status === 529 ? 'Overloaded' : `scripted HTTP ${reply.status}`),
+        reply.headers,
+      );
       return;
     }
     const n = ++ids;
     const thinkingOn = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
-    const thinking = thinkingOn && reply.thinking !== false ? (reply.thinking ?? `Step ${n}: looking at what the last result says before choosing the next action.`) : undefined;
+    const thinking =
+      thinkingOn && reply.thinking !== false
+        ? (reply.thinking ?? `Step ${n}: looking at what the last result says before choosing the next action.`)
+        : undefined;
     const calls = (reply.toolCalls ?? []).map((c, i) => ({
       id: c.id ?? `toolu_scripted_${n}_${i}`,
       name: c.name,
       json: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments),
     }));
-    const cache = cacheUsage(prefixBlocks(body), seen, { minCacheTokens: options.minCacheTokens ?? minCacheTokens(body.model), ...(options.lookbackBlocks ? { lookbackBlocks: options.lookbackBlocks } : {}) });
+    const cache = cacheUsage(prefixBlocks(body), seen, {
+      minCacheTokens: options.minCacheTokens ?? minCacheTokens(body.model),
+      ...(options.lookbackBlocks ? { lookbackBlocks: options.lookbackBlocks } : {}),
+    });
     const outputText = `${thinking ?? ''}${reply.content ?? ''}${calls.map((c) => c.name + c.json).join('')}`;
     const output = reply.usage?.completion_tokens ?? Math.max(1, estimateTokens(outputText));
     recorded.usage = { ...cache, output_tokens: output };
     recorded.status = 200;
     const stopReason = reply.truncated ? 'max_tokens' : calls.length ? 'tool_use' : 'end_turn';
-    const message = { id: `msg_scripted_${n}`, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null };
+    const message = {
+      id: `msg_scripted_${n}`,
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+    };
 
     if (!body.stream) {
       const content: Record<string, unknown>[] = [];
@@ -304,13 +352,15 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
       return;
     }
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-    const send = (type: string, data: Record<string, unknown>) => writeEvent(res, JSON.stringify({ type, ...data }), type, reply.chunkDelayMs ?? 0);
+    const send = (type: string, data: Record<string, unknown>) =>
+      writeEvent(res, JSON.stringify({ type, ...data }), type, reply.chunkDelayMs ?? 0);
     await send('message_start', { message: { ...message, usage: { ...cache, output_tokens: 1 } } });
     await send('ping', {});
     let index = 0;
     if (thinking !== undefined) {
       await send('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
-      for (const piece of splitText(thinking)) await send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } });
+      for (const piece of splitText(thinking))
+        await send('content_block_delta', { index, delta: { type: 'thinking_delta', thinking: piece } });
       await send('content_block_delta', { index, delta: { type: 'signature_delta', signature: scriptedSignature(thinking) } });
       await send('content_block_stop', { index });
       index++;
@@ -322,14 +372,16 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
     }
     if (reply.content) {
       await send('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      for (const piece of splitText(reply.content)) await send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
+      for (const piece of splitText(reply.content))
+        await send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
       await send('content_block_stop', { index });
       index++;
     }
     for (const c of calls) {
       await send('content_block_start', { index, content_block: { type: 'tool_use', id: c.id, name: c.name, input: {} } });
       // Fragments cut anywhere, mid-string included, as the API sends them.
-      for (const piece of splitText(c.json, 4)) await send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
+      for (const piece of splitText(c.json, 4))
+        await send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: piece } });
       await send('content_block_stop', { index });
       index++;
     }

@@ -179,7 +179,16 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
     const id = `chatcmpl-scripted-${n}`;
     const created = Math.floor(Date.now() / 1000);
     if (recorded.body.stream) {
-      await streamChunks(res, { delayMs: reply.chunkDelayMs ?? 0, id, created, model: recorded.body.model, content: reply.content ?? null, toolCalls, finish, usage: recorded.body.stream_options?.include_usage ? usage : undefined });
+      await streamChunks(res, {
+        delayMs: reply.chunkDelayMs ?? 0,
+        id,
+        created,
+        model: recorded.body.model,
+        content: reply.content ?? null,
+        toolCalls,
+        finish,
+        usage: recorded.body.stream_options?.include_usage ? usage : undefined,
+      });
       return;
     }
     res.writeHead(200, { 'content-type': 'application/json' });
@@ -250,18 +259,34 @@ async function streamChunks(
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-    JSON.stringify({ id: r.id, object: 'chat.completion.chunk', created: r.created, model: r.model, choices: [{ index: 0, delta, finish_reason: finish }] });
+    JSON.stringify({
+      id: r.id,
+      object: 'chat.completion.chunk',
+      created: r.created,
+      model: r.model,
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    });
   await writeEvent(res, chunk({ role: 'assistant', content: '' }), undefined, r.delayMs);
   for (const piece of r.content ? splitText(r.content) : []) await writeEvent(res, chunk({ content: piece }), undefined, r.delayMs);
   for (const [index, call] of r.toolCalls.entries()) {
-    await writeEvent(res, chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }), undefined, r.delayMs);
+    await writeEvent(
+      res,
+      chunk({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }),
+      undefined,
+      r.delayMs,
+    );
     for (const piece of splitText(call.function.arguments)) {
       await writeEvent(res, chunk({ tool_calls: [{ index, function: { arguments: piece } }] }), undefined, r.delayMs);
     }
   }
   await writeEvent(res, chunk({}, r.finish), undefined, r.delayMs);
   if (r.usage) {
-    await writeEvent(res, JSON.stringify({ id: r.id, object: 'chat.completion.chunk', created: r.created, model: r.model, choices: [], usage: r.usage }), undefined, r.delayMs);
+    await writeEvent(
+      res,
+      JSON.stringify({ id: r.id, object: 'chat.completion.chunk', created: r.created, model: r.model, choices: [], usage: r.usage }),
+      undefined,
+      r.delayMs,
+    );
   }
   await writeEvent(res, '[DONE]', undefined, r.delayMs);
   res.end();

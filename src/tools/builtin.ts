@@ -32,7 +32,6 @@ function once<T>(make: () => T): () => T {
   return () => (value ??= { v: make() }).v;
 }
 
-
 /** The terminal tool for a worker with this configuration. */
 export function terminalTool(config: BuiltinConfig = {}) {
   const setup = once(() => {
@@ -46,7 +45,8 @@ export function terminalTool(config: BuiltinConfig = {}) {
     retry: 'report',
     needsApproval: riskyUnlessRatedLow,
     timeoutSeconds: (args) => (args.timeout ? Math.ceil(args.timeout) + 60 : undefined),
-    summary: (args) => (args.is_input ? `terminal input ${JSON.stringify(args.command)}` : args.reset ? 'terminal reset' : `$ ${args.command}`),
+    summary: (args) =>
+      args.is_input ? `terminal input ${JSON.stringify(args.command)}` : args.reset ? 'terminal reset' : `$ ${args.command}`,
     interruptedMessage:
       'This command may have run, but the worker running it stopped before it reported a result. ' +
       'Its effects are unknown: check the state (files, processes) before running it again.',
@@ -83,7 +83,8 @@ export function fileEditorTool(config: BuiltinConfig = {}) {
     retry: (args) => (args.command === 'view' || args.command === 'create' ? 'repeat' : 'report'),
     needsApproval: riskyUnlessRatedLow,
     summary: (args) => `file_editor ${args.command} ${args.path}`,
-    interruptedMessage: 'This edit may have been applied, but the worker running it stopped before it reported a result. View the file to see.',
+    interruptedMessage:
+      'This edit may have been applied, but the worker running it stopped before it reported a result. View the file to see.',
     execute: (args, ctx) => editFile(args, { workspace: ctx.workspace, undoDir: path.join(home(), 'undo', ctx.conversationId) }),
   });
 }

@@ -126,7 +126,9 @@ export const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  */
 export function defineTool<Params extends z.ZodObject, State = unknown>(options: ToolOptions<Params, State>): Tool<Params, State> {
   if (!TOOL_NAME.test(options.name)) {
-    throw new InvalidRequestError(`defineTool: "${options.name}" is not a valid tool name (letters, digits, _ and -, at most 64 characters)`);
+    throw new InvalidRequestError(
+      `defineTool: "${options.name}" is not a valid tool name (letters, digits, _ and -, at most 64 characters)`,
+    );
   }
   if (options.name.startsWith('mcp__')) throw new InvalidRequestError(`defineTool: names starting with "mcp__" are for MCP servers' tools`);
   if (typeof options.execute !== 'function') throw new InvalidRequestError(`defineTool: ${options.name} needs an execute function`);

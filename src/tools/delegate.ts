@@ -5,11 +5,11 @@ import { z } from 'zod';
 import { defineTool } from './define.js';
 
 export const DelegateArgs = z.object({
-  task: z.string().regex(/\S/, 'must not be empty').describe('What the sub-agent should do: a self-contained task with the context it needs.'),
-  tools: z
-    .array(z.string())
-    .optional()
-    .describe('The tools the sub-agent may use: a subset of yours (default: all of yours).'),
+  task: z
+    .string()
+    .regex(/\S/, 'must not be empty')
+    .describe('What the sub-agent should do: a self-contained task with the context it needs.'),
+  tools: z.array(z.string()).optional().describe('The tools the sub-agent may use: a subset of yours (default: all of yours).'),
   max_iterations: z.number().int().positive().optional().describe('At most this many model calls for the sub-agent.'),
 });
 

@@ -75,7 +75,9 @@ export async function editFile(rawArgs: unknown, ctx: FileEditorContext): Promis
       const next = lines.join('\n');
       await pushUndo(ctx.undoDir, file, text);
       await writeFile(file, next);
-      return ok(`Inserted ${inserted.length} line(s) into ${shown} after line ${args.insert_line}.\n${snippet(next, args.insert_line + 1, inserted.length)}`);
+      return ok(
+        `Inserted ${inserted.length} line(s) into ${shown} after line ${args.insert_line}.\n${snippet(next, args.insert_line + 1, inserted.length)}`,
+      );
     }
     case 'undo_edit': {
       const previous = await popUndo(ctx.undoDir, file);

@@ -45,7 +45,11 @@ export const TaskTrackerTool = {
       const tasks = ctx.state ?? [];
       if (command === 'view') return formatTasks(tasks);
       if (!task_list) return { content: 'task_tracker plan: the required argument "task_list" is missing.', isError: true };
-      const next: Task[] = task_list.map((t) => ({ title: t.title, status: t.status, ...(t.notes !== undefined ? { notes: t.notes } : {}) }));
+      const next: Task[] = task_list.map((t) => ({
+        title: t.title,
+        status: t.status,
+        ...(t.notes !== undefined ? { notes: t.notes } : {}),
+      }));
       return { content: `Task list updated.\n${formatTasks(next)}`, state: next };
     },
   }),

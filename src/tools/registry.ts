@@ -8,7 +8,15 @@ import { builtinTools, DelegateTool, FileEditorTool, TerminalTool, type BuiltinC
 import { isTool, type AnyTool } from './define.js';
 import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './local.js';
 
-const EXPORTED_BUILTINS: readonly unknown[] = [TerminalTool, FileEditorTool, TaskTrackerTool, ThinkTool, FinishTool, DelegateTool, WaitTool];
+const EXPORTED_BUILTINS: readonly unknown[] = [
+  TerminalTool,
+  FileEditorTool,
+  TaskTrackerTool,
+  ThinkTool,
+  FinishTool,
+  DelegateTool,
+  WaitTool,
+];
 
 export class ToolRegistry {
   private readonly tools = new Map<string, AnyTool>();
@@ -19,7 +27,8 @@ export class ToolRegistry {
     for (const t of custom) {
       if (EXPORTED_BUILTINS.includes(t)) continue; // always there; listing them is harmless
       if (!isTool(t)) throw new InvalidRequestError(`createWorker: ${describeValue(t)} is not a tool made with defineTool`);
-      if ((TOOL_NAMES as readonly string[]).includes(t.name)) throw new InvalidRequestError(`createWorker: "${t.name}" is a built-in tool's name; give yours another`);
+      if ((TOOL_NAMES as readonly string[]).includes(t.name))
+        throw new InvalidRequestError(`createWorker: "${t.name}" is a built-in tool's name; give yours another`);
       const existing = this.tools.get(t.name);
       if (existing && existing !== t) throw new InvalidRequestError(`createWorker: two different tools are named "${t.name}"`);
       if (!existing) this.custom.push(t.name);

@@ -53,7 +53,7 @@ export function sandboxFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxOpt
 export function describeSandbox(sandbox: SandboxOptions | undefined): string {
   return sandbox
     ? `commands run under bubblewrap (workspace writable, /tmp private, network ${sandbox.network})`
-    : 'commands run unsandboxed, with this user\'s rights (use --sandbox bwrap to confine them)';
+    : "commands run unsandboxed, with this user's rights (use --sandbox bwrap to confine them)";
 }
 
 /** What one sandboxed process sees besides the read-only filesystem. */
@@ -120,7 +120,10 @@ export function sandboxedCommand(
   args: readonly string[],
 ): { file: string; args: string[] } {
   if (!sandbox) return { file, args: [...args] };
-  return { file: 'env', args: ['--ignore-signal=INT', 'bwrap', ...bwrapArgs(sandbox, plan), '--', 'env', '--default-signal=INT', '--', file, ...args] };
+  return {
+    file: 'env',
+    args: ['--ignore-signal=INT', 'bwrap', ...bwrapArgs(sandbox, plan), '--', 'env', '--default-signal=INT', '--', file, ...args],
+  };
 }
 
 /** The directories a sandbox hides on this worker: its user's home and FAHEEM_HOME, when they exist. */
@@ -197,7 +200,13 @@ const MAX_EXEC_BUFFER = 20_000_000;
 export async function execInWorkspace(
   command: string,
   args: readonly string[],
-  options: ExecOptions & { workspace: string; sandbox: SandboxOptions | undefined; baseEnv: Record<string, string>; hide: readonly string[]; signal?: AbortSignal },
+  options: ExecOptions & {
+    workspace: string;
+    sandbox: SandboxOptions | undefined;
+    baseEnv: Record<string, string>;
+    hide: readonly string[];
+    signal?: AbortSignal;
+  },
 ): Promise<ExecResult> {
   if (options.signal?.aborted) throw new ToolInterruptedError('', `${command} was not started: the call was interrupted`);
   const cwd = path.resolve(options.workspace, options.cwd ?? '.');
@@ -247,7 +256,11 @@ export async function killGroup(pid: number | undefined): Promise<void> {
       return false;
     }
   };
-  for (const [sig, graceMs] of [['SIGINT', 300], ['SIGTERM', 1000], ['SIGKILL', 0]] as const) {
+  for (const [sig, graceMs] of [
+    ['SIGINT', 300],
+    ['SIGTERM', 1000],
+    ['SIGKILL', 0],
+  ] as const) {
     try {
       process.kill(-pid, sig);
     } catch {

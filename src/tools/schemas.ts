@@ -10,9 +10,18 @@ const securityRisk = z
 export const TerminalArgs = z.object({
   command: z
     .string()
-    .describe('The bash command to run in the workspace. The working directory and exported variables carry over between calls. With is_input: the text or key (C-c, C-d, Enter, Up, …) to send, or empty to wait for more output.'),
+    .describe(
+      'The bash command to run in the workspace. The working directory and exported variables carry over between calls. With is_input: the text or key (C-c, C-d, Enter, Up, …) to send, or empty to wait for more output.',
+    ),
   is_input: z.boolean().optional().describe('Send the command as input to the running process instead of running it.'),
-  timeout: z.number().positive().max(3600).optional().describe('Hard limit in seconds: the command is stopped then. Without it, a command with no new output for 30 s is returned as still running.'),
+  timeout: z
+    .number()
+    .positive()
+    .max(3600)
+    .optional()
+    .describe(
+      'Hard limit in seconds: the command is stopped then. Without it, a command with no new output for 30 s is returned as still running.',
+    ),
   reset: z.boolean().optional().describe('Reset the terminal: working directory back to the workspace, exported variables cleared.'),
   security_risk: securityRisk,
 });
@@ -24,7 +33,10 @@ export const FileEditorArgs = z.object({
   old_str: z.string().optional().describe('The exact text to replace; it must occur exactly once.'),
   new_str: z.string().optional().describe('The replacement (str_replace) or the text to insert (insert).'),
   insert_line: z.number().int().min(0).optional().describe('Insert after this line (0 = at the top).'),
-  view_range: z.tuple([z.number().int().min(1), z.number().int().min(-1)]).optional().describe('[start, end] lines to view; end -1 means to the end.'),
+  view_range: z
+    .tuple([z.number().int().min(1), z.number().int().min(-1)])
+    .optional()
+    .describe('[start, end] lines to view; end -1 means to the end.'),
   security_risk: securityRisk,
 });
 

@@ -61,7 +61,12 @@ const RETRY_AFTER_MS = 60_000;
  * helper cannot be started or is not wanted (`useHelper` false; unset, FAHEEM_SPAWN_HELPER=0 at the
  * time of the call says so). Rejects when the program cannot be started.
  */
-export async function spawnCommand(file: string, args: readonly string[], options: SpawnOptions, useHelper?: boolean): Promise<SpawnedCommand> {
+export async function spawnCommand(
+  file: string,
+  args: readonly string[],
+  options: SpawnOptions,
+  useHelper?: boolean,
+): Promise<SpawnedCommand> {
   const wanted = useHelper ?? process.env.FAHEEM_SPAWN_HELPER !== '0';
   const helper = wanted ? await currentHelper() : undefined;
   return helper ? helper.spawn(file, args, options) : spawnInProcess(file, args, options);
@@ -88,7 +93,9 @@ async function currentHelper(): Promise<Helper | undefined> {
     failedAt = Date.now();
     if (!warned) {
       warned = true;
-      console.warn(`[faheem] the spawn helper could not start (${(err as Error).message}); terminal commands start in the worker process instead`);
+      console.warn(
+        `[faheem] the spawn helper could not start (${(err as Error).message}); terminal commands start in the worker process instead`,
+      );
     }
     return undefined;
   }

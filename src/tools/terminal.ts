@@ -70,7 +70,6 @@ export interface TerminalContext {
   spawnHelper?: boolean;
 }
 
-
 /** What an interrupted command throws (the same class as ToolInterruptedError): its output so far travels with it. */
 export { ToolInterruptedError as CommandInterrupted };
 
@@ -96,7 +95,15 @@ interface RunningCommand {
 // task queue brings its next terminal call back to this host (see README on one tool worker a host).
 const running = new Map<string, RunningCommand>();
 
-const KEYS: Record<string, string> = { Enter: '\n', Tab: '\t', Escape: '\x1b', Up: '\x1b[A', Down: '\x1b[B', Right: '\x1b[C', Left: '\x1b[D' };
+const KEYS: Record<string, string> = {
+  Enter: '\n',
+  Tab: '\t',
+  Escape: '\x1b',
+  Up: '\x1b[A',
+  Down: '\x1b[B',
+  Right: '\x1b[C',
+  Left: '\x1b[D',
+};
 
 /** Runs a terminal call from the model's raw arguments (checked here: an invalid call is reported, not run). */
 export async function runTerminal(rawArgs: unknown, state: TerminalState, ctx: TerminalContext): Promise<TerminalResult> {
@@ -106,7 +113,11 @@ export async function runTerminal(rawArgs: unknown, state: TerminalState, ctx: T
 }
 
 /** Runs a terminal call whose arguments TerminalArgs has already checked (the tool's own schema, in runTool). */
-export async function runTerminalCall(args: z.output<typeof TerminalArgs>, state: TerminalState, ctx: TerminalContext): Promise<TerminalResult> {
+export async function runTerminalCall(
+  args: z.output<typeof TerminalArgs>,
+  state: TerminalState,
+  ctx: TerminalContext,
+): Promise<TerminalResult> {
   const key = ctx.session ?? ctx.workspace;
   let current = running.get(key);
   const idleState: TerminalState = { cwd: state.cwd, env: state.env };
@@ -163,15 +174,33 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
   // --norc: a bash whose stdin is a socket (as a child's pipes are, from Node) and whose SHLVL is
   // unset or 0 (a worker started by systemd, a container) would read ~/.bashrc first, taking its
   // time (a pyenv init there made each command take seconds) and changing what commands see.
-  const shell = sandboxedCommand(ctx.sandbox, { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds }, 'bash', ['--norc', '--noprofile', '-c', WRAPPER]);
+  const shell = sandboxedCommand(ctx.sandbox, { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds }, 'bash', [
+    '--norc',
+    '--noprofile',
+    '-c',
+    WRAPPER,
+  ]);
   // Started by the spawn helper, so this (large) worker does not fork for every command.
   let proc: SpawnedCommand;
   try {
-    proc = await spawnCommand(shell.file, shell.args, {
-      cwd: ctx.workspace,
-      env: { ...baseEnv, ...state.env, ...mentioned, __FAHEEM_CMD: command, __FAHEEM_STATE: stateDir, __FAHEEM_WS: ctx.workspace, __FAHEEM_CWD: state.cwd },
-      detached: true, // its own process group (and, sandboxed, PID namespace): everything it started stops together
-    }, ctx.spawnHelper);
+    proc = await spawnCommand(
+      shell.file,
+      shell.args,
+      {
+        cwd: ctx.workspace,
+        env: {
+          ...baseEnv,
+          ...state.env,
+          ...mentioned,
+          __FAHEEM_CMD: command,
+          __FAHEEM_STATE: stateDir,
+          __FAHEEM_WS: ctx.workspace,
+          __FAHEEM_CWD: state.cwd,
+        },
+        detached: true, // its own process group (and, sandboxed, PID namespace): everything it started stops together
+      },
+      ctx.spawnHelper,
+    );
   } catch (err) {
     await rm(stateDir, { recursive: true, force: true });
     throw err;
@@ -279,7 +308,12 @@ async function observe(key: string, rc: RunningCommand, ctx: TerminalContext, ti
       };
     }
     const where = terminal.cwd !== rc.startState.cwd ? `; working directory is now ${terminal.cwd}` : '';
-    return { content: `${text}${text.endsWith('\n') || !text ? '' : '\n'}[The command exited with code ${exitCode}${where}.]`, isError: false, exitCode, terminal };
+    return {
+      content: `${text}${text.endsWith('\n') || !text ? '' : '\n'}[The command exited with code ${exitCode}${where}.]`,
+      isError: false,
+      exitCode,
+      terminal,
+    };
   } finally {
     await rm(rc.stateDir, { recursive: true, force: true });
   }

@@ -39,7 +39,11 @@ export class ConversationLog {
   append(event: NewEvent, timestamp: string): ConversationEvent {
     const recorded = { ...event, index: this.log.count, timestamp } as ConversationEvent;
     this.log.append(recorded);
-    this.prompt.add(recorded, (i) => this.log.get(i), () => this.log.held());
+    this.prompt.add(
+      recorded,
+      (i) => this.log.get(i),
+      () => this.log.held(),
+    );
     this.stuck.add(recorded);
     this.note(recorded);
     return recorded;

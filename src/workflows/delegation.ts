@@ -37,8 +37,12 @@ export function childMaxIterations(requested: number | undefined, parentMax: num
 }
 
 /** What the parent's model reads when a child has ended. */
-export function childObservation(childId: string, state: Pick<ConversationState, 'status' | 'finalMessage' | 'lastError'>): { content: string; isError: boolean } {
-  if (state.status === 'finished') return { content: state.finalMessage ?? '(the sub-agent finished without a final message)', isError: false };
+export function childObservation(
+  childId: string,
+  state: Pick<ConversationState, 'status' | 'finalMessage' | 'lastError'>,
+): { content: string; isError: boolean } {
+  if (state.status === 'finished')
+    return { content: state.finalMessage ?? '(the sub-agent finished without a final message)', isError: false };
   const why = state.lastError ? `: ${state.lastError}` : '';
   if (state.status === 'error') return { content: `The sub-agent ${childId} stopped with an error${why}`, isError: true };
   if (state.status === 'stuck') return { content: `The sub-agent ${childId} got stuck${why}`, isError: true };

@@ -94,7 +94,12 @@ export const RECENT_EVENTS_MAX_CHARS = 16_000;
  * The held events [from, to) and the one before them (the anchor a worker checks its cache against),
  * if this run holds them all and they are small; otherwise undefined and the worker queries.
  */
-export function recentEvents(log: Pick<EventLog, 'get'>, from: number, to: number, maxChars = RECENT_EVENTS_MAX_CHARS): RecentEvents | undefined {
+export function recentEvents(
+  log: Pick<EventLog, 'get'>,
+  from: number,
+  to: number,
+  maxChars = RECENT_EVENTS_MAX_CHARS,
+): RecentEvents | undefined {
   if (from < 0 || from > to) return undefined;
   const anchor = from > 0 ? log.get(from - 1) : undefined;
   if (from > 0 && !anchor) return undefined;

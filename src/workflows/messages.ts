@@ -3,7 +3,15 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { RewindAnswer } from './time-travel.js';
-import { DEFAULTS, type CheckpointEntry, type ConversationOptions, type ChildReport, type ConversationEvent, type ConversationSetup, type ConversationState } from '../types.js';
+import {
+  DEFAULTS,
+  type CheckpointEntry,
+  type ConversationOptions,
+  type ChildReport,
+  type ConversationEvent,
+  type ConversationSetup,
+  type ConversationState,
+} from '../types.js';
 
 /** What `conversation.pause()` takes. */
 export interface PauseRequest {
@@ -76,22 +84,26 @@ export const ConversationModelKey = defineSearchAttributeKey('ConversationModel'
 
 export const DESCRIPTIONS = {
   message: 'Add a user message. While running it is folded in before the next model call; otherwise it waits for run.',
-  pause: 'Pause now: no model call or tool run starts after this; the model call in flight is cancelled. {now:true} also interrupts the running command.',
+  pause:
+    'Pause now: no model call or tool run starts after this; the model call in flight is cancelled. {now:true} also interrupts the running command.',
   resume: 'Resume a paused (or idle, errored, stuck) conversation: the same as conversation.run() or `faheem resume`.',
   close: 'End the conversation workflow cleanly; its history stays readable.',
   state: 'Current status, iterations, pending messages, metrics and last error.',
   events: 'The event log from an index (for following), at most `limit` events.',
   addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',
   run: 'Set the conversation running and answer with the run number (while waiting for confirmation, this approves the pending actions).',
-  waitForChange: 'Answer (events, status, run) once the event log is longer than afterEvents, or with whenStopped once the run stops; also when the conversation closes or continues as new. How clients wait without polling.',
-  eventRuns: 'Which run of this conversation recorded which events: events a run no longer holds (condensed, then continued as new) are read from the run that recorded them.',
+  waitForChange:
+    'Answer (events, status, run) once the event log is longer than afterEvents, or with whenStopped once the run stops; also when the conversation closes or continues as new. How clients wait without polling.',
+  eventRuns:
+    'Which run of this conversation recorded which events: events a run no longer holds (condensed, then continued as new) are read from the run that recorded them.',
   childStatus: 'A sub-agent (child conversation) reports its status and cost to its parent.',
   setup: 'The tools the workspace host offered (with their JSON Schemas) and the repository instructions (AGENTS.md) the agent was given.',
   approve: 'Approve the actions waiting for confirmation; they run.',
   reject: 'Reject the actions waiting for confirmation with a reason the model sees; the conversation goes on.',
-  rewind: 'Rewind to step {to}: stops what runs, puts the workspace back as after that step, takes the later steps out of the prompt (still readable), and pauses.',
+  rewind:
+    'Rewind to step {to}: stops what runs, puts the workspace back as after that step, takes the later steps out of the prompt (still readable), and pauses.',
   checkpoints: 'The checkpoints of the workspace, one per step: step, event index, time, files added / changed / deleted, commit.',
-  forkPoint: 'What a fork at a step starts from (options and that step\'s checkpoint).',
+  forkPoint: "What a fork at a step starts from (options and that step's checkpoint).",
 } as const;
 
 /** A user message as the workflow accepts it: non-empty text within the size limit. The SDK and CLI check with this too. */

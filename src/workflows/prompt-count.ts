@@ -13,7 +13,13 @@ export class PromptCount {
 
   constructor(events: readonly ConversationEvent[] = []) {
     const byIndex = new Map(events.map((e) => [e.index, e]));
-    events.forEach((e, i) => this.add(e, (k) => byIndex.get(k), () => events.slice(0, i + 1)));
+    events.forEach((e, i) =>
+      this.add(
+        e,
+        (k) => byIndex.get(k),
+        () => events.slice(0, i + 1),
+      ),
+    );
   }
 
   /**

@@ -68,7 +68,12 @@ export function buildMessages(allEvents: readonly ConversationEvent[], systemPro
         if (event.replyId !== replyId) {
           closeOpenCalls();
           replyId = event.replyId;
-          messages.push({ role: 'assistant', content: event.thought ?? null, tool_calls: [], ...(event.reasoning?.length ? { reasoning: event.reasoning } : {}) });
+          messages.push({
+            role: 'assistant',
+            content: event.thought ?? null,
+            tool_calls: [],
+            ...(event.reasoning?.length ? { reasoning: event.reasoning } : {}),
+          });
           // Told after this reply's results (a user turn may not come between a call and its result).
           if (event.truncated) deferred.push(TRUNCATED_NOTE);
         }

@@ -40,7 +40,11 @@ export class StuckWatch {
       const a = this.actions.get(e.toolCallId);
       if (!a) return;
       this.agentMessages = 0;
-      this.pairs.push({ action: `${a.tool} ${JSON.stringify(a.arguments)}`, observation: (e as ObservationEvent).content, isError: e.isError });
+      this.pairs.push({
+        action: `${a.tool} ${JSON.stringify(a.arguments)}`,
+        observation: (e as ObservationEvent).content,
+        isError: e.isError,
+      });
       if (this.pairs.length > WINDOW) this.pairs.shift();
     }
   }

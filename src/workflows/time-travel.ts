@@ -41,7 +41,10 @@ export function liveEvents(events: readonly ConversationEvent[]): readonly Conve
 }
 
 /** Events as `faheem events` shows them: those a rewind left behind carry `rewound: true`. */
-export function markRewound<E extends ConversationEvent>(events: readonly E[], ranges: readonly (readonly [number, number])[]): (E & { rewound?: true })[] {
+export function markRewound<E extends ConversationEvent>(
+  events: readonly E[],
+  ranges: readonly (readonly [number, number])[],
+): (E & { rewound?: true })[] {
   if (ranges.length === 0) return [...events];
   return events.map((e) => (inRanges(e.index, ranges) ? { ...e, rewound: true as const } : e));
 }

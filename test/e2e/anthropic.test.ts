@@ -59,12 +59,22 @@ test('ten tool steps streamed through the Messages API: ≥ 60 % of prompt token
   assert.ok(read / prompt >= 0.6, `cache-read share ${(read / prompt).toFixed(3)}`);
   const listCost = ok.reduce((c, r) => {
     const u = r.usage!;
-    return c + ((u.input_tokens ?? 0) * SONNET.input + (u.cache_creation_input_tokens ?? 0) * SONNET.write + (u.cache_read_input_tokens ?? 0) * SONNET.read + (u.output_tokens ?? 0) * SONNET.output) / 1e6;
+    return (
+      c +
+      ((u.input_tokens ?? 0) * SONNET.input +
+        (u.cache_creation_input_tokens ?? 0) * SONNET.write +
+        (u.cache_read_input_tokens ?? 0) * SONNET.read +
+        (u.output_tokens ?? 0) * SONNET.output) /
+        1e6
+    );
   }, 0);
   assert.ok(Math.abs(m.accumulatedCost - listCost) < 1e-9, `accumulatedCost ${m.accumulatedCost} vs ${listCost}`);
-  assert.ok(m.calls?.every((c) => c.model === 'claude-sonnet-4-6'), 'each call names the model that answered');
+  assert.ok(
+    m.calls?.every((c) => c.model === 'claude-sonnet-4-6'),
+    'each call names the model that answered',
+  );
   assert.equal(final.model, 'claude-sonnet-4-6', 'status names the model even when only the worker set it');
-  console.log(`cache-read share ${(100 * read / prompt).toFixed(1)} % of ${prompt} prompt tokens; cost $${m.accumulatedCost.toFixed(6)}`);
+  console.log(`cache-read share ${((100 * read) / prompt).toFixed(1)} % of ${prompt} prompt tokens; cost $${m.accumulatedCost.toFixed(6)}`);
 });
 
 test('a 529 (overloaded) is retried and the conversation completes', async () => {
@@ -74,7 +84,10 @@ test('a 529 (overloaded) is retried and the conversation completes', async () =>
   try {
     const { final, requests } = await countdown();
     assert.equal(final.status, 'finished', final.lastError ?? '');
-    assert.deepEqual(requests.slice(0, 3).map((r) => r.status), [529, 529, 200]);
+    assert.deepEqual(
+      requests.slice(0, 3).map((r) => r.status),
+      [529, 529, 200],
+    );
   } finally {
     h.model.setScript(countdownScript({ delayMs: 0 }));
   }
@@ -122,13 +135,19 @@ test('a reply cut by the output cap is told to the model and the conversation go
 
 test('a pause aborts a Messages call mid-stream within 200 ms; resume finishes', async () => {
   const script = countdownScript({ delayMs: 0 });
-  h.model.setScript((r) => (r.body.messages.filter((m) => m.role === 'tool').length === 2 ? { chunkDelayMs: 1_000, content: 'A slow reply, streamed an event a second.' } : script(r)));
+  h.model.setScript((r) =>
+    r.body.messages.filter((m) => m.role === 'tool').length === 2
+      ? { chunkDelayMs: 1_000, content: 'A slow reply, streamed an event a second.' }
+      : script(r),
+  );
   try {
     const from = h.model.requests.length;
     const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace() });
     await conversation.sendMessage('Write the numbers 100 down to 1 into countdown.txt.');
     await conversation.resume();
-    const slow = await waitFor('the slow call', () => h.model.requests.slice(from).find((r) => r.body.messages.filter((m) => m.role === 'tool').length === 2));
+    const slow = await waitFor('the slow call', () =>
+      h.model.requests.slice(from).find((r) => r.body.messages.filter((m) => m.role === 'tool').length === 2),
+    );
     // Mid-stream: its first events are out.
     await new Promise((r) => setTimeout(r, 1_200));
     const at = Date.now();
@@ -147,11 +166,17 @@ test('a retired model is warned about once on the worker, with its replacement',
   h.model.setScript(() => ({ content: 'ok' }));
   try {
     for (let i = 0; i < 2; i++) {
-      const conversation = await Conversation.create(h.client, { agent: agent(new LLM({ model: 'anthropic/claude-sonnet-4-5-20250929' })), workspace: await h.workspace() });
+      const conversation = await Conversation.create(h.client, {
+        agent: agent(new LLM({ model: 'anthropic/claude-sonnet-4-5-20250929' })),
+        workspace: await h.workspace(),
+      });
       await conversation.sendMessage('hi');
       assert.equal((await conversation.run()).status, 'finished');
     }
-    const warnings = worker.output().split('\n').filter((l) => l.includes('claude-sonnet-4-5-20250929 was retired'));
+    const warnings = worker
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('claude-sonnet-4-5-20250929 was retired'));
     assert.equal(warnings.length, 1, worker.output());
     assert.match(warnings[0]!, /use claude-sonnet-4-6 instead/);
   } finally {
@@ -174,5 +199,8 @@ test('with LLM_REASONING_EFFORT=low every call carries thinking, sent back on ea
   }
   const actions = (await conversation.events()).filter((e): e is ActionEvent => e.kind === 'action');
   assert.equal(actions.length, 10);
-  assert.ok(actions.every((a) => a.reasoning?.[0]?.type === 'thinking'), 'thinking kept on each action');
+  assert.ok(
+    actions.every((a) => a.reasoning?.[0]?.type === 'thinking'),
+    'thinking kept on each action',
+  );
 });

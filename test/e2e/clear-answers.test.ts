@@ -19,7 +19,10 @@ before(async () => {
   [h, rejecting] = await Promise.all([
     startHarness({ name: 'clear-answers', script: () => ({ content: 'done' }), record: false }),
     // A model that refuses the key, quoting it the way providers do.
-    startScriptedModel((req) => ({ status: 401, error: `Incorrect API key provided: ${(req.authorization ?? '').replace(/^Bearer /, '')}` })),
+    startScriptedModel((req) => ({
+      status: 401,
+      error: `Incorrect API key provided: ${(req.authorization ?? '').replace(/^Bearer /, '')}`,
+    })),
   ]);
 });
 after(async () => {
@@ -30,7 +33,12 @@ after(async () => {
 /** The CLI with the harness environment plus `extra`; timed. */
 async function faheem(args: string[], extra: Record<string, string> = {}) {
   const started = Date.now();
-  const r = await execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], { cwd: ROOT, env: { ...h.env, ...extra }, reject: false, timeout: 60_000 });
+  const r = await execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], {
+    cwd: ROOT,
+    env: { ...h.env, ...extra },
+    reject: false,
+    timeout: 60_000,
+  });
   return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1, ms: Date.now() - started };
 }
 
@@ -59,7 +67,14 @@ test('no worker: start warns, status answers at once with the last known status,
 
   // A conversation that recorded a status, on a queue nobody polls: that status, marked as last known.
   const input = {
-    options: { workspace, agent: { llm: { usageId: 'agent' }, tools: ['terminal'] }, toolTaskQueue: 'ca-nobody-tools', maxIterations: 5, confirmationPolicy: 'never', idleTimeoutMs: 600_000 },
+    options: {
+      workspace,
+      agent: { llm: { usageId: 'agent' }, tools: ['terminal'] },
+      toolTaskQueue: 'ca-nobody-tools',
+      maxIterations: 5,
+      confirmationPolicy: 'never',
+      idleTimeoutMs: 600_000,
+    },
   };
   await h.client.workflow.start('conversation', {
     workflowId: 'ca-paused',
@@ -83,7 +98,11 @@ test('no worker: start warns, status answers at once with the last known status,
   let stderr = '';
   resume.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   try {
-    await waitFor('the resume warnings', () => /task queue ca-nobody\b/.test(stderr) && /tool queue ca-nobody-tools\b/.test(stderr), 10_000);
+    await waitFor(
+      'the resume warnings',
+      () => /task queue ca-nobody\b/.test(stderr) && /tool queue ca-nobody-tools\b/.test(stderr),
+      10_000,
+    );
   } finally {
     resume.kill('SIGKILL');
     await resume;
@@ -151,18 +170,30 @@ test('with a worker: status answers from the workflow, doctor passes, --model ma
 });
 
 test('the SDK and the CLI tell errors apart by class: not found, refused, closed', async () => {
-  await assert.rejects(Conversation.attach(h.client, 'ca-no-such'), (err: unknown) => err instanceof ConversationNotFoundError && err.id === 'ca-no-such');
+  await assert.rejects(
+    Conversation.attach(h.client, 'ca-no-such'),
+    (err: unknown) => err instanceof ConversationNotFoundError && err.id === 'ca-no-such',
+  );
   const conversation = await Conversation.attach(h.client, 'ca-first');
   // Nothing waits for confirmation: the workflow's validator refuses, and says why.
-  await assert.rejects(conversation.approve(), (err: unknown) => err instanceof InvalidRequestError && /nothing is waiting for confirmation/.test(err.message));
-  await assert.rejects(conversation.sendMessage(' '), (err: unknown) => err instanceof InvalidRequestError && err.message === 'message not sent: the message is empty');
+  await assert.rejects(
+    conversation.approve(),
+    (err: unknown) => err instanceof InvalidRequestError && /nothing is waiting for confirmation/.test(err.message),
+  );
+  await assert.rejects(
+    conversation.sendMessage(' '),
+    (err: unknown) => err instanceof InvalidRequestError && err.message === 'message not sent: the message is empty',
+  );
   const refused = await faheem(['reject', 'ca-first']);
   assert.equal(refused.exitCode, 1);
   assert.match(refused.stderr, /faheem: nothing is waiting for confirmation/);
 
   await conversation.close();
   await waitFor('ca-first closed', () => conversation.isClosed());
-  await assert.rejects(conversation.sendMessage('more'), (err: unknown) => err instanceof ConversationClosedError && err instanceof FaheemError && err.code === 'conversation_closed');
+  await assert.rejects(
+    conversation.sendMessage('more'),
+    (err: unknown) => err instanceof ConversationClosedError && err instanceof FaheemError && err.code === 'conversation_closed',
+  );
   await assert.rejects(conversation.pause(), ConversationClosedError);
   const closed = await faheem(['pause', 'ca-first']);
   assert.equal(closed.exitCode, 1);
@@ -172,7 +203,10 @@ test('the SDK and the CLI tell errors apart by class: not found, refused, closed
 test('no server at all: every command exits non-zero naming the address, within a bounded time', async () => {
   const address = `127.0.0.1:${await freePort()}`;
   const results = await Promise.all(
-    [['worker'], ['status', 'x'], ['list'], ['start', 'hi', '--workspace', ROOT]].map(async (args) => ({ args, ...(await faheem(args, { TEMPORAL_ADDRESS: address })) })),
+    [['worker'], ['status', 'x'], ['list'], ['start', 'hi', '--workspace', ROOT]].map(async (args) => ({
+      args,
+      ...(await faheem(args, { TEMPORAL_ADDRESS: address })),
+    })),
   );
   for (const r of results) {
     console.log(`faheem ${r.args.join(' ')} with no server: exit ${r.exitCode} in ${r.ms} ms`);

@@ -43,7 +43,10 @@ test('start, pause, send while paused, resume, status --json, events --json, lis
   assert.equal(done.pendingMessages, 0);
   assert.equal(await readFile(path.join(workspace, 'hello.txt'), 'utf8'), 'Hello, World!\n');
 
-  const lines = (await h.cli(['events', 'cli-seed', '--json'])).stdout.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = (await h.cli(['events', 'cli-seed', '--json'])).stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   lines.forEach((e, i) => {
     assert.equal(e.index, i);
     assert.ok(typeof e.timestamp === 'string' && typeof e.kind === 'string' && typeof e.source === 'string');
@@ -52,7 +55,11 @@ test('start, pause, send while paused, resume, status --json, events --json, lis
   assert.ok(action && typeof action.toolCallId === 'string' && typeof action.arguments === 'object');
   const obs = lines.find((e) => e.kind === 'observation' && e.tool === 'terminal');
   assert.ok(obs && obs.exitCode === 0 && obs.isError === false && typeof obs.content === 'string');
-  for (const kind of ['message', 'pause', 'resume', 'status']) assert.ok(lines.some((e) => e.kind === kind), kind);
+  for (const kind of ['message', 'pause', 'resume', 'status'])
+    assert.ok(
+      lines.some((e) => e.kind === kind),
+      kind,
+    );
 
   const human = (await h.cli(['events', 'cli-seed'])).stdout;
   assert.match(human, /paused/);

@@ -14,7 +14,10 @@ function script(request: RecordedRequest): ScriptedReply {
   const condensed = messages.some((m) => String(m.content ?? '').includes('SUMMARY: four echo'));
   if (tools >= 4 && !condensed) {
     overflowed++;
-    return { status: 400, error: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens." };
+    return {
+      status: 400,
+      error: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+    };
   }
   if (condensed) return { content: 'done after condensing' };
   return { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${tools + 1}` } }] };

@@ -48,7 +48,9 @@ test('HTTP 500 on the first attempts is retried and the run finishes', async () 
 test('HTTP 429 with Retry-After is asked again when the provider said, not on our backoff', async () => {
   const start = h.model.requests.length;
   let calls = 0;
-  const { final } = await runWith(() => (++calls === 1 ? { status: 429, error: 'rate limited', headers: { 'retry-after': '2' } } : { content: 'All done.' }));
+  const { final } = await runWith(() =>
+    ++calls === 1 ? { status: 429, error: 'rate limited', headers: { 'retry-after': '2' } } : { content: 'All done.' },
+  );
   assert.equal(final.status, 'finished');
   const [first, second] = h.model.requests.slice(start);
   // Our own first backoff is 0.5 s; a gap of about 2 s shows the header was followed.
@@ -125,14 +127,24 @@ test('pause --now interrupts the running command and keeps its partial output', 
   let turn = 0;
   h.model.setScript(() =>
     turn++ === 0
-      ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo first-part; touch started; sleep 60; echo never' } }, { name: 'think', arguments: { thought: 'x' } }] }
+      ? {
+          toolCalls: [
+            { name: 'terminal', arguments: { command: 'echo first-part; touch started; sleep 60; echo never' } },
+            { name: 'think', arguments: { thought: 'x' } },
+          ],
+        }
       : { content: 'Stopped as asked.' },
   );
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace });
   await conversation.sendMessage('Run the long command');
   const running = conversation.run();
-  await waitFor('the command running', () => readFile(path.join(workspace, 'started')).then(() => true, () => false));
+  await waitFor('the command running', () =>
+    readFile(path.join(workspace, 'started')).then(
+      () => true,
+      () => false,
+    ),
+  );
   const pausedAt = Date.now();
   await conversation.pause({ now: true });
   const stopped = await running;

@@ -40,11 +40,16 @@ async function start(replies: ScriptedReply[], options: Partial<CreateOptions> =
 
 const observations = (events: ConversationEvent[]) => events.filter((e): e is ObservationEvent => e.kind === 'observation');
 
-test('`faheem worker --tools` runs a module\'s tools; `faheem start` offers them with their JSON Schema', async () => {
+test("`faheem worker --tools` runs a module's tools; `faheem start` offers them with their JSON Schema", async () => {
   const first = h.model.requests.length;
   h.model.setScript(
     turns(
-      { toolCalls: [{ name: 'add_numbers', arguments: { a: 2, b: 3 } }, { name: 'count_calls', arguments: {} }] },
+      {
+        toolCalls: [
+          { name: 'add_numbers', arguments: { a: 2, b: 3 } },
+          { name: 'count_calls', arguments: {} },
+        ],
+      },
       call('count_calls', {}),
     ),
   );
@@ -62,9 +67,12 @@ test('`faheem worker --tools` runs a module\'s tools; `faheem start` offers them
       ['count_calls', 'call 2', false], // its state carried from the last call
     ],
   );
-  const tools = (h.model.requests[first]!.body.tools ?? []) as { function: { name: string; parameters: { properties?: Record<string, unknown>; required?: string[] } } }[];
+  const tools = (h.model.requests[first]!.body.tools ?? []) as {
+    function: { name: string; parameters: { properties?: Record<string, unknown>; required?: string[] } };
+  }[];
   const names = tools.map((t) => t.function.name);
-  for (const n of ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', ...CUSTOM]) assert.ok(names.includes(n), `${n} offered: ${names.join(', ')}`);
+  for (const n of ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', ...CUSTOM])
+    assert.ok(names.includes(n), `${n} offered: ${names.join(', ')}`);
   const add = tools.find((t) => t.function.name === 'add_numbers')!.function.parameters;
   assert.deepEqual(Object.keys(add.properties ?? {}), ['a', 'b']);
   assert.deepEqual(add.required, ['a', 'b']);
@@ -88,14 +96,24 @@ test('bad arguments and a failing tool become observations; the conversation goe
 
 test('needsApproval under the risky policy: a rule on the arguments, or always', async () => {
   const { conversation } = await start(
-    [call('refund', { order: 'A-1', amount: 50 }), call('refund', { order: 'A-2', amount: 500 }), call('delete_everything', {}), call('add_numbers', { a: 1, b: 1 })],
+    [
+      call('refund', { order: 'A-1', amount: 50 }),
+      call('refund', { order: 'A-2', amount: 500 }),
+      call('delete_everything', {}),
+      call('add_numbers', { a: 1, b: 1 }),
+    ],
     { confirmationPolicy: 'risky' },
   );
   const waiting = await conversation.run();
   assert.equal(waiting.status, 'waiting_for_confirmation', 'the small refund ran; the big one waits');
-  assert.deepEqual(waiting.pendingActions.map((a) => [a.tool, (a.arguments as { amount: number }).amount]), [['refund', 500]]);
+  assert.deepEqual(
+    waiting.pendingActions.map((a) => [a.tool, (a.arguments as { amount: number }).amount]),
+    [['refund', 500]],
+  );
   await conversation.approve();
-  const again = await conversation.waitUntil((s) => s.status === 'waiting_for_confirmation' && s.pendingActions[0]?.tool === 'delete_everything');
+  const again = await conversation.waitUntil(
+    (s) => s.status === 'waiting_for_confirmation' && s.pendingActions[0]?.tool === 'delete_everything',
+  );
   assert.equal(again.pendingActions.length, 1);
   await conversation.reject('not today');
   const final = await conversation.waitUntil((s) => s.status === 'finished');
@@ -108,7 +126,7 @@ test('needsApproval under the risky policy: a rule on the arguments, or always',
   );
 });
 
-test('long tools stay alive on the worker\'s heartbeats; ctx.signal aborts them on pause --now', async () => {
+test("long tools stay alive on the worker's heartbeats; ctx.signal aborts them on pause --now", async () => {
   const { conversation } = await start([call('slow_wait', { seconds: 3 }), call('slow_wait', { seconds: 50 })]);
   const running = conversation.run();
   // The second call is running once its action is recorded (after the first one's observation).
@@ -151,7 +169,10 @@ test('a tool the workspace host lacks: named at the start, and an observation na
 
   // A host whose worker comes back without the tool (redeployed without --tools): the call says which queue lacks it.
   const toolTaskQueue = `tools-vanish-${Date.now()}`;
-  const withTools = await h.startWorker({ FAHEEM_TASK_QUEUE: `unused-${toolTaskQueue}`, FAHEEM_TOOL_TASK_QUEUE: toolTaskQueue }, ['--tools', TOOLS_MODULE]);
+  const withTools = await h.startWorker({ FAHEEM_TASK_QUEUE: `unused-${toolTaskQueue}`, FAHEEM_TOOL_TASK_QUEUE: toolTaskQueue }, [
+    '--tools',
+    TOOLS_MODULE,
+  ]);
   h.model.setScript(turns(call('add_numbers', { a: 1, b: 1 }), { content: 'first done' }, call('add_numbers', { a: 2, b: 2 })));
   const second = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', toolTaskQueue });
   assert.equal((await second.run()).status, 'finished');

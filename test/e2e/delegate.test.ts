@@ -41,10 +41,16 @@ function routes(table: Record<string, (req: RecordedRequest) => ScriptedReply>) 
   };
 }
 
-const delegateBoth = (tasks: string[]) => (req: RecordedRequest): ScriptedReply =>
-  toolResults(req).length === 0
-    ? { toolCalls: tasks.map((task, i) => ({ id: `d${i}`, name: 'delegate', arguments: { task } })) }
-    : { content: `children said: ${toolResults(req).map((m) => m.content).join(' | ')}` };
+const delegateBoth =
+  (tasks: string[]) =>
+  (req: RecordedRequest): ScriptedReply =>
+    toolResults(req).length === 0
+      ? { toolCalls: tasks.map((task, i) => ({ id: `d${i}`, name: 'delegate', arguments: { task } })) }
+      : {
+          content: `children said: ${toolResults(req)
+            .map((m) => m.content)
+            .join(' | ')}`,
+        };
 
 test('two delegate calls run two child conversations in parallel; their answers come back', async () => {
   h.model.setScript(
@@ -61,25 +67,31 @@ test('two delegate calls run two child conversations in parallel; their answers 
   assert.equal(await readFile(path.join(workspace, 'a.txt'), 'utf8'), 'line1\nline2\n');
   assert.equal(await readFile(path.join(workspace, 'b.txt'), 'utf8'), 'line1\nline2\n');
   const obs = observations(await parent.events());
-  assert.deepEqual(obs.map((o) => [o.tool, o.content]), [
-    ['delegate', 'wrote 2 lines to a.txt'],
-    ['delegate', 'wrote 2 lines to b.txt'],
-  ]);
+  assert.deepEqual(
+    obs.map((o) => [o.tool, o.content]),
+    [
+      ['delegate', 'wrote 2 lines to a.txt'],
+      ['delegate', 'wrote 2 lines to b.txt'],
+    ],
+  );
   // In parallel: the second child asked the model before the first one had finished.
   const a = h.model.requests.filter((r) => firstUser(r) === 'create a.txt');
   const b = h.model.requests.filter((r) => firstUser(r) === 'create b.txt');
   assert.ok(b[0]!.startedAt < a[a.length - 1]!.startedAt, 'the children overlapped');
 
-  assert.deepEqual(final.children.map((c) => [c.id, c.status, c.task]), [
-    [`${parent.id}.sub-1`, 'finished', 'create a.txt'],
-    [`${parent.id}.sub-2`, 'finished', 'create b.txt'],
-  ]);
+  assert.deepEqual(
+    final.children.map((c) => [c.id, c.status, c.task]),
+    [
+      [`${parent.id}.sub-1`, 'finished', 'create a.txt'],
+      [`${parent.id}.sub-2`, 'finished', 'create b.txt'],
+    ],
+  );
   const child = await Conversation.attach(h.client, `${parent.id}.sub-1`);
   const childState = await child.state();
   assert.equal(childState.parentId, parent.id);
   assert.ok(childState.metrics.accumulatedCost > 0);
   const own = final.metrics.accumulatedCost - final.children.reduce((s, c) => s + c.cost, 0);
-  assert.ok(own > 0 && final.children.every((c) => c.cost > 0), 'the tree\'s cost is the parent\'s plus its children\'s');
+  assert.ok(own > 0 && final.children.every((c) => c.cost > 0), "the tree's cost is the parent's plus its children's");
   assert.ok(await child.isClosed(), 'a finished child completes its workflow');
 
   const { stdout } = await h.cli(['status', parent.id, '--json']);
@@ -88,7 +100,11 @@ test('two delegate calls run two child conversations in parallel; their answers 
   assert.equal(json.metrics.accumulatedCost, final.metrics.accumulatedCost);
   const listed = await waitFor('list --parent to show both children', async () => {
     const { stdout: out } = await h.cli(['list', '--parent', parent.id, '--json']);
-    const rows = out.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { id: string });
+    const rows = out
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id: string });
     return rows.length === 2 ? rows : undefined;
   });
   assert.deepEqual(listed.map((r) => r.id).sort(), [`${parent.id}.sub-1`, `${parent.id}.sub-2`]);
@@ -106,29 +122,44 @@ test('pausing the parent pauses both running children; nothing starts until resu
   const parent = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'two long jobs' });
   const firstRun = parent.run();
   const kids = [`${parent.id}.sub-1`, `${parent.id}.sub-2`];
-  await waitFor('both children to be working', async () => {
-    const s = await parent.state();
-    if (s.children.length < 2) return false;
-    const states = await Promise.all(kids.map(async (k) => (await Conversation.attach(h.client, k)).state()));
-    return states.every((c) => c.iterations >= 2);
-  }, 60_000);
+  await waitFor(
+    'both children to be working',
+    async () => {
+      const s = await parent.state();
+      if (s.children.length < 2) return false;
+      const states = await Promise.all(kids.map(async (k) => (await Conversation.attach(h.client, k)).state()));
+      return states.every((c) => c.iterations >= 2);
+    },
+    60_000,
+  );
 
   await h.cli(['pause', parent.id]);
   const children = await Promise.all(kids.map((k) => Conversation.attach(h.client, k)));
-  await waitFor('both children paused', async () => (await Promise.all(children.map((c) => c.state()))).every((s) => s.status === 'paused'), 10_000);
+  await waitFor(
+    'both children paused',
+    async () => (await Promise.all(children.map((c) => c.state()))).every((s) => s.status === 'paused'),
+    10_000,
+  );
   assert.equal((await parent.state()).status, 'paused');
   const parentView = await waitFor('the parent to know', async () => {
     const s = await parent.state();
     return s.children.every((c) => c.status === 'paused') ? s : undefined;
   });
-  assert.deepEqual(parentView.children.map((c) => c.status), ['paused', 'paused']);
+  assert.deepEqual(
+    parentView.children.map((c) => c.status),
+    ['paused', 'paused'],
+  );
   assert.equal((await firstRun).status, 'paused', 'run() returns with the pause');
 
   const final = await parent.run();
   assert.equal(final.status, 'finished');
   for (const f of ['x.txt', 'y.txt']) {
     const lines = (await readFile(path.join(workspace, f), 'utf8')).trim().split('\n');
-    assert.deepEqual(lines, Array.from({ length: 12 }, (_, i) => `line${i + 1}`), `${f}: every step once`);
+    assert.deepEqual(
+      lines,
+      Array.from({ length: 12 }, (_, i) => `line${i + 1}`),
+      `${f}: every step once`,
+    );
   }
   // In each child's history, between the pause and the resume signals, no activity was scheduled.
   for (const k of kids) {
@@ -140,7 +171,11 @@ test('pausing the parent pauses both running children; nothing starts until resu
     const pauseAt = rows.findIndex((r) => r.signal === 'pause');
     const resumeAt = rows.findIndex((r, i) => i > pauseAt && r.signal === 'resume');
     assert.ok(pauseAt > 0 && resumeAt > pauseAt, `${k}: pause then resume signals`);
-    assert.deepEqual(rows.slice(pauseAt, resumeAt).filter((r) => r.scheduled), [], `${k}: nothing scheduled while paused`);
+    assert.deepEqual(
+      rows.slice(pauseAt, resumeAt).filter((r) => r.scheduled),
+      [],
+      `${k}: nothing scheduled while paused`,
+    );
   }
 });
 
@@ -154,7 +189,11 @@ test('a worker killed mid-child: a new worker finishes the tree, each child star
   const workspace = await h.workspace();
   const parent = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'one long job', run: true });
   const kid = `${parent.id}.sub-1`;
-  await waitFor('the child to be half way', async () => (await Conversation.attach(h.client, kid).then((c) => c.state())).iterations >= 4, 60_000);
+  await waitFor(
+    'the child to be half way',
+    async () => (await Conversation.attach(h.client, kid).then((c) => c.state())).iterations >= 4,
+    60_000,
+  );
   await worker.kill('SIGKILL');
   worker = await h.startWorker();
   const final = await parent.waitUntil((s) => s.status !== 'running', 100, 90_000);
@@ -183,12 +222,15 @@ test('a child that errors gives the parent an error observation with its reason;
   assert.equal(final.children[0]!.status, 'error');
 });
 
-test('`faheem start --delegate` and `events --follow` show the children\'s progress indented under the call; depth is limited', async () => {
+test("`faheem start --delegate` and `events --follow` show the children's progress indented under the call; depth is limited", async () => {
   h.model.setScript(
     routes({
       'delegate from the cli': delegateBoth(['nested work']),
       // The child tries to delegate again (allowed at depth 1), the grandchild cannot (depth 2).
-      'nested work': (req) => (toolResults(req).length === 0 ? { toolCalls: [{ name: 'delegate', arguments: { task: 'deepest work' } }] } : { content: `child got: ${toolResults(req)[0]?.content}` }),
+      'nested work': (req) =>
+        toolResults(req).length === 0
+          ? { toolCalls: [{ name: 'delegate', arguments: { task: 'deepest work' } }] }
+          : { content: `child got: ${toolResults(req)[0]?.content}` },
       'deepest work': (req) => {
         const offered = ((req.body.tools ?? []) as { function: { name: string } }[]).map((t) => t.function.name);
         return { content: `deepest has delegate: ${offered.includes('delegate')}` };
@@ -201,8 +243,14 @@ test('`faheem start --delegate` and `events --follow` show the children\'s progr
   const lines = stdout.split('\n');
   const started = lines.findIndex((l) => /↳ sub-agent .*\.sub-1 started: nested work/.test(l));
   assert.ok(started >= 0, stdout);
-  assert.ok(lines.some((l, i) => i > started && /^ {4}\s*#\s*\d+ .*↳ sub-agent .*\.sub-1\.sub-1 started: deepest work/.test(l)), `grandchild indented under the child:\n${stdout}`);
-  assert.ok(lines.some((l) => /^ {8}\s*#\s*\d+ .*agent.*deepest has delegate: false/.test(l)), `grandchild's answer indented twice:\n${stdout}`);
+  assert.ok(
+    lines.some((l, i) => i > started && /^ {4}\s*#\s*\d+ .*↳ sub-agent .*\.sub-1\.sub-1 started: deepest work/.test(l)),
+    `grandchild indented under the child:\n${stdout}`,
+  );
+  assert.ok(
+    lines.some((l) => /^ {8}\s*#\s*\d+ .*agent.*deepest has delegate: false/.test(l)),
+    `grandchild's answer indented twice:\n${stdout}`,
+  );
   const parent = await Conversation.attach(h.client, id.trim());
   const final = await parent.waitUntil((s) => s.status !== 'running');
   assert.equal(final.status, 'finished');

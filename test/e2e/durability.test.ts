@@ -31,7 +31,9 @@ test('the Temporal server killed mid-conversation and restarted on its SQLite fi
   assert.equal(final.status, 'finished');
   const events = await conversation.events();
   // On failure, say what each step observed (a lost step shows as an error observation).
-  const observed = events.flatMap((e) => (e.kind === 'observation' ? [`${e.index}: ${e.isError ? 'ERROR ' : ''}${e.content.slice(0, 160)}`] : []));
+  const observed = events.flatMap((e) =>
+    e.kind === 'observation' ? [`${e.index}: ${e.isError ? 'ERROR ' : ''}${e.content.slice(0, 160)}`] : [],
+  );
   assert.deepEqual((await readFile(path.join(workspace, 'countdown.txt'), 'utf8')).trim().split('\n'), countdown, observed.join('\n'));
   events.forEach((e, i) => assert.equal(e.index, i));
   assert.equal(events.filter((e) => e.kind === 'action').length, events.filter((e) => e.kind === 'observation').length);
@@ -40,11 +42,15 @@ test('the Temporal server killed mid-conversation and restarted on its SQLite fi
 test('the client waiting in run() is killed; a new client attaches and sees the same conversation finish', async () => {
   h.model.setScript(countdownScript({ delayMs: 300 }));
   const workspace = await h.workspace();
-  const waiting = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'start', 'Write countdown.txt', '--workspace', workspace, '--id', 'client-dies', '--wait'], {
-    cwd: ROOT,
-    env: h.env,
-    reject: false,
-  });
+  const waiting = execa(
+    'node',
+    [path.join(ROOT, 'bin/faheem.js'), 'start', 'Write countdown.txt', '--workspace', workspace, '--id', 'client-dies', '--wait'],
+    {
+      cwd: ROOT,
+      env: h.env,
+      reject: false,
+    },
+  );
   const conversation = await waitFor('the conversation exists', () => Conversation.attach(h.client, 'client-dies'));
   await waitFor('two steps', async () => (await conversation.state()).iterations >= 2);
   waiting.kill('SIGKILL');
@@ -57,7 +63,12 @@ test('the client waiting in run() is killed; a new client attaches and sees the 
 
 test('a pause during a model retry backoff cancels the retries; resume calls the model again', async () => {
   h.model.setScript(() => ({ status: 503, error: 'busy' }));
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'hi', run: true });
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'hi',
+    run: true,
+  });
   const start = h.model.requests.length;
   await waitFor('two failed attempts', () => h.model.requests.length - start >= 2);
   await conversation.pause();
@@ -77,8 +88,16 @@ test('a pause during a model retry backoff cancels the retries; resume calls the
 
 test('pausing twice in a row is one pause; resume works once', async () => {
   h.model.setScript(() => ({ delayMs: 30_000, content: 'slow' }));
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'hi', run: true });
-  await waitFor('a model call in flight', async () => (await conversation.state()).status === 'running' && h.model.requests.some((r) => r.endedAt === undefined));
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'hi',
+    run: true,
+  });
+  await waitFor(
+    'a model call in flight',
+    async () => (await conversation.state()).status === 'running' && h.model.requests.some((r) => r.endedAt === undefined),
+  );
   await Promise.all([conversation.pause(), conversation.pause()]);
   await conversation.pause();
   await waitFor('paused', async () => (await conversation.state()).status === 'paused');

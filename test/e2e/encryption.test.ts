@@ -78,7 +78,11 @@ async function rawHistory(workflowId: string, runId?: string) {
   const events: unknown[] = [];
   let nextPageToken: Uint8Array | undefined;
   do {
-    const res = await raw.workflowService.getWorkflowExecutionHistory({ namespace: 'default', execution: { workflowId, ...(runId ? { runId } : {}) }, ...(nextPageToken ? { nextPageToken } : {}) });
+    const res = await raw.workflowService.getWorkflowExecutionHistory({
+      namespace: 'default',
+      execution: { workflowId, ...(runId ? { runId } : {}) },
+      ...(nextPageToken ? { nextPageToken } : {}),
+    });
     events.push(...(res.history?.events ?? []));
     nextPageToken = res.nextPageToken?.length ? res.nextPageToken : undefined;
   } while (nextPageToken);
@@ -101,11 +105,23 @@ before(async () => {
     reject: false,
   });
   codecServer.all?.on('data', (d: Buffer) => (out += d.toString()));
-  await waitFor('the codec server', () => {
-    if (codecServer!.exitCode !== null) throw new Error(`codec-server exited: ${out}`);
-    return out.includes('faheem codec server at');
-  }, 30_000);
-  h = await startHarness({ name: 'encryption', script: () => ({ content: 'ok' }), ui: true, uiPort, codecEndpoint: codecUrl, env: { FAHEEM_ENCRYPTION_KEY: KEY_A }, record: false });
+  await waitFor(
+    'the codec server',
+    () => {
+      if (codecServer!.exitCode !== null) throw new Error(`codec-server exited: ${out}`);
+      return out.includes('faheem codec server at');
+    },
+    30_000,
+  );
+  h = await startHarness({
+    name: 'encryption',
+    script: () => ({ content: 'ok' }),
+    ui: true,
+    uiPort,
+    codecEndpoint: codecUrl,
+    env: { FAHEEM_ENCRYPTION_KEY: KEY_A },
+    record: false,
+  });
   raw = await Connection.connect({ address: h.server.address });
   plainClient = new Client({ connection: raw, namespace: 'default' });
 });
@@ -129,11 +145,17 @@ describe('with a key, against a dev server', () => {
     const script: Script = () => {
       const t = turn++;
       if (t === 0) return { toolCalls: [{ name: 'terminal', arguments: { command: COMMAND } }] };
-      if (t === 1) return { toolCalls: [{ name: 'terminal', arguments: { command: 'printenv FAHEEM_ENCRYPTION_KEY || echo key-not-visible' } }] };
+      if (t === 1)
+        return { toolCalls: [{ name: 'terminal', arguments: { command: 'printenv FAHEEM_ENCRYPTION_KEY || echo key-not-visible' } }] };
       return { content: REPLY };
     };
     h.model.setScript(script);
-    const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: MESSAGE, run: true });
+    const conversation = await Conversation.create(h.client, {
+      agent: agent(),
+      workspace: await h.workspace(),
+      firstMessage: MESSAGE,
+      run: true,
+    });
     conversationId = conversation.id;
     const final = await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
     assert.equal(final.status, 'finished');
@@ -143,7 +165,10 @@ describe('with a key, against a dev server', () => {
     assert.ok(events.some((e) => e.kind === 'message' && e.text === MESSAGE));
     assert.ok(events.some((e) => e.kind === 'observation' && e.content.includes(OUTPUT)));
     assert.ok(events.some((e) => e.kind === 'message' && e.text === REPLY));
-    assert.ok(events.some((e) => e.kind === 'observation' && e.content.includes('key-not-visible')), 'commands do not get the key');
+    assert.ok(
+      events.some((e) => e.kind === 'observation' && e.content.includes('key-not-visible')),
+      'commands do not get the key',
+    );
     assert.ok(!JSON.stringify(events).includes(KEY_A));
 
     // The CLI too.
@@ -157,11 +182,19 @@ describe('with a key, against a dev server', () => {
     // The raw history: none of the text, and every payload but the search attributes encrypted.
     const history = await rawHistory(conversation.id);
     const text = historyText(history);
-    for (const secret of [MESSAGE, 'purple walrus', COMMAND, 'marmalade', OUTPUT, REPLY, 'tangerine']) assert.ok(!text.includes(secret), `raw history contains "${secret}"`);
+    for (const secret of [MESSAGE, 'purple walrus', COMMAND, 'marmalade', OUTPUT, REPLY, 'tangerine'])
+      assert.ok(!text.includes(secret), `raw history contains "${secret}"`);
     const payloads = payloadsIn(history);
     // Besides search attributes, only the SDK's own patch markers (a patch id, no conversation data).
-    const plain = payloads.filter((p) => !/searchAttributes|markerRecordedEventAttributes\.details\.patch-data/.test(p.where) && meta(p.payload, 'encoding') !== ENCRYPTED_ENCODING);
-    assert.deepEqual(plain.map((p) => `${p.where}: ${meta(p.payload, 'encoding')}`), []);
+    const plain = payloads.filter(
+      (p) =>
+        !/searchAttributes|markerRecordedEventAttributes\.details\.patch-data/.test(p.where) &&
+        meta(p.payload, 'encoding') !== ENCRYPTED_ENCODING,
+    );
+    assert.deepEqual(
+      plain.map((p) => `${p.where}: ${meta(p.payload, 'encoding')}`),
+      [],
+    );
     assert.ok(payloads.filter((p) => meta(p.payload, 'encoding') === ENCRYPTED_ENCODING).length > 10);
     // User metadata is among them: the summary (first message), the activity summaries (`$ echo …`).
     const summaries = payloads.filter((p) => /userMetadata\.summary/.test(p.where));
@@ -178,7 +211,10 @@ describe('with a key, against a dev server', () => {
 
     // What the server holds besides history: the start's user metadata, and the current details the
     // workflow publishes (answered through a query, encrypted by the worker).
-    const described = await raw.workflowService.describeWorkflowExecution({ namespace: 'default', execution: { workflowId: conversation.id } });
+    const described = await raw.workflowService.describeWorkflowExecution({
+      namespace: 'default',
+      execution: { workflowId: conversation.id },
+    });
     const summary = described.executionConfig?.userMetadata?.summary;
     assert.equal(meta(summary as Payload, 'encoding'), ENCRYPTED_ENCODING);
     assert.ok(!historyText(described).includes('purple walrus'));
@@ -197,13 +233,18 @@ describe('with a key, against a dev server', () => {
 
   test('error messages are encrypted too (the failure converter encodes them), and still readable with the key', async () => {
     h.model.setScript(() => ({ status: 400, error: `${MODEL_ERROR}: this request is refused` }));
-    const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'Fail please', run: true });
+    const conversation = await Conversation.create(h.client, {
+      agent: agent(),
+      workspace: await h.workspace(),
+      firstMessage: 'Fail please',
+      run: true,
+    });
     const final = await conversation.waitUntil((s) => s.status === 'error', 100, 60_000);
     assert.match(final.lastError ?? '', new RegExp(MODEL_ERROR));
     const history = await rawHistory(conversation.id);
-    const failed = (history.events as { activityTaskFailedEventAttributes?: { failure?: { message?: string; encodedAttributes?: Payload } } }[]).find(
-      (e) => e.activityTaskFailedEventAttributes,
-    );
+    const failed = (
+      history.events as { activityTaskFailedEventAttributes?: { failure?: { message?: string; encodedAttributes?: Payload } } }[]
+    ).find((e) => e.activityTaskFailedEventAttributes);
     assert.ok(failed, 'the model call failed in history');
     const failure = failed.activityTaskFailedEventAttributes!.failure!;
     assert.equal(failure.message, 'Encoded failure');
@@ -220,7 +261,12 @@ describe('with a key, against a dev server', () => {
     const marker = (i: number) => `avocado-${i}-`.repeat(95_000 / 12).slice(0, 95_000);
     let calls = 0;
     h.model.setScript(() => (calls++ < 2 ? { toolCalls: [{ name: 'think', arguments: { thought: 'thinking' } }] } : { content: 'done' }));
-    const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: marker(0), continueAsNewEverySteps: 1 });
+    const conversation = await Conversation.create(h.client, {
+      agent: agent(),
+      workspace: await h.workspace(),
+      firstMessage: marker(0),
+      continueAsNewEverySteps: 1,
+    });
     for (let i = 1; i < 6; i++) await conversation.sendMessage(marker(i));
     const final = await conversation.run();
     assert.equal(final.status, 'finished', final.lastError ?? '');
@@ -239,7 +285,11 @@ describe('with a key, against a dev server', () => {
     }
     // Readable with the key through every run.
     const events = await conversation.events();
-    for (let i = 0; i < 6; i++) assert.ok(events.some((e) => e.kind === 'message' && e.text === marker(i)), `message ${i}`);
+    for (let i = 0; i < 6; i++)
+      assert.ok(
+        events.some((e) => e.kind === 'message' && e.text === marker(i)),
+        `message ${i}`,
+      );
     for await (const wf of h.client.workflow.list({ query: `WorkflowId = '${conversation.id}'` })) {
       assert.ok(!historyText(await rawHistory(conversation.id, wf.runId)).includes('avocado-'), `run ${wf.runId}`);
     }
@@ -249,7 +299,15 @@ describe('with a key, against a dev server', () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     const page = await browser.newPage({ viewport: { width: 1400, height: 1300 } });
     const codecCalls: string[] = [];
@@ -257,24 +315,52 @@ describe('with a key, against a dev server', () => {
     await page.goto(`${h.server.uiUrl}/namespaces/default/workflows/${conversationId}`);
     assert.equal(h.server.uiUrl, uiOrigin);
     const allText = async () =>
-      (await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').then(String, () => '')))).join('\n');
+      (await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').then(String, () => '')))).join(
+        '\n',
+      );
     // The activity summary (the command) in the timeline, and the summary (the first message) under
     // User Metadata: both encrypted in history, decoded by the browser through the codec server.
-    await page.getByText(/\$ echo marmalade-cmd-81/).filter({ visible: true }).first().waitFor({ timeout: 60_000 });
-    await waitFor('the decoded first message in User Metadata', async () => {
-      await page.getByText('User Metadata', { exact: true }).first().click({ timeout: 2_000 }).catch(() => undefined);
-      return (await allText()).includes(MESSAGE);
-    }, 60_000, 250);
+    await page
+      .getByText(/\$ echo marmalade-cmd-81/)
+      .filter({ visible: true })
+      .first()
+      .waitFor({ timeout: 60_000 });
+    await waitFor(
+      'the decoded first message in User Metadata',
+      async () => {
+        await page
+          .getByText('User Metadata', { exact: true })
+          .first()
+          .click({ timeout: 2_000 })
+          .catch(() => undefined);
+        return (await allText()).includes(MESSAGE);
+      },
+      60_000,
+      250,
+    );
     assert.ok(codecCalls.includes('POST /decode'), `the browser called the codec server: ${codecCalls.join(', ')}`);
   });
 
   test('the codec server: /encode, /decode, CORS for the Web UI, errors', async () => {
     const post = (op: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(`${codecUrl}/${op}`, { method: 'POST', headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', ...headers }, body: JSON.stringify(body) });
-    const plainJson = { metadata: { encoding: Buffer.from('json/plain').toString('base64') }, data: Buffer.from('"hello codec"').toString('base64') };
-    const encoded = (await (await post('encode', { payloads: [plainJson] })).json()) as { payloads: { metadata: Record<string, string>; data: string }[] };
+      fetch(`${codecUrl}/${op}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', ...headers },
+        body: JSON.stringify(body),
+      });
+    const plainJson = {
+      metadata: { encoding: Buffer.from('json/plain').toString('base64') },
+      data: Buffer.from('"hello codec"').toString('base64'),
+    };
+    const encoded = (await (await post('encode', { payloads: [plainJson] })).json()) as {
+      payloads: { metadata: Record<string, string>; data: string }[];
+    };
     assert.equal(Buffer.from(encoded.payloads[0]!.metadata.encoding!, 'base64').toString(), ENCRYPTED_ENCODING);
-    assert.equal(Buffer.from(encoded.payloads[0]!.metadata[KEY_ID_METADATA]!, 'base64').toString(), 'B', 'the first key of its list encrypts');
+    assert.equal(
+      Buffer.from(encoded.payloads[0]!.metadata[KEY_ID_METADATA]!, 'base64').toString(),
+      'B',
+      'the first key of its list encrypts',
+    );
     const decodedRes = await post('decode', encoded, { Origin: uiOrigin });
     assert.equal(decodedRes.status, 200);
     assert.equal(decodedRes.headers.get('access-control-allow-origin'), uiOrigin);
@@ -283,24 +369,45 @@ describe('with a key, against a dev server', () => {
     // A payload straight from the raw history (written with key A) decodes to the first message.
     const history = await rawHistory(conversationId);
     const input = payloadsIn(history).find((p) => /workflowExecutionStartedEventAttributes\.input/.test(p.where))!.payload;
-    const toJson = (p: Payload) => ({ metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])), data: Buffer.from(p.data ?? new Uint8Array()).toString('base64') });
+    const toJson = (p: Payload) => ({
+      metadata: Object.fromEntries(Object.entries(p.metadata ?? {}).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+      data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
+    });
     const fromHistory = (await (await post('decode', { payloads: [toJson(input)] })).json()) as { payloads: { data: string }[] };
     assert.ok(Buffer.from(fromHistory.payloads[0]!.data, 'base64').toString().includes(MESSAGE));
 
     // The official CLI decodes through it too (`--codec-endpoint`).
-    const shown = await execa(await findTemporalCli(), ['workflow', 'show', '--address', h.server.address, '-w', conversationId, '-o', 'json', '--codec-endpoint', codecUrl]);
+    const shown = await execa(await findTemporalCli(), [
+      'workflow',
+      'show',
+      '--address',
+      h.server.address,
+      '-w',
+      conversationId,
+      '-o',
+      'json',
+      '--codec-endpoint',
+      codecUrl,
+    ]);
     assert.ok(historyText(historyFromJSON(JSON.parse(shown.stdout))).includes(MESSAGE), 'temporal workflow show --codec-endpoint decodes');
 
     // Preflight from the Web UI: allowed, with the headers the UI sends; another origin: refused.
     const preflight = await fetch(`${codecUrl}/decode`, {
       method: 'OPTIONS',
-      headers: { Origin: uiOrigin, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type,x-namespace,authorization' },
+      headers: {
+        Origin: uiOrigin,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type,x-namespace,authorization',
+      },
     });
     assert.equal(preflight.status, 204);
     assert.equal(preflight.headers.get('access-control-allow-origin'), uiOrigin);
     assert.match(preflight.headers.get('access-control-allow-headers') ?? '', /X-Namespace, Authorization, Content-Type/);
     assert.match(preflight.headers.get('access-control-allow-methods') ?? '', /POST/);
-    const evil = await fetch(`${codecUrl}/decode`, { method: 'OPTIONS', headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' } });
+    const evil = await fetch(`${codecUrl}/decode`, {
+      method: 'OPTIONS',
+      headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST' },
+    });
     assert.equal(evil.status, 403);
     assert.equal(evil.headers.get('access-control-allow-origin'), null);
     const evilPost = await post('decode', encoded, { Origin: 'http://evil.example' });
@@ -308,10 +415,14 @@ describe('with a key, against a dev server', () => {
     assert.equal(evilPost.status, 403, 'nor have it decrypted at all');
     // fetch sets Host itself; a raw request can say what a DNS-rebound page would.
     const rebound = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest(`${codecUrl}/decode`, { method: 'POST', headers: { Host: 'evil.example', 'Content-Type': 'application/json' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const req = httpRequest(
+        `${codecUrl}/decode`,
+        { method: 'POST', headers: { Host: 'evil.example', 'Content-Type': 'application/json' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify({ payloads: [] }));
     });
@@ -321,7 +432,10 @@ describe('with a key, against a dev server', () => {
     const [foreign] = await encryptionCodec({ FAHEEM_ENCRYPTION_KEY: KEY_WRONG })!.encode([jsonPayload('x') as never]);
     const refused = await post('decode', { payloads: [toJson(foreign as Payload)] });
     assert.equal(refused.status, 422);
-    assert.match(((await refused.json()) as { error: string }).error, /encrypted with key [0-9a-f]{8}, which is not in FAHEEM_ENCRYPTION_KEYS\/FAHEEM_ENCRYPTION_KEY/);
+    assert.match(
+      ((await refused.json()) as { error: string }).error,
+      /encrypted with key [0-9a-f]{8}, which is not in FAHEEM_ENCRYPTION_KEYS\/FAHEEM_ENCRYPTION_KEY/,
+    );
     assert.equal((await post('decode', { nope: 1 })).status, 400);
     assert.equal((await fetch(`${codecUrl}/decode`, { method: 'POST', body: 'not json' })).status, 400);
 
@@ -342,7 +456,10 @@ describe('with a key, against a dev server', () => {
       assert.equal((await fetch(url, { method: 'POST', body })).status, 401);
       assert.equal((await fetch(url, { method: 'POST', body, headers: { Authorization: 'Bearer wrong' } })).status, 401);
       assert.equal((await fetch(url, { method: 'POST', body, headers: { Authorization: `Bearer ${TOKEN}` } })).status, 200);
-      const pre = await fetch(url, { method: 'OPTIONS', headers: { Origin: 'http://localhost:8233', 'Access-Control-Request-Method': 'POST' } });
+      const pre = await fetch(url, {
+        method: 'OPTIONS',
+        headers: { Origin: 'http://localhost:8233', 'Access-Control-Request-Method': 'POST' },
+      });
       assert.equal(pre.status, 204, 'the preflight carries no token and is answered');
     } finally {
       guarded.kill('SIGTERM');
@@ -359,25 +476,58 @@ describe('with a key, against a dev server', () => {
     const [port, uiPort, codecPort] = [await freePort(), await freePort(), await freePort()];
     const db = path.join(h.home, 'server-test.db');
     let out = '';
-    const server = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'server', '--port', String(port), '--ui-port', String(uiPort), '--codec-port', String(codecPort), '--db', db], {
-      cwd: ROOT,
-      env: { FAHEEM_ENCRYPTION_KEY: KEY_A },
-      all: true,
-      reject: false,
-    });
+    const server = execa(
+      'node',
+      [
+        path.join(ROOT, 'bin/faheem.js'),
+        'server',
+        '--port',
+        String(port),
+        '--ui-port',
+        String(uiPort),
+        '--codec-port',
+        String(codecPort),
+        '--db',
+        db,
+      ],
+      {
+        cwd: ROOT,
+        env: { FAHEEM_ENCRYPTION_KEY: KEY_A },
+        all: true,
+        reject: false,
+      },
+    );
     server.all?.on('data', (d: Buffer) => (out += d.toString()));
     try {
       const endpoint = `http://127.0.0.1:${codecPort}`;
-      await waitFor('the banner', () => {
-        if (server.exitCode !== null) throw new Error(out);
-        return out.includes('Encryption:');
-      }, 60_000);
-      assert.match(out, new RegExp(`Encryption: payloads encrypted with key ${ID_A}; the Web UI decodes them through the codec server at ${endpoint}`));
+      await waitFor(
+        'the banner',
+        () => {
+          if (server.exitCode !== null) throw new Error(out);
+          return out.includes('Encryption:');
+        },
+        60_000,
+      );
+      assert.match(
+        out,
+        new RegExp(`Encryption: payloads encrypted with key ${ID_A}; the Web UI decodes them through the codec server at ${endpoint}`),
+      );
       const settings = (await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string } };
       assert.equal(settings.Codec?.Endpoint, endpoint);
       const [enc] = await encryptionCodec({ FAHEEM_ENCRYPTION_KEY: KEY_A })!.encode([jsonPayload('via faheem server') as never]);
-      const body = { payloads: [{ metadata: Object.fromEntries(Object.entries(enc!.metadata!).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])), data: Buffer.from(enc!.data!).toString('base64') }] };
-      const res = await fetch(`${endpoint}/decode`, { method: 'POST', headers: { Origin: `http://localhost:${uiPort}` }, body: JSON.stringify(body) });
+      const body = {
+        payloads: [
+          {
+            metadata: Object.fromEntries(Object.entries(enc!.metadata!).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])),
+            data: Buffer.from(enc!.data!).toString('base64'),
+          },
+        ],
+      };
+      const res = await fetch(`${endpoint}/decode`, {
+        method: 'POST',
+        headers: { Origin: `http://localhost:${uiPort}` },
+        body: JSON.stringify(body),
+      });
       assert.equal(res.headers.get('access-control-allow-origin'), `http://localhost:${uiPort}`);
       const decoded = (await res.json()) as { payloads: { data: string }[] };
       assert.equal(Buffer.from(decoded.payloads[0]!.data, 'base64').toString(), '"via faheem server"');
@@ -408,14 +558,21 @@ describe('with a key, against a dev server', () => {
     assert.ok(before.stdout.includes(MESSAGE) && before.stdout.includes(OUTPUT));
 
     let turn = 0;
-    h.model.setScript(() => (turn++ === 0 ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo rotated-cmd | rev' } }] } : { content: 'rotated reply' }));
+    h.model.setScript(() =>
+      turn++ === 0 ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo rotated-cmd | rev' } }] } : { content: 'rotated reply' },
+    );
     const sent = await faheem(['send', conversationId, 'Now the kiwi message 3318', '--run'], rotatedEnv);
     assert.equal(sent.exitCode, 0, sent.stderr);
-    await waitFor('the second run finished', async () => {
-      const s = await faheem(['status', conversationId, '--json'], rotatedEnv);
-      const j = JSON.parse(s.stdout || '{}') as { status?: string; runNumber?: number };
-      return j.status === 'finished' && (await faheem(['events', conversationId, '--json'], rotatedEnv)).stdout.includes('rotated reply');
-    }, 60_000, 200);
+    await waitFor(
+      'the second run finished',
+      async () => {
+        const s = await faheem(['status', conversationId, '--json'], rotatedEnv);
+        const j = JSON.parse(s.stdout || '{}') as { status?: string; runNumber?: number };
+        return j.status === 'finished' && (await faheem(['events', conversationId, '--json'], rotatedEnv)).stdout.includes('rotated reply');
+      },
+      60_000,
+      200,
+    );
     const events = (await faheem(['events', conversationId, '--json'], rotatedEnv)).stdout;
     assert.ok(events.includes('Now the kiwi message 3318') && events.includes('dmc-detator'));
 
@@ -426,7 +583,9 @@ describe('with a key, against a dev server', () => {
       .filter((p) => !/searchAttributes/.test(p.where))
       .map((p) => ({ where: p.where, id: payloadKeyId(p.payload as never) }));
     assert.equal(ids.find((p) => /workflowExecutionStartedEventAttributes\.input/.test(p.where))?.id, ID_A);
-    const update = (history.events as { workflowExecutionUpdateAcceptedEventAttributes?: unknown }[]).map((e, i) => ({ e, i })).filter(({ e }) => e.workflowExecutionUpdateAcceptedEventAttributes);
+    const update = (history.events as { workflowExecutionUpdateAcceptedEventAttributes?: unknown }[])
+      .map((e, i) => ({ e, i }))
+      .filter(({ e }) => e.workflowExecutionUpdateAcceptedEventAttributes);
     const lastUpdate = update[update.length - 1]!.i;
     const later = ids.filter((p) => Number(p.where.split('.')[1]) >= lastUpdate);
     assert.ok(later.length > 3);
@@ -440,7 +599,12 @@ describe('with a key, against a dev server', () => {
     const started = Date.now();
     const events = await faheem(['events', conversationId], wrong);
     assert.notEqual(events.exitCode, 0);
-    assert.match(events.stderr, new RegExp(`encrypted with key (B|${ID_A}), which is not in FAHEEM_ENCRYPTION_KEYS/FAHEEM_ENCRYPTION_KEY of this process \\(it has ${idWrong}\\)`));
+    assert.match(
+      events.stderr,
+      new RegExp(
+        `encrypted with key (B|${ID_A}), which is not in FAHEEM_ENCRYPTION_KEYS/FAHEEM_ENCRYPTION_KEY of this process \\(it has ${idWrong}\\)`,
+      ),
+    );
     assert.ok(Date.now() - started < 20_000, 'it does not wait for a timeout');
     const status = await faheem(['status', conversationId], wrong);
     assert.notEqual(status.exitCode, 0);
@@ -458,7 +622,10 @@ describe('with a key, against a dev server', () => {
     const r = await faheem(['events', conversationId], { FAHEEM_ENCRYPTION_KEY: '', FAHEEM_ENCRYPTION_KEYS: '' });
     assert.notEqual(r.exitCode, 0);
     assert.ok(!r.stdout.includes(MESSAGE));
-    assert.match(r.stderr, /this conversation is encrypted and this process has no key: set FAHEEM_ENCRYPTION_KEY or FAHEEM_ENCRYPTION_KEYS/);
+    assert.match(
+      r.stderr,
+      /this conversation is encrypted and this process has no key: set FAHEEM_ENCRYPTION_KEY or FAHEEM_ENCRYPTION_KEYS/,
+    );
     // The plain SDK client shows the encoding it cannot read rather than garbage.
     const handle = plainClient.workflow.getHandle(conversationId);
     await assert.rejects(handle.query('state'), /binary\/encrypted|Unknown encoding/i);

@@ -14,8 +14,22 @@ after(async () => h?.close());
 
 async function runExample(file: string): Promise<string> {
   // The example's own environment: a server and a home, no model (so it uses its offline stand-in).
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS!, TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE!, FAHEEM_HOME: h.env.FAHEEM_HOME!, NO_COLOR: '1' };
-  const r = await execa('node', ['--import', 'tsx', path.join('examples', file)], { cwd: ROOT, env, extendEnv: false, reject: false, timeout: 120_000, all: true });
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    TEMPORAL_ADDRESS: h.env.TEMPORAL_ADDRESS!,
+    TEMPORAL_NAMESPACE: h.env.TEMPORAL_NAMESPACE!,
+    FAHEEM_HOME: h.env.FAHEEM_HOME!,
+    NO_COLOR: '1',
+  };
+  const r = await execa('node', ['--import', 'tsx', path.join('examples', file)], {
+    cwd: ROOT,
+    env,
+    extendEnv: false,
+    reject: false,
+    timeout: 120_000,
+    all: true,
+  });
   assert.equal(r.exitCode, 0, r.all);
   return r.stdout;
 }
@@ -27,7 +41,7 @@ test('examples/custom-tool.ts: the worker runs a defineTool tool the model calle
   assert.match(out, /status: finished/);
 });
 
-test('examples/mcp.ts: an MCP server\'s tool through the conversation', async () => {
+test("examples/mcp.ts: an MCP server's tool through the conversation", async () => {
   const out = await runExample('mcp.ts');
   assert.match(out, /action: mcp__everything__get-sum/);
   assert.match(out, /observation: The sum of 20 and 22 is 42\./);

@@ -51,22 +51,39 @@ test('PreToolUse blocks rm -rf with its reason; a later command runs; PostToolUs
 
 test('a hanging hook times out into an error event and the conversation goes on; onFailure block blocks', async () => {
   const workspace = await h.workspace();
-  h.model.setScript((r): ScriptedReply => (toolResults(r).length < 2 ? { toolCalls: [{ name: 'terminal', arguments: { command: `echo step${toolResults(r).length}` } }] } : { content: 'done' }));
+  h.model.setScript((r): ScriptedReply =>
+    toolResults(r).length < 2
+      ? { toolCalls: [{ name: 'terminal', arguments: { command: `echo step${toolResults(r).length}` } }] }
+      : { content: 'done' },
+  );
   const hooks: HooksConfig = {
-    hooks: { PreToolUse: [{ matcher: '', hooks: [{ type: 'command', command: 'if [ -f first ]; then sleep 30; fi; touch first', timeout: 1 }] }] },
+    hooks: {
+      PreToolUse: [{ matcher: '', hooks: [{ type: 'command', command: 'if [ -f first ]; then sleep 30; fi; touch first', timeout: 1 }] }],
+    },
   };
   await writeFile(path.join(workspace, 'first'), '');
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'go', run: true, hooks });
   const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 60_000);
   assert.equal(final.status, 'finished');
   const errors = (await conversation.events()).filter((e) => e.kind === 'error').map((e) => (e.kind === 'error' ? e.message : ''));
-  assert.ok(errors.some((m) => /hook: .*did not finish within its timeout/.test(m)), errors.join("\n"));
+  assert.ok(
+    errors.some((m) => /hook: .*did not finish within its timeout/.test(m)),
+    errors.join('\n'),
+  );
 
   const blocking: HooksConfig = {
     hooks: { PreToolUse: [{ hooks: [{ type: 'command', command: 'sleep 30', timeout: 1, onFailure: 'block' }] }] },
   };
-  h.model.setScript((r): ScriptedReply => (toolResults(r).length < 1 ? { toolCalls: [{ name: 'terminal', arguments: { command: 'touch ran.txt' } }] } : { content: 'done' }));
-  const strict = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', run: true, hooks: blocking });
+  h.model.setScript((r): ScriptedReply =>
+    toolResults(r).length < 1 ? { toolCalls: [{ name: 'terminal', arguments: { command: 'touch ran.txt' } }] } : { content: 'done' },
+  );
+  const strict = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'go',
+    run: true,
+    hooks: blocking,
+  });
   await strict.waitUntil((s) => s.status !== 'running', 200, 60_000);
   const observation = (await strict.events()).find((e) => e.kind === 'observation');
   assert.ok(observation?.kind === 'observation' && /Not run: a PreToolUse hook blocked this call/.test(observation.content));
@@ -76,8 +93,26 @@ test('UserPromptSubmit refuses a message (the model never sees it); a Stop hook 
   const workspace = await h.workspace();
   const hooks: HooksConfig = {
     hooks: {
-      UserPromptSubmit: [{ hooks: [{ type: 'command', command: `node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{if(/password/.test(JSON.parse(s).prompt)){console.error("no passwords in prompts");process.exit(2)}})'` }] }],
-      Stop: [{ hooks: [{ type: 'command', command: `node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{if(!JSON.parse(s).stop_hook_active){console.log(JSON.stringify({decision:"block",reason:"run the tests first"}))}})'` }] }],
+      UserPromptSubmit: [
+        {
+          hooks: [
+            {
+              type: 'command',
+              command: `node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{if(/password/.test(JSON.parse(s).prompt)){console.error("no passwords in prompts");process.exit(2)}})'`,
+            },
+          ],
+        },
+      ],
+      Stop: [
+        {
+          hooks: [
+            {
+              type: 'command',
+              command: `node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{if(!JSON.parse(s).stop_hook_active){console.log(JSON.stringify({decision:"block",reason:"run the tests first"}))}})'`,
+            },
+          ],
+        },
+      ],
     },
   };
   h.model.setScript(() => ({ content: 'finished' }));
@@ -85,7 +120,10 @@ test('UserPromptSubmit refuses a message (the model never sees it); a Stop hook 
   let final = await conversation.waitUntil((s) => s.status !== 'running', 200, 60_000);
   assert.equal(final.status, 'finished');
   const requests = h.model.requests.slice(-2);
-  assert.ok(requests[1]?.body.messages.some((m) => String(m.content).includes('run the tests first')), 'the Stop reason reached the model, which went on');
+  assert.ok(
+    requests[1]?.body.messages.some((m) => String(m.content).includes('run the tests first')),
+    'the Stop reason reached the model, which went on',
+  );
 
   const before = h.model.requests.length;
   await conversation.sendMessage('my password is hunter2');
@@ -114,6 +152,12 @@ test('a skill is listed in the system prompt (name, description, path), its body
   assert.ok(!system.includes('SECRET-BODY'), 'the body is not inlined');
   const skills = (await conversation.events()).find((e) => e.kind === 'skills');
   assert.ok(skills?.kind === 'skills');
-  assert.deepEqual(skills.skills.map((s) => s.name), ['release-notes']);
-  assert.ok(skills.warnings.some((w) => /broken/.test(w)), skills.warnings.join('\n'));
+  assert.deepEqual(
+    skills.skills.map((s) => s.name),
+    ['release-notes'],
+  );
+  assert.ok(
+    skills.warnings.some((w) => /broken/.test(w)),
+    skills.warnings.join('\n'),
+  );
 });

@@ -16,9 +16,12 @@ before(async () => {
     if (first === 'error') return { status: 401, error: 'bad key' };
     if (first === 'stuck') return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo loop' } }] };
     if (first === 'running' || first === 'paused') return { delayMs: 120_000, content: 'slow' };
-    if (first === 'waiting_for_confirmation' && tools === 0) return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo hi' } }] };
+    if (first === 'waiting_for_confirmation' && tools === 0)
+      return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo hi' } }] };
     if (first === 'tasks' && tools === 0) {
-      return { toolCalls: [{ name: 'task_tracker', arguments: { command: 'plan', task_list: [{ title: 'write tests', status: 'in_progress' }] } }] };
+      return {
+        toolCalls: [{ name: 'task_tracker', arguments: { command: 'plan', task_list: [{ title: 'write tests', status: 'in_progress' }] } }],
+      };
     }
     return { content: 'done' };
   };
@@ -54,13 +57,22 @@ test('list --status finds each conversation by its status', async () => {
       const parsed = out ? out.split('\n').map((l) => JSON.parse(l) as { id: string; status: string }) : [];
       return parsed.some((r) => r.id === ids[status]) && parsed;
     });
-    assert.deepEqual(rows.map((r) => r.id), [ids[status]], `only list-${status} is ${status}`);
+    assert.deepEqual(
+      rows.map((r) => r.id),
+      [ids[status]],
+      `only list-${status} is ${status}`,
+    );
     assert.ok(rows.every((r) => r.status === status));
   }
 });
 
 test('events --follow prints a readable log until the run stops; task_tracker keeps a plan', async () => {
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'tasks', run: true });
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'tasks',
+    run: true,
+  });
   const { stdout } = await h.cli(['events', conversation.id, '--follow']);
   assert.match(stdout, /user: tasks/);
   assert.match(stdout, /task_tracker/);

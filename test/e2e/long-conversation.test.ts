@@ -66,7 +66,13 @@ test('300 steps with 20 KB observations: every event readable, history per run s
   h.model.setScript(script);
   const started = Date.now();
   // The script counts the results in its prompt, so the condenser (which would shorten it) is off.
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'Go', run: true, condenser: false });
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'Go',
+    run: true,
+    condenser: false,
+  });
   const final = await conversation.waitUntil((s) => s.status !== 'running', 250, 600_000);
   const seconds = (Date.now() - started) / 1000;
   assert.equal(final.status, 'finished', final.lastError ?? '');
@@ -83,7 +89,9 @@ test('300 steps with 20 KB observations: every event readable, history per run s
     assert.ok(run.historyLength < 5_000, `run ${run.runId} has ${run.historyLength} events`);
     assert.ok(run.historySize < 12 * 1024 * 1024, `run ${run.runId} history is ${run.historySize} bytes`);
   }
-  console.log(`# 300 steps in ${seconds.toFixed(1)} s; runs: ${chain.map((r) => `${r.historyLength} events/${(r.historySize / 1024).toFixed(0)} KiB`).join(', ')}`);
+  console.log(
+    `# 300 steps in ${seconds.toFixed(1)} s; runs: ${chain.map((r) => `${r.historyLength} events/${(r.historySize / 1024).toFixed(0)} KiB`).join(', ')}`,
+  );
 });
 
 test('a condensed conversation carries only what the model needs; every event stays readable, in order', async () => {
@@ -113,7 +121,10 @@ test('a condensed conversation carries only what the model needs; every event st
   assert.equal(events.length, final.events);
   events.forEach((e, i) => assert.equal(e.index, i));
   const thoughts = events.filter((e) => e.kind === 'action').map((e) => (e as { arguments: { thought: string } }).arguments.thought);
-  assert.deepEqual(thoughts, Array.from({ length: STEPS }, (_, i) => `step ${i + 1}`));
+  assert.deepEqual(
+    thoughts,
+    Array.from({ length: STEPS }, (_, i) => `step ${i + 1}`),
+  );
   assert.ok(events.filter((e) => e.kind === 'condensation').length >= 3, 'condensed several times');
 
   // The last run started from a bounded part of the log, not all of it.

@@ -59,7 +59,13 @@ async function running(tag: string): Promise<boolean> {
 
 async function start(replies: ScriptedReply[], mcpServers: McpServersSpec, options: Partial<CreateOptions> = {}) {
   h.model.setScript(turns(...replies));
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go', mcpServers, ...options });
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'go',
+    mcpServers,
+    ...options,
+  });
   return conversation;
 }
 
@@ -69,7 +75,9 @@ test('stdio servers: the model sees mcp__<server>__<tool>; calls work; a server 
   const conversation = await start(
     [
       call('mcp__everything__get-sum', { a: 20, b: 22 }),
-      call('mcp__memory__create_entities', { entities: [{ name: 'faheem', entityType: 'project', observations: ['runs agents on Temporal'] }] }),
+      call('mcp__memory__create_entities', {
+        entities: [{ name: 'faheem', entityType: 'project', observations: ['runs agents on Temporal'] }],
+      }),
       call('mcp__memory__search_nodes', { query: 'faheem' }),
     ],
     {
@@ -85,15 +93,25 @@ test('stdio servers: the model sees mcp__<server>__<tool>; calls work; a server 
   assert.ok(broken, 'an error event for the server that would not start');
   assert.match(broken.message, /boom: no database at db\.internal:5432/, 'with the tail of its stderr');
   const obs = observations(events);
-  assert.deepEqual(obs.map((o) => o.isError), [false, false, false], obs.map((o) => o.content).join('\n'));
+  assert.deepEqual(
+    obs.map((o) => o.isError),
+    [false, false, false],
+    obs.map((o) => o.content).join('\n'),
+  );
   assert.match(obs[0]!.content, /42/);
   assert.match(obs[2]!.content, /runs agents on Temporal/);
 
-  const tools = (h.model.requests[first]!.body.tools ?? []) as { function: { name: string; parameters: { properties?: Record<string, unknown> } } }[];
+  const tools = (h.model.requests[first]!.body.tools ?? []) as {
+    function: { name: string; parameters: { properties?: Record<string, unknown> } };
+  }[];
   const names = tools.map((t) => t.function.name);
-  for (const n of ['terminal', 'mcp__everything__echo', 'mcp__everything__get-sum', 'mcp__memory__read_graph']) assert.ok(names.includes(n), `${n} in ${names.join(', ')}`);
+  for (const n of ['terminal', 'mcp__everything__echo', 'mcp__everything__get-sum', 'mcp__memory__read_graph'])
+    assert.ok(names.includes(n), `${n} in ${names.join(', ')}`);
   assert.ok(!names.some((n) => n.startsWith('mcp__broken__')));
-  assert.deepEqual(Object.keys(tools.find((t) => t.function.name === 'mcp__everything__get-sum')!.function.parameters.properties ?? {}).sort(), ['a', 'b']);
+  assert.deepEqual(
+    Object.keys(tools.find((t) => t.function.name === 'mcp__everything__get-sum')!.function.parameters.properties ?? {}).sort(),
+    ['a', 'b'],
+  );
 
   // Closing the conversation stops its servers on the host.
   assert.equal(await running(tag), true, 'the memory server runs while the conversation is open');
@@ -104,13 +122,17 @@ test('stdio servers: the model sees mcp__<server>__<tool>; calls work; a server 
 test('streamable HTTP with a ${VAR} header; the token stays on the worker', async () => {
   const port = await freePort();
   http = spawn(process.execPath, [everythingJs, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
-  await waitFor('server-everything on HTTP', () => new Promise<boolean>((resolve) => {
-    const socket = connect(port, '127.0.0.1', () => {
-      socket.end();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  }));
+  await waitFor(
+    'server-everything on HTTP',
+    () =>
+      new Promise<boolean>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => {
+          socket.end();
+          resolve(true);
+        });
+        socket.once('error', () => resolve(false));
+      }),
+  );
   const conversation = await start([call('mcp__remote__echo', { message: 'hello over http' })], {
     remote: { url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: 'Bearer ${MCP_TOKEN}' } },
   });
@@ -133,7 +155,10 @@ test('annotations choose approval under risky: read-only runs, destructive waits
   );
   const waiting = await conversation.run();
   assert.equal(waiting.status, 'waiting_for_confirmation');
-  assert.deepEqual(waiting.pendingActions.map((a) => a.tool), ['mcp__memory__delete_entities']);
+  assert.deepEqual(
+    waiting.pendingActions.map((a) => a.tool),
+    ['mcp__memory__delete_entities'],
+  );
   assert.equal(observations(await conversation.events())[0]!.isError, false, 'read_graph ran without asking');
   await conversation.reject('keep them');
   assert.equal((await conversation.waitUntil((s) => s.status === 'finished')).status, 'finished');
@@ -144,7 +169,9 @@ test('a worker killed mid-conversation: the new worker starts the MCP server aga
   const tag = `c${Date.now()}`;
   const conversation = await start(
     [
-      call('mcp__memory__create_entities', { entities: [{ name: 'survivor', entityType: 'test', observations: ['written before the crash'] }] }),
+      call('mcp__memory__create_entities', {
+        entities: [{ name: 'survivor', entityType: 'test', observations: ['written before the crash'] }],
+      }),
       { content: 'written' },
       call('mcp__memory__open_nodes', { names: ['survivor'] }),
     ],
@@ -164,9 +191,17 @@ test('a worker killed mid-conversation: the new worker starts the MCP server aga
   await conversation.close();
 });
 
-test('`faheem start --mcp-config file.json` takes the editors\' format; a bad file is refused with the reason', async () => {
+test("`faheem start --mcp-config file.json` takes the editors' format; a bad file is refused with the reason", async () => {
   const file = path.join(dir, 'mcp.json');
-  await writeFile(file, JSON.stringify({ mcpServers: { everything: { type: 'stdio', command: process.execPath, args: [everythingJs, 'stdio'] }, off: { command: 'nope', disabled: true } } }));
+  await writeFile(
+    file,
+    JSON.stringify({
+      mcpServers: {
+        everything: { type: 'stdio', command: process.execPath, args: [everythingJs, 'stdio'] },
+        off: { command: 'nope', disabled: true },
+      },
+    }),
+  );
   h.model.setScript(turns(call('mcp__everything__echo', { message: 'from the cli' })));
   const { stdout } = await h.cli(['start', 'echo something', '--workspace', await h.workspace(), '--mcp-config', file, '--wait']);
   const conversation = await Conversation.attach(h.client, stdout.trim());

@@ -124,7 +124,10 @@ function canConnect(port: number): Promise<boolean> {
 
 /** server-everything over streamable HTTP on `port` (it reads PORT; the endpoint is /mcp). */
 async function startHttpEverything(port: number): Promise<{ child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, [everythingJs, 'streamableHttp'], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [everythingJs, 'streamableHttp'], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout?.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (output += d.toString()));
@@ -159,7 +162,13 @@ describe('MCP over stdio: server-everything', () => {
     assert.equal(sum.description, 'Returns the sum of two numbers');
     assert.equal(sum.inputSchema.type, 'object');
     assert.deepEqual(Object.keys(sum.inputSchema.properties as object), ['a', 'b']);
-    assert.deepEqual(sum.annotations, { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false, title: 'Get Sum Tool' });
+    assert.deepEqual(sum.annotations, {
+      readOnlyHint: true,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+      title: 'Get Sum Tool',
+    });
     // Its task-only tool cannot be called through tools/call, so the model never sees it.
     assert.ok(!names.includes('mcp__everything__simulate-research-query'));
 
@@ -181,7 +190,7 @@ describe('MCP over stdio: server-everything', () => {
     assert.match(r.content, /No MCP server named "nowhere" .*configured: everything/);
   });
 
-  test('${VAR} in env reaches the child expanded; the worker\'s other variables do not', async () => {
+  test("${VAR} in env reaches the child expanded; the worker's other variables do not", async () => {
     process.env.MCP_TEST_WORKER_SECRET = 'must-not-leak';
     try {
       const servers: McpServers = { everything: everything({ GREETING: 'hello ${GREETING_NAME}', LEVEL: '${MCP_TEST_LEVEL:-info}' }) };
@@ -203,7 +212,10 @@ describe('MCP over stdio: server-everything', () => {
     assert.deepEqual(tools, []);
     assert.equal(errors.length, 1);
     assert.equal(errors[0]?.server, 'needsKey');
-    assert.match(errors[0]?.message ?? '', /could not start "needsKey" .*env API_KEY: \$\{MCP_TEST_MISSING_KEY\} is not set in the worker's environment/);
+    assert.match(
+      errors[0]?.message ?? '',
+      /could not start "needsKey" .*env API_KEY: \$\{MCP_TEST_MISSING_KEY\} is not set in the worker's environment/,
+    );
     const r = await manager.callTool('conv-missing', servers, 'needsKey', 'echo', { message: 'x' });
     assert.equal(r.isError, true);
     assert.match(r.content, /MCP_TEST_MISSING_KEY/);
@@ -242,7 +254,13 @@ describe('MCP over stdio: fixture server', () => {
     );
     const dotted = tools.find((t) => t.name === 'mcp__fixture__dotted_name');
     assert.equal(dotted?.tool, 'dotted.name');
-    assert.deepEqual(errors, [{ server: 'fixture', message: 'tool "dotted_name" was left out: its name mcp__fixture__dotted_name is already used by tool "dotted.name" of server "fixture"' }]);
+    assert.deepEqual(errors, [
+      {
+        server: 'fixture',
+        message:
+          'tool "dotted_name" was left out: its name mcp__fixture__dotted_name is already used by tool "dotted.name" of server "fixture"',
+      },
+    ]);
     const pid = tools.find((t) => t.tool === 'pid');
     assert.equal(pid?.description, 'Returns the process id');
     assert.deepEqual(pid?.annotations, { readOnlyHint: true });
@@ -254,7 +272,8 @@ describe('MCP over stdio: fixture server', () => {
     const call = (tool: string) => manager.callTool('conv-content', servers, 'fixture', tool, {});
     assert.deepEqual(await call('mixed'), {
       isError: false,
-      content: 'first\n[image: image/png, 8 bytes base64]\n[audio: audio/wav, 4 bytes base64]\nresource text\n[resource: file:///blob.bin]\n[resource link: file:///linked.txt]',
+      content:
+        'first\n[image: image/png, 8 bytes base64]\n[audio: audio/wav, 4 bytes base64]\nresource text\n[resource: file:///blob.bin]\n[resource link: file:///linked.txt]',
     });
     assert.deepEqual(await call('structured'), { isError: false, content: '{"answer":42}' });
     assert.deepEqual(await call('empty'), { isError: false, content: '(no output)' });
@@ -277,7 +296,7 @@ describe('MCP over stdio: fixture server', () => {
     await waitFor('the old server to exit', () => !isAlive(pidA));
 
     await manager.closeConversation('conv-a');
-    await waitFor('conv-a\'s server to exit', () => !isAlive(pidA2));
+    await waitFor("conv-a's server to exit", () => !isAlive(pidA2));
     assert.ok(isAlive(pidB));
   });
 
@@ -299,7 +318,10 @@ describe('MCP over stdio: fixture server', () => {
     const pid = await pidOf('conv-crash');
     const r = await manager.callTool('conv-crash', servers, 'fixture', 'crash', {});
     assert.equal(r.isError, true);
-    assert.match(r.content, /^Calling tool "crash" on MCP server "fixture" failed: Connection closed \(the server has stopped; it will be started again on the next call\)\. Its stderr ended with:\n/);
+    assert.match(
+      r.content,
+      /^Calling tool "crash" on MCP server "fixture" failed: Connection closed \(the server has stopped; it will be started again on the next call\)\. Its stderr ended with:\n/,
+    );
     assert.match(r.content, /fixture: crashing on purpose/);
     assert.ok(!isAlive(pid));
     const pid2 = await pidOf('conv-crash');
@@ -329,7 +351,9 @@ describe('MCP over stdio: fixture server', () => {
     const pending = manager.callTool('conv-abort', servers, 'fixture', 'sleep', { ms: 30_000 }, { signal: controller.signal });
     controller.abort();
     await assert.rejects(pending, { name: 'AbortError' });
-    await assert.rejects(manager.callTool('conv-abort', servers, 'fixture', 'pid', {}, { signal: AbortSignal.abort() }), { name: 'AbortError' });
+    await assert.rejects(manager.callTool('conv-abort', servers, 'fixture', 'pid', {}, { signal: AbortSignal.abort() }), {
+      name: 'AbortError',
+    });
     await assert.rejects(manager.listTools('conv-abort', servers, { signal: AbortSignal.abort() }), { name: 'AbortError' });
     assert.equal(await pidOf('conv-abort'), pid);
   });
@@ -350,7 +374,10 @@ describe('MCP over stdio: fixture server', () => {
 
   test('closeAll ends every server', async () => {
     const own = new McpManager();
-    const pids = [Number((await own.callTool('c1', servers, 'fixture', 'pid', {})).content), Number((await own.callTool('c2', servers, 'fixture', 'pid', {})).content)];
+    const pids = [
+      Number((await own.callTool('c1', servers, 'fixture', 'pid', {})).content),
+      Number((await own.callTool('c2', servers, 'fixture', 'pid', {})).content),
+    ];
     assert.ok(pids.every(isAlive));
     await own.closeAll();
     await waitFor('all servers to exit', () => pids.every((p) => !isAlive(p)));
@@ -421,10 +448,13 @@ describe('MCP over streamable HTTP', () => {
     const failed = await manager.callTool('conv-restart', servers, 'remote', 'echo', { message: 'two' });
     assert.equal(failed.isError, true);
     assert.match(failed.content, /connection was dropped/);
-    assert.deepEqual(await manager.callTool('conv-restart', servers, 'remote', 'echo', { message: 'three' }), { content: 'Echo: three', isError: false });
+    assert.deepEqual(await manager.callTool('conv-restart', servers, 'remote', 'echo', { message: 'three' }), {
+      content: 'Echo: three',
+      isError: false,
+    });
   });
 
-  test('header values are expanded from the worker\'s environment', async () => {
+  test("header values are expanded from the worker's environment", async () => {
     // A stand-in server that records what it receives and refuses everything.
     const seen: (string | undefined)[] = [];
     const recorder = (await import('node:http')).createServer((req, res) => {
@@ -437,9 +467,15 @@ describe('MCP over streamable HTTP', () => {
       const url = `http://127.0.0.1:${recPort}/mcp`;
       let result = await manager.listTools('conv-headers', { rec: { url, headers: { Authorization: 'Bearer ${MCP_TEST_TOKEN}' } } });
       assert.equal(seen[0], 'Bearer s3cret');
-      assert.match(result.errors[0]?.message ?? '', new RegExp(`^could not connect to "rec" \\(http://127\\.0\\.0\\.1:${recPort}/mcp\\): .*503`));
+      assert.match(
+        result.errors[0]?.message ?? '',
+        new RegExp(`^could not connect to "rec" \\(http://127\\.0\\.0\\.1:${recPort}/mcp\\): .*503`),
+      );
       result = await manager.listTools('conv-headers', { rec: { url, headers: { Authorization: 'Bearer ${MCP_TEST_NO_TOKEN}' } } });
-      assert.match(result.errors[0]?.message ?? '', /could not connect to "rec" .*header Authorization: \$\{MCP_TEST_NO_TOKEN\} is not set/);
+      assert.match(
+        result.errors[0]?.message ?? '',
+        /could not connect to "rec" .*header Authorization: \$\{MCP_TEST_NO_TOKEN\} is not set/,
+      );
       assert.equal(seen.length, 1);
     } finally {
       await manager.closeConversation('conv-headers');

@@ -20,7 +20,10 @@ let server: DevServer | undefined;
 
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'faheem-package-'));
-  const [installed, started] = await Promise.allSettled([packAndInstall(), freePort().then((port) => startDevServer({ port, headless: true }))]);
+  const [installed, started] = await Promise.allSettled([
+    packAndInstall(),
+    freePort().then((port) => startDevServer({ port, headless: true })),
+  ]);
   if (started.status === 'fulfilled') server = started.value;
   for (const r of [installed, started]) if (r.status === 'rejected') throw r.reason;
 });
@@ -43,7 +46,11 @@ function npmEnv(): NodeJS.ProcessEnv {
 
 async function packAndInstall(): Promise<void> {
   // --ignore-scripts: no `prepare` (a second build); npm test has just built dist/.
-  const packed = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: ROOT, env: npmEnv(), extendEnv: false });
+  const packed = await execa('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], {
+    cwd: ROOT,
+    env: npmEnv(),
+    extendEnv: false,
+  });
   const [info] = JSON.parse(packed.stdout) as { filename: string; files: { path: string }[] }[];
   packedFiles = info!.files.map((f) => f.path);
   const tarball = path.join(dir, info!.filename);
@@ -53,14 +60,30 @@ async function packAndInstall(): Promise<void> {
   await writeFile(path.join(project, 'package.json'), JSON.stringify({ name: 'faheem-consumer', private: true, type: 'module' }, null, 2));
   // The consumer imports zod itself (for its tool's schema), so it depends on zod too: the same range.
   const ours = JSON.parse(await readFile(path.join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  await execa('npm', ['install', tarball, `zod@${ours.dependencies.zod}`, '--no-audit', '--no-fund', '--prefer-offline'], { cwd: project, env: npmEnv(), extendEnv: false });
+  await execa('npm', ['install', tarball, `zod@${ours.dependencies.zod}`, '--no-audit', '--no-fund', '--prefer-offline'], {
+    cwd: project,
+    env: npmEnv(),
+    extendEnv: false,
+  });
 }
 
 test('the tarball holds the build and no tests; installing it brings no TypeScript or tsx', () => {
-  for (const f of ['dist/index.js', 'dist/index.d.ts', 'dist/worker.js', 'dist/testing/index.js', 'dist/connection.d.ts', 'dist/workflow-bundle.js', 'dist/cli/index.js', 'bin/faheem.js']) {
+  for (const f of [
+    'dist/index.js',
+    'dist/index.d.ts',
+    'dist/worker.js',
+    'dist/testing/index.js',
+    'dist/connection.d.ts',
+    'dist/workflow-bundle.js',
+    'dist/cli/index.js',
+    'bin/faheem.js',
+  ]) {
     assert.ok(packedFiles.includes(f), `${f} is in the package`);
   }
-  assert.deepEqual(packedFiles.filter((f) => f.startsWith('test/') || f.startsWith('examples/') || f.startsWith('bench/')), []);
+  assert.deepEqual(
+    packedFiles.filter((f) => f.startsWith('test/') || f.startsWith('examples/') || f.startsWith('bench/')),
+    [],
+  );
   const modules = path.join(project, 'node_modules');
   assert.ok(existsSync(path.join(modules, 'faheemcode', 'dist', 'index.js')));
   assert.ok(!existsSync(path.join(modules, 'tsx')), 'tsx is not installed with faheemcode');
@@ -126,11 +149,19 @@ test('from plain Node: a worker with a custom tool runs a conversation that call
     };
     const r = await execa('node', ['run.mjs'], { cwd: project, env, extendEnv: false, reject: false, all: true, timeout: 120_000 });
     assert.equal(r.exitCode, 0, r.all);
-    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { status: string; lastError: string | null; observation: string | null; workflowSource: { workflowBundle?: { codePath: string } } };
+    const out = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as {
+      status: string;
+      lastError: string | null;
+      observation: string | null;
+      workflowSource: { workflowBundle?: { codePath: string } };
+    };
     assert.equal(out.status, 'finished', `status ${out.status} (${out.lastError})\n${r.all}`);
     assert.equal(out.observation, '5');
     // The worker loaded the bundle built into the package: no webpack at start.
-    assert.equal(out.workflowSource.workflowBundle?.codePath, path.join(project, 'node_modules', 'faheemcode', 'dist', 'workflow-bundle.js'));
+    assert.equal(
+      out.workflowSource.workflowBundle?.codePath,
+      path.join(project, 'node_modules', 'faheemcode', 'dist', 'workflow-bundle.js'),
+    );
   } finally {
     await rm(home, { recursive: true, force: true });
   }
@@ -193,14 +224,32 @@ test('a TypeScript consumer typechecks against the installed declarations (and a
   // The project has no TypeScript: the repo's compiler, and its @types/node as a user would have.
   // skipLibCheck as most projects set it (without it, @temporalio/common's time.d.ts fails: it
   // imports \`ms\`, whose types NodeNext does not find); the declarations' imports are checked below.
-  const flags = ['--module', 'nodenext', '--moduleResolution', 'nodenext', '--target', 'es2022', '--strict', '--skipLibCheck', '--noEmit', '--pretty', 'false', '--types', 'node', '--typeRoots', path.join(ROOT, 'node_modules', '@types')];
-  const [good, bad] = await Promise.all(['consumer.ts', 'broken.ts'].map((file) => execa(tsc, [...flags, file], { cwd: project, reject: false, all: true })));
+  const flags = [
+    '--module',
+    'nodenext',
+    '--moduleResolution',
+    'nodenext',
+    '--target',
+    'es2022',
+    '--strict',
+    '--skipLibCheck',
+    '--noEmit',
+    '--pretty',
+    'false',
+    '--types',
+    'node',
+    '--typeRoots',
+    path.join(ROOT, 'node_modules', '@types'),
+  ];
+  const [good, bad] = await Promise.all(
+    ['consumer.ts', 'broken.ts'].map((file) => execa(tsc, [...flags, file], { cwd: project, reject: false, all: true })),
+  );
   assert.equal(good!.exitCode, 0, `consumer.ts should compile:\n${good!.all}`);
   assert.notEqual(bad!.exitCode, 0, 'broken.ts should not compile');
   assert.match(bad!.all ?? '', /broken\.ts\(\d+,\d+\): error TS2339: Property 'toUpperCase' does not exist on type 'number'/);
 });
 
-test('the declarations import only their own files, Node and the package\'s dependencies', async () => {
+test("the declarations import only their own files, Node and the package's dependencies", async () => {
   // Under skipLibCheck an import a user cannot resolve (a devDependency's types, a file left out
   // of the package) silently becomes \`any\`; this finds it instead.
   const pkgDir = path.join(project, 'node_modules', 'faheemcode');
@@ -208,7 +257,9 @@ test('the declarations import only their own files, Node and the package\'s depe
   const problems: string[] = [];
   for (const file of (await readdir(path.join(pkgDir, 'dist'), { recursive: true })).filter((f) => f.endsWith('.d.ts'))) {
     // Without comments: TSDoc examples hold import lines too.
-    const text = (await readFile(path.join(pkgDir, 'dist', file), 'utf8')).replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/(?!\/ <reference).*$/gm, '');
+    const text = (await readFile(path.join(pkgDir, 'dist', file), 'utf8'))
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/(?!\/ <reference).*$/gm, '');
     for (const [, spec] of text.matchAll(/(?:from\s+|import\(\s*|require\(\s*|<reference types=)["']([^"']+)["']/g)) {
       if (spec!.startsWith('.')) {
         const target = path.resolve(path.dirname(path.join(pkgDir, 'dist', file)), spec!.replace(/\.js$/, '.d.ts'));

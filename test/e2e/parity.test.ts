@@ -122,7 +122,9 @@ describe('limits', () => {
   });
 
   test('the same failing action 3 times → stuck', async () => {
-    const { conversation } = await start(() => ({ toolCalls: [{ name: 'file_editor', arguments: { command: 'view', path: 'nope.txt' } }] }));
+    const { conversation } = await start(() => ({
+      toolCalls: [{ name: 'file_editor', arguments: { command: 'view', path: 'nope.txt' } }],
+    }));
     const final = await conversation.run();
     assert.equal(final.status, 'stuck');
     assert.match(final.lastError ?? '', /failed 3 times/);
@@ -130,16 +132,25 @@ describe('limits', () => {
 
   test('a per-run budget pauses the run with the reason "budget"; resume goes on', async () => {
     let n = 0;
-    const { conversation } = await start(() => (++n <= 5 ? { toolCalls: [{ name: 'think', arguments: { thought: `t${n}` } }] } : { content: 'done' }), {
-      maxBudgetPerRunUsd: 0.00005,
-    });
+    const { conversation } = await start(
+      () => (++n <= 5 ? { toolCalls: [{ name: 'think', arguments: { thought: `t${n}` } }] } : { content: 'done' }),
+      {
+        maxBudgetPerRunUsd: 0.00005,
+      },
+    );
     const paused = await conversation.run();
     assert.equal(paused.status, 'paused');
     const pause = (await conversation.events()).find((e) => e.kind === 'pause');
     assert.match(JSON.stringify(pause), /budget/);
     assert.ok(paused.metrics.accumulatedCost > 0.00005);
     assert.equal(paused.metrics.llmCalls, 2);
-    assert.deepEqual(paused.metrics.calls?.map((c) => [c.step, c.promptTokens, c.completionTokens]), [[1, 100, 20], [2, 100, 20]]);
+    assert.deepEqual(
+      paused.metrics.calls?.map((c) => [c.step, c.promptTokens, c.completionTokens]),
+      [
+        [1, 100, 20],
+        [2, 100, 20],
+      ],
+    );
     assert.ok(paused.metrics.calls?.every((c) => c.cost > 0 && c.latencyMs >= 0));
     const resumed = await conversation.run();
     assert.ok(resumed.metrics.llmCalls > 2);
@@ -162,13 +173,19 @@ describe('condenser', () => {
     assert.equal(final.status, 'finished');
     const events = await conversation.events();
     const condensations = events.filter((e) => e.kind === 'condensation');
-    assert.ok(condensations.length >= 2, `condensed ${condensations.length} times: ${JSON.stringify(events.filter((e) => e.kind === 'error'))}`);
+    assert.ok(
+      condensations.length >= 2,
+      `condensed ${condensations.length} times: ${JSON.stringify(events.filter((e) => e.kind === 'error'))}`,
+    );
     const agentRequests = h.model.requests.filter((r) => !String(r.body.messages[0]?.content).startsWith('You condense')).slice(-31);
     const longest = Math.max(...agentRequests.map((r) => r.body.messages.length));
     assert.ok(longest <= 18, `the prompt stayed bounded (longest ${longest} messages for ${events.length} events)`);
     const last = agentRequests[agentRequests.length - 1]!.body.messages;
     assert.equal(last[1]?.content, 'go', 'the first user message stays');
-    assert.ok(last.some((m) => String(m.content).includes('SUMMARY(')), 'the summary is in the prompt');
+    assert.ok(
+      last.some((m) => String(m.content).includes('SUMMARY(')),
+      'the summary is in the prompt',
+    );
     // The transcript stays valid: every tool result follows its call.
     const ids = new Set<string>();
     for (const m of last) {
@@ -182,7 +199,8 @@ describe('interactive terminal', () => {
   test('a command waiting for input comes back still running; the model answers it with is_input', async () => {
     const script: Script = (req) => {
       const tools = req.body.messages.filter((m) => m.role === 'tool');
-      if (tools.length === 0) return { toolCalls: [{ name: 'terminal', arguments: { command: 'read -p "name? " n; echo "hi $n" > greeting.txt' } }] };
+      if (tools.length === 0)
+        return { toolCalls: [{ name: 'terminal', arguments: { command: 'read -p "name? " n; echo "hi $n" > greeting.txt' } }] };
       if (tools.length === 1) return { toolCalls: [{ name: 'terminal', arguments: { command: 'bob', is_input: true } }] };
       return { content: 'Answered the prompt.' };
     };

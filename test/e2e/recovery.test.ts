@@ -40,7 +40,11 @@ test('a worker killed during a model call: a new worker finishes the countdown, 
   const final = await conversation.waitUntil((s) => s.status !== 'running', 100, 60_000);
   assert.equal(final.status, 'finished');
   const lines = (await readFile(path.join(workspace, 'countdown.txt'), 'utf8')).trim().split('\n');
-  assert.deepEqual(lines, Array.from({ length: 100 }, (_, i) => String(100 - i)), 'every step ran exactly once');
+  assert.deepEqual(
+    lines,
+    Array.from({ length: 100 }, (_, i) => String(100 - i)),
+    'every step ran exactly once',
+  );
   const events = await conversation.events();
   const actions = events.filter((e) => e.kind === 'action').length;
   const observations = events.filter((e) => e.kind === 'observation').length;
@@ -61,7 +65,9 @@ test('a worker killed during a command: the command is reported as interrupted, 
   let worker = await h.startWorker();
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true });
-  await waitFor('the command started', async () => (await readFile(path.join(workspace, 'marker.txt'), 'utf8').catch(() => '')).includes('ran'));
+  await waitFor('the command started', async () =>
+    (await readFile(path.join(workspace, 'marker.txt'), 'utf8').catch(() => '')).includes('ran'),
+  );
   await worker.kill('SIGKILL');
   worker = await h.startWorker();
 
@@ -95,12 +101,22 @@ test('a command handed to a worker that died before starting it runs on the retr
     );
   const workspace = await h.workspace();
   // No checkpoints: this stand-in host answers only the setup step, then loses the command.
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true, toolTaskQueue, checkpoints: false });
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace,
+    firstMessage: 'Run it',
+    run: true,
+    toolTaskQueue,
+    checkpoints: false,
+  });
   // This stand-in host answers the setup step as a worker would…
   const prepare = await poll();
   assert.equal(prepare.activityType?.name, 'prepareTools');
   const registry = new ToolRegistry();
-  const result: PrepareToolsResult = { tools: ['terminal', 'file_editor', 'think', 'finish'].map((n) => toolSpec(registry.get(n)!)), errors: [] };
+  const result: PrepareToolsResult = {
+    tools: ['terminal', 'file_editor', 'think', 'finish'].map((n) => toolSpec(registry.get(n)!)),
+    errors: [],
+  };
   await h.client.connection.workflowService.respondActivityTaskCompleted({
     namespace: h.namespace,
     taskToken: prepare.taskToken,
@@ -126,7 +142,12 @@ test('a worker killed right after a pause cancelled its model call: a new worker
   h.model.setScript(countdownScript({ delayMs: 1000 }));
   let worker = await h.startWorker();
   const workspace = await h.workspace();
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Create countdown.txt with 100 down to 1.', run: true });
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace,
+    firstMessage: 'Create countdown.txt with 100 down to 1.',
+    run: true,
+  });
   await waitFor('two steps', async () => (await conversation.state()).iterations >= 2);
   // Pause while a model call is in flight and kill the worker before the call's cancellation is
   // acknowledged: the activity then ends in a timeout, which must still count as the pause.
@@ -138,6 +159,9 @@ test('a worker killed right after a pause cancelled its model call: a new worker
   const final = await conversation.run();
   assert.equal(final.status, 'finished');
   const lines = (await readFile(path.join(workspace, 'countdown.txt'), 'utf8')).trim().split('\n');
-  assert.deepEqual(lines, Array.from({ length: 100 }, (_, i) => String(100 - i)));
+  assert.deepEqual(
+    lines,
+    Array.from({ length: 100 }, (_, i) => String(100 - i)),
+  );
   await worker.kill();
 });

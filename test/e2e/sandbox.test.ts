@@ -29,7 +29,15 @@ describe('sandboxed workers', () => {
     [sandboxed, noNet] = await Promise.all([
       h.startWorker({}, ['--sandbox', 'bwrap', '--tools', TOOLS]),
       // Only a tools worker that matters here: its own tool queue, an unused main queue.
-      h.startWorker({ FAHEEM_SANDBOX: 'bwrap', FAHEEM_SANDBOX_NETWORK: 'none', FAHEEM_TASK_QUEUE: `unused-${NO_NET_QUEUE}`, FAHEEM_TOOL_TASK_QUEUE: NO_NET_QUEUE }, ['--tools', TOOLS]),
+      h.startWorker(
+        {
+          FAHEEM_SANDBOX: 'bwrap',
+          FAHEEM_SANDBOX_NETWORK: 'none',
+          FAHEEM_TASK_QUEUE: `unused-${NO_NET_QUEUE}`,
+          FAHEEM_TOOL_TASK_QUEUE: NO_NET_QUEUE,
+        },
+        ['--tools', TOOLS],
+      ),
     ]);
   });
   after(async () => h?.close());
@@ -57,7 +65,12 @@ describe('sandboxed workers', () => {
     const bin = path.join(ROOT, 'bin', 'faheem.js');
     const started = Date.now();
     const [missing, alone, plain] = await Promise.all([
-      execa(process.execPath, [bin, 'worker', '--sandbox', 'bwrap'], { env: { ...h.env, PATH: '/nonexistent' }, extendEnv: false, reject: false, timeout: 30_000 }),
+      execa(process.execPath, [bin, 'worker', '--sandbox', 'bwrap'], {
+        env: { ...h.env, PATH: '/nonexistent' },
+        extendEnv: false,
+        reject: false,
+        timeout: 30_000,
+      }),
       execa(process.execPath, [bin, 'worker', '--sandbox-network', 'none'], { env: h.env, reject: false, timeout: 30_000 }),
       // The default: unsandboxed, and it says so (its own queues, so it takes no work from the others).
       h.startWorker({ FAHEEM_TASK_QUEUE: 'unused-plain', FAHEEM_TOOL_TASK_QUEUE: 'unused-plain-tools' }),
@@ -66,7 +79,10 @@ describe('sandboxed workers', () => {
     assert.match(missing.stderr, /bubblewrap is not installed \(bwrap is not on PATH\): install it \(`apt-get install bubblewrap`\)/);
     assert.equal(alone.exitCode, 1);
     assert.match(alone.stderr, /needs a sandbox: add --sandbox bwrap/);
-    assert.match(plain.output(), /faheem worker: commands run unsandboxed, with this user's rights \(use --sandbox bwrap to confine them\)/);
+    assert.match(
+      plain.output(),
+      /faheem worker: commands run unsandboxed, with this user's rights \(use --sandbox bwrap to confine them\)/,
+    );
     await plain.kill();
     assert.ok(Date.now() - started < 30_000);
   });
@@ -143,7 +159,7 @@ describe('sandboxed workers', () => {
     assert.doesNotMatch(cut.obs[0]!.content, /^connected/m);
   });
 
-  test('ctx.exec runs a custom tool\'s program under the same sandbox (and without the network under none)', async () => {
+  test("ctx.exec runs a custom tool's program under the same sandbox (and without the network under none)", async () => {
     const marker = `faheem-exec-${process.pid}`;
     const script = `echo from-exec > exec.txt; cat /proc/1/comm; cat; touch /usr/local/${marker} 2>&1; echo > /dev/tcp/127.0.0.1/${modelPort} 2>/dev/null && echo net-ok || echo net-off`;
     const call = { toolCalls: [{ name: 'run_program', arguments: { program: 'bash', args: ['-c', script], input: 'stdin-text' } }] };
@@ -161,7 +177,9 @@ describe('sandboxed workers', () => {
 
   test('ctx.exec: pause --now stops the program and what it started', async () => {
     const marker = `3011.${process.pid}`;
-    h.model.setScript(turns({ toolCalls: [{ name: 'run_program', arguments: { program: 'bash', args: ['-c', `sleep ${marker} & sleep ${marker}`] } }] }));
+    h.model.setScript(
+      turns({ toolCalls: [{ name: 'run_program', arguments: { program: 'bash', args: ['-c', `sleep ${marker} & sleep ${marker}`] } }] }),
+    );
     const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'go' });
     void conversation.run().catch(() => undefined); // its outcome is checked through the events
     await waitFor('the program to run', async () => (await processes(`sleep ${marker}`)).split('\n').length === 2);

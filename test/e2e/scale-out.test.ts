@@ -29,7 +29,13 @@ test(`${CONVERSATIONS} conversations on two workers; one killed mid-run; all fin
   const conversations = await Promise.all(
     Array.from({ length: CONVERSATIONS }, async (_, i) => {
       const workspace = await h.workspace();
-      const conversation = await Conversation.create(h.client, { agent, workspace, id: `scale-${Date.now()}-${i}`, firstMessage: `job ${i}`, run: true });
+      const conversation = await Conversation.create(h.client, {
+        agent,
+        workspace,
+        id: `scale-${Date.now()}-${i}`,
+        firstMessage: `job ${i}`,
+        run: true,
+      });
       return { conversation, workspace };
     }),
   );
@@ -38,7 +44,9 @@ test(`${CONVERSATIONS} conversations on two workers; one killed mid-run; all fin
   const before = h.model.requests.length;
   await a.kill('SIGKILL');
   const started = Date.now();
-  const finals = await Promise.all(conversations.map(({ conversation }) => conversation.waitUntil((s) => s.status !== 'running', 200, 180_000)));
+  const finals = await Promise.all(
+    conversations.map(({ conversation }) => conversation.waitUntil((s) => s.status !== 'running', 200, 180_000)),
+  );
   const ms = Date.now() - started;
   assert.deepEqual([...new Set(finals.map((s) => s.status))], ['finished']);
   assert.ok(h.model.requests.length > before, 'the survivor carried on');
@@ -52,6 +60,8 @@ test(`${CONVERSATIONS} conversations on two workers; one killed mid-run; all fin
     const unknown = events.filter((e) => e.kind === 'observation' && /effects are unknown/.test(e.content)).length;
     assert.ok(lines.length <= STEPS && lines.length + unknown >= STEPS, `${conversation.id}: ${lines.length} ran, ${unknown} reported`);
   }
-  console.log(`# ${CONVERSATIONS} conversations finished ${ms} ms after the kill; ${reported} command(s) cut off by it were reported, none run twice`);
+  console.log(
+    `# ${CONVERSATIONS} conversations finished ${ms} ms after the kill; ${reported} command(s) cut off by it were reported, none run twice`,
+  );
   await b.kill();
 });

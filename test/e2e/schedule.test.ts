@@ -29,7 +29,16 @@ const schedules = async (): Promise<Row[]> =>
 test('a schedule is created, triggered (its conversation runs), listed, paused, unpaused and deleted', async () => {
   const workspace = await h.workspace();
   // Once a year: only the trigger runs it during the test.
-  const created = await h.cli(['schedule', 'create', 'nightly-countdown', 'Write countdown.txt', '--cron', '0 3 1 1 *', '--workspace', workspace]);
+  const created = await h.cli([
+    'schedule',
+    'create',
+    'nightly-countdown',
+    'Write countdown.txt',
+    '--cron',
+    '0 3 1 1 *',
+    '--workspace',
+    workspace,
+  ]);
   assert.equal(created.stdout.trim(), 'nightly-countdown');
   const listed = await waitFor('the schedule listed', async () => (await schedules()).find((s) => s.name === 'nightly-countdown'));
   assert.deepEqual(listed.cron, ['0 3 1 1 *']);

@@ -13,7 +13,8 @@ import { spawnCommand, spawnHelperPid, type SpawnedCommand, type SpawnOptions } 
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
 const opts = (extra: Partial<SpawnOptions> = {}): SpawnOptions => ({ cwd: os.tmpdir(), env: ENV, detached: true, ...extra });
-const sh = (script: string, extra: Partial<SpawnOptions> = {}) => spawnCommand('bash', ['--norc', '--noprofile', '-c', script], opts(extra));
+const sh = (script: string, extra: Partial<SpawnOptions> = {}) =>
+  spawnCommand('bash', ['--norc', '--noprofile', '-c', script], opts(extra));
 
 async function waitFor(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -69,7 +70,13 @@ describe('the spawn helper', () => {
   test('output (stdout and stderr merged) and the exit code; env exactly as given, cwd, its own process group', async () => {
     const cwd = await mkdtemp(path.join(os.tmpdir(), 'faheem-spawner-'));
     try {
-      const r = await finish(await spawnCommand('bash', ['--norc', '-c', 'echo out; echo err >&2; pwd; env | sort; echo "é€"; exit 3'], opts({ cwd, env: { ONLY: 'this', PATH: ENV.PATH } })));
+      const r = await finish(
+        await spawnCommand(
+          'bash',
+          ['--norc', '-c', 'echo out; echo err >&2; pwd; env | sort; echo "é€"; exit 3'],
+          opts({ cwd, env: { ONLY: 'this', PATH: ENV.PATH } }),
+        ),
+      );
       assert.equal(r.code, 3);
       assert.equal(r.signal, null);
       assert.match(r.text, /^out$/m);
@@ -229,7 +236,7 @@ describe('the helper and the worker process', () => {
     const { helper, pid } = JSON.parse(r.stdout) as { helper: number; pid: number };
     try {
       await waitFor('the helper to exit', () => !alive(helper));
-      assert.ok(alive(pid), 'the command is not the helper\'s to kill');
+      assert.ok(alive(pid), "the command is not the helper's to kill");
     } finally {
       process.kill(-pid, 'SIGKILL');
     }

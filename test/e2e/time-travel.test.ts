@@ -48,13 +48,18 @@ const lines = async (dir: string) => (await readFile(path.join(dir, 'log.txt'), 
 
 /** What a user's repository looks like to them: HEAD, refs, index and status. */
 async function repoView(dir: string): Promise<string> {
-  return [await git(dir, 'rev-parse', 'HEAD'), await git(dir, 'for-each-ref'), await git(dir, 'ls-files', '-s'), await git(dir, 'status', '--porcelain', '--', 'README.md')].join('\n---\n');
+  return [
+    await git(dir, 'rev-parse', 'HEAD'),
+    await git(dir, 'for-each-ref'),
+    await git(dir, 'ls-files', '-s'),
+    await git(dir, 'status', '--porcelain', '--', 'README.md'),
+  ].join('\n---\n');
 }
 
 async function gitWorkspace(): Promise<string> {
   const dir = await h.workspace();
   await git(dir, 'init', '-q', '-b', 'main');
-  await writeFile(path.join(dir, 'README.md'), 'the user\'s own file\n');
+  await writeFile(path.join(dir, 'README.md'), "the user's own file\n");
   await git(dir, 'add', 'README.md');
   await git(dir, '-c', 'user.name=u', '-c', 'user.email=u@example.com', 'commit', '-qm', 'init');
   return dir;
@@ -70,14 +75,23 @@ test('ten steps, rewind to step 4: 40 lines, the next prompt holds steps 1–4 a
   assert.equal((await lines(workspace)).length, 100);
 
   const checkpoints = await conversation.checkpoints();
-  assert.deepEqual(checkpoints.map((c) => c.step), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
-  assert.ok(checkpoints.slice(1, 11).every((c) => c.commit && c.changed + c.added === 1), JSON.stringify(checkpoints));
+  assert.deepEqual(
+    checkpoints.map((c) => c.step),
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11],
+  );
+  assert.ok(
+    checkpoints.slice(1, 11).every((c) => c.commit && c.changed + c.added === 1),
+    JSON.stringify(checkpoints),
+  );
   const listed = await h.cli(['checkpoints', conversation.id, '--json']);
   assert.equal(listed.stdout.trim().split('\n').length, 12);
 
   const answer = await conversation.rewind(4);
   assert.equal(answer.toStep, 4);
-  assert.deepEqual(await lines(workspace), Array.from({ length: 40 }, (_, i) => `${Math.floor(i / 10) + 1}.${(i % 10) + 1}`));
+  assert.deepEqual(
+    await lines(workspace),
+    Array.from({ length: 40 }, (_, i) => `${Math.floor(i / 10) + 1}.${(i % 10) + 1}`),
+  );
   const state = await conversation.state();
   assert.equal(state.status, 'paused');
   assert.equal(state.steps, 4);
@@ -100,7 +114,10 @@ test('ten steps, rewind to step 4: 40 lines, the next prompt holds steps 1–4 a
   const fork = await forkConversation(h.client, conversation.id, { at: 2 });
   const forkState = await fork.state();
   assert.equal(forkState.status, 'paused');
-  assert.deepEqual(forkState.forkedFrom && { id: forkState.forkedFrom.id, step: forkState.forkedFrom.step }, { id: conversation.id, step: 2 });
+  assert.deepEqual(forkState.forkedFrom && { id: forkState.forkedFrom.id, step: forkState.forkedFrom.step }, {
+    id: conversation.id,
+    step: 2,
+  });
   assert.notEqual(forkState.workspace, workspace);
   assert.equal((await lines(forkState.workspace)).length, 20);
   await fork.sendMessage('1 more step');
@@ -131,8 +148,14 @@ test('rewind across continue-as-new and across a condensation brings the condens
   const done = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
   assert.equal(done.status, 'finished');
   const events = await conversation.events();
-  assert.ok(events.some((e) => e.kind === 'condensation'), 'a condensation happened');
-  assert.ok(((await h.client.workflow.getHandle(conversation.id).query<{ runId: string }[]>('eventRuns')).length) > 1, 'the conversation continued as new');
+  assert.ok(
+    events.some((e) => e.kind === 'condensation'),
+    'a condensation happened',
+  );
+  assert.ok(
+    (await h.client.workflow.getHandle(conversation.id).query<{ runId: string }[]>('eventRuns')).length > 1,
+    'the conversation continued as new',
+  );
 
   await conversation.rewind(2);
   assert.equal((await lines(workspace)).length, 20);

@@ -28,7 +28,12 @@ after(async () => h?.close());
 const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] });
 
 test('a wait of a few seconds survives its worker being killed and replaced', async () => {
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'wait 4', run: true });
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'wait 4',
+    run: true,
+  });
   const waiting = await waitFor('the wait to begin', async () => (await conversation.state()).waitingUntil);
   assert.equal(waiting.reason, 'waiting for CI');
   await worker.kill('SIGKILL');
@@ -40,18 +45,31 @@ test('a wait of a few seconds survives its worker being killed and replaced', as
 });
 
 test('a message ends a long wait early; the model then sees it', async () => {
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'wait 3600', run: true });
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'wait 3600',
+    run: true,
+  });
   await waitFor('the wait to begin', async () => (await conversation.state()).waitingUntil);
   await conversation.sendMessage('CI is green, go on');
   const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 60_000);
   assert.equal(final.status, 'finished');
   assert.match(final.finalMessage ?? '', /ended early after \d+ s: a message from the user arrived/);
   const last = h.model.requests[h.model.requests.length - 1];
-  assert.ok(last?.body.messages.some((m) => m.role === 'user' && m.content === 'CI is green, go on'), 'the message reached the model');
+  assert.ok(
+    last?.body.messages.some((m) => m.role === 'user' && m.content === 'CI is green, go on'),
+    'the message reached the model',
+  );
 });
 
 test('resume ends a wait; pause ends it too and the conversation is paused', async () => {
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'wait 3600', run: true });
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'wait 3600',
+    run: true,
+  });
   await waitFor('the wait to begin', async () => (await conversation.state()).waitingUntil);
   await conversation.pause();
   const paused = await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);
@@ -60,7 +78,12 @@ test('resume ends a wait; pause ends it too and the conversation is paused', asy
   const observation = events.find((e) => e.kind === 'observation' && e.tool === 'wait');
   assert.ok(observation && observation.kind === 'observation' && /the conversation was paused/.test(observation.content));
 
-  const again = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'wait 3600', run: true });
+  const again = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'wait 3600',
+    run: true,
+  });
   await waitFor('the second wait to begin', async () => (await again.state()).waitingUntil);
   await again.resume();
   const final = await again.waitUntil((s) => s.status !== 'running', 200, 60_000);

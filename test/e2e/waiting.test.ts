@@ -27,11 +27,18 @@ test('run() and follow() wait on updates: a couple of calls however long the run
       return next(input);
     },
   };
-  const client = new Client({ connection: h.client.connection, namespace: h.namespace, dataConverter: dataConverter(h.env), interceptors: { workflow: [counter] } });
+  const client = new Client({
+    connection: h.client.connection,
+    namespace: h.namespace,
+    dataConverter: dataConverter(h.env),
+    interceptors: { workflow: [counter] },
+  });
   // Six slow steps: about 3 s, in which a 100 ms poll would have asked ~30 times.
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
     const done = req.body.messages.filter((m) => m.role === 'tool').length;
-    return done < 6 ? { delayMs: 500, toolCalls: [{ name: 'think', arguments: { thought: `step ${done}` } }] } : { delayMs: 500, content: 'done' };
+    return done < 6
+      ? { delayMs: 500, toolCalls: [{ name: 'think', arguments: { thought: `step ${done}` } }] }
+      : { delayMs: 500, content: 'done' };
   });
   const conversation = await Conversation.create(client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
@@ -50,6 +57,9 @@ test('run() and follow() wait on updates: a couple of calls however long the run
   // follow(): every event, in order, then it stops with the run.
   const seen: number[] = [];
   for await (const e of conversation.follow({ until: (s) => s.status !== 'running' })) seen.push(e.index);
-  assert.deepEqual(seen, Array.from({ length: final.events }, (_, i) => i));
+  assert.deepEqual(
+    seen,
+    Array.from({ length: final.events }, (_, i) => i),
+  );
   console.log(`# a ${ms} ms run: ${calls.query} queries, ${calls.update} updates`);
 });

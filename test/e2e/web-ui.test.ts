@@ -20,7 +20,15 @@ before(async () => {
   browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 });
 after(async () => {
@@ -46,30 +54,54 @@ test('a conversation reads like a log in the Web UI', async () => {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1300 } });
   await page.goto(`${h.server.uiUrl}/namespaces/default/workflows/${conversation.id}`);
   // The timeline names each activity by what it did: the model call and the command.
-  await page.getByText(/LLM openai\/gpt-4o-mini · step 1/).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
-  await page.getByText(/\$ echo "hello from the agent"/).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
-  await page.getByText(/idle timeout/).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
+  await page
+    .getByText(/LLM openai\/gpt-4o-mini · step 1/)
+    .filter({ visible: true })
+    .first()
+    .waitFor({ timeout: 30_000 });
+  await page
+    .getByText(/\$ echo "hello from the agent"/)
+    .filter({ visible: true })
+    .first()
+    .waitFor({ timeout: 30_000 });
+  await page
+    .getByText(/idle timeout/)
+    .filter({ visible: true })
+    .first()
+    .waitFor({ timeout: 30_000 });
   // The README's screenshots are rewritten only when asked (`npm run screenshots`); otherwise they go
   // to a temporary folder, so the test leaves the tree as it found it.
-  const dir = process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
+  const dir =
+    process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, 'web-ui-timeline.png'), fullPage: true });
 
   // User metadata: the summary (first message), static details and current details. The UI renders
   // markdown in sandboxed frames, so read the text of every frame.
   const allText = async () =>
-    (await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').then(String, () => '')))).join('\n');
-  await waitFor('the summary and details in User Metadata', async () => {
-    await page.getByText('User Metadata', { exact: true }).first().click({ timeout: 2_000 }).catch(() => undefined);
-    const text = await allText();
-    return (
-      text.includes('Write a greeting into hello.txt') &&
-      /Workspace:/.test(text) &&
-      /Status:\s*finished/.test(text) &&
-      /Cost:\s*\$/.test(text) &&
-      /Last action:/.test(text)
+    (await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').then(String, () => '')))).join(
+      '\n',
     );
-  }, 60_000, 250);
+  await waitFor(
+    'the summary and details in User Metadata',
+    async () => {
+      await page
+        .getByText('User Metadata', { exact: true })
+        .first()
+        .click({ timeout: 2_000 })
+        .catch(() => undefined);
+      const text = await allText();
+      return (
+        text.includes('Write a greeting into hello.txt') &&
+        /Workspace:/.test(text) &&
+        /Status:\s*finished/.test(text) &&
+        /Cost:\s*\$/.test(text) &&
+        /Last action:/.test(text)
+      );
+    },
+    60_000,
+    250,
+  );
   await page.screenshot({ path: path.join(dir, 'web-ui-metadata.png'), fullPage: true });
   assert.ok((await page.content()).includes(conversation.id));
 });
@@ -83,7 +115,9 @@ test('a delegation shows the sub-agent under its parent (Relationships), summari
         ? { toolCalls: [{ name: 'delegate', arguments: { task: 'List the files in the workspace and report how many there are' } }] }
         : { content: `Review done: ${results[0]?.content}` };
     }
-    return results.length === 0 ? { toolCalls: [{ name: 'terminal', arguments: { command: 'ls | wc -l' } }] } : { content: 'There are 0 files.' };
+    return results.length === 0
+      ? { toolCalls: [{ name: 'terminal', arguments: { command: 'ls | wc -l' } }] }
+      : { content: 'There are 0 files.' };
   });
   const parent = await Conversation.create(h.client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'delegate'] }),
@@ -95,15 +129,31 @@ test('a delegation shows the sub-agent under its parent (Relationships), summari
   const child = `${parent.id}.sub-1`;
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   await page.goto(`${h.server.uiUrl}/namespaces/default/workflows/${parent.id}`);
-  await page.getByText(/Relationships/).filter({ visible: true }).first().click({ timeout: 30_000 });
+  await page
+    .getByText(/Relationships/)
+    .filter({ visible: true })
+    .first()
+    .click({ timeout: 30_000 });
   await page.getByText(child).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
-  const dir = process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
+  const dir =
+    process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
   await page.screenshot({ path: path.join(dir, 'web-ui-delegation.png'), fullPage: true });
   // The child's own page: summarised by its task, with its parent.
   await page.goto(`${h.server.uiUrl}/namespaces/default/workflows/${child}`);
-  await waitFor('the child\'s summary in User Metadata', async () => {
-    await page.getByText('User Metadata', { exact: true }).first().click({ timeout: 2_000 }).catch(() => undefined);
-    const text = (await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').then(String, () => '')))).join('\n');
-    return text.includes(`sub-agent of ${parent.id}: List the files in the workspace`) && text.includes('Depth:');
-  }, 60_000, 250);
+  await waitFor(
+    "the child's summary in User Metadata",
+    async () => {
+      await page
+        .getByText('User Metadata', { exact: true })
+        .first()
+        .click({ timeout: 2_000 })
+        .catch(() => undefined);
+      const text = (
+        await Promise.all(page.frames().map((f) => f.evaluate('document.body ? document.body.innerText : ""').then(String, () => '')))
+      ).join('\n');
+      return text.includes(`sub-agent of ${parent.id}: List the files in the workspace`) && text.includes('Depth:');
+    },
+    60_000,
+    250,
+  );
 });

@@ -17,7 +17,9 @@ after(async () => h?.close());
 
 test('no worker on the tool queue: "waiting for workspace host <queue>", then it goes on when one comes', async () => {
   h.model.setScript((req: RecordedRequest): ScriptedReply =>
-    req.body.messages.some((m) => m.role === 'tool') ? { content: 'Done.' } : { toolCalls: [{ name: 'terminal', arguments: { command: 'echo once >> ran.txt' } }] },
+    req.body.messages.some((m) => m.role === 'tool')
+      ? { content: 'Done.' }
+      : { toolCalls: [{ name: 'terminal', arguments: { command: 'echo once >> ran.txt' } }] },
   );
   const queue = `absent-host-${Date.now()}`;
   const workspace = await h.workspace();
@@ -29,10 +31,14 @@ test('no worker on the tool queue: "waiting for workspace host <queue>", then it
     toolTaskQueue: queue,
     hostWaitMs: 1000,
   });
-  const waiting = await waitFor('the conversation to say it waits for the host', async () => {
-    const s = await conversation.state();
-    return s.waitingForHost === queue ? s : undefined;
-  }, 30_000);
+  const waiting = await waitFor(
+    'the conversation to say it waits for the host',
+    async () => {
+      const s = await conversation.state();
+      return s.waitingForHost === queue ? s : undefined;
+    },
+    30_000,
+  );
   assert.equal(waiting.status, 'running');
   const { stdout: status } = await h.cli(['status', conversation.id]);
   assert.match(status, new RegExp(`waiting for workspace host ${queue}`));
@@ -47,7 +53,10 @@ test('no worker on the tool queue: "waiting for workspace host <queue>", then it
   assert.equal(final.waitingForHost, null);
   assert.equal(await readFile(path.join(workspace, 'ran.txt'), 'utf8'), 'once\n', 'the command ran once');
   const hostEvents = (await conversation.events()).filter((e) => e.kind === 'host');
-  assert.deepEqual(hostEvents.map((e) => e.kind === 'host' && e.available), [false, true]);
+  assert.deepEqual(
+    hostEvents.map((e) => e.kind === 'host' && e.available),
+    [false, true],
+  );
   await host.kill();
 });
 
@@ -66,7 +75,9 @@ test('a workspace missing on the host stops the conversation with the reason, be
 
 test('pause and close reach a conversation waiting for its host: the call is dropped, never run later', async () => {
   h.model.setScript((req: RecordedRequest): ScriptedReply =>
-    req.body.messages.some((m) => m.role === 'tool') ? { content: 'Done.' } : { delayMs: 1500, toolCalls: [{ name: 'terminal', arguments: { command: 'echo late >> late.txt' } }] },
+    req.body.messages.some((m) => m.role === 'tool')
+      ? { content: 'Done.' }
+      : { delayMs: 1500, toolCalls: [{ name: 'terminal', arguments: { command: 'echo late >> late.txt' } }] },
   );
   const queue = `paused-host-${Date.now()}`;
   const workspace = await h.workspace();
@@ -88,7 +99,11 @@ test('pause and close reach a conversation waiting for its host: the call is dro
   assert.equal(paused.status, 'paused');
   assert.equal((await running).status, 'paused', 'run() returns with the pause');
   const observation = (await conversation.events()).find((e) => e.kind === 'observation');
-  assert.ok(observation && observation.kind === 'observation' && /Not run: the conversation was paused \(or closed\) while waiting for the workspace host/.test(observation.content));
+  assert.ok(
+    observation &&
+      observation.kind === 'observation' &&
+      /Not run: the conversation was paused \(or closed\) while waiting for the workspace host/.test(observation.content),
+  );
   // The host comes back: nothing runs while paused.
   const back = await h.startWorker({ FAHEEM_TASK_QUEUE: `unused-${queue}`, FAHEEM_TOOL_TASK_QUEUE: queue });
   await conversation.close();

@@ -125,12 +125,24 @@ export async function startHarness(options: {
   // The run's shared dev server (test/support/run-tests.ts) unless this file needs one of its own:
   // to kill or restart it (a SQLite file, a port), to show the Web UI, or to record histories.
   const shared = process.env.FAHEEM_TEST_TEMPORAL_ADDRESS;
-  const own = !shared || options.db !== undefined || options.port !== undefined || options.ui || options.codecEndpoint !== undefined || process.env.FAHEEM_RECORD_HISTORIES === '1';
+  const own =
+    !shared ||
+    options.db !== undefined ||
+    options.port !== undefined ||
+    options.ui ||
+    options.codecEndpoint !== undefined ||
+    process.env.FAHEEM_RECORD_HISTORIES === '1';
   const port = options.port ?? (await freePort());
   const uiPort = options.ui ? (options.uiPort ?? (await freePort())) : undefined;
   const [server, model, bundle] = await Promise.all([
     own
-      ? startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), ...(options.db ? { db: options.db } : {}), ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) })
+      ? startDevServer({
+          port,
+          headless: !options.ui,
+          ...(uiPort ? { uiPort } : {}),
+          ...(options.db ? { db: options.db } : {}),
+          ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
+        })
       : Promise.resolve<HarnessServer>({ address: shared, stop: async () => {} }),
     options.api === 'anthropic' ? startScriptedAnthropic(options.script, options.anthropic) : startScriptedModel(options.script),
     workflowBundle(),
@@ -161,7 +173,13 @@ export async function startHarness(options: {
       if (!options.db || !harness.server.process) throw new Error('restartServer needs a db file');
       harness.server.process.kill('SIGKILL');
       await harness.server.process;
-      harness.server = await startDevServer({ port, headless: !options.ui, ...(uiPort ? { uiPort } : {}), db: options.db, ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}) });
+      harness.server = await startDevServer({
+        port,
+        headless: !options.ui,
+        ...(uiPort ? { uiPort } : {}),
+        db: options.db,
+        ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
+      });
     },
     client,
     model,

@@ -64,7 +64,11 @@ function newestMtime(p: string): number {
 async function buildIfStale(): Promise<void> {
   const bundle = path.join(ROOT, 'dist', 'workflow-bundle.js');
   const built = existsSync(bundle) ? statSync(bundle).mtimeMs : 0;
-  const inputs = Math.max(...BUILD_INPUTS.map((p) => path.join(ROOT, p)).filter(existsSync).map(newestMtime));
+  const inputs = Math.max(
+    ...BUILD_INPUTS.map((p) => path.join(ROOT, p))
+      .filter(existsSync)
+      .map(newestMtime),
+  );
   if (built > inputs) {
     console.log('== build: dist/ is newer than src/ and the build files; not built again');
     return;
@@ -79,7 +83,8 @@ async function main(): Promise<number> {
   // Test files named on the command line run as one group, at the e2e concurrency.
   const named = args.filter((a) => a.endsWith('.test.ts'));
   const asked = args.filter((a) => !a.endsWith('.test.ts'));
-  const layers: Layer[] = asked.includes('all') || (asked.length === 0 && named.length === 0) ? ['unit', 'workflow', 'e2e'] : (asked as Layer[]);
+  const layers: Layer[] =
+    asked.includes('all') || (asked.length === 0 && named.length === 0) ? ['unit', 'workflow', 'e2e'] : (asked as Layer[]);
   for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, e2e or all`);
 
   const needsDist = named.length > 0 || layers.some((l) => l !== 'unit');
@@ -101,20 +106,26 @@ async function main(): Promise<number> {
     // beside the unit files, two at a time. A layer asked for alone runs at its own concurrency.
     const isLast = (f: string) => LAST.includes(path.basename(f, '.test.ts'));
     const all = (['e2e', 'workflow'] as const).flatMap((l) => order(LAYERS[l].dirs.flatMap(testFiles)));
-    const groups: { layer: string; files: string[]; concurrency: number }[] = asked.includes('all') || asked.length === 0
-      ? named.length > 0 && asked.length === 0
-        ? []
-        : [
-            { layer: 'e2e+workflow', files: all.filter((f) => !isLast(f)), concurrency: LAYERS.e2e.concurrency },
-            { layer: 'unit+timed', files: [...all.filter(isLast), ...order(testFiles('test/unit'))], concurrency: 2 },
-          ]
-      : layers.map((layer) => ({ layer, files: order(LAYERS[layer].dirs.flatMap(testFiles)), concurrency: LAYERS[layer].concurrency }));
+    const groups: { layer: string; files: string[]; concurrency: number }[] =
+      asked.includes('all') || asked.length === 0
+        ? named.length > 0 && asked.length === 0
+          ? []
+          : [
+              { layer: 'e2e+workflow', files: all.filter((f) => !isLast(f)), concurrency: LAYERS.e2e.concurrency },
+              { layer: 'unit+timed', files: [...all.filter(isLast), ...order(testFiles('test/unit'))], concurrency: 2 },
+            ]
+        : layers.map((layer) => ({ layer, files: order(LAYERS[layer].dirs.flatMap(testFiles)), concurrency: LAYERS[layer].concurrency }));
     if (named.length > 0) groups.push({ layer: 'files', files: order(named), concurrency: LAYERS.e2e.concurrency });
     for (const { layer, files, concurrency } of groups) {
       if (files.length === 0) continue;
       console.log(`== test:${layer}: ${files.length} files, ${concurrency} at a time`);
       const t0 = Date.now();
-      const reporters = ['--test-reporter=tap', '--test-reporter-destination=stdout', '--test-reporter=./test/support/file-times.mjs', `--test-reporter-destination=${timesFile}`];
+      const reporters = [
+        '--test-reporter=tap',
+        '--test-reporter-destination=stdout',
+        '--test-reporter=./test/support/file-times.mjs',
+        `--test-reporter-destination=${timesFile}`,
+      ];
       const r = await execa(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files], {
         cwd: ROOT,
         env,

@@ -6,7 +6,15 @@
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createHash, randomUUID } from 'node:crypto';
-import type { CheckpointInfo, CheckpointWorkspaceInput, ForkResult, ForkWorkspaceInput, ListCheckpointsInput, RestoreResult, RestoreWorkspaceInput } from '../../src/checkpoints/types.js';
+import type {
+  CheckpointInfo,
+  CheckpointWorkspaceInput,
+  ForkResult,
+  ForkWorkspaceInput,
+  ListCheckpointsInput,
+  RestoreResult,
+  RestoreWorkspaceInput,
+} from '../../src/checkpoints/types.js';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import {
   DEFAULTS,
@@ -90,7 +98,13 @@ export interface WorkflowEnv {
 
 const SPECS: Record<string, ToolSpec> = {
   terminal: { name: 'terminal', description: 'Run a command', parameters: { type: 'object' }, runsIn: 'host', needsApproval: 'per-call' },
-  file_editor: { name: 'file_editor', description: 'Edit files', parameters: { type: 'object' }, runsIn: 'host', needsApproval: 'per-call' },
+  file_editor: {
+    name: 'file_editor',
+    description: 'Edit files',
+    parameters: { type: 'object' },
+    runsIn: 'host',
+    needsApproval: 'per-call',
+  },
   think: { name: 'think', description: 'Think', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
   finish: { name: 'finish', description: 'Finish', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
   task_tracker: { name: 'task_tracker', description: 'Tasks', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
@@ -99,7 +113,12 @@ const SPECS: Record<string, ToolSpec> = {
 
 /** The host's default answer to prepareTools: a spec for each tool asked for. */
 export function prepareDefault(input: PrepareToolsInput): PrepareToolsResult {
-  return { tools: input.tools.map((t) => SPECS[t] ?? { name: t, description: t, parameters: { type: 'object' }, runsIn: 'host', needsApproval: 'per-call' }), errors: [] };
+  return {
+    tools: input.tools.map(
+      (t) => SPECS[t] ?? { name: t, description: t, parameters: { type: 'object' }, runsIn: 'host', needsApproval: 'per-call' },
+    ),
+    errors: [],
+  };
 }
 
 /** The host's default answer to a tool call: "ran <tool> <arguments>". */
@@ -182,7 +201,12 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
       };
     },
     async condense(input: CondenseInput): Promise<CondenseResult> {
-      return { summary: `summary of ${input.from}-${input.to}`, usage: { promptTokens: 10, completionTokens: 5, cacheReadTokens: 0 }, cost: 0, latencyMs: 1 };
+      return {
+        summary: `summary of ${input.from}-${input.to}`,
+        usage: { promptTokens: 10, completionTokens: 5, cacheReadTokens: 0 },
+        cost: 0,
+        latencyMs: 1,
+      };
     },
   };
   const hostActivities = {
@@ -208,7 +232,23 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
       const e = entry(input.conversationId);
       if (input.conversationId === e.conversation.id) e.conversation.restoreCalls.push(input);
       const before = fakeCommit(`${input.conversationId}:${input.rewindId}`);
-      return { before: { commit: before, tree: before, step: 0, kind: 'before-rewind', time: Date.now(), added: 0, changed: 0, deleted: 0, skipped: [] }, restored: input.commit, written: 0, removed: 0, kept: [] };
+      return {
+        before: {
+          commit: before,
+          tree: before,
+          step: 0,
+          kind: 'before-rewind',
+          time: Date.now(),
+          added: 0,
+          changed: 0,
+          deleted: 0,
+          skipped: [],
+        },
+        restored: input.commit,
+        written: 0,
+        removed: 0,
+        kept: [],
+      };
     },
     async forkWorkspace(input: ForkWorkspaceInput): Promise<ForkResult> {
       return { target: input.target ?? `${input.workspace}-${input.newConversationId}`, files: 0, steps: 0 };
@@ -247,7 +287,15 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
     }),
   );
   const hostQueue = `${taskQueue}-tools`;
-  await runWorker(await Worker.create({ connection: nativeConnection, namespace, taskQueue: hostQueue, activities: hostActivities, shutdownGraceTime: '1 second' }));
+  await runWorker(
+    await Worker.create({
+      connection: nativeConnection,
+      namespace,
+      taskQueue: hostQueue,
+      activities: hostActivities,
+      shutdownGraceTime: '1 second',
+    }),
+  );
   let ownQueues = 0;
 
   const env: WorkflowEnv = {
@@ -255,7 +303,15 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
     namespace,
     taskQueue,
     async hostWorker(queue) {
-      return runWorker(await Worker.create({ connection: nativeConnection, namespace, taskQueue: queue, activities: hostActivities, shutdownGraceTime: '1 second' }));
+      return runWorker(
+        await Worker.create({
+          connection: nativeConnection,
+          namespace,
+          taskQueue: queue,
+          activities: hostActivities,
+          shutdownGraceTime: '1 second',
+        }),
+      );
     },
     async start(o) {
       const id = `wf-${randomUUID().slice(0, 8)}`;

@@ -4,7 +4,10 @@ import { anthropicPrompt, MAX_CACHE_BREAKPOINTS, stableSchema, thinkingAllowed }
 import { buildMessages, TRUNCATED_NOTE } from '../../src/workflows/prompt.js';
 import type { ChatMessage, ConversationEvent, ToolSpec } from '../../src/types.js';
 
-const spec = (name: string, parameters: Record<string, unknown> = { type: 'object', properties: { b: { type: 'string' }, a: { type: 'number' } } }): ToolSpec => ({
+const spec = (
+  name: string,
+  parameters: Record<string, unknown> = { type: 'object', properties: { b: { type: 'string' }, a: { type: 'number' } } },
+): ToolSpec => ({
   name,
   description: `${name} tool`,
   parameters,
@@ -22,11 +25,27 @@ function transcript(steps: number): ConversationEvent[] {
   events.push({ kind: 'message', source: 'user', text: 'count down', index: index++, timestamp: at });
   for (let s = 0; s < steps; s++) {
     events.push({
-      kind: 'action', source: 'agent', tool: 'terminal', toolCallId: `t${s}`, arguments: { command: `echo ${s}` }, replyId: `r${s}`, index: index++, timestamp: at,
+      kind: 'action',
+      source: 'agent',
+      tool: 'terminal',
+      toolCallId: `t${s}`,
+      arguments: { command: `echo ${s}` },
+      replyId: `r${s}`,
+      index: index++,
+      timestamp: at,
       reasoning: [{ type: 'thinking', thinking: `think ${s}`, signature: `sig${s}` }],
       ...(s === 0 ? { thought: 'Starting.' } : {}),
     });
-    events.push({ kind: 'observation', source: 'environment', tool: 'terminal', toolCallId: `t${s}`, content: `${s}`, isError: false, index: index++, timestamp: at });
+    events.push({
+      kind: 'observation',
+      source: 'environment',
+      tool: 'terminal',
+      toolCallId: `t${s}`,
+      content: `${s}`,
+      isError: false,
+      index: index++,
+      timestamp: at,
+    });
   }
   return events;
 }
@@ -34,10 +53,19 @@ function transcript(steps: number): ConversationEvent[] {
 test('tool calls become tool_use after the thinking, results tool_result in user turns, roles alternate', () => {
   const p = anthropicPrompt(buildMessages(transcript(3), 'SYSTEM'), [spec('terminal')]);
   assert.equal(p.system[0]?.text, 'SYSTEM');
-  assert.deepEqual(p.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user']);
+  assert.deepEqual(
+    p.messages.map((m) => m.role),
+    ['user', 'assistant', 'user', 'assistant', 'user', 'assistant', 'user'],
+  );
   const a0 = p.messages[1]!.content as { type: string }[];
-  assert.deepEqual(a0.map((b) => b.type), ['thinking', 'text', 'tool_use']);
-  assert.deepEqual((p.messages[2]!.content as { type: string }[]).map((b) => b.type), ['tool_result']);
+  assert.deepEqual(
+    a0.map((b) => b.type),
+    ['thinking', 'text', 'tool_use'],
+  );
+  assert.deepEqual(
+    (p.messages[2]!.content as { type: string }[]).map((b) => b.type),
+    ['tool_result'],
+  );
   assert.ok(thinkingAllowed(p.messages));
 });
 
@@ -67,9 +95,15 @@ test('consecutive turns of one role are merged; empty text is not sent; the prom
     { role: 'assistant', content: 'done' },
   ];
   const p = anthropicPrompt(chat, []);
-  assert.deepEqual(p.messages.map((m) => m.role), ['user', 'assistant', 'user', 'assistant', 'user']);
+  assert.deepEqual(
+    p.messages.map((m) => m.role),
+    ['user', 'assistant', 'user', 'assistant', 'user'],
+  );
   const merged = p.messages[2]!.content as { type: string; text: string }[];
-  assert.deepEqual(merged.map((b) => b.text), ['a', '(empty)']);
+  assert.deepEqual(
+    merged.map((b) => b.text),
+    ['a', '(empty)'],
+  );
 });
 
 test('a tool-use turn without its thinking cannot continue with thinking on', () => {
@@ -78,19 +112,48 @@ test('a tool-use turn without its thinking cannot continue with thinking on', ()
 });
 
 test('schemas: keys sorted for stable bytes, property order kept', () => {
-  const s = stableSchema({ type: 'object', required: ['b'], properties: { b: { type: 'string', description: 'x' }, a: { type: 'number' } } });
-  assert.equal(JSON.stringify(s), '{"properties":{"b":{"description":"x","type":"string"},"a":{"type":"number"}},"required":["b"],"type":"object"}');
+  const s = stableSchema({
+    type: 'object',
+    required: ['b'],
+    properties: { b: { type: 'string', description: 'x' }, a: { type: 'number' } },
+  });
+  assert.equal(
+    JSON.stringify(s),
+    '{"properties":{"b":{"description":"x","type":"string"},"a":{"type":"number"}},"required":["b"],"type":"object"}',
+  );
 });
 
 test('unparsable tool arguments are kept as text; a truncated reply is told to the model after its results', () => {
   const at = '2026-12-01T00:00:00.000Z';
   const events: ConversationEvent[] = [
     { kind: 'message', source: 'user', text: 'go', index: 0, timestamp: at },
-    { kind: 'action', source: 'agent', tool: 'terminal', toolCallId: 't', arguments: '{"command": "ec', replyId: 'r', truncated: true, index: 1, timestamp: at },
-    { kind: 'observation', source: 'environment', tool: 'terminal', toolCallId: 't', content: 'bad args', isError: true, index: 2, timestamp: at },
+    {
+      kind: 'action',
+      source: 'agent',
+      tool: 'terminal',
+      toolCallId: 't',
+      arguments: '{"command": "ec',
+      replyId: 'r',
+      truncated: true,
+      index: 1,
+      timestamp: at,
+    },
+    {
+      kind: 'observation',
+      source: 'environment',
+      tool: 'terminal',
+      toolCallId: 't',
+      content: 'bad args',
+      isError: true,
+      index: 2,
+      timestamp: at,
+    },
   ];
   const chat = buildMessages(events, 'S');
-  assert.deepEqual(chat.map((m) => m.role), ['system', 'user', 'assistant', 'tool', 'user']);
+  assert.deepEqual(
+    chat.map((m) => m.role),
+    ['system', 'user', 'assistant', 'tool', 'user'],
+  );
   assert.equal(chat.at(-1)!.content, TRUNCATED_NOTE);
   const p = anthropicPrompt(chat, []);
   const use = (p.messages[1]!.content as { type: string; input?: unknown }[]).find((b) => b.type === 'tool_use');

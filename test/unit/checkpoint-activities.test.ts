@@ -31,7 +31,10 @@ test('without git the failure says git is needed and is not retried', async () =
 });
 
 test('a bad input fails for good; an unknown checkpoint is CheckpointNotFound', async () => {
-  assert.throws(() => parseInput(checkpointInputs.checkpoint, { conversationId: 'c', workspace: 'relative', step: 1 }, 'checkpointWorkspace'), (e: unknown) => e instanceof ApplicationFailure && e.nonRetryable && /workspace/.test(e.message));
+  assert.throws(
+    () => parseInput(checkpointInputs.checkpoint, { conversationId: 'c', workspace: 'relative', step: 1 }, 'checkpointWorkspace'),
+    (e: unknown) => e instanceof ApplicationFailure && e.nonRetryable && /workspace/.test(e.message),
+  );
   const ws = path.join(root, 'ws1');
   await mkdir(ws);
   const repo = await new CheckpointStore({ home: path.join(root, 'h1') }).open(ws);
@@ -58,7 +61,10 @@ test('a fork carries the checkpoints up to its step: the fork can rewind to an e
   const again = await repo.materialize(cps[2]!.commit, target, { from: 'orig', to: 'fork.1', store });
   assert.equal(again.files, 1);
   const fork = await store.open(target);
-  assert.deepEqual((await fork.list('fork.1')).map((c) => c.step), [0, 1, 2]);
+  assert.deepEqual(
+    (await fork.list('fork.1')).map((c) => c.step),
+    [0, 1, 2],
+  );
   await writeFile(path.join(target, 'f'), 'fork step 3\n');
   const s3 = await fork.snapshot('fork.1', 3);
   assert.equal(s3.parent, cps[2]!.commit);

@@ -44,7 +44,11 @@ describe('the codec (no server)', () => {
     const codec = codecOf({ FAHEEM_ENCRYPTION_KEY: KEY_A });
     assert.equal(codec.keyId, ID_A);
     assert.equal(ID_A, createHash('sha256').update(Buffer.from(KEY_A, 'base64')).digest('hex').slice(0, 8));
-    const plain = [jsonPayload({ text: 'the plain words' }), jsonPayload(42), { metadata: { encoding: utf8('binary/null') }, data: new Uint8Array() }];
+    const plain = [
+      jsonPayload({ text: 'the plain words' }),
+      jsonPayload(42),
+      { metadata: { encoding: utf8('binary/null') }, data: new Uint8Array() },
+    ];
     const encoded = await codec.encode(plain);
     assert.equal(encoded.length, 3);
     for (const [i, e] of encoded.entries()) {
@@ -83,13 +87,19 @@ describe('the codec (no server)', () => {
       assert.match(err.message, /it has B/);
       return true;
     });
-    await assert.rejects(codecOf({ FAHEEM_ENCRYPTION_KEYS: `A:${KEY_WRONG}` }).decode([enc!]), /cannot decrypt a payload encrypted with key A: .*not the one that encrypted it/);
+    await assert.rejects(
+      codecOf({ FAHEEM_ENCRYPTION_KEYS: `A:${KEY_WRONG}` }).decode([enc!]),
+      /cannot decrypt a payload encrypted with key A: .*not the one that encrypted it/,
+    );
     for (const at of [0, 20, enc!.data!.length - 1]) {
       const data = new Uint8Array(enc!.data!);
       data[at] = data[at]! ^ 1;
       await assert.rejects(codecOf({ FAHEEM_ENCRYPTION_KEYS: `A:${KEY_A}` }).decode([{ ...enc!, data }]), /cannot decrypt .*altered/);
     }
-    await assert.rejects(codecOf({ FAHEEM_ENCRYPTION_KEYS: `A:${KEY_A}` }).decode([{ ...enc!, data: enc!.data!.subarray(0, 20) }]), /too short/);
+    await assert.rejects(
+      codecOf({ FAHEEM_ENCRYPTION_KEYS: `A:${KEY_A}` }).decode([{ ...enc!, data: enc!.data!.subarray(0, 20) }]),
+      /too short/,
+    );
   });
 
   test('rotation: the first key encrypts, all decrypt; a former single key is found by its fingerprint', async () => {
@@ -100,7 +110,10 @@ describe('the codec (no server)', () => {
     assert.equal(payloadKeyId((await rotated.encode([jsonPayload('new')]))[0]!), 'B');
     // An entry without an id gets the fingerprint, the same id FAHEEM_ENCRYPTION_KEY gives.
     const unnamed = parseEncryptionKeys({ FAHEEM_ENCRYPTION_KEYS: ` B:${KEY_B} , ${KEY_A} ` })!;
-    assert.deepEqual(unnamed.map((k) => k.id), ['B', ID_A]);
+    assert.deepEqual(
+      unnamed.map((k) => k.id),
+      ['B', ID_A],
+    );
   });
 
   test('malformed keys and key lists: an error naming the variable and what is wrong', () => {
@@ -108,7 +121,10 @@ describe('the codec (no server)', () => {
     assert.equal(parseEncryptionKeys({ FAHEEM_ENCRYPTION_KEY: '', FAHEEM_ENCRYPTION_KEYS: ' ' }), undefined);
     const bad: [Record<string, string>, RegExp][] = [
       [{ FAHEEM_ENCRYPTION_KEY: 'not base64!' }, /^FAHEEM_ENCRYPTION_KEY is not base64/],
-      [{ FAHEEM_ENCRYPTION_KEY: randomBytes(16).toString('base64') }, /^FAHEEM_ENCRYPTION_KEY is 16 bytes once base64-decoded; it must be exactly 32/],
+      [
+        { FAHEEM_ENCRYPTION_KEY: randomBytes(16).toString('base64') },
+        /^FAHEEM_ENCRYPTION_KEY is 16 bytes once base64-decoded; it must be exactly 32/,
+      ],
       [{ FAHEEM_ENCRYPTION_KEY: 'passphrasewhichneedstobe32bytes!' }, /FAHEEM_ENCRYPTION_KEY is not base64|must be exactly 32/],
       [{ FAHEEM_ENCRYPTION_KEYS: `A:${KEY_A},,B:${KEY_B}` }, /FAHEEM_ENCRYPTION_KEYS entry 2 is empty/],
       [{ FAHEEM_ENCRYPTION_KEYS: `A:${KEY_A},B:short` }, /FAHEEM_ENCRYPTION_KEYS entry 2 \(key id "B"\) is \d+ bytes/],
@@ -118,7 +134,11 @@ describe('the codec (no server)', () => {
       [{ FAHEEM_ENCRYPTION_KEY: KEY_A, FAHEEM_ENCRYPTION_KEYS: `B:${KEY_B}` }, /both set/],
     ];
     for (const [env, message] of bad) {
-      assert.throws(() => parseEncryptionKeys(env), (err: Error) => err instanceof EncryptionConfigError && message.test(err.message), JSON.stringify(env));
+      assert.throws(
+        () => parseEncryptionKeys(env),
+        (err: Error) => err instanceof EncryptionConfigError && message.test(err.message),
+        JSON.stringify(env),
+      );
     }
     assert.throws(() => new EncryptionCodec([]), EncryptionConfigError);
   });

@@ -49,7 +49,11 @@ test('a bad value is an error that names the variable', () => {
     [{ FAHEEM_SPAWN_HELPER: 'no' }, /^FAHEEM_SPAWN_HELPER="no" must be 0 \(off\) or 1 \(on\)/],
   ];
   for (const [env, message] of bad) {
-    assert.throws(() => readWorkerConfig(env), (err: unknown) => err instanceof InvalidRequestError && message.test(err.message), JSON.stringify(env));
+    assert.throws(
+      () => readWorkerConfig(env),
+      (err: unknown) => err instanceof InvalidRequestError && message.test(err.message),
+      JSON.stringify(env),
+    );
   }
   assert.throws(() => readWorkerConfig({ FAHEEM_SANDBOX: 'docker' }), SandboxError);
 });

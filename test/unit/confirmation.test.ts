@@ -11,7 +11,7 @@ describe('confirmation', () => {
     assert.equal(needsConfirmation('always', { ...base, unknown: true }), false);
     assert.equal(needsConfirmation('always', base), true);
   });
-  test('risky: the tool\'s rule when there is one, else the model\'s rating', () => {
+  test("risky: the tool's rule when there is one, else the model's rating", () => {
     assert.equal(needsConfirmation('risky', { ...base, plan: { needsApproval: false }, arguments: { security_risk: 'HIGH' } }), false);
     assert.equal(needsConfirmation('risky', { ...base, plan: { needsApproval: true } }), true);
     assert.equal(needsConfirmation('risky', { ...base, arguments: { security_risk: 'MEDIUM' } }), false);

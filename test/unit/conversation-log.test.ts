@@ -40,31 +40,51 @@ function referenceStuck(events: readonly ConversationEvent[]): string | null {
   const twelve = last(12);
   if (twelve) {
     const [a, b] = twelve;
-    if (a!.action !== b!.action && twelve.every((p, i) => p.action === (i % 2 === 0 ? a! : b!).action && p.observation === (i % 2 === 0 ? a! : b!).observation)) return 'alternate';
+    if (
+      a!.action !== b!.action &&
+      twelve.every((p, i) => p.action === (i % 2 === 0 ? a! : b!).action && p.observation === (i % 2 === 0 ? a! : b!).observation)
+    )
+      return 'alternate';
   }
   return null;
 }
 const kindOf = (reason: string | null) =>
-  reason === null ? null : reason.includes('4 times') ? 'four' : reason.includes('3 times in a row') ? 'three' : reason.includes('talked') ? 'talk' : 'alternate';
+  reason === null
+    ? null
+    : reason.includes('4 times')
+      ? 'four'
+      : reason.includes('3 times in a row')
+        ? 'three'
+        : reason.includes('talked')
+          ? 'talk'
+          : 'alternate';
 
 /** A seeded pseudo-random conversation: messages, calls (often repeated), results, noise, condensations. */
 function randomEvents(seed: number, n: number, condense = true): NewEvent[][] {
   let x = seed;
   const rand = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-  const pick = <T,>(xs: T[]) => xs[Math.floor(rand() * xs.length)] as T;
+  const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)] as T;
   const steps: NewEvent[][] = [];
   for (let i = 0; i < n; i++) {
     const r = rand();
     if (r < 0.05) steps.push([{ kind: 'message', source: 'user', text: 'go on' }]);
     else if (r < 0.12) steps.push([{ kind: 'message', source: 'agent', text: 'hmm' }]);
     else if (r < 0.15) steps.push([{ kind: 'status', source: 'environment', status: 'running' }]);
-    else if (r < 0.18 && condense) steps.push([{ kind: 'condensation' } as NewEvent]); // filled in by the caller
+    else if (r < 0.18 && condense)
+      steps.push([{ kind: 'condensation' } as NewEvent]); // filled in by the caller
     else {
       const id = rand() < 0.05 ? 'dup' : `c${i}`; // a model may reuse a call id
       const command = pick(['ls', 'ls', 'pwd', 'make']);
       steps.push([
         { kind: 'action', source: 'agent', tool: 'terminal', toolCallId: id, arguments: { command }, replyId: `r${i}` },
-        { kind: 'observation', source: 'environment', tool: 'terminal', toolCallId: id, content: pick(['a', 'a', 'b']), isError: rand() < 0.3 },
+        {
+          kind: 'observation',
+          source: 'environment',
+          tool: 'terminal',
+          toolCallId: id,
+          content: pick(['a', 'a', 'b']),
+          isError: rand() < 0.3,
+        },
       ]);
     }
   }
@@ -91,7 +111,10 @@ describe('the conversation log', () => {
         const held = log.held();
         assert.equal(log.promptEvents, promptEvents(held).filter(isModelEvent).length);
         assert.equal(log.pendingMessages(seen), held.filter((e) => e.index >= seen && e.kind === 'message' && e.source === 'user').length);
-        assert.equal(log.lastAction, [...held].reverse().find((e) => e.kind === 'action'));
+        assert.equal(
+          log.lastAction,
+          [...held].reverse().find((e) => e.kind === 'action'),
+        );
         assert.equal(kindOf(log.stuckReason()), referenceStuck(held));
         // Now and then the run continues as new: the next run holds only what the model needs.
         if (all.length % 97 === 0) {
@@ -101,12 +124,16 @@ describe('the conversation log', () => {
           assert.equal(log.count, all.length);
         }
       }
-      assert.ok(all.some((e) => e.kind === 'condensation'), 'condensed');
+      assert.ok(
+        all.some((e) => e.kind === 'condensation'),
+        'condensed',
+      );
     }
   });
 
   test('events sent with a model call: all of them from the start, the new ones with an anchor, none when large or not held', () => {
-    const ev = (index: number, text = `e${index}`) => ({ index, timestamp: `t${index}`, source: 'user', kind: 'message', text }) as ConversationEvent;
+    const ev = (index: number, text = `e${index}`) =>
+      ({ index, timestamp: `t${index}`, source: 'user', kind: 'message', text }) as ConversationEvent;
     const log = new EventLog([ev(0), ev(1), ev(2), ev(3)]);
     assert.deepEqual(recentEvents(log, 0, 4), { from: 0, events: [ev(0), ev(1), ev(2), ev(3)] });
     assert.deepEqual(recentEvents(log, 2, 4), { from: 2, anchor: { index: 1, timestamp: 't1' }, events: [ev(2), ev(3)] });
@@ -116,7 +143,11 @@ describe('the conversation log', () => {
     // The worker's side: its cache must end where they begin.
     const recent = recentEvents(log, 2, 4)!;
     assert.deepEqual(follow([ev(0), ev(1)], recent), [ev(0), ev(1), ev(2), ev(3)]);
-    assert.deepEqual(follow([ev(0), ev(1), ev(2)], recent), [ev(0), ev(1), ev(2), ev(3)], 'a cached event from a cancelled call is replaced');
+    assert.deepEqual(
+      follow([ev(0), ev(1), ev(2)], recent),
+      [ev(0), ev(1), ev(2), ev(3)],
+      'a cached event from a cancelled call is replaced',
+    );
     assert.equal(follow([ev(0)], recent), undefined, 'the cache is behind');
     assert.equal(follow([ev(0), { ...ev(1), timestamp: 'other' }], recent), undefined, 'another history (a reset)');
     assert.equal(follow([], recent), undefined, 'nothing cached');
@@ -124,7 +155,8 @@ describe('the conversation log', () => {
   });
 
   test('an events page stops at its limit and at about the page size, but holds at least one event', () => {
-    const big = (index: number) => ({ index, timestamp: '', source: 'user', kind: 'message', text: 'x'.repeat(300_000) }) as ConversationEvent;
+    const big = (index: number) =>
+      ({ index, timestamp: '', source: 'user', kind: 'message', text: 'x'.repeat(300_000) }) as ConversationEvent;
     const small = (index: number) => ({ index, timestamp: '', source: 'user', kind: 'message', text: 'x' }) as ConversationEvent;
     assert.equal(eventsPage([small(0), small(1), small(2)], 2).length, 2);
     assert.equal(eventsPage([big(0), big(1)], 10).length, 1);

@@ -2,7 +2,17 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FaheemError } from '../../src/errors.js';
-import { HOOK_EVENTS, HooksConfigError, hasHooks, hooksActivityTimeoutSeconds, matcherMatches, matchingHooks, parseHooks, parseHooksFile, safeParseHooks } from '../../src/hooks/config.js';
+import {
+  HOOK_EVENTS,
+  HooksConfigError,
+  hasHooks,
+  hooksActivityTimeoutSeconds,
+  matcherMatches,
+  matchingHooks,
+  parseHooks,
+  parseHooksFile,
+  safeParseHooks,
+} from '../../src/hooks/config.js';
 
 const cmd = (command: string, extra: object = {}) => ({ type: 'command', command, ...extra });
 
@@ -12,7 +22,9 @@ describe('parseHooks', () => {
       JSON.stringify({
         permissions: { allow: [] }, // other settings.json keys are ignored
         hooks: {
-          PreToolUse: [{ matcher: 'terminal|file_editor', hooks: [cmd('./policy.sh', { timeout: 30, onFailure: 'block', statusMessage: 'x' })] }],
+          PreToolUse: [
+            { matcher: 'terminal|file_editor', hooks: [cmd('./policy.sh', { timeout: 30, onFailure: 'block', statusMessage: 'x' })] },
+          ],
           PostToolUse: [{ hooks: [cmd('echo done')] }],
           UserPromptSubmit: [{ hooks: [cmd('date')] }],
           Stop: [],
@@ -20,7 +32,9 @@ describe('parseHooks', () => {
         },
       }),
     );
-    assert.deepEqual(config.hooks.PreToolUse, [{ matcher: 'terminal|file_editor', hooks: [{ type: 'command', command: './policy.sh', timeout: 30, onFailure: 'block' }] }]);
+    assert.deepEqual(config.hooks.PreToolUse, [
+      { matcher: 'terminal|file_editor', hooks: [{ type: 'command', command: './policy.sh', timeout: 30, onFailure: 'block' }] },
+    ]);
     assert.deepEqual(config.hooks.PostToolUse, [{ hooks: [{ type: 'command', command: 'echo done' }] }]);
     assert.deepEqual(Object.keys(config.hooks), ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart']);
     assert.deepEqual(parseHooks({ hooks: {} }), { hooks: {} });
@@ -38,7 +52,10 @@ describe('parseHooks', () => {
     assert.ok(err instanceof HooksConfigError && err instanceof FaheemError);
     assert.equal((err as HooksConfigError).code, 'hooks_config');
     assert.equal(err.name, 'HooksConfigError');
-    assert.match(err.message, /"Notification" is not a hook event faheemcode runs; the known events are PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart/);
+    assert.match(
+      err.message,
+      /"Notification" is not a hook event faheemcode runs; the known events are PreToolUse, PostToolUse, UserPromptSubmit, Stop, SessionStart/,
+    );
   });
 
   test('each kind of mistake says where and what', () => {
@@ -46,12 +63,18 @@ describe('parseHooks', () => {
       [null, /must be an object like \{"hooks"/],
       [{}, /hooks: is missing \(must be an object\)/],
       [{ hooks: { PreToolUse: {} } }, /hooks.PreToolUse: must be a list/],
-      [{ hooks: { PreToolUse: [{ hooks: [{ type: 'prompt', prompt: 'x' }] }] } }, /PreToolUse\[0\]\.hooks\[0\]\.type: only hooks of type "command"/],
+      [
+        { hooks: { PreToolUse: [{ hooks: [{ type: 'prompt', prompt: 'x' }] }] } },
+        /PreToolUse\[0\]\.hooks\[0\]\.type: only hooks of type "command"/,
+      ],
       [{ hooks: { PreToolUse: [{ hooks: [cmd('  ')] }] } }, /hooks\[0\]\.command: must be a non-empty command line/],
       [{ hooks: { Stop: [{ hooks: [cmd('x', { timeout: 0 })] }] } }, /timeout: must be a positive number of seconds/],
       [{ hooks: { Stop: [{ hooks: [cmd('x', { timeout: 99999 })] }] } }, /timeout: must be at most 3600 seconds/],
       [{ hooks: { Stop: [{ hooks: [cmd('x', { onFailure: 'deny' })] }] } }, /onFailure/],
-      [{ hooks: { PreToolUse: [{ matcher: 'file_(editor', hooks: [cmd('x')] }] } }, /PreToolUse\[0\]\.matcher: the matcher "file_\(editor" is not a valid regular expression/],
+      [
+        { hooks: { PreToolUse: [{ matcher: 'file_(editor', hooks: [cmd('x')] }] } },
+        /PreToolUse\[0\]\.matcher: the matcher "file_\(editor" is not a valid regular expression/,
+      ],
       [{ hooks: { PreToolUse: [{ matcher: 'terminal' }] } }, /PreToolUse\[0\].hooks: is missing \(must be a list\)/],
     ];
     for (const [value, message] of cases) {
@@ -97,11 +120,23 @@ describe('matchers', () => {
         UserPromptSubmit: [{ matcher: 'terminal', hooks: [cmd('u')] }],
       },
     });
-    assert.deepEqual(matchingHooks(config, 'PreToolUse', 'terminal').map((h) => h.command), ['a', 'b', 'd']);
-    assert.deepEqual(matchingHooks(config, 'PreToolUse', 'file_editor').map((h) => h.command), ['c', 'a', 'd']);
-    assert.deepEqual(matchingHooks(config, 'PreToolUse').map((h) => h.command), ['a', 'd']);
+    assert.deepEqual(
+      matchingHooks(config, 'PreToolUse', 'terminal').map((h) => h.command),
+      ['a', 'b', 'd'],
+    );
+    assert.deepEqual(
+      matchingHooks(config, 'PreToolUse', 'file_editor').map((h) => h.command),
+      ['c', 'a', 'd'],
+    );
+    assert.deepEqual(
+      matchingHooks(config, 'PreToolUse').map((h) => h.command),
+      ['a', 'd'],
+    );
     assert.deepEqual(matchingHooks(config, 'PostToolUse', 'terminal'), []);
-    assert.deepEqual(matchingHooks(config, 'UserPromptSubmit').map((h) => h.command), ['u']); // matcher ignored
+    assert.deepEqual(
+      matchingHooks(config, 'UserPromptSubmit').map((h) => h.command),
+      ['u'],
+    ); // matcher ignored
     assert.deepEqual(matchingHooks(undefined, 'Stop'), []);
     assert.equal(hasHooks(config, 'PreToolUse'), true);
     assert.equal(hasHooks(config, 'Stop'), false);

@@ -16,36 +16,84 @@ describe('decideHook', () => {
 
   test('exit 2 blocks with stderr as the reason, on every event', () => {
     for (const event of ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart'] as const) {
-      assert.deepEqual(decideHook(event, hook, { exitCode: 2, stdout: '{"decision":"approve"}', stderr: 'no rm -rf here\n' }), { kind: 'block', reason: 'no rm -rf here', errors: [] });
+      assert.deepEqual(decideHook(event, hook, { exitCode: 2, stdout: '{"decision":"approve"}', stderr: 'no rm -rf here\n' }), {
+        kind: 'block',
+        reason: 'no rm -rf here',
+        errors: [],
+      });
     }
-    assert.match(decideHook('PreToolUse', hook, { exitCode: 2, stdout: '', stderr: '' }).reason!, /blocked this \(exit code 2\) without giving a reason/);
+    assert.match(
+      decideHook('PreToolUse', hook, { exitCode: 2, stdout: '', stderr: '' }).reason!,
+      /blocked this \(exit code 2\) without giving a reason/,
+    );
   });
 
   test('{"decision": "block", "reason"} on exit 0 blocks', () => {
-    assert.deepEqual(decideHook('Stop', hook, json({ decision: 'block', reason: 'tests still fail' })), { kind: 'block', reason: 'tests still fail', errors: [] });
+    assert.deepEqual(decideHook('Stop', hook, json({ decision: 'block', reason: 'tests still fail' })), {
+      kind: 'block',
+      reason: 'tests still fail',
+      errors: [],
+    });
     assert.match(decideHook('UserPromptSubmit', hook, json({ decision: 'block' })).reason!, /Blocked by the hook `\.\/policy\.sh`/);
     assert.deepEqual(decideHook('Stop', hook, json({ decision: 'approve' })), { kind: 'allow', errors: [] });
   });
 
   test('PreToolUse permissionDecision: allow, deny, ask, with updatedInput', () => {
-    const pd = (permissionDecision: string, more: object = {}) => json({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision, ...more } });
-    assert.deepEqual(decideHook('PreToolUse', hook, pd('deny', { permissionDecisionReason: 'not on main' })), { kind: 'block', reason: 'not on main', errors: [] });
-    assert.deepEqual(decideHook('PreToolUse', hook, pd('ask', { permissionDecisionReason: 'pushes need a person' })), { kind: 'ask', reason: 'pushes need a person', errors: [] });
-    assert.deepEqual(decideHook('PreToolUse', hook, pd('allow', { permissionDecisionReason: 'read-only' })), { kind: 'allow', allowed: true, reason: 'read-only', errors: [] });
-    assert.deepEqual(decideHook('PreToolUse', hook, pd('allow', { updatedInput: { command: 'ls -la' } })), { kind: 'allow', allowed: true, updatedInput: { command: 'ls -la' }, errors: [] });
+    const pd = (permissionDecision: string, more: object = {}) =>
+      json({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision, ...more } });
+    assert.deepEqual(decideHook('PreToolUse', hook, pd('deny', { permissionDecisionReason: 'not on main' })), {
+      kind: 'block',
+      reason: 'not on main',
+      errors: [],
+    });
+    assert.deepEqual(decideHook('PreToolUse', hook, pd('ask', { permissionDecisionReason: 'pushes need a person' })), {
+      kind: 'ask',
+      reason: 'pushes need a person',
+      errors: [],
+    });
+    assert.deepEqual(decideHook('PreToolUse', hook, pd('allow', { permissionDecisionReason: 'read-only' })), {
+      kind: 'allow',
+      allowed: true,
+      reason: 'read-only',
+      errors: [],
+    });
+    assert.deepEqual(decideHook('PreToolUse', hook, pd('allow', { updatedInput: { command: 'ls -la' } })), {
+      kind: 'allow',
+      allowed: true,
+      updatedInput: { command: 'ls -la' },
+      errors: [],
+    });
     // hookSpecificOutput wins over the older top-level decision; "approve" alone is an explicit allow
-    assert.equal(decideHook('PreToolUse', hook, json({ decision: 'block', hookSpecificOutput: { permissionDecision: 'allow' } })).kind, 'allow');
+    assert.equal(
+      decideHook('PreToolUse', hook, json({ decision: 'block', hookSpecificOutput: { permissionDecision: 'allow' } })).kind,
+      'allow',
+    );
     assert.deepEqual(decideHook('PreToolUse', hook, json({ decision: 'approve' })), { kind: 'allow', allowed: true, errors: [] });
     assert.equal(decideHook('PreToolUse', hook, json({ decision: 'block', reason: 'old style' })).reason, 'old style');
   });
 
   test('plain stdout is context for UserPromptSubmit and SessionStart, ignored elsewhere; additionalContext anywhere', () => {
-    assert.deepEqual(decideHook('UserPromptSubmit', hook, ok('Today is Tuesday.\n')), { kind: 'allow', context: 'Today is Tuesday.', errors: [] });
+    assert.deepEqual(decideHook('UserPromptSubmit', hook, ok('Today is Tuesday.\n')), {
+      kind: 'allow',
+      context: 'Today is Tuesday.',
+      errors: [],
+    });
     assert.deepEqual(decideHook('SessionStart', hook, ok('branch: main')), { kind: 'allow', context: 'branch: main', errors: [] });
     assert.deepEqual(decideHook('PreToolUse', hook, ok('checked')), { kind: 'allow', errors: [] });
-    assert.deepEqual(decideHook('UserPromptSubmit', hook, json({ hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'ctx' } })), { kind: 'allow', context: 'ctx', errors: [] });
-    assert.deepEqual(decideHook('PostToolUse', hook, json({ hookSpecificOutput: { additionalContext: 'lint: 2 warnings' } })), { kind: 'allow', context: 'lint: 2 warnings', errors: [] });
-    assert.deepEqual(decideHook('Stop', hook, json({ continue: false, stopReason: 'budget' })), { kind: 'allow', stop: 'budget', errors: [] });
+    assert.deepEqual(
+      decideHook('UserPromptSubmit', hook, json({ hookSpecificOutput: { hookEventName: 'UserPromptSubmit', additionalContext: 'ctx' } })),
+      { kind: 'allow', context: 'ctx', errors: [] },
+    );
+    assert.deepEqual(decideHook('PostToolUse', hook, json({ hookSpecificOutput: { additionalContext: 'lint: 2 warnings' } })), {
+      kind: 'allow',
+      context: 'lint: 2 warnings',
+      errors: [],
+    });
+    assert.deepEqual(decideHook('Stop', hook, json({ continue: false, stopReason: 'budget' })), {
+      kind: 'allow',
+      stop: 'budget',
+      errors: [],
+    });
   });
 
   test('failures fail open with an error, or block with onFailure: "block"', () => {
@@ -58,7 +106,10 @@ describe('decideHook', () => {
       [json({ decision: 'maybe' }), /printed JSON that is not a valid hook answer: decision/],
       [json({ hookSpecificOutput: { permissionDecision: 'perhaps' } }), /hookSpecificOutput\.permissionDecision/],
       [json({ hookSpecificOutput: { updatedInput: 'ls' } }), /updatedInput/],
-      [json({ hookSpecificOutput: { hookEventName: 'PostToolUse', permissionDecision: 'deny' } }), /answered for the event PostToolUse during PreToolUse/],
+      [
+        json({ hookSpecificOutput: { hookEventName: 'PostToolUse', permissionDecision: 'deny' } }),
+        /answered for the event PostToolUse during PreToolUse/,
+      ],
     ];
     for (const [outcome, message] of failures) {
       const open = decideHook('PreToolUse', hook, outcome);
@@ -72,9 +123,15 @@ describe('decideHook', () => {
       assert.match(closed.reason!, /it is set to block when it fails/);
       assert.deepEqual(closed.errors, open.errors);
     }
-    assert.match(decideHook('PreToolUse', { command: 'x', timeout: 2 }, { exitCode: null, stdout: '', stderr: '', timedOut: true }).errors[0]!, /timeout of 2 s/);
+    assert.match(
+      decideHook('PreToolUse', { command: 'x', timeout: 2 }, { exitCode: null, stdout: '', stderr: '', timedOut: true }).errors[0]!,
+      /timeout of 2 s/,
+    );
     // permissionDecision outside PreToolUse is a mistake, not silently ignored
-    assert.match(decideHook('Stop', hook, json({ hookSpecificOutput: { permissionDecision: 'deny' } })).errors[0]!, /only PreToolUse hooks can give \(this is Stop\)/);
+    assert.match(
+      decideHook('Stop', hook, json({ hookSpecificOutput: { permissionDecision: 'deny' } })).errors[0]!,
+      /only PreToolUse hooks can give \(this is Stop\)/,
+    );
   });
 
   test('reasons are cut to a size history can hold', () => {
@@ -91,8 +148,20 @@ describe('combineDecisions', () => {
     const block = { kind: 'block' as const, reason: 'no', errors: [] };
     const failed = { kind: 'allow' as const, context: 'two', errors: ['The hook `x` failed'] };
     assert.deepEqual(combineDecisions([]), { kind: 'allow', errors: [] });
-    assert.deepEqual(combineDecisions([allow, failed]), { kind: 'allow', allowed: true, updatedInput: { command: 'a' }, context: 'one\n\ntwo', errors: ['The hook `x` failed'] });
-    assert.deepEqual(combineDecisions([allow, ask, failed]), { kind: 'ask', reason: 'ask me', updatedInput: { command: 'b' }, context: 'one\n\ntwo', errors: ['The hook `x` failed'] });
+    assert.deepEqual(combineDecisions([allow, failed]), {
+      kind: 'allow',
+      allowed: true,
+      updatedInput: { command: 'a' },
+      context: 'one\n\ntwo',
+      errors: ['The hook `x` failed'],
+    });
+    assert.deepEqual(combineDecisions([allow, ask, failed]), {
+      kind: 'ask',
+      reason: 'ask me',
+      updatedInput: { command: 'b' },
+      context: 'one\n\ntwo',
+      errors: ['The hook `x` failed'],
+    });
     const all = combineDecisions([block, allow, ask, { ...block, reason: 'never' }]);
     assert.equal(all.kind, 'block');
     assert.equal(all.reason, 'no\nnever');
@@ -107,7 +176,12 @@ describe('decideAnswer (TypeScript hooks)', () => {
     assert.deepEqual(decideAnswer('PreToolUse', fn, { decision: 'deny', reason: 'no' }), { kind: 'block', reason: 'no', errors: [] });
     assert.deepEqual(decideAnswer('Stop', fn, { decision: 'block', reason: 'go on' }), { kind: 'block', reason: 'go on', errors: [] });
     assert.deepEqual(decideAnswer('PreToolUse', fn, { decision: 'ask', reason: 'r' }), { kind: 'ask', reason: 'r', errors: [] });
-    assert.deepEqual(decideAnswer('PreToolUse', fn, { decision: 'allow', updatedInput: { a: 1 } }), { kind: 'allow', allowed: true, updatedInput: { a: 1 }, errors: [] });
+    assert.deepEqual(decideAnswer('PreToolUse', fn, { decision: 'allow', updatedInput: { a: 1 } }), {
+      kind: 'allow',
+      allowed: true,
+      updatedInput: { a: 1 },
+      errors: [],
+    });
     assert.deepEqual(decideAnswer('UserPromptSubmit', fn, { context: 'c' }), { kind: 'allow', context: 'c', errors: [] });
   });
   test('a throw or a wrong answer is a failure', () => {

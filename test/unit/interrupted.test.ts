@@ -2,7 +2,13 @@ import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState } fro
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ToolInterruptedError } from '../../src/errors.js';
-import { INTERRUPTED_MESSAGE, interruptedFailure, interruptedPartial, interruptedResult, partialOutputOf } from '../../src/tools/interrupted.js';
+import {
+  INTERRUPTED_MESSAGE,
+  interruptedFailure,
+  interruptedPartial,
+  interruptedResult,
+  partialOutputOf,
+} from '../../src/tools/interrupted.js';
 
 test('the output so far is read from any error that carries it', () => {
   assert.equal(partialOutputOf(new ToolInterruptedError('abc')), 'abc');
@@ -31,5 +37,9 @@ test('the observation keeps the exact text the workflow has always written', () 
     isError: true,
     exitCode: -1,
   });
-  assert.deepEqual(interruptedResult(''), { content: 'The command was interrupted by a pause before it finished.', isError: true, exitCode: -1 });
+  assert.deepEqual(interruptedResult(''), {
+    content: 'The command was interrupted by a pause before it finished.',
+    isError: true,
+    exitCode: -1,
+  });
 });

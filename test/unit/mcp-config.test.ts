@@ -8,7 +8,14 @@ describe('MCP config', () => {
     const servers = parseMcpConfigFile(
       JSON.stringify({
         mcpServers: {
-          github: { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'], env: { GITHUB_TOKEN: '${GITHUB_TOKEN}' }, disabled: false, timeout: 60 },
+          github: {
+            type: 'stdio',
+            command: 'npx',
+            args: ['-y', '@modelcontextprotocol/server-github'],
+            env: { GITHUB_TOKEN: '${GITHUB_TOKEN}' },
+            disabled: false,
+            timeout: 60,
+          },
           remote: { type: 'http', url: 'http://localhost:3000/mcp', headers: { Authorization: 'Bearer ${TOKEN}' } },
         },
         otherEditorSetting: true,
@@ -53,7 +60,10 @@ describe('MCP config', () => {
     assert.match(message, /mcpServers\.badArgs\.args\[1\]: must be a string/);
     assert.match(message, /mcpServers\.ftp\.url: "url" must be an http:\/\/ or https:\/\/ URL/);
     assert.match(message, /mcpServers\.notObject: must be an object/);
-    assert.throws(() => parseMcpServers({ a: { command: 'x', url: 'http://y' } }, 'conversation settings'), /in conversation settings:\n {2}- a: has both/);
+    assert.throws(
+      () => parseMcpServers({ a: { command: 'x', url: 'http://y' } }, 'conversation settings'),
+      /in conversation settings:\n {2}- a: has both/,
+    );
   });
 
   test('expandEnv: ${VAR}, ${VAR:-default}, and a clear error for a missing variable', () => {

@@ -11,11 +11,24 @@ import { DEFAULTS } from '../../src/types.js';
 import { withInstructions } from '../../src/workflows/prompt.js';
 
 describe('MCP tools and AGENTS.md', () => {
-  const info = (annotations: Record<string, boolean>) => ({ name: 'mcp__s__t', server: 's', tool: 't', description: '', inputSchema: { type: 'object' }, annotations });
+  const info = (annotations: Record<string, boolean>) => ({
+    name: 'mcp__s__t',
+    server: 's',
+    tool: 't',
+    description: '',
+    inputSchema: { type: 'object' },
+    annotations,
+  });
   test('annotations choose retry and approval (MCP defaults: may be destructive)', () => {
     assert.deepEqual([mcpToolSpec(info({})).needsApproval, mcpToolSpec(info({})).mcp?.retry], [true, 'report']);
-    assert.deepEqual([mcpToolSpec(info({ readOnlyHint: true })).needsApproval, mcpToolSpec(info({ readOnlyHint: true })).mcp?.retry], [false, 'repeat']);
-    assert.deepEqual([mcpToolSpec(info({ destructiveHint: false })).needsApproval, mcpToolSpec(info({ destructiveHint: false })).mcp?.retry], [false, 'report']);
+    assert.deepEqual(
+      [mcpToolSpec(info({ readOnlyHint: true })).needsApproval, mcpToolSpec(info({ readOnlyHint: true })).mcp?.retry],
+      [false, 'repeat'],
+    );
+    assert.deepEqual(
+      [mcpToolSpec(info({ destructiveHint: false })).needsApproval, mcpToolSpec(info({ destructiveHint: false })).mcp?.retry],
+      [false, 'report'],
+    );
     assert.equal(mcpToolSpec(info({ idempotentHint: true, destructiveHint: true })).mcp?.retry, 'repeat');
     assert.equal(mcpToolSpec(info({})).description, 't (from the MCP server s)');
   });
@@ -26,7 +39,10 @@ describe('MCP tools and AGENTS.md', () => {
     await writeFile(path.join(ws, 'AGENTS.md'), 'Use pnpm.\n');
     const small = await readInstructions(ws);
     assert.deepEqual(small, { path: 'AGENTS.md', text: 'Use pnpm.\n', truncated: false });
-    assert.equal(withInstructions('BASE', small), 'BASE\n\nThe repository\'s instructions for agents (AGENTS.md); follow them:\n<repository_instructions>\nUse pnpm.\n</repository_instructions>');
+    assert.equal(
+      withInstructions('BASE', small),
+      "BASE\n\nThe repository's instructions for agents (AGENTS.md); follow them:\n<repository_instructions>\nUse pnpm.\n</repository_instructions>",
+    );
     assert.equal(withInstructions('BASE', undefined), 'BASE');
     await writeFile(path.join(ws, 'AGENTS.md'), 'x'.repeat(DEFAULTS.maxInstructionsChars + 10));
     const big = await readInstructions(ws);
@@ -46,8 +62,16 @@ describe('MCP tools and AGENTS.md', () => {
     await assert.rejects(readInstructions(ws2), /symbolic link/);
   });
 
-  test('the worker\'s own variables are never given to MCP servers', () => {
-    for (const name of ['LLM_API_KEY', 'OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'TEMPORAL_API_KEY', 'FAHEEM_ENCRYPTION_KEY', 'FAHEEM_CODEC_TOKEN']) assert.equal(isWorkerOwnVariable(name), true, name);
+  test("the worker's own variables are never given to MCP servers", () => {
+    for (const name of [
+      'LLM_API_KEY',
+      'OPENAI_API_KEY',
+      'ANTHROPIC_API_KEY',
+      'TEMPORAL_API_KEY',
+      'FAHEEM_ENCRYPTION_KEY',
+      'FAHEEM_CODEC_TOKEN',
+    ])
+      assert.equal(isWorkerOwnVariable(name), true, name);
     for (const name of ['GITHUB_TOKEN', 'FAHEEM_SECRET_DB', 'MCP_TOKEN', 'PATH']) assert.equal(isWorkerOwnVariable(name), false, name);
   });
 });

@@ -16,9 +16,14 @@ test('list prices from the catalogue: uncached input, cache writes, cache reads 
 });
 
 test('FAHEEM_PRICES overrides the catalogue; bad entries are ignored', () => {
-  const table = priceTable({ FAHEEM_PRICES: JSON.stringify({ 'my-model': { input: 1, output: 2, cacheWrite: 3 }, broken: { input: 'x' } }) });
+  const table = priceTable({
+    FAHEEM_PRICES: JSON.stringify({ 'my-model': { input: 1, output: 2, cacheWrite: 3 }, broken: { input: 'x' } }),
+  });
   assert.deepEqual(Object.keys(table), ['my-model']);
-  assert.equal(costOf('my-model', { promptTokens: 2e6, cacheReadTokens: 0, cacheWriteTokens: 1e6, completionTokens: 1e6 }, table), 1 + 3 + 2);
+  assert.equal(
+    costOf('my-model', { promptTokens: 2e6, cacheReadTokens: 0, cacheWriteTokens: 1e6, completionTokens: 1e6 }, table),
+    1 + 3 + 2,
+  );
   assert.equal(modelFacts('my-model', 'custom', table).priced, true);
   assert.deepEqual(priceTable({ FAHEEM_PRICES: 'not json' }), {});
 });
@@ -31,12 +36,16 @@ test('context windows and output caps', () => {
   assert.equal(maxOutputTokens({ LLM_MAX_OUTPUT_TOKENS: '1234' }, 200_000), 1234);
   assert.deepEqual(thinkingFor('low', 16_384), { thinking: { type: 'enabled', budget_tokens: 2_048 } });
   assert.deepEqual(thinkingFor('high', 8_192), { thinking: { type: 'enabled', budget_tokens: 7_168 } });
-  assert.deepEqual(thinkingFor('medium', 16_384, 'claude-opus-4-6'), { thinking: { type: 'adaptive' }, output_config: { effort: 'medium' } }, 'the SDK\'s adaptive-thinking models');
+  assert.deepEqual(
+    thinkingFor('medium', 16_384, 'claude-opus-4-6'),
+    { thinking: { type: 'adaptive' }, output_config: { effort: 'medium' } },
+    "the SDK's adaptive-thinking models",
+  );
   assert.equal(thinkingFor('low', 1_500), undefined);
   assert.equal(thinkingFor(undefined, 16_384), undefined);
 });
 
-test('deprecated models from the SDK\'s table, with a replacement', () => {
+test("deprecated models from the SDK's table, with a replacement", () => {
   const l = modelLifecycle('anthropic/claude-sonnet-4-5-20250929', new Date('2026-12-01T00:00:00Z'));
   assert.equal(l?.retired, true);
   assert.equal(l?.replacement, 'claude-sonnet-4-6');
@@ -45,9 +54,11 @@ test('deprecated models from the SDK\'s table, with a replacement', () => {
   assert.equal(modelLifecycle('claude-haiku-4-5'), undefined);
 });
 
-test('context overflow is recognised from either provider\'s message', () => {
+test("context overflow is recognised from either provider's message", () => {
   assert.ok(isContextOverflow(400, 'prompt is too long: 210000 tokens > 200000 maximum'));
-  assert.ok(isContextOverflow(400, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."));
+  assert.ok(
+    isContextOverflow(400, "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens."),
+  );
   assert.ok(isContextOverflow(400, 'context_length_exceeded'));
   assert.ok(isContextOverflow(413, 'the request exceeds the context window'));
   assert.equal(isContextOverflow(400, 'tools.0.name: String should match pattern'), false);

@@ -56,31 +56,64 @@ describe('defineTool and the registry', () => {
     assert.equal(toolSpec(refund).needsApproval, 'per-call');
     assert.deepEqual(functionTool(spec).function.name, 'add_numbers');
     // A default is optional for the model (input side of the schema).
-    const status = (toolSpec(TaskTrackerTool).parameters as { properties: { task_list: { items: { required: string[] } } } }).properties.task_list.items.required;
+    const status = (toolSpec(TaskTrackerTool).parameters as { properties: { task_list: { items: { required: string[] } } } }).properties
+      .task_list.items.required;
     assert.deepEqual(status, ['title']);
   });
 
-  test('per-call plan: the tool\'s own rules on a worker that has it, the spec elsewhere', () => {
+  test("per-call plan: the tool's own rules on a worker that has it, the spec elsewhere", () => {
     const registry = new ToolRegistry([refund]);
-    assert.deepEqual(planCall(registry, toolSpec(refund), { name: 'refund', arguments: '{"amount": 50}' }), { needsApproval: false, summary: 'refund $50' });
-    assert.deepEqual(planCall(registry, toolSpec(refund), { name: 'refund', arguments: '{"amount": 5000}' }), { needsApproval: true, timeoutSeconds: 600, summary: 'refund $5000' });
+    assert.deepEqual(planCall(registry, toolSpec(refund), { name: 'refund', arguments: '{"amount": 50}' }), {
+      needsApproval: false,
+      summary: 'refund $50',
+    });
+    assert.deepEqual(planCall(registry, toolSpec(refund), { name: 'refund', arguments: '{"amount": 5000}' }), {
+      needsApproval: true,
+      timeoutSeconds: 600,
+      summary: 'refund $5000',
+    });
     assert.deepEqual(planCall(registry, toolSpec(refund), { name: 'refund', arguments: 'not json' }), { needsApproval: false });
     // A worker without the tool cannot evaluate a per-call rule: it asks.
-    assert.deepEqual(planCall(new ToolRegistry(), toolSpec(refund), { name: 'refund', arguments: '{"amount": 1}' }), { needsApproval: true });
+    assert.deepEqual(planCall(new ToolRegistry(), toolSpec(refund), { name: 'refund', arguments: '{"amount": 1}' }), {
+      needsApproval: true,
+    });
     assert.equal(planCall(new ToolRegistry(), undefined, { name: 'nothing', arguments: '{}' }).needsApproval, undefined);
-    const terminal = planCall(new ToolRegistry(), undefined, { name: 'terminal', arguments: '{"command":"ls","security_risk":"LOW","timeout":10}' });
+    const terminal = planCall(new ToolRegistry(), undefined, {
+      name: 'terminal',
+      arguments: '{"command":"ls","security_risk":"LOW","timeout":10}',
+    });
     assert.deepEqual(terminal, { needsApproval: false, timeoutSeconds: 70, summary: '$ ls' });
     assert.equal(planCall(new ToolRegistry(), undefined, { name: 'terminal', arguments: '{"command":"rm -rf /"}' }).needsApproval, true);
   });
 
   test('a rule that throws asks rather than guesses', () => {
-    const odd = defineTool({ name: 'odd', description: '', parameters: z.object({}), needsApproval: () => { throw new Error('bug'); }, execute: () => '' });
+    const odd = defineTool({
+      name: 'odd',
+      description: '',
+      parameters: z.object({}),
+      needsApproval: () => {
+        throw new Error('bug');
+      },
+      execute: () => '',
+    });
     assert.equal(planCall(new ToolRegistry([odd]), toolSpec(odd), { name: 'odd', arguments: '{}' }).needsApproval, true);
   });
 
   test('task_tracker keeps its list as durable tool state', async () => {
-    const ctx = { conversationId: 'c', toolCallId: 't', workspace: '/w', signal: new AbortController().signal, heartbeat: () => undefined, secrets: {}, attempt: 1, exec: () => Promise.reject(new Error('no exec here')) };
-    const planned = await TaskTrackerTool.execute(TaskTrackerTool.parameters.parse({ command: 'plan', task_list: [{ title: 'write tests' }] }), { ...ctx, state: undefined });
+    const ctx = {
+      conversationId: 'c',
+      toolCallId: 't',
+      workspace: '/w',
+      signal: new AbortController().signal,
+      heartbeat: () => undefined,
+      secrets: {},
+      attempt: 1,
+      exec: () => Promise.reject(new Error('no exec here')),
+    };
+    const planned = await TaskTrackerTool.execute(
+      TaskTrackerTool.parameters.parse({ command: 'plan', task_list: [{ title: 'write tests' }] }),
+      { ...ctx, state: undefined },
+    );
     assert.ok(typeof planned === 'object' && planned.state);
     assert.deepEqual(planned.state, [{ title: 'write tests', status: 'todo' }]);
     const view = await TaskTrackerTool.execute({ command: 'view' }, { ...ctx, state: planned.state });

@@ -12,7 +12,13 @@ import { checkSandbox, type SandboxOptions } from '../../src/tools/sandbox.js';
 
 let ws: string;
 const FAKE_KEY = 'sk-fake-llm-key-0123456789';
-const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LLM_API_KEY: FAKE_KEY, GITHUB_TOKEN: 'ghp_faketoken123', VISIBLE: 'yes' };
+const env: NodeJS.ProcessEnv = {
+  PATH: process.env.PATH,
+  HOME: process.env.HOME,
+  LLM_API_KEY: FAKE_KEY,
+  GITHUB_TOKEN: 'ghp_faketoken123',
+  VISIBLE: 'yes',
+};
 const deps: HookRunnerDeps = { env, secretValues: [FAKE_KEY, 'ghp_faketoken123'] };
 
 const pre = (command: string, tool = 'terminal'): PreToolUseEvent => ({
@@ -25,7 +31,8 @@ const pre = (command: string, tool = 'terminal'): PreToolUseEvent => ({
   tool_use_id: 'call-1',
 });
 const cmd = (command: string, extra: Partial<CommandHook> = {}): CommandHook => ({ type: 'command', command, ...extra });
-const run = (event: HookEvent, hooks: CommandHook[], d: HookRunnerDeps = deps, signal?: AbortSignal) => executeHooks({ conversationId: 'conv-1', workspace: ws, event, hooks }, d, signal);
+const run = (event: HookEvent, hooks: CommandHook[], d: HookRunnerDeps = deps, signal?: AbortSignal) =>
+  executeHooks({ conversationId: 'conv-1', workspace: ws, event, hooks }, d, signal);
 
 // A Claude Code style policy hook: reads the event JSON on stdin, refuses rm -rf.
 const POLICY_EXIT2 = `
@@ -94,7 +101,7 @@ describe('command hooks', () => {
         return false;
       }
     };
-    for (const until = Date.now() + 5000; alive() && Date.now() < until; ) await new Promise((r) => setTimeout(r, 25));
+    for (const until = Date.now() + 5000; alive() && Date.now() < until;) await new Promise((r) => setTimeout(r, 25));
     assert.equal(alive(), false, 'the background sleep was killed too');
 
     const strict = await run(pre('ls'), [cmd('sleep 30', { timeout: 1, onFailure: 'block' })]);
@@ -109,12 +116,16 @@ describe('command hooks', () => {
     assert.match(r.decision.errors[0]!, /starts like JSON but is not valid JSON/);
     assert.match(r.decision.errors[1]!, /failed with exit code 3: oops/);
     assert.match(r.decision.errors[2]!, /failed with exit code 137/);
-    assert.deepEqual(r.outcomes.map((o) => o.exitCode), [0, 3, 137]);
+    assert.deepEqual(
+      r.outcomes.map((o) => o.exitCode),
+      [0, 3, 137],
+    );
     assert.match(r.outcomes[0]!.error!, /not valid JSON/);
   });
 
   test('updatedInput from the last hook that gave one; hooks run in parallel', async () => {
-    const upd = (c: string) => `sleep 0.5; echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', updatedInput: { command: c } } })}'`;
+    const upd = (c: string) =>
+      `sleep 0.5; echo '${JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'allow', updatedInput: { command: c } } })}'`;
     const started = Date.now();
     const r = await run(pre('ls'), [cmd(upd('ls -1')), cmd('true'), cmd(upd('ls -la'))]);
     assert.ok(Date.now() - started < 1400, 'three hooks of 0.5 s ran at once');
@@ -178,11 +189,14 @@ describe("the worker's TypeScript hooks", () => {
     assert.equal(r.decision.kind, 'block');
     assert.equal(r.decision.reason, 'no pushes');
     assert.deepEqual(r.decision.updatedInput, { command: 'git status' });
-    assert.deepEqual(r.outcomes.map((o) => [o.type, o.hook, o.decision]), [
-      ['command', 'echo "{}"', 'allow'],
-      ['function', 'worker hook PreToolUse[0]', 'block'],
-      ['function', 'worker hook PreToolUse[1]', 'allow'],
-    ]);
+    assert.deepEqual(
+      r.outcomes.map((o) => [o.type, o.hook, o.decision]),
+      [
+        ['command', 'echo "{}"', 'allow'],
+        ['function', 'worker hook PreToolUse[0]', 'block'],
+        ['function', 'worker hook PreToolUse[1]', 'allow'],
+      ],
+    );
     const stop = await run({ hook_event_name: 'Stop', session_id: 'c', conversation_id: 'c', cwd: ws, stop_hook_active: false }, [], d);
     assert.equal(stop.decision.kind, 'allow');
     assert.match(stop.decision.errors[0]!, /worker hook Stop\[0\]` threw: broken/);
@@ -197,7 +211,10 @@ describe("the worker's TypeScript hooks", () => {
   });
 
   test('checkWorkerHooks refuses unknown events and non-functions', () => {
-    assert.throws(() => checkWorkerHooks({ Notification: () => undefined }), /"Notification" is not a hook event; the known events are PreToolUse/);
+    assert.throws(
+      () => checkWorkerHooks({ Notification: () => undefined }),
+      /"Notification" is not a hook event; the known events are PreToolUse/,
+    );
     assert.throws(() => checkWorkerHooks({ Stop: 'x' }), /hooks\.Stop must be a function/);
     assert.equal(checkWorkerHooks(undefined), undefined);
   });

@@ -18,15 +18,28 @@ describe('the bubblewrap argument list', () => {
   test('read-only root, private /tmp, the home hidden, the workspace writable, own PID namespace, no capabilities', () => {
     const args = bwrapArgs(HOST, { workspace: '/tmp/ws', hide: ['/root', '/tmp/faheem-home'] });
     assert.deepEqual(args, [
-      '--ro-bind', '/', '/',
-      '--dev', '/dev',
-      '--proc', '/proc',
-      '--tmpfs', '/tmp',
-      '--tmpfs', '/root', // FAHEEM_HOME under /tmp is hidden by the private /tmp already
-      '--bind', '/tmp/ws', '/tmp/ws',
-      '--remount-ro', '/root',
-      '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL',
-      '--chdir', '/tmp/ws',
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--tmpfs',
+      '/tmp',
+      '--tmpfs',
+      '/root', // FAHEEM_HOME under /tmp is hidden by the private /tmp already
+      '--bind',
+      '/tmp/ws',
+      '/tmp/ws',
+      '--remount-ro',
+      '/root',
+      '--unshare-pid',
+      '--die-with-parent',
+      '--cap-drop',
+      'ALL',
+      '--chdir',
+      '/tmp/ws',
     ]);
     assert.ok(!args.includes('--unshare-net'), 'network host shares the network');
     assert.ok(bwrapArgs(NONE, { workspace: '/tmp/ws' }).includes('--unshare-net'));
@@ -40,19 +53,39 @@ describe('the bubblewrap argument list', () => {
       binds: [{ path: '/tmp/faheem-term-1' }, { path: '/home/u/.faheem/outputs/c1', readOnly: true }],
     });
     assert.deepEqual(args, [
-      '--ro-bind', '/', '/',
-      '--dev', '/dev',
-      '--proc', '/proc',
-      '--tmpfs', '/tmp',
-      '--tmpfs', '/home/u',
-      '--bind', '/home/u/project', '/home/u/project',
-      '--tmpfs', '/home/u/project/.faheem',
-      '--bind', '/tmp/faheem-term-1', '/tmp/faheem-term-1',
-      '--ro-bind', '/home/u/.faheem/outputs/c1', '/home/u/.faheem/outputs/c1',
-      '--remount-ro', '/home/u',
-      '--remount-ro', '/home/u/project/.faheem',
-      '--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL', '--unshare-net',
-      '--chdir', '/home/u/project/src',
+      '--ro-bind',
+      '/',
+      '/',
+      '--dev',
+      '/dev',
+      '--proc',
+      '/proc',
+      '--tmpfs',
+      '/tmp',
+      '--tmpfs',
+      '/home/u',
+      '--bind',
+      '/home/u/project',
+      '/home/u/project',
+      '--tmpfs',
+      '/home/u/project/.faheem',
+      '--bind',
+      '/tmp/faheem-term-1',
+      '/tmp/faheem-term-1',
+      '--ro-bind',
+      '/home/u/.faheem/outputs/c1',
+      '/home/u/.faheem/outputs/c1',
+      '--remount-ro',
+      '/home/u',
+      '--remount-ro',
+      '/home/u/project/.faheem',
+      '--unshare-pid',
+      '--die-with-parent',
+      '--cap-drop',
+      'ALL',
+      '--unshare-net',
+      '--chdir',
+      '/home/u/project/src',
     ]);
     // The home that is the workspace is not hidden from it.
     const own = bwrapArgs(HOST, { workspace: '/root', hide: ['/root'] });
@@ -106,12 +139,22 @@ describe('the bubblewrap argument list', () => {
 
 describe('the terminal under bubblewrap (in this process)', () => {
   const processes = async (start: string) => (await execa('pgrep', ['-f', `^${start}`], { reject: false })).stdout.trim();
-  const ctx = async (session: string) => ({ workspace: await mkdtemp(path.join(os.tmpdir(), 'faheem-sbx-ws-')), sandbox: HOST, sandboxHide: hiddenDirs(), session, softTimeoutMs: 1000 });
+  const ctx = async (session: string) => ({
+    workspace: await mkdtemp(path.join(os.tmpdir(), 'faheem-sbx-ws-')),
+    sandbox: HOST,
+    sandboxHide: hiddenDirs(),
+    session,
+    softTimeoutMs: 1000,
+  });
 
   test('C-c reaches the command, not the sandbox: it ends with 130 and its shell state is kept; the background job goes with it', async () => {
     const c = await ctx(`cc-${process.pid}`);
     const marker = `3013.${process.pid}`;
-    const first = await runTerminal({ command: `export KEPT=yes; sleep ${marker} & echo started; sleep 100` }, { cwd: c.workspace, env: {} }, c);
+    const first = await runTerminal(
+      { command: `export KEPT=yes; sleep ${marker} & echo started; sleep 100` },
+      { cwd: c.workspace, env: {} },
+      c,
+    );
     assert.equal(first.exitCode, -1, first.content);
     assert.match(first.content, /^started\n\[The command is still running/);
     assert.ok(await processes(`sleep ${marker}`));

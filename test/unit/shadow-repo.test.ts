@@ -27,7 +27,16 @@ async function setup(options: { maxFileBytes?: number; borrow?: boolean } = {}) 
   return { dir, home, ws, store };
 }
 
-const userEnv = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'u', GIT_AUTHOR_EMAIL: 'u@x', GIT_COMMITTER_NAME: 'u', GIT_COMMITTER_EMAIL: 'u@x', GIT_OPTIONAL_LOCKS: '0' };
+const userEnv = {
+  ...process.env,
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_AUTHOR_NAME: 'u',
+  GIT_AUTHOR_EMAIL: 'u@x',
+  GIT_COMMITTER_NAME: 'u',
+  GIT_COMMITTER_EMAIL: 'u@x',
+  GIT_OPTIONAL_LOCKS: '0',
+};
 function ugit(cwd: string, ...args: string[]): string {
   return execFileSync('git', args, { cwd, env: userEnv, encoding: 'utf8' });
 }
@@ -78,7 +87,10 @@ describe('shadow repository', () => {
     assert.deepEqual([cps[1]!.added, cps[2]!.changed, cps[6]!.added, cps[7]!.deleted], [1, 1, 2 - 1, 1]);
     assert.equal(cps[5]!.parent, cps[4]!.commit);
     const listed = await repo.list(conv);
-    assert.deepEqual(listed.map((c) => c.step), [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.deepEqual(
+      listed.map((c) => c.step),
+      [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+    );
     assert.equal(listed[6]!.added, 1);
 
     const state10 = await userState(ws);
@@ -92,7 +104,10 @@ describe('shadow repository', () => {
     assert.equal(r.before.tree, cps[10]!.tree);
     assert.deepEqual(await userState(ws), state0);
     // The steps after 4 are set aside; the next take of step 5 has step 4 as parent.
-    assert.deepEqual((await repo.list(conv)).filter((c) => c.kind === 'step').map((c) => c.step), [0, 1, 2, 3, 4]);
+    assert.deepEqual(
+      (await repo.list(conv)).filter((c) => c.kind === 'step').map((c) => c.step),
+      [0, 1, 2, 3, 4],
+    );
     await appendFile(path.join(ws, 'log.txt'), 'new step 5\n');
     const again = await repo.snapshot(conv, 5);
     assert.equal(again.parent, cps[4]!.commit);
@@ -134,7 +149,10 @@ describe('shadow repository', () => {
     const one = await repo.snapshot('x', 1);
     assert.deepEqual(one.skipped, ['big.bin']);
     assert.equal(one.added, 2); // .gitignore, small
-    const tree = execFileSync('git', ['ls-tree', '-r', '--name-only', one.commit], { env: { ...userEnv, GIT_DIR: repo.gitDir }, encoding: 'utf8' });
+    const tree = execFileSync('git', ['ls-tree', '-r', '--name-only', one.commit], {
+      env: { ...userEnv, GIT_DIR: repo.gitDir },
+      encoding: 'utf8',
+    });
     assert.deepEqual(tree.trim().split('\n'), ['.gitignore', 'small']);
     await writeFile(path.join(ws, 'big.bin'), Buffer.alloc(6000, 2));
     await writeFile(path.join(ws, 'small'), 'changed');
@@ -179,14 +197,20 @@ describe('shadow repository', () => {
     const contents = await Promise.all(Array.from({ length: 20 }, (_, i) => readFile(path.join(ws, `f${i}`), 'utf8')));
     assert.equal(contents.filter((c) => c.startsWith('v0')).length, 5, 'half restored');
     assert.ok(existsSync(path.join(repo.gitDir, 'restore-k.json')));
-    const done = spawnSync(process.execPath, ['--import', 'tsx', child, home, ws, 'k', s0.commit, 'rw'], { env: process.env, encoding: 'utf8' });
+    const done = spawnSync(process.execPath, ['--import', 'tsx', child, home, ws, 'k', s0.commit, 'rw'], {
+      env: process.env,
+      encoding: 'utf8',
+    });
     assert.equal(done.status, 0, done.stderr);
     const result = JSON.parse(done.stdout) as { before: { step: number; tree: string } };
     assert.equal(result.before.step, 1);
     for (let i = 0; i < 20; i++) assert.equal(await readFile(path.join(ws, `f${i}`), 'utf8'), `v0 ${i}\n`);
     assert.ok(!existsSync(path.join(ws, 'extra')));
     assert.ok(!existsSync(path.join(repo.gitDir, 'restore-k.json')));
-    assert.deepEqual((await files(ws)).filter((f) => f.startsWith('.faheem')), []);
+    assert.deepEqual(
+      (await files(ws)).filter((f) => f.startsWith('.faheem')),
+      [],
+    );
     // A retry after it finished changes nothing and reuses the same "before".
     const fresh = await new CheckpointStore({ home }).open(ws);
     const retry = await fresh.restore('k', s0.commit, 'rw');
@@ -257,7 +281,10 @@ describe('shadow repository', () => {
     await repo.restore('b', s0.commit, 'r');
     for (let i = 0; i < 50; i++) assert.equal(await readFile(path.join(ws, `feat${i}`), 'utf8'), `feature file ${i}\n`);
     // The shadow repository is complete on its own.
-    const fsck = spawnSync('git', ['fsck', '--connectivity-only', '--no-dangling'], { env: { ...userEnv, GIT_DIR: repo.gitDir }, encoding: 'utf8' });
+    const fsck = spawnSync('git', ['fsck', '--connectivity-only', '--no-dangling'], {
+      env: { ...userEnv, GIT_DIR: repo.gitDir },
+      encoding: 'utf8',
+    });
     assert.equal(fsck.status, 0, fsck.stderr);
     const forked = await repo.materialize(s0.commit, path.join(dir, 'forked'));
     assert.equal(forked.files, 51);

@@ -17,7 +17,8 @@ function skill(base: string, folder: string, text: string): void {
   mkdirSync(path.join(base, folder), { recursive: true });
   writeFileSync(path.join(base, folder, 'SKILL.md'), text);
 }
-const md = (name: string, description: string, body = '# Steps\nDo the thing.\n') => `---\nname: ${name}\ndescription: ${description}\n---\n${body}`;
+const md = (name: string, description: string, body = '# Steps\nDo the thing.\n') =>
+  `---\nname: ${name}\ndescription: ${description}\n---\n${body}`;
 
 before(() => {
   root = mkdtempSync(path.join(tmpdir(), 'faheem-skills-'));
@@ -46,8 +47,18 @@ describe('readSkills', () => {
   test('lists valid skills, workspace over host, and skips each bad file with a warning', async () => {
     const scan = await readSkills({ workspace: ws, home });
     assert.deepEqual(scan.skills, [
-      { name: 'code-review', description: 'Review a diff for bugs.', path: path.join(home, 'skills', 'code-review', 'SKILL.md'), scope: 'user' },
-      { name: 'pdf-forms', description: 'Fill in PDF forms with pdftk. Use when a PDF form must be filled.', path: '.agents/skills/pdf-forms/SKILL.md', scope: 'workspace' },
+      {
+        name: 'code-review',
+        description: 'Review a diff for bugs.',
+        path: path.join(home, 'skills', 'code-review', 'SKILL.md'),
+        scope: 'user',
+      },
+      {
+        name: 'pdf-forms',
+        description: 'Fill in PDF forms with pdftk. Use when a PDF form must be filled.',
+        path: '.agents/skills/pdf-forms/SKILL.md',
+        scope: 'workspace',
+      },
       { name: 'release', description: 'Cut a release: bump, tag, changelog', path: '.agents/skills/release/SKILL.md', scope: 'workspace' },
     ]);
     const w = scan.warnings.join('\n');
@@ -125,7 +136,10 @@ describe('parseFrontMatter', () => {
     assert.match((parseFrontMatter('no front matter') as { error: string }).error, /does not start with a front matter/);
     assert.match((parseFrontMatter('---\nname: x\n') as { error: string }).error, /no closing/);
     assert.match((parseFrontMatter('---\njust words\n---\n') as { error: string }).error, /line 2 is not "key: value"/);
-    assert.match((parseFrontMatter('---\ndescription: "open\n---\n') as { error: string }).error, /double-quoted value must end on its line/);
+    assert.match(
+      (parseFrontMatter('---\ndescription: "open\n---\n') as { error: string }).error,
+      /double-quoted value must end on its line/,
+    );
   });
 });
 
@@ -134,7 +148,10 @@ describe('skillsPromptSection', () => {
     const scan = await readSkills({ workspace: ws, home });
     const section = skillsPromptSection(scan.skills);
     assert.match(section, /^## Skills\n/);
-    assert.match(section, /^- pdf-forms: Fill in PDF forms with pdftk\. Use when a PDF form must be filled\. \(\.agents\/skills\/pdf-forms\/SKILL\.md\)$/m);
+    assert.match(
+      section,
+      /^- pdf-forms: Fill in PDF forms with pdftk\. Use when a PDF form must be filled\. \(\.agents\/skills\/pdf-forms\/SKILL\.md\)$/m,
+    );
     assert.match(section, /^- code-review: Review a diff for bugs\. \(\/.+\/home\/skills\/code-review\/SKILL\.md\)$/m);
     assert.match(section, /read that SKILL\.md in full before you start/);
     assert.match(section, /with the terminal \(cat\)/);

@@ -23,7 +23,8 @@ describe('status transitions', () => {
     assert.deepEqual(runOutcome({ ...base, status: 'running', childPaused: true }), { kind: 'resume-children' });
     assert.deepEqual(runOutcome({ ...base, status: 'finished' }), { kind: 'nothing' }, 'nothing new to work on');
     assert.deepEqual(runOutcome({ ...base, status: 'finished', pendingMessages: 1 }), { kind: 'start', wasPaused: false });
-    for (const s of ['idle', 'error', 'stuck'] as const) assert.deepEqual(runOutcome({ ...base, status: s }), { kind: 'start', wasPaused: false }, s);
+    for (const s of ['idle', 'error', 'stuck'] as const)
+      assert.deepEqual(runOutcome({ ...base, status: s }), { kind: 'start', wasPaused: false }, s);
   });
   test('a message makes a finished or stuck conversation idle and leaves the others as they are', () => {
     for (const s of statuses) assert.equal(statusAfterMessage(s), s === 'finished' || s === 'stuck' ? 'idle' : s);
@@ -35,14 +36,31 @@ describe('status transitions', () => {
       iterations: 3,
       maxIterations: 50,
       runNumber: 2,
-      lastAction: { index: 1, timestamp: '', kind: 'action', source: 'agent', tool: 'terminal', toolCallId: 'c', arguments: { command: 'make   test' }, replyId: 'r' },
+      lastAction: {
+        index: 1,
+        timestamp: '',
+        kind: 'action',
+        source: 'agent',
+        tool: 'terminal',
+        toolCallId: 'c',
+        arguments: { command: 'make   test' },
+        replyId: 'r',
+      },
       waitingForHost: 'faheem-tools@h',
       pendingMessages: 1,
       children: [{ id: 'x.sub-1', status: 'running', cost: 0, task: 't' }],
       parentId: undefined,
       metrics: emptyMetrics(),
     });
-    for (const part of ['**Status:** stuck — stuck: looping', '**Step:** 3 of 50 (run 2)', '`terminal` make test', 'faheem-tools@h', '**Pending messages:** 1', '`x.sub-1` running', '$0.0000']) {
+    for (const part of [
+      '**Status:** stuck — stuck: looping',
+      '**Step:** 3 of 50 (run 2)',
+      '`terminal` make test',
+      'faheem-tools@h',
+      '**Pending messages:** 1',
+      '`x.sub-1` running',
+      '$0.0000',
+    ]) {
       assert.ok(text.includes(part), `${part} in:\n${text}`);
     }
     assert.ok(!text.includes('Parent'));

@@ -37,31 +37,51 @@ function referenceStuck(events: readonly ConversationEvent[]): string | null {
   const twelve = last(12);
   if (twelve) {
     const [a, b] = twelve;
-    if (a!.action !== b!.action && twelve.every((p, i) => p.action === (i % 2 === 0 ? a! : b!).action && p.observation === (i % 2 === 0 ? a! : b!).observation)) return 'alternate';
+    if (
+      a!.action !== b!.action &&
+      twelve.every((p, i) => p.action === (i % 2 === 0 ? a! : b!).action && p.observation === (i % 2 === 0 ? a! : b!).observation)
+    )
+      return 'alternate';
   }
   return null;
 }
 const kindOf = (reason: string | null) =>
-  reason === null ? null : reason.includes('4 times') ? 'four' : reason.includes('3 times in a row') ? 'three' : reason.includes('talked') ? 'talk' : 'alternate';
+  reason === null
+    ? null
+    : reason.includes('4 times')
+      ? 'four'
+      : reason.includes('3 times in a row')
+        ? 'three'
+        : reason.includes('talked')
+          ? 'talk'
+          : 'alternate';
 
 /** A seeded pseudo-random conversation: messages, calls (often repeated), results, noise, condensations. */
 function randomEvents(seed: number, n: number, condense = true): NewEvent[][] {
   let x = seed;
   const rand = () => (x = (x * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
-  const pick = <T,>(xs: T[]) => xs[Math.floor(rand() * xs.length)] as T;
+  const pick = <T>(xs: T[]) => xs[Math.floor(rand() * xs.length)] as T;
   const steps: NewEvent[][] = [];
   for (let i = 0; i < n; i++) {
     const r = rand();
     if (r < 0.05) steps.push([{ kind: 'message', source: 'user', text: 'go on' }]);
     else if (r < 0.12) steps.push([{ kind: 'message', source: 'agent', text: 'hmm' }]);
     else if (r < 0.15) steps.push([{ kind: 'status', source: 'environment', status: 'running' }]);
-    else if (r < 0.18 && condense) steps.push([{ kind: 'condensation' } as NewEvent]); // filled in by the caller
+    else if (r < 0.18 && condense)
+      steps.push([{ kind: 'condensation' } as NewEvent]); // filled in by the caller
     else {
       const id = rand() < 0.05 ? 'dup' : `c${i}`; // a model may reuse a call id
       const command = pick(['ls', 'ls', 'pwd', 'make']);
       steps.push([
         { kind: 'action', source: 'agent', tool: 'terminal', toolCallId: id, arguments: { command }, replyId: `r${i}` },
-        { kind: 'observation', source: 'environment', tool: 'terminal', toolCallId: id, content: pick(['a', 'a', 'b']), isError: rand() < 0.3 },
+        {
+          kind: 'observation',
+          source: 'environment',
+          tool: 'terminal',
+          toolCallId: id,
+          content: pick(['a', 'a', 'b']),
+          isError: rand() < 0.3,
+        },
       ]);
     }
   }

@@ -39,8 +39,12 @@ describe('terminal', () => {
 
   test('the environment is kept exactly: values with newlines and quotes, declared-only exports, set -e, functions named like tools', async () => {
     const { ctx, state } = await setup();
-    let r = await runTerminal({ command: `export MULTI=$'a\\nb "c" $d'; export EMPTY=; export DECLARED; set -eu; env() { echo shadowed; }; false` }, state, ctx);
-    assert.equal(r.exitCode, 1, 'the command\'s own exit code, under set -e');
+    let r = await runTerminal(
+      { command: `export MULTI=$'a\\nb "c" $d'; export EMPTY=; export DECLARED; set -eu; env() { echo shadowed; }; false` },
+      state,
+      ctx,
+    );
+    assert.equal(r.exitCode, 1, "the command's own exit code, under set -e");
     assert.equal(r.terminal.env.MULTI, 'a\nb "c" $d');
     assert.equal(r.terminal.env.EMPTY, '');
     assert.ok(!('DECLARED' in r.terminal.env), 'exported without a value: nothing to carry');
@@ -97,7 +101,7 @@ describe('terminal', () => {
     );
   });
 
-  test('the worker\'s secrets are not in the command environment, nor in the saved state', async () => {
+  test("the worker's secrets are not in the command environment, nor in the saved state", async () => {
     const { ctx, state } = await setup();
     const baseEnv = commandBaseEnv({ PATH: process.env.PATH, LLM_API_KEY: 'sk-should-not-leak', OPENAI_API_KEY: 'sk-nope', HOME: '/root' });
     const r = await runTerminal({ command: 'env; export MY_TOKEN=abc' }, state, { ...ctx, baseEnv, secrets: ['sk-should-not-leak'] });

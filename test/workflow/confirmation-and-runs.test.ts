@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import type { CondensationEvent, ConversationState, ObservationEvent } from '../../src/types.js';
-import { addMessageUpdate, approveUpdate, closeSignal, eventRunsQuery, pauseSignal, rejectUpdate, resumeSignal, runUpdate } from '../../src/workflows/messages.js';
+import {
+  addMessageUpdate,
+  approveUpdate,
+  closeSignal,
+  eventRunsQuery,
+  pauseSignal,
+  rejectUpdate,
+  resumeSignal,
+  runUpdate,
+} from '../../src/workflows/messages.js';
 import { startWorkflowEnv, type Reply, type WorkflowEnv } from '../support/workflow-env.js';
 
 let env: WorkflowEnv;
@@ -15,9 +24,11 @@ before(async () => {
 after(async () => env?.close());
 
 /** An update refused by the workflow (its validator or handler), with this reason. */
-const refused = (reason: RegExp) => (err: unknown) => err instanceof WorkflowUpdateFailedError && reason.test(String((err.cause as Error | undefined)?.message));
+const refused = (reason: RegExp) => (err: unknown) =>
+  err instanceof WorkflowUpdateFailedError && reason.test(String((err.cause as Error | undefined)?.message));
 const terminal = (command: string): Reply => ({ toolCalls: [{ name: 'terminal', arguments: { command } }] });
-const oneCommand = (command: string) => (_: unknown, events: { kind: string }[]) => (events.some((e) => e.kind === 'observation') ? { content: 'done' } : terminal(command));
+const oneCommand = (command: string) => (_: unknown, events: { kind: string }[]) =>
+  events.some((e) => e.kind === 'observation') ? { content: 'done' } : terminal(command);
 
 describe('confirmation', () => {
   test('reject: the reason becomes the observation the model sees; nothing runs', async () => {
@@ -75,7 +86,10 @@ describe('messages and runs', () => {
     const c = await env.start({ run: false, model: () => ({ content: 'hi' }) });
     const before = (await c.state()).events;
     await assert.rejects(c.handle.executeUpdate(addMessageUpdate, { args: ['   '] }), refused(/the message is empty/));
-    await assert.rejects(c.handle.executeUpdate(addMessageUpdate, { args: ['x'.repeat(100_001)] }), refused(/longer than 100000 characters/));
+    await assert.rejects(
+      c.handle.executeUpdate(addMessageUpdate, { args: ['x'.repeat(100_001)] }),
+      refused(/longer than 100000 characters/),
+    );
     assert.equal((await c.state()).events, before, 'nothing recorded');
     const added = await c.handle.executeUpdate(addMessageUpdate, { args: ['hello'] });
     assert.deepEqual(added, { index: before, status: 'idle' });
@@ -91,7 +105,14 @@ describe('messages and runs', () => {
     const c = await env.start({
       options: { continueAsNewEverySteps: 3 },
       model: () => (++n <= 7 ? terminal(`echo ${n}`) : { content: 'all done' }),
-      host: { run: (input) => ({ content: `out ${JSON.stringify(input.arguments)}`, isError: false, exitCode: 0, state: { cwd: '/w', env: { N: String(((input.state as { env?: { N?: string } } | undefined)?.env?.N ?? '') + 'x') } } }) },
+      host: {
+        run: (input) => ({
+          content: `out ${JSON.stringify(input.arguments)}`,
+          isError: false,
+          exitCode: 0,
+          state: { cwd: '/w', env: { N: String(((input.state as { env?: { N?: string } } | undefined)?.env?.N ?? '') + 'x') } },
+        }),
+      },
     });
     const final = await c.until('finished', (s) => s.status === 'finished', 30_000);
     assert.equal(final.iterations, 8);
@@ -100,7 +121,11 @@ describe('messages and runs', () => {
     const runs = await c.handle.query(eventRunsQuery);
     assert.ok(runs.length >= 3, `${runs.length} runs`);
     const events = await c.events();
-    assert.deepEqual(events.map((e) => e.index), events.map((_, i) => i), 'every event, in order');
+    assert.deepEqual(
+      events.map((e) => e.index),
+      events.map((_, i) => i),
+      'every event, in order',
+    );
     assert.equal(events.filter((e) => e.kind === 'observation').length, 7);
     await c.handle.signal(closeSignal);
   });

@@ -18,7 +18,8 @@ after(async () => env?.close());
 const done: Reply = { content: 'done' };
 const terminal = (command: string): Reply => ({ toolCalls: [{ name: 'terminal', arguments: { command } }] });
 /** A model that makes one terminal call, then answers. */
-const oneCommand = (command: string) => (_: unknown, events: { kind: string }[]) => (events.some((e) => e.kind === 'observation') ? done : terminal(command));
+const oneCommand = (command: string) => (_: unknown, events: { kind: string }[]) =>
+  events.some((e) => e.kind === 'observation') ? done : terminal(command);
 const ended = (s: ConversationState) => s.status !== 'running' && s.status !== 'waiting_for_confirmation';
 
 describe('confirmation', () => {
@@ -42,7 +43,10 @@ describe('confirmation', () => {
     assert.equal(c.toolCalls.length, 0);
     await c.handle.executeUpdate(runUpdate);
     await c.until('finished', (s) => s.status === 'finished');
-    assert.deepEqual(c.toolCalls.map((t) => t.arguments), [{ command: 'echo approved' }]);
+    assert.deepEqual(
+      c.toolCalls.map((t) => t.arguments),
+      [{ command: 'echo approved' }],
+    );
   });
 });
 
@@ -51,7 +55,8 @@ describe('limits', () => {
     let n = 0;
     const c = await env.start({
       options: { maxBudgetPerRunUsd: 0.00025 },
-      model: () => (++n <= 4 ? { toolCalls: [{ name: 'think', arguments: { thought: `t${n}` } }], cost: 0.0001 } : { ...done, cost: 0.0001 }),
+      model: () =>
+        ++n <= 4 ? { toolCalls: [{ name: 'think', arguments: { thought: `t${n}` } }], cost: 0.0001 } : { ...done, cost: 0.0001 },
     });
     const paused = await c.until('paused', (s) => s.status === 'paused');
     assert.equal(paused.metrics.llmCalls, 3, 'paused after the call that reached the budget');
@@ -87,7 +92,10 @@ describe('limits', () => {
 
   test('the iteration limit stops the run with an error saying why; no call beyond it', async () => {
     let n = 0;
-    const c = await env.start({ options: { maxIterations: 3 }, model: () => ({ toolCalls: [{ name: 'think', arguments: { thought: `step ${++n}` } }] }) });
+    const c = await env.start({
+      options: { maxIterations: 3 },
+      model: () => ({ toolCalls: [{ name: 'think', arguments: { thought: `step ${++n}` } }] }),
+    });
     const final = await c.until('error', ended);
     assert.equal(final.status, 'error');
     assert.match(final.lastError ?? '', /maximum of 3 iterations/);
@@ -103,13 +111,19 @@ describe('the workspace host', () => {
     assert.equal(waiting.status, 'running');
     assert.equal(c.modelCalls.length, 0, 'no model call before the tools are prepared');
     const down = (await c.events()).filter((e): e is HostEvent => e.kind === 'host');
-    assert.deepEqual(down.map((e) => [e.queue, e.available]), [[c.toolTaskQueue, false]]);
+    assert.deepEqual(
+      down.map((e) => [e.queue, e.available]),
+      [[c.toolTaskQueue, false]],
+    );
     const host = await env.hostWorker(c.toolTaskQueue);
     try {
       const final = await c.until('finished', (s) => s.status === 'finished');
       assert.equal(final.waitingForHost, null);
       const hostEvents = (await c.events()).filter((e): e is HostEvent => e.kind === 'host');
-      assert.deepEqual(hostEvents.map((e) => e.available), [false, true]);
+      assert.deepEqual(
+        hostEvents.map((e) => e.available),
+        [false, true],
+      );
       assert.equal(c.prepareCalls.length, 1);
       assert.equal(c.toolCalls.length, 1);
       assert.equal(c.toolCalls[0]?.rescheduled, undefined, 'the tool call itself was picked up at once');
@@ -145,7 +159,10 @@ describe('pause, messages, close', () => {
     const paused = await c.until('paused', (s) => s.status === 'paused');
     assert.equal(paused.iterations, 0);
     const events = await c.events();
-    assert.deepEqual(events.map((e) => e.kind), ['message', 'status', 'status', 'pause']);
+    assert.deepEqual(
+      events.map((e) => e.kind),
+      ['message', 'status', 'status', 'pause'],
+    );
     assert.equal((events[3] as PauseEvent).reason, 'at start');
     assert.equal(c.modelCalls.length, 0);
     assert.equal(c.prepareCalls.length, 0);

@@ -14,7 +14,10 @@ test('recorded conversation histories replay against the current workflow code',
   assert.ok(files.length >= 8, `expected recorded histories in ${dir}, found ${files.length}`);
   const histories = await Promise.all(
     // Files are named <test file>--<workflow id>.json; the id matters (sub-agents' ids derive from it).
-    files.map(async (f) => ({ workflowId: f.slice(f.indexOf('--') + 2).replace(/\.json$/, ''), history: JSON.parse(await readFile(path.join(dir, f), 'utf8')) as unknown })),
+    files.map(async (f) => ({
+      workflowId: f.slice(f.indexOf('--') + 2).replace(/\.json$/, ''),
+      history: JSON.parse(await readFile(path.join(dir, f), 'utf8')) as unknown,
+    })),
   );
   const code = await readFile(await workflowBundle(), 'utf8');
   const failures: string[] = [];

@@ -22,7 +22,10 @@ test('a checkpoint before the first step and after each step on the host; a rewi
   });
   await c.until('finished', (s) => s.status === 'finished');
   // Step 2 ran only think (in the workflow): it reuses step 1's commit, no snapshot.
-  assert.deepEqual(c.checkpointCalls.map((x) => x.step), [0, 1, 3]);
+  assert.deepEqual(
+    c.checkpointCalls.map((x) => x.step),
+    [0, 1, 3],
+  );
   const list = await c.handle.query(checkpointsQuery);
   const byStep = new Map(list.map((e) => [e.step, e.commit]));
   assert.equal(byStep.get(0), fakeCommit(`${c.id}:0`));
@@ -34,10 +37,16 @@ test('a checkpoint before the first step and after each step on the host; a rewi
   assert.equal(answer.toStep, 1);
   assert.equal(answer.commit, fakeCommit(`${c.id}:1`));
   assert.ok(answer.dropped > 0, 'later steps left the prompt');
-  assert.deepEqual(c.restoreCalls.map((r) => r.commit), [fakeCommit(`${c.id}:1`)]);
+  assert.deepEqual(
+    c.restoreCalls.map((r) => r.commit),
+    [fakeCommit(`${c.id}:1`)],
+  );
   const rewound = await c.until('paused', (s) => s.status === 'paused');
   assert.equal(rewound.closed, false);
-  assert.ok((await c.handle.query(checkpointsQuery)).some((e) => e.rewound), 'the later checkpoints are marked rewound');
+  assert.ok(
+    (await c.handle.query(checkpointsQuery)).some((e) => e.rewound),
+    'the later checkpoints are marked rewound',
+  );
 
   const calls = c.modelCalls.length;
   await c.handle.signal(resumeSignal);

@@ -40,7 +40,8 @@ export const PATCHES = {
     retire: 'deprecatePatch 7 days after 0.1.0 has been deployed everywhere; remove a release later.',
   },
   checkpoints: {
-    guards: 'A checkpoint of the workspace (checkpointWorkspace on the host) before the first step and after every step that ran a host tool.',
+    guards:
+      'A checkpoint of the workspace (checkpointWorkspace on the host) before the first step and after every step that ran a host tool.',
     since: '0.2.0 (time travel, session 5)',
     retire: 'deprecatePatch once no conversation started before 0.2.0 is open (7 days after its last run); remove a release later.',
   },

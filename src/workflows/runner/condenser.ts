@@ -53,12 +53,22 @@ export class Condenser {
         ]),
       );
       run.recordCondensation(result);
-      run.append({ kind: 'condensation', source: 'environment', summary: result.summary, forgottenFrom: range.from, forgottenTo: range.to });
+      run.append({
+        kind: 'condensation',
+        source: 'environment',
+        summary: result.summary,
+        forgottenFrom: range.from,
+        forgottenTo: range.to,
+      });
       return true;
     } catch (err) {
       if (isCancellation(err) || modelCallCancelled(run)) return false;
       this.retryAt = visible + Math.max(10, Math.floor(c.maxEvents / 4));
-      run.append({ kind: 'error', source: 'environment', message: `condensation failed (${failureMessage(err)}); going on with the full context` });
+      run.append({
+        kind: 'error',
+        source: 'environment',
+        message: `condensation failed (${failureMessage(err)}); going on with the full context`,
+      });
       return false;
     } finally {
       run.inFlight.model = undefined;

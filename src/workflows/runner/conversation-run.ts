@@ -322,7 +322,9 @@ export class ConversationRun {
     if (!parent) return;
     const report: ChildReport = { id: this.id, status: this.statusValue, cost: this.treeCost() };
     // The parent may have closed meanwhile: nothing to tell then.
-    getExternalWorkflowHandle(parent.id).signal(childStatusSignal, report).catch(() => undefined);
+    getExternalWorkflowHandle(parent.id)
+      .signal(childStatusSignal, report)
+      .catch(() => undefined);
   }
 
   /** The Web UI's current details for this conversation. */
@@ -441,7 +443,13 @@ export class ConversationRun {
   /** Records step `step`'s checkpoint (an event, and the list rewinds and forks read). */
   recordCheckpoint(step: number, c: { commit?: string; added: number; changed: number; deleted: number }): void {
     const event = this.append({ kind: 'checkpoint', source: 'environment', step, ...c });
-    const entry: CheckpointEntry = { step, index: event.index, time: event.timestamp, ...c, toolState: JSON.parse(JSON.stringify(this.toolState)) as Record<string, unknown> };
+    const entry: CheckpointEntry = {
+      step,
+      index: event.index,
+      time: event.timestamp,
+      ...c,
+      toolState: JSON.parse(JSON.stringify(this.toolState)) as Record<string, unknown>,
+    };
     this.checkpoints.add(entry);
   }
 
@@ -457,7 +465,8 @@ export class ConversationRun {
    */
   requestRewind(step: number): number {
     const id = this.rewinds.request(step);
-    if (this.statusValue === 'waiting_for_confirmation') this.decide({ approved: false, reason: `the conversation is being rewound to step ${step}` });
+    if (this.statusValue === 'waiting_for_confirmation')
+      this.decide({ approved: false, reason: `the conversation is being rewound to step ${step}` });
     this.pause({ now: true, reason: `rewind to step ${step}` });
     this.children.tell((child) => child.signal(closeSignal));
     this.wakeupsValue++;
@@ -656,7 +665,8 @@ export class RewindRequests {
   take(id: number): RewindAnswer {
     const result = this.answers.get(id);
     this.answers.delete(id);
-    if (!result?.answer) throw ApplicationFailure.create({ message: result?.error ?? 'the rewind did not happen', type: 'RewindFailed', nonRetryable: true });
+    if (!result?.answer)
+      throw ApplicationFailure.create({ message: result?.error ?? 'the rewind did not happen', type: 'RewindFailed', nonRetryable: true });
     return result.answer;
   }
 }

@@ -18,7 +18,11 @@ export interface ActiveWait {
 }
 
 /** How long to wait for these arguments at workflow time `now` (ms), capped; or why not. */
-export function waitPlan(args: { seconds?: number | undefined; until?: string | undefined }, now: number, maxMs: number): { ms: number; capped: boolean } {
+export function waitPlan(
+  args: { seconds?: number | undefined; until?: string | undefined },
+  now: number,
+  maxMs: number,
+): { ms: number; capped: boolean } {
   const target = args.until !== undefined ? Date.parse(args.until) - now : (args.seconds ?? 0) * 1000;
   const ms = Math.max(0, Math.round(target));
   return ms > maxMs ? { ms: maxMs, capped: true } : { ms, capped: false };
@@ -45,7 +49,10 @@ export async function durableWait(run: ConversationRun, action: ActionEvent): Pr
     const ended = await condition(() => wait.endedBy !== undefined, ms, { summary: `waiting until ${until} (${reason})` });
     const waited = waitedText(Date.now() - started);
     if (!ended) {
-      return { content: `Waited until ${until}${capped ? ` (cut to the longest wait, ${formatDuration(ms)})` : ''}; the time has come.`, isError: false };
+      return {
+        content: `Waited until ${until}${capped ? ` (cut to the longest wait, ${formatDuration(ms)})` : ''}; the time has come.`,
+        isError: false,
+      };
     }
     return { content: `The wait ended early after ${waited}: ${ENDED_BY[wait.endedBy as WaitEnd]}.`, isError: false };
   } finally {

@@ -43,7 +43,11 @@ export async function callModel(run: ConversationRun, acts: ConversationActiviti
     // A cancelled call whose worker died before acknowledging ends in a timeout instead; that is
     // still the pause, not an error.
     if (isCancellation(err) || modelCallCancelled(run)) return { kind: 'cancelled' };
-    return { kind: 'failed', message: `model call failed: ${failureMessage(err)}`, contextExceeded: failureType(err) === CONTEXT_WINDOW_EXCEEDED };
+    return {
+      kind: 'failed',
+      message: `model call failed: ${failureMessage(err)}`,
+      contextExceeded: failureType(err) === CONTEXT_WINDOW_EXCEEDED,
+    };
   } finally {
     run.inFlight.model = undefined;
   }

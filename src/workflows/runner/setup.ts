@@ -62,7 +62,12 @@ export async function prepareTools(run: ConversationRun, acts: ConversationActiv
 export async function releaseTools(run: ConversationRun, acts: ConversationActivities): Promise<void> {
   await acts.tool.releaseTools
     .executeWithOptions(
-      { scheduleToCloseTimeout: '1 minute', taskQueue: run.options.toolTaskQueue, retry: { maximumAttempts: 3 }, summary: 'stop MCP servers' },
+      {
+        scheduleToCloseTimeout: '1 minute',
+        taskQueue: run.options.toolTaskQueue,
+        retry: { maximumAttempts: 3 },
+        summary: 'stop MCP servers',
+      },
       [run.id],
     )
     .catch(() => undefined);

@@ -61,7 +61,11 @@ async function checkpoint(run: ConversationRun, acts: ConversationActivities, st
       [{ conversationId: run.id, workspace: run.options.workspace, step }],
     );
   } catch (err) {
-    run.append({ kind: 'error', source: 'environment', message: `checkpoint of step ${step} not taken (this step cannot be rewound to): ${failureMessage(err)}` });
+    run.append({
+      kind: 'error',
+      source: 'environment',
+      message: `checkpoint of step ${step} not taken (this step cannot be rewound to): ${failureMessage(err)}`,
+    });
     run.recordCheckpoint(step, { added: 0, changed: 0, deleted: 0 });
     return;
   }

@@ -121,7 +121,11 @@ export async function onHost<T>(run: ConversationRun, call: (extra: ActivityOpti
   try {
     return await call({ scheduleToStartTimeout: options.hostWaitMs ?? DEFAULTS.hostWaitMs }, false);
   } catch (err) {
-    if (!(err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START)) {
+    if (!(
+      err instanceof ActivityFailure &&
+      err.cause instanceof TimeoutFailure &&
+      err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
+    )) {
       throw err;
     }
   }

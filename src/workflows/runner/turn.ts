@@ -44,7 +44,11 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     run.markSessionStarted();
     const due = hooksDue(run, 'SessionStart');
     if (due) {
-      const d = await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'SessionStart', source: run.runNumber <= 1 ? 'startup' : 'resume' });
+      const d = await runHooks(run, acts, due, {
+        ...eventBase(run),
+        hook_event_name: 'SessionStart',
+        source: run.runNumber <= 1 ? 'startup' : 'resume',
+      });
       // A session's start cannot be blocked (as in Claude Code): the reason is shown, the run goes on.
       if (d.kind === 'block' && d.reason) run.append({ kind: 'error', source: 'environment', message: `SessionStart hook: ${d.reason}` });
       addHookContext(run, 'SessionStart', d.context);
@@ -55,7 +59,12 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     if (!due) break;
     const d = await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'UserPromptSubmit', prompt: message.text });
     if (d.kind === 'block') {
-      run.append({ kind: 'refused', source: 'environment', messageIndex: message.index, reason: d.reason ?? 'refused by a UserPromptSubmit hook' });
+      run.append({
+        kind: 'refused',
+        source: 'environment',
+        messageIndex: message.index,
+        reason: d.reason ?? 'refused by a UserPromptSubmit hook',
+      });
     } else {
       addHookContext(run, 'UserPromptSubmit', d.context);
     }
@@ -145,7 +154,16 @@ async function afterReply(
     const due = hooksDue(run, 'PreToolUse', action.tool);
     if (!due || run.halted) continue;
     const input = toolInput(action.arguments);
-    pre.set(action, await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'PreToolUse', tool_name: action.tool, tool_input: input, tool_use_id: action.toolCallId }));
+    pre.set(
+      action,
+      await runHooks(run, acts, due, {
+        ...eventBase(run),
+        hook_event_name: 'PreToolUse',
+        tool_name: action.tool,
+        tool_input: input,
+        tool_use_id: action.toolCallId,
+      }),
+    );
   }
   const hookAsks = [...pre.values()].some((d) => d.kind === 'ask');
   if (
@@ -195,12 +213,21 @@ async function runActions(
     }
     const decision = pre.get(action);
     if (decision?.kind === 'block') {
-      run.append(observation(action, { content: `Not run: a PreToolUse hook blocked this call: ${decision.reason ?? 'no reason given'}`, isError: true }));
+      run.append(
+        observation(action, {
+          content: `Not run: a PreToolUse hook blocked this call: ${decision.reason ?? 'no reason given'}`,
+          isError: true,
+        }),
+      );
       continue;
     }
     if (!WORKFLOW_TOOLS.has(action.tool)) touchedHost = true;
     let result = await (started ?? runTool(run, acts, asRun(action), plans.get(action)));
-    if (decision?.updatedInput) result = { ...result, content: `(A PreToolUse hook changed the arguments to ${JSON.stringify(decision.updatedInput)}.)\n${result.content}` };
+    if (decision?.updatedInput)
+      result = {
+        ...result,
+        content: `(A PreToolUse hook changed the arguments to ${JSON.stringify(decision.updatedInput)}.)\n${result.content}`,
+      };
     // PostToolUse hooks see the result; what they say (a block's reason, their context) reaches the model with it.
     const due = hooksDue(run, 'PostToolUse', action.tool);
     if (due) {
@@ -238,7 +265,9 @@ async function confirm(run: ConversationRun, actions: ActionEvent[]): Promise<bo
   );
   if (answer.approved && run.status === 'running') return true;
   for (const action of actions) {
-    run.append(observation(action, { content: `The user rejected this action${answer.reason ? `: ${answer.reason}` : '.'}`, isError: true }));
+    run.append(
+      observation(action, { content: `The user rejected this action${answer.reason ? `: ${answer.reason}` : '.'}`, isError: true }),
+    );
   }
   if (run.status === 'waiting_for_confirmation') run.setStatus('running');
   return false;
