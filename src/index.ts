@@ -126,4 +126,5 @@ export {
   type TerminalState,
   type TokenUsage,
   type ToolName,
-} from './types.js';
+  type SkillsEvent,
+} from './types/public.js';

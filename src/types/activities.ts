@@ -1,0 +1,162 @@
+// The activity contracts: what the workflow sends its activities and gets back. Internal (not
+// exported from the package); plain data that travels through Temporal payloads.
+import type { HookEventName } from '../hooks/config.js';
+import type { SkillInfo } from '../skills/prompt.js';
+import type {
+  ConversationEvent,
+  LLMSpec,
+  McpServersSpec,
+  ReasoningBlock,
+  RepositoryInstructions,
+  TerminalState,
+  TokenUsage,
+  ToolSpec,
+} from './public.js';
+
+export interface ChatToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+  /** What the tool's definition says about this call, worked out by the model-call worker. */
+  plan?: ToolCallPlan;
+}
+
+/** Per call, from the tool's definition: whether it needs approval, its time limit, its Web UI line. */
+export interface ToolCallPlan {
+  needsApproval?: boolean;
+  timeoutSeconds?: number;
+  summary?: string;
+}
+
+/** A message in the chat-completions format, built by the workflow from the event log. */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | {
+      role: 'assistant';
+      content: string | null;
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
+      /** Provider reasoning to send back (Anthropic thinking blocks); not part of the chat-completions format. */
+      reasoning?: ReasoningBlock[];
+    }
+  | { role: 'tool'; tool_call_id: string; content: string };
+
+/**
+ * The model call gets a reference to the transcript (events [0, eventCount) of the conversation),
+ * not the transcript itself: it reads the events with the `events` query. So each event is in
+ * history once, and history grows linearly with the conversation instead of quadratically.
+ */
+export interface ModelCallInput {
+  conversationId: string;
+  step: number;
+  llm: LLMSpec;
+  systemPrompt: string;
+  eventCount: number;
+  /** Tool names, for conversations without a setup (started before tools were open). */
+  tools: string[];
+  /** The conversation's setup version: the worker reads the setup (tools, instructions) with the `setup` query, once. */
+  setupVersion?: number;
+  /** The events since the previous model call, when small: a worker that cached the rest makes no query. */
+  recent?: RecentEvents;
+}
+
+/**
+ * Events [from, from + events.length) of a conversation, sent with a model call. `anchor` names the
+ * event just before them, so a worker can check that its cached transcript is the one they follow.
+ */
+export interface RecentEvents {
+  from: number;
+  anchor?: { index: number; timestamp: string };
+  events: ConversationEvent[];
+}
+
+export interface CondenseInput {
+  conversationId: string;
+  llm: LLMSpec;
+  /** Summarise events [from, to) of the conversation (with the previous summary, if any). */
+  from: number;
+  to: number;
+  previousSummary?: string;
+}
+
+export interface CondenseResult {
+  summary: string;
+  usage: TokenUsage;
+  cost: number;
+  latencyMs: number;
+  /** The model the endpoint says answered. */
+  model?: string;
+}
+
+export interface ModelCallResult {
+  id: string;
+  model: string;
+  content: string | null;
+  toolCalls: ChatToolCall[];
+  usage: TokenUsage;
+  cost: number;
+  latencyMs: number;
+  /** Reasoning blocks to keep with the reply (Anthropic thinking, with signatures). */
+  reasoning?: ReasoningBlock[];
+  /** The reply was cut by the output-token cap (finish_reason `length` / stop_reason `max_tokens`). */
+  truncated?: boolean;
+}
+
+export interface ToolCallInput {
+  conversationId: string;
+  workspace: string;
+  toolCallId: string;
+  /** Raw arguments object from the model; the activity validates it. */
+  arguments: unknown;
+}
+
+/** One call of any host tool (the single tool activity). */
+export interface RunToolInput extends ToolCallInput {
+  tool: string;
+  /** The tool's durable state in this conversation. */
+  state?: unknown;
+  /** Scheduled again after no worker picked up the first try in time: that try may still have begun. */
+  rescheduled?: boolean;
+  /** For an MCP tool: its server's config (with `${VAR}` unexpanded) and what a retry may do. */
+  mcp?: { server: string; tool: string; retry: 'repeat' | 'report'; config: McpServersSpec[string] };
+}
+
+export interface RunToolResult extends ToolResult {
+  state?: unknown;
+}
+
+/** Made once per conversation on the workspace host: the tools it offers, AGENTS.md, problems found. */
+export interface PrepareToolsInput {
+  conversationId: string;
+  workspace: string;
+  tools: string[];
+  hostTools: boolean;
+  mcpServers?: McpServersSpec;
+}
+
+export interface PrepareToolsResult {
+  tools: ToolSpec[];
+  instructions?: RepositoryInstructions;
+  /** Readable problems: a tool this host lacks, an MCP server that would not start. */
+  errors: string[];
+  /** The skills found in the workspace and on the host (name, description, path of SKILL.md); absent in older results. */
+  skills?: SkillInfo[];
+  /** Skill files skipped (malformed, oversized, …): one readable warning each. */
+  warnings?: string[];
+  /** The events this worker has TypeScript hooks for (createWorker({ hooks })): runHooks is worth calling for them even without command hooks. */
+  hookEvents?: HookEventName[];
+}
+
+export interface TerminalCallInput extends ToolCallInput {
+  terminal: TerminalState;
+}
+
+export interface ToolResult {
+  content: string;
+  isError: boolean;
+  exitCode?: number;
+}
+
+export interface TerminalResult extends ToolResult {
+  terminal: TerminalState;
+}

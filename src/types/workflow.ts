@@ -1,0 +1,83 @@
+// The workflow's own contracts: its input (with the state a run carries into the next when it
+// continues as new), what a sub-agent reports to its parent, and the defaults. Internal.
+import type {
+  CheckpointEntry,
+  ChildSummary,
+  CondenserOptions,
+  ConversationEvent,
+  ConversationOptions,
+  ConversationSetup,
+  ConversationStatus,
+  ForkOrigin,
+  Metrics,
+  TerminalState,
+} from './public.js';
+
+/** What a sub-agent tells its parent when its status changes. */
+export interface ChildReport {
+  id: string;
+  status: ConversationStatus;
+  cost: number;
+}
+
+/** Input of the conversation workflow. `carried` is set when the workflow continues as new. */
+export interface ConversationInput {
+  options: ConversationOptions;
+  firstMessage?: string;
+  /** Start running at once (the CLI's `start`); otherwise the conversation waits in `idle`. */
+  run?: boolean;
+  carried?: CarriedState;
+  /** A fork: make the workspace from the source's checkpoint before anything runs (see `forkConversation`). */
+  fork?: { origin: ForkOrigin; sourceWorkspace: string };
+}
+
+/** What a run hands the next when it continues as new (migrated in workflows/legacy/carried-state.ts). */
+export interface CarriedState {
+  /** The shape's version (absent: version 1). */
+  version?: number;
+  events: ConversationEvent[];
+  status: ConversationStatus;
+  iterations: number;
+  runNumber: number;
+  metrics: Metrics;
+  lastError: string | null;
+  /** Version 1 only: the terminal's state (now in toolState.terminal). */
+  terminal?: TerminalState;
+  modelSeenEvents: number;
+  /** Version 1 only: task_tracker's list (now in toolState.task_tracker). */
+  tasks?: { title: string; notes?: string; status: 'todo' | 'in_progress' | 'done' }[];
+  runCost?: number;
+  /** Each tool's durable state, by tool name. */
+  toolState?: Record<string, unknown>;
+  setup?: ConversationSetup;
+  lastPromptTokens?: number;
+  condenseRetryAt?: number;
+  children?: ChildSummary[];
+  childCount?: number;
+  finalMessage?: string | null;
+  /** The runs so far and the first event index each recorded (the events they hold are not carried). */
+  runs?: { runId: string; from: number }[];
+  /** Steps so far (over the whole conversation), and their checkpoints. */
+  steps?: number;
+  checkpoints?: CheckpointEntry[];
+  forkedFrom?: ForkOrigin;
+  /** A fork's workspace has been made (so a continued run does not make it again). */
+  forkMade?: boolean;
+}
+
+export const DEFAULTS = {
+  taskQueue: 'faheem',
+  maxIterations: 500,
+  idleTimeoutMs: 7 * 24 * 60 * 60 * 1000,
+  continueAsNewEverySteps: 100,
+  condenser: { maxEvents: 240, maxPromptTokens: 120_000, keepFirst: 2 } as CondenserOptions,
+  maxMessageChars: 100_000,
+  /** The `events` query answers in pages of about this many characters (well under payload limits). */
+  eventsPageChars: 200_000,
+  /** A call on the workspace host not picked up for this long: the conversation says it is waiting for the host. */
+  hostWaitMs: 30_000,
+  /** AGENTS.md beyond this many characters is cut (it goes into every prompt). */
+  maxInstructionsChars: 20_000,
+  /** The longest one `wait` call may sleep. */
+  maxWaitMs: 7 * 24 * 60 * 60 * 1000,
+} as const;
