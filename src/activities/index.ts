@@ -19,6 +19,7 @@ import { createPrepareTools } from './prepare-tools.js';
 import { createReleaseTools } from './release-tools.js';
 import { createRestoreWorkspace } from './restore-workspace.js';
 import { createRunHooks } from './run-hooks.js';
+import { createLegacyToolActivities } from './legacy.js';
 import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
 
@@ -77,8 +78,8 @@ export function createActivities(options: ActivitiesOptions = {}) {
       ...(hooks ? { workerHooks: hooks } : {}),
       ...(options.sandbox ? { sandbox: options.sandbox } : {}),
     }),
-    runTerminal: tools.runTerminal,
-    editFile: tools.editFile,
+    // Replay-era activities (see legacy.ts).
+    ...createLegacyToolActivities(tools.runTool),
     checkpointWorkspace: createCheckpointWorkspace(checkpoints),
     restoreWorkspace: createRestoreWorkspace(checkpoints),
     forkWorkspace: createForkWorkspace(checkpoints),

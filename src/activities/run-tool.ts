@@ -10,7 +10,7 @@ import { interruptedFailure, partialOutputOf } from '../tools/interrupted.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { execInWorkspace, hiddenDirs, type SandboxOptions } from '../tools/sandbox.js';
 import { commandBaseEnv } from '../security/env-policy.js';
-import type { RunToolInput, RunToolResult, TerminalCallInput, TerminalResult, ToolCallInput, ToolResult } from '../types.js';
+import type { RunToolInput, RunToolResult } from '../types.js';
 import { withHeartbeat } from './heartbeat.js';
 import type { StartLog } from './start-log.js';
 import { toolNotAvailable } from './tool-not-available.js';
@@ -138,20 +138,7 @@ export function createRunTool(deps: RunToolDeps) {
     return interruptedFailure(partial !== undefined ? clip(redact(partial, deps.secretValues)) : '');
   }
 
-  // Before tools were open, terminal and file_editor had an activity each; conversations that
-  // scheduled one before an upgrade still get an answer.
-  async function runTerminal(input: TerminalCallInput): Promise<TerminalResult> {
-    const { terminal, ...rest } = input;
-    const result = await runTool({ ...rest, tool: 'terminal', state: terminal });
-    const { state, ...out } = result;
-    return { ...out, terminal: (state as TerminalResult['terminal'] | undefined) ?? terminal };
-  }
-
-  async function editFile(input: ToolCallInput): Promise<ToolResult> {
-    return runTool({ ...input, tool: 'file_editor' });
-  }
-
-  return { runTool, runTerminal, editFile };
+  return { runTool };
 }
 
 /** What the model reads for a call cut off by a crash that may have had effects (retry class `report`). */

@@ -1,5 +1,7 @@
 // Every patch the conversation workflow carries, in one table: what it guards, since when, and when
-// it may go. A patch id may move to `deprecatePatch()` once no open workflow can have a history from
+// it may go. What exists only for old histories lives beside it (legacy/before-open-tools.ts,
+// legacy/carried-state.ts) and, on the worker side, in src/activities/legacy.ts (runTerminal,
+// editFile) and call-model.ts's tools-by-name branch (input.setupVersion absent). A patch id may move to `deprecatePatch()` once no open workflow can have a history from
 // before it (open conversations complete after their idle timeout, 7 days by default, or continue as
 // new — a new run starts with no markers and takes the new path), and may be removed one release
 // after that. Nothing else calls `patched()`.
