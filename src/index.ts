@@ -95,6 +95,7 @@ export {
   TOOL_NAMES,
   type ActionEvent,
   type AgentSpec,
+  type CallSummary,
   type CheckpointEntry,
   type CheckpointEvent,
   type ChildEvent,

@@ -1,6 +1,6 @@
 // Human-readable, coloured rendering of events and state for the CLI.
 import pc from 'picocolors';
-import type { ConversationEvent, ConversationState } from '../types.js';
+import type { CallSummary, ConversationEvent, ConversationState } from '../types.js';
 
 const STATUS_COLOR: Record<string, (s: string) => string> = {
   running: pc.green,
@@ -25,7 +25,7 @@ export function formatEvent(e: ConversationEvent): string {
   const n = pc.dim(`#${e.index}`.padStart(5));
   switch (e.kind) {
     case 'message':
-      return `${n} ${time} ${e.source === 'user' ? pc.bold(pc.blue('user')) : e.source === 'agent' ? pc.bold(pc.magenta('agent')) : pc.bold(pc.cyan('hook'))}: ${clip(e.text)}`;
+      return `${n} ${time} ${e.source === 'user' ? pc.bold(pc.blue('user')) : e.source === 'agent' ? pc.bold(pc.magenta('agent')) : pc.bold(pc.cyan('hook'))}: ${clip(e.text)}${callText(e.call)}`;
     case 'skills':
       return `${n} ${time} ${pc.cyan(`🧰 skills offered: ${e.skills.map((s) => s.name).join(', ') || 'none'}`)}${e.warnings.map((w) => `\n${indent(pc.yellow(`skipped: ${w}`))}`).join('')}`;
     case 'refused':
@@ -34,7 +34,8 @@ export function formatEvent(e: ConversationEvent): string {
       const args = e.arguments as Record<string, unknown> | string;
       const main = typeof args === 'object' && args ? (args.command ?? args.thought ?? args.message ?? JSON.stringify(args)) : String(args);
       const extra = typeof args === 'object' && args && e.tool === 'file_editor' ? ` ${String(args.path)}` : '';
-      return `${e.thought ? `${n} ${time} ${pc.magenta('thought')}: ${clip(e.thought)}\n` : ''}${n} ${time} ${pc.bold(pc.yellow(e.tool))} ${pc.yellow(clip(String(main), 300))}${extra}`;
+      const thinking = (e.reasoning ?? []).flatMap((b) => (b.type === 'thinking' ? [b.thinking] : ['(redacted thinking)'])).join('\n');
+      return `${thinking ? `${n} ${time} ${pc.dim(`thinking: ${clip(thinking, 300)}`)}\n` : ''}${e.thought ? `${n} ${time} ${pc.magenta('thought')}: ${clip(e.thought)}\n` : ''}${n} ${time} ${pc.bold(pc.yellow(e.tool))} ${pc.yellow(clip(String(main), 300))}${extra}${callText(e.call)}`;
     }
     case 'observation': {
       const head = e.isError ? pc.red('✗') : pc.green('✓');
@@ -66,6 +67,16 @@ export function formatEvent(e: ConversationEvent): string {
     case 'rewind':
       return `${n} ${time} ${pc.cyan(`↶ rewound to step ${e.toStep}: events ${e.dropFrom}–${e.dropTo - 1} leave the prompt; the workspace is as after step ${e.toStep} (undo: checkpoint ${e.before.slice(0, 10)})`)}\n${indent(e.notUndone)}`;
   }
+}
+
+/** A model call's model, tokens and cost, dimmed after the reply it made. */
+function callText(call: CallSummary | undefined): string {
+  if (!call) return '';
+  const cache =
+    call.cacheReadTokens || call.cacheWriteTokens ? `, cache ${call.cacheReadTokens} read / ${call.cacheWriteTokens ?? 0} written` : '';
+  return pc.dim(
+    `  [${call.model} · ${call.promptTokens} in${cache} / ${call.completionTokens} out · $${call.cost.toFixed(4)} · ${call.latencyMs} ms]`,
+  );
 }
 
 function indent(text: string): string {

@@ -256,11 +256,21 @@ interface EventBase {
 }
 
 /** A message, from the user or the agent. */
+/** What one model call used and cost (on the agent's message, or the first action of a reply). */
+export interface CallSummary extends TokenUsage {
+  model: string;
+  /** USD at the model's list prices (cache reads and writes included). */
+  cost: number;
+  latencyMs: number;
+}
+
 export interface MessageEvent extends EventBase {
   kind: 'message';
   text: string;
   /** An agent reply cut by the output-token cap: the model is told so in its next prompt. */
   truncated?: boolean;
+  /** The model call that wrote this reply. */
+  call?: CallSummary;
 }
 
 /** A tool call the model made. */
@@ -276,6 +286,8 @@ export interface ActionEvent extends EventBase {
   replyId: string;
   /** The reply's reasoning blocks (on the first action of a reply), sent back with the tool calls. */
   reasoning?: ReasoningBlock[];
+  /** The model call that made this reply (on its first action). */
+  call?: CallSummary;
   /** The reply was cut by the output-token cap (on the first action): the model is told so. */
   truncated?: boolean;
 }

@@ -30,10 +30,18 @@ export function detailsText(v: DetailsView): string {
     `**Pending messages:** ${v.pendingMessages}`,
     v.children.length > 0 ? `**Sub-agents:** ${v.children.map((c) => `\`${c.id}\` ${c.status}`).join(', ')}` : '',
     v.parentId ? `**Parent:** \`${v.parentId}\`` : '',
-    `**Tokens:** ${v.metrics.promptTokens} in / ${v.metrics.completionTokens} out · **Cost:** $${v.metrics.accumulatedCost.toFixed(4)}`,
+    `**Tokens:** ${v.metrics.promptTokens} in (${v.metrics.cacheReadTokens} from the cache) / ${v.metrics.completionTokens} out · **Cost:** $${v.metrics.accumulatedCost.toFixed(4)}`,
+    lastCall(v.metrics),
   ]
     .filter(Boolean)
     .join('\n\n');
+}
+
+/** The newest model call: model, tokens, cost. */
+function lastCall(m: Metrics): string {
+  const c = m.calls?.[m.calls.length - 1];
+  if (!c) return '';
+  return `**Last call:** ${c.model ?? 'model'} · ${c.promptTokens} in / ${c.completionTokens} out · $${c.cost.toFixed(4)} · ${c.latencyMs} ms${c.truncated ? ' · cut by the output cap' : ''}`;
 }
 
 /** A tool call's main argument (command, path, message), shortened for one line. */

@@ -1,7 +1,7 @@
 // One turn of the loop (a step): the setup if it is missing, a condensation if one is due, one
 // model call, and the tools it asked for. It returns what happens next; `applyOutcome` records it.
 import { WORKFLOW_TOOLS } from '../../tools/local.js';
-import type { ActionEvent, ModelCallResult, ToolCallPlan, ToolResult } from '../../types.js';
+import type { ActionEvent, CallSummary, ModelCallResult, ToolCallPlan, ToolResult } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
 import { observation, parseArguments } from '../reply.js';
 import type { ConversationActivities } from './activities.js';
@@ -120,7 +120,13 @@ async function afterReply(
 ): Promise<{ outcome: TurnOutcome; touchedHost: boolean }> {
   const { options } = run;
   if (reply.toolCalls.length === 0) {
-    run.append({ kind: 'message', source: 'agent', text: reply.content ?? '', ...(reply.truncated ? { truncated: true } : {}) });
+    run.append({
+      kind: 'message',
+      source: 'agent',
+      text: reply.content ?? '',
+      ...(reply.truncated ? { truncated: true } : {}),
+      call: callSummary(reply),
+    });
     // Cut by the output cap: not an answer; the next prompt tells the model (prompt.ts) and it goes on.
     if (reply.truncated) return { outcome: { kind: 'continue' }, touchedHost: false };
     run.setFinalMessage(reply.content ?? '');
@@ -144,6 +150,7 @@ async function afterReply(
       // Thinking blocks go back with the tool results (Anthropic requires them, signatures and all).
       ...(i === 0 && reply.reasoning?.length ? { reasoning: reply.reasoning } : {}),
       ...(i === 0 && reply.truncated ? { truncated: true } : {}),
+      ...(i === 0 ? { call: callSummary(reply) } : {}),
     }) as ActionEvent;
     actions.push(action);
     plans.set(action, call.plan);
@@ -175,6 +182,11 @@ async function afterReply(
     return { outcome: { kind: 'stopped' }, touchedHost: false };
   }
   return runActions(run, acts, actions, plans, pre);
+}
+
+/** What a model call used and cost, for the events (people read it; the model never does). */
+function callSummary(reply: ModelCallResult): CallSummary {
+  return { model: reply.model, cost: reply.cost, latencyMs: reply.latencyMs, ...reply.usage };
 }
 
 /** A tool call's arguments as a hook sees them (always an object). */
