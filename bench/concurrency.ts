@@ -7,7 +7,7 @@ import { Conversation } from '../src/client.js';
 import { startHarness, type Harness } from '../test/support/harness.js';
 import { cpuMs, selfCpuMs } from './cpu.js';
 import { floorThroughput } from './floor/floor.js';
-import { benchAgent, stepScript } from './step.js';
+import { benchAgent, stepScript, benchOptions } from './step.js';
 
 export interface ConcurrencyFigures {
   conversations: number;
@@ -37,7 +37,13 @@ export async function concurrency(h: Harness, workerPid: number | undefined, n: 
   const t0 = performance.now();
   const conversations = await Promise.all(
     Array.from({ length: n }, async () =>
-      Conversation.create(h.client, { agent: benchAgent(), workspace: await h.workspace(), firstMessage: 'go', run: true }),
+      Conversation.create(h.client, {
+        ...benchOptions(),
+        agent: benchAgent(),
+        workspace: await h.workspace(),
+        firstMessage: 'go',
+        run: true,
+      }),
     ),
   );
   const finals = await Promise.all(conversations.map((c) => c.waitUntilStopped({ timeoutMs: 600_000 })));

@@ -16,7 +16,7 @@ import type { ConversationEvent } from '../src/types.js';
 import { concurrency, describeConcurrency } from './concurrency.js';
 import { floorPerStep } from './floor/floor.js';
 import { describeLong, longConversation } from './long.js';
-import { benchAgent, stepScript } from './step.js';
+import { benchAgent, stepScript, benchOptions } from './step.js';
 
 const pct = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -38,6 +38,7 @@ async function pauseLatency(h: Harness, rounds: number, others = 0, othersModelM
   const background = await Promise.all(
     Array.from({ length: others }, async () =>
       Conversation.create(h.client, {
+        ...benchOptions(),
         agent: benchAgent(),
         workspace: await h.workspace(),
         firstMessage: 'background',
@@ -47,6 +48,7 @@ async function pauseLatency(h: Harness, rounds: number, others = 0, othersModelM
     ),
   );
   const conversation = await Conversation.create(h.client, {
+    ...benchOptions(),
     agent: benchAgent(),
     workspace: await h.workspace(),
     firstMessage: 'wait',
@@ -99,6 +101,7 @@ async function stepTime(h: Harness, steps: number) {
   h.model.setScript(stepScript(steps));
   const t0 = performance.now();
   const conversation = await Conversation.create(h.client, {
+    ...benchOptions(),
     agent: benchAgent(),
     workspace: await h.workspace(),
     firstMessage: 'go',
@@ -158,6 +161,7 @@ async function historyGrowth(h: Harness) {
   h.model.setScript(script);
   h.model.requests.length = 0;
   const conversation = await Conversation.create(h.client, {
+    ...benchOptions(),
     agent: benchAgent(),
     workspace: await h.workspace(),
     firstMessage: 'go',
@@ -189,6 +193,7 @@ async function recovery(h: Harness, rounds: number) {
   );
   let worker = await h.startWorker();
   const conversation = await Conversation.create(h.client, {
+    ...benchOptions(),
     agent: benchAgent(),
     workspace: await h.workspace(),
     firstMessage: 'go',

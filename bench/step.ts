@@ -11,3 +11,6 @@ export const stepScript =
     req.body.messages.filter((m) => m.role === 'tool').length >= steps
       ? { content: 'done' }
       : { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${req.body.messages.length}` } }] };
+
+/** Options every bench conversation gets: BENCH_CHECKPOINTS=0 leaves out the checkpoint per step (time travel's cost apart). */
+export const benchOptions = (): { checkpoints?: false } => (process.env.BENCH_CHECKPOINTS === '0' ? { checkpoints: false } : {});
