@@ -10,7 +10,6 @@ import { FaheemError } from './errors.js';
 import { emptyMetrics, type CarriedState, type ConversationInput } from './types.js';
 import { CARRIED_STATE_VERSION } from './workflows/legacy/carried-state.js';
 import { ConversationModelKey, ConversationStatusKey, forkPointQuery } from './workflows/messages.js';
-import { markRewound, rewoundRanges } from './workflows/time-travel.js';
 import { taskQueue as defaultTaskQueue } from './connection.js';
 import { randomUUID } from 'node:crypto';
 
@@ -53,7 +52,8 @@ export async function forkConversation(client: Client, sourceId: string, options
   const workspace = path.resolve(options.workspace ?? defaultForkDir(sourceWorkspace, id));
   // Every event up to the checkpoint, those earlier runs hold included; the fork holds them itself.
   const all = await readEvents(handle, 0, point.checkpoint.index + 1);
-  const events = markRewound(all, rewoundRanges(all)).map(({ rewound: _r, ...e }) => e);
+  // Without readers' marks: the rewind events it carries say what is out of the prompt.
+  const events = all.map(({ rewound: _r, ...e }) => e);
   const { toolState, ...checkpoint } = point.checkpoint;
   const carried: CarriedState = {
     version: CARRIED_STATE_VERSION,
@@ -79,7 +79,9 @@ export async function forkConversation(client: Client, sourceId: string, options
   };
   // The terminal's directory moves with the workspace.
   const terminal = carried.toolState?.terminal as { cwd?: string } | undefined;
-  if (terminal?.cwd?.startsWith(sourceWorkspace)) terminal.cwd = workspace + terminal.cwd.slice(sourceWorkspace.length);
+  if (terminal?.cwd && (terminal.cwd === sourceWorkspace || terminal.cwd.startsWith(sourceWorkspace + path.sep))) {
+    terminal.cwd = workspace + terminal.cwd.slice(sourceWorkspace.length);
+  }
   // A fork is a conversation of its own, not a sub-agent.
   const { parent: _parent, ...options_ } = point.options;
   const input: ConversationInput = {

@@ -63,6 +63,8 @@ export interface CarriedState {
   forkedFrom?: ForkOrigin;
   /** A fork's workspace has been made (so a continued run does not make it again). */
   forkMade?: boolean;
+  /** Hooks' bookkeeping: the run SessionStart ran for, the run a Stop hook blocked in, user messages checked up to. */
+  hooks?: { sessionStartedRun: number; stopHookRun: number; checkedPromptsUpTo: number };
 }
 
 export const DEFAULTS = {

@@ -32,6 +32,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   for (;;) {
     // A rewind asked for is carried out once nothing runs (its request paused the conversation).
     if (run.rewinds.pending) {
+      if (run.checkpointPending) await run.checkpointsSettled();
       await performRewind(run, acts);
       continue;
     }
@@ -66,6 +67,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     }
   }
 
+  // The last step's checkpoint is recorded before the run ends (and carried when it continues).
+  if (run.checkpointPending) await run.checkpointsSettled();
   // The conversation ends: stop its MCP servers on the workspace host.
   const continuing = end === 'continue-as-new';
   if ((!continuing || run.closeRequested) && run.setup && options.mcpServers && Object.keys(options.mcpServers).length > 0) {

@@ -84,7 +84,13 @@ export function compactEvents(events: readonly ConversationEvent[]): Conversatio
   for (const e of events) if (e.kind === 'condensation' && !inRanges(e.index, ranges)) latest = e;
   if (!latest && ranges.length === 0) return [...events];
   const c = latest;
-  return events.filter((e) => !inRanges(e.index, ranges) && (!c || e.index < c.forgottenFrom || e.index >= c.forgottenTo));
+  // Rewind and refusal events say what leaves the prompt: they stay whatever range they are in.
+  return events.filter(
+    (e) =>
+      e.kind === 'rewind' ||
+      e.kind === 'refused' ||
+      (!inRanges(e.index, ranges) && (!c || e.index < c.forgottenFrom || e.index >= c.forgottenTo)),
+  );
 }
 
 /** Up to this much JSON of new events travels with a model call; more is read with the events query. */

@@ -110,13 +110,15 @@ export class ConversationRun {
   /** The `wait` call in progress, if any. */
   private activeWait: ActiveWait | undefined;
   /** The run whose SessionStart hooks have run; whether a Stop hook blocked in this run; user messages hooks have checked. */
-  private sessionStartedRun = -1;
-  private stopHookRun = -1;
-  private checkedPromptsUpTo = 0;
+  private sessionStartedRun: number;
+  private stopHookRun: number;
+  private checkedPromptsUpTo: number;
   /** Steps (model replies) over the whole conversation; a rewind goes back to its step. */
   private stepsValue: number;
   private readonly forkedFrom: ForkOrigin | undefined;
   private forkMadeValue: boolean;
+  /** The step checkpoints being taken (one after the other), while the loop goes on. */
+  private checkpointing: Promise<void> | undefined;
 
   private constructor(input: ConversationInput) {
     const { options } = input;
@@ -129,7 +131,9 @@ export class ConversationRun {
       (options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + (options.confirmationPolicy === 'never' ? '' : `\n${SECURITY_RISK_NOTE}`);
     this.depth = options.parent?.depth ?? 0;
     this.log = new ConversationLog(carried?.events ?? []);
-    this.runs = [...(carried?.runs ?? []), { runId: workflowInfo().runId, from: this.log.count }];
+    // A fork's first run holds the events it was given (0..N) itself.
+    const from = input.fork && !carried?.runs?.length ? 0 : this.log.count;
+    this.runs = [...(carried?.runs ?? []), { runId: workflowInfo().runId, from }];
     this.statusValue = carried?.status ?? 'idle';
     this.iterationsValue = carried?.iterations ?? 0;
     this.runNumberValue = carried?.runNumber ?? 0;
@@ -147,6 +151,9 @@ export class ConversationRun {
     this.checkpoints = new CheckpointList(carried?.checkpoints ?? []);
     this.forkedFrom = carried?.forkedFrom ?? input.fork?.origin;
     this.forkMadeValue = carried?.forkMade ?? false;
+    this.sessionStartedRun = carried?.hooks?.sessionStartedRun ?? -1;
+    this.stopHookRun = carried?.hooks?.stopHookRun ?? -1;
+    this.checkedPromptsUpTo = carried?.hooks?.checkedPromptsUpTo ?? 0;
   }
 
   /** The run for this workflow input (a new conversation, or one continued as new). */
@@ -272,6 +279,7 @@ export class ConversationRun {
       steps: this.stepsValue,
       checkpoints: this.checkpoints.toJSON(),
       ...(this.forkedFrom ? { forkedFrom: this.forkedFrom, forkMade: this.forkMadeValue } : {}),
+      hooks: { sessionStartedRun: this.sessionStartedRun, stopHookRun: this.stopHookRun, checkedPromptsUpTo: this.checkedPromptsUpTo },
     };
   }
 
@@ -456,6 +464,7 @@ export class ConversationRun {
   /** Why a rewind to `step` cannot be asked for now, or undefined. */
   rewindRefusal(step: unknown): string | undefined {
     if (this.rewinds.pending) return 'a rewind is already in progress';
+    if (this.drainingValue) return 'the conversation is ending; fork it instead (`faheem fork ID --at N`)';
     return rewindRefusalFor(step, this.checkpoints, this.closeRequestedValue);
   }
 
@@ -491,6 +500,29 @@ export class ConversationRun {
     if (this.statusValue !== 'paused') this.setStatus('paused', `rewound to step ${entry.step}`);
     this.publishDetails();
     return { toStep: entry.step, commit, before, dropped: dropTo - dropFrom };
+  }
+
+  /**
+   * Queues a step's checkpoint behind the one in flight, if any (a step that reuses the previous
+   * commit must see it). It runs while the next model call does; `checkpointsSettled` is awaited
+   * before anything that needs it (the next reply's events, a rewind, the end of the run).
+   */
+  queueCheckpoint(work: () => Promise<void>): void {
+    const started = this.checkpointing ? this.checkpointing.then(work) : work();
+    const tracked: Promise<void> = started.then(() => {
+      if (this.checkpointing === tracked) this.checkpointing = undefined;
+    });
+    this.checkpointing = tracked;
+  }
+
+  /** A checkpoint is still being taken. */
+  get checkpointPending(): boolean {
+    return this.checkpointing !== undefined;
+  }
+
+  /** Resolves once every queued checkpoint is recorded. */
+  async checkpointsSettled(): Promise<void> {
+    while (this.checkpointing) await this.checkpointing;
   }
 
   /** A fork's workspace has been made: an event says so (and wakes whoever waits for it). */
@@ -633,6 +665,10 @@ export class ConversationRun {
   /** The run is ending: waiting clients are answered now (they ask the next run). */
   drain(): void {
     this.drainingValue = true;
+    // A rewind asked for as the run ends is not carried out: say so to whoever waits for it.
+    const pending = this.rewinds.pending;
+    if (pending)
+      this.rewinds.answer(pending.id, { error: 'the conversation stopped (idle timeout, sub-agent done or closing) before the rewind' });
   }
 }
 

@@ -85,7 +85,7 @@ export function registerHandlers(run: ConversationRun): void {
     rewindUpdate,
     async (request: { to: number }) => {
       const id = run.requestRewind(request.to);
-      await condition(() => run.rewinds.answered(id));
+      await condition(() => run.rewinds.answered(id) || run.draining);
       return run.rewinds.take(id);
     },
     {

@@ -36,10 +36,12 @@ export function stepCheckpointDue(run: ConversationRun): boolean {
 
 /**
  * The checkpoint of the step just taken: a snapshot when it ran something on the workspace host
- * (files may have changed, shell commands included), else the previous commit again.
+ * (files may have changed, shell commands included), else the previous commit again. Queued, not
+ * awaited: it runs while the next model call does (the turn awaits it before the reply's events).
  */
-export async function checkpointAfterStep(run: ConversationRun, acts: ConversationActivities, touchedHost: boolean): Promise<void> {
-  await checkpoint(run, acts, run.steps, touchedHost);
+export function checkpointAfterStep(run: ConversationRun, acts: ConversationActivities, touchedHost: boolean): void {
+  const step = run.steps;
+  run.queueCheckpoint(() => checkpoint(run, acts, step, touchedHost));
 }
 
 async function checkpoint(run: ConversationRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<void> {
@@ -114,7 +116,12 @@ export async function makeForkWorkspace(run: ConversationRun, acts: Conversation
   if (!fork) return true;
   try {
     await acts.tool.forkWorkspace.executeWithOptions(
-      { ...CHECKPOINT, taskQueue: run.options.toolTaskQueue, summary: `workspace from ${fork.origin.id} at step ${fork.origin.step}` },
+      {
+        ...CHECKPOINT,
+        taskQueue: run.options.toolTaskQueue,
+        scheduleToStartTimeout: run.options.hostWaitMs ?? DEFAULTS.hostWaitMs,
+        summary: `workspace from ${fork.origin.id} at step ${fork.origin.step}`,
+      },
       [
         {
           workspace: fork.sourceWorkspace,

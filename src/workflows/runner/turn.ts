@@ -86,6 +86,8 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
       called = await callModel(run, acts);
     }
   }
+  // The previous step's checkpoint ran beside the model call; its event goes before this reply's.
+  if (run.checkpointPending) await run.checkpointsSettled();
   if (called.kind === 'cancelled') return { kind: 'stopped' };
   if (called.kind === 'failed') return { kind: 'error', message: called.message, event: true };
   const { reply } = called;
@@ -96,13 +98,14 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   let { outcome } = after;
   const { touchedHost } = after;
   // The step's checkpoint: the workspace as this step left it (shell commands' changes included).
-  if (stepCheckpointDue(run)) await checkpointAfterStep(run, acts, touchedHost);
+  if (stepCheckpointDue(run)) checkpointAfterStep(run, acts, touchedHost);
   // Stop hooks: a block tells the agent why and it goes on instead of finishing.
   if (outcome.kind === 'finished' && run.status === 'running') {
     const due = hooksDue(run, 'Stop');
     if (due) {
       const d = await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'Stop', stop_hook_active: run.stopHookActive });
-      if (d.kind === 'block') {
+      if (d.stop) run.pause({ reason: `a Stop hook stopped the run: ${d.stop}` });
+      else if (d.kind === 'block') {
         run.markStopHookActive();
         addHookContext(run, 'Stop', d.reason ?? 'a Stop hook asks you to go on');
         outcome = { kind: 'continue' };
