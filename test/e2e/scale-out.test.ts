@@ -35,6 +35,9 @@ test(`${CONVERSATIONS} conversations on two workers; one killed mid-run; all fin
         id: `scale-${Date.now()}-${i}`,
         firstMessage: `job ${i}`,
         run: true,
+        // About spreading conversations over workers: without the per-step git snapshot, which at
+        // 100 at once on two cores (beside other test files) doubles the run (see docs/benchmarks.md).
+        checkpoints: false,
       });
       return { conversation, workspace };
     }),
