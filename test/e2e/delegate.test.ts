@@ -172,7 +172,8 @@ test('pausing the parent pauses both running children; nothing starts until resu
     const resumeAt = rows.findIndex((r, i) => i > pauseAt && r.signal === 'resume');
     assert.ok(pauseAt > 0 && resumeAt > pauseAt, `${k}: pause then resume signals`);
     assert.deepEqual(
-      rows.slice(pauseAt, resumeAt).filter((r) => r.scheduled),
+      // The checkpoint of the step that was running (a record of what it did) may be taken after the pause.
+      rows.slice(pauseAt, resumeAt).filter((r) => r.scheduled && r.scheduled !== 'checkpointWorkspace'),
       [],
       `${k}: nothing scheduled while paused`,
     );
