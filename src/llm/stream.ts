@@ -56,10 +56,9 @@ type Block =
   | { type: 'tool_use'; call: StreamedToolCall }
   | { type: 'other' };
 
-/** Assembles Anthropic's Messages stream (message_start … message_stop). */
-export class AnthropicAssembler {
-  private readonly blocks: Block[] = [];
-  private readonly reply: AssembledReply = {
+/** A reply with nothing in it yet, as both assemblers start. */
+function emptyReply(): AssembledReply {
+  return {
     id: '',
     model: '',
     text: '',
@@ -73,6 +72,12 @@ export class AnthropicAssembler {
     truncated: false,
     complete: false,
   };
+}
+
+/** Assembles Anthropic's Messages stream (message_start … message_stop). */
+export class AnthropicAssembler {
+  private readonly blocks: Block[] = [];
+  private readonly reply: AssembledReply = emptyReply();
 
   constructor(private readonly listener?: PartialListener) {}
 
@@ -153,20 +158,7 @@ export class AnthropicAssembler {
 /** Assembles an OpenAI (or OpenAI-compatible) chat-completion stream. */
 export class OpenAIAssembler {
   private readonly calls: (StreamedToolCall | undefined)[] = [];
-  private readonly reply: AssembledReply = {
-    id: '',
-    model: '',
-    text: '',
-    thinking: '',
-    toolCalls: [],
-    reasoning: [],
-    inputTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    outputTokens: 0,
-    truncated: false,
-    complete: false,
-  };
+  private readonly reply: AssembledReply = emptyReply();
 
   constructor(private readonly listener?: PartialListener) {}
 

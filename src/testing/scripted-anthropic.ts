@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { splitText, writeEvent, type RecordedRequest, type Script, type ScriptedModel, type ScriptedReply } from './scripted-model.js';
+import { scriptedReply, splitText, writeEvent, type RecordedRequest, type Script, type ScriptedModel } from './scripted-model.js';
 
 /** Options of the scripted Anthropic server. */
 export interface ScriptedAnthropicOptions {
@@ -284,23 +284,8 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
       return;
     }
 
-    let reply: ScriptedReply;
-    try {
-      reply = await current(recorded);
-    } catch (err) {
-      reply = { status: 500, error: `script failed: ${(err as Error).message}` };
-    }
-    if (reply.delayMs) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, reply.delayMs);
-        res.on('close', () => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-    }
-    if (res.destroyed || recorded.aborted) return;
-    recorded.endedAt = Date.now();
+    const reply = await scriptedReply(current, recorded, res);
+    if (!reply) return;
     if (reply.status && reply.status >= 400) {
       fail(
         res,

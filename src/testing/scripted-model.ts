@@ -143,23 +143,8 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
       recorded.endedAt ??= Date.now();
     });
 
-    let reply: ScriptedReply;
-    try {
-      reply = await current(recorded);
-    } catch (err) {
-      reply = { status: 500, error: `script failed: ${(err as Error).message}` };
-    }
-    if (reply.delayMs) {
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, reply.delayMs);
-        res.on('close', () => {
-          clearTimeout(t);
-          resolve();
-        });
-      });
-    }
-    if (res.destroyed || recorded.aborted) return;
-    recorded.endedAt = Date.now();
+    const reply = await scriptedReply(current, recorded, res);
+    if (!reply) return;
     if (reply.status && reply.status >= 400) {
       recorded.status = reply.status;
       res.writeHead(reply.status, { 'content-type': 'application/json', ...reply.headers });
@@ -329,4 +314,30 @@ export function countdownScript(options: { delayMs?: number } = {}): Script {
       toolCalls: [{ name: 'terminal', arguments: { command: `seq ${from} -1 ${to} ${redirect} countdown.txt` } }],
     };
   };
+}
+
+/**
+ * The script's reply to a recorded request, after its `delayMs` (cut short when the client goes
+ * away): undefined when the client went away meanwhile. A script that throws answers HTTP 500.
+ * Shared by the scripted OpenAI-compatible and Anthropic servers.
+ */
+export async function scriptedReply(script: Script, recorded: RecordedRequest, res: ServerResponse): Promise<ScriptedReply | undefined> {
+  let reply: ScriptedReply;
+  try {
+    reply = await script(recorded);
+  } catch (err) {
+    reply = { status: 500, error: `script failed: ${(err as Error).message}` };
+  }
+  if (reply.delayMs) {
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, reply.delayMs);
+      res.on('close', () => {
+        clearTimeout(t);
+        resolve();
+      });
+    });
+  }
+  if (res.destroyed || recorded.aborted) return undefined;
+  recorded.endedAt = Date.now();
+  return reply;
 }

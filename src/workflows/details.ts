@@ -49,7 +49,7 @@ export function summarizeArgs(args: unknown): string {
   if (args && typeof args === 'object') {
     const a = args as Record<string, unknown>;
     const main = a.command ?? a.path ?? a.message ?? a.thought;
-    if (main !== undefined) return shorten(String(main), 80);
+    if (main !== undefined) return oneLine(String(main), 80);
   }
   return '';
 }
@@ -58,6 +58,3 @@ export function formatDuration(ms: number): string {
   const h = ms / 3_600_000;
   return h >= 48 ? `${Math.round(h / 24)} days` : h >= 1 ? `${Math.round(h)} hours` : `${Math.round(ms / 60_000)} minutes`;
 }
-
-/** One line of at most `n` characters (the shared rule in src/text.ts). */
-export const shorten = oneLine;

@@ -65,11 +65,11 @@ function stuckReason(pairs: readonly Pair[], agentMessages: number): string | nu
 
   const four = last(4);
   if (four && four.every((p) => p.action === four[0]!.action && p.observation === four[0]!.observation)) {
-    return `stuck: the agent repeated the same action with the same result 4 times (${shorten(four[0]!.action)})`;
+    return `stuck: the agent repeated the same action with the same result 4 times (${cut(four[0]!.action, 100)})`;
   }
   const three = last(3);
   if (three && three.every((p) => p.action === three[0]!.action && p.isError)) {
-    return `stuck: the same action failed 3 times in a row (${shorten(three[0]!.action)})`;
+    return `stuck: the same action failed 3 times in a row (${cut(three[0]!.action, 100)})`;
   }
   if (agentMessages >= 3) return 'stuck: the agent talked to itself 3 times without acting';
   const twelve = last(12);
@@ -81,11 +81,7 @@ function stuckReason(pairs: readonly Pair[], agentMessages: number): string | nu
         const ref = i % 2 === 0 ? a! : b!;
         return p.action === ref.action && p.observation === ref.observation;
       });
-    if (alternating) return `stuck: the agent alternated between two actions 6 times (${shorten(a!.action)} / ${shorten(b!.action)})`;
+    if (alternating) return `stuck: the agent alternated between two actions 6 times (${cut(a!.action, 100)} / ${cut(b!.action, 100)})`;
   }
   return null;
-}
-
-function shorten(s: string): string {
-  return cut(s, 100);
 }

@@ -4,7 +4,7 @@
 import type { CancellationScope } from '@temporalio/workflow';
 import type { ActionEvent, RunToolResult, TerminalState } from '../../types.js';
 import { TOOL_CALL } from '../activity-options.js';
-import { shorten } from '../details.js';
+import { oneLine } from '../../text.js';
 import type { ActivityProxies } from '../runner/activities.js';
 
 /** What think / finish / task_tracker accepted before they had schemas: a finish without a string message, notes that were not strings. */
@@ -43,7 +43,7 @@ export async function runOnHostBeforeOpenTools(action: ActionEvent, c: BeforeOpe
       Number.isFinite(timeoutSec) && timeoutSec > 0 ? `${Math.ceil(timeoutSec) + 60} seconds` : TOOL_CALL.startToCloseTimeout;
     const result = await c.scope.run(() =>
       c.activities.runTerminal.executeWithOptions(
-        { ...TOOL_CALL, startToCloseTimeout, taskQueue: c.toolTaskQueue, summary: `$ ${shorten(String(args.command ?? ''), 120)}` },
+        { ...TOOL_CALL, startToCloseTimeout, taskQueue: c.toolTaskQueue, summary: `$ ${oneLine(String(args.command ?? ''), 120)}` },
         [{ ...base, terminal: c.terminal }],
       ),
     );

@@ -5,7 +5,7 @@ import { describeInvalid } from '../../tools/define.js';
 import { DelegateArgs } from '../../tools/delegate.js';
 import type { ActionEvent, ChildReport, ChildSummary, ConversationState, ToolResult } from '../../types.js';
 import { childId, childInput, childMaxIterations, childObservation, childTools, DEFAULT_MAX_DEPTH } from '../delegation.js';
-import { shorten } from '../details.js';
+import { oneLine } from '../../text.js';
 import { closeSignal, pauseSignal } from '../messages.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationRun } from './conversation-run.js';
@@ -85,7 +85,7 @@ export class SubAgents {
       const handle = await startChild(CONVERSATION_WORKFLOW, {
         workflowId: cid,
         args: [childConversation],
-        staticSummary: shorten(`sub-agent of ${run.id}: ${task}`, 200),
+        staticSummary: oneLine(`sub-agent of ${run.id}: ${task}`, 200),
         staticDetails: `**Task:** ${task}\n\n**Parent:** \`${run.id}\` · **Tools:** ${granted.tools.join(', ')} · **Depth:** ${run.depth + 1} of ${maxDepth}`,
       });
       this.open.set(cid, handle);

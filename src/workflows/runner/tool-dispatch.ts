@@ -8,7 +8,7 @@ import { describeInvalid } from '../../tools/define.js';
 import { WORKFLOW_TOOLS } from '../../tools/local.js';
 import { DEFAULTS, type ActionEvent, type ConversationSetup, type RunToolResult, type ToolCallPlan, type ToolResult } from '../../types.js';
 import { TOOL_CALL } from '../activity-options.js';
-import { shorten } from '../details.js';
+import { oneLine } from '../../text.js';
 import { lenientArguments, runOnHostBeforeOpenTools } from '../legacy/before-open-tools.js';
 import { failureMessage } from '../reply.js';
 import { interruptedPartial, interruptedResult } from '../../tools/interrupted.js';
@@ -91,7 +91,7 @@ function runOnHost(
           ...TOOL_CALL,
           ...(timeout ? { startToCloseTimeout: `${Math.ceil(timeout)} seconds` } : {}),
           taskQueue: options.toolTaskQueue,
-          summary: shorten(plan?.summary ?? action.tool, 120),
+          summary: oneLine(plan?.summary ?? action.tool, 120),
           ...extra,
         },
         [
