@@ -16,6 +16,11 @@ export interface ScheduleCommandDeps {
   readMcpConfig(file: string): Promise<McpServersSpec>;
 }
 
+/** Collects a repeated option's values. */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
 /** The `schedule` command group. */
 export function scheduleCommand(deps: ScheduleCommandDeps): Command {
   const schedule = new Command('schedule').description('conversations on a schedule (Temporal Schedules): each run starts a conversation');
@@ -24,7 +29,8 @@ export function scheduleCommand(deps: ScheduleCommandDeps): Command {
     .description('create a schedule whose every run starts a conversation with this message')
     .argument('<name>', 'the schedule name (its conversations are <name>-<time>)')
     .argument('<message>', 'the first user message of every run')
-    .requiredOption('--cron <expr...>', 'when to run, as cron expressions (UTC unless --time-zone), e.g. "0 3 * * *"')
+    // Not variadic: `--cron "EXPR" "<message>"` (the CONTRACT's order) must leave the message alone; repeat --cron for more.
+    .requiredOption('--cron <expr>', 'when to run, a cron expression (UTC unless --time-zone), e.g. "0 3 * * *"; repeat for more', collect)
     .option('--time-zone <tz>', 'IANA time zone for the cron expressions, e.g. Europe/Berlin')
     .addOption(
       new Option('--overlap <policy>', 'a run while the previous one is still going')

@@ -28,14 +28,14 @@ const schedules = async (): Promise<Row[]> =>
 
 test('a schedule is created, triggered (its conversation runs), listed, paused, unpaused and deleted', async () => {
   const workspace = await h.workspace();
-  // Once a year: only the trigger runs it during the test.
+  // Once a year: only the trigger runs it during the test. In the CONTRACT's order: --cron, then the message.
   const created = await h.cli([
     'schedule',
     'create',
     'nightly-countdown',
-    'Write countdown.txt',
     '--cron',
     '0 3 1 1 *',
+    'Write countdown.txt',
     '--workspace',
     workspace,
   ]);
