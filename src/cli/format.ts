@@ -132,6 +132,7 @@ export function stateJson(s: ConversationState): Record<string, unknown> {
       promptTokens: s.metrics.promptTokens,
       completionTokens: s.metrics.completionTokens,
       cacheReadTokens: s.metrics.cacheReadTokens,
+      cacheWriteTokens: s.metrics.cacheWriteTokens ?? 0,
       llmCalls: s.metrics.llmCalls,
       calls: s.metrics.calls ?? [],
     },

@@ -56,6 +56,10 @@ test('ten tool steps streamed through the Messages API: ≥ 60 % of prompt token
   assert.equal(m.cacheReadTokens, read);
   assert.equal(m.cacheWriteTokens, write);
   assert.equal(m.completionTokens, sum('output_tokens'));
+  // The CONTRACT's names, as `faheem status --json` prints them.
+  const printed = JSON.parse((await h.cli(['status', final.id, '--json'])).stdout) as { metrics: Record<string, number> };
+  assert.equal(printed.metrics.cacheReadTokens, read);
+  assert.equal(printed.metrics.cacheWriteTokens, write);
   assert.ok(read / prompt >= 0.6, `cache-read share ${(read / prompt).toFixed(3)}`);
   const listCost = ok.reduce((c, r) => {
     const u = r.usage!;
