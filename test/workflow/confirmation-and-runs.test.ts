@@ -101,10 +101,14 @@ describe('messages and runs', () => {
   });
 
   test('continue-as-new every 3 steps: counters, tool state and every event carry over; each run says which events it recorded', async () => {
-    let n = 0;
     const c = await env.start({
       options: { continueAsNewEverySteps: 3 },
-      model: () => (++n <= 7 ? terminal(`echo ${n}`) : { content: 'all done' }),
+      // Counted from the events the call covers, not per call: a call retried under load (its worker
+      // slow to answer) must not skip a step.
+      model: (_input, events) => {
+        const done = events.filter((e) => e.kind === 'observation').length;
+        return done < 7 ? terminal(`echo ${done + 1}`) : { content: 'all done' };
+      },
       host: {
         run: (input) => ({
           content: `out ${JSON.stringify(input.arguments)}`,
