@@ -27,6 +27,8 @@ export interface ScriptedReply {
   chunkDelayMs?: number;
   /** Streamed answers: send the text word by word (default: in three pieces). */
   wordByWord?: boolean;
+  /** Streamed answers: called as each piece of the text is written, with the time (ms since the epoch); the live bench times followers from it. */
+  onChunk?: (text: string, at: number) => void;
   /** Answer with this HTTP status and an error body instead. */
   status?: number;
   /** Extra response headers (e.g. `retry-after` with a 429). */
@@ -169,6 +171,7 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
       await streamChunks(res, {
         delayMs: reply.chunkDelayMs ?? 0,
         wordByWord: reply.wordByWord === true,
+        ...(reply.onChunk ? { onChunk: reply.onChunk } : {}),
         id,
         created,
         model: recorded.body.model,
@@ -242,6 +245,7 @@ async function streamChunks(
   r: {
     delayMs: number;
     wordByWord: boolean;
+    onChunk?: (text: string, at: number) => void;
     id: string;
     created: number;
     model: string;
@@ -261,8 +265,10 @@ async function streamChunks(
       choices: [{ index: 0, delta, finish_reason: finish }],
     });
   await writeEvent(res, chunk({ role: 'assistant', content: '' }), undefined, r.delayMs);
-  for (const piece of r.content ? (r.wordByWord ? splitWords(r.content) : splitText(r.content)) : [])
+  for (const piece of r.content ? (r.wordByWord ? splitWords(r.content) : splitText(r.content)) : []) {
+    r.onChunk?.(piece, Date.now());
     await writeEvent(res, chunk({ content: piece }), undefined, r.delayMs);
+  }
   for (const [index, call] of r.toolCalls.entries()) {
     await writeEvent(
       res,

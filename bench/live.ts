@@ -1,0 +1,272 @@
+// Live-view benchmarks (figures, not asserts): `npm run bench:live`. On the embedded dev server (or
+// the run's shared one) with the scripted model and real worker processes:
+//  - delta latency: the scripted model writes a word (a unique token) → a follower in this process
+//    receives it through `follow({ live: true })` (same clock), p50/p99; a command's output line
+//    (which carries its own `date +%s%3N`) → the follower; with one follower and with ten (do all
+//    ten see every line?), and with a worker key as long as a real provider's (the live buffer holds
+//    back as many characters as the longest secret, less one);
+//  - per step with a follower attached, streaming on (default) versus off (FAHEEM_LIVE=0): the
+//    conversation's history bytes, the stream workflow's own history, worker (and server) CPU, wall
+//    time; a step is a ~100-word reply streamed word by word plus a command printing 200 lines;
+//  - time per step the bench/step.ts way (no reply text, `echo`), on versus off.
+// BENCH_LIVE_ONLY=latency,ten,longkey,steps,plain picks parts; BENCH_LIVE_STEPS sets the steps a run.
+import os from 'node:os';
+import { Conversation } from '../src/client.js';
+import { liveStreamId } from '../src/live/stream-id.js';
+import type { LiveDelta } from '../src/live/types.js';
+import type { Script, ScriptedReply } from '../src/testing/scripted-model.js';
+import type { ConversationEvent } from '../src/types.js';
+import { startHarness, type Harness, type WorkerProcess } from '../test/support/harness.js';
+import { cpuMs, selfCpuMs } from './cpu.js';
+import { benchAgent, benchOptions, stepScript } from './step.js';
+
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+};
+const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+const isLive = (x: ConversationEvent | LiveDelta): x is LiveDelta => 'live' in x;
+const toolResults = (req: { body: { messages: { role: string }[] } }) => req.body.messages.filter((m) => m.role === 'tool').length;
+
+/** When each token and output line was sent (written by the model server / printed by the command). */
+interface Sent {
+  words: Map<string, number>;
+  /** Output line ids expected (their send time travels in the line itself). */
+  lines: Set<string>;
+}
+
+/**
+ * A script of `steps` steps: a reply of `words` unique tokens streamed one by one `chunkMs` apart
+ * (each token's write time recorded), then a command printing `lines` lines `lineGapS` apart, each
+ * with its id and the time it was printed; then `done`.
+ */
+function timedScript(sent: Sent, o: { steps: number; words: number; chunkMs: number; lines: number; lineGapS: number }): Script {
+  return (req) => {
+    if (toolResults(req) >= o.steps) return { content: 'done' };
+    const r = req.index;
+    const tokens = Array.from({ length: o.words }, (_, i) => `t${r}x${i}`);
+    for (let i = 1; i <= o.lines; i++) sent.lines.add(`o${r}_${i}`);
+    const command = `for i in $(seq 1 ${o.lines}); do echo "o${r}_$i $(date +%s%3N)"; sleep ${o.lineGapS}; done`;
+    const reply: ScriptedReply = {
+      content: `${tokens.join(' ')} .`,
+      wordByWord: true,
+      chunkDelayMs: o.chunkMs,
+      onChunk: (text, at) => {
+        const t = text.trim();
+        if (t.startsWith('t')) sent.words.set(t, at);
+      },
+      toolCalls: [{ name: 'terminal', arguments: { command } }],
+    };
+    return reply;
+  };
+}
+
+/** What one follower saw: latencies, and which tokens and lines arrived. */
+interface Seen {
+  wordMs: number[];
+  lineMs: number[];
+  words: Set<string>;
+  lines: Set<string>;
+  liveLines: number;
+  duplicates: number;
+}
+
+/** Follows `conversation` live until it finishes, timing every token and output line against `sent`. */
+async function follower(conversation: Conversation, sent: Sent): Promise<Seen> {
+  const seen: Seen = { wordMs: [], lineMs: [], words: new Set(), lines: new Set(), liveLines: 0, duplicates: 0 };
+  let text = '';
+  let scanned = 0;
+  const output = new Map<string, string>();
+  const offsets = new Set<number>();
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
+    if (!isLive(item)) continue;
+    const now = Date.now();
+    seen.liveLines++;
+    if (offsets.has(item.offset)) seen.duplicates++;
+    offsets.add(item.offset);
+    if (item.kind === 'model_delta' && !item.toolCallId) {
+      text += item.text;
+      // Complete tokens only (a delta may end mid-token: the buffer holds back a secret's length).
+      const re = /t(\d+)x(\d+)\s/g;
+      re.lastIndex = scanned;
+      for (let m = re.exec(text); m; m = re.exec(text)) {
+        scanned = re.lastIndex;
+        const token = `t${m[1]}x${m[2]}`;
+        const at = sent.words.get(token);
+        if (at !== undefined && !seen.words.has(token)) seen.wordMs.push(now - at);
+        seen.words.add(token);
+      }
+    } else if (item.kind === 'output_delta') {
+      const key = item.toolCallId ?? '';
+      const lines = ((output.get(key) ?? '') + item.text).split('\n');
+      output.set(key, lines.pop() ?? '');
+      for (const line of lines) {
+        const m = /^(o\d+_\d+) (\d{13})$/.exec(line.trim());
+        if (!m) continue;
+        if (!seen.lines.has(m[1]!)) seen.lineMs.push(now - Number(m[2]));
+        seen.lines.add(m[1]!);
+      }
+    }
+  }
+  return seen;
+}
+
+async function start(h: Harness, script: Script): Promise<Conversation> {
+  h.model.setScript(script);
+  return Conversation.create(h.client, {
+    ...benchOptions(),
+    agent: benchAgent(),
+    workspace: await h.workspace(),
+    firstMessage: 'go',
+    run: true,
+    condenser: false,
+  });
+}
+
+/** Latency with `n` followers on one conversation of `steps` steps (50 words a step at 20 ms: a 50 token/s model). */
+async function latency(h: Harness, n: number, steps = 5) {
+  const sent: Sent = { words: new Map(), lines: new Set() };
+  const conversation = await start(h, timedScript(sent, { steps, words: 50, chunkMs: 20, lines: 20, lineGapS: 0.05 }));
+  const all = await Promise.all(Array.from({ length: n }, () => follower(conversation, sent)));
+  const wordMs = all.flatMap((s) => s.wordMs);
+  const lineMs = all.flatMap((s) => s.lineMs);
+  const complete = all.filter((s) => [...sent.words.keys()].every((w) => s.words.has(w)) && [...sent.lines].every((l) => s.lines.has(l)));
+  const missing = all.map((s) => sent.words.size - [...sent.words.keys()].filter((w) => s.words.has(w)).length + sent.lines.size - s.lines.size);
+  return {
+    n,
+    words: sent.words.size,
+    lines: sent.lines.size,
+    wordMs,
+    lineMs,
+    complete: complete.length,
+    missing,
+    duplicates: all.reduce((a, s) => a + s.duplicates, 0),
+  };
+}
+
+function describeLatency(what: string, r: Awaited<ReturnType<typeof latency>>): string {
+  return (
+    `${what}: reply words (${r.words} × ${r.n}) p50 ${fmt(pct(r.wordMs, 50), 0)} ms, p99 ${fmt(pct(r.wordMs, 99), 0)} ms; ` +
+    `command output lines (${r.lines} × ${r.n}) p50 ${fmt(pct(r.lineMs, 50), 0)} ms, p99 ${fmt(pct(r.lineMs, 99), 0)} ms; ` +
+    `${r.complete}/${r.n} followers saw every word and line${r.complete < r.n ? ` (missing: ${r.missing.join(', ')})` : ''}` +
+    `${r.duplicates ? `, ${r.duplicates} lines twice` : ''}`
+  );
+}
+
+/**
+ * One conversation of `steps` steps (a ~100-word reply streamed a word every 5 ms, then a command
+ * printing 200 lines) with one follower attached: per step, history and CPU and time.
+ */
+async function perStep(h: Harness, worker: WorkerProcess, steps: number) {
+  const sent: Sent = { words: new Map(), lines: new Set() };
+  const script = timedScript(sent, { steps, words: 100, chunkMs: 5, lines: 0, lineGapS: 0 });
+  const command = `seq -f 'line %g of the command output, as a test run prints it' 200`;
+  const withCommand: Script = async (req) => {
+    const r = await script(req);
+    return r.toolCalls ? { ...r, toolCalls: [{ name: 'terminal', arguments: { command } }] } : r;
+  };
+  const cpu = () => ({ worker: cpuMs(worker.process.pid), server: cpuMs(h.server.process?.pid), client: selfCpuMs() });
+  const c0 = cpu();
+  const t0 = performance.now();
+  const conversation = await start(h, withCommand);
+  const seen = await follower(conversation, sent);
+  const ms = performance.now() - t0;
+  const c1 = cpu();
+  const own = await h.client.workflow.getHandle(conversation.id).describe();
+  let stream = { bytes: 0, events: 0 };
+  try {
+    const d = await h.client.workflow.getHandle(liveStreamId(conversation.id)).describe();
+    stream = { bytes: d.historySize ?? 0, events: d.historyLength ?? 0 };
+  } catch {
+    // streaming off: no stream workflow
+  }
+  const per = (x: number) => x / steps;
+  return {
+    historyBytes: per(own.historySize ?? 0),
+    historyEvents: per(own.historyLength ?? 0),
+    streamBytes: per(stream.bytes),
+    streamEvents: per(stream.events),
+    liveLines: per(seen.liveLines),
+    workerCpu: per(c1.worker - c0.worker),
+    serverCpu: per(c1.server - c0.server),
+    clientCpu: per(c1.client - c0.client),
+    ms: ms / (steps + 1),
+  };
+}
+
+/** Time per step the bench/step.ts way: `echo` a step, no reply text, no follower (as a user's run() waits). */
+async function plainStep(h: Harness, steps: number): Promise<number> {
+  h.model.setScript(stepScript(steps));
+  const t0 = performance.now();
+  const conversation = await Conversation.create(h.client, {
+    ...benchOptions(),
+    agent: benchAgent(),
+    workspace: await h.workspace(),
+    firstMessage: 'go',
+    run: true,
+    condenser: false,
+  });
+  await conversation.waitUntilStopped({ timeoutMs: 600_000 });
+  return (performance.now() - t0) / (steps + 1);
+}
+
+const only = new Set((process.env.BENCH_LIVE_ONLY ?? 'latency,ten,longkey,steps,plain').split(','));
+const steps = Number(process.env.BENCH_LIVE_STEPS ?? 20);
+const h = await startHarness({ name: 'bench-live', script: () => ({ content: 'ok' }), record: false });
+console.log(
+  `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}`,
+);
+const warm = async () => {
+  // A first conversation on a fresh worker pays for loading and JIT; not counted.
+  const sent: Sent = { words: new Map(), lines: new Set() };
+  await follower(await start(h, timedScript(sent, { steps: 2, words: 20, chunkMs: 1, lines: 5, lineGapS: 0 })), sent);
+};
+try {
+  let worker = await h.startWorker();
+  await warm();
+  if (only.has('latency')) console.log(describeLatency('delta latency, one follower', await latency(h, 1)));
+  if (only.has('ten')) console.log(describeLatency('delta latency, ten followers on one conversation', await latency(h, 10)));
+  if (only.has('longkey')) {
+    await worker.kill();
+    // OpenAI project keys run to ~164 characters: the buffer holds back 163 of each line for masking.
+    worker = await h.startWorker({ LLM_API_KEY: `sk-proj-${'k'.repeat(156)}` });
+    await warm();
+    console.log(describeLatency('delta latency, one follower, a 164-character LLM_API_KEY', await latency(h, 1)));
+  }
+  if (only.has('steps') || only.has('plain')) {
+    // On and off alternate (on, off, off, on) so that a drift of the machine's load falls on both.
+    const rows: Record<'on' | 'off', Awaited<ReturnType<typeof perStep>>[]> = { on: [], off: [] };
+    const plain: Record<'on' | 'off', number[]> = { on: [], off: [] };
+    for (const mode of ['on', 'off', 'off', 'on'] as const) {
+      await worker.kill();
+      worker = await h.startWorker(mode === 'off' ? { FAHEEM_LIVE: '0' } : {});
+      await warm();
+      if (only.has('steps')) rows[mode].push(await perStep(h, worker, steps));
+      if (only.has('plain')) plain[mode].push(await plainStep(h, 30));
+    }
+    const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const col = (mode: 'on' | 'off', k: keyof Awaited<ReturnType<typeof perStep>>) => avg(rows[mode].map((r) => r[k]));
+    const both = (k: keyof Awaited<ReturnType<typeof perStep>>, d = 0) =>
+      `on ${fmt(col('on', k), d)} / off ${fmt(col('off', k), d)} (${fmt(col('on', k) / col('off', k), 2)}×) [on ${rows.on.map((r) => fmt(r[k], d)).join(', ')}; off ${rows.off.map((r) => fmt(r[k], d)).join(', ')}]`;
+    if (only.has('steps')) {
+      console.log(`per step (~100-word reply streamed a word every 5 ms + a command printing 200 lines), ${steps} steps, a follower attached, two runs each:`);
+      console.log(`  conversation history bytes a step: ${both('historyBytes')}`);
+      console.log(`  conversation history events a step: ${both('historyEvents', 1)}`);
+      console.log(
+        `  stream workflow (on): ${fmt(col('on', 'streamBytes'), 0)} B and ${fmt(col('on', 'streamEvents'), 1)} events a step (current run), ${fmt(col('on', 'liveLines'), 1)} live lines a step`,
+      );
+      console.log(`  worker CPU ms a step (incl. its commands): ${both('workerCpu', 1)}`);
+      if (h.server.process) console.log(`  server CPU ms a step: ${both('serverCpu', 1)}`);
+      console.log(`  bench process CPU ms a step (follower + scripted model): ${both('clientCpu', 1)}`);
+      console.log(`  wall ms a step: ${both('ms', 0)}`);
+    }
+    if (only.has('plain'))
+      console.log(
+        `time per step the bench/step.ts way (echo, no reply text, no follower), 30 steps: on ${fmt(avg(plain.on))} ms / off ${fmt(avg(plain.off))} ms [on ${plain.on.map((x) => fmt(x)).join(', ')}; off ${plain.off.map((x) => fmt(x)).join(', ')}]`,
+      );
+  }
+  await worker.kill();
+} finally {
+  await h.close();
+}
+process.exit(0);
