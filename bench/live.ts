@@ -63,6 +63,8 @@ function timedScript(sent: Sent, o: { steps: number; words: number; chunkMs: num
 
 /** What one follower saw: latencies, and which tokens and lines arrived. */
 interface Seen {
+  /** [sent at, latency] of each word. */
+  wordAt: [number, number][];
   wordMs: number[];
   lineMs: number[];
   words: Set<string>;
@@ -73,12 +75,12 @@ interface Seen {
 
 /** Follows `conversation` live until it finishes, timing every token and output line against `sent`. */
 async function follower(conversation: Conversation, sent: Sent): Promise<Seen> {
-  const seen: Seen = { wordMs: [], lineMs: [], words: new Set(), lines: new Set(), liveLines: 0, duplicates: 0 };
+  const seen: Seen = { wordAt: [], wordMs: [], lineMs: [], words: new Set(), lines: new Set(), liveLines: 0, duplicates: 0 };
   let text = '';
   let scanned = 0;
   const output = new Map<string, string>();
   const offsets = new Set<number>();
-  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status !== 'running' })) {
     if (!isLive(item)) continue;
     const now = Date.now();
     seen.liveLines++;
@@ -93,7 +95,10 @@ async function follower(conversation: Conversation, sent: Sent): Promise<Seen> {
         scanned = re.lastIndex;
         const token = `t${m[1]}x${m[2]}`;
         const at = sent.words.get(token);
-        if (at !== undefined && !seen.words.has(token)) seen.wordMs.push(now - at);
+        if (at !== undefined && !seen.words.has(token)) {
+          seen.wordMs.push(now - at);
+          seen.wordAt.push([at, now - at]);
+        }
         seen.words.add(token);
       }
     } else if (item.kind === 'output_delta') {
@@ -128,10 +133,31 @@ async function latency(h: Harness, n: number, steps = 5) {
   const sent: Sent = { words: new Map(), lines: new Set() };
   const conversation = await start(h, timedScript(sent, { steps, words: 50, chunkMs: 20, lines: 20, lineGapS: 0.05 }));
   const all = await Promise.all(Array.from({ length: n }, () => follower(conversation, sent)));
+  const state = await conversation.state();
+  if (state.status !== 'finished') console.warn(`warning: the latency conversation ended ${state.status}`);
+  if (process.env.BENCH_LIVE_DEBUG) {
+    const t0 = Math.min(...sent.words.values());
+    const worst = all.flatMap((s, i) => s.wordAt.map(([at, ms]) => [i, at - t0, ms] as const)).sort((a, b) => b[2] - a[2]);
+    console.log(
+      'worst (follower, sent ms after the first word, latency ms):',
+      worst
+        .slice(0, 15)
+        .map((w) => w.join('/'))
+        .join(' '),
+    );
+  }
+  const runs = [];
+  for await (const wf of h.client.workflow.list({ query: `WorkflowId = '${liveStreamId(conversation.id)}'` })) {
+    // Visibility does not carry a running run's history length: describe each run.
+    const d = await h.client.workflow.getHandle(wf.workflowId, wf.runId).describe();
+    runs.push({ events: d.historyLength ?? 0, bytes: d.historySize ?? 0 });
+  }
   const wordMs = all.flatMap((s) => s.wordMs);
   const lineMs = all.flatMap((s) => s.lineMs);
   const complete = all.filter((s) => [...sent.words.keys()].every((w) => s.words.has(w)) && [...sent.lines].every((l) => s.lines.has(l)));
-  const missing = all.map((s) => sent.words.size - [...sent.words.keys()].filter((w) => s.words.has(w)).length + sent.lines.size - s.lines.size);
+  const missing = all.map(
+    (s) => sent.words.size - [...sent.words.keys()].filter((w) => s.words.has(w)).length + sent.lines.size - s.lines.size,
+  );
   return {
     n,
     words: sent.words.size,
@@ -141,6 +167,9 @@ async function latency(h: Harness, n: number, steps = 5) {
     complete: complete.length,
     missing,
     duplicates: all.reduce((a, s) => a + s.duplicates, 0),
+    streamRuns: runs.length,
+    streamEvents: runs.reduce((a, r) => a + r.events, 0),
+    steps,
   };
 }
 
@@ -149,7 +178,7 @@ function describeLatency(what: string, r: Awaited<ReturnType<typeof latency>>): 
     `${what}: reply words (${r.words} × ${r.n}) p50 ${fmt(pct(r.wordMs, 50), 0)} ms, p99 ${fmt(pct(r.wordMs, 99), 0)} ms; ` +
     `command output lines (${r.lines} × ${r.n}) p50 ${fmt(pct(r.lineMs, 50), 0)} ms, p99 ${fmt(pct(r.lineMs, 99), 0)} ms; ` +
     `${r.complete}/${r.n} followers saw every word and line${r.complete < r.n ? ` (missing: ${r.missing.join(', ')})` : ''}` +
-    `${r.duplicates ? `, ${r.duplicates} lines twice` : ''}`
+    `${r.duplicates ? `, ${r.duplicates} lines twice` : ''}; stream workflow: ${r.streamEvents} history events over ${r.streamRuns} run(s), ${fmt(r.streamEvents / r.steps, 0)} a step`
   );
 }
 
@@ -160,10 +189,11 @@ function describeLatency(what: string, r: Awaited<ReturnType<typeof latency>>): 
 async function perStep(h: Harness, worker: WorkerProcess, steps: number) {
   const sent: Sent = { words: new Map(), lines: new Set() };
   const script = timedScript(sent, { steps, words: 100, chunkMs: 5, lines: 0, lineGapS: 0 });
-  const command = `seq -f 'line %g of the command output, as a test run prints it' 200`;
+  // A command of its own a step: the same command again and again would be called stuck.
+  const command = (n: number) => `seq -f 'line %g of the output of command ${n}, as a test run prints it' 200`;
   const withCommand: Script = async (req) => {
     const r = await script(req);
-    return r.toolCalls ? { ...r, toolCalls: [{ name: 'terminal', arguments: { command } }] } : r;
+    return r.toolCalls ? { ...r, toolCalls: [{ name: 'terminal', arguments: { command: command(req.index) } }] } : r;
   };
   const cpu = () => ({ worker: cpuMs(worker.process.pid), server: cpuMs(h.server.process?.pid), client: selfCpuMs() });
   const c0 = cpu();
@@ -171,6 +201,8 @@ async function perStep(h: Harness, worker: WorkerProcess, steps: number) {
   const conversation = await start(h, withCommand);
   const seen = await follower(conversation, sent);
   const ms = performance.now() - t0;
+  const state = await conversation.state();
+  if (state.status !== 'finished') console.warn(`warning: the per-step conversation ended ${state.status}`);
   const c1 = cpu();
   const own = await h.client.workflow.getHandle(conversation.id).describe();
   let stream = { bytes: 0, events: 0 };
@@ -249,7 +281,9 @@ try {
     const both = (k: keyof Awaited<ReturnType<typeof perStep>>, d = 0) =>
       `on ${fmt(col('on', k), d)} / off ${fmt(col('off', k), d)} (${fmt(col('on', k) / col('off', k), 2)}×) [on ${rows.on.map((r) => fmt(r[k], d)).join(', ')}; off ${rows.off.map((r) => fmt(r[k], d)).join(', ')}]`;
     if (only.has('steps')) {
-      console.log(`per step (~100-word reply streamed a word every 5 ms + a command printing 200 lines), ${steps} steps, a follower attached, two runs each:`);
+      console.log(
+        `per step (~100-word reply streamed a word every 5 ms + a command printing 200 lines), ${steps} steps, a follower attached, two runs each:`,
+      );
       console.log(`  conversation history bytes a step: ${both('historyBytes')}`);
       console.log(`  conversation history events a step: ${both('historyEvents', 1)}`);
       console.log(

@@ -20,7 +20,6 @@ export class LiveBuffer {
   private pending: Pending[] = [];
   /** Per line key: text held back because it may be the start of a secret. */
   private readonly held = new Map<string, { item: LiveItem; text: string; drains: number }>();
-  private readonly holdBack: number;
 
   /**
    * @param secrets - Values to mask (the worker's keys and named secrets).
@@ -29,9 +28,7 @@ export class LiveBuffer {
   constructor(
     private readonly secrets: readonly string[],
     private readonly maxLineChars = MAX_LINE_CHARS,
-  ) {
-    this.holdBack = Math.max(0, ...secrets.filter(Boolean).map((s) => s.length - 1));
-  }
+  ) {}
 
   /** Adds a delta; a retry marker is a barrier (nothing before it merges with anything after). */
   push(item: LiveItem): void {
@@ -53,7 +50,8 @@ export class LiveBuffer {
 
   /**
    * The lines to publish now, in order. Unless `final`, the last characters of each line that could
-   * begin a secret wait for the next drain (released after one drain with nothing new).
+   * begin a secret wait for the next drain (released after one drain with nothing new): only those
+   * that do (see heldTail), so a line is not held back a secret's length on every publish.
    */
   drain(final = false): LiveItem[] {
     const out: LiveItem[] = [];
@@ -85,8 +83,8 @@ export class LiveBuffer {
   private emit(out: LiveItem[], key: string, item: LiveItem, raw: string, final: boolean): void {
     let text = redact(raw, this.secrets);
     let keep = '';
-    if (!final && this.holdBack > 0) {
-      keep = text.slice(Math.max(0, text.length - this.holdBack));
+    if (!final) {
+      keep = text.slice(text.length - heldTail(text, this.secrets));
       text = text.slice(0, text.length - keep.length);
     }
     if (keep) this.held.set(key, { item, text: keep, drains: 0 });
@@ -97,4 +95,25 @@ export class LiveBuffer {
     }
     out.push({ ...item, text });
   }
+}
+
+/**
+ * How many of `text`'s last characters the next delta could turn into something `redact` masks: the
+ * longest end of `text` that begins one of `secrets` (an occurrence completed later must start inside
+ * it), or a provider-style key being written ("s", "sk", "sk-…" at a word start). Holding back
+ * exactly these keeps every split secret masked; holding back a secret's length on every publish
+ * (what this replaced) delayed each word by as many characters (~0.5 s with a 164-character key).
+ */
+export function heldTail(text: string, secrets: readonly string[]): number {
+  let keep = 0;
+  for (const s of secrets) {
+    for (let k = Math.min(s.length - 1, text.length); k > keep; k--) {
+      if (text.endsWith(s.slice(0, k))) {
+        keep = k;
+        break;
+      }
+    }
+  }
+  const key = /\bs(?:k(?:-[A-Za-z0-9_*.-]*)?)?$/.exec(text);
+  return Math.max(keep, key ? key[0].length : 0);
 }
