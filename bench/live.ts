@@ -9,10 +9,12 @@
 //    conversation's history bytes, the stream workflow's own history, worker (and server) CPU, wall
 //    time; a step is a ~100-word reply streamed word by word plus a command printing 200 lines;
 //  - time per step the bench/step.ts way (no reply text, `echo`), on versus off.
-// BENCH_LIVE_ONLY=latency,ten,longkey,steps,plain picks parts; BENCH_LIVE_STEPS sets the steps a run.
+// BENCH_LIVE_ONLY=latency,ten,tenbare,longkey,steps,plain picks parts; BENCH_LIVE_STEPS (20) sets the steps of a
+// per-step run, BENCH_LIVE_CHUNK_MS (20) the gap between its words, BENCH_LIVE_MODES (on,off,off,on) its runs.
 import os from 'node:os';
 import { Conversation } from '../src/client.js';
 import { liveStreamId } from '../src/live/stream-id.js';
+import { LiveReader } from '../src/live/subscribe.js';
 import type { LiveDelta } from '../src/live/types.js';
 import type { Script, ScriptedReply } from '../src/testing/scripted-model.js';
 import type { ConversationEvent } from '../src/types.js';
@@ -73,14 +75,14 @@ interface Seen {
   duplicates: number;
 }
 
-/** Follows `conversation` live until it finishes, timing every token and output line against `sent`. */
-async function follower(conversation: Conversation, sent: Sent): Promise<Seen> {
+/** Reads `source` (a follow, or a bare reader's lines) to its end, timing every token and output line against `sent`. */
+async function follower(source: AsyncIterable<ConversationEvent | LiveDelta>, sent: Sent): Promise<Seen> {
   const seen: Seen = { wordAt: [], wordMs: [], lineMs: [], words: new Set(), lines: new Set(), liveLines: 0, duplicates: 0 };
   let text = '';
   let scanned = 0;
   const output = new Map<string, string>();
   const offsets = new Set<number>();
-  for await (const item of conversation.follow({ live: true, until: (s) => s.status !== 'running' })) {
+  for await (const item of source) {
     if (!isLive(item)) continue;
     const now = Date.now();
     seen.liveLines++;
@@ -116,6 +118,38 @@ async function follower(conversation: Conversation, sent: Sent): Promise<Seen> {
   return seen;
 }
 
+/** A follow of `conversation` with its live lines, until it stops. */
+const follow = (conversation: Conversation) => conversation.follow({ live: true, until: (s) => s.status !== 'running' });
+
+/**
+ * The live lines alone, from a bare LiveReader (no events, none of follow()'s queries between them)
+ * until `stop` aborts: the transport's own latency, apart from follow()'s loop.
+ */
+async function* bareLines(h: Harness, conversation: Conversation, stop: AbortSignal): AsyncGenerator<LiveDelta> {
+  const reader = new LiveReader(h.client, conversation.id, 0);
+  try {
+    while (!stop.aborted) {
+      await reader.ready(stop);
+      yield* reader.take();
+    }
+    await reader.catchUp(2_000);
+    yield* reader.take();
+  } finally {
+    reader.stop();
+  }
+}
+
+/** The history of every run of a conversation's stream workflow (none with streaming off). */
+async function streamRuns(h: Harness, conversationId: string): Promise<{ events: number; bytes: number }[]> {
+  const runs = [];
+  for await (const wf of h.client.workflow.list({ query: `WorkflowId = '${liveStreamId(conversationId)}'` })) {
+    // Visibility does not carry a running run's history length: describe each run.
+    const d = await h.client.workflow.getHandle(wf.workflowId, wf.runId).describe();
+    runs.push({ events: d.historyLength ?? 0, bytes: d.historySize ?? 0 });
+  }
+  return runs;
+}
+
 async function start(h: Harness, script: Script): Promise<Conversation> {
   h.model.setScript(script);
   return Conversation.create(h.client, {
@@ -129,10 +163,19 @@ async function start(h: Harness, script: Script): Promise<Conversation> {
 }
 
 /** Latency with `n` followers on one conversation of `steps` steps (50 words a step at 20 ms: a 50 token/s model). */
-async function latency(h: Harness, n: number, steps = 5) {
+async function latency(h: Harness, n: number, o: { steps?: number; bare?: boolean } = {}) {
+  const steps = o.steps ?? 5;
   const sent: Sent = { words: new Map(), lines: new Set() };
   const conversation = await start(h, timedScript(sent, { steps, words: 50, chunkMs: 20, lines: 20, lineGapS: 0.05 }));
-  const all = await Promise.all(Array.from({ length: n }, () => follower(conversation, sent)));
+  const stop = new AbortController();
+  const following = Promise.all(
+    Array.from({ length: n }, () => follower(o.bare ? bareLines(h, conversation, stop.signal) : follow(conversation), sent)),
+  );
+  if (o.bare) {
+    await conversation.waitUntilStopped({ timeoutMs: 600_000 });
+    stop.abort();
+  }
+  const all = await following;
   const state = await conversation.state();
   if (state.status !== 'finished') console.warn(`warning: the latency conversation ended ${state.status}`);
   if (process.env.BENCH_LIVE_DEBUG) {
@@ -146,12 +189,7 @@ async function latency(h: Harness, n: number, steps = 5) {
         .join(' '),
     );
   }
-  const runs = [];
-  for await (const wf of h.client.workflow.list({ query: `WorkflowId = '${liveStreamId(conversation.id)}'` })) {
-    // Visibility does not carry a running run's history length: describe each run.
-    const d = await h.client.workflow.getHandle(wf.workflowId, wf.runId).describe();
-    runs.push({ events: d.historyLength ?? 0, bytes: d.historySize ?? 0 });
-  }
+  const runs = await streamRuns(h, conversation.id);
   const wordMs = all.flatMap((s) => s.wordMs);
   const lineMs = all.flatMap((s) => s.lineMs);
   const complete = all.filter((s) => [...sent.words.keys()].every((w) => s.words.has(w)) && [...sent.lines].every((l) => s.lines.has(l)));
@@ -183,12 +221,12 @@ function describeLatency(what: string, r: Awaited<ReturnType<typeof latency>>): 
 }
 
 /**
- * One conversation of `steps` steps (a ~100-word reply streamed a word every 5 ms, then a command
+ * One conversation of `steps` steps (a 100-word reply streamed a word every `chunkMs`, then a command
  * printing 200 lines) with one follower attached: per step, history and CPU and time.
  */
 async function perStep(h: Harness, worker: WorkerProcess, steps: number) {
   const sent: Sent = { words: new Map(), lines: new Set() };
-  const script = timedScript(sent, { steps, words: 100, chunkMs: 5, lines: 0, lineGapS: 0 });
+  const script = timedScript(sent, { steps, words: 100, chunkMs: chunkMs, lines: 0, lineGapS: 0 });
   // A command of its own a step: the same command again and again would be called stuck.
   const command = (n: number) => `seq -f 'line %g of the output of command ${n}, as a test run prints it' 200`;
   const withCommand: Script = async (req) => {
@@ -199,25 +237,21 @@ async function perStep(h: Harness, worker: WorkerProcess, steps: number) {
   const c0 = cpu();
   const t0 = performance.now();
   const conversation = await start(h, withCommand);
-  const seen = await follower(conversation, sent);
+  const seen = await follower(follow(conversation), sent);
   const ms = performance.now() - t0;
   const state = await conversation.state();
   if (state.status !== 'finished') console.warn(`warning: the per-step conversation ended ${state.status}`);
   const c1 = cpu();
   const own = await h.client.workflow.getHandle(conversation.id).describe();
-  let stream = { bytes: 0, events: 0 };
-  try {
-    const d = await h.client.workflow.getHandle(liveStreamId(conversation.id)).describe();
-    stream = { bytes: d.historySize ?? 0, events: d.historyLength ?? 0 };
-  } catch {
-    // streaming off: no stream workflow
-  }
+  const runs = await streamRuns(h, conversation.id);
+  const stream = { bytes: runs.reduce((a, r) => a + r.bytes, 0), events: runs.reduce((a, r) => a + r.events, 0), runs: runs.length };
   const per = (x: number) => x / steps;
   return {
     historyBytes: per(own.historySize ?? 0),
     historyEvents: per(own.historyLength ?? 0),
     streamBytes: per(stream.bytes),
     streamEvents: per(stream.events),
+    streamRuns: stream.runs,
     liveLines: per(seen.liveLines),
     workerCpu: per(c1.worker - c0.worker),
     serverCpu: per(c1.server - c0.server),
@@ -242,8 +276,12 @@ async function plainStep(h: Harness, steps: number): Promise<number> {
   return (performance.now() - t0) / (steps + 1);
 }
 
-const only = new Set((process.env.BENCH_LIVE_ONLY ?? 'latency,ten,longkey,steps,plain').split(','));
+const only = new Set((process.env.BENCH_LIVE_ONLY ?? 'latency,ten,tenbare,longkey,steps,plain').split(','));
 const steps = Number(process.env.BENCH_LIVE_STEPS ?? 20);
+/** The per-step reply's gap between words (default 20 ms: a 50-word/s model, ~2 s of streaming a step). */
+const chunkMs = Number(process.env.BENCH_LIVE_CHUNK_MS ?? 20);
+/** The order of the per-step runs (on and off alternate so that a drift of the machine's load falls on both). */
+const modes = (process.env.BENCH_LIVE_MODES ?? 'on,off,off,on').split(',') as ('on' | 'off')[];
 const h = await startHarness({ name: 'bench-live', script: () => ({ content: 'ok' }), record: false });
 console.log(
   `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}`,
@@ -251,13 +289,17 @@ console.log(
 const warm = async () => {
   // A first conversation on a fresh worker pays for loading and JIT; not counted.
   const sent: Sent = { words: new Map(), lines: new Set() };
-  await follower(await start(h, timedScript(sent, { steps: 2, words: 20, chunkMs: 1, lines: 5, lineGapS: 0 })), sent);
+  await follower(follow(await start(h, timedScript(sent, { steps: 2, words: 20, chunkMs: 1, lines: 5, lineGapS: 0 }))), sent);
 };
 try {
   let worker = await h.startWorker();
   await warm();
   if (only.has('latency')) console.log(describeLatency('delta latency, one follower', await latency(h, 1)));
   if (only.has('ten')) console.log(describeLatency('delta latency, ten followers on one conversation', await latency(h, 10)));
+  if (only.has('tenbare'))
+    console.log(
+      describeLatency('delta latency, ten bare LiveReaders (no follow() loop) on one conversation', await latency(h, 10, { bare: true })),
+    );
   if (only.has('longkey')) {
     await worker.kill();
     // OpenAI project keys run to ~164 characters: the buffer holds back 163 of each line for masking.
@@ -266,10 +308,9 @@ try {
     console.log(describeLatency('delta latency, one follower, a 164-character LLM_API_KEY', await latency(h, 1)));
   }
   if (only.has('steps') || only.has('plain')) {
-    // On and off alternate (on, off, off, on) so that a drift of the machine's load falls on both.
     const rows: Record<'on' | 'off', Awaited<ReturnType<typeof perStep>>[]> = { on: [], off: [] };
     const plain: Record<'on' | 'off', number[]> = { on: [], off: [] };
-    for (const mode of ['on', 'off', 'off', 'on'] as const) {
+    for (const mode of modes) {
       await worker.kill();
       worker = await h.startWorker(mode === 'off' ? { FAHEEM_LIVE: '0' } : {});
       await warm();
@@ -282,12 +323,12 @@ try {
       `on ${fmt(col('on', k), d)} / off ${fmt(col('off', k), d)} (${fmt(col('on', k) / col('off', k), 2)}×) [on ${rows.on.map((r) => fmt(r[k], d)).join(', ')}; off ${rows.off.map((r) => fmt(r[k], d)).join(', ')}]`;
     if (only.has('steps')) {
       console.log(
-        `per step (~100-word reply streamed a word every 5 ms + a command printing 200 lines), ${steps} steps, a follower attached, two runs each:`,
+        `per step (a 100-word reply streamed a word every ${chunkMs} ms + a command printing 200 lines), ${steps} steps, a follower attached, runs ${modes.join(', ')}:`,
       );
       console.log(`  conversation history bytes a step: ${both('historyBytes')}`);
       console.log(`  conversation history events a step: ${both('historyEvents', 1)}`);
       console.log(
-        `  stream workflow (on): ${fmt(col('on', 'streamBytes'), 0)} B and ${fmt(col('on', 'streamEvents'), 1)} events a step (current run), ${fmt(col('on', 'liveLines'), 1)} live lines a step`,
+        `  stream workflow (on): ${fmt(col('on', 'streamBytes'), 0)} B and ${fmt(col('on', 'streamEvents'), 1)} events a step (every run: ${rows.on.map((r) => r.streamRuns).join(', ')}), ${fmt(col('on', 'liveLines'), 1)} live lines a step`,
       );
       console.log(`  worker CPU ms a step (incl. its commands): ${both('workerCpu', 1)}`);
       if (h.server.process) console.log(`  server CPU ms a step: ${both('serverCpu', 1)}`);

@@ -7,8 +7,14 @@ import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { LiveBuffer } from './live-buffer.js';
 import { LIVE_STREAM_WORKFLOW, LIVE_TOPIC, liveStreamId, type LiveItem, type LiveStreamInput } from './stream-id.js';
 
-/** How often a sink publishes what gathered: the floor of a follower's delay, and of signals per second. */
-export const FLUSH_MS = 60;
+/**
+ * How often a sink publishes what gathered: the floor of a follower's delay, and of signals per second.
+ * Each publish costs ~9 ms of worker CPU and ~13 ms of server CPU on a 2-core machine (a signal and an
+ * update, a workflow task each, on the stream workflow) and ~10 history events there: at 60 ms a
+ * streaming conversation took a third of a core; at 150 ms a word still reaches a follower in ~100 ms
+ * (p50; bench/live.ts, docs/benchmarks.md "Live view").
+ */
+export const FLUSH_MS = 150;
 /** How long an activity's end waits for its last lines to be published. */
 const CLOSE_WAIT_MS = 2_000;
 /** A stream workflow known to run is not started again within this long. */
