@@ -33,9 +33,9 @@ export class LiveBuffer {
     this.holdBack = Math.max(0, ...secrets.filter(Boolean).map((s) => s.length - 1));
   }
 
-  /** Adds a delta; a retry marker is a barrier (nothing before it merges with anything after). */
+  /** Adds a delta; a marker (retry, step start) is a barrier (nothing before it merges with anything after). */
   push(item: LiveItem): void {
-    if (item.kind === 'retry') {
+    if (item.kind === 'retry' || item.kind === 'step_start') {
       this.pending.push({ key: '', item: { ...item } });
       return;
     }
@@ -59,8 +59,8 @@ export class LiveBuffer {
     const out: LiveItem[] = [];
     const touched = new Set<string>();
     for (const { key, item } of this.pending) {
-      if (item.kind === 'retry') {
-        // The lost attempt's held text is void too.
+      if (item.kind === 'retry' || item.kind === 'step_start') {
+        // The lost attempt's (or the ended step's) held text is void too.
         this.held.clear();
         out.push(item);
         continue;
