@@ -121,10 +121,26 @@ export class LiveReader {
         }
         if (!this.stopped) void items.return(undefined).catch(() => undefined);
       } catch (err) {
+        // Fell behind the stream's truncation: go on from the oldest line kept. (Matched by type
+        // name: installed as a dependency, the stream package may carry its own copy of Temporal's
+        // classes, so instanceof cannot be trusted across it.)
+        if (failureType(err) === 'TruncatedOffset') {
+          this.next = 0;
+          continue;
+        }
         // Not started yet, or ended: look again shortly. Anything else too: a live view retries.
         if (!(err instanceof WorkflowNotFoundError) && this.stopped) return;
       }
       if (!this.stopped) await Promise.race([new Promise((r) => setTimeout(r, RETRY_MS)), this.stopping]);
     }
   }
+}
+
+/** The application failure type an error carries (itself or its cause), if any. */
+function failureType(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string') return type;
+  }
+  return undefined;
 }

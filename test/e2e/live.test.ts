@@ -2,6 +2,7 @@
 // a command's output before it ends; a worker killed mid-stream gives a retry marker and a whole
 // reply; a follower that reconnects resumes from an offset. Real dev server, real worker processes.
 import assert from 'node:assert/strict';
+import { execa } from 'execa';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -10,7 +11,7 @@ import type { ConversationEvent } from '../../src/types.js';
 import type { LiveDelta } from '../../src/live/types.js';
 import { liveStreamId } from '../../src/live/stream-id.js';
 import type { Script } from '../../src/testing/scripted-model.js';
-import { historyText, startHarness, type Harness, type WorkerProcess } from '../support/harness.js';
+import { ROOT, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 let h: Harness;
 let worker: WorkerProcess;
@@ -185,15 +186,30 @@ test('a follower that comes late is shown the step under way from its start; aft
 });
 
 test('faheem events --follow --json prints live lines beside the events; without --json the reply as it streams', async () => {
-  h.model.setScript(() => ({ content: REPLY, wordByWord: true, chunkDelayMs: 80 }));
+  // The reply waits until both CLI processes are following (each has printed the first event).
+  let release!: () => void;
+  const following = new Promise<void>((r) => (release = r));
+  h.model.setScript(() => following.then(() => ({ content: REPLY, wordByWord: true, chunkDelayMs: 100 })));
   const conversation = await Conversation.create(h.client, {
     agent: agent(),
     workspace: await h.workspace(),
     firstMessage: 'Through the CLI',
     run: true,
   });
-  const json = await h.cli(['events', conversation.id, '--follow', '--json']);
-  const lines = json.stdout
+  const cli = (args: string[]) => {
+    const p = execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], { cwd: ROOT, env: h.env, reject: false });
+    let out = '';
+    p.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    return { done: p, out: () => out };
+  };
+  const jsonCli = cli(['events', conversation.id, '--follow', '--json']);
+  const textCli = cli(['events', conversation.id, '--follow']);
+  await waitFor('both CLIs following', () => jsonCli.out().includes('"index":0') && textCli.out().includes('Through the CLI'), 60_000);
+  release();
+  const [json, text] = await Promise.all([jsonCli.done, textCli.done]);
+  // As text: the reply as it streamed, then the event that records it.
+  assert.equal(String(text.stdout).split(REPLY).length - 1, 2, String(text.stdout));
+  const lines = String(json.stdout)
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as Record<string, unknown>);
