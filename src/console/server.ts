@@ -56,6 +56,9 @@ export interface ConsoleServer {
   close(): Promise<void>;
 }
 
+/** How often a follow stream asks whether its conversation has closed. */
+const CLOSED_CHECK_MS = 3_000;
+
 /** The default port of `faheem console`. */
 export const DEFAULT_CONSOLE_PORT = 8234;
 
@@ -194,44 +197,69 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     }
   }
 
-  /** Relays the conversation's events (and live lines) as NDJSON until the browser goes away. */
-  async function follow(req: http.IncomingMessage, res: http.ServerResponse, id: string, query: URLSearchParams): Promise<void> {
+  /**
+   * Relays the conversation's events (and live lines) as NDJSON until the browser goes away or the
+   * conversation closes (checked every few seconds with describe(), which needs no worker): then the
+   * events that are left, and an end line, so the page stops asking.
+   */
+  async function follow(res: http.ServerResponse, id: string, query: URLSearchParams): Promise<void> {
     const q = parseOr400(followQuery, Object.fromEntries(query));
     const conversation = await attach(client, id);
-    const closed = await conversation.isClosed();
     const abort = new AbortController();
     streams.add(abort);
     const stop = () => abort.abort();
-    req.on('close', stop);
     res.on('close', stop);
     res.writeHead(200, { 'Content-Type': 'application/x-ndjson; charset=utf-8', 'X-Accel-Buffering': 'no' });
     res.flushHeaders();
+    let next = q.from;
+    const write = (item: ConversationEvent | LiveDelta) => {
+      if ('index' in item) next = Math.max(next, item.index + 1);
+      res.write(`${JSON.stringify(item)}\n`);
+    };
     // A blank line now and then: the browser's reader ignores it, a dead connection shows up.
     const beat = setInterval(() => res.write('\n'), 15_000);
-    const write = (item: ConversationEvent | LiveDelta) => res.write(`${JSON.stringify(item)}\n`);
+    let closed = await conversation.isClosed();
+    const watch = setInterval(() => {
+      void conversation.isClosed().then(
+        (c) => {
+          if (c) {
+            closed = true;
+            abort.abort();
+          }
+        },
+        () => undefined,
+      );
+    }, CLOSED_CHECK_MS);
+    const aborted = new Promise<'aborted'>((resolve) => abort.signal.addEventListener('abort', () => resolve('aborted'), { once: true }));
+    let items: AsyncGenerator<ConversationEvent | LiveDelta> | undefined;
     try {
-      if (closed) {
-        // A closed conversation does not change: its events once, no waiting.
-        for (const e of await conversation.events(q.from)) write(e);
-        res.write(`${JSON.stringify({ end: true, closed: true })}\n`);
-        return;
+      if (!closed) {
+        items = followLive(conversation, {
+          fromIndex: q.from,
+          live: true,
+          ...(q.liveFrom !== undefined ? { liveFrom: q.liveFrom } : {}),
+          signal: abort.signal,
+        });
+        for (;;) {
+          const step = await Promise.race([items.next(), aborted]);
+          if (step === 'aborted' || step.done) break;
+          write(step.value);
+        }
       }
-      const items = followLive(conversation, {
-        fromIndex: q.from,
-        live: true,
-        ...(q.liveFrom !== undefined ? { liveFrom: q.liveFrom } : {}),
-        signal: abort.signal,
-      });
-      for await (const item of items) {
-        if (abort.signal.aborted) break;
-        write(item);
+      if (closed && !res.destroyed) {
+        // A closed conversation does not change: what is left of its events, and the end.
+        for (const e of await conversation.events(next)) write(e);
+        res.write(`${JSON.stringify({ end: true, closed: true })}\n`);
       }
     } catch (err) {
-      if (!abort.signal.aborted) res.write(`${JSON.stringify({ end: true, error: errorAnswer(err).error })}\n`);
+      if (!res.destroyed) res.write(`${JSON.stringify({ end: true, error: errorAnswer(err).error })}\n`);
     } finally {
       clearInterval(beat);
+      clearInterval(watch);
+      abort.abort();
       streams.delete(abort);
-      req.off('close', stop);
+      // Ends the generator once its pending wait settles (at once when it honours the signal).
+      if (items) void items.return(undefined).catch(() => undefined);
       res.end();
     }
   }
@@ -322,7 +350,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     }
     const id = parseOr400(conversationId, parts[1]);
     if (parts.length === 2) return json(res, 200, await detail(id));
-    if (parts.length === 3 && parts[2] === 'follow') return follow(req, res, id, url.searchParams);
+    if (parts.length === 3 && parts[2] === 'follow') return follow(res, id, url.searchParams);
     throw new HttpError(404, 'not found');
   }
 

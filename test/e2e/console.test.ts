@@ -57,6 +57,12 @@ function script(req: RecordedRequest): ScriptedReply {
       };
     return { content: 'notes.txt has 2 lines and hello.py greets by name. Run `python3 -c "import hello; print(hello.greet(\'you\'))"`.' };
   }
+  if (first.startsWith('Sub:')) return { content: 'The workspace is empty.' };
+  if (first.startsWith('Delegate')) {
+    return tools === 0
+      ? { toolCalls: [{ name: 'delegate', arguments: { task: 'Sub: look at the workspace' } }] }
+      : { content: 'Done with help.' };
+  }
   if (first.startsWith('Stream')) {
     if (lastUserMessage(req).startsWith('Stream'))
       return { content: 'Streaming words arrive one by one while the call is still running, then the reply lands.', chunkDelayMs: 400 };
@@ -265,6 +271,40 @@ test('requests without the token get 401, with a wrong one 403; cross-origin and
   // Its own origin may.
   assert.equal((await request(close, { method: 'POST', headers: { ...json, Origin: origin }, body: '{}' })).status, 200);
   await waitFor('closed', () => conversation.isClosed(), 30_000, 200);
+});
+
+test('a sub-agent shows under its parent in the list and in the tree; the list pages through visibility', async () => {
+  const parent = await create('Delegate: look at the workspace with a sub-agent', { agent: agent(['terminal', 'delegate']) });
+  await parent.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  const child = `${parent.id}.sub-1`;
+  const page = await openConversation(parent.id);
+  const parentItem = page.locator('.rows > li').filter({ has: page.getByRole('link', { name: new RegExp(`^${parent.id}`) }) });
+  await parentItem
+    .locator('ul.children')
+    .getByRole('link', { name: new RegExp(child) })
+    .waitFor({ timeout: 30_000 });
+  await page.locator('.subagents').getByRole('link', { name: child }).waitFor({ timeout: 30_000 });
+  await page.locator('.subagents').getByRole('link', { name: child }).click();
+  await page.getByRole('heading', { name: child }).waitFor({ timeout: 10_000 });
+  await page.getByText('The workspace is empty.').first().waitFor({ timeout: 30_000 });
+  await page.close();
+
+  // Pages: each a visibility request; the token of one gives the next, and they do not overlap.
+  const get = async (q: string) => {
+    const r = await request(`/api/conversations?${q}`, { headers: { Host: new URL(origin).host, 'X-Faheem-Token': token } });
+    assert.equal(r.status, 200, r.body);
+    return JSON.parse(r.body) as { conversations: { id: string; parentId: string | null }[]; nextPageToken: string | null };
+  };
+  const one = await get('pageSize=2');
+  assert.equal(one.conversations.length, 2);
+  assert.ok(one.nextPageToken);
+  const two = await get(`pageSize=2&pageToken=${one.nextPageToken}`);
+  assert.ok(two.conversations.length > 0);
+  assert.ok(!two.conversations.some((c) => one.conversations.some((o) => o.id === c.id)));
+  const all = await get('pageSize=200');
+  assert.equal(all.conversations.find((c) => c.id === child)?.parentId, parent.id);
+  const finished = await get('status=finished&pageSize=200');
+  assert.ok(finished.conversations.length > 0 && finished.conversations.every((c) => all.conversations.some((a) => a.id === c.id)));
 });
 
 test('a narrow window shows the list above the conversation; the README screenshot', async () => {
