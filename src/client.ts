@@ -12,6 +12,8 @@ import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } 
 import { parseMcpServers } from './mcp/config.js';
 import { explainUnreadable } from './security/codec.js';
 import { oneLine } from './text.js';
+import { LiveReader } from './live/subscribe.js';
+import type { LiveDelta } from './live/types.js';
 import { TOOL_NAME } from './tools/define.js';
 import {
   ConversationModelKey,
@@ -429,21 +431,66 @@ export class Conversation {
     }
   }
 
-  /** Yields events as they are recorded, until `until` says stop (checked whenever there is news). */
-  async *follow(
-    options: { fromIndex?: number; pollMs?: number; until?: (s: ConversationState) => boolean } = {},
-  ): AsyncGenerator<ConversationEvent> {
+  /**
+   * Yields events as they are recorded, until `until` says stop (checked whenever there is news) or
+   * `signal` aborts. With `live: true` it also yields live lines (LiveDelta: the reply as it
+   * streams, a command's output as it comes) as they happen, each before the event that records
+   * its step; resume a follow with `fromIndex` (the next event's index) and `liveFrom` (the last
+   * live line's `offset` + 1).
+   *
+   * ```ts
+   * for await (const item of conversation.follow({ live: true })) {
+   *   if ('live' in item) process.stdout.write(item.text);
+   *   else console.log(item.kind);
+   * }
+   * ```
+   */
+  follow(options?: FollowOptions & { live?: false }): AsyncGenerator<ConversationEvent>;
+  follow(options: FollowOptions & { live: true }): AsyncGenerator<ConversationEvent | LiveDelta>;
+  follow(options?: FollowOptions): AsyncGenerator<ConversationEvent | LiveDelta>;
+  async *follow(options: FollowOptions = {}): AsyncGenerator<ConversationEvent | LiveDelta> {
+    const signal = options.signal;
+    const reader = options.live ? new LiveReader(this.client, this.id, options.liveFrom ?? 0) : undefined;
+    // The wait for news left behind when the follow ends is cancelled, not left pending.
+    const ending = new AbortController();
     let next = options.fromIndex ?? 0;
-    for (;;) {
-      const batch = await this.events(next);
-      for (const e of batch) yield e;
-      next += batch.length;
-      if (options.until) {
-        const s = await this.state();
-        if (options.until(s) && s.events <= next) return;
+    try {
+      let batch = await this.events(next);
+      for (;;) {
+        if (batch.length && reader) {
+          // Every word of a step before the event that records it.
+          await reader.catchUp();
+          yield* reader.take();
+        }
+        for (const e of batch) yield e;
+        next += batch.length;
+        if (signal?.aborted) return;
+        if (options.until) {
+          const s = await this.state();
+          if (options.until(s) && s.events <= next) return;
+        }
+        const after = next;
+        const news = (async () => {
+          const answer = await this.client.withAbortSignal(ending.signal, () => this.nextChange({ afterEvents: after }, Infinity));
+          if (!answer || answer.events <= after) await sleep(options.pollMs ?? 200);
+          return this.events(after);
+        })();
+        let landed: ConversationEvent[] | undefined;
+        let settled = false;
+        void news.then(
+          (b) => ((landed = b), (settled = true)),
+          () => (settled = true),
+        );
+        while (!settled && reader && !signal?.aborted) {
+          await Promise.race([reader.ready(signal), news.catch(() => undefined)]);
+          yield* reader.take();
+        }
+        if (signal?.aborted) return;
+        batch = landed ?? (await Promise.race([news, abortedWith(signal, [] as ConversationEvent[])]));
       }
-      const news = await this.nextChange({ afterEvents: next }, Infinity);
-      if (!news || news.events <= next) await sleep(options.pollMs ?? 200);
+    } finally {
+      ending.abort();
+      reader?.stop();
     }
   }
 
@@ -475,3 +522,28 @@ export class Conversation {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves with `value` when `signal` aborts (never without one). */
+function abortedWith<T>(signal: AbortSignal | undefined, value: T): Promise<T> {
+  return new Promise((resolve) => {
+    if (!signal) return;
+    if (signal.aborted) resolve(value);
+    else signal.addEventListener('abort', () => resolve(value), { once: true });
+  });
+}
+
+/** What `Conversation.follow` takes. */
+export interface FollowOptions {
+  /** The first event's index (default 0). */
+  fromIndex?: number;
+  /** The pace of the fallback for conversations that cannot tell of news (closed, older versions). */
+  pollMs?: number;
+  /** Stop once this holds and every event has been yielded (checked whenever there is news). */
+  until?: (s: ConversationState) => boolean;
+  /** Also yield live lines (LiveDelta) as they happen. */
+  live?: boolean;
+  /** The first live line's offset (resume after line `o` with `o + 1`; default: the oldest kept). */
+  liveFrom?: number;
+  /** Ends the follow (the generator returns). */
+  signal?: AbortSignal;
+}

@@ -26,6 +26,8 @@ export interface WorkerConfig {
   spawnHelper: boolean;
   /** FAHEEM_SANDBOX / FAHEEM_SANDBOX_NETWORK: the sandbox commands run under (undefined: none). */
   sandbox: SandboxOptions | undefined;
+  /** FAHEEM_LIVE: publish live lines (the reply as it streams, command output as it comes) to followers (`0` turns it off). */
+  live: boolean;
 }
 
 /** The defaults of the settings above that are plain numbers. */
@@ -51,6 +53,7 @@ const WorkerEnv = z.object({
   FAHEEM_TERMINAL_SOFT_TIMEOUT_S: positiveNumber,
   FAHEEM_TRANSCRIPT_CACHE_MB: positiveNumber,
   FAHEEM_SPAWN_HELPER: z.preprocess(unset, z.enum(['0', '1'], { error: 'must be 0 (off) or 1 (on)' }).optional()),
+  FAHEEM_LIVE: z.preprocess(unset, z.enum(['0', '1'], { error: 'must be 0 (off) or 1 (on)' }).optional()),
 });
 
 /**
@@ -73,5 +76,6 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     transcriptCacheBytes: (e.FAHEEM_TRANSCRIPT_CACHE_MB ?? CONFIG_DEFAULTS.transcriptCacheMb) * 1024 * 1024,
     spawnHelper: e.FAHEEM_SPAWN_HELPER !== '0',
     sandbox: sandboxFromEnv(env),
+    live: e.FAHEEM_LIVE !== '0',
   };
 }

@@ -22,7 +22,9 @@ export {
   checkMessage,
   type AgentTool,
   type CreateOptions,
+  type FollowOptions,
 } from './client.js';
+export { LIVE_KINDS, type LiveDelta, type LiveKind } from './live/types.js';
 export { connectClient } from './connection.js';
 export { forkConversation, ForkError, type ForkOptions } from './fork.js';
 export { NOT_UNDONE, type RewindAnswer } from './workflows/time-travel.js';

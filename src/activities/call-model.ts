@@ -5,7 +5,9 @@ import { Context } from '@temporalio/activity';
 import type { TranscriptCache } from '../conversation/read-events.js';
 import type { SetupCache } from '../conversation/setup-cache.js';
 import type { ModelClients, ModelOutcome, ModelRequest } from '../llm/client.js';
-import type { PartialListener } from '../llm/stream.js';
+import type { PartialListener, PartialReply } from '../llm/stream.js';
+import { replyDeltas } from '../live/deltas.js';
+import { NO_LIVE, type LivePublisher, type LiveSink } from '../live/publisher.js';
 import { planCall, toolSpec, type ToolRegistry } from '../tools/registry.js';
 import type { ModelCallInput, ModelCallResult, ToolSpec } from '../types.js';
 import { buildMessages, withInstructions, withSkills } from '../workflows/prompt.js';
@@ -31,20 +33,41 @@ export async function streamModelCall(
 }
 
 /**
- * The model-call activity. `onPartial` (optional) sees the reply grow, for a live view; the
- * activity's result is the whole reply, as before.
+ * The model-call activity. With `live`, followers see the reply grow (text, thinking, tool-call
+ * arguments); the activity's result is the whole reply, as before.
  */
 export function createCallModel(
   models: ModelClients,
   transcripts: TranscriptCache,
   setups: SetupCache,
   registry: ToolRegistry,
-  onPartial?: (input: ModelCallInput, partial: Parameters<PartialListener>[0]) => void,
+  live?: LivePublisher,
 ) {
   return async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
     const ctx = Context.current();
+    const sink = live ? live.open(ctx.client, input.conversationId) : NO_LIVE;
+    try {
+      return await call(input, ctx, sink);
+    } finally {
+      await sink.close();
+    }
+  };
+
+  async function call(input: ModelCallInput, ctx: Context, sink: LiveSink): Promise<ModelCallResult> {
+    if (ctx.info.attempt > 1) {
+      sink.push({
+        kind: 'retry',
+        text: `the model call of step ${input.step} started again (attempt ${ctx.info.attempt}): drop the partial reply the earlier attempt showed`,
+        step: input.step,
+        attempt: ctx.info.attempt,
+      });
+    }
     let specs: ToolSpec[] = [];
-    const listener: PartialListener | undefined = onPartial ? (p) => onPartial(input, p) : undefined;
+    let shown: PartialReply | undefined;
+    const listener: PartialListener = (p) => {
+      for (const item of replyDeltas(shown, p, input.step)) sink.push(item);
+      shown = p;
+    };
     const reply = await streamModelCall(
       models,
       async () => {
@@ -84,5 +107,5 @@ export function createCallModel(
       ...(reply.reasoning.length ? { reasoning: reply.reasoning } : {}),
       ...(reply.truncated ? { truncated: true } : {}),
     };
-  };
+  }
 }

@@ -22,6 +22,8 @@ import { createRunHooks } from './run-hooks.js';
 import { createLegacyToolActivities } from './legacy.js';
 import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
+import { LivePublisher } from '../live/publisher.js';
+import { taskQueue } from '../connection.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
@@ -57,7 +59,9 @@ export function createActivities(options: ActivitiesOptions = {}) {
   const transcripts = new TranscriptCache(config.transcriptCacheBytes);
   const starts = new StartLog(path.join(home, 'started'));
   const checkpoints = CheckpointStore.fromEnv(env);
+  const live = new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
   const tools = createRunTool({
+    live,
     registry,
     starts,
     mcp,
@@ -67,7 +71,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
   return {
-    callModel: createCallModel(models, transcripts, new SetupCache(), registry),
+    callModel: createCallModel(models, transcripts, new SetupCache(), registry, live),
     condense: createCondense(models, transcripts),
     prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks) }),
     releaseTools: createReleaseTools(mcp),

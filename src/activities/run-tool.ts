@@ -12,6 +12,7 @@ import { execInWorkspace, hiddenDirs, type SandboxOptions } from '../tools/sandb
 import { commandBaseEnv } from '../security/env-policy.js';
 import type { RunToolInput, RunToolResult } from '../types.js';
 import { withHeartbeat } from './heartbeat.js';
+import { NO_LIVE, type LivePublisher, type LiveSink } from '../live/publisher.js';
 import type { StartLog } from './start-log.js';
 import { toolNotAvailable } from './tool-not-available.js';
 
@@ -27,6 +28,8 @@ export interface RunToolDeps {
   env?: NodeJS.ProcessEnv;
   /** Where ctx.exec runs programs (default: unsandboxed). */
   sandbox?: SandboxOptions;
+  /** Where a call's output goes as it comes (ctx.output), for followers; default: nowhere. */
+  live?: LivePublisher;
 }
 
 /** A result longer than this keeps its head and tail: every character goes to the model and into history. */
@@ -64,10 +67,12 @@ export function createRunTool(deps: RunToolDeps) {
         ...(tool.name === 'terminal' ? { exitCode: -1 } : {}),
       };
     }
+    const live = openLive(input, ctx);
     try {
       const out = await withHeartbeat(
         async () =>
           tool.execute(parsed.data, {
+            output: (text: string) => live.push({ kind: 'output_delta', text: String(text), toolCallId: input.toolCallId }),
             conversationId: input.conversationId,
             toolCallId: input.toolCallId,
             workspace: input.workspace,
@@ -103,7 +108,23 @@ export function createRunTool(deps: RunToolDeps) {
       if (interrupted) throw interrupted;
       // The tool's own failure is something for the model to read, not for Temporal to retry.
       return { content: `The tool ${tool.name} failed: ${(err as Error)?.message ?? String(err)}`, isError: true };
+    } finally {
+      await live.close();
     }
+  }
+
+  /** This call's live sink; a later attempt first tells followers to drop what the lost one showed. */
+  function openLive(input: RunToolInput, ctx: Context): LiveSink {
+    const sink = deps.live ? deps.live.open(ctx.client, input.conversationId) : NO_LIVE;
+    if (ctx.info.attempt > 1) {
+      sink.push({
+        kind: 'retry',
+        text: `${input.tool} started again (attempt ${ctx.info.attempt}): drop the output the earlier attempt showed`,
+        toolCallId: input.toolCallId,
+        attempt: ctx.info.attempt,
+      });
+    }
+    return sink;
   }
 
   async function runMcp(input: RunToolInput, mcp: NonNullable<RunToolInput['mcp']>, ctx: Context): Promise<RunToolResult> {

@@ -9,7 +9,15 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { scriptedReply, splitText, writeEvent, type RecordedRequest, type Script, type ScriptedModel } from './scripted-model.js';
+import {
+  scriptedReply,
+  splitText,
+  splitWords,
+  writeEvent,
+  type RecordedRequest,
+  type Script,
+  type ScriptedModel,
+} from './scripted-model.js';
 
 /** Options of the scripted Anthropic server. */
 export interface ScriptedAnthropicOptions {
@@ -357,7 +365,7 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
     }
     if (reply.content) {
       await send('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      for (const piece of splitText(reply.content))
+      for (const piece of reply.wordByWord ? splitWords(reply.content) : splitText(reply.content))
         await send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
       await send('content_block_stop', { index });
       index++;

@@ -25,6 +25,8 @@ export interface ScriptedReply {
   delayMs?: number;
   /** Streamed answers: wait this long between events (a slow model, aborted mid-stream by a pause). */
   chunkDelayMs?: number;
+  /** Streamed answers: send the text word by word (default: in three pieces). */
+  wordByWord?: boolean;
   /** Answer with this HTTP status and an error body instead. */
   status?: number;
   /** Extra response headers (e.g. `retry-after` with a 429). */
@@ -166,6 +168,7 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
     if (recorded.body.stream) {
       await streamChunks(res, {
         delayMs: reply.chunkDelayMs ?? 0,
+        wordByWord: reply.wordByWord === true,
         id,
         created,
         model: recorded.body.model,
@@ -220,6 +223,11 @@ export function splitText(text: string, parts = 3): string[] {
   return out;
 }
 
+/** `"a b c"` → `["a ", "b ", "c"]`: a reply streamed a word at a time. */
+export function splitWords(text: string): string[] {
+  return text.match(/\S+\s*|\s+/g) ?? [text];
+}
+
 /** Writes one server-sent event and waits for the socket to take it (so chunks are separate reads). */
 export async function writeEvent(res: ServerResponse, data: string, event?: string, delayMs = 0): Promise<void> {
   if (res.destroyed) return;
@@ -233,6 +241,7 @@ async function streamChunks(
   res: ServerResponse,
   r: {
     delayMs: number;
+    wordByWord: boolean;
     id: string;
     created: number;
     model: string;
@@ -252,7 +261,8 @@ async function streamChunks(
       choices: [{ index: 0, delta, finish_reason: finish }],
     });
   await writeEvent(res, chunk({ role: 'assistant', content: '' }), undefined, r.delayMs);
-  for (const piece of r.content ? splitText(r.content) : []) await writeEvent(res, chunk({ content: piece }), undefined, r.delayMs);
+  for (const piece of r.content ? (r.wordByWord ? splitWords(r.content) : splitText(r.content)) : [])
+    await writeEvent(res, chunk({ content: piece }), undefined, r.delayMs);
   for (const [index, call] of r.toolCalls.entries()) {
     await writeEvent(
       res,

@@ -65,6 +65,7 @@ export function terminalTool(config: BuiltinConfig = {}) {
         ...(config.softTimeoutMs !== undefined ? { softTimeoutMs: config.softTimeoutMs } : {}),
         ...(config.spawnHelper !== undefined ? { spawnHelper: config.spawnHelper } : {}),
         ...(config.sandbox ? { sandbox: config.sandbox, sandboxHide: hiddenDirs(env) } : {}),
+        ...(ctx.output ? { onOutput: ctx.output } : {}),
       });
       const { terminal, ...rest } = result;
       return { ...rest, state: terminal };

@@ -64,6 +64,12 @@ export interface ToolContext<State = unknown> {
    * workflow runs itself.
    */
   exec: (command: string, args?: readonly string[], options?: ExecOptions) => Promise<ExecResult>;
+  /**
+   * Shows a piece of this call's output to whoever follows the conversation live (`faheem events
+   * --follow`, the console) as it is produced. A view, not the record: the result you return is
+   * what the model reads and history keeps. Secrets are masked. Present on the workspace host's worker.
+   */
+  output?: (text: string) => void;
 }
 
 /** A tool's answer: the text the model reads, or the full result. */

@@ -68,6 +68,8 @@ export interface TerminalContext {
   sandboxHide?: readonly string[];
   /** Start commands through the spawn helper (the worker's FAHEEM_SPAWN_HELPER; default: on). */
   spawnHelper?: boolean;
+  /** Told each piece of the command's output as it comes (stdout and stderr merged), for a live view. */
+  onOutput?: (text: string) => void;
 }
 
 /** What an interrupted command throws (the same class as ToolInterruptedError): its output so far travels with it. */
@@ -89,6 +91,8 @@ interface RunningCommand {
   lastOutputAt: number;
   exitCode: Promise<number>;
   outputEnded: Promise<void>;
+  /** The live view of the call observing the command now (a later is_input call takes over). */
+  onOutput?: ((text: string) => void) | undefined;
 }
 
 // Commands still running, by conversation. Lives in this worker process: the conversation's tool
@@ -228,6 +232,11 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
   proc.output.on('data', (chunk: string) => {
     rc.output.push(chunk);
     rc.lastOutputAt = Date.now();
+    try {
+      rc.onOutput?.(chunk);
+    } catch {
+      // A broken live view must not break the command.
+    }
   });
   return rc;
 }
@@ -250,6 +259,15 @@ function sendInput(rc: RunningCommand, input: string): void {
 
 /** Waits until the command exits, goes quiet (soft timeout), hits its hard timeout, or is aborted. */
 async function observe(key: string, rc: RunningCommand, ctx: TerminalContext, timeoutS: number | undefined): Promise<TerminalResult> {
+  rc.onOutput = ctx.onOutput;
+  try {
+    return await observeCommand(key, rc, ctx, timeoutS);
+  } finally {
+    if (rc.onOutput === ctx.onOutput) rc.onOutput = undefined;
+  }
+}
+
+async function observeCommand(key: string, rc: RunningCommand, ctx: TerminalContext, timeoutS: number | undefined): Promise<TerminalResult> {
   const softMs = ctx.softTimeoutMs ?? DEFAULT_SOFT_TIMEOUT_MS;
   const hardAt = timeoutS !== undefined ? Date.now() + timeoutS * 1000 : Infinity;
   const reportBy = Date.now() + MAX_OBSERVE_MS;

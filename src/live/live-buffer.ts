@@ -1,0 +1,100 @@
+// What the worker holds between two publishes of live lines: deltas coalesced by what they
+// continue (one line per kind and tool call a publish, not one per token), secrets masked even when
+// a secret is split across two deltas, and a flood (a command printing megabytes) cut to its newest
+// part. Pure: no I/O, no timers.
+import { redact } from '../security/redact.js';
+import type { LiveItem } from './stream-id.js';
+
+/** Most characters one coalesced line carries per publish; beyond, the newest part is kept. */
+export const MAX_LINE_CHARS = 16_384;
+
+interface Pending {
+  key: string;
+  item: LiveItem;
+}
+
+const keyOf = (i: LiveItem) => `${i.kind}\u0000${i.step ?? ''}\u0000${i.toolCallId ?? ''}`;
+
+/** Coalesces, masks and bounds live deltas; see the module comment. */
+export class LiveBuffer {
+  private pending: Pending[] = [];
+  /** Per line key: text held back because it may be the start of a secret. */
+  private readonly held = new Map<string, { item: LiveItem; text: string; drains: number }>();
+  private readonly holdBack: number;
+
+  /**
+   * @param secrets - Values to mask (the worker's keys and named secrets).
+   * @param maxLineChars - See MAX_LINE_CHARS.
+   */
+  constructor(
+    private readonly secrets: readonly string[],
+    private readonly maxLineChars = MAX_LINE_CHARS,
+  ) {
+    this.holdBack = Math.max(0, ...secrets.filter(Boolean).map((s) => s.length - 1));
+  }
+
+  /** Adds a delta; a retry marker is a barrier (nothing before it merges with anything after). */
+  push(item: LiveItem): void {
+    if (item.kind === 'retry') {
+      this.pending.push({ key: '', item: { ...item } });
+      return;
+    }
+    if (!item.text) return;
+    const key = keyOf(item);
+    const last = this.pending[this.pending.length - 1];
+    if (last && last.key === key) last.item = { ...last.item, text: last.item.text + item.text };
+    else this.pending.push({ key, item: { ...item } });
+  }
+
+  /** Whether a drain would give anything now. */
+  get isEmpty(): boolean {
+    return this.pending.length === 0 && this.held.size === 0;
+  }
+
+  /**
+   * The lines to publish now, in order. Unless `final`, the last characters of each line that could
+   * begin a secret wait for the next drain (released after one drain with nothing new).
+   */
+  drain(final = false): LiveItem[] {
+    const out: LiveItem[] = [];
+    const touched = new Set<string>();
+    for (const { key, item } of this.pending) {
+      if (item.kind === 'retry') {
+        // The lost attempt's held text is void too.
+        this.held.clear();
+        out.push(item);
+        continue;
+      }
+      touched.add(key);
+      const before = this.held.get(key);
+      this.held.delete(key);
+      this.emit(out, key, item, (before?.text ?? '') + item.text, final);
+    }
+    this.pending = [];
+    for (const [key, h] of [...this.held]) {
+      if (touched.has(key) && !final) continue;
+      if (final || ++h.drains > 1) {
+        this.held.delete(key);
+        const text = redact(h.text, this.secrets);
+        if (text) out.push({ ...h.item, text });
+      }
+    }
+    return out;
+  }
+
+  private emit(out: LiveItem[], key: string, item: LiveItem, raw: string, final: boolean): void {
+    let text = redact(raw, this.secrets);
+    let keep = '';
+    if (!final && this.holdBack > 0) {
+      keep = text.slice(Math.max(0, text.length - this.holdBack));
+      text = text.slice(0, text.length - keep.length);
+    }
+    if (keep) this.held.set(key, { item, text: keep, drains: 0 });
+    if (!text) return;
+    if (text.length > this.maxLineChars) {
+      const cut = text.length - this.maxLineChars;
+      text = `[… ${cut} characters not shown live …]\n${text.slice(cut)}`;
+    }
+    out.push({ ...item, text });
+  }
+}

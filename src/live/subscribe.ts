@@ -1,0 +1,127 @@
+// The follower's side of the live stream: read a conversation's live lines from an offset, whatever
+// happens to its stream workflow (not started yet, continued-as-new, ended when idle and started
+// again), until told to stop. Lines that do not parse are skipped: a live view never fails a follower.
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { z } from 'zod';
+import { LIVE_TOPIC, liveStreamId } from './stream-id.js';
+import { LIVE_KINDS, type LiveDelta } from './types.js';
+
+const LiveItemSchema = z.object({
+  kind: z.enum(LIVE_KINDS),
+  text: z.string(),
+  step: z.number().int().optional(),
+  toolCallId: z.string().optional(),
+  toolName: z.string().optional(),
+  attempt: z.number().int().optional(),
+});
+
+/** How long to wait before looking again for a stream that is not there (not started, or ended). */
+const RETRY_MS = 250;
+
+/** Reads live lines into a queue in the background; see the module comment. */
+export class LiveReader {
+  private readonly queue: LiveDelta[] = [];
+  private wake: (() => void) | undefined;
+  private stopped = false;
+  private next: number;
+  private readonly abort = new AbortController();
+  private readonly stopping: Promise<undefined>;
+
+  /**
+   * @param from - The first offset wanted (0: from the oldest line kept).
+   */
+  constructor(
+    private readonly client: Client,
+    private readonly conversationId: string,
+    from = 0,
+  ) {
+    this.next = from;
+    this.stopping = new Promise((resolve) => this.abort.signal.addEventListener('abort', () => resolve(undefined), { once: true }));
+    // Every call the reader makes is cancelled when it stops: none is left pending or retrying.
+    void this.client.withAbortSignal(this.abort.signal, () => this.run()).catch(() => undefined);
+  }
+
+  /** The offset after the last line read (what to resume from). */
+  get position(): number {
+    return this.next;
+  }
+
+  /** Lines read so far and not yet taken. */
+  take(): LiveDelta[] {
+    return this.queue.splice(0, this.queue.length);
+  }
+
+  /** Resolves when there is a line to take (or the reader stops, or `signal` aborts). */
+  async ready(signal?: AbortSignal): Promise<void> {
+    if (this.queue.length || this.stopped) return;
+    this.wake?.(); // one waiter at a time: an earlier one (given up on) goes
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        signal?.removeEventListener('abort', done);
+        this.wake = undefined;
+        resolve();
+      };
+      this.wake = done;
+      signal?.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /**
+   * Waits until every line published before now has been read (at most `timeoutMs`), so that a
+   * follower shows a step's last words before the event that records the step.
+   */
+  async catchUp(timeoutMs = 1_000): Promise<void> {
+    let end: number;
+    try {
+      end = await this.client.withAbortSignal(this.abort.signal, () =>
+        this.client.withDeadline(Date.now() + timeoutMs, () =>
+          WorkflowStreamClient.create(this.client, liveStreamId(this.conversationId)).getOffset(),
+        ),
+      );
+    } catch {
+      return; // no stream (yet, or any more): nothing to wait for
+    }
+    const deadline = Date.now() + timeoutMs;
+    while (this.next < end && !this.stopped && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  /** Stops reading (a poll under way is left to end by itself). */
+  stop(): void {
+    this.stopped = true;
+    this.abort.abort();
+    this.wake?.();
+  }
+
+  private push(line: LiveDelta): void {
+    this.queue.push(line);
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const stream = WorkflowStreamClient.create(this.client, liveStreamId(this.conversationId));
+        const items = stream.subscribe<unknown>(LIVE_TOPIC, this.next, { pollCooldown: '5 milliseconds', resultType: true });
+        for (;;) {
+          const pending = items.next();
+          pending.catch(() => undefined); // left behind when the reader stops mid-poll
+          const r = await Promise.race([pending, this.stopping]);
+          if (!r || r.done) break;
+          const item = r.value;
+          if (item.offset < this.next && this.next !== 0) continue;
+          this.next = item.offset + 1;
+          const parsed = LiveItemSchema.safeParse(item.data);
+          if (parsed.success) this.push({ live: true, ...parsed.data, offset: item.offset });
+        }
+        if (!this.stopped) void items.return(undefined).catch(() => undefined);
+      } catch (err) {
+        // Not started yet, or ended: look again shortly. Anything else too: a live view retries.
+        if (!(err instanceof WorkflowNotFoundError) && this.stopped) return;
+      }
+      if (!this.stopped) await Promise.race([new Promise((r) => setTimeout(r, RETRY_MS)), this.stopping]);
+    }
+  }
+}

@@ -1,0 +1,59 @@
+// The workflow that hosts one conversation's live stream (`<id>::live`): the reply as it streams, a
+// command's output as it comes. It lives beside the conversation so that the conversation's own
+// history takes no event per delta batch. Publishing is a batched signal from the worker's
+// activities, following a long-poll update from an offset (@temporalio/workflow-streams).
+//
+// Bounded: the log keeps its newest MAX_ITEMS lines (older ones are truncated: a follower that far
+// behind starts from the oldest kept), and the run continues-as-new when its history grows long. With
+// no publishing for IDLE the run ends; the next publish starts a new run whose offsets begin above
+// every offset of the last run (its start time in ms × 1000), so a follower's stale offset is never
+// mistaken for a new line.
+import { allHandlersFinished, condition, workflowInfo } from '@temporalio/workflow';
+import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
+import type { LiveStreamInput } from '../live/stream-id.js';
+
+/** Lines kept; past this the oldest half goes. */
+const MAX_ITEMS = 2_000;
+/** History events before a new run (well under Temporal's 50k limit, and a quick replay). */
+const MAX_HISTORY = 8_000;
+/** No publish for this long ends the run. */
+const IDLE = '15 minutes';
+
+/** The live stream of one conversation; see the module comment. */
+export async function liveStream(input: LiveStreamInput): Promise<void> {
+  const prior = input.streamState as WorkflowStreamState | undefined;
+  const stream = new WorkflowStream(prior ?? { log: [], base_offset: Date.now() * 1000, publisher_sequences: {}, publisher_last_seen: {} });
+  const end = () => logEnd(stream);
+  let seen = end().next;
+  for (;;) {
+    const grew = await condition(() => {
+      const e = end();
+      return e.next !== seen || workflowInfo().historyLength > MAX_HISTORY || workflowInfo().continueAsNewSuggested;
+    }, IDLE);
+    const e = end();
+    if (e.length > MAX_ITEMS) stream.truncate(e.next - MAX_ITEMS / 2);
+    seen = e.next;
+    if (workflowInfo().historyLength > MAX_HISTORY || workflowInfo().continueAsNewSuggested) {
+      await stream.continueAsNew<typeof liveStream>((state) => [{ conversationId: input.conversationId, streamState: state }]);
+    }
+    if (!grew) {
+      // Idle: let waiting followers go, then end (the next publish starts a new run).
+      stream.detachPollers();
+      await condition(allHandlersFinished);
+      return;
+    }
+  }
+}
+
+/**
+ * The log's length and next offset. Read from the stream's own fields (what its offset query
+ * answers) because getState() re-encodes every line, too dear on each activation; the package is
+ * pinned to one version, and the fallback keeps a changed layout correct.
+ */
+function logEnd(stream: WorkflowStream): { length: number; next: number } {
+  const own = stream as unknown as { log?: unknown; baseOffset?: unknown };
+  if (Array.isArray(own.log) && typeof own.baseOffset === 'number')
+    return { length: own.log.length, next: own.baseOffset + own.log.length };
+  const s = stream.getState();
+  return { length: s.log.length, next: s.base_offset + s.log.length };
+}

@@ -1,0 +1,165 @@
+// Live lines through Temporal: a follower sees the reply word by word before the call completes and
+// a command's output before it ends; a worker killed mid-stream gives a retry marker and a whole
+// reply; a follower that reconnects resumes from an offset. Real dev server, real worker processes.
+import assert from 'node:assert/strict';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Agent, Conversation, LLM, TerminalTool } from '../../src/client.js';
+import type { ConversationEvent } from '../../src/types.js';
+import type { LiveDelta } from '../../src/live/types.js';
+import { liveStreamId } from '../../src/live/stream-id.js';
+import type { Script } from '../../src/testing/scripted-model.js';
+import { historyText, startHarness, type Harness, type WorkerProcess } from '../support/harness.js';
+
+let h: Harness;
+let worker: WorkerProcess;
+before(async () => {
+  h = await startHarness({ name: 'live', script: () => ({ content: 'ok' }) });
+  worker = await h.startWorker();
+});
+after(async () => h?.close());
+
+const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: [TerminalTool] });
+const REPLY = 'Streaming words arrive one at a time, long before the whole reply is recorded as an event.';
+const isLive = (x: ConversationEvent | LiveDelta): x is LiveDelta => 'live' in x;
+const agentMessage = (e: ConversationEvent) => e.kind === 'message' && e.source === 'agent';
+
+test('a follower sees the reply word by word before the model call completes, then the event', async () => {
+  h.model.setScript(() => ({ content: REPLY, wordByWord: true, chunkDelayMs: 120 }));
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'Say something slowly',
+    run: true,
+  });
+  const seen: (ConversationEvent | LiveDelta)[] = [];
+  let recordedAtFirstWord: boolean | undefined;
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
+    seen.push(item);
+    if (isLive(item) && item.kind === 'model_delta' && recordedAtFirstWord === undefined) {
+      // The proof that the call is still under way: its reply is not in the event log yet.
+      recordedAtFirstWord = (await conversation.events()).some(agentMessage);
+    }
+  }
+  assert.equal(recordedAtFirstWord, false, 'the first words arrived before the reply was recorded');
+  const deltas = seen.filter(isLive).filter((d) => d.kind === 'model_delta');
+  assert.ok(deltas.length >= 5, `the reply came in pieces (${deltas.length})`);
+  assert.equal(deltas.map((d) => d.text).join(''), REPLY);
+  assert.ok(deltas.every((d) => d.step === 1 && typeof d.offset === 'number'));
+  const replyAt = seen.findIndex((x) => !isLive(x) && agentMessage(x));
+  assert.ok(replyAt > seen.indexOf(deltas[deltas.length - 1]!), 'every word before the event that records the reply');
+  // Live lines are not events: the log holds its events only, with their indices as before.
+  const events = await conversation.events();
+  assert.deepEqual(
+    seen.filter((x) => !isLive(x)),
+    events,
+  );
+  // The conversation's own history took no event for the deltas.
+  const own = historyText(await h.client.workflow.getHandle(conversation.id).fetchHistory());
+  assert.ok(!own.includes('__temporal_workflow_stream'), 'no stream signal in the conversation history');
+});
+
+test("a command's output is seen while it still runs", async () => {
+  const workspace = await h.workspace();
+  let turn = 0;
+  const script: Script = () =>
+    turn++ === 0
+      ? {
+          toolCalls: [
+            { name: 'terminal', arguments: { command: 'echo first-line; while [ ! -f go ]; do sleep 0.05; done; echo second-line' } },
+          ],
+        }
+      : { content: 'done' };
+  h.model.setScript(script);
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true });
+  let output = '';
+  let toolCallId: string | undefined;
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
+    if (!isLive(item) || item.kind !== 'output_delta') continue;
+    output += item.text;
+    toolCallId = item.toolCallId;
+    // The command waits for this file: the output above came while it ran.
+    if (output.includes('first-line')) await writeFile(path.join(workspace, 'go'), '');
+  }
+  assert.match(output, /first-line[\s\S]*second-line/);
+  const action = (await conversation.events()).find((e) => e.kind === 'action');
+  assert.ok(action && action.kind === 'action' && toolCallId === action.toolCallId, 'output_delta names the tool call');
+});
+
+test('a worker killed mid-stream: a retry marker, then the whole reply from the new attempt', async () => {
+  h.model.setScript(() => ({ content: REPLY, wordByWord: true, chunkDelayMs: 150 }));
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'Say it again',
+    run: true,
+  });
+  const seen: LiveDelta[] = [];
+  let killed = false;
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
+    if (!isLive(item)) continue;
+    seen.push(item);
+    if (!killed && item.kind === 'model_delta') {
+      killed = true;
+      await worker.kill('SIGKILL');
+      worker = await h.startWorker();
+    }
+  }
+  const retry = seen.findIndex((d) => d.kind === 'retry');
+  assert.ok(retry > 0, 'a retry marker after the first words');
+  assert.equal(seen[retry]!.step, 1);
+  assert.ok((seen[retry]!.attempt ?? 0) >= 2);
+  const after = seen.slice(retry + 1).filter((d) => d.kind === 'model_delta');
+  assert.equal(after.map((d) => d.text).join(''), REPLY, 'the new attempt streams the whole reply');
+  const reply = (await conversation.events()).find(agentMessage);
+  assert.ok(reply && reply.kind === 'message' && reply.text === REPLY);
+});
+
+test('a follower that reconnects resumes from an offset: nothing twice, nothing lost', async () => {
+  h.model.setScript(() => ({ content: REPLY, wordByWord: true, chunkDelayMs: 100 }));
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'Once more',
+    run: true,
+  });
+  const first: LiveDelta[] = [];
+  let nextEvent = 0;
+  const stop = new AbortController();
+  for await (const item of conversation.follow({ live: true, signal: stop.signal })) {
+    if (!isLive(item)) {
+      nextEvent = item.index + 1;
+      continue;
+    }
+    first.push(item);
+    if (first.filter((d) => d.kind === 'model_delta').length >= 3) stop.abort();
+  }
+  const last = first[first.length - 1]!;
+  const second: LiveDelta[] = [];
+  for await (const item of conversation.follow({
+    live: true,
+    fromIndex: nextEvent,
+    liveFrom: last.offset + 1,
+    until: (s) => s.status === 'finished',
+  })) {
+    if (isLive(item)) second.push(item);
+  }
+  const all = [...first, ...second].filter((d) => d.kind === 'model_delta');
+  assert.equal(all.map((d) => d.text).join(''), REPLY);
+  assert.ok(second.every((d) => d.offset > last.offset));
+  // A follower that comes late reads from the oldest line kept.
+  const late: LiveDelta[] = [];
+  const done = new AbortController();
+  for await (const item of conversation.follow({ live: true, signal: done.signal })) {
+    if (isLive(item)) late.push(item);
+    if (!isLive(item) && agentMessage(item)) done.abort();
+  }
+  assert.ok(
+    late.some((d) => d.kind === 'model_delta'),
+    'a late follower still sees the lines kept',
+  );
+  // The stream lives in a workflow of its own.
+  const stream = await h.client.workflow.getHandle(liveStreamId(conversation.id)).describe();
+  assert.equal(stream.type, 'liveStream');
+});
