@@ -9,7 +9,6 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Conversation } from '../client.js';
 import { NoWorkerError } from '../errors.js';
 import type { ConversationEvent, ConversationState } from '../types.js';
 import type { LiveDelta } from '../live/types.js';
@@ -234,7 +233,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     let items: AsyncGenerator<ConversationEvent | LiveDelta> | undefined;
     try {
       if (!closed) {
-        items = followLive(conversation, {
+        items = conversation.follow({
           fromIndex: q.from,
           live: true,
           ...(q.liveFrom !== undefined ? { liveFrom: q.liveFrom } : {}),
@@ -387,20 +386,6 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-/** What `conversation.follow` takes with live lines (the lead's `follow({ live: true })`). */
-interface LiveFollowOptions {
-  fromIndex?: number;
-  live?: boolean;
-  liveFrom?: number;
-  signal?: AbortSignal;
-}
-
-/** `conversation.follow({ live: true, … })`, typed as it yields events and live lines. */
-function followLive(conversation: Conversation, options: LiveFollowOptions): AsyncGenerator<ConversationEvent | LiveDelta> {
-  const f = conversation.follow as unknown as (o: LiveFollowOptions) => AsyncGenerator<ConversationEvent | LiveDelta>;
-  return f.call(conversation, options);
 }
 
 function header(req: http.IncomingMessage, name: string): string | undefined {

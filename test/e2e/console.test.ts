@@ -4,17 +4,19 @@
 import assert from 'node:assert/strict';
 import { execa, type ResultPromise } from 'execa';
 import http from 'node:http';
-import { mkdir, mkdtemp } from 'node:fs/promises';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
-import { countdownScript, lastUserMessage, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
+import { countdownScript, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const XSS = 'Careful: <script>window.__xss=1</script> and <img src=x onerror="window.__xss=1"> are just text.';
+const STREAMED =
+  'Streaming words arrive in the page one at a time while the model call is still running, and then the reply lands as an event.';
 let h: Harness;
 let browser: Browser;
 let consoleProcess: ResultPromise;
@@ -64,9 +66,16 @@ function script(req: RecordedRequest): ScriptedReply {
       : { content: 'Done with help.' };
   }
   if (first.startsWith('Stream')) {
-    if (lastUserMessage(req).startsWith('Stream'))
-      return { content: 'Streaming words arrive one by one while the call is still running, then the reply lands.', chunkDelayMs: 400 };
-    return { content: 'ok' };
+    if (tools === 0)
+      return {
+        content: STREAMED,
+        wordByWord: true,
+        chunkDelayMs: 200,
+        toolCalls: [
+          { name: 'terminal', arguments: { command: 'echo first-line; while [ ! -f go ]; do sleep 0.05; done; echo second-line' } },
+        ],
+      };
+    return { content: 'Both lines printed.' };
   }
   return countdown(req) as ScriptedReply;
 }
@@ -271,6 +280,41 @@ test('requests without the token get 401, with a wrong one 403; cross-origin and
   // Its own origin may.
   assert.equal((await request(close, { method: 'POST', headers: { ...json, Origin: origin }, body: '{}' })).status, 200);
   await waitFor('closed', () => conversation.isClosed(), 30_000, 200);
+});
+
+test("a streaming reply appears in the page before the call completes; a running command's output before it ends", async () => {
+  const workspace = await h.workspace();
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace,
+    firstMessage: 'Stream a reply, then run a slow command',
+    run: true,
+    id: `console-stream-${Date.now()}`,
+  });
+  const page = await openConversation(conversation.id);
+  const streaming = page.locator('.msg.streaming');
+  await streaming.filter({ hasText: 'Streaming words arrive' }).waitFor({ timeout: 30_000 });
+  // The proof that the call is still under way: the reply is not an event yet.
+  assert.equal(
+    (await conversation.events()).some((e) => e.kind === 'action' || (e.kind === 'message' && e.source === 'agent')),
+    false,
+  );
+  const partial = await streaming.innerText();
+  assert.ok(!partial.includes('lands as an event'), partial);
+  // The reply lands: the event replaces the streamed block.
+  await page.locator('.msg-agent:not(.streaming)').filter({ hasText: STREAMED }).waitFor({ timeout: 30_000 });
+  assert.equal(await streaming.count(), 0);
+  // The command's first line shows while it still runs.
+  await page.locator('pre.output.live').filter({ hasText: 'first-line' }).waitFor({ timeout: 30_000 });
+  assert.equal(
+    (await conversation.events()).some((e) => e.kind === 'observation'),
+    false,
+  );
+  await writeFile(path.join(workspace, 'go'), '');
+  await page.locator('pre.output:not(.live)').filter({ hasText: 'second-line' }).waitFor({ timeout: 30_000 });
+  await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  await page.getByText('Both lines printed.').first().waitFor({ timeout: 30_000 });
+  await page.close();
 });
 
 test('a sub-agent shows under its parent in the list and in the tree; the list pages through visibility', async () => {
