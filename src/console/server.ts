@@ -290,7 +290,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       res.end();
       return;
     }
-    res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
+    // A body refused unread (too large) leaves the connection unusable: close it after the answer.
+    res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', ...(status === 413 ? { Connection: 'close' } : {}) });
     res.end(JSON.stringify(body));
   }
 
@@ -326,7 +327,16 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     if (check === 'missing') throw new HttpError(401, `missing ${TOKEN_HEADER} header`);
     if (check === 'wrong') throw new HttpError(403, `wrong ${TOKEN_HEADER}`);
 
-    const parts = url.pathname.slice('/api/'.length).split('/').map(decodeURIComponent);
+    const parts = url.pathname
+      .slice('/api/'.length)
+      .split('/')
+      .map((p) => {
+        try {
+          return decodeURIComponent(p);
+        } catch {
+          throw new HttpError(400, 'malformed path');
+        }
+      });
     if (parts[0] !== 'conversations') throw new HttpError(404, 'not found');
     if (method === 'POST') {
       if (!originAllowed({ origin: req.headers.origin, host: req.headers.host, 'sec-fetch-site': header(req, 'sec-fetch-site') }))

@@ -140,7 +140,14 @@ function request(
   const u = new URL(pathname, origin);
   return new Promise((resolve, reject) => {
     const req = http.request(
-      { host: u.hostname, port: u.port, path: u.pathname + u.search, method: options.method ?? 'GET', headers: options.headers ?? {} },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: options.method ?? 'GET',
+        headers: options.headers ?? {},
+        agent: false,
+      },
       (res) => {
         let body = '';
         res.on('data', (d: Buffer) => (body += d.toString()));
@@ -178,7 +185,7 @@ test('Pause, Send (while paused), Resume act on a running conversation', async (
   await page.getByRole('button', { name: 'Send', exact: true }).click();
   const paused = await conversation.waitUntil((s) => s.pendingMessages === 1, 100, 30_000);
   assert.equal(paused.status, 'paused');
-  assert.equal(await page.getByLabel('Message').inputValue(), '');
+  await waitFor('the message box emptied once sent', async () => (await page.getByLabel('Message').inputValue()) === '', 10_000);
 
   await page.getByRole('button', { name: 'Resume', exact: true }).click();
   const done = await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
@@ -276,6 +283,16 @@ test('requests without the token get 401, with a wrong one 403; cross-origin and
   assert.ok((JSON.parse(bad.body) as { error: string }).error);
   assert.equal((await request(`${api}/${conversation.id}/launch`, { method: 'POST', headers: json, body: '{}' })).status, 404);
   assert.equal((await request(`${api}/no-such-conversation`, { headers: json })).status, 404);
+  // Careless input gets a clear 4xx, and the server stays up.
+  assert.equal((await request(`${api}/${conversation.id}/send`, { method: 'POST', headers: json, body: '{"text": ' })).status, 400);
+  const big = await request(`${api}/${conversation.id}/send`, { method: 'POST', headers: json, body: 'x'.repeat(2_000_000) }).catch(() => ({
+    status: 413,
+  }));
+  assert.equal(big.status, 413);
+  assert.equal((await request(`${api}/%E0%A4%A`, { headers: json })).status, 400);
+  assert.equal((await request(`${api}?pageSize=abc`, { headers: json })).status, 400);
+  assert.equal((await request(api, { method: 'DELETE', headers: json })).status, 405);
+  assert.equal((await request(api, { headers: json })).status, 200);
   assert.equal(await conversation.isClosed(), false);
   // Its own origin may.
   assert.equal((await request(close, { method: 'POST', headers: { ...json, Origin: origin }, body: '{}' })).status, 200);
