@@ -451,11 +451,22 @@ export class Conversation {
   async *follow(options: FollowOptions = {}): AsyncGenerator<ConversationEvent | LiveDelta> {
     const signal = options.signal;
     const reader = options.live ? new LiveReader(this.client, this.id, options.liveFrom ?? 0) : undefined;
-    // The wait for news left behind when the follow ends is cancelled, not left pending.
-    const ending = new AbortController();
+    // The wait for news left behind when the follow ends is cancelled, not left pending (one
+    // signal per wait: Temporal keeps a listener per call on it).
+    let waiting: AbortController | undefined;
     let next = options.fromIndex ?? 0;
     try {
       let batch = await this.events(next);
+      if (reader && options.liveFrom === undefined) {
+        // Come late: the events so far, then the lines of the step under way (none when nothing runs).
+        const running = (await this.state()).status === 'running';
+        for (const e of batch) yield e;
+        next += batch.length;
+        batch = [];
+        await reader.catchUp();
+        const backlog = reader.take();
+        if (running) yield* backlog;
+      }
       for (;;) {
         if (batch.length && reader) {
           // Every word of a step before the event that records it.
@@ -471,7 +482,8 @@ export class Conversation {
         }
         const after = next;
         const news = (async () => {
-          const answer = await this.client.withAbortSignal(ending.signal, () => this.nextChange({ afterEvents: after }, Infinity));
+          const wait = (waiting = new AbortController());
+          const answer = await this.client.withAbortSignal(wait.signal, () => this.nextChange({ afterEvents: after }, Infinity));
           if (!answer || answer.events <= after) await sleep(options.pollMs ?? 200);
           return this.events(after);
         })();
@@ -489,7 +501,7 @@ export class Conversation {
         batch = landed ?? (await Promise.race([news, abortedWith(signal, [] as ConversationEvent[])]));
       }
     } finally {
-      ending.abort();
+      waiting?.abort();
       reader?.stop();
     }
   }

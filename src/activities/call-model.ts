@@ -54,6 +54,7 @@ export function createCallModel(
   };
 
   async function call(input: ModelCallInput, ctx: Context, sink: LiveSink): Promise<ModelCallResult> {
+    sink.push({ kind: 'step_start', text: '', step: input.step });
     if (ctx.info.attempt > 1) {
       sink.push({
         kind: 'retry',

@@ -19,8 +19,7 @@ const keyOf = (i: LiveItem) => `${i.kind}\u0000${i.step ?? ''}\u0000${i.toolCall
 export class LiveBuffer {
   private pending: Pending[] = [];
   /** Per line key: text held back because it may be the start of a secret. */
-  private readonly held = new Map<string, { item: LiveItem; text: string; drains: number }>();
-  private readonly holdBack: number;
+  private readonly held = new Map<string, { item: LiveItem; text: string }>();
 
   /**
    * @param secrets - Values to mask (the worker's keys and named secrets).
@@ -29,13 +28,11 @@ export class LiveBuffer {
   constructor(
     private readonly secrets: readonly string[],
     private readonly maxLineChars = MAX_LINE_CHARS,
-  ) {
-    this.holdBack = Math.max(0, ...secrets.filter(Boolean).map((s) => s.length - 1));
-  }
+  ) {}
 
-  /** Adds a delta; a retry marker is a barrier (nothing before it merges with anything after). */
+  /** Adds a delta; a marker (retry, step start) is a barrier (nothing before it merges with anything after). */
   push(item: LiveItem): void {
-    if (item.kind === 'retry') {
+    if (item.kind === 'retry' || item.kind === 'step_start') {
       this.pending.push({ key: '', item: { ...item } });
       return;
     }
@@ -52,15 +49,15 @@ export class LiveBuffer {
   }
 
   /**
-   * The lines to publish now, in order. Unless `final`, the last characters of each line that could
-   * begin a secret wait for the next drain (released after one drain with nothing new).
+   * The lines to publish now, in order. Unless `final`, a line's last characters that begin a
+   * secret wait for the next drain (released after one drain with nothing new).
    */
   drain(final = false): LiveItem[] {
     const out: LiveItem[] = [];
     const touched = new Set<string>();
     for (const { key, item } of this.pending) {
-      if (item.kind === 'retry') {
-        // The lost attempt's held text is void too.
+      if (item.kind === 'retry' || item.kind === 'step_start') {
+        // The lost attempt's (or the ended step's) held text is void too.
         this.held.clear();
         out.push(item);
         continue;
@@ -73,11 +70,9 @@ export class LiveBuffer {
     this.pending = [];
     for (const [key, h] of [...this.held]) {
       if (touched.has(key) && !final) continue;
-      if (final || ++h.drains > 1) {
-        this.held.delete(key);
-        const text = redact(h.text, this.secrets);
-        if (text) out.push({ ...h.item, text });
-      }
+      this.held.delete(key);
+      const text = redact(h.text, this.secrets);
+      if (text) out.push({ ...h.item, text });
     }
     return out;
   }
@@ -85,11 +80,11 @@ export class LiveBuffer {
   private emit(out: LiveItem[], key: string, item: LiveItem, raw: string, final: boolean): void {
     let text = redact(raw, this.secrets);
     let keep = '';
-    if (!final && this.holdBack > 0) {
-      keep = text.slice(Math.max(0, text.length - this.holdBack));
+    if (!final) {
+      keep = text.slice(text.length - secretPrefixAtEnd(text, this.secrets));
       text = text.slice(0, text.length - keep.length);
     }
-    if (keep) this.held.set(key, { item, text: keep, drains: 0 });
+    if (keep) this.held.set(key, { item, text: keep });
     if (!text) return;
     if (text.length > this.maxLineChars) {
       const cut = text.length - this.maxLineChars;
@@ -97,4 +92,18 @@ export class LiveBuffer {
     }
     out.push({ ...item, text });
   }
+}
+
+/** How many of `text`'s last characters are the beginning of one of `secrets` (0: none). */
+export function secretPrefixAtEnd(text: string, secrets: readonly string[]): number {
+  let longest = 0;
+  for (const secret of secrets) {
+    for (let k = Math.min(secret.length - 1, text.length); k > longest; k--) {
+      if (text.endsWith(secret.slice(0, k))) {
+        longest = k;
+        break;
+      }
+    }
+  }
+  return longest;
 }

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { LiveBuffer } from './live-buffer.js';
-import { LIVE_STREAM_WORKFLOW, LIVE_TOPIC, liveStreamId, type LiveItem, type LiveStreamInput } from './stream-id.js';
+import { LIVE_STREAM_WORKFLOW, LIVE_TOPIC, STEP_TOPIC, liveStreamId, type LiveItem, type LiveStreamInput } from './stream-id.js';
 
 /** How often a sink publishes what gathered: the floor of a follower's delay, and of signals per second. */
 export const FLUSH_MS = 60;
@@ -47,13 +47,14 @@ export class LivePublisher {
       maxRetryDuration: '10 seconds',
     });
     const topic = stream.topic<LiveItem>(LIVE_TOPIC);
+    const steps = stream.topic<LiveItem>(STEP_TOPIC);
     const buffer = new LiveBuffer(this.options.secrets);
     let sending: Promise<void> | undefined;
     let closed = false;
     const send = async (final: boolean) => {
       const items = buffer.drain(final);
       if (!items.length) return;
-      for (const item of items) topic.publish(item);
+      for (const item of items) (item.kind === 'step_start' ? steps : topic).publish(item);
       await ready;
       await stream.flush();
     };

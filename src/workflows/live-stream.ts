@@ -3,14 +3,15 @@
 // history takes no event per delta batch. Publishing is a batched signal from the worker's
 // activities, following a long-poll update from an offset (@temporalio/workflow-streams).
 //
-// Bounded: the log keeps its newest MAX_ITEMS lines (older ones are truncated: a follower that far
-// behind starts from the oldest kept), and the run continues-as-new when its history grows long. With
+// Bounded: a model call's step marker drops the lines before it (their steps' events have landed;
+// a follower that comes late is shown the step under way), the log keeps at most MAX_ITEMS lines
+// (older ones are truncated: a follower that far behind starts from the oldest kept), and the run continues-as-new when its history grows long. With
 // no publishing for IDLE the run ends; the next publish starts a new run whose offsets begin above
 // every offset of the last run (its start time in ms × 1000), so a follower's stale offset is never
 // mistaken for a new line.
 import { allHandlersFinished, condition, workflowInfo } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import type { LiveStreamInput } from '../live/stream-id.js';
+import { STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
 
 /** Lines kept; past this the oldest half goes. */
 const MAX_ITEMS = 2_000;
@@ -31,7 +32,10 @@ export async function liveStream(input: LiveStreamInput): Promise<void> {
       return e.next !== seen || workflowInfo().historyLength > MAX_HISTORY || workflowInfo().continueAsNewSuggested;
     }, IDLE);
     const e = end();
-    if (e.length > MAX_ITEMS) stream.truncate(e.next - MAX_ITEMS / 2);
+    // A new step began: the lines before it are of steps whose events have landed.
+    const step = lastStepMarker(stream, seen, e.next);
+    if (step !== undefined) stream.truncate(step);
+    else if (e.length > MAX_ITEMS) stream.truncate(e.next - MAX_ITEMS / 2);
     seen = e.next;
     if (workflowInfo().historyLength > MAX_HISTORY || workflowInfo().continueAsNewSuggested) {
       await stream.continueAsNew<typeof liveStream>((state) => [{ conversationId: input.conversationId, streamState: state }]);
@@ -56,4 +60,14 @@ function logEnd(stream: WorkflowStream): { length: number; next: number } {
     return { length: own.log.length, next: own.baseOffset + own.log.length };
   const s = stream.getState();
   return { length: s.log.length, next: s.base_offset + s.log.length };
+}
+
+/** The offset of the last step marker among the lines [from, to), if any. */
+function lastStepMarker(stream: WorkflowStream, from: number, to: number): number | undefined {
+  const own = stream as unknown as { log?: { topic?: string }[]; baseOffset?: number };
+  if (!Array.isArray(own.log) || typeof own.baseOffset !== 'number') return undefined;
+  for (let offset = to - 1; offset >= Math.max(from, own.baseOffset); offset--) {
+    if (own.log[offset - own.baseOffset]?.topic === STEP_TOPIC) return offset;
+  }
+  return undefined;
 }
