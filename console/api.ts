@@ -1,18 +1,12 @@
 // The page's calls to the console's API: the token goes in a header, never in a URL after load.
 import { applyItem, type StreamItem, type TranscriptState } from './transcript.js';
 
-/** The token the printed URL carried (kept for this tab; taken out of the address bar). */
+/**
+ * The token the printed URL carried. It stays in the address bar, so a reload still opens the page
+ * (the page itself needs it); no referrer carries it away (Referrer-Policy: no-referrer).
+ */
 export function takeToken(): string {
-  const params = new URLSearchParams(location.search);
-  const fromUrl = params.get('token');
-  if (fromUrl) {
-    sessionStorage.setItem('faheem-token', fromUrl);
-    params.delete('token');
-    const rest = params.toString();
-    history.replaceState(null, '', `${location.pathname}${rest ? `?${rest}` : ''}${location.hash}`);
-    return fromUrl;
-  }
-  return sessionStorage.getItem('faheem-token') ?? '';
+  return new URLSearchParams(location.search).get('token') ?? '';
 }
 
 let token = '';
