@@ -52,6 +52,8 @@ export interface ConsoleServer {
   token: string;
   host: string;
   port: number;
+  /** Follow streams open now (each ends when its browser goes away). */
+  followers(): number;
   close(): Promise<void>;
 }
 
@@ -390,6 +392,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     token,
     host,
     port,
+    followers: () => streams.size,
     async close() {
       for (const s of streams) s.abort();
       server.closeAllConnections();

@@ -11,6 +11,7 @@ import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
 import { countdownScript, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
+import { startConsole } from '../../src/console/server.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -333,6 +334,47 @@ test("a streaming reply appears in the page before the call completes; a running
   await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
   await page.getByText('Both lines printed.').first().waitFor({ timeout: 30_000 });
   await page.close();
+});
+
+test('a follow stream ends when the browser goes away, and at once for a closed conversation', async () => {
+  const server = await startConsole({ client: h.client, port: 0 });
+  try {
+    const conversation = await create('XSS follow');
+    await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+    const abort = new AbortController();
+    const res = await fetch(`${server.origin}/api/conversations/${conversation.id}/follow`, {
+      headers: { 'X-Faheem-Token': server.token },
+      signal: abort.signal,
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    let text = '';
+    const decoder = new TextDecoder();
+    await waitFor('the reply in the stream', async () => {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended early: ${text}`);
+      text += decoder.decode(value, { stream: true });
+      return text.split('\n').some((l) => l.includes('"source":"agent"') && (JSON.parse(l) as { text?: string }).text === XSS);
+    });
+    assert.equal(server.followers(), 1);
+    abort.abort();
+    await waitFor('the follow ended on the server', () => server.followers() === 0, 10_000);
+
+    await conversation.close();
+    await waitFor('closed', () => conversation.isClosed(), 30_000, 200);
+    const closed = await fetch(`${server.origin}/api/conversations/${conversation.id}/follow?from=1`, {
+      headers: { 'X-Faheem-Token': server.token },
+    });
+    const lines = (await closed.text())
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { index?: number; end?: boolean; closed?: boolean });
+    assert.equal(lines[0]?.index, 1);
+    assert.deepEqual(lines.at(-1), { end: true, closed: true });
+    assert.equal(server.followers(), 0);
+  } finally {
+    await server.close();
+  }
 });
 
 test('a sub-agent shows under its parent in the list and in the tree; the list pages through visibility', async () => {
