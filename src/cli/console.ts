@@ -2,6 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import pc from 'picocolors';
 import { connectClient } from '../connection.js';
+import { UsageError } from '../errors.js';
 import { DEFAULT_CONSOLE_PORT, startConsole } from '../console/server.js';
 
 function port(value: string): number {
@@ -18,7 +19,13 @@ export function consoleCommand(): Command {
     .option('--host <host>', 'address to listen on', '127.0.0.1')
     .action(async (o: { port: number; host: string }) => {
       const client = await connectClient();
-      const server = await startConsole({ client, host: o.host, port: o.port });
+      const server = await startConsole({ client, host: o.host, port: o.port }).catch(async (err: NodeJS.ErrnoException) => {
+        await client.connection.close();
+        if (err.code === 'EADDRINUSE')
+          throw new UsageError(`port ${o.port} on ${o.host} is in use: pass another --port (0 picks a free one)`);
+        if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') throw new UsageError(`cannot listen on ${o.host}: ${err.message}`);
+        throw err;
+      });
       console.log(server.url);
       console.error(
         pc.dim(
