@@ -296,6 +296,10 @@ test('requests without the token get 401, with a wrong one 403; cross-origin and
   assert.equal((await request(api, { method: 'DELETE', headers: json })).status, 405);
   assert.equal((await request(api, { headers: json })).status, 200);
   assert.equal(await conversation.isClosed(), false);
+  // A second console on the same port says so and exits.
+  const again = await h.cli(['console', '--port', new URL(origin).port], { reject: false });
+  assert.notEqual(again.exitCode, 0);
+  assert.match(again.stderr, /is in use: pass another --port/);
   // Its own origin may.
   assert.equal((await request(close, { method: 'POST', headers: { ...json, Origin: origin }, body: '{}' })).status, 200);
   await waitFor('closed', () => conversation.isClosed(), 30_000, 200);
