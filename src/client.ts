@@ -455,6 +455,7 @@ export class Conversation {
     // signal per wait: Temporal keeps a listener per call on it).
     let waiting: AbortController | undefined;
     let next = options.fromIndex ?? 0;
+    let segment: string | undefined;
     try {
       let batch = await this.events(next);
       if (reader && options.liveFrom === undefined) {
@@ -465,15 +466,28 @@ export class Conversation {
         batch = [];
         await reader.catchUp();
         const backlog = reader.take();
-        if (running) yield* backlog;
+        if (running && backlog.length) {
+          segment = segmentOf(backlog[backlog.length - 1]!);
+          yield* backlog;
+        }
       }
       for (;;) {
+        let later: LiveDelta[] = [];
         if (batch.length && reader) {
-          // Every word of a step before the event that records it.
+          // Every word of a step before the event that records it; the words of a next step after.
           await reader.catchUp();
-          yield* reader.take();
+          const lines = reader.take();
+          const cut = lines.findIndex((l) => segment !== undefined && segmentOf(l) !== segment);
+          const now = cut < 0 ? lines : lines.slice(0, cut);
+          later = cut < 0 ? [] : lines.slice(cut);
+          if (now.length) segment = segmentOf(now[now.length - 1]!);
+          yield* now;
         }
         for (const e of batch) yield e;
+        if (later.length) {
+          segment = segmentOf(later[later.length - 1]!);
+          yield* later;
+        }
         next += batch.length;
         if (signal?.aborted) return;
         if (options.until) {
@@ -495,10 +509,21 @@ export class Conversation {
         );
         while (!settled && reader && !signal?.aborted) {
           await Promise.race([reader.ready(signal), news.catch(() => undefined)]);
-          yield* reader.take();
+          for (const line of reader.take()) {
+            if (segmentOf(line) !== segment) {
+              // A new step or tool call streams: the events before it (its action, the last step's
+              // observation) may have landed meanwhile; they come first.
+              const landedMeanwhile = await this.events(next);
+              for (const e of landedMeanwhile) yield e;
+              next += landedMeanwhile.length;
+              segment = segmentOf(line);
+            }
+            yield line;
+          }
         }
         if (signal?.aborted) return;
-        batch = landed ?? (await Promise.race([news, abortedWith(signal, [] as ConversationEvent[])]));
+        // The wait's answer starts at `after`: leave out what was yielded meanwhile.
+        batch = (landed ?? (await Promise.race([news, abortedWith(signal, [] as ConversationEvent[])]))).slice(next - after);
       }
     } finally {
       waiting?.abort();
@@ -534,6 +559,13 @@ export class Conversation {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What a live line continues: a command's output (by tool call), or a model call (by step). */
+function segmentOf(line: LiveDelta): string {
+  return line.kind === 'output_delta' || (line.kind === 'retry' && line.toolCallId && line.step === undefined)
+    ? `tool:${line.toolCallId ?? ''}`
+    : `step:${line.step ?? ''}`;
+}
 
 /** Resolves with `value` when `signal` aborts (never without one). */
 function abortedWith<T>(signal: AbortSignal | undefined, value: T): Promise<T> {

@@ -49,7 +49,9 @@ export function createCallModel(
     try {
       return await call(input, ctx, sink);
     } finally {
-      await sink.close();
+      // Interrupted (a pause): the last lines go out in the background, the pause does not wait for them.
+      if (ctx.cancellationSignal.aborted) void sink.close();
+      else await sink.close();
     }
   };
 

@@ -42,8 +42,9 @@ export class LivePublisher {
     if (!this.options.enabled || !client) return NO_LIVE;
     const ready = this.ensureStream(client, conversationId);
     const stream = WorkflowStreamClient.create(client, liveStreamId(conversationId), {
-      // This sink decides when to send (flush()); the stream client's own timer only backs it up.
-      batchInterval: '1 hour',
+      // This sink decides when to send (flush()); the stream client's own timer only backs it up. It
+      // stays short: after dispose its last sleep still holds the process up to this long.
+      batchInterval: '200 milliseconds',
       maxRetryDuration: '10 seconds',
     });
     const topic = stream.topic<LiveItem>(LIVE_TOPIC);

@@ -37,4 +37,6 @@ export interface LiveStreamInput {
   conversationId: string;
   /** The stream as the previous run left it (continue-as-new), from `WorkflowStream.getState()`. */
   streamState?: unknown;
+  /** Bounds other than the defaults (tests). */
+  limits?: { maxItems?: number; maxHistory?: number };
 }

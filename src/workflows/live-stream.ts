@@ -9,7 +9,7 @@
 // no publishing for IDLE the run ends; the next publish starts a new run whose offsets begin above
 // every offset of the last run (its start time in ms × 1000), so a follower's stale offset is never
 // mistaken for a new line.
-import { allHandlersFinished, condition, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, sleep, workflowInfo } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
 
@@ -25,23 +25,36 @@ export async function liveStream(input: LiveStreamInput): Promise<void> {
   const prior = input.streamState as WorkflowStreamState | undefined;
   const stream = new WorkflowStream(prior ?? { log: [], base_offset: Date.now() * 1000, publisher_sequences: {}, publisher_last_seen: {} });
   const end = () => logEnd(stream);
+  const maxItems = input.limits?.maxItems ?? MAX_ITEMS;
+  const maxHistory = input.limits?.maxHistory ?? MAX_HISTORY;
+  const long = () => workflowInfo().historyLength > maxHistory || workflowInfo().continueAsNewSuggested;
   let seen = end().next;
+  // One timer per idle period (not one per publish, which would add two events to each batch).
+  let idle = false;
+  void (async () => {
+    for (;;) {
+      const before = end().next;
+      await sleep(IDLE);
+      if (end().next === before) {
+        idle = true;
+        return;
+      }
+    }
+  })();
   for (;;) {
-    const grew = await condition(() => {
-      const e = end();
-      return e.next !== seen || workflowInfo().historyLength > MAX_HISTORY || workflowInfo().continueAsNewSuggested;
-    }, IDLE);
+    await condition(() => end().next !== seen || long() || idle);
     const e = end();
     // A new step began: the lines before it are of steps whose events have landed.
     const step = lastStepMarker(stream, seen, e.next);
     if (step !== undefined) stream.truncate(step);
-    else if (e.length > MAX_ITEMS) stream.truncate(e.next - MAX_ITEMS / 2);
+    const kept = end();
+    if (kept.length > maxItems) stream.truncate(kept.next - Math.floor(maxItems / 2));
     seen = e.next;
-    if (workflowInfo().historyLength > MAX_HISTORY || workflowInfo().continueAsNewSuggested) {
-      await stream.continueAsNew<typeof liveStream>((state) => [{ conversationId: input.conversationId, streamState: state }]);
+    if (long()) {
+      await stream.continueAsNew<typeof liveStream>((state) => [{ ...input, streamState: state }]);
     }
-    if (!grew) {
-      // Idle: let waiting followers go, then end (the next publish starts a new run).
+    if (idle) {
+      // Let waiting followers go, then end (the next publish starts a new run).
       stream.detachPollers();
       await condition(allHandlersFinished);
       return;
