@@ -24,6 +24,7 @@ import { doctor } from './doctor.js';
 import { scheduleCommand } from './schedule.js';
 import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './time-travel.js';
+import { consoleCommand } from './console.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import {
   conversationWorkerWarnings,
@@ -558,6 +559,7 @@ program
     });
   });
 
+program.addCommand(consoleCommand());
 program.addCommand(scheduleCommand({ withClient, positiveInt, positiveNumber, readMcpConfig }));
 for (const command of timeTravelCommands({
   withClient,
