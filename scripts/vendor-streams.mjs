@@ -18,7 +18,10 @@ const version = JSON.parse(await readFile(path.join(from, 'package.json'), 'utf8
 for (const f of await readdir(path.join(from, 'lib'))) if (f.endsWith('.js')) await copyFile(path.join(from, 'lib', f), path.join(to, f));
 await copyFile(path.join(from, 'LICENSE'), path.join(to, 'LICENSE'));
 // CommonJS inside our ESM package.
-await writeFile(path.join(to, 'package.json'), `${JSON.stringify({ type: 'commonjs', name: '@temporalio/workflow-streams', version }, null, 2)}\n`);
+await writeFile(
+  path.join(to, 'package.json'),
+  `${JSON.stringify({ type: 'commonjs', name: '@temporalio/workflow-streams', version }, null, 2)}\n`,
+);
 
 let rewritten = 0;
 for (const rel of await readdir(dist, { recursive: true })) {

@@ -9,7 +9,8 @@ import { startDevServer } from '../../src/server/dev-server.js';
 import { freePort } from '../../test/support/harness.js';
 import * as activities from './activities.js';
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
 
 /** Latency from a heartbeat's sending to a describe() poller seeing it, and how many it never saw. */
 export async function heartbeatTransport(address: string, options: { n?: number; everyMs?: number; pollMs?: number } = {}) {
@@ -26,7 +27,11 @@ export async function heartbeatTransport(address: string, options: { n?: number;
   });
   const running = worker.run();
   const client = new Client({ connection: await Connection.connect({ address }) });
-  const handle = await client.workflow.start('heartbeatHost', { taskQueue: 'transport-heartbeat', workflowId: `hb-${Date.now()}`, args: [n, everyMs] });
+  const handle = await client.workflow.start('heartbeatHost', {
+    taskQueue: 'transport-heartbeat',
+    workflowId: `hb-${Date.now()}`,
+    args: [n, everyMs],
+  });
   const latencies: number[] = [];
   const seen = new Set<number>();
   let polls = 0;
