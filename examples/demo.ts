@@ -69,6 +69,7 @@ for (const file of ['countdown.txt', 'hello.txt']) {
 const ui = server?.uiUrl ?? 'http://localhost:8233';
 console.log(`\nSee every model call and command: ${ui}/namespaces/default/workflows/${conversation.id}`);
 console.log(`Or: npx faheem events ${conversation.id}`);
+console.log('Watch and control conversations in a browser: npx faheem console');
 
 // The link above needs the server (and, for the UI's queries, the worker): when the demo started the
 // server, keep everything up until Ctrl-C. FAHEEM_DEMO_EXIT=1 (for scripts) stops at once.

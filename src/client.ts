@@ -451,27 +451,53 @@ export class Conversation {
   async *follow(options: FollowOptions = {}): AsyncGenerator<ConversationEvent | LiveDelta> {
     const signal = options.signal;
     const reader = options.live ? new LiveReader(this.client, this.id, options.liveFrom ?? 0) : undefined;
-    // The wait for news left behind when the follow ends is cancelled, not left pending.
-    const ending = new AbortController();
+    // The wait for news left behind when the follow ends is cancelled, not left pending (one
+    // signal per wait: Temporal keeps a listener per call on it).
+    let waiting: AbortController | undefined;
     let next = options.fromIndex ?? 0;
+    let segment: string | undefined;
     try {
-      let batch = reader ? yield* liveWhile(reader, this.events(next), signal) : await this.events(next);
+      let batch = await this.events(next);
+      if (reader && options.liveFrom === undefined) {
+        // Come late: the events so far, then the lines of the step under way (none when nothing runs).
+        const running = (await this.state()).status === 'running';
+        for (const e of batch) yield e;
+        next += batch.length;
+        batch = [];
+        await reader.catchUp();
+        const backlog = reader.take();
+        if (running && backlog.length) {
+          segment = segmentOf(backlog[backlog.length - 1]!);
+          yield* backlog;
+        }
+      }
       for (;;) {
+        let later: LiveDelta[] = [];
         if (batch.length && reader) {
-          // Every word of a step before the event that records it.
-          yield* liveWhile(reader, reader.catchUp(), signal);
-          yield* reader.take();
+          // Every word of a step before the event that records it; the words of a next step after.
+          await reader.catchUp();
+          const lines = reader.take();
+          const cut = lines.findIndex((l) => segment !== undefined && segmentOf(l) !== segment);
+          const now = cut < 0 ? lines : lines.slice(0, cut);
+          later = cut < 0 ? [] : lines.slice(cut);
+          if (now.length) segment = segmentOf(now[now.length - 1]!);
+          yield* now;
         }
         for (const e of batch) yield e;
+        if (later.length) {
+          segment = segmentOf(later[later.length - 1]!);
+          yield* later;
+        }
         next += batch.length;
         if (signal?.aborted) return;
         if (options.until) {
-          const s = reader ? yield* liveWhile(reader, this.state(), signal) : await this.state();
+          const s = await this.state();
           if (options.until(s) && s.events <= next) return;
         }
         const after = next;
         const news = (async () => {
-          const answer = await this.client.withAbortSignal(ending.signal, () => this.nextChange({ afterEvents: after }, Infinity));
+          const wait = (waiting = new AbortController());
+          const answer = await this.client.withAbortSignal(wait.signal, () => this.nextChange({ afterEvents: after }, Infinity));
           if (!answer || answer.events <= after) await sleep(options.pollMs ?? 200);
           return this.events(after);
         })();
@@ -483,13 +509,24 @@ export class Conversation {
         );
         while (!settled && reader && !signal?.aborted) {
           await Promise.race([reader.ready(signal), news.catch(() => undefined)]);
-          yield* reader.take();
+          for (const line of reader.take()) {
+            if (segmentOf(line) !== segment) {
+              // A new step or tool call streams: the events before it (its action, the last step's
+              // observation) may have landed meanwhile; they come first.
+              const landedMeanwhile = await this.events(next);
+              for (const e of landedMeanwhile) yield e;
+              next += landedMeanwhile.length;
+              segment = segmentOf(line);
+            }
+            yield line;
+          }
         }
         if (signal?.aborted) return;
-        batch = landed ?? (await Promise.race([news, abortedWith(signal, [] as ConversationEvent[])]));
+        // The wait's answer starts at `after`: leave out what was yielded meanwhile.
+        batch = (landed ?? (await Promise.race([news, abortedWith(signal, [] as ConversationEvent[])]))).slice(next - after);
       }
     } finally {
-      ending.abort();
+      waiting?.abort();
       reader?.stop();
     }
   }
@@ -523,22 +560,11 @@ export class Conversation {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/**
- * Yields `reader`'s lines while `pending` settles, then gives its value: a query on a busy worker can
- * take seconds (ten followers: p99 3–10 s a word, against 0.18 s for the lines alone), and live lines
- * must not wait behind it.
- */
-async function* liveWhile<T>(reader: LiveReader, pending: Promise<T>, signal?: AbortSignal): AsyncGenerator<LiveDelta, T> {
-  let settled = false;
-  const done = pending.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  while (!settled && !signal?.aborted) {
-    await Promise.race([reader.ready(signal), done]);
-    yield* reader.take();
-  }
-  return pending;
+/** What a live line continues: a command's output (by tool call), or a model call (by step). */
+function segmentOf(line: LiveDelta): string {
+  return line.kind === 'output_delta' || (line.kind === 'retry' && line.toolCallId && line.step === undefined)
+    ? `tool:${line.toolCallId ?? ''}`
+    : `step:${line.step ?? ''}`;
 }
 
 /** Resolves with `value` when `signal` aborts (never without one). */

@@ -49,11 +49,14 @@ export function createCallModel(
     try {
       return await call(input, ctx, sink);
     } finally {
-      await sink.close();
+      // Interrupted (a pause): the last lines go out in the background, the pause does not wait for them.
+      if (ctx.cancellationSignal.aborted) void sink.close();
+      else await sink.close();
     }
   };
 
   async function call(input: ModelCallInput, ctx: Context, sink: LiveSink): Promise<ModelCallResult> {
+    sink.push({ kind: 'step_start', text: '', step: input.step });
     if (ctx.info.attempt > 1) {
       sink.push({
         kind: 'retry',

@@ -109,7 +109,9 @@ export function createRunTool(deps: RunToolDeps) {
       // The tool's own failure is something for the model to read, not for Temporal to retry.
       return { content: `The tool ${tool.name} failed: ${(err as Error)?.message ?? String(err)}`, isError: true };
     } finally {
-      await live.close();
+      // Interrupted (pause --now): the last lines go out in the background, the pause does not wait for them.
+      if (ctx.cancellationSignal.aborted) void live.close();
+      else await live.close();
     }
   }
 

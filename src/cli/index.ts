@@ -1,4 +1,5 @@
 // The `faheem` command line. Talks to Temporal only (never to a worker), so it works from any machine.
+import { LivePrinter } from './live-format.js';
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
@@ -23,6 +24,7 @@ import { doctor } from './doctor.js';
 import { scheduleCommand } from './schedule.js';
 import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './time-travel.js';
+import { consoleCommand } from './console.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import {
   conversationWorkerWarnings,
@@ -100,10 +102,27 @@ async function withOpenConversation(id: string, verb: string, fn: (conversation:
 
 const stopped = (s: ConversationState) => s.status !== 'running';
 
-/** Prints events as they come; a sub-agent's progress follows, indented, under its delegate call. */
-async function followEvents(conversation: Conversation, json: boolean, fromIndex = 0, indent = ''): Promise<ConversationState> {
+/**
+ * Prints events as they come, and (`live`) the reply as it streams and commands' output as it
+ * comes (with `json`, as live lines beside the events); a sub-agent's progress follows, indented,
+ * under its delegate call.
+ */
+async function followEvents(
+  conversation: Conversation,
+  json: boolean,
+  fromIndex = 0,
+  indent = '',
+  live = false,
+): Promise<ConversationState> {
   const children: Promise<unknown>[] = [];
-  for await (const e of conversation.follow({ fromIndex, until: stopped })) {
+  const printer = new LivePrinter();
+  for await (const e of conversation.follow({ fromIndex, until: stopped, live })) {
+    if ('live' in e) {
+      if (json) console.log(JSON.stringify(e));
+      else process.stdout.write(printer.line(e));
+      continue;
+    }
+    if (!json) process.stdout.write(printer.beforeEvent());
     console.log(json ? JSON.stringify(e) : indentLines(formatEvent(e), indent));
     if (!json && e.kind === 'child' && e.status === 'started') {
       children.push(
@@ -365,7 +384,7 @@ program
         printWarnings(await warnings); // stderr: stdout stays the id alone
         if (o.follow) {
           console.error(pc.dim(`conversation ${conversation.id}`));
-          const s = await followEvents(conversation, false);
+          const s = await followEvents(conversation, false, 0, '', true);
           console.error(`status: ${colorStatus(s.status)}`);
           return;
         }
@@ -467,13 +486,13 @@ program
   .description('the event log')
   .argument('<id>')
   .option('--json', 'one JSON object a line')
-  .option('--follow', 'keep printing new events until the run stops')
+  .option('--follow', 'keep printing new events until the run stops, and the reply and command output as they stream')
   .option('--from <index>', 'start at this event index', (v) => Number(v), 0)
   .action(async (id: string, o: { json?: boolean; follow?: boolean; from: number }) => {
     await withClient(async (client) => {
       const conversation = await attach(client, id);
       if (o.follow) {
-        await followEvents(conversation, o.json ?? false, o.from);
+        await followEvents(conversation, o.json ?? false, o.from, '', true);
         return;
       }
       for (const e of await answered(conversation.events(o.from))) console.log(o.json ? JSON.stringify(e) : formatEvent(e));
@@ -540,6 +559,7 @@ program
     });
   });
 
+program.addCommand(consoleCommand());
 program.addCommand(scheduleCommand({ withClient, positiveInt, positiveNumber, readMcpConfig }));
 for (const command of timeTravelCommands({
   withClient,

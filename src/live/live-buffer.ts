@@ -19,7 +19,7 @@ const keyOf = (i: LiveItem) => `${i.kind}\u0000${i.step ?? ''}\u0000${i.toolCall
 export class LiveBuffer {
   private pending: Pending[] = [];
   /** Per line key: text held back because it may be the start of a secret. */
-  private readonly held = new Map<string, { item: LiveItem; text: string; drains: number }>();
+  private readonly held = new Map<string, { item: LiveItem; text: string }>();
 
   /**
    * @param secrets - Values to mask (the worker's keys and named secrets).
@@ -30,9 +30,9 @@ export class LiveBuffer {
     private readonly maxLineChars = MAX_LINE_CHARS,
   ) {}
 
-  /** Adds a delta; a retry marker is a barrier (nothing before it merges with anything after). */
+  /** Adds a delta; a marker (retry, step start) is a barrier (nothing before it merges with anything after). */
   push(item: LiveItem): void {
-    if (item.kind === 'retry') {
+    if (item.kind === 'retry' || item.kind === 'step_start') {
       this.pending.push({ key: '', item: { ...item } });
       return;
     }
@@ -49,16 +49,15 @@ export class LiveBuffer {
   }
 
   /**
-   * The lines to publish now, in order. Unless `final`, the last characters of each line that could
-   * begin a secret wait for the next drain (released after one drain with nothing new): only those
-   * that do (see heldTail), so a line is not held back a secret's length on every publish.
+   * The lines to publish now, in order. Unless `final`, a line's last characters that begin a
+   * secret wait for the next drain (released after one drain with nothing new).
    */
   drain(final = false): LiveItem[] {
     const out: LiveItem[] = [];
     const touched = new Set<string>();
     for (const { key, item } of this.pending) {
-      if (item.kind === 'retry') {
-        // The lost attempt's held text is void too.
+      if (item.kind === 'retry' || item.kind === 'step_start') {
+        // The lost attempt's (or the ended step's) held text is void too.
         this.held.clear();
         out.push(item);
         continue;
@@ -71,11 +70,9 @@ export class LiveBuffer {
     this.pending = [];
     for (const [key, h] of [...this.held]) {
       if (touched.has(key) && !final) continue;
-      if (final || ++h.drains > 1) {
-        this.held.delete(key);
-        const text = redact(h.text, this.secrets);
-        if (text) out.push({ ...h.item, text });
-      }
+      this.held.delete(key);
+      const text = redact(h.text, this.secrets);
+      if (text) out.push({ ...h.item, text });
     }
     return out;
   }
@@ -84,10 +81,10 @@ export class LiveBuffer {
     let text = redact(raw, this.secrets);
     let keep = '';
     if (!final) {
-      keep = text.slice(text.length - heldTail(text, this.secrets));
+      keep = text.slice(text.length - secretPrefixAtEnd(text, this.secrets));
       text = text.slice(0, text.length - keep.length);
     }
-    if (keep) this.held.set(key, { item, text: keep, drains: 0 });
+    if (keep) this.held.set(key, { item, text: keep });
     if (!text) return;
     if (text.length > this.maxLineChars) {
       const cut = text.length - this.maxLineChars;
@@ -97,23 +94,16 @@ export class LiveBuffer {
   }
 }
 
-/**
- * How many of `text`'s last characters the next delta could turn into something `redact` masks: the
- * longest end of `text` that begins one of `secrets` (an occurrence completed later must start inside
- * it), or a provider-style key being written ("s", "sk", "sk-…" at a word start). Holding back
- * exactly these keeps every split secret masked; holding back a secret's length on every publish
- * (what this replaced) delayed each word by as many characters (~0.5 s with a 164-character key).
- */
-export function heldTail(text: string, secrets: readonly string[]): number {
-  let keep = 0;
-  for (const s of secrets) {
-    for (let k = Math.min(s.length - 1, text.length); k > keep; k--) {
-      if (text.endsWith(s.slice(0, k))) {
-        keep = k;
+/** How many of `text`'s last characters are the beginning of one of `secrets` (0: none). */
+export function secretPrefixAtEnd(text: string, secrets: readonly string[]): number {
+  let longest = 0;
+  for (const secret of secrets) {
+    for (let k = Math.min(secret.length - 1, text.length); k > longest; k--) {
+      if (text.endsWith(secret.slice(0, k))) {
+        longest = k;
         break;
       }
     }
   }
-  const key = /\bs(?:k(?:-[A-Za-z0-9_*.-]*)?)?$/.exec(text);
-  return Math.max(keep, key ? key[0].length : 0);
+  return longest;
 }

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { LiveBuffer } from './live-buffer.js';
-import { LIVE_STREAM_WORKFLOW, LIVE_TOPIC, liveStreamId, type LiveItem, type LiveStreamInput } from './stream-id.js';
+import { LIVE_STREAM_WORKFLOW, LIVE_TOPIC, STEP_TOPIC, liveStreamId, type LiveItem, type LiveStreamInput } from './stream-id.js';
 
 /**
  * How often a sink publishes what gathered: the floor of a follower's delay, and of signals per second.
@@ -48,18 +48,20 @@ export class LivePublisher {
     if (!this.options.enabled || !client) return NO_LIVE;
     const ready = this.ensureStream(client, conversationId);
     const stream = WorkflowStreamClient.create(client, liveStreamId(conversationId), {
-      // This sink decides when to send (flush()); the stream client's own timer only backs it up.
-      batchInterval: '1 hour',
+      // This sink decides when to send (flush()); the stream client's own timer only backs it up. It
+      // stays short: after dispose its last sleep still holds the process up to this long.
+      batchInterval: '200 milliseconds',
       maxRetryDuration: '10 seconds',
     });
     const topic = stream.topic<LiveItem>(LIVE_TOPIC);
+    const steps = stream.topic<LiveItem>(STEP_TOPIC);
     const buffer = new LiveBuffer(this.options.secrets);
     let sending: Promise<void> | undefined;
     let closed = false;
     const send = async (final: boolean) => {
       const items = buffer.drain(final);
       if (!items.length) return;
-      for (const item of items) topic.publish(item);
+      for (const item of items) (item.kind === 'step_start' ? steps : topic).publish(item);
       await ready;
       await stream.flush();
     };

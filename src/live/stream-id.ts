@@ -9,12 +9,22 @@ export function liveStreamId(conversationId: string): string {
 /** The stream workflow's type name. */
 export const LIVE_STREAM_WORKFLOW = 'liveStream';
 
-/** The one topic live lines go to. */
+/** The topic live lines go to (what followers read). */
 export const LIVE_TOPIC = 'live';
 
-/** What the worker publishes for one live line (the client adds `live` and `offset`). */
+/**
+ * The topic of step markers: a model call publishes one as it begins, and the stream workflow drops
+ * the lines before it (the events of those steps have landed). So the log holds the step under way,
+ * which is what a follower that comes late is shown. Followers never read this topic.
+ */
+export const STEP_TOPIC = 'step';
+
+/**
+ * What the worker publishes for one live line (the client adds `live` and `offset`); `step_start`
+ * is the marker of STEP_TOPIC.
+ */
 export interface LiveItem {
-  kind: 'model_delta' | 'thinking_delta' | 'output_delta' | 'retry';
+  kind: 'model_delta' | 'thinking_delta' | 'output_delta' | 'retry' | 'step_start';
   text: string;
   step?: number;
   toolCallId?: string;
@@ -27,4 +37,6 @@ export interface LiveStreamInput {
   conversationId: string;
   /** The stream as the previous run left it (continue-as-new), from `WorkflowStream.getState()`. */
   streamState?: unknown;
+  /** Bounds other than the defaults (tests). */
+  limits?: { maxItems?: number; maxHistory?: number };
 }

@@ -27,6 +27,7 @@ export class LiveReader {
   private next: number;
   private readonly abort = new AbortController();
   private readonly stopping: Promise<undefined>;
+  private poll: AbortController | undefined;
 
   /**
    * @param from - The first offset wanted (0: from the oldest line kept).
@@ -38,8 +39,7 @@ export class LiveReader {
   ) {
     this.next = from;
     this.stopping = new Promise((resolve) => this.abort.signal.addEventListener('abort', () => resolve(undefined), { once: true }));
-    // Every call the reader makes is cancelled when it stops: none is left pending or retrying.
-    void this.client.withAbortSignal(this.abort.signal, () => this.run()).catch(() => undefined);
+    void this.run().catch(() => undefined);
   }
 
   /** The offset after the last line read (what to resume from). */
@@ -74,10 +74,8 @@ export class LiveReader {
   async catchUp(timeoutMs = 1_000): Promise<void> {
     let end: number;
     try {
-      end = await this.client.withAbortSignal(this.abort.signal, () =>
-        this.client.withDeadline(Date.now() + timeoutMs, () =>
-          WorkflowStreamClient.create(this.client, liveStreamId(this.conversationId)).getOffset(),
-        ),
+      end = await this.client.withDeadline(Date.now() + timeoutMs, () =>
+        WorkflowStreamClient.create(this.client, liveStreamId(this.conversationId)).getOffset(),
       );
     } catch {
       return; // no stream (yet, or any more): nothing to wait for
@@ -92,6 +90,7 @@ export class LiveReader {
   stop(): void {
     this.stopped = true;
     this.abort.abort();
+    this.poll?.abort();
     this.wake?.();
   }
 
@@ -106,7 +105,11 @@ export class LiveReader {
         const stream = WorkflowStreamClient.create(this.client, liveStreamId(this.conversationId));
         const items = stream.subscribe<unknown>(LIVE_TOPIC, this.next, { pollCooldown: '5 milliseconds', resultType: true });
         for (;;) {
-          const pending = items.next();
+          // Each poll under its own signal (Temporal keeps a listener per call on it): stop() cancels
+          // the poll under way, and nothing is left pending or retrying.
+          const poll = new AbortController();
+          this.poll = poll;
+          const pending = this.client.withAbortSignal(poll.signal, () => items.next());
           pending.catch(() => undefined); // left behind when the reader stops mid-poll
           const r = await Promise.race([pending, this.stopping]);
           if (!r || r.done) break;
@@ -118,10 +121,26 @@ export class LiveReader {
         }
         if (!this.stopped) void items.return(undefined).catch(() => undefined);
       } catch (err) {
+        // Fell behind the stream's truncation: go on from the oldest line kept. (Matched by type
+        // name: installed as a dependency, the stream package may carry its own copy of Temporal's
+        // classes, so instanceof cannot be trusted across it.)
+        if (failureType(err) === 'TruncatedOffset') {
+          this.next = 0;
+          continue;
+        }
         // Not started yet, or ended: look again shortly. Anything else too: a live view retries.
         if (!(err instanceof WorkflowNotFoundError) && this.stopped) return;
       }
       if (!this.stopped) await Promise.race([new Promise((r) => setTimeout(r, RETRY_MS)), this.stopping]);
     }
   }
+}
+
+/** The application failure type an error carries (itself or its cause), if any. */
+function failureType(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string') return type;
+  }
+  return undefined;
 }

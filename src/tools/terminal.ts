@@ -267,7 +267,12 @@ async function observe(key: string, rc: RunningCommand, ctx: TerminalContext, ti
   }
 }
 
-async function observeCommand(key: string, rc: RunningCommand, ctx: TerminalContext, timeoutS: number | undefined): Promise<TerminalResult> {
+async function observeCommand(
+  key: string,
+  rc: RunningCommand,
+  ctx: TerminalContext,
+  timeoutS: number | undefined,
+): Promise<TerminalResult> {
   const softMs = ctx.softTimeoutMs ?? DEFAULT_SOFT_TIMEOUT_MS;
   const hardAt = timeoutS !== undefined ? Date.now() + timeoutS * 1000 : Infinity;
   const reportBy = Date.now() + MAX_OBSERVE_MS;

@@ -3,14 +3,15 @@
 // history takes no event per delta batch. Publishing is a batched signal from the worker's
 // activities, following a long-poll update from an offset (@temporalio/workflow-streams).
 //
-// Bounded: the log keeps its newest MAX_ITEMS lines (older ones are truncated: a follower that far
-// behind starts from the oldest kept), and the run continues-as-new when its history grows long. With
+// Bounded: a model call's step marker drops the lines before it (their steps' events have landed;
+// a follower that comes late is shown the step under way), the log keeps at most MAX_ITEMS lines
+// (older ones are truncated: a follower that far behind starts from the oldest kept), and the run continues-as-new when its history grows long. With
 // no publishing for IDLE the run ends; the next publish starts a new run whose offsets begin above
 // every offset of the last run (its start time in ms × 1000), so a follower's stale offset is never
 // mistaken for a new line.
-import { allHandlersFinished, condition, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, sleep, workflowInfo } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import type { LiveStreamInput } from '../live/stream-id.js';
+import { STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
 
 /** Lines kept; past this the oldest half goes. */
 const MAX_ITEMS = 2_000;
@@ -24,20 +25,36 @@ export async function liveStream(input: LiveStreamInput): Promise<void> {
   const prior = input.streamState as WorkflowStreamState | undefined;
   const stream = new WorkflowStream(prior ?? { log: [], base_offset: Date.now() * 1000, publisher_sequences: {}, publisher_last_seen: {} });
   const end = () => logEnd(stream);
+  const maxItems = input.limits?.maxItems ?? MAX_ITEMS;
+  const maxHistory = input.limits?.maxHistory ?? MAX_HISTORY;
+  const long = () => workflowInfo().historyLength > maxHistory || workflowInfo().continueAsNewSuggested;
   let seen = end().next;
-  for (;;) {
-    const grew = await condition(() => {
-      const e = end();
-      return e.next !== seen || workflowInfo().historyLength > MAX_HISTORY || workflowInfo().continueAsNewSuggested;
-    }, IDLE);
-    const e = end();
-    if (e.length > MAX_ITEMS) stream.truncate(e.next - MAX_ITEMS / 2);
-    seen = e.next;
-    if (workflowInfo().historyLength > MAX_HISTORY || workflowInfo().continueAsNewSuggested) {
-      await stream.continueAsNew<typeof liveStream>((state) => [{ conversationId: input.conversationId, streamState: state }]);
+  // One timer per idle period (not one per publish, which would add two events to each batch).
+  let idle = false;
+  void (async () => {
+    for (;;) {
+      const before = end().next;
+      await sleep(IDLE);
+      if (end().next === before) {
+        idle = true;
+        return;
+      }
     }
-    if (!grew) {
-      // Idle: let waiting followers go, then end (the next publish starts a new run).
+  })();
+  for (;;) {
+    await condition(() => end().next !== seen || long() || idle);
+    const e = end();
+    // A new step began: the lines before it are of steps whose events have landed.
+    const step = lastStepMarker(stream, seen, e.next);
+    if (step !== undefined) stream.truncate(step);
+    const kept = end();
+    if (kept.length > maxItems) stream.truncate(kept.next - Math.floor(maxItems / 2));
+    seen = e.next;
+    if (long()) {
+      await stream.continueAsNew<typeof liveStream>((state) => [{ ...input, streamState: state }]);
+    }
+    if (idle) {
+      // Let waiting followers go, then end (the next publish starts a new run).
       stream.detachPollers();
       await condition(allHandlersFinished);
       return;
@@ -56,4 +73,14 @@ function logEnd(stream: WorkflowStream): { length: number; next: number } {
     return { length: own.log.length, next: own.baseOffset + own.log.length };
   const s = stream.getState();
   return { length: s.log.length, next: s.base_offset + s.log.length };
+}
+
+/** The offset of the last step marker among the lines [from, to), if any. */
+function lastStepMarker(stream: WorkflowStream, from: number, to: number): number | undefined {
+  const own = stream as unknown as { log?: { topic?: string }[]; baseOffset?: number };
+  if (!Array.isArray(own.log) || typeof own.baseOffset !== 'number') return undefined;
+  for (let offset = to - 1; offset >= Math.max(from, own.baseOffset); offset--) {
+    if (own.log[offset - own.baseOffset]?.topic === STEP_TOPIC) return offset;
+  }
+  return undefined;
 }

@@ -16,6 +16,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA, encryptionCodec, keyFingerprint, payloadKeyId } from '../../src/security/codec.js';
 import { findTemporalCli } from '../../src/server/temporal-cli.js';
+import { liveStreamId } from '../../src/live/stream-id.js';
 import type { Script } from '../../src/testing/scripted-model.js';
 import { ROOT, freePort, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
@@ -196,6 +197,19 @@ describe('with a key, against a dev server', () => {
       [],
     );
     assert.ok(payloads.filter((p) => meta(p.payload, 'encoding') === ENCRYPTED_ENCODING).length > 10);
+
+    // The live lines (the reply as it streamed, the command's output) went through the codec too.
+    const liveHistory = await rawHistory(liveStreamId(conversation.id));
+    const liveText = historyText(liveHistory);
+    assert.ok(liveHistory.events.length > 3, 'the live stream was published to');
+    for (const secret of [OUTPUT, 'marmalade', REPLY, 'tangerine'])
+      assert.ok(!liveText.includes(secret), `raw live stream contains "${secret}"`);
+    assert.deepEqual(
+      payloadsIn(liveHistory)
+        .filter((p) => !/searchAttributes/.test(p.where) && meta(p.payload, 'encoding') !== ENCRYPTED_ENCODING)
+        .map((p) => `${p.where}: ${meta(p.payload, 'encoding')}`),
+      [],
+    );
     // User metadata is among them: the summary (first message), the activity summaries (`$ echo …`).
     const summaries = payloads.filter((p) => /userMetadata\.summary/.test(p.where));
     assert.ok(summaries.length >= 3, `${summaries.length} summaries`);

@@ -41,6 +41,14 @@ test('examples/custom-tool.ts: the worker runs a defineTool tool the model calle
   assert.match(out, /status: finished/);
 });
 
+test('examples/follow-live.ts: the reply and the command output as they stream, then the events', async () => {
+  const out = await runExample('follow-live.ts');
+  assert.match(out, /\| count 1[\s\S]*\| count 3/);
+  assert.match(out, /The command counted to three, a line every fifth of a second\.\nevent \d+: the reply, recorded/);
+  assert.match(out, /live lines: .*model_delta \d+.*output_delta \d+|live lines: .*output_delta \d+.*model_delta \d+/);
+  assert.match(out, /status: finished/);
+});
+
 test("examples/mcp.ts: an MCP server's tool through the conversation", async () => {
   const out = await runExample('mcp.ts');
   assert.match(out, /action: mcp__everything__get-sum/);

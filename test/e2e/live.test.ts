@@ -2,6 +2,7 @@
 // a command's output before it ends; a worker killed mid-stream gives a retry marker and a whole
 // reply; a follower that reconnects resumes from an offset. Real dev server, real worker processes.
 import assert from 'node:assert/strict';
+import { execa } from 'execa';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -10,7 +11,7 @@ import type { ConversationEvent } from '../../src/types.js';
 import type { LiveDelta } from '../../src/live/types.js';
 import { liveStreamId } from '../../src/live/stream-id.js';
 import type { Script } from '../../src/testing/scripted-model.js';
-import { historyText, startHarness, type Harness, type WorkerProcess } from '../support/harness.js';
+import { ROOT, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 let h: Harness;
 let worker: WorkerProcess;
@@ -148,18 +149,92 @@ test('a follower that reconnects resumes from an offset: nothing twice, nothing 
   const all = [...first, ...second].filter((d) => d.kind === 'model_delta');
   assert.equal(all.map((d) => d.text).join(''), REPLY);
   assert.ok(second.every((d) => d.offset > last.offset));
-  // A follower that comes late reads from the oldest line kept.
-  const late: LiveDelta[] = [];
-  const done = new AbortController();
-  for await (const item of conversation.follow({ live: true, signal: done.signal })) {
-    if (isLive(item)) late.push(item);
-    if (!isLive(item) && agentMessage(item)) done.abort();
-  }
-  assert.ok(
-    late.some((d) => d.kind === 'model_delta'),
-    'a late follower still sees the lines kept',
-  );
   // The stream lives in a workflow of its own.
   const stream = await h.client.workflow.getHandle(liveStreamId(conversation.id)).describe();
   assert.equal(stream.type, 'liveStream');
+});
+
+test('a follower that comes late is shown the step under way from its start; after the run, no stale lines', async () => {
+  h.model.setScript(() => ({ content: REPLY, wordByWord: true, chunkDelayMs: 150 }));
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'And again',
+    run: true,
+  });
+  // Wait (through a first follower) until part of the reply has streamed.
+  const early = new AbortController();
+  let words = 0;
+  for await (const item of conversation.follow({ live: true, signal: early.signal })) {
+    if (isLive(item) && item.kind === 'model_delta' && ++words >= 4) early.abort();
+  }
+  const late: LiveDelta[] = [];
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) if (isLive(item)) late.push(item);
+  assert.equal(
+    late
+      .filter((d) => d.kind === 'model_delta')
+      .map((d) => d.text)
+      .join(''),
+    REPLY,
+    'the late follower saw the reply from its first word',
+  );
+  // Once it has finished, a new follower gets the events only.
+  const after: (ConversationEvent | LiveDelta)[] = [];
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) after.push(item);
+  assert.equal(after.filter(isLive).length, 0);
+  assert.equal(after.length, (await conversation.events()).length);
+});
+
+test('faheem events --follow --json prints live lines beside the events; without --json the reply as it streams', async () => {
+  // The reply waits until both CLI processes are following (each has printed the first event).
+  let release!: () => void;
+  const following = new Promise<void>((r) => (release = r));
+  h.model.setScript(() => following.then(() => ({ content: REPLY, wordByWord: true, chunkDelayMs: 100 })));
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'Through the CLI',
+    run: true,
+  });
+  const cli = (args: string[]) => {
+    const p = execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], { cwd: ROOT, env: h.env, reject: false });
+    let out = '';
+    p.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+    return { done: p, out: () => out };
+  };
+  const jsonCli = cli(['events', conversation.id, '--follow', '--json']);
+  const textCli = cli(['events', conversation.id, '--follow']);
+  await waitFor('both CLIs following', () => jsonCli.out().includes('"index":0') && textCli.out().includes('Through the CLI'), 60_000);
+  release();
+  const [json, text] = await Promise.all([jsonCli.done, textCli.done]);
+  // As text: the reply as it streamed, then the event that records it.
+  assert.equal(String(text.stdout).split(REPLY).length - 1, 2, String(text.stdout));
+  const lines = String(json.stdout)
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const live = lines.filter((l) => l.live === true);
+  assert.ok(live.length >= 3, 'live lines printed');
+  assert.ok(live.every((l) => l.index === undefined && typeof l.text === 'string' && typeof l.kind === 'string'));
+  assert.equal(
+    live
+      .filter((l) => l.kind === 'model_delta')
+      .map((l) => l.text)
+      .join(''),
+    REPLY,
+  );
+  const events = lines.filter((l) => l.live === undefined);
+  assert.deepEqual(
+    events.map((e) => e.index),
+    (await conversation.events()).map((e) => e.index),
+  );
+  // Durable lines are unchanged: `events --json` without --follow prints the same events.
+  const plain = await h.cli(['events', conversation.id, '--json']);
+  assert.deepEqual(
+    plain.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as unknown),
+    events,
+  );
 });

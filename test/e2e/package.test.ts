@@ -76,6 +76,9 @@ test('the tarball holds the build and no tests; installing it brings no TypeScri
     'dist/connection.d.ts',
     'dist/workflow-bundle.js',
     'dist/cli/index.js',
+    'dist/console/index.html',
+    'dist/console/app.js',
+    'dist/console/app.css',
     'bin/faheem.js',
   ]) {
     assert.ok(packedFiles.includes(f), `${f} is in the package`);

@@ -14,6 +14,7 @@ test('the defaults the README lists', () => {
   assert.equal(c.transcriptCacheBytes, 512 * 1024 * 1024);
   assert.equal(c.spawnHelper, true);
   assert.equal(c.sandbox, undefined);
+  assert.equal(c.live, true);
 });
 
 test('each variable is read into its field', () => {
@@ -26,6 +27,7 @@ test('each variable is read into its field', () => {
     FAHEEM_SPAWN_HELPER: '0',
     FAHEEM_SANDBOX: 'bwrap',
     FAHEEM_SANDBOX_NETWORK: 'none',
+    FAHEEM_LIVE: '0',
   });
   assert.deepEqual(c, {
     home: '/srv/faheem',
@@ -35,6 +37,7 @@ test('each variable is read into its field', () => {
     transcriptCacheBytes: 64 * 1024 * 1024,
     spawnHelper: false,
     sandbox: { kind: 'bwrap', network: 'none' },
+    live: false,
   });
   assert.equal(readWorkerConfig({ FAHEEM_WORKFLOW_THREADS: '' }).workflowThreads, undefined, 'empty is unset');
 });
@@ -47,6 +50,7 @@ test('a bad value is an error that names the variable', () => {
     [{ FAHEEM_TRANSCRIPT_CACHE_MB: 'lots' }, /^FAHEEM_TRANSCRIPT_CACHE_MB="lots" must be a number/],
     [{ FAHEEM_LOG_LEVEL: 'loud' }, /^FAHEEM_LOG_LEVEL="loud" must be one of TRACE, DEBUG, INFO, WARN, ERROR/],
     [{ FAHEEM_SPAWN_HELPER: 'no' }, /^FAHEEM_SPAWN_HELPER="no" must be 0 \(off\) or 1 \(on\)/],
+    [{ FAHEEM_LIVE: 'off' }, /^FAHEEM_LIVE="off" must be 0 \(off\) or 1 \(on\)/],
   ];
   for (const [env, message] of bad) {
     assert.throws(

@@ -1,0 +1,492 @@
+// The console's page: the conversation list beside (or, on a narrow window, above) one conversation,
+// its transcript streaming in, and the controls. Everything from the model or a command is a text
+// node: Preact escapes it; nothing here sets HTML.
+import { render } from 'preact';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { followConversation, getJson, postJson, setToken, takeToken } from './api.js';
+import { buildBlocks, emptyTranscript, type Block, type TranscriptState } from './transcript.js';
+
+const STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'] as const;
+
+interface Row {
+  id: string;
+  status: string | null;
+  closed: boolean;
+  model: string | null;
+  cost: number | null;
+  startTime: string;
+  lastActivity: string;
+  parentId: string | null;
+}
+interface Page {
+  conversations: Row[];
+  nextPageToken: string | null;
+}
+interface TreeNode extends Row {
+  children: TreeNode[];
+}
+interface Detail {
+  id: string;
+  closed: boolean;
+  temporalUrl: string;
+  tree: TreeNode[];
+  stateError?: string;
+  state: {
+    status: string;
+    closed: boolean;
+    model?: string;
+    iterations?: number;
+    runNumber?: number;
+    pendingMessages?: number;
+    metrics?: { accumulatedCost: number; promptTokens: number; completionTokens: number; cacheReadTokens: number; llmCalls: number };
+    lastError?: string | null;
+    workspace?: string;
+    pendingActions?: { toolCallId: string; tool: string; arguments: unknown }[];
+    parentId?: string | null;
+    waitingForHost?: string | null;
+  };
+}
+
+const POLL_MS = 2000;
+const cost = (c: number | null | undefined) => (c === null || c === undefined ? '–' : `$${c.toFixed(4)}`);
+const when = (iso: string) => {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
+};
+const idFromHash = () => {
+  const m = /^#\/c\/(.+)$/.exec(location.hash);
+  return m ? decodeURIComponent(m[1]!) : null;
+};
+
+function StatusBadge({ status, closed }: { status: string | null; closed?: boolean }) {
+  const s = status ?? 'unknown';
+  return (
+    <span class={`status status-${s}`}>
+      {s}
+      {closed ? ' (closed)' : ''}
+    </span>
+  );
+}
+
+/** The conversations, a page at a time, children under their parent; the first page refreshes itself. */
+function ConversationList({ selected }: { selected: string | null }) {
+  const [status, setStatus] = useState('');
+  const [first, setFirst] = useState<Row[]>([]);
+  const [more, setMore] = useState<Row[]>([]);
+  const [next, setNext] = useState<string | null>(null);
+  const [firstNext, setFirstNext] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [loading, setLoading] = useState(false);
+
+  const query = (pageToken?: string) => {
+    const p = new URLSearchParams({ pageSize: '50' });
+    if (status) p.set('status', status);
+    if (pageToken) p.set('pageToken', pageToken);
+    return `/api/conversations?${p}`;
+  };
+
+  useEffect(() => {
+    let stop = false;
+    setMore([]);
+    setNext(null);
+    const load = async () => {
+      try {
+        const page = await getJson<Page>(query());
+        if (stop) return;
+        setFirst(page.conversations);
+        setFirstNext(page.nextPageToken);
+        setError(null);
+      } catch (err) {
+        if (!stop) setError((err as Error).message);
+      }
+    };
+    void load();
+    const timer = setInterval(() => void load(), POLL_MS);
+    return () => {
+      stop = true;
+      clearInterval(timer);
+    };
+  }, [status]);
+
+  const loadMore = async () => {
+    const token = next ?? firstNext;
+    if (!token) return;
+    setLoading(true);
+    try {
+      const page = await getJson<Page>(query(token));
+      setMore((m) => [...m, ...page.conversations]);
+      setNext(page.nextPageToken ?? '');
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  const rows = useMemo(() => {
+    const seen = new Set(first.map((r) => r.id));
+    return [...first, ...more.filter((r) => !seen.has(r.id))];
+  }, [first, more]);
+  const byParent = useMemo(() => {
+    const ids = new Set(rows.map((r) => r.id));
+    const m = new Map<string | null, Row[]>();
+    for (const r of rows) {
+      const key = r.parentId && ids.has(r.parentId) ? r.parentId : null;
+      m.set(key, [...(m.get(key) ?? []), r]);
+    }
+    return m;
+  }, [rows]);
+  const hasMore = next === null ? firstNext !== null : next !== '';
+
+  const item = (r: Row) => (
+    <li key={r.id}>
+      <a
+        href={`#/c/${encodeURIComponent(r.id)}`}
+        class={r.id === selected ? 'row selected' : 'row'}
+        aria-current={r.id === selected ? 'true' : undefined}
+      >
+        <span class="row-id">{r.id}</span>
+        <StatusBadge status={r.status} closed={r.closed} />
+        <span class="row-meta">
+          {r.model ?? ''} · {cost(r.cost)} · {when(r.lastActivity)}
+        </span>
+      </a>
+      {byParent.get(r.id) ? <ul class="children">{byParent.get(r.id)!.map(item)}</ul> : null}
+    </li>
+  );
+
+  return (
+    <nav class="list" aria-label="Conversations">
+      <div class="list-head">
+        <h2>Conversations</h2>
+        <label>
+          Status{' '}
+          <select value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value)}>
+            <option value="">all</option>
+            {STATUSES.map((s) => (
+              <option value={s} key={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      {error ? (
+        <p class="error" role="alert">
+          {error}
+        </p>
+      ) : null}
+      {rows.length === 0 && !error ? <p class="muted">No conversations{status ? ` with status ${status}` : ''}.</p> : null}
+      <ul class="rows">{(byParent.get(null) ?? []).map(item)}</ul>
+      {hasMore ? (
+        <button type="button" onClick={() => void loadMore()} disabled={loading}>
+          More
+        </button>
+      ) : null}
+    </nav>
+  );
+}
+
+function Tree({ nodes }: { nodes: TreeNode[] }) {
+  return (
+    <ul class="tree">
+      {nodes.map((n) => (
+        <li key={n.id}>
+          <a href={`#/c/${encodeURIComponent(n.id)}`}>{n.id}</a> <StatusBadge status={n.status} closed={n.closed} /> {cost(n.cost)}
+          {n.children.length ? <Tree nodes={n.children} /> : null}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function BlockView({ b }: { b: Block }) {
+  switch (b.type) {
+    case 'message':
+      return (
+        <div class={`msg msg-${b.source}${b.rewound ? ' rewound' : ''}`}>
+          <div class="who">
+            {b.source} <span class="muted">{b.time}</span>
+            {b.detail ? <span class="muted"> · {b.detail}</span> : null}
+          </div>
+          <div class="text">{b.text}</div>
+        </div>
+      );
+    case 'thinking':
+      return (
+        <details class="thinking">
+          <summary>Thinking</summary>
+          <pre>{b.text}</pre>
+        </details>
+      );
+    case 'tool':
+      return (
+        <div class={`tool${b.isError ? ' tool-error' : ''}`}>
+          <div class="tool-head">
+            <span class="tool-name">{b.tool}</span> <code>{b.title}</code>{' '}
+            <span class="muted">
+              {b.time}
+              {b.running ? ' · running…' : b.exitCode !== undefined ? ` · exit ${b.exitCode}` : b.isError ? ' · failed' : ''}
+              {b.detail ? ` · ${b.detail}` : ''}
+            </span>
+          </div>
+          {b.diff ? (
+            <pre class="diff">
+              {b.diff.map((l, i) => (
+                <span key={i} class={l.sign === '+' ? 'add' : l.sign === '-' ? 'del' : ''}>
+                  {`${l.sign} ${l.text}\n`}
+                </span>
+              ))}
+            </pre>
+          ) : null}
+          {b.output !== undefined ? <pre class={b.running ? 'output live' : 'output'}>{b.output}</pre> : null}
+        </div>
+      );
+    case 'error':
+      return (
+        <div class="event-error">
+          error <span class="muted">{b.time}</span>: {b.text}
+        </div>
+      );
+    case 'note':
+      return (
+        <div class="note">
+          <span class="muted">{b.time}</span> {b.text}
+        </div>
+      );
+    case 'streaming':
+      return (
+        <div class="msg msg-agent streaming" aria-live="polite">
+          <div class="who">
+            agent <span class="muted">streaming…</span>
+          </div>
+          {b.thinking ? (
+            <details class="thinking">
+              <summary>Thinking</summary>
+              <pre>{b.thinking}</pre>
+            </details>
+          ) : null}
+          <div class="text">{b.text}</div>
+          {b.tools.map((t, i) => (
+            <pre key={i} class="output live">{`${t.name} ${t.text}`}</pre>
+          ))}
+        </div>
+      );
+    default:
+      return null;
+  }
+}
+
+/** One conversation: status and cost, the controls, the sub-agents, the transcript as it streams. */
+function ConversationView({ id }: { id: string }) {
+  const [detail, setDetail] = useState<Detail | null>(null);
+  const [detailError, setDetailError] = useState<string | null>(null);
+  const [streamError, setStreamError] = useState<string | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState('');
+  const [reason, setReason] = useState('');
+  const [transcript, setTranscript] = useState<TranscriptState>(emptyTranscript);
+  const transcriptRef = useRef(transcript);
+
+  const refresh = useCallback(async () => {
+    try {
+      setDetail(await getJson<Detail>(`/api/conversations/${encodeURIComponent(id)}`));
+      setDetailError(null);
+    } catch (err) {
+      setDetailError((err as Error).message);
+    }
+  }, [id]);
+
+  useEffect(() => {
+    void refresh();
+    const timer = setInterval(() => void refresh(), POLL_MS);
+    return () => clearInterval(timer);
+  }, [refresh]);
+
+  useEffect(() => {
+    const abort = new AbortController();
+    transcriptRef.current = emptyTranscript();
+    setTranscript(transcriptRef.current);
+    void followConversation(
+      id,
+      (f) => {
+        transcriptRef.current = f(transcriptRef.current);
+        setTranscript(transcriptRef.current);
+      },
+      () => transcriptRef.current,
+      abort.signal,
+      setStreamError,
+    );
+    return () => abort.abort();
+  }, [id]);
+
+  const blocks = useMemo(() => buildBlocks(transcript), [transcript]);
+  const state = detail?.state;
+  const closed = detail?.closed ?? false;
+
+  const act = async (action: string, body: Record<string, unknown> = {}) => {
+    setBusy(true);
+    setActionError(null);
+    try {
+      await postJson(`/api/conversations/${encodeURIComponent(id)}/${action}`, body);
+      return true;
+    } catch (err) {
+      setActionError(`${action}: ${(err as Error).message}`);
+      return false;
+    } finally {
+      setBusy(false);
+      void refresh();
+    }
+  };
+
+  const send = async (e: Event) => {
+    e.preventDefault();
+    if (!message.trim()) {
+      setActionError('send: write a message first');
+      return;
+    }
+    // A paused conversation keeps the message until Resume; a stopped one runs on it.
+    const run = state ? !['paused', 'running', 'waiting_for_confirmation'].includes(state.status) : false;
+    if (await act('send', { text: message, ...(run ? { run: true } : {}) })) setMessage('');
+  };
+
+  const waiting = state?.status === 'waiting_for_confirmation';
+  const m = state?.metrics;
+
+  return (
+    <main class="conversation" aria-label={`Conversation ${id}`}>
+      <div class="conv-head">
+        <h2 class="conv-id">{id}</h2>
+        {state ? <StatusBadge status={state.status} closed={closed} /> : null}
+        {detail ? (
+          <a class="temporal-link" href={detail.temporalUrl} target="_blank" rel="noreferrer noopener">
+            Open in Temporal Web UI
+          </a>
+        ) : null}
+      </div>
+      {m ? (
+        <p class="metrics">
+          cost {cost(m.accumulatedCost)} · tokens {m.promptTokens} in / {m.completionTokens} out · {m.llmCalls} model calls
+          {state?.model ? ` · ${state.model}` : ''}
+          {state?.pendingMessages ? ` · ${state.pendingMessages} message(s) waiting for Resume` : ''}
+        </p>
+      ) : null}
+      {state?.lastError ? <p class="event-error">last error: {state.lastError}</p> : null}
+      {state?.waitingForHost ? <p class="note">waiting for workspace host {state.waitingForHost}: start `faheem worker` there</p> : null}
+      {detail?.stateError ? <p class="note">live state unavailable: {detail.stateError}</p> : null}
+      {detailError ? (
+        <p class="error" role="alert">
+          {detailError}
+        </p>
+      ) : null}
+
+      <div class="controls">
+        <button type="button" disabled={busy || closed} onClick={() => void act('pause')}>
+          Pause
+        </button>
+        <button type="button" disabled={busy || closed} onClick={() => void act('pause', { now: true })}>
+          Pause now
+        </button>
+        <button type="button" disabled={busy || closed} onClick={() => void act('resume')}>
+          Resume
+        </button>
+        <button type="button" disabled={busy || closed} onClick={() => void act('close')}>
+          Close
+        </button>
+      </div>
+
+      {waiting ? (
+        <div class="approval">
+          <p>Waiting for confirmation:</p>
+          <ul>
+            {(state?.pendingActions ?? []).map((a) => (
+              <li key={a.toolCallId}>
+                <span class="tool-name">{a.tool}</span> <code>{JSON.stringify(a.arguments)}</code>
+              </li>
+            ))}
+          </ul>
+          <div class="approval-row">
+            <button type="button" disabled={busy} onClick={() => void act('approve')}>
+              Approve
+            </button>
+            <label for="reject-reason">Reason</label>
+            <input id="reject-reason" value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() =>
+                void act('reject', { reason }).then((ok) => {
+                  if (ok) setReason('');
+                })
+              }
+            >
+              Reject
+            </button>
+          </div>
+        </div>
+      ) : null}
+
+      {actionError ? (
+        <p class="error" role="alert">
+          {actionError}
+        </p>
+      ) : null}
+
+      <form class="send" onSubmit={(e) => void send(e)}>
+        <label for="message">Message</label>
+        <textarea
+          id="message"
+          rows={3}
+          value={message}
+          disabled={closed}
+          onInput={(e) => setMessage((e.target as HTMLTextAreaElement).value)}
+        />
+        <button type="submit" disabled={busy || closed}>
+          Send
+        </button>
+      </form>
+
+      {detail?.tree.length ? (
+        <section class="subagents">
+          <h3>Sub-agents</h3>
+          <Tree nodes={detail.tree} />
+        </section>
+      ) : null}
+
+      <section class="transcript" aria-label="Transcript">
+        {streamError ? <p class="note">{streamError}</p> : null}
+        {blocks.map((b) => (
+          <BlockView key={b.key} b={b} />
+        ))}
+      </section>
+    </main>
+  );
+}
+
+function App() {
+  const [selected, setSelected] = useState<string | null>(idFromHash());
+  useEffect(() => {
+    const on = () => setSelected(idFromHash());
+    addEventListener('hashchange', on);
+    return () => removeEventListener('hashchange', on);
+  }, []);
+  return (
+    <div class="layout">
+      <header class="top">
+        <h1>faheem console</h1>
+      </header>
+      <ConversationList selected={selected} />
+      {selected ? (
+        <ConversationView id={selected} key={selected} />
+      ) : (
+        <main class="conversation empty">
+          <p class="muted">Choose a conversation.</p>
+        </main>
+      )}
+    </div>
+  );
+}
+
+setToken(takeToken());
+render(<App />, document.getElementById('app')!);

@@ -1,0 +1,305 @@
+// The console's transcript, as data: what the follow stream has said (events and live lines) folded
+// into a state, and that state turned into blocks the page renders. Pure (no DOM), unit-tested.
+import type { ConversationEvent } from '../src/types/public.js';
+import type { LiveDelta } from '../src/live/types.js';
+
+/** One line of the follow stream: an event, a live line, or the stream's own end marker. */
+export type StreamItem = ConversationEvent | LiveDelta | { end: true; closed?: boolean; error?: string };
+
+/** The reply being streamed (not yet landed as an event). */
+export interface Streaming {
+  step: number | undefined;
+  text: string;
+  thinking: string;
+  /** Tool-call arguments as the model writes them, by call id. */
+  toolArgs: Record<string, { name: string; text: string }>;
+}
+
+/** What the page knows of one conversation's transcript. */
+export interface TranscriptState {
+  events: ConversationEvent[];
+  /** The next event index wanted (resume the stream here). */
+  nextIndex: number;
+  /** The last live offset seen (resume with liveFrom: offset + 1). */
+  liveOffset: number | undefined;
+  streaming: Streaming | null;
+  /** A running command's output so far, by tool call id (dropped when its observation lands). */
+  outputs: Record<string, string>;
+  /** Live lines of steps up to this one are late: their reply has landed. */
+  landedStep: number;
+}
+
+/** An empty transcript. */
+export function emptyTranscript(): TranscriptState {
+  return { events: [], nextIndex: 0, liveOffset: undefined, streaming: null, outputs: {}, landedStep: 0 };
+}
+
+function isLive(item: StreamItem): item is LiveDelta {
+  return 'live' in item && item.live === true;
+}
+
+function isEvent(item: StreamItem): item is ConversationEvent {
+  return 'index' in item && typeof item.index === 'number' && 'kind' in item;
+}
+
+/** Whether an event is the landing of a model reply (an agent message, or an action it asked for). */
+function isReply(e: ConversationEvent): boolean {
+  return (e.kind === 'message' && e.source === 'agent') || e.kind === 'action';
+}
+
+/** The state after one more stream item. Events already seen (a reconnect) are ignored. */
+export function applyItem(state: TranscriptState, item: StreamItem): TranscriptState {
+  if (isEvent(item)) {
+    if (item.index < state.nextIndex) return state;
+    const next: TranscriptState = { ...state, events: [...state.events, item], nextIndex: item.index + 1 };
+    if (isReply(item)) {
+      // The reply has landed: its event replaces the streamed text.
+      next.landedStep = Math.max(state.landedStep, state.streaming?.step ?? 0);
+      next.streaming = null;
+    }
+    if (item.kind === 'observation' && item.toolCallId in state.outputs) {
+      const outputs = { ...state.outputs };
+      delete outputs[item.toolCallId];
+      next.outputs = outputs;
+    }
+    return next;
+  }
+  if (!isLive(item)) return state;
+  const next: TranscriptState = { ...state, liveOffset: Math.max(state.liveOffset ?? -1, item.offset) };
+  switch (item.kind) {
+    case 'output_delta': {
+      if (!item.toolCallId) return next;
+      next.outputs = { ...state.outputs, [item.toolCallId]: (state.outputs[item.toolCallId] ?? '') + item.text };
+      return next;
+    }
+    case 'retry': {
+      if (item.toolCallId) {
+        // The command started again: what the lost attempt printed goes.
+        next.outputs = { ...state.outputs, [item.toolCallId]: '' };
+        return next;
+      }
+      if (item.step !== undefined && item.step <= state.landedStep) return next;
+      next.streaming = { step: item.step ?? state.streaming?.step, text: '', thinking: '', toolArgs: {} };
+      return next;
+    }
+    case 'model_delta':
+    case 'thinking_delta': {
+      if (item.step !== undefined && item.step <= state.landedStep) return next; // late: its reply has landed
+      const current =
+        state.streaming && (item.step === undefined || state.streaming.step === undefined || state.streaming.step === item.step)
+          ? state.streaming
+          : { step: item.step, text: '', thinking: '', toolArgs: {} };
+      const s: Streaming = { ...current, step: current.step ?? item.step };
+      if (item.kind === 'thinking_delta') s.thinking += item.text;
+      else if (item.toolCallId) {
+        const prev = s.toolArgs[item.toolCallId];
+        s.toolArgs = {
+          ...s.toolArgs,
+          [item.toolCallId]: { name: item.toolName ?? prev?.name ?? 'tool', text: (prev?.text ?? '') + item.text },
+        };
+      } else s.text += item.text;
+      next.streaming = s;
+      return next;
+    }
+    default:
+      return next;
+  }
+}
+
+/** One line of a file edit shown as a diff. */
+export interface DiffLine {
+  sign: '+' | '-' | ' ';
+  text: string;
+}
+
+/** What a file_editor call changes, as diff lines (undefined for a view or unknown arguments). */
+export function fileEditDiff(args: unknown): DiffLine[] | undefined {
+  if (!args || typeof args !== 'object') return undefined;
+  const a = args as Record<string, unknown>;
+  const lines = (v: unknown, sign: DiffLine['sign']): DiffLine[] =>
+    typeof v === 'string'
+      ? v
+          .replace(/\n$/, '')
+          .split('\n')
+          .map((text) => ({ sign, text }))
+      : [];
+  switch (a.command) {
+    case 'create':
+      return lines(a.file_text, '+');
+    case 'str_replace':
+      return [...lines(a.old_str, '-'), ...lines(a.new_str, '+')];
+    case 'insert':
+      return lines(a.new_str ?? a.text, '+');
+    default:
+      return undefined;
+  }
+}
+
+/** One block of the rendered transcript. */
+export type Block =
+  | { type: 'message'; key: string; source: 'user' | 'agent' | 'hook'; text: string; time: string; detail?: string; rewound?: boolean }
+  | { type: 'thinking'; key: string; text: string }
+  | {
+      type: 'tool';
+      key: string;
+      tool: string;
+      toolCallId: string;
+      /** The command, the file path, or the arguments as JSON. */
+      title: string;
+      diff?: DiffLine[];
+      output?: string;
+      running: boolean;
+      isError?: boolean;
+      exitCode?: number;
+      time: string;
+      detail?: string;
+    }
+  | { type: 'error'; key: string; text: string; time: string }
+  | { type: 'note'; key: string; text: string; time: string }
+  | { type: 'streaming'; key: string; text: string; thinking: string; tools: { name: string; text: string }[] };
+
+function callDetail(call: { model: string; promptTokens: number; completionTokens: number; cost: number; latencyMs: number } | undefined) {
+  return call
+    ? `${call.model} · ${call.promptTokens} in / ${call.completionTokens} out · $${call.cost.toFixed(4)} · ${call.latencyMs} ms`
+    : undefined;
+}
+
+function toolTitle(tool: string, args: unknown): string {
+  if (args && typeof args === 'object') {
+    const a = args as Record<string, unknown>;
+    if (tool === 'terminal' && typeof a.command === 'string') return `$ ${a.command}`;
+    if (tool === 'file_editor' && typeof a.path === 'string') return `${typeof a.command === 'string' ? a.command : 'edit'} ${a.path}`;
+    if (typeof a.message === 'string') return a.message;
+    if (typeof a.thought === 'string') return a.thought;
+    if (typeof a.task === 'string') return a.task;
+    return JSON.stringify(a);
+  }
+  return String(args);
+}
+
+/** The blocks to render, in order: the events, then what streams now. */
+export function buildBlocks(state: TranscriptState): Block[] {
+  const blocks: Block[] = [];
+  const toolAt = new Map<string, number>();
+  for (const e of state.events) {
+    const key = `e${e.index}`;
+    const time = e.timestamp.slice(11, 19);
+    switch (e.kind) {
+      case 'message':
+        blocks.push({
+          type: 'message',
+          key,
+          source: e.source === 'user' ? 'user' : e.source === 'agent' ? 'agent' : 'hook',
+          text: e.text,
+          time,
+          ...(callDetail(e.call) ? { detail: callDetail(e.call) } : {}),
+          ...(e.rewound ? { rewound: true } : {}),
+        });
+        break;
+      case 'action': {
+        const thinking = (e.reasoning ?? []).map((b) => (b.type === 'thinking' ? b.thinking : '(redacted thinking)')).join('\n');
+        if (thinking) blocks.push({ type: 'thinking', key: `${key}t`, text: thinking });
+        if (e.thought) blocks.push({ type: 'message', key: `${key}m`, source: 'agent', text: e.thought, time });
+        const diff = e.tool === 'file_editor' ? fileEditDiff(e.arguments) : undefined;
+        toolAt.set(e.toolCallId, blocks.length);
+        blocks.push({
+          type: 'tool',
+          key,
+          tool: e.tool,
+          toolCallId: e.toolCallId,
+          title: toolTitle(e.tool, e.arguments),
+          ...(diff ? { diff } : {}),
+          running: true,
+          time,
+          ...(callDetail(e.call) ? { detail: callDetail(e.call) } : {}),
+          ...(state.outputs[e.toolCallId] !== undefined ? { output: state.outputs[e.toolCallId] } : {}),
+        });
+        break;
+      }
+      case 'observation': {
+        const at = toolAt.get(e.toolCallId);
+        const block = at !== undefined ? blocks[at] : undefined;
+        if (block?.type === 'tool') {
+          blocks[at!] = {
+            ...block,
+            output: e.content,
+            running: false,
+            isError: e.isError,
+            ...(e.exitCode !== undefined ? { exitCode: e.exitCode } : {}),
+          };
+        } else {
+          blocks.push({
+            type: 'tool',
+            key,
+            tool: e.tool,
+            toolCallId: e.toolCallId,
+            title: e.tool,
+            output: e.content,
+            running: false,
+            isError: e.isError,
+            time,
+          });
+        }
+        break;
+      }
+      case 'error':
+        blocks.push({ type: 'error', key, text: e.message, time });
+        break;
+      case 'pause':
+        blocks.push({ type: 'note', key, text: `paused${e.now ? ' (now)' : ''}${e.reason ? ` — ${e.reason}` : ''}`, time });
+        break;
+      case 'resume':
+        blocks.push({ type: 'note', key, text: 'resumed', time });
+        break;
+      case 'status':
+        blocks.push({ type: 'note', key, text: `status → ${e.status}${e.reason ? ` (${e.reason})` : ''}`, time });
+        break;
+      case 'host':
+        blocks.push({
+          type: 'note',
+          key,
+          text: e.available ? `workspace host ${e.queue} is back` : `waiting for workspace host ${e.queue}`,
+          time,
+        });
+        break;
+      case 'child':
+        blocks.push({
+          type: 'note',
+          key,
+          text: e.status === 'started' ? `sub-agent ${e.childId} started: ${e.task}` : `sub-agent ${e.childId} ${e.status}`,
+          time,
+        });
+        break;
+      case 'instructions':
+        blocks.push({ type: 'note', key, text: `the agent follows ${e.path}${e.truncated ? ' (cut short)' : ''}`, time });
+        break;
+      case 'condensation':
+        blocks.push({ type: 'note', key, text: `condensed events ${e.forgottenFrom}–${e.forgottenTo - 1} into a summary`, time });
+        break;
+      case 'checkpoint':
+        blocks.push({
+          type: 'note',
+          key,
+          text: `checkpoint of step ${e.step}${e.commit ? ` (+${e.added} ~${e.changed} -${e.deleted})` : ' (not taken)'}`,
+          time,
+        });
+        break;
+      case 'rewind':
+        blocks.push({ type: 'note', key, text: `rewound to step ${e.toStep}`, time });
+        break;
+      case 'skills':
+        blocks.push({ type: 'note', key, text: `skills offered: ${e.skills.map((s) => s.name).join(', ') || 'none'}`, time });
+        break;
+      case 'refused':
+        blocks.push({ type: 'error', key, text: `message #${e.messageIndex} refused by a hook: ${e.reason}`, time });
+        break;
+      default:
+        break;
+    }
+  }
+  const s = state.streaming;
+  if (s && (s.text || s.thinking || Object.keys(s.toolArgs).length > 0)) {
+    blocks.push({ type: 'streaming', key: `live${s.step ?? ''}`, text: s.text, thinking: s.thinking, tools: Object.values(s.toolArgs) });
+  }
+  return blocks;
+}

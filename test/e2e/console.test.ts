@@ -1,0 +1,440 @@
+// `faheem console` in Chromium against a real dev server: the list, a transcript with model output
+// shown as text, the controls acting on real conversations, and the requests it refuses.
+// Drives Debian's chromium headless through playwright-core (installed by .ci/run).
+import assert from 'node:assert/strict';
+import { execa, type ResultPromise } from 'execa';
+import http from 'node:http';
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
+import { countdownScript, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
+import { startConsole } from '../../src/console/server.js';
+import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const XSS = 'Careful: <script>window.__xss=1</script> and <img src=x onerror="window.__xss=1"> are just text.';
+const STREAMED =
+  'Streaming words arrive in the page one at a time while the model call is still running, and then the reply lands as an event.';
+let h: Harness;
+let browser: Browser;
+let consoleProcess: ResultPromise;
+let url: string;
+let origin: string;
+let token: string;
+
+/** One model for the whole file: what it answers depends on the conversation's first message. */
+const countdown = countdownScript({ delayMs: 300 });
+function script(req: RecordedRequest): ScriptedReply {
+  const first = String(req.body.messages.find((m) => m.role === 'user')?.content ?? '');
+  const tools = req.body.messages.filter((m) => m.role === 'tool').length;
+  if (first.startsWith('XSS')) return { content: XSS };
+  if (first.startsWith('Risky')) {
+    return tools === 0
+      ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo approved-and-ran' } }] }
+      : { content: 'The command ran.' };
+  }
+  if (first.startsWith('Tour')) {
+    if (tools === 0)
+      return { toolCalls: [{ name: 'terminal', arguments: { command: 'printf "alpha\\nbeta\\n" > notes.txt && wc -l notes.txt' } }] };
+    if (tools === 1)
+      return {
+        content: 'Now the greeting script.',
+        toolCalls: [
+          {
+            name: 'file_editor',
+            arguments: { command: 'create', path: 'hello.py', file_text: 'def greet(name):\n    return f"Hello, {name}!"\n' },
+          },
+        ],
+      };
+    if (tools === 2)
+      return {
+        toolCalls: [
+          {
+            name: 'file_editor',
+            arguments: { command: 'str_replace', path: 'hello.py', old_str: 'Hello, {name}!', new_str: 'Hello, {name}! Welcome.' },
+          },
+        ],
+      };
+    return { content: 'notes.txt has 2 lines and hello.py greets by name. Run `python3 -c "import hello; print(hello.greet(\'you\'))"`.' };
+  }
+  if (first.startsWith('Sub:')) return { content: 'The workspace is empty.' };
+  if (first.startsWith('Delegate')) {
+    return tools === 0
+      ? { toolCalls: [{ name: 'delegate', arguments: { task: 'Sub: look at the workspace' } }] }
+      : { content: 'Done with help.' };
+  }
+  if (first.startsWith('Stream')) {
+    if (tools === 0)
+      return {
+        content: STREAMED,
+        wordByWord: true,
+        chunkDelayMs: 200,
+        toolCalls: [
+          { name: 'terminal', arguments: { command: 'echo first-line; while [ ! -f go ]; do sleep 0.05; done; echo second-line' } },
+        ],
+      };
+    return { content: 'Both lines printed.' };
+  }
+  return countdown(req) as ScriptedReply;
+}
+
+before(async () => {
+  h = await startHarness({ name: 'console', script });
+  await h.startWorker();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+  });
+  let out = '';
+  consoleProcess = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'console', '--port', '0'], {
+    cwd: ROOT,
+    env: { ...h.env, TEMPORAL_UI_URL: 'http://127.0.0.1:9' },
+    reject: false,
+    all: true,
+  });
+  consoleProcess.all?.on('data', (d: Buffer) => (out += d.toString()));
+  url = await waitFor(
+    'the console prints its URL',
+    () => {
+      if (consoleProcess.exitCode !== null) throw new Error(`faheem console exited: ${out}`);
+      return /http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]+/.exec(out)?.[0];
+    },
+    60_000,
+  );
+  const u = new URL(url);
+  origin = u.origin;
+  token = u.searchParams.get('token')!;
+});
+after(async () => {
+  consoleProcess?.kill('SIGTERM');
+  await consoleProcess;
+  await browser?.close();
+  await h?.close();
+});
+
+const agent = (tools = ['terminal', 'file_editor']) => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools });
+async function create(firstMessage: string, extra: Partial<CreateOptions> = {}): Promise<Conversation> {
+  return Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage, run: true, ...extra });
+}
+
+async function openConversation(id: string, viewport = { width: 1280, height: 800 }): Promise<Page> {
+  const page = await browser.newPage({ viewport });
+  await page.goto(url);
+  // Listed by id (visibility may take a moment to show a new workflow).
+  await page
+    .getByRole('link', { name: new RegExp(id) })
+    .first()
+    .click({ timeout: 30_000 });
+  await page.getByRole('heading', { name: id }).waitFor({ timeout: 10_000 });
+  return page;
+}
+
+/** A raw request, so that the Host and Origin headers are exactly what the test says. */
+function request(
+  pathname: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<{ status: number; body: string; headers: http.IncomingHttpHeaders }> {
+  const u = new URL(pathname, origin);
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: options.method ?? 'GET',
+        headers: options.headers ?? {},
+        agent: false,
+      },
+      (res) => {
+        let body = '';
+        res.on('data', (d: Buffer) => (body += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body, headers: res.headers }));
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+test('the list shows a conversation by id; model output with <script> and onerror= is shown as text, never run', async () => {
+  const conversation = await create('XSS check: say something with markup');
+  await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  const page = await openConversation(conversation.id);
+  await page.getByText(XSS).first().waitFor({ timeout: 30_000 });
+  assert.equal(await page.evaluate('typeof window.__xss'), 'undefined');
+  assert.equal(await page.locator('.transcript script, .transcript img').count(), 0);
+  // A reload still opens it (the token stays in the URL).
+  await page.reload();
+  await page.getByText(XSS).first().waitFor({ timeout: 30_000 });
+  const link = await page.getByRole('link', { name: 'Open in Temporal Web UI' }).getAttribute('href');
+  assert.equal(link, `http://127.0.0.1:9/namespaces/${h.namespace}/workflows/${conversation.id}`);
+  await page.close();
+});
+
+test('Pause, Send (while paused), Resume act on a running conversation', async () => {
+  const conversation = await create('Create countdown.txt with 100 down to 1');
+  await conversation.waitUntil((s) => s.iterations >= 1, 100, 60_000);
+  const page = await openConversation(conversation.id);
+  await page.getByRole('button', { name: 'Pause', exact: true }).click();
+  await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);
+  await page.locator('.conv-head .status').filter({ hasText: 'paused' }).waitFor({ timeout: 10_000 });
+
+  await page.getByLabel('Message').fill("Actually, stop. Create hello.txt with 'Hello, World!' instead.");
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
+  const paused = await conversation.waitUntil((s) => s.pendingMessages === 1, 100, 30_000);
+  assert.equal(paused.status, 'paused');
+  await waitFor('the message box emptied once sent', async () => (await page.getByLabel('Message').inputValue()) === '', 10_000);
+
+  await page.getByRole('button', { name: 'Resume', exact: true }).click();
+  const done = await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  assert.equal(done.pendingMessages, 0);
+  // The transcript shows the file edit as a diff and the final reply.
+  await page.getByText('+ Hello, World!').first().waitFor({ timeout: 30_000 });
+  await page
+    .getByText(/I created hello\.txt/)
+    .first()
+    .waitFor({ timeout: 30_000 });
+
+  // Close ends it; the buttons say so by being disabled.
+  await page.getByRole('button', { name: 'Close', exact: true }).click();
+  await waitFor('closed', () => conversation.isClosed(), 30_000, 200);
+  await page.locator('.conv-head .status').filter({ hasText: '(closed)' }).waitFor({ timeout: 10_000 });
+  assert.equal(await page.getByRole('button', { name: 'Resume', exact: true }).isDisabled(), true);
+  await page.close();
+});
+
+test('Pause now, and an action that fails shows its error', async () => {
+  const conversation = await create('Create countdown.txt with 100 down to 1', { id: `console-now-${Date.now()}` });
+  await conversation.waitUntil((s) => s.iterations >= 1, 100, 60_000);
+  const page = await openConversation(conversation.id);
+  await page.getByRole('button', { name: 'Pause now', exact: true }).click();
+  await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);
+  const events = await conversation.events();
+  assert.ok(events.some((e) => e.kind === 'pause' && e.now));
+  // Nothing waits for confirmation: approving is refused, and the page says why.
+  const r = await page.evaluate(
+    async ([id, t]) => {
+      const res = await fetch(`/api/conversations/${id}/approve`, {
+        method: 'POST',
+        headers: { 'X-Faheem-Token': t!, 'Content-Type': 'application/json' },
+        body: '{}',
+      });
+      return { status: res.status, body: (await res.json()) as { error?: string } };
+    },
+    [conversation.id, token],
+  );
+  assert.equal(r.status, 409, JSON.stringify(r));
+  assert.ok(r.body.error);
+  await page.getByLabel('Message').fill('   ');
+  await page.getByRole('button', { name: 'Send', exact: true }).click();
+  await page.getByRole('alert').filter({ hasText: /send/ }).waitFor({ timeout: 10_000 });
+  await conversation.close();
+  await page.close();
+});
+
+test('Approve runs the action that waits; Reject sends the reason to the model', async () => {
+  const approved = await create('Risky: run a command', { confirmationPolicy: 'always' });
+  await approved.waitUntil((s) => s.status === 'waiting_for_confirmation', 100, 60_000);
+  const page = await openConversation(approved.id);
+  await page.getByText('echo approved-and-ran').first().waitFor({ timeout: 10_000 });
+  await page.getByRole('button', { name: 'Approve', exact: true }).click();
+  await approved.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  await page.locator('pre.output').filter({ hasText: 'approved-and-ran' }).first().waitFor({ timeout: 30_000 });
+  await page.close();
+
+  const rejected = await create('Risky: run a command', { confirmationPolicy: 'always' });
+  await rejected.waitUntil((s) => s.status === 'waiting_for_confirmation', 100, 60_000);
+  const page2 = await openConversation(rejected.id);
+  await page2.getByLabel('Reason').fill('not on this machine');
+  await page2.getByRole('button', { name: 'Reject', exact: true }).click();
+  await rejected.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  const obs = (await rejected.events()).find((e) => e.kind === 'observation');
+  assert.ok(obs && obs.kind === 'observation' && obs.content.includes('not on this machine'), JSON.stringify(obs));
+  await page2.close();
+});
+
+test('requests without the token get 401, with a wrong one 403; cross-origin and foreign-Host requests are refused', async () => {
+  const conversation = await create('XSS again');
+  await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  const host = new URL(origin).host;
+  const api = '/api/conversations';
+  assert.equal((await request(api, { headers: { Host: host } })).status, 401);
+  assert.equal((await request(api, { headers: { Host: host, 'X-Faheem-Token': 'wrong' } })).status, 403);
+  assert.equal((await request(api, { headers: { Host: host, 'X-Faheem-Token': `${token.slice(0, -1)}x` } })).status, 403);
+  assert.equal((await request('/', { headers: { Host: host } })).status, 401);
+  assert.equal((await request('/?token=nope', { headers: { Host: host } })).status, 403);
+  const ok = await request(api, { headers: { Host: host, 'X-Faheem-Token': token } });
+  assert.equal(ok.status, 200);
+  assert.match(String(ok.headers['content-security-policy']), /script-src 'self'/);
+  assert.equal(ok.headers['x-content-type-options'], 'nosniff');
+  assert.equal(ok.headers['access-control-allow-origin'], undefined);
+  // DNS rebinding: another name that resolves here carries its own Host header.
+  assert.equal((await request(api, { headers: { Host: `evil.example:${new URL(origin).port}`, 'X-Faheem-Token': token } })).status, 403);
+  // A cross-site POST (even one that somehow had the token) does not close the conversation.
+  const close = `${api}/${conversation.id}/close`;
+  const json = { Host: host, 'X-Faheem-Token': token, 'Content-Type': 'application/json' };
+  assert.equal((await request(close, { method: 'POST', headers: { ...json, Origin: 'http://evil.example' }, body: '{}' })).status, 403);
+  assert.equal((await request(close, { method: 'POST', headers: { ...json, 'Sec-Fetch-Site': 'cross-site' }, body: '{}' })).status, 403);
+  assert.equal((await request(close, { method: 'POST', headers: { ...json, 'Content-Type': 'text/plain' }, body: '{}' })).status, 415);
+  const bad = await request(`${api}/${conversation.id}/send`, { method: 'POST', headers: json, body: '{"text": 5}' });
+  assert.equal(bad.status, 400);
+  assert.ok((JSON.parse(bad.body) as { error: string }).error);
+  assert.equal((await request(`${api}/${conversation.id}/launch`, { method: 'POST', headers: json, body: '{}' })).status, 404);
+  assert.equal((await request(`${api}/no-such-conversation`, { headers: json })).status, 404);
+  // Careless input gets a clear 4xx, and the server stays up.
+  assert.equal((await request(`${api}/${conversation.id}/send`, { method: 'POST', headers: json, body: '{"text": ' })).status, 400);
+  const big = await request(`${api}/${conversation.id}/send`, { method: 'POST', headers: json, body: 'x'.repeat(2_000_000) }).catch(() => ({
+    status: 413,
+  }));
+  assert.equal(big.status, 413);
+  assert.equal((await request(`${api}/%E0%A4%A`, { headers: json })).status, 400);
+  assert.equal((await request(`${api}?pageSize=abc`, { headers: json })).status, 400);
+  assert.equal((await request(api, { method: 'DELETE', headers: json })).status, 405);
+  assert.equal((await request(api, { headers: json })).status, 200);
+  assert.equal(await conversation.isClosed(), false);
+  // A second console on the same port says so and exits.
+  const again = await h.cli(['console', '--port', new URL(origin).port], { reject: false });
+  assert.notEqual(again.exitCode, 0);
+  assert.match(again.stderr, /is in use: pass another --port/);
+  // Its own origin may.
+  assert.equal((await request(close, { method: 'POST', headers: { ...json, Origin: origin }, body: '{}' })).status, 200);
+  await waitFor('closed', () => conversation.isClosed(), 30_000, 200);
+});
+
+test("a streaming reply appears in the page before the call completes; a running command's output before it ends", async () => {
+  const workspace = await h.workspace();
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace,
+    firstMessage: 'Stream a reply, then run a slow command',
+    run: true,
+    id: `console-stream-${Date.now()}`,
+  });
+  const page = await openConversation(conversation.id);
+  const streaming = page.locator('.msg.streaming');
+  await streaming.filter({ hasText: 'Streaming words arrive' }).waitFor({ timeout: 30_000 });
+  // The proof that the call is still under way: the reply is not an event yet.
+  assert.equal(
+    (await conversation.events()).some((e) => e.kind === 'action' || (e.kind === 'message' && e.source === 'agent')),
+    false,
+  );
+  const partial = await streaming.innerText();
+  assert.ok(!partial.includes('lands as an event'), partial);
+  // The reply lands: the event replaces the streamed block.
+  await page.locator('.msg-agent:not(.streaming)').filter({ hasText: STREAMED }).waitFor({ timeout: 30_000 });
+  assert.equal(await streaming.count(), 0);
+  // The command's first line shows while it still runs.
+  await page.locator('pre.output.live').filter({ hasText: 'first-line' }).waitFor({ timeout: 30_000 });
+  assert.equal(
+    (await conversation.events()).some((e) => e.kind === 'observation'),
+    false,
+  );
+  await writeFile(path.join(workspace, 'go'), '');
+  await page.locator('pre.output:not(.live)').filter({ hasText: 'second-line' }).waitFor({ timeout: 30_000 });
+  await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  await page.getByText('Both lines printed.').first().waitFor({ timeout: 30_000 });
+  await page.close();
+});
+
+test('a follow stream ends when the browser goes away, and at once for a closed conversation', async () => {
+  const server = await startConsole({ client: h.client, port: 0 });
+  try {
+    const conversation = await create('XSS follow');
+    await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+    const abort = new AbortController();
+    const res = await fetch(`${server.origin}/api/conversations/${conversation.id}/follow`, {
+      headers: { 'X-Faheem-Token': server.token },
+      signal: abort.signal,
+    });
+    assert.equal(res.status, 200);
+    const reader = res.body!.getReader();
+    let text = '';
+    const decoder = new TextDecoder();
+    await waitFor('the reply in the stream', async () => {
+      const { value, done } = await reader.read();
+      if (done) throw new Error(`the stream ended early: ${text}`);
+      text += decoder.decode(value, { stream: true });
+      return text.split('\n').some((l) => l.includes('"source":"agent"') && (JSON.parse(l) as { text?: string }).text === XSS);
+    });
+    assert.equal(server.followers(), 1);
+    abort.abort();
+    await waitFor('the follow ended on the server', () => server.followers() === 0, 10_000);
+
+    await conversation.close();
+    await waitFor('closed', () => conversation.isClosed(), 30_000, 200);
+    const closed = await fetch(`${server.origin}/api/conversations/${conversation.id}/follow?from=1`, {
+      headers: { 'X-Faheem-Token': server.token },
+    });
+    const lines = (await closed.text())
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l) as { index?: number; end?: boolean; closed?: boolean });
+    assert.equal(lines[0]?.index, 1);
+    assert.deepEqual(lines.at(-1), { end: true, closed: true });
+    assert.equal(server.followers(), 0);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a sub-agent shows under its parent in the list and in the tree; the list pages through visibility', async () => {
+  const parent = await create('Delegate: look at the workspace with a sub-agent', { agent: agent(['terminal', 'delegate']) });
+  await parent.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  const child = `${parent.id}.sub-1`;
+  const page = await openConversation(parent.id);
+  const parentItem = page.locator('.rows > li').filter({ has: page.getByRole('link', { name: new RegExp(`^${parent.id}`) }) });
+  await parentItem
+    .locator('ul.children')
+    .getByRole('link', { name: new RegExp(child) })
+    .waitFor({ timeout: 30_000 });
+  await page.locator('.subagents').getByRole('link', { name: child }).waitFor({ timeout: 30_000 });
+  await page.locator('.subagents').getByRole('link', { name: child }).click();
+  await page.getByRole('heading', { name: child }).waitFor({ timeout: 10_000 });
+  await page.getByText('The workspace is empty.').first().waitFor({ timeout: 30_000 });
+  await page.close();
+
+  // Pages: each a visibility request; the token of one gives the next, and they do not overlap.
+  const get = async (q: string) => {
+    const r = await request(`/api/conversations?${q}`, { headers: { Host: new URL(origin).host, 'X-Faheem-Token': token } });
+    assert.equal(r.status, 200, r.body);
+    return JSON.parse(r.body) as { conversations: { id: string; parentId: string | null }[]; nextPageToken: string | null };
+  };
+  const one = await get('pageSize=2');
+  assert.equal(one.conversations.length, 2);
+  assert.ok(one.nextPageToken);
+  const two = await get(`pageSize=2&pageToken=${one.nextPageToken}`);
+  assert.ok(two.conversations.length > 0);
+  assert.ok(!two.conversations.some((c) => one.conversations.some((o) => o.id === c.id)));
+  const all = await get('pageSize=200');
+  assert.equal(all.conversations.find((c) => c.id === child)?.parentId, parent.id);
+  const finished = await get('status=finished&pageSize=200');
+  assert.ok(finished.conversations.length > 0 && finished.conversations.every((c) => all.conversations.some((a) => a.id === c.id)));
+});
+
+test('a narrow window shows the list above the conversation; the README screenshot', async () => {
+  const conversation = await create('Tour: count the lines of notes.txt and write a greeting script', { id: `console-tour-${Date.now()}` });
+  await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  const page = await openConversation(conversation.id);
+  await page
+    .getByText(/hello\.py greets by name/)
+    .first()
+    .waitFor({ timeout: 30_000 });
+  await page.getByText('+ def greet(name):').first().waitFor({ timeout: 10_000 });
+  // The README's screenshot is rewritten only when asked (FAHEEM_UPDATE_SCREENSHOTS=1).
+  const dir =
+    process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
+  await mkdir(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, 'console.png') });
+  await page.close();
+
+  const narrow = await openConversation(conversation.id, { width: 400, height: 800 });
+  const list = await narrow.getByRole('navigation', { name: 'Conversations' }).boundingBox();
+  const main = await narrow.getByRole('main').boundingBox();
+  assert.ok(list && main && list.y + list.height <= main.y + 1, JSON.stringify({ list, main }));
+  assert.ok(main.width <= 400, JSON.stringify(main));
+  await narrow.close();
+});

@@ -1,0 +1,118 @@
+// What the console's API accepts, and how errors become answers.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import {
+  HttpError,
+  actionBodies,
+  conversationId,
+  errorAnswer,
+  followQuery,
+  isAction,
+  listQuery,
+  parseOr400,
+} from '../../src/console/requests.js';
+import { listQueryText } from '../../src/console/conversations.js';
+import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, NoWorkerError } from '../../src/errors.js';
+
+const status = (f: () => unknown) => {
+  try {
+    f();
+  } catch (err) {
+    return errorAnswer(err).status;
+  }
+  return 200;
+};
+
+test('action bodies: the fields each action takes, nothing more', () => {
+  assert.deepEqual(parseOr400(actionBodies.pause, { now: true }), { now: true });
+  assert.deepEqual(parseOr400(actionBodies.pause, {}), {});
+  assert.equal(
+    status(() => parseOr400(actionBodies.pause, { now: 'yes' })),
+    400,
+  );
+  assert.equal(
+    status(() => parseOr400(actionBodies.resume, { extra: 1 })),
+    400,
+  );
+  assert.deepEqual(parseOr400(actionBodies.send, { text: 'hi' }), { text: 'hi' });
+  assert.equal(
+    status(() => parseOr400(actionBodies.send, { text: '' })),
+    400,
+  );
+  assert.equal(
+    status(() => parseOr400(actionBodies.send, { text: 5 })),
+    400,
+  );
+  assert.equal(
+    status(() => parseOr400(actionBodies.send, { text: 'x'.repeat(100_001) })),
+    400,
+  );
+  assert.deepEqual(parseOr400(actionBodies.reject, { reason: 'no' }), { reason: 'no' });
+  assert.equal(
+    status(() => parseOr400(actionBodies.reject, [])),
+    400,
+  );
+  assert.ok(isAction('approve') && isAction('close'));
+  assert.ok(!isAction('toString') && !isAction('__proto__') && !isAction('launch'));
+});
+
+test('a 400 names the field', () => {
+  try {
+    parseOr400(actionBodies.send, { text: 5 });
+    assert.fail('should have thrown');
+  } catch (err) {
+    assert.ok(err instanceof HttpError);
+    assert.equal(err.status, 400);
+    assert.match(err.message, /^text: /);
+  }
+});
+
+test('list and follow queries: defaults, limits, page tokens', () => {
+  assert.deepEqual(parseOr400(listQuery, {}), { pageSize: 50 });
+  assert.deepEqual(parseOr400(listQuery, { status: 'paused', pageSize: '10', pageToken: 'abc_-1' }), {
+    status: 'paused',
+    pageSize: 10,
+    pageToken: 'abc_-1',
+  });
+  assert.equal(
+    status(() => parseOr400(listQuery, { status: 'sleeping' })),
+    400,
+  );
+  assert.equal(
+    status(() => parseOr400(listQuery, { pageSize: '5000' })),
+    400,
+  );
+  assert.equal(
+    status(() => parseOr400(listQuery, { pageToken: "x' OR 1=1" })),
+    400,
+  );
+  assert.deepEqual(parseOr400(followQuery, { from: '3', liveFrom: '7' }), { from: 3, liveFrom: 7 });
+  assert.deepEqual(parseOr400(followQuery, {}), { from: 0 });
+  assert.equal(
+    status(() => parseOr400(followQuery, { from: '-1' })),
+    400,
+  );
+  assert.equal(
+    status(() => parseOr400(conversationId, 'a b')),
+    400,
+  );
+  assert.equal(parseOr400(conversationId, 'conv-1.sub-1'), 'conv-1.sub-1');
+});
+
+test('the visibility query quotes what it is given', () => {
+  assert.equal(listQueryText({}), `WorkflowType = 'conversation'`);
+  assert.equal(listQueryText({ status: 'paused' }), `WorkflowType = 'conversation' AND ConversationStatus = 'paused'`);
+  assert.equal(listQueryText({ parentId: "a'b" }), `WorkflowType = 'conversation' AND ParentWorkflowId = 'a''b'`);
+});
+
+test('errors: ours by code, others 500 with a short message', () => {
+  assert.deepEqual(errorAnswer(new HttpError(415, 'json please')), { status: 415, error: 'json please' });
+  assert.equal(errorAnswer(new ConversationNotFoundError('x')).status, 404);
+  assert.equal(errorAnswer(new ConversationClosedError('x')).status, 409);
+  assert.equal(errorAnswer(new InvalidRequestError('nothing waits for confirmation')).status, 409);
+  assert.equal(errorAnswer(new NoWorkerError('no worker')).status, 503);
+  const other = errorAnswer(new Error('x'.repeat(2000)));
+  assert.equal(other.status, 500);
+  assert.ok(other.error.length < 600);
+  assert.equal(errorAnswer('plain').error, 'plain');
+});

@@ -1,0 +1,155 @@
+// The console's transcript: events and live lines folded into blocks (the page renders these as text).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { applyItem, buildBlocks, emptyTranscript, fileEditDiff, type StreamItem } from '../../console/transcript.js';
+import type { ConversationEvent } from '../../src/types/public.js';
+
+const t = '2026-01-01T10:00:00.000Z';
+const fold = (items: StreamItem[]) => items.reduce(applyItem, emptyTranscript());
+const user = (index: number, text: string): ConversationEvent => ({ index, timestamp: t, source: 'user', kind: 'message', text });
+const agent = (index: number, text: string): ConversationEvent => ({ index, timestamp: t, source: 'agent', kind: 'message', text });
+const live = (offset: number, kind: 'model_delta' | 'thinking_delta' | 'output_delta' | 'retry', text: string, more: object = {}) =>
+  ({ live: true, kind, text, offset, ...more }) as StreamItem;
+
+test('a streamed reply shows as it comes, and the landing event replaces it', () => {
+  let s = fold([
+    user(0, 'hi'),
+    live(0, 'thinking_delta', 'hmm', { step: 1 }),
+    live(1, 'model_delta', 'Hel', { step: 1 }),
+    live(2, 'model_delta', 'lo', { step: 1 }),
+  ]);
+  const streaming = buildBlocks(s).at(-1);
+  assert.deepEqual(streaming && { ...streaming }, { type: 'streaming', key: 'live1', text: 'Hello', thinking: 'hmm', tools: [] });
+  assert.equal(s.liveOffset, 2);
+  s = applyItem(s, agent(1, 'Hello'));
+  const blocks = buildBlocks(s);
+  assert.deepEqual(
+    blocks.map((b) => b.type),
+    ['message', 'message'],
+  );
+  // A late line of the landed step does not bring the streamed text back.
+  s = applyItem(s, live(3, 'model_delta', 'lo', { step: 1 }));
+  assert.equal(buildBlocks(s).length, 2);
+  // The next step streams again.
+  s = applyItem(s, live(4, 'model_delta', 'Next', { step: 2 }));
+  assert.equal(buildBlocks(s).at(-1)?.type, 'streaming');
+});
+
+test('a retry drops the partial text of the lost attempt', () => {
+  const s = fold([
+    live(0, 'model_delta', 'The answer is 4', { step: 1 }),
+    live(1, 'retry', '', { step: 1, attempt: 2 }),
+    live(2, 'model_delta', 'The', { step: 1 }),
+  ]);
+  const b = buildBlocks(s).at(-1);
+  assert.ok(b?.type === 'streaming');
+  assert.equal(b.text, 'The');
+});
+
+test("a running command's output shows under its call until the observation lands; a retried command starts over", () => {
+  const action: ConversationEvent = {
+    index: 0,
+    timestamp: t,
+    source: 'agent',
+    kind: 'action',
+    tool: 'terminal',
+    toolCallId: 'c1',
+    replyId: 'r1',
+    arguments: { command: 'npm test' },
+  };
+  let s = fold([
+    action,
+    live(0, 'output_delta', 'line 1\n', { toolCallId: 'c1' }),
+    live(1, 'output_delta', 'line 2\n', { toolCallId: 'c1' }),
+  ]);
+  let tool = buildBlocks(s)[0];
+  assert.ok(tool?.type === 'tool');
+  assert.equal(tool.title, '$ npm test');
+  assert.equal(tool.output, 'line 1\nline 2\n');
+  assert.equal(tool.running, true);
+  s = applyItem(s, live(2, 'retry', '', { toolCallId: 'c1', attempt: 2 }));
+  s = applyItem(s, live(3, 'output_delta', 'again\n', { toolCallId: 'c1' }));
+  tool = buildBlocks(s)[0];
+  assert.ok(tool?.type === 'tool');
+  assert.equal(tool.output, 'again\n');
+  s = applyItem(s, {
+    index: 1,
+    timestamp: t,
+    source: 'environment',
+    kind: 'observation',
+    tool: 'terminal',
+    toolCallId: 'c1',
+    content: 'all passed',
+    isError: false,
+    exitCode: 0,
+  });
+  tool = buildBlocks(s)[0];
+  assert.ok(tool?.type === 'tool');
+  assert.equal(tool.output, 'all passed');
+  assert.equal(tool.running, false);
+  assert.equal(tool.exitCode, 0);
+  assert.deepEqual(s.outputs, {});
+});
+
+test('events seen already (a reconnect) are not shown twice; the next index and offset resume the stream', () => {
+  let s = fold([user(0, 'a'), agent(1, 'b')]);
+  s = applyItem(s, user(0, 'a'));
+  s = applyItem(s, agent(1, 'b'));
+  assert.equal(s.events.length, 2);
+  assert.equal(s.nextIndex, 2);
+  s = applyItem(s, { end: true, closed: true });
+  assert.equal(s.events.length, 2);
+});
+
+test('thoughts go in their own block; file edits become diffs; model text stays text', () => {
+  const s = fold([
+    {
+      index: 0,
+      timestamp: t,
+      source: 'agent',
+      kind: 'action',
+      tool: 'file_editor',
+      toolCallId: 'c1',
+      replyId: 'r1',
+      thought: '<b>not bold</b>',
+      reasoning: [{ type: 'thinking', thinking: 'let me see', signature: 's' }],
+      arguments: { command: 'str_replace', path: 'a.py', old_str: 'x = 1', new_str: 'x = 2\ny = 3' },
+    },
+  ]);
+  const blocks = buildBlocks(s);
+  assert.deepEqual(
+    blocks.map((b) => b.type),
+    ['thinking', 'message', 'tool'],
+  );
+  assert.ok(blocks[1]?.type === 'message' && blocks[1].text === '<b>not bold</b>');
+  const tool = blocks[2];
+  assert.ok(tool?.type === 'tool');
+  assert.equal(tool.title, 'str_replace a.py');
+  assert.deepEqual(tool.diff, [
+    { sign: '-', text: 'x = 1' },
+    { sign: '+', text: 'x = 2' },
+    { sign: '+', text: 'y = 3' },
+  ]);
+  assert.deepEqual(fileEditDiff({ command: 'create', path: 'n', file_text: 'a\nb\n' }), [
+    { sign: '+', text: 'a' },
+    { sign: '+', text: 'b' },
+  ]);
+  assert.equal(fileEditDiff({ command: 'view', path: 'n' }), undefined);
+  assert.equal(fileEditDiff('garbage'), undefined);
+});
+
+test('errors and status changes are their own blocks', () => {
+  const s = fold([
+    { index: 0, timestamp: t, source: 'environment', kind: 'error', message: 'model call failed' },
+    { index: 1, timestamp: t, source: 'environment', kind: 'status', status: 'paused', reason: 'budget' },
+    { index: 2, timestamp: t, source: 'user', kind: 'pause', now: true },
+  ]);
+  assert.deepEqual(
+    buildBlocks(s).map((b) => [b.type, 'text' in b ? b.text : '']),
+    [
+      ['error', 'model call failed'],
+      ['note', 'status → paused (budget)'],
+      ['note', 'paused (now)'],
+    ],
+  );
+});

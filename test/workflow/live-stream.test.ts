@@ -1,0 +1,75 @@
+// The live stream workflow in process: a step marker drops the lines before it, the log stays within
+// its bound, and a long history continues-as-new with offsets going on (a follower does not notice).
+// Real workflow bundle, real server and Workers; the test publishes and follows as the worker and
+// the clients do.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
+import { LIVE_STREAM_WORKFLOW, LIVE_TOPIC, STEP_TOPIC, type LiveItem, type LiveStreamInput } from '../../src/live/stream-id.js';
+import { startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env.js';
+
+let env: WorkflowEnv;
+before(async () => {
+  env = await startWorkflowEnv('workflow-live-stream');
+});
+after(async () => env?.close());
+
+let n = 0;
+async function startStream(limits?: LiveStreamInput['limits']) {
+  const workflowId = `live-test-${process.pid}-${++n}::live`;
+  const input: LiveStreamInput = { conversationId: workflowId, ...(limits ? { limits } : {}) };
+  await env.client.workflow.start(LIVE_STREAM_WORKFLOW, { workflowId, taskQueue: env.taskQueue, args: [input] });
+  const stream = WorkflowStreamClient.create(env.client, workflowId, { batchInterval: '1 hour' });
+  const publish = async (items: { topic: string; item: LiveItem }[]) => {
+    for (const { topic, item } of items) stream.topic<LiveItem>(topic).publish(item);
+    await stream.flush();
+  };
+  /** The texts a follower from offset 0 reads now (it stops at the current end). */
+  const read = async (from = 0) => {
+    const end = await stream.getOffset();
+    const out: { text: string; offset: number }[] = [];
+    if (end === 0) return out;
+    for await (const item of stream.subscribe<LiveItem>(LIVE_TOPIC, from, { resultType: true, pollCooldown: '1 millisecond' })) {
+      out.push({ text: item.data.text, offset: item.offset });
+      if (item.offset >= end - 1) break;
+    }
+    return out;
+  };
+  return { workflowId, stream, publish, read, handle: env.client.workflow.getHandle(workflowId) };
+}
+
+const line = (text: string) => ({ topic: LIVE_TOPIC, item: { kind: 'model_delta' as const, text, step: 1 } });
+const marker = { topic: STEP_TOPIC, item: { kind: 'step_start' as const, text: '', step: 2 } };
+
+test('a step marker drops the lines of the steps before it; followers never see the marker', async () => {
+  const s = await startStream();
+  await s.publish([line('a'), line('b'), line('c')]);
+  await s.publish([marker, line('d'), line('e')]);
+  const texts = (await s.read()).map((x) => x.text);
+  assert.deepEqual(texts, ['d', 'e']);
+});
+
+test('the log stays within its bound: the oldest lines go', async () => {
+  const s = await startStream({ maxItems: 20 });
+  for (let batch = 0; batch < 5; batch++) await s.publish(Array.from({ length: 10 }, (_, i) => line(`${batch}-${i}`)));
+  const kept = await s.read();
+  assert.ok(kept.length <= 20 && kept.length >= 10, `kept ${kept.length}`);
+  assert.equal(kept[kept.length - 1]!.text, '4-9');
+});
+
+test('a long history continues as new; offsets go on and a follower reads across the runs', async () => {
+  const s = await startStream({ maxHistory: 40 });
+  const first = (await s.handle.describe()).runId;
+  const seen: string[] = [];
+  const follower = (async () => {
+    for await (const item of s.stream.subscribe<LiveItem>(LIVE_TOPIC, 0, { resultType: true, pollCooldown: '1 millisecond' })) {
+      seen.push(item.data.text);
+      if (item.data.text === 'last') return;
+    }
+  })();
+  for (let i = 0; i < 30; i++) await s.publish([line(`l${i}`)]);
+  await s.publish([line('last')]);
+  await follower;
+  assert.notEqual((await s.handle.describe()).runId, first, 'the stream continued as new');
+  assert.deepEqual(seen, [...Array.from({ length: 30 }, (_, i) => `l${i}`), 'last']);
+});
