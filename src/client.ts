@@ -13,6 +13,7 @@ import { parseMcpServers } from './mcp/config.js';
 import { explainUnreadable } from './security/codec.js';
 import { oneLine } from './text.js';
 import { LiveReader } from './live/subscribe.js';
+import { followLive, type FollowSource } from './live/follow.js';
 import type { LiveDelta } from './live/types.js';
 import { TOOL_NAME } from './tools/define.js';
 import {
@@ -450,80 +451,37 @@ export class Conversation {
   follow(options?: FollowOptions): AsyncGenerator<ConversationEvent | LiveDelta>;
   async *follow(options: FollowOptions = {}): AsyncGenerator<ConversationEvent | LiveDelta> {
     const signal = options.signal;
-    const reader = options.live ? new LiveReader(this.client, this.id, options.liveFrom ?? 0) : undefined;
     // The wait for news left behind when the follow ends is cancelled, not left pending (one
     // signal per wait: Temporal keeps a listener per call on it).
     let waiting: AbortController | undefined;
-    let next = options.fromIndex ?? 0;
-    let segment: string | undefined;
+    const source: FollowSource = {
+      events: (from) => this.events(from),
+      state: () => this.state(),
+      news: async (after) => {
+        const wait = (waiting = new AbortController());
+        const answer = await this.client.withAbortSignal(wait.signal, () => this.nextChange({ afterEvents: after }, Infinity));
+        if (!answer || answer.events <= after) await sleep(options.pollMs ?? 200);
+        return this.events(after);
+      },
+    };
+    const reader = options.live ? new LiveReader(this.client, this.id, options.liveFrom ?? 0) : undefined;
     try {
-      let batch = await this.events(next);
-      if (reader && options.liveFrom === undefined) {
-        // Come late: the events so far, then the lines of the step under way (none when nothing runs).
-        const running = (await this.state()).status === 'running';
-        for (const e of batch) yield e;
-        next += batch.length;
-        batch = [];
-        await reader.catchUp();
-        const backlog = reader.take();
-        if (running && backlog.length) {
-          segment = segmentOf(backlog[backlog.length - 1]!);
-          yield* backlog;
-        }
+      if (reader) {
+        yield* followLive(source, reader, options);
+        return;
       }
+      let next = options.fromIndex ?? 0;
+      let batch = await source.events(next);
       for (;;) {
-        let later: LiveDelta[] = [];
-        if (batch.length && reader) {
-          // Every word of a step before the event that records it; the words of a next step after.
-          await reader.catchUp();
-          const lines = reader.take();
-          const cut = lines.findIndex((l) => segment !== undefined && segmentOf(l) !== segment);
-          const now = cut < 0 ? lines : lines.slice(0, cut);
-          later = cut < 0 ? [] : lines.slice(cut);
-          if (now.length) segment = segmentOf(now[now.length - 1]!);
-          yield* now;
-        }
-        for (const e of batch) yield e;
-        if (later.length) {
-          segment = segmentOf(later[later.length - 1]!);
-          yield* later;
-        }
+        yield* batch;
         next += batch.length;
         if (signal?.aborted) return;
         if (options.until) {
           const s = await this.state();
           if (options.until(s) && s.events <= next) return;
         }
-        const after = next;
-        const news = (async () => {
-          const wait = (waiting = new AbortController());
-          const answer = await this.client.withAbortSignal(wait.signal, () => this.nextChange({ afterEvents: after }, Infinity));
-          if (!answer || answer.events <= after) await sleep(options.pollMs ?? 200);
-          return this.events(after);
-        })();
-        let landed: ConversationEvent[] | undefined;
-        let settled = false;
-        void news.then(
-          (b) => ((landed = b), (settled = true)),
-          () => (settled = true),
-        );
-        while (!settled && reader && !signal?.aborted) {
-          await Promise.race([reader.ready(signal), news.catch(() => undefined)]);
-          for (const line of reader.take()) {
-            if (segmentOf(line) !== segment) {
-              // A new step or tool call streams: the events before it (its action, the last step's
-              // observation) may have landed meanwhile; they come first.
-              const landedMeanwhile = await this.events(next);
-              for (const e of landedMeanwhile) yield e;
-              next += landedMeanwhile.length;
-              segment = segmentOf(line);
-            }
-            yield line;
-          }
-        }
+        batch = await Promise.race([source.news(next), abortedWith(signal, [] as ConversationEvent[])]);
         if (signal?.aborted) return;
-        // The wait's answer starts at `after`: leave out what was yielded meanwhile.
-        batch = (landed ?? (await Promise.race([news, abortedWith(signal, [] as ConversationEvent[])]))).slice(next - after);
       }
     } finally {
       waiting?.abort();
@@ -559,13 +517,6 @@ export class Conversation {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** What a live line continues: a command's output (by tool call), or a model call (by step). */
-function segmentOf(line: LiveDelta): string {
-  return line.kind === 'output_delta' || (line.kind === 'retry' && line.toolCallId && line.step === undefined)
-    ? `tool:${line.toolCallId ?? ''}`
-    : `step:${line.step ?? ''}`;
-}
 
 /** Resolves with `value` when `signal` aborts (never without one). */
 function abortedWith<T>(signal: AbortSignal | undefined, value: T): Promise<T> {

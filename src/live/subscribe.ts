@@ -52,6 +52,11 @@ export class LiveReader {
     return this.queue.splice(0, this.queue.length);
   }
 
+  /** Puts lines taken but not used back in front of the queue, in their order. */
+  putBack(lines: readonly LiveDelta[]): void {
+    this.queue.unshift(...lines);
+  }
+
   /** Resolves when there is a line to take (or the reader stops, or `signal` aborts). */
   async ready(signal?: AbortSignal): Promise<void> {
     if (this.queue.length || this.stopped) return;

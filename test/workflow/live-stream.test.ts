@@ -5,7 +5,16 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { LIVE_STREAM_WORKFLOW, LIVE_TOPIC, STEP_TOPIC, type LiveItem, type LiveStreamInput } from '../../src/live/stream-id.js';
+import {
+  LIVE_STREAM_WORKFLOW,
+  LIVE_TOPIC,
+  STEP_TOPIC,
+  liveStreamId,
+  type LiveItem,
+  type LiveStreamInput,
+} from '../../src/live/stream-id.js';
+import { LiveReader } from '../../src/live/subscribe.js';
+import { waitFor } from '../support/harness.js';
 import { startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env.js';
 
 let env: WorkflowEnv;
@@ -16,8 +25,9 @@ after(async () => env?.close());
 
 let n = 0;
 async function startStream(limits?: LiveStreamInput['limits']) {
-  const workflowId = `live-test-${process.pid}-${++n}::live`;
-  const input: LiveStreamInput = { conversationId: workflowId, ...(limits ? { limits } : {}) };
+  const conversationId = `live-test-${process.pid}-${++n}`;
+  const workflowId = liveStreamId(conversationId);
+  const input: LiveStreamInput = { conversationId, ...(limits ? { limits } : {}) };
   await env.client.workflow.start(LIVE_STREAM_WORKFLOW, { workflowId, taskQueue: env.taskQueue, args: [input] });
   const stream = WorkflowStreamClient.create(env.client, workflowId, { batchInterval: '1 hour' });
   const publish = async (items: { topic: string; item: LiveItem }[]) => {
@@ -35,13 +45,16 @@ async function startStream(limits?: LiveStreamInput['limits']) {
     }
     return out;
   };
-  return { workflowId, stream, publish, read, handle: env.client.workflow.getHandle(workflowId) };
+  return { conversationId, stream, publish, read, handle: env.client.workflow.getHandle(workflowId) };
 }
 
 const line = (text: string) => ({ topic: LIVE_TOPIC, item: { kind: 'model_delta' as const, text, step: 1 } });
 const marker = { topic: STEP_TOPIC, item: { kind: 'step_start' as const, text: '', step: 2 } };
 
-test('a step marker drops the lines of the steps before it; followers never see the marker', async () => {
+// A hang fails the test instead of holding up the run.
+const limit = { timeout: 60_000 };
+
+test('a step marker drops the lines of the steps before it; followers never see the marker', limit, async () => {
   const s = await startStream();
   await s.publish([line('a'), line('b'), line('c')]);
   await s.publish([marker, line('d'), line('e')]);
@@ -49,7 +62,7 @@ test('a step marker drops the lines of the steps before it; followers never see 
   assert.deepEqual(texts, ['d', 'e']);
 });
 
-test('the log stays within its bound: the oldest lines go', async () => {
+test('the log stays within its bound: the oldest lines go', limit, async () => {
   const s = await startStream({ maxItems: 20 });
   for (let batch = 0; batch < 5; batch++) await s.publish(Array.from({ length: 10 }, (_, i) => line(`${batch}-${i}`)));
   const kept = await s.read();
@@ -57,19 +70,22 @@ test('the log stays within its bound: the oldest lines go', async () => {
   assert.equal(kept[kept.length - 1]!.text, '4-9');
 });
 
-test('a long history continues as new; offsets go on and a follower reads across the runs', async () => {
+test('a long history continues as new; offsets go on and a follower reads across the runs', limit, async () => {
   const s = await startStream({ maxHistory: 40 });
   const first = (await s.handle.describe()).runId;
+  // The follower the SDK uses (it follows the runs of the stream whatever happens to them).
+  const reader = new LiveReader(env.client, s.conversationId, 0);
   const seen: string[] = [];
-  const follower = (async () => {
-    for await (const item of s.stream.subscribe<LiveItem>(LIVE_TOPIC, 0, { resultType: true, pollCooldown: '1 millisecond' })) {
-      seen.push(item.data.text);
-      if (item.data.text === 'last') return;
-    }
-  })();
-  for (let i = 0; i < 30; i++) await s.publish([line(`l${i}`)]);
-  await s.publish([line('last')]);
-  await follower;
+  try {
+    for (let i = 0; i < 30; i++) await s.publish([line(`l${i}`)]);
+    await s.publish([line('last')]);
+    await waitFor('the follower to read the last line', () => {
+      seen.push(...reader.take().map((d) => d.text));
+      return seen.includes('last');
+    });
+  } finally {
+    reader.stop();
+  }
   assert.notEqual((await s.handle.describe()).runId, first, 'the stream continued as new');
   assert.deepEqual(seen, [...Array.from({ length: 30 }, (_, i) => `l${i}`), 'last']);
 });

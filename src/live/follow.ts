@@ -1,0 +1,130 @@
+// `follow({ live: true })`: the events and the live lines of one conversation, merged in the order a
+// reader expects: a step's lines before the event that records the step, and the events before a
+// new step's (or tool call's) first line. Live lines never wait behind a slow query (a busy worker
+// answers queries late): while one runs, the lines of the step under way keep coming; only a new
+// step's lines wait, for the events that come before them.
+import type { ConversationEvent, ConversationState } from '../types.js';
+import type { LiveReader } from './subscribe.js';
+import type { LiveDelta } from './types.js';
+
+/** What the merged follow reads the events from (the Conversation's own calls). */
+export interface FollowSource {
+  events(from: number): Promise<ConversationEvent[]>;
+  state(): Promise<ConversationState>;
+  /** The events from `after`, once there are any (or after a pause, when the workflow cannot tell of news). */
+  news(after: number): Promise<ConversationEvent[]>;
+}
+
+/** What a live line continues: a command's output (by tool call), or a model call (by step). */
+export function segmentOf(line: LiveDelta): string {
+  return line.kind === 'output_delta' || (line.kind === 'retry' && line.toolCallId !== undefined && line.step === undefined)
+    ? `tool:${line.toolCallId ?? ''}`
+    : `step:${line.step ?? ''}`;
+}
+
+/** The merged follow; see the module comment. */
+export async function* followLive(
+  source: FollowSource,
+  reader: LiveReader,
+  options: { fromIndex?: number; liveFrom?: number; until?: (s: ConversationState) => boolean; signal?: AbortSignal },
+): AsyncGenerator<ConversationEvent | LiveDelta> {
+  const signal = options.signal;
+  let next = options.fromIndex ?? 0;
+  let segment: string | undefined;
+  const isNew = (line: LiveDelta) => segment !== undefined && segmentOf(line) !== segment;
+
+  /** Yields the step-under-way's lines while `pending` settles; a new step's lines stay queued. */
+  async function* meanwhile<T>(pending: Promise<T>): AsyncGenerator<LiveDelta, T> {
+    let settled = false;
+    const done = pending.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    while (!settled && !signal?.aborted) {
+      await Promise.race([reader.ready(signal), done]);
+      const lines = reader.take();
+      const cut = lines.findIndex(isNew);
+      const now = cut < 0 ? lines : lines.slice(0, cut);
+      if (now.length) {
+        segment = segmentOf(now[now.length - 1]!);
+        yield* now;
+      }
+      if (cut >= 0) {
+        reader.putBack(lines.slice(cut));
+        await done; // nothing more may go before what is pending
+        break;
+      }
+    }
+    return pending;
+  }
+
+  /** Yields the queued lines; before a new step's first line, the events that landed meanwhile. */
+  async function* drain(): AsyncGenerator<ConversationEvent | LiveDelta> {
+    for (;;) {
+      const lines = reader.take();
+      if (!lines.length) return;
+      const cut = segment === undefined ? 0 : lines.findIndex(isNew);
+      if (cut < 0) {
+        segment = segmentOf(lines[lines.length - 1]!);
+        yield* lines;
+        continue;
+      }
+      yield* lines.slice(0, cut);
+      const first = lines[cut]!;
+      reader.putBack(lines.slice(cut + 1));
+      const landed = yield* meanwhile(source.events(next));
+      yield* landed;
+      next += landed.length;
+      segment = segmentOf(first);
+      yield first;
+    }
+  }
+
+  let batch = await source.events(next);
+  if (options.liveFrom === undefined) {
+    // Come late: the events so far, then the lines of the step under way (none when nothing runs).
+    const running = (await source.state()).status === 'running';
+    yield* batch;
+    next += batch.length;
+    batch = [];
+    await reader.catchUp();
+    const backlog = reader.take();
+    if (running && backlog.length) {
+      segment = segmentOf(backlog[backlog.length - 1]!);
+      yield* backlog;
+    }
+  }
+  for (;;) {
+    if (batch.length) {
+      // Every line of the step under way before the event that records it; a next step's after.
+      yield* meanwhile(reader.catchUp());
+      const lines = reader.take();
+      const cut = lines.findIndex(isNew);
+      const now = cut < 0 ? lines : lines.slice(0, cut);
+      if (cut >= 0) reader.putBack(lines.slice(cut));
+      if (now.length) segment = segmentOf(now[now.length - 1]!);
+      yield* now;
+    }
+    yield* batch;
+    next += batch.length;
+    if (signal?.aborted) return;
+    if (options.until) {
+      const s = yield* meanwhile(source.state());
+      if (options.until(s) && s.events <= next) return;
+    }
+    const after = next;
+    const news = source.news(after);
+    let settled = false;
+    void news.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    // Lines as they come until the next events land; `drain` may yield events itself (next moves).
+    while (!settled && !signal?.aborted) {
+      await Promise.race([reader.ready(signal), news.catch(() => undefined)]);
+      yield* drain();
+    }
+    if (signal?.aborted) return;
+    batch = (await news).slice(next - after);
+  }
+}
