@@ -8,6 +8,7 @@ export type StreamItem = ConversationEvent | LiveDelta | { end: true; closed?: b
 
 /** The reply being streamed (not yet landed as an event). */
 export interface Streaming {
+  /** Its model call (callOf: the events the call saw). */
   step: number | undefined;
   text: string;
   thinking: string;
@@ -25,13 +26,21 @@ export interface TranscriptState {
   streaming: Streaming | null;
   /** A running command's output so far, by tool call id (dropped when its observation lands). */
   outputs: Record<string, string>;
-  /** Live lines of steps up to this one are late: their reply has landed. */
+  /** Live lines of model calls up to this one (callOf) are late: their reply has landed. */
   landedStep: number;
 }
 
 /** An empty transcript. */
 export function emptyTranscript(): TranscriptState {
   return { events: [], nextIndex: 0, liveOffset: undefined, streaming: null, outputs: {}, landedStep: 0 };
+}
+
+/**
+ * Which model call a live line belongs to: the events the call saw (growing over the whole
+ * conversation); `step` for lines without it (it starts again each run).
+ */
+function callOf(item: LiveDelta): number | undefined {
+  return item.eventCount ?? item.step;
 }
 
 function isLive(item: StreamItem): item is LiveDelta {
@@ -56,6 +65,9 @@ export function applyItem(state: TranscriptState, item: StreamItem): TranscriptS
       // The reply has landed: its event replaces the streamed text.
       next.landedStep = Math.max(state.landedStep, state.streaming?.step ?? 0);
       next.streaming = null;
+    } else if (item.kind === 'pause' || item.kind === 'error' || (item.kind === 'message' && item.source === 'user')) {
+      // The call streaming was cut off (paused, failed) or a new turn begins: its partial text goes.
+      next.streaming = null;
     }
     if (item.kind === 'observation' && item.toolCallId in state.outputs) {
       const outputs = { ...state.outputs };
@@ -78,18 +90,19 @@ export function applyItem(state: TranscriptState, item: StreamItem): TranscriptS
         next.outputs = { ...state.outputs, [item.toolCallId]: '' };
         return next;
       }
-      if (item.step !== undefined && item.step <= state.landedStep) return next;
-      next.streaming = { step: item.step ?? state.streaming?.step, text: '', thinking: '', toolArgs: {} };
+      if (callOf(item) !== undefined && callOf(item)! <= state.landedStep) return next;
+      next.streaming = { step: callOf(item) ?? state.streaming?.step, text: '', thinking: '', toolArgs: {} };
       return next;
     }
     case 'model_delta':
     case 'thinking_delta': {
-      if (item.step !== undefined && item.step <= state.landedStep) return next; // late: its reply has landed
+      const call = callOf(item);
+      if (call !== undefined && call <= state.landedStep) return next; // late: its reply has landed
       const current =
-        state.streaming && (item.step === undefined || state.streaming.step === undefined || state.streaming.step === item.step)
+        state.streaming && (call === undefined || state.streaming.step === undefined || state.streaming.step === call)
           ? state.streaming
-          : { step: item.step, text: '', thinking: '', toolArgs: {} };
-      const s: Streaming = { ...current, step: current.step ?? item.step };
+          : { step: call, text: '', thinking: '', toolArgs: {} };
+      const s: Streaming = { ...current, step: current.step ?? call };
       if (item.kind === 'thinking_delta') s.thinking += item.text;
       else if (item.toolCallId) {
         const prev = s.toolArgs[item.toolCallId];

@@ -480,7 +480,12 @@ export class Conversation {
           const s = await this.state();
           if (options.until(s) && s.events <= next) return;
         }
-        batch = await Promise.race([source.news(next), abortedWith(signal, [] as ConversationEvent[])]);
+        const stop = abortedWith(signal, [] as ConversationEvent[]);
+        try {
+          batch = await Promise.race([source.news(next), stop.promise]);
+        } finally {
+          stop.cancel();
+        }
         if (signal?.aborted) return;
       }
     } finally {
@@ -518,13 +523,17 @@ export class Conversation {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Resolves with `value` when `signal` aborts (never without one). */
-function abortedWith<T>(signal: AbortSignal | undefined, value: T): Promise<T> {
-  return new Promise((resolve) => {
+/** A promise that resolves with `value` when `signal` aborts (never without one); `cancel` lets go of the signal. */
+function abortedWith<T>(signal: AbortSignal | undefined, value: T): { promise: Promise<T>; cancel(): void } {
+  let cancel = () => undefined as void;
+  const promise = new Promise<T>((resolve) => {
     if (!signal) return;
-    if (signal.aborted) resolve(value);
-    else signal.addEventListener('abort', () => resolve(value), { once: true });
+    if (signal.aborted) return resolve(value);
+    const onAbort = () => resolve(value);
+    signal.addEventListener('abort', onAbort, { once: true });
+    cancel = () => signal.removeEventListener('abort', onAbort);
   });
+  return { promise, cancel };
 }
 
 /** What `Conversation.follow` takes. */

@@ -56,19 +56,20 @@ export function createCallModel(
   };
 
   async function call(input: ModelCallInput, ctx: Context, sink: LiveSink): Promise<ModelCallResult> {
-    sink.push({ kind: 'step_start', text: '', step: input.step });
+    sink.push({ kind: 'step_start', text: '', step: input.step, eventCount: input.eventCount });
     if (ctx.info.attempt > 1) {
       sink.push({
         kind: 'retry',
         text: `the model call of step ${input.step} started again (attempt ${ctx.info.attempt}): drop the partial reply the earlier attempt showed`,
         step: input.step,
+        eventCount: input.eventCount,
         attempt: ctx.info.attempt,
       });
     }
     let specs: ToolSpec[] = [];
     let shown: PartialReply | undefined;
     const listener: PartialListener = (p) => {
-      for (const item of replyDeltas(shown, p, input.step)) sink.push(item);
+      for (const item of replyDeltas(shown, p, input.step, input.eventCount)) sink.push(item);
       shown = p;
     };
     const reply = await streamModelCall(

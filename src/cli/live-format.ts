@@ -30,7 +30,7 @@ export class LivePrinter {
       out += this.close();
       this.open = key;
       if (d.kind === 'thinking_delta') out += pc.dim('thinking: ');
-      else if (d.kind === 'model_delta' && d.toolCallId) out += pc.dim(`${d.toolName ?? 'tool'} ← `);
+      else if (d.kind === 'model_delta' && d.toolCallId) out += pc.dim(`${plainText(d.toolName ?? 'tool')} ← `);
     }
     const text = plainText(d.text);
     if (d.kind === 'thinking_delta' || (d.kind === 'model_delta' && d.toolCallId)) out += pc.dim(text);

@@ -218,8 +218,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       res.write(`${JSON.stringify(item)}\n`);
     };
     // A blank line now and then: the browser's reader ignores it, a dead connection shows up.
+    let closed = await conversation.isClosed().catch(() => false);
     const beat = setInterval(() => res.write('\n'), 15_000);
-    let closed = await conversation.isClosed();
     const watch = setInterval(() => {
       void conversation.isClosed().then(
         (c) => {

@@ -4,17 +4,24 @@ import type { PartialReply } from '../llm/stream.js';
 import type { LiveItem } from './stream-id.js';
 
 /** What changed from `before` to `after` (both partial replies of one call), as live items of `step`. */
-export function replyDeltas(before: Readonly<PartialReply> | undefined, after: Readonly<PartialReply>, step: number): LiveItem[] {
+export function replyDeltas(
+  before: Readonly<PartialReply> | undefined,
+  after: Readonly<PartialReply>,
+  step: number,
+  eventCount?: number,
+): LiveItem[] {
   const out: LiveItem[] = [];
-  const more = (was: string | undefined, now: string) => (was !== undefined && now.startsWith(was) ? now.slice(was.length) : now);
+  const call = eventCount !== undefined ? { step, eventCount } : { step };
+  // The assemblers only append: what is new is what lies past the old length (no O(n) compare a token).
+  const more = (was: string, now: string) => (now.length > was.length ? now.slice(was.length) : '');
   const thinking = more(before?.thinking ?? '', after.thinking);
-  if (thinking) out.push({ kind: 'thinking_delta', text: thinking, step });
+  if (thinking) out.push({ kind: 'thinking_delta', text: thinking, ...call });
   const text = more(before?.text ?? '', after.text);
-  if (text) out.push({ kind: 'model_delta', text, step });
-  after.toolCalls.forEach((call, i) => {
+  if (text) out.push({ kind: 'model_delta', text, ...call });
+  after.toolCalls.forEach((tool, i) => {
     const was = before?.toolCalls[i];
-    const args = more(was && was.id === call.id ? was.arguments : '', call.arguments);
-    if (args) out.push({ kind: 'model_delta', text: args, step, toolCallId: call.id, toolName: call.name });
+    const args = more(was && was.id === tool.id ? was.arguments : '', tool.arguments);
+    if (args) out.push({ kind: 'model_delta', text: args, ...call, toolCallId: tool.id, toolName: tool.name });
   });
   return out;
 }

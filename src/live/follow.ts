@@ -19,7 +19,7 @@ export interface FollowSource {
 export function segmentOf(line: LiveDelta): string {
   return line.kind === 'output_delta' || (line.kind === 'retry' && line.toolCallId !== undefined && line.step === undefined)
     ? `tool:${line.toolCallId ?? ''}`
-    : `step:${line.step ?? ''}`;
+    : `call:${line.eventCount ?? ''}:${line.step ?? ''}`;
 }
 
 /** The merged follow; see the module comment. */
@@ -99,7 +99,8 @@ export async function* followLive(
       // Every line of the step under way before the event that records it; a next step's after.
       yield* meanwhile(reader.catchUp());
       const lines = reader.take();
-      const cut = lines.findIndex(isNew);
+      // Lines of a step not yet known to this follow (a resume) may be of a later step: after the events.
+      const cut = segment === undefined ? (lines.length ? 0 : -1) : lines.findIndex(isNew);
       const now = cut < 0 ? lines : lines.slice(0, cut);
       if (cut >= 0) reader.putBack(lines.slice(cut));
       if (now.length) segment = segmentOf(now[now.length - 1]!);

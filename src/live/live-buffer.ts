@@ -78,12 +78,16 @@ export class LiveBuffer {
   }
 
   private emit(out: LiveItem[], key: string, item: LiveItem, raw: string, final: boolean): void {
-    let text = redact(raw, this.secrets);
+    // A provider key still being written (`sk-…` at the end) waits whole, unmasked: masked now, the
+    // rest of it would go out in the clear with the next piece.
+    const keyRun = final ? '' : (/(?:^|[^A-Za-z0-9_-])(sk-[A-Za-z0-9_*.-]*|sk?)$/.exec(raw)?.[1] ?? '');
+    let text = redact(raw.slice(0, raw.length - keyRun.length), this.secrets);
     let keep = '';
     if (!final) {
       keep = text.slice(text.length - secretPrefixAtEnd(text, this.secrets));
       text = text.slice(0, text.length - keep.length);
     }
+    keep += keyRun;
     if (keep) this.held.set(key, { item, text: keep });
     if (!text) return;
     if (text.length > this.maxLineChars) {

@@ -46,7 +46,7 @@ export class LivePublisher {
   /** A sink for one activity of `conversationId`; `client` is the activity's (Context.current().client). */
   open(client: Client | undefined, conversationId: string): LiveSink {
     if (!this.options.enabled || !client) return NO_LIVE;
-    const ready = this.ensureStream(client, conversationId);
+    let ready = this.ensureStream(client, conversationId);
     const stream = WorkflowStreamClient.create(client, liveStreamId(conversationId), {
       // This sink decides when to send (flush()); the stream client's own timer only backs it up. It
       // stays short: after dispose its last sleep still holds the process up to this long.
@@ -68,7 +68,11 @@ export class LivePublisher {
     const tick = () => {
       if (sending || buffer.isEmpty) return;
       sending = send(false)
-        .catch((err: unknown) => this.warn(conversationId, err))
+        .catch((err: unknown) => {
+          this.warn(conversationId, err);
+          // The stream may have ended (idle) since: start it again for the next lines.
+          ready = this.ensureStream(client, conversationId);
+        })
         .finally(() => (sending = undefined));
     };
     const timer = setInterval(tick, this.options.flushMs ?? FLUSH_MS);
@@ -82,9 +86,13 @@ export class LivePublisher {
         closed = true;
         clearInterval(timer);
         const last = (async () => {
-          await sending;
-          await send(true);
-          await stream[Symbol.asyncDispose]();
+          try {
+            await sending;
+            await send(true);
+          } finally {
+            // Always: the stream client's flusher would otherwise go on (and hold the process).
+            await stream[Symbol.asyncDispose]().catch(() => undefined);
+          }
         })().catch((err: unknown) => this.warn(conversationId, err));
         await Promise.race([last, new Promise((r) => setTimeout(r, CLOSE_WAIT_MS).unref())]);
       },

@@ -27,6 +27,7 @@ export interface LiveItem {
   kind: 'model_delta' | 'thinking_delta' | 'output_delta' | 'retry' | 'step_start';
   text: string;
   step?: number;
+  eventCount?: number;
   toolCallId?: string;
   toolName?: string;
   attempt?: number;
@@ -38,5 +39,5 @@ export interface LiveStreamInput {
   /** The stream as the previous run left it (continue-as-new), from `WorkflowStream.getState()`. */
   streamState?: unknown;
   /** Bounds other than the defaults (tests). */
-  limits?: { maxItems?: number; maxHistory?: number };
+  limits?: { maxItems?: number; maxHistory?: number; maxBytes?: number };
 }

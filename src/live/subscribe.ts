@@ -4,20 +4,22 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
-import { LIVE_TOPIC, liveStreamId } from './stream-id.js';
+import { LIVE_TOPIC, STEP_TOPIC, liveStreamId } from './stream-id.js';
 import { LIVE_KINDS, type LiveDelta } from './types.js';
 
 const LiveItemSchema = z.object({
   kind: z.enum(LIVE_KINDS),
   text: z.string(),
   step: z.number().int().optional(),
+  eventCount: z.number().int().optional(),
   toolCallId: z.string().optional(),
   toolName: z.string().optional(),
   attempt: z.number().int().optional(),
 });
 
-/** How long to wait before looking again for a stream that is not there (not started, or ended). */
+/** How long to wait before looking again for a stream that is not there (not started, or ended); doubling up to MAX_RETRY_MS. */
 const RETRY_MS = 250;
+const MAX_RETRY_MS = 4_000;
 
 /** Reads live lines into a queue in the background; see the module comment. */
 export class LiveReader {
@@ -28,6 +30,7 @@ export class LiveReader {
   private readonly abort = new AbortController();
   private readonly stopping: Promise<undefined>;
   private poll: AbortController | undefined;
+  private retryMs = RETRY_MS;
 
   /**
    * @param from - The first offset wanted (0: from the oldest line kept).
@@ -59,7 +62,7 @@ export class LiveReader {
 
   /** Resolves when there is a line to take (or the reader stops, or `signal` aborts). */
   async ready(signal?: AbortSignal): Promise<void> {
-    if (this.queue.length || this.stopped) return;
+    if (this.queue.length || this.stopped || signal?.aborted) return;
     this.wake?.(); // one waiter at a time: an earlier one (given up on) goes
     await new Promise<void>((resolve) => {
       const done = () => {
@@ -108,7 +111,8 @@ export class LiveReader {
     while (!this.stopped) {
       try {
         const stream = WorkflowStreamClient.create(this.client, liveStreamId(this.conversationId));
-        const items = stream.subscribe<unknown>(LIVE_TOPIC, this.next, { pollCooldown: '5 milliseconds', resultType: true });
+        // Step markers too (never yielded): the reader's position then matches the stream's offset.
+        const items = stream.subscribe<unknown>([LIVE_TOPIC, STEP_TOPIC], this.next, { pollCooldown: '5 milliseconds', resultType: true });
         for (;;) {
           // Each poll under its own signal (Temporal keeps a listener per call on it): stop() cancels
           // the poll under way, and nothing is left pending or retrying.
@@ -121,6 +125,8 @@ export class LiveReader {
           const item = r.value;
           if (item.offset < this.next && this.next !== 0) continue;
           this.next = item.offset + 1;
+          this.retryMs = RETRY_MS;
+          if (item.topic !== LIVE_TOPIC) continue;
           const parsed = LiveItemSchema.safeParse(item.data);
           if (parsed.success) this.push({ live: true, ...parsed.data, offset: item.offset });
         }
@@ -136,7 +142,9 @@ export class LiveReader {
         // Not started yet, or ended: look again shortly. Anything else too: a live view retries.
         if (!(err instanceof WorkflowNotFoundError) && this.stopped) return;
       }
-      if (!this.stopped) await Promise.race([new Promise((r) => setTimeout(r, RETRY_MS)), this.stopping]);
+      // Backing off while there is no stream (idle, or a worker with FAHEEM_LIVE=0): a page left open costs little.
+      if (!this.stopped) await Promise.race([new Promise((r) => setTimeout(r, this.retryMs)), this.stopping]);
+      this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
     }
   }
 }

@@ -20,8 +20,13 @@ export interface LiveDelta {
   live: true;
   kind: LiveKind;
   text: string;
-  /** The step (model call number) the line belongs to. */
+  /** The step (model call number of the run; it starts again at 1 each run) the line belongs to. */
   step?: number;
+  /**
+   * On the lines of a model call: how many events the conversation had when the call began. Every
+   * line of one call has the same, and a later call a larger one (across runs, unlike `step`).
+   */
+  eventCount?: number;
   toolCallId?: string;
   toolName?: string;
   /** The attempt that streams from here on (on `retry`: the new attempt, 2 or more). */

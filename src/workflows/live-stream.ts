@@ -15,6 +15,8 @@ import { STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
 
 /** Lines kept; past this the oldest half goes. */
 const MAX_ITEMS = 2_000;
+/** Bytes of lines kept (what continue-as-new carries: well under Temporal's 2 MB payload limit). */
+const MAX_BYTES = 512 * 1024;
 /** History events before a new run (well under Temporal's 50k limit, and a quick replay). */
 const MAX_HISTORY = 8_000;
 /** No publish for this long ends the run. */
@@ -49,6 +51,9 @@ export async function liveStream(input: LiveStreamInput): Promise<void> {
     if (step !== undefined) stream.truncate(step);
     const kept = end();
     if (kept.length > maxItems) stream.truncate(kept.next - Math.floor(maxItems / 2));
+    // A flood within one step (a noisy command) is bounded by bytes too: the newest lines stay.
+    const cut = bytesCut(stream, input.limits?.maxBytes ?? MAX_BYTES);
+    if (cut !== undefined) stream.truncate(cut);
     seen = e.next;
     if (long()) {
       await stream.continueAsNew<typeof liveStream>((state) => [{ ...input, streamState: state }]);
@@ -81,6 +86,18 @@ function lastStepMarker(stream: WorkflowStream, from: number, to: number): numbe
   if (!Array.isArray(own.log) || typeof own.baseOffset !== 'number') return undefined;
   for (let offset = to - 1; offset >= Math.max(from, own.baseOffset); offset--) {
     if (own.log[offset - own.baseOffset]?.topic === STEP_TOPIC) return offset;
+  }
+  return undefined;
+}
+
+/** The offset to truncate to so that the lines kept hold at most `max` bytes (undefined: within it). */
+function bytesCut(stream: WorkflowStream, max: number): number | undefined {
+  const own = stream as unknown as { log?: { payload?: { data?: Uint8Array | null } }[]; baseOffset?: number };
+  if (!Array.isArray(own.log) || typeof own.baseOffset !== 'number') return undefined;
+  let bytes = 0;
+  for (let i = own.log.length - 1; i >= 0; i--) {
+    bytes += (own.log[i]?.payload?.data?.length ?? 0) + 64;
+    if (bytes > max) return own.baseOffset + i + 1;
   }
   return undefined;
 }

@@ -88,3 +88,13 @@ test('secretPrefixAtEnd finds the longest end of the text that begins a secret',
   assert.equal(secretPrefixAtEnd('abc', [SECRET]), 0);
   assert.equal(secretPrefixAtEnd('x' + SECRET.slice(0, -1), [SECRET, 'xy']), SECRET.length - 1);
 });
+
+test('a provider key split across two pieces is masked whole, not half', () => {
+  const key = 'sk-proj-abcdefghijklmnop1234';
+  const b = new LiveBuffer([]);
+  b.push({ kind: 'output_delta', text: `KEY=${key.slice(0, 12)}`, toolCallId: 'c' });
+  const first = b.drain();
+  b.push({ kind: 'output_delta', text: `${key.slice(12)}\n`, toolCallId: 'c' });
+  const all = [...first, ...b.drain(), ...b.drain(true)].map((i) => i.text).join('');
+  assert.equal(all, `KEY=${SECRET_MASK}\n`);
+});

@@ -21,15 +21,21 @@ let env: WorkflowEnv;
 before(async () => {
   env = await startWorkflowEnv('workflow-live-stream');
 });
-after(async () => env?.close());
+after(async () => {
+  for (const c of clients) await c[Symbol.asyncDispose]().catch(() => undefined);
+  await env?.close();
+});
 
 let n = 0;
+const clients: WorkflowStreamClient[] = [];
 async function startStream(limits?: LiveStreamInput['limits']) {
   const conversationId = `live-test-${process.pid}-${++n}`;
   const workflowId = liveStreamId(conversationId);
   const input: LiveStreamInput = { conversationId, ...(limits ? { limits } : {}) };
   await env.client.workflow.start(LIVE_STREAM_WORKFLOW, { workflowId, taskQueue: env.taskQueue, args: [input] });
-  const stream = WorkflowStreamClient.create(env.client, workflowId, { batchInterval: '1 hour' });
+  // A short backup interval: after dispose the client's last sleep still holds the process this long.
+  const stream = WorkflowStreamClient.create(env.client, workflowId, { batchInterval: '50 milliseconds' });
+  clients.push(stream);
   const publish = async (items: { topic: string; item: LiveItem }[]) => {
     for (const { topic, item } of items) stream.topic<LiveItem>(topic).publish(item);
     await stream.flush();
