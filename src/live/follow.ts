@@ -7,6 +7,11 @@ import type { ConversationEvent, ConversationState } from '../types.js';
 import type { LiveReader } from './subscribe.js';
 import type { LiveDelta } from './types.js';
 
+/** How long a new step's first line waits for the events before it, at most. */
+const HOLD_MS = 250;
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, Math.max(0, ms)));
+
 /** What the merged follow reads the events from (the Conversation's own calls). */
 export interface FollowSource {
   events(from: number): Promise<ConversationEvent[]>;
@@ -33,17 +38,23 @@ export async function* followLive(
   let segment: string | undefined;
   const isNew = (line: LiveDelta) => segment !== undefined && segmentOf(line) !== segment;
 
-  /** Yields the step-under-way's lines while `pending` settles; a new step's lines stay queued. */
+  /**
+   * Yields the step-under-way's lines while `pending` settles; a new step's lines stay queued, for
+   * at most HOLD_MS (a query on a busy worker can take seconds: past that, order gives way to
+   * the words arriving on time).
+   */
   async function* meanwhile<T>(pending: Promise<T>): AsyncGenerator<LiveDelta, T> {
     let settled = false;
     const done = pending.then(
       () => (settled = true),
       () => (settled = true),
     );
+    let heldSince: number | undefined;
     while (!settled && !signal?.aborted) {
       await Promise.race([reader.ready(signal), done]);
       const lines = reader.take();
-      const cut = lines.findIndex(isNew);
+      const overdue = heldSince !== undefined && Date.now() - heldSince >= HOLD_MS;
+      const cut = overdue ? -1 : lines.findIndex(isNew);
       const now = cut < 0 ? lines : lines.slice(0, cut);
       if (now.length) {
         segment = segmentOf(now[now.length - 1]!);
@@ -51,8 +62,8 @@ export async function* followLive(
       }
       if (cut >= 0) {
         reader.putBack(lines.slice(cut));
-        await done; // nothing more may go before what is pending
-        break;
+        heldSince ??= Date.now();
+        await Promise.race([done, sleep(HOLD_MS - (Date.now() - heldSince))]);
       }
     }
     return pending;
@@ -72,9 +83,12 @@ export async function* followLive(
       yield* lines.slice(0, cut);
       const first = lines[cut]!;
       reader.putBack(lines.slice(cut + 1));
-      const landed = yield* meanwhile(source.events(next));
-      yield* landed;
-      next += landed.length;
+      // The events before it, if they can be had within HOLD_MS (else they follow when they land).
+      const landed = await Promise.race([source.events(next).catch(() => undefined), sleep(HOLD_MS).then(() => undefined)]);
+      if (landed) {
+        yield* landed;
+        next += landed.length;
+      }
       segment = segmentOf(first);
       yield first;
     }

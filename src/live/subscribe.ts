@@ -79,7 +79,7 @@ export class LiveReader {
    * Waits until every line published before now has been read (at most `timeoutMs`), so that a
    * follower shows a step's last words before the event that records the step.
    */
-  async catchUp(timeoutMs = 1_000): Promise<void> {
+  async catchUp(timeoutMs = 300): Promise<void> {
     let end: number;
     try {
       end = await this.client.withDeadline(Date.now() + timeoutMs, () =>
