@@ -5,26 +5,10 @@ import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { followConversation, getJson, postJson, setToken, takeToken } from './api.js';
 import { buildBlocks, emptyTranscript, type Block, type TranscriptState } from './transcript.js';
+import type { ChildNode as TreeNode, ConversationPage as Page, ConversationRow as Row } from '../src/console/rows.js';
 
 const STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'] as const;
 
-interface Row {
-  id: string;
-  status: string | null;
-  closed: boolean;
-  model: string | null;
-  cost: number | null;
-  startTime: string;
-  lastActivity: string;
-  parentId: string | null;
-}
-interface Page {
-  conversations: Row[];
-  nextPageToken: string | null;
-}
-interface TreeNode extends Row {
-  children: TreeNode[];
-}
 interface Detail {
   id: string;
   closed: boolean;

@@ -6,29 +6,9 @@ import type { temporal } from '@temporalio/proto';
 import { Conversation } from '../client.js';
 import { ConversationModelKey, ConversationStatusKey } from '../workflows/messages.js';
 import type { ConversationStatus } from '../types.js';
+import type { ChildNode, ConversationPage, ConversationRow } from './rows.js';
 
-/** One conversation as the list shows it. */
-export interface ConversationRow {
-  id: string;
-  /** The ConversationStatus search attribute (null before a worker ever ran it). */
-  status: string | null;
-  /** Whether the workflow has completed (closed, or its idle timeout). */
-  closed: boolean;
-  model: string | null;
-  /** USD, from the conversation's state (null until known). */
-  cost: number | null;
-  startTime: string;
-  /** The close time, else when the current run began. */
-  lastActivity: string;
-  /** The conversation that started this one as a sub-agent. */
-  parentId: string | null;
-}
-
-/** A page of the list and the token of the next page (null at the end). */
-export interface ConversationPage {
-  conversations: ConversationRow[];
-  nextPageToken: string | null;
-}
+export type { ChildNode, ConversationPage, ConversationRow } from './rows.js';
 
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
@@ -139,11 +119,6 @@ function rowOf(raw: temporal.api.workflow.v1.IWorkflowExecutionInfo, costs?: Cos
     lastActivity: toIso(raw.closeTime) ?? toIso(raw.executionTime) ?? startTime,
     parentId: raw.parentExecution?.workflowId ?? null,
   };
-}
-
-/** A sub-agent and its own sub-agents. */
-export interface ChildNode extends ConversationRow {
-  children: ChildNode[];
 }
 
 /**
