@@ -20,12 +20,8 @@ import type { Script, ScriptedReply } from '../src/testing/scripted-model.js';
 import type { ConversationEvent } from '../src/types.js';
 import { startHarness, type Harness, type WorkerProcess } from '../test/support/harness.js';
 import { cpuMs, selfCpuMs } from './cpu.js';
-import { benchAgent, benchOptions, stepScript } from './step.js';
+import { benchAgent, benchOptions, durableStepMs, pct } from './step.js';
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
-};
 const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
 const isLive = (x: ConversationEvent | LiveDelta): x is LiveDelta => 'live' in x;
 const toolResults = (req: { body: { messages: { role: string }[] } }) => req.body.messages.filter((m) => m.role === 'tool').length;
@@ -260,22 +256,6 @@ async function perStep(h: Harness, worker: WorkerProcess, steps: number) {
   };
 }
 
-/** Time per step the bench/step.ts way: `echo` a step, no reply text, no follower (as a user's run() waits). */
-async function plainStep(h: Harness, steps: number): Promise<number> {
-  h.model.setScript(stepScript(steps));
-  const t0 = performance.now();
-  const conversation = await Conversation.create(h.client, {
-    ...benchOptions(),
-    agent: benchAgent(),
-    workspace: await h.workspace(),
-    firstMessage: 'go',
-    run: true,
-    condenser: false,
-  });
-  await conversation.waitUntilStopped({ timeoutMs: 600_000 });
-  return (performance.now() - t0) / (steps + 1);
-}
-
 const only = new Set((process.env.BENCH_LIVE_ONLY ?? 'latency,ten,tenbare,longkey,steps,plain').split(','));
 const steps = Number(process.env.BENCH_LIVE_STEPS ?? 20);
 /** The per-step reply's gap between words (default 20 ms: a 50-word/s model, ~2 s of streaming a step). */
@@ -315,7 +295,7 @@ try {
       worker = await h.startWorker(mode === 'off' ? { FAHEEM_LIVE: '0' } : {});
       await warm();
       if (only.has('steps')) rows[mode].push(await perStep(h, worker, steps));
-      if (only.has('plain')) plain[mode].push(await plainStep(h, 30));
+      if (only.has('plain')) plain[mode].push(await durableStepMs(h, 30));
     }
     const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const col = (mode: 'on' | 'off', k: keyof Awaited<ReturnType<typeof perStep>>) => avg(rows[mode].map((r) => r[k]));

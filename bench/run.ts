@@ -16,12 +16,8 @@ import type { ConversationEvent } from '../src/types.js';
 import { concurrency, describeConcurrency } from './concurrency.js';
 import { floorPerStep } from './floor/floor.js';
 import { describeLong, longConversation } from './long.js';
-import { benchAgent, stepScript, benchOptions } from './step.js';
+import { benchAgent, durableStepMs, pct, benchOptions } from './step.js';
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
-};
 const fmt = (n: number) => n.toFixed(1);
 
 /** Pauses a conversation in a model call `rounds` times; `others` conversations work meanwhile (model calls of `othersModelMs`). */
@@ -98,19 +94,7 @@ async function pauseLatency(h: Harness, rounds: number, others = 0, othersModelM
 }
 
 async function stepTime(h: Harness, steps: number) {
-  h.model.setScript(stepScript(steps));
-  const t0 = performance.now();
-  const conversation = await Conversation.create(h.client, {
-    ...benchOptions(),
-    agent: benchAgent(),
-    workspace: await h.workspace(),
-    firstMessage: 'go',
-    run: true,
-    condenser: false,
-  });
-  // As a user's run() waits: one update for the run (waitUntil would add one per new event).
-  await conversation.waitUntilStopped({ timeoutMs: 600_000 });
-  const durable = (performance.now() - t0) / (steps + 1);
+  const durable = await durableStepMs(h, steps);
 
   // The same loop in-process: same scripted model over HTTP, same terminal tool, no Temporal.
   const workspace = await h.workspace();

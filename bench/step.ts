@@ -1,5 +1,6 @@
 // The step that the bench times and bench/trace.ts takes apart: one terminal command per model call.
-import { Agent, LLM } from '../src/client.js';
+import { Agent, Conversation, LLM } from '../src/client.js';
+import type { Harness } from '../test/support/harness.js';
 import type { Script } from '../src/testing/scripted-model.js';
 
 export const benchAgent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] });
@@ -14,3 +15,25 @@ export const stepScript =
 
 /** Options every bench conversation gets: BENCH_CHECKPOINTS=0 leaves out the checkpoint per step (time travel's cost apart). */
 export const benchOptions = (): { checkpoints?: false } => (process.env.BENCH_CHECKPOINTS === '0' ? { checkpoints: false } : {});
+
+/** The `p`th percentile of `xs` (nearest rank; NaN when empty). */
+export const pct = (xs: number[], p: number): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
+};
+
+/** Wall ms a step of a `steps`-step bench conversation, from its start until it stops (as a user's run() waits: one update for the run). */
+export async function durableStepMs(h: Harness, steps: number): Promise<number> {
+  h.model.setScript(stepScript(steps));
+  const t0 = performance.now();
+  const conversation = await Conversation.create(h.client, {
+    ...benchOptions(),
+    agent: benchAgent(),
+    workspace: await h.workspace(),
+    firstMessage: 'go',
+    run: true,
+    condenser: false,
+  });
+  await conversation.waitUntilStopped({ timeoutMs: 600_000 });
+  return (performance.now() - t0) / (steps + 1);
+}

@@ -7,10 +7,8 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { startDevServer } from '../../src/server/dev-server.js';
 import { freePort } from '../../test/support/harness.js';
+import { pct } from '../step.js';
 import * as activities from './activities.js';
-
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)] ?? NaN;
 
 /** Latency from a heartbeat's sending to a describe() poller seeing it, and how many it never saw. */
 export async function heartbeatTransport(address: string, options: { n?: number; everyMs?: number; pollMs?: number } = {}) {
