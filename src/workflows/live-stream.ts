@@ -67,37 +67,49 @@ export async function liveStream(input: LiveStreamInput): Promise<void> {
   }
 }
 
+/** One line of the stream's log, as the package keeps it. */
+interface OwnLine {
+  topic?: string;
+  payload?: { data?: Uint8Array | null };
+}
+
 /**
- * The log's length and next offset. Read from the stream's own fields (what its offset query
- * answers) because getState() re-encodes every line, too dear on each activation; the package is
- * pinned to one version, and the fallback keeps a changed layout correct.
+ * The stream's own log and base offset (what its offset query answers), or undefined if the
+ * package keeps them otherwise. Read directly because getState() re-encodes every line, too dear
+ * on each activation; the package is pinned to one version, and each reader below has a fallback
+ * that stays correct if the layout changes.
  */
-function logEnd(stream: WorkflowStream): { length: number; next: number } {
+function ownLog(stream: WorkflowStream): { log: OwnLine[]; base: number } | undefined {
   const own = stream as unknown as { log?: unknown; baseOffset?: unknown };
-  if (Array.isArray(own.log) && typeof own.baseOffset === 'number')
-    return { length: own.log.length, next: own.baseOffset + own.log.length };
+  return Array.isArray(own.log) && typeof own.baseOffset === 'number' ? { log: own.log as OwnLine[], base: own.baseOffset } : undefined;
+}
+
+/** The log's length and next offset. */
+function logEnd(stream: WorkflowStream): { length: number; next: number } {
+  const own = ownLog(stream);
+  if (own) return { length: own.log.length, next: own.base + own.log.length };
   const s = stream.getState();
   return { length: s.log.length, next: s.base_offset + s.log.length };
 }
 
 /** The offset of the last step marker among the lines [from, to), if any. */
 function lastStepMarker(stream: WorkflowStream, from: number, to: number): number | undefined {
-  const own = stream as unknown as { log?: { topic?: string }[]; baseOffset?: number };
-  if (!Array.isArray(own.log) || typeof own.baseOffset !== 'number') return undefined;
-  for (let offset = to - 1; offset >= Math.max(from, own.baseOffset); offset--) {
-    if (own.log[offset - own.baseOffset]?.topic === STEP_TOPIC) return offset;
+  const own = ownLog(stream);
+  if (!own) return undefined;
+  for (let offset = to - 1; offset >= Math.max(from, own.base); offset--) {
+    if (own.log[offset - own.base]?.topic === STEP_TOPIC) return offset;
   }
   return undefined;
 }
 
 /** The offset to truncate to so that the lines kept hold at most `max` bytes (undefined: within it). */
 function bytesCut(stream: WorkflowStream, max: number): number | undefined {
-  const own = stream as unknown as { log?: { payload?: { data?: Uint8Array | null } }[]; baseOffset?: number };
-  if (!Array.isArray(own.log) || typeof own.baseOffset !== 'number') return undefined;
+  const own = ownLog(stream);
+  if (!own) return undefined;
   let bytes = 0;
   for (let i = own.log.length - 1; i >= 0; i--) {
     bytes += (own.log[i]?.payload?.data?.length ?? 0) + 64;
-    if (bytes > max) return own.baseOffset + i + 1;
+    if (bytes > max) return own.base + i + 1;
   }
   return undefined;
 }
