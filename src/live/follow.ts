@@ -39,6 +39,19 @@ export async function* followLive(
   const isNew = (line: LiveDelta) => segment !== undefined && segmentOf(line) !== segment;
 
   /**
+   * Takes the queued lines of the step under way (every line, with `all`); from a new step's first
+   * line on, they stay queued. With `unknownIsNew`, a line before any step is known counts as new.
+   */
+  function takeCurrent(unknownIsNew: boolean, all = false): { now: LiveDelta[]; waiting: boolean } {
+    const lines = reader.take();
+    const cut = all ? -1 : segment === undefined ? (unknownIsNew && lines.length ? 0 : -1) : lines.findIndex(isNew);
+    const now = cut < 0 ? lines : lines.slice(0, cut);
+    if (cut >= 0) reader.putBack(lines.slice(cut));
+    if (now.length) segment = segmentOf(now[now.length - 1]!);
+    return { now, waiting: cut >= 0 };
+  }
+
+  /**
    * Yields the step-under-way's lines while `pending` settles; a new step's lines stay queued, for
    * at most HOLD_MS (a query on a busy worker can take seconds: past that, order gives way to
    * the words arriving on time).
@@ -52,16 +65,10 @@ export async function* followLive(
     let heldSince: number | undefined;
     while (!settled && !signal?.aborted) {
       await Promise.race([reader.ready(signal), done]);
-      const lines = reader.take();
       const overdue = heldSince !== undefined && Date.now() - heldSince >= HOLD_MS;
-      const cut = overdue ? -1 : lines.findIndex(isNew);
-      const now = cut < 0 ? lines : lines.slice(0, cut);
-      if (now.length) {
-        segment = segmentOf(now[now.length - 1]!);
-        yield* now;
-      }
-      if (cut >= 0) {
-        reader.putBack(lines.slice(cut));
+      const { now, waiting } = takeCurrent(false, overdue);
+      yield* now;
+      if (waiting) {
         heldSince ??= Date.now();
         await Promise.race([done, sleep(HOLD_MS - (Date.now() - heldSince))]);
       }
@@ -72,25 +79,22 @@ export async function* followLive(
   /** Yields the queued lines; before a new step's first line, the events that landed meanwhile. */
   async function* drain(): AsyncGenerator<ConversationEvent | LiveDelta> {
     for (;;) {
-      const lines = reader.take();
-      if (!lines.length) return;
-      const cut = segment === undefined ? 0 : lines.findIndex(isNew);
-      if (cut < 0) {
-        segment = segmentOf(lines[lines.length - 1]!);
-        yield* lines;
+      const { now, waiting } = takeCurrent(true);
+      yield* now;
+      if (!waiting) {
+        if (!now.length) return;
         continue;
       }
-      yield* lines.slice(0, cut);
-      const first = lines[cut]!;
-      reader.putBack(lines.slice(cut + 1));
+      const [first, ...rest] = reader.take();
+      reader.putBack(rest);
       // The events before it, if they can be had within HOLD_MS (else they follow when they land).
       const landed = await Promise.race([source.events(next).catch(() => undefined), sleep(HOLD_MS).then(() => undefined)]);
       if (landed) {
         yield* landed;
         next += landed.length;
       }
-      segment = segmentOf(first);
-      yield first;
+      segment = segmentOf(first!);
+      yield first!;
     }
   }
 
@@ -112,13 +116,8 @@ export async function* followLive(
     if (batch.length) {
       // Every line of the step under way before the event that records it; a next step's after.
       yield* meanwhile(reader.catchUp());
-      const lines = reader.take();
       // Lines of a step not yet known to this follow (a resume) may be of a later step: after the events.
-      const cut = segment === undefined ? (lines.length ? 0 : -1) : lines.findIndex(isNew);
-      const now = cut < 0 ? lines : lines.slice(0, cut);
-      if (cut >= 0) reader.putBack(lines.slice(cut));
-      if (now.length) segment = segmentOf(now[now.length - 1]!);
-      yield* now;
+      yield* takeCurrent(true).now;
     }
     yield* batch;
     next += batch.length;
