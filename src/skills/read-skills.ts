@@ -119,7 +119,10 @@ async function readRoot(dir: string, scope: SkillInfo['scope'], workspace: strin
     if (!parsed.success) {
       skip(
         parsed.error.issues
-          .map((i) => `${i.path.join('.') || 'front matter'} ${i.code === 'invalid_type' ? 'is missing' : i.message}`)
+          .map(
+            (i) =>
+              `${i.path.join('.') || 'front matter'} ${i.code !== 'invalid_type' ? i.message : fm.fields[String(i.path[0])] === undefined ? 'is missing' : 'must be text'}`,
+          )
           .join('; '),
       );
       continue;

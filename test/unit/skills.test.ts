@@ -96,7 +96,7 @@ describe('readSkills', () => {
 });
 
 describe('parseFrontMatter', () => {
-  test('the YAML that skill files use', () => {
+  test('YAML through the yaml package: quotes, block scalars, comments, and nested keys kept', () => {
     const text = [
       '\uFEFF---',
       '# a comment',
@@ -114,6 +114,9 @@ describe('parseFrontMatter', () => {
       '  - Read',
       'metadata:',
       '  version: "1.0"',
+      '  owners: [ana, bo]',
+      '  nested:',
+      '    deep: true',
       'plain: starts here',
       '  and goes on',
       '---',
@@ -125,21 +128,48 @@ describe('parseFrontMatter', () => {
       name: 'quoted-name',
       title: "it's",
       description: 'Folded over two lines.',
-      notes: 'line one\nline two',
+      notes: 'line one\nline two\n', // YAML's clip: one final newline kept
       license: 'MIT',
+      'allowed-tools': ['Bash', 'Read'],
+      metadata: { version: '1.0', owners: ['ana', 'bo'], nested: { deep: true } },
       plain: 'starts here and goes on',
     });
     assert.equal(fm.body, 'Body');
   });
 
-  test('what cannot be read says why', () => {
-    assert.match((parseFrontMatter('no front matter') as { error: string }).error, /does not start with a front matter/);
-    assert.match((parseFrontMatter('---\nname: x\n') as { error: string }).error, /no closing/);
-    assert.match((parseFrontMatter('---\njust words\n---\n') as { error: string }).error, /line 2 is not "key: value"/);
-    assert.match(
-      (parseFrontMatter('---\ndescription: "open\n---\n') as { error: string }).error,
-      /double-quoted value must end on its line/,
-    );
+  test('an empty front matter has no fields; "..." also closes it', () => {
+    assert.deepEqual(parseFrontMatter('---\n---\nbody'), { ok: true, fields: {}, body: 'body' });
+    assert.deepEqual(parseFrontMatter('---\nname: a\n...\nbody'), { ok: true, fields: { name: 'a' }, body: 'body' });
+  });
+
+  test("what is wrong, with the file's line; never a throw", () => {
+    const error = (text: string) => {
+      const fm = parseFrontMatter(text);
+      assert.equal(fm.ok, false, text);
+      return (fm as { error: string }).error;
+    };
+    assert.match(error('no front matter'), /does not start with a front matter/);
+    assert.match(error('---\nname: x\n'), /no closing/);
+    assert.match(error('---\njust words\n---\n'), /not a map of "key: value" lines/);
+    assert.match(error('---\n- a\n- b\n---\n'), /not a map of "key: value" lines/);
+    assert.match(error('---\nname: x\ndescription: "open\n---\n'), /^front matter line 3 is not valid YAML: Missing closing "quote/);
+    assert.match(error('---\nname: a\nname: b\n---\n'), /line 3 is not valid YAML: Map keys must be unique/);
+    assert.match(error('---\ndescription: Use when: asked\n---\n'), /line 2 is not valid YAML: .*\(quote a value that holds ": "\)/);
+    assert.match(error('---\nname: *nowhere\n---\n'), /cannot be read|not valid YAML/);
+  });
+
+  test('a billion laughs is refused, not expanded', () => {
+    const lines = ['---', 'a: &a [x, x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 10; i++)
+      lines.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(10)
+          .fill(`*${String.fromCharCode(96 + i)}`)
+          .join(', ')}]`,
+      );
+    lines.push('---', '');
+    const fm = parseFrontMatter(lines.join('\n'));
+    assert.equal(fm.ok, false);
+    assert.match((fm as { error: string }).error, /cannot be read: .*alias/i);
   });
 });
 
