@@ -8,6 +8,7 @@ import os from 'node:os';
 import { ServerUnreachableError } from './errors.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { DEFAULTS } from './types.js';
+import { withTimeout } from './timeout.js';
 
 /** The address, namespace and TLS/API-key options Temporal's envconfig (and TEMPORAL_*) gives. */
 export function connectConfig() {
@@ -66,20 +67,17 @@ export async function connectWorker(): Promise<{ connection: NativeConnection; n
   const address = connectionOptions.address;
   const refused = await refusedAt(address, connectionOptions);
   if (refused) throw new ServerUnreachableError(address, refused);
-  let timer: NodeJS.Timeout | undefined;
   const startedAt = Date.now();
   const attempt = NativeConnection.connect(connectionOptions);
   attempt.catch(() => undefined);
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
-  });
   try {
-    return { connection: await Promise.race([attempt, timeout]), namespace };
+    return {
+      connection: await withTimeout(attempt, CONNECT_TIMEOUT_MS, () => new Error(`no answer within ${CONNECT_TIMEOUT_MS / 1000} s`)),
+      namespace,
+    };
   } catch (err) {
     void attempt.then((c) => c.close()).catch(() => undefined);
     throw new ServerUnreachableError(address, reasonOf(err, startedAt), { cause: err });
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -18,7 +18,15 @@ export type FaheemErrorCode =
   | 'timeout'
   | 'server_start'
   | 'hooks_config'
-  | 'usage';
+  | 'usage'
+  | 'http'
+  | 'model_unavailable'
+  | 'model_rejected'
+  | 'model_bad_response'
+  | 'context_window_exceeded'
+  | 'workspace_unavailable'
+  | 'tool_not_started'
+  | 'live_offset_truncated';
 
 /**
  * The base of every error faheemcode throws on purpose; `name` is the class's own name.
@@ -151,7 +159,31 @@ export class ServerStartError extends FaheemError {
 }
 
 /**
+ * No model can be called as configured: no model name, an unknown provider without a base URL, or no
+ * API key on the worker. The message names the variable to set.
+ */
+export class ModelConfigError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('model_config', message, options);
+  }
+}
+
+/**
+ * A request one of faheem's HTTP servers (the console, the codec server) refuses, with the status it
+ * answers (400, 401, 403, 404, 405, 413, 415, 422, 500) and `{ "error": message }` as the body.
+ */
+export class HttpError extends FaheemError {
+  /** The HTTP status answered. */
+  readonly status: number;
+  constructor(status: number, message: string, options?: { cause?: unknown }) {
+    super('http', message, options);
+    this.status = status;
+  }
+}
+
+/**
  * The failure type model activities give a prompt too long for the model's context window (any
  * provider): the workflow condenses and asks once more instead of failing the conversation.
+ * (The same string as `FAILURE_TYPES.ContextWindowExceeded` in failure-types.ts.)
  */
 export const CONTEXT_WINDOW_EXCEEDED = 'ContextWindowExceeded';

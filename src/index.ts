@@ -35,6 +35,7 @@ export {
   EncryptionConfigError,
   FaheemError,
   InvalidRequestError,
+  ModelConfigError,
   NoWorkerError,
   SandboxError,
   ServerStartError,
@@ -44,6 +45,7 @@ export {
   WaitTimeoutError,
   type FaheemErrorCode,
 } from './errors.js';
+export { FAILURE, FAILURE_TYPES, failureCodeOf, failureTypeOf, type FailureType, type FailureTypeInfo } from './failure-types.js';
 export {
   changeSchedule,
   createSchedule,

@@ -2,6 +2,7 @@
 // built-ins and custom tools, and its MCP servers' tools) and what AGENTS.md tells the agent.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE } from '../failure-types.js';
 import { access, constants, open, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { McpManager, McpToolInfo } from '../mcp/manager.js';
@@ -89,7 +90,7 @@ async function checkWorkspace(workspace: string, queue: string): Promise<void> {
     (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'does not exist' : err.message),
   );
   if (problem) {
-    throw ApplicationFailure.nonRetryable(`the workspace ${workspace} ${problem} on the host of ${queue}`, 'WorkspaceUnavailable');
+    throw ApplicationFailure.nonRetryable(`the workspace ${workspace} ${problem} on the host of ${queue}`, FAILURE.WorkspaceUnavailable);
   }
 }
 

@@ -2,6 +2,7 @@
 // the workflow should see (shown as they are, or retried).
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
+import { FAILURE } from '../failure-types.js';
 import { CheckpointError } from './git.js';
 
 const id = z.string().min(1).max(1000);
@@ -25,7 +26,7 @@ export function parseInput<T>(schema: z.ZodType<T>, input: unknown, activity: st
   if (!parsed.success)
     throw ApplicationFailure.nonRetryable(
       `${activity}: invalid input: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-      'CheckpointInvalid',
+      FAILURE.CheckpointInvalid,
     );
   return parsed.data;
 }
@@ -41,10 +42,10 @@ export async function asActivity<T>(work: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (!(err instanceof CheckpointError)) throw err;
     const type = {
-      git_missing: 'CheckpointGitMissing',
-      not_found: 'CheckpointNotFound',
-      invalid: 'CheckpointInvalid',
-      git_failed: 'CheckpointGitFailed',
+      git_missing: FAILURE.CheckpointGitMissing,
+      not_found: FAILURE.CheckpointNotFound,
+      invalid: FAILURE.CheckpointInvalid,
+      git_failed: FAILURE.CheckpointGitFailed,
     }[err.reason];
     if (err.reason === 'git_failed') throw ApplicationFailure.retryable(err.message, type);
     throw ApplicationFailure.nonRetryable(err.message, type);

@@ -10,6 +10,7 @@ import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import { redact, secretValues } from '../security/redact.js';
 import { noToolWorker, noWorkflowWorker, queuePollers, startInputPayloads } from './presence.js';
+import { withTimeout } from '../timeout.js';
 
 /** gRPC's status code for NOT_FOUND (a namespace that does not exist). */
 const GRPC_NOT_FOUND = 5;
@@ -78,15 +79,7 @@ function message(err: unknown): string {
 
 /** Within `ms`, or an error saying it took too long. */
 async function within<T>(ms: number, what: string, fn: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms / 1000} s`)), ms);
-  });
-  try {
-    return await Promise.race([fn(), timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return withTimeout(fn(), ms, () => new Error(`${what}: no answer within ${ms / 1000} s`));
 }
 
 // ---- The server, its namespace, the search attributes, the workers ----

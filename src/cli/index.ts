@@ -26,6 +26,7 @@ import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './time-travel.js';
 import { consoleCommand } from './console.js';
 import { scheduleRunsQuery } from '../schedules.js';
+import { withTimeout } from '../timeout.js';
 import {
   conversationWorkerWarnings,
   formatLastKnown,
@@ -73,21 +74,11 @@ async function attach(client: Client, id: string): Promise<Conversation> {
  * An update the workflow's validator refused is an InvalidRequestError from the SDK, with the reason.
  */
 async function answered<T>(promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () =>
-        reject(
-          new NoWorkerError(`no worker answered within ${UPDATE_TIMEOUT_MS / 1000} s; is \`faheem worker\` running against this server?`),
-        ),
-      UPDATE_TIMEOUT_MS,
-    );
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
+  return withTimeout(
+    promise,
+    UPDATE_TIMEOUT_MS,
+    () => new NoWorkerError(`no worker answered within ${UPDATE_TIMEOUT_MS / 1000} s; is \`faheem worker\` running against this server?`),
+  );
 }
 
 /** Attaches to a conversation that is still open (its workflow running), for a command that changes it. */

@@ -1,6 +1,6 @@
 // What the console's API accepts (zod) and how an error becomes an HTTP answer: pure, unit-tested.
 import { z } from 'zod';
-import { FaheemError } from '../errors.js';
+import { FaheemError, HttpError } from '../errors.js';
 import { CONVERSATION_STATUSES, DEFAULTS } from '../types.js';
 
 /** The largest request body the console reads (a message at its longest, as JSON, with room to spare). */
@@ -48,16 +48,8 @@ export function isAction(name: string): name is ActionName {
   return Object.prototype.hasOwnProperty.call(actionBodies, name);
 }
 
-/** An error answered with a status and `{ error }`. */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'HttpError';
-  }
-}
+/** An error answered with a status and `{ error }` (the package's one HTTP error, from src/errors.ts). */
+export { HttpError } from '../errors.js';
 
 /** The first problem zod found, as one line: `field: message`. */
 export function zodMessage(err: z.ZodError): string {

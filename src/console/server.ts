@@ -26,6 +26,7 @@ import {
   type ActionName,
 } from './requests.js';
 import { SECURITY_HEADERS, TOKEN_HEADER, checkToken, hostAllowed, newToken, originAllowed, urlHost } from './security.js';
+import { withTimeout } from '../timeout.js';
 
 /** How the console is started. */
 export interface ConsoleOptions {
@@ -99,18 +100,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
 
   /** An action's promise, or a NoWorkerError when no worker answered in time. */
   async function answered<T>(promise: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new NoWorkerError(`no worker answered within ${answerTimeoutMs / 1000} s; is \`faheem worker\` running?`)),
-        answerTimeoutMs,
-      );
-    });
-    try {
-      return await Promise.race([promise, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return withTimeout(
+      promise,
+      answerTimeoutMs,
+      () => new NoWorkerError(`no worker answered within ${answerTimeoutMs / 1000} s; is \`faheem worker\` running?`),
+    );
   }
 
   async function detail(id: string) {

@@ -4,6 +4,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
+import { FAILURE, failureTypeOf } from '../failure-types.js';
 import { LIVE_TOPIC, STEP_TOPIC, liveStreamId } from './stream-id.js';
 import { LIVE_KINDS, type LiveDelta } from './types.js';
 
@@ -135,7 +136,7 @@ export class LiveReader {
         // Fell behind the stream's truncation: go on from the oldest line kept. (Matched by type
         // name: installed as a dependency, the stream package may carry its own copy of Temporal's
         // classes, so instanceof cannot be trusted across it.)
-        if (failureType(err) === 'TruncatedOffset') {
+        if (failureTypeOf(err) === FAILURE.TruncatedOffset) {
           this.next = 0;
           continue;
         }
@@ -147,13 +148,4 @@ export class LiveReader {
       this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
     }
   }
-}
-
-/** The application failure type an error carries (itself or its cause), if any. */
-function failureType(err: unknown): string | undefined {
-  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const type = (e as { type?: unknown }).type;
-    if (typeof type === 'string') return type;
-  }
-  return undefined;
 }

@@ -21,7 +21,9 @@ export interface ResolvedModel {
   apiKey: string;
 }
 
-export class ModelConfigError extends Error {}
+/** Defined with the other errors (src/errors.ts): a FaheemError with code `model_config`. */
+export { ModelConfigError } from '../errors.js';
+import { ModelConfigError } from '../errors.js';
 
 /**
  * `anthropic/…` models are called through Anthropic's Messages API (its base URL here is the one

@@ -3,7 +3,7 @@
 // `POST /decode` with `{ "payloads": [{ "metadata": { key: base64 }, "data": base64 }] }`, answered
 // in the same shape. The browser calls it directly, so it answers CORS (with the preflight) for the
 // Web UI's origins only; with a token, every request needs `Authorization: Bearer <token>`.
-import { InvalidRequestError, ServerStartError } from '../errors.js';
+import { HttpError, InvalidRequestError, ServerStartError } from '../errors.js';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -36,16 +36,6 @@ export interface CodecServer {
 interface JsonPayload {
   metadata?: Record<string, string>;
   data?: string;
-}
-
-/** A request the codec server refuses, with the HTTP status it answers (400, 413, 422). */
-class HttpError extends InvalidRequestError {
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
 }
 
 /** `http://localhost:8233/` → `http://localhost:8233`; throws on something that is not an origin. */

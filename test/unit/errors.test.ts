@@ -14,7 +14,16 @@ import {
   UsageError,
   WaitTimeoutError,
   ServerStartError,
+  ModelConfigError,
+  HttpError,
 } from '../../src/errors.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { HooksConfigError } from '../../src/hooks/config.js';
+import { ModelConfigError as ProviderModelConfigError, resolveModel } from '../../src/llm/provider.js';
+import { HttpError as ConsoleHttpError } from '../../src/console/requests.js';
+import { NotStarted } from '../../src/workflows/runner/tool-dispatch.js';
+import { CheckpointError } from '../../src/checkpoints/git.js';
 import * as pkg from '../../src/index.js';
 import { CommandInterrupted } from '../../src/tools/terminal.js';
 
@@ -32,6 +41,11 @@ test('every kind is a FaheemError with its own name and code', () => {
     [new UsageError('bad flag'), 'UsageError', 'usage'],
     [new WaitTimeoutError('c1', 'timed out'), 'WaitTimeoutError', 'timeout'],
     [new ServerStartError('port taken'), 'ServerStartError', 'server_start'],
+    [new ModelConfigError('no model'), 'ModelConfigError', 'model_config'],
+    [new HttpError(415, 'json please'), 'HttpError', 'http'],
+    [new HooksConfigError('bad hooks'), 'HooksConfigError', 'hooks_config'],
+    [new CheckpointError('not_found', 'no such checkpoint'), 'CheckpointError', 'checkpoint'],
+    [new NotStarted(), 'NotStarted', 'tool_not_started'],
   ];
   const codes = new Set<string>();
   for (const [err, name, code] of cases) {
@@ -59,6 +73,44 @@ test('the errors carry what callers need', () => {
   assert.equal(interrupted.partialOutput, 'partial');
   const cause = new Error('under');
   assert.equal(new InvalidRequestError('x', { cause }).cause, cause);
+  assert.equal(new HttpError(413, 'too big').status, 413);
+});
+
+test('a missing model setting is a ModelConfigError (code model_config) that names the variable', () => {
+  assert.throws(
+    () => resolveModel('', undefined, {}),
+    (err: unknown) => err instanceof ModelConfigError && err.code === 'model_config' && /set LLM_MODEL/.test(err.message),
+  );
+});
+
+const SRC = path.join(import.meta.dirname, '..', '..', 'src');
+const sources = () =>
+  readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.c?ts$/.test(f))
+    .map((f) => ({ file: f, text: readFileSync(path.join(SRC, f), 'utf8') }));
+
+test('every error class in src/ extends FaheemError (directly or through one of its kinds); one HttpError', () => {
+  const classes = new Map<string, { base: string; file: string }>();
+  for (const { file, text } of sources())
+    for (const m of text.matchAll(/\bclass (\w+) extends (\w+)/g)) classes.set(m[1]!, { base: m[2]!, file });
+  const errorLike = [...classes].filter(([name, c]) => /Error$|Failure$/.test(name) || /Error$/.test(c.base));
+  assert.ok(errorLike.length >= 20, `found ${errorLike.length} error classes`);
+  for (const [name, { base, file }] of errorLike) {
+    let b = base;
+    for (let hops = 0; b !== 'FaheemError' && classes.has(b) && hops < 5; hops++) b = classes.get(b)!.base;
+    if (name === 'FaheemError') continue;
+    assert.equal(b, 'FaheemError', `${name} (src/${file}) extends ${base}, not FaheemError`);
+  }
+  const http = [...sources()].filter(({ text }) => /\bclass HttpError\b/.test(text)).map((s) => s.file);
+  assert.deepEqual(http, ['errors.ts']);
+});
+
+test('one promise-with-a-time-limit helper: src/timeout.ts (else withDeadline or AbortSignal.timeout)', () => {
+  // The pattern each of the four hand-written helpers had: a timer whose callback only rejects.
+  const rolled = sources()
+    .filter(({ file, text }) => file !== 'timeout.ts' && /setTimeout\(\s*\(\)\s*=>\s*reject\(/.test(text))
+    .map((s) => s.file);
+  assert.deepEqual(rolled, []);
 });
 
 test('classes defined elsewhere are the same classes', () => {
@@ -66,4 +118,7 @@ test('classes defined elsewhere are the same classes', () => {
   assert.equal(pkg.ConversationNotFoundError, ConversationNotFoundError);
   assert.equal(pkg.FaheemError, FaheemError);
   assert.equal(pkg.InvalidRequestError, InvalidRequestError);
+  assert.equal(pkg.ModelConfigError, ModelConfigError);
+  assert.equal(ProviderModelConfigError, ModelConfigError);
+  assert.equal(ConsoleHttpError, HttpError);
 });

@@ -10,6 +10,7 @@ import {
   type CancellationScope,
 } from '@temporalio/workflow';
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE } from '../../failure-types.js';
 import {
   emptyMetrics,
   type CarriedState,
@@ -702,7 +703,11 @@ export class RewindRequests {
     const result = this.answers.get(id);
     this.answers.delete(id);
     if (!result?.answer)
-      throw ApplicationFailure.create({ message: result?.error ?? 'the rewind did not happen', type: 'RewindFailed', nonRetryable: true });
+      throw ApplicationFailure.create({
+        message: result?.error ?? 'the rewind did not happen',
+        type: FAILURE.RewindFailed,
+        nonRetryable: true,
+      });
     return result.answer;
   }
 }

@@ -2,6 +2,7 @@
 // method of the run. The definitions (names, argument types) are in ../messages.ts.
 import { condition, setHandler } from '@temporalio/workflow';
 import { ApplicationFailure } from '@temporalio/common';
+import { FAILURE } from '../../failure-types.js';
 import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import type { ChildReport } from '../../types.js';
 import { eventsPage } from '../event-log.js';
@@ -92,7 +93,7 @@ export function registerHandlers(run: ConversationRun): void {
       description: DESCRIPTIONS.rewind,
       validator: (request: { to: number }) => {
         const refusal = run.rewindRefusal(request?.to);
-        if (refusal) throw ApplicationFailure.create({ message: refusal, type: 'InvalidRequest', nonRetryable: true });
+        if (refusal) throw ApplicationFailure.create({ message: refusal, type: FAILURE.InvalidRequest, nonRetryable: true });
       },
     },
   );

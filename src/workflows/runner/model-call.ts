@@ -1,7 +1,7 @@
 // One model call as an activity: the events since the last call travel with it (when small), a
 // pause cancels it, and a failure is said in what it returns.
-import { ActivityFailure, ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
-import { CONTEXT_WINDOW_EXCEEDED } from '../../errors.js';
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { FAILURE, failureTypeOf } from '../../failure-types.js';
 import type { ModelCallResult } from '../../types.js';
 import { MODEL_CALL } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
@@ -46,15 +46,9 @@ export async function callModel(run: ConversationRun, acts: ConversationActiviti
     return {
       kind: 'failed',
       message: `model call failed: ${failureMessage(err)}`,
-      contextExceeded: failureType(err) === CONTEXT_WINDOW_EXCEEDED,
+      contextExceeded: failureTypeOf(err) === FAILURE.ContextWindowExceeded,
     };
   } finally {
     run.inFlight.model = undefined;
   }
-}
-
-function failureType(err: unknown): string | undefined {
-  let e: unknown = err;
-  while (e instanceof ActivityFailure && e.cause) e = e.cause;
-  return e instanceof ApplicationFailure ? (e.type ?? undefined) : undefined;
 }

@@ -3,6 +3,7 @@
 // there picks the call up).
 import { ActivityFailure, CancellationScope, TimeoutFailure, isCancellation, type ActivityOptions } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
+import { FaheemError } from '../../errors.js';
 import type { AnyTool, ToolContext } from '../../tools/define.js';
 import { describeInvalid } from '../../tools/define.js';
 import { WORKFLOW_TOOLS } from '../../tools/local.js';
@@ -17,7 +18,11 @@ import type { ConversationRun } from './conversation-run.js';
 import { durableWait } from './durable-wait.js';
 
 /** A host call that was never picked up, dropped because the conversation paused or closed. */
-export class NotStarted extends Error {}
+export class NotStarted extends FaheemError {
+  constructor() {
+    super('tool_not_started', 'the tool call was not started: the conversation paused or closed first');
+  }
+}
 
 /** Runs one tool call of the model's and says what came of it (never throws). */
 export async function runTool(

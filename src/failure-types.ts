@@ -1,0 +1,148 @@
+// The failure types: the `type` of every ApplicationFailure faheem throws from an activity or a
+// workflow handler (and the one it reads from a dependency), each with its error code, whether
+// Temporal retries it, who throws it and what it means. One table, so that the workflow, the
+// activities and the clients agree on the strings; test/unit/failure-types.test.ts checks that every
+// type thrown in src/ is in it. Workflow-safe: no imports but types (workflow code reads it).
+//
+// These strings are recorded in workflow histories (an activity's failure is an event). Workflow
+// code branches on one of them only (ContextWindowExceeded, in runner/model-call.ts); renaming any
+// of them would change what old histories mean, so they stay as they are.
+import type { FaheemErrorCode } from './errors.js';
+
+/** What the table says about one failure type. */
+export interface FailureTypeInfo {
+  /** The FaheemErrorCode of this kind of failure. */
+  readonly code: FaheemErrorCode;
+  /** Whether Temporal retries the activity (by its retry policy); false: it fails at once. */
+  readonly retryable: boolean;
+  /** The activity, handler or package that throws it. */
+  readonly thrownBy: string;
+  /** When it happens, and what follows. */
+  readonly means: string;
+}
+
+/** Every failure type faheem throws (or branches on), by its string. */
+export const FAILURE_TYPES = {
+  ModelUnavailable: {
+    code: 'model_unavailable',
+    retryable: true,
+    thrownBy: 'callModel',
+    means:
+      "the model's endpoint could not be reached, or answered another status than those below (429, 5xx, 529, …); retried (after its Retry-After when it gave one)",
+  },
+  ModelBadResponse: {
+    code: 'model_bad_response',
+    retryable: true,
+    thrownBy: 'callModel',
+    means: 'the streamed reply ended before the model said it was complete; retried',
+  },
+  ModelRequestRejected: {
+    code: 'model_rejected',
+    retryable: false,
+    thrownBy: 'callModel',
+    means:
+      'the provider refused the request (400, 401, 403, 404, 413, 422: a bad key, an unknown model, …); the run ends in error with its words',
+  },
+  ModelConfigError: {
+    code: 'model_config',
+    retryable: false,
+    thrownBy: 'callModel',
+    means: 'no model, an unknown provider without LLM_BASE_URL, or no API key on the worker (ModelConfigError)',
+  },
+  ContextWindowExceeded: {
+    code: 'context_window_exceeded',
+    retryable: false,
+    thrownBy: 'callModel',
+    means: "the prompt is over the model's context window; the workflow condenses and asks once more",
+  },
+  WorkspaceUnavailable: {
+    code: 'workspace_unavailable',
+    retryable: false,
+    thrownBy: 'prepareTools',
+    means:
+      "the workspace is missing, not a directory, or not readable and writable by the worker on the host of the conversation's task queue",
+  },
+  InvalidHooks: {
+    code: 'hooks_config',
+    retryable: false,
+    thrownBy: 'runHooks',
+    means: "the hooks the workflow sent do not pass the hooks schema (HooksConfigError's rules)",
+  },
+  CheckpointGitMissing: {
+    code: 'checkpoint',
+    retryable: false,
+    thrownBy: 'checkpointWorkspace, restoreWorkspace, forkWorkspace, listCheckpoints',
+    means: 'git is not installed on the workspace host',
+  },
+  CheckpointNotFound: {
+    code: 'checkpoint',
+    retryable: false,
+    thrownBy: 'restoreWorkspace, forkWorkspace',
+    means: 'no such checkpoint in the shadow repository',
+  },
+  CheckpointInvalid: {
+    code: 'checkpoint',
+    retryable: false,
+    thrownBy: 'the checkpoint activities',
+    means: 'the input (from history) or the request is not valid',
+  },
+  CheckpointGitFailed: {
+    code: 'checkpoint',
+    retryable: true,
+    thrownBy: 'the checkpoint activities',
+    means: 'a git command failed; retried',
+  },
+  RewindFailed: {
+    code: 'checkpoint',
+    retryable: false,
+    thrownBy: 'the rewind update',
+    means:
+      'the rewind did not happen (no such step, the workspace could not be restored); the update fails with the reason and the conversation is unchanged',
+  },
+  InvalidRequest: {
+    code: 'invalid_request',
+    retryable: false,
+    thrownBy: 'the addMessage update',
+    means: 'a UserPromptSubmit hook refused the message; the client gets an InvalidRequestError with the reason',
+  },
+  TruncatedOffset: {
+    code: 'live_offset_truncated',
+    retryable: false,
+    thrownBy: '@temporalio/workflow-streams (not ours: the live reader branches on it)',
+    means: 'a follower asked for live lines the stream has already dropped; it goes on from the oldest line kept',
+  },
+} as const satisfies Record<string, FailureTypeInfo>;
+
+/** A failure type string of the table. */
+export type FailureType = keyof typeof FAILURE_TYPES;
+
+/** Each failure type by name (`FAILURE.RewindFailed === 'RewindFailed'`), for the places that throw or compare them. */
+export const FAILURE: { readonly [K in FailureType]: K } = Object.freeze(
+  Object.fromEntries(Object.keys(FAILURE_TYPES).map((k) => [k, k])) as { [K in FailureType]: K },
+);
+
+/** Whether `type` is one of the table's failure types. */
+export function isFailureType(type: string): type is FailureType {
+  return Object.prototype.hasOwnProperty.call(FAILURE_TYPES, type);
+}
+
+/**
+ * The failure type an error carries: its own `type` or that of the first error in its `cause`
+ * chain that has one (an ActivityFailure's ApplicationFailure, a WorkflowUpdateFailedError's, …).
+ * Read by shape, not `instanceof`: a dependency may carry its own copy of Temporal's classes. A
+ * TimeoutFailure ends the search: the failure it wraps is an earlier attempt's, not what happened.
+ */
+export function failureTypeOf(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; e !== null && typeof e === 'object' && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const type = (e as { type?: unknown }).type;
+    if (typeof type === 'string') return type;
+    if ((e as { name?: unknown }).name === 'TimeoutFailure') return undefined;
+  }
+  return undefined;
+}
+
+/** The FaheemErrorCode of the failure an error carries, when its type is in the table. */
+export function failureCodeOf(err: unknown): FaheemErrorCode | undefined {
+  const type = failureTypeOf(err);
+  return type !== undefined && isFailureType(type) ? FAILURE_TYPES[type].code : undefined;
+}
