@@ -14,13 +14,13 @@ import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-s
 import { STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
 
 /** Lines kept; past this the oldest half goes. */
-const MAX_ITEMS = 2_000;
+export const MAX_ITEMS = 2_000;
 /** Bytes of lines kept (what continue-as-new carries: well under Temporal's 2 MB payload limit). */
 const MAX_BYTES = 512 * 1024;
 /** History events before a new run (well under Temporal's 50k limit, and a quick replay). */
-const MAX_HISTORY = 8_000;
+export const MAX_HISTORY = 8_000;
 /** No publish for this long ends the run. */
-const IDLE = '15 minutes';
+export const IDLE = '15 minutes';
 
 /** The live stream of one conversation; see the module comment. */
 export async function liveStream(input: LiveStreamInput): Promise<void> {

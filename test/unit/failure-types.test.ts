@@ -98,3 +98,16 @@ test('every failure type src/ throws is in the table, and every type of ours in 
     .map(([type]) => type);
   for (const type of ours) assert.ok(thrown.has(type) || named.has(type), `"${type}" is in the table but nothing in src/ throws it`);
 });
+
+test('docs/errors.md lists every failure type with its code', () => {
+  const page = readFileSync(path.join(import.meta.dirname, '..', '..', 'docs', 'errors.md'), 'utf8');
+  const doc = page.slice(page.indexOf('## Failure types'));
+  for (const [type, info] of Object.entries(FAILURE_TYPES)) {
+    const row = doc.split('\n').find((l) => l.startsWith(`| \`${type}\` |`));
+    assert.ok(row, `docs/errors.md has no row for ${type}`);
+    assert.ok(
+      row.includes(`| \`${info.code}\` | ${info.retryable ? 'yes' : 'no'} |`),
+      `docs/errors.md: ${type} is ${info.code}, retried ${info.retryable}:\n${row}`,
+    );
+  }
+});
