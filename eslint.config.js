@@ -51,6 +51,7 @@ export default tseslint.config(
       'src/tools/interrupted.ts',
       'src/tools/risk.ts',
       'src/errors.ts',
+      'src/failure-types.ts',
       'src/text.ts',
       'src/hooks/config.ts',
       'src/hooks/decision.ts',
