@@ -137,6 +137,17 @@ describe('parseFrontMatter', () => {
     assert.equal(fm.body, 'Body');
   });
 
+  test('a plain one-line value holding ": " is read as the text it is (as skill files are often written)', () => {
+    const fm = parseFrontMatter(
+      "---\nname: pdf\ndescription: Use when: the user's PDF needs filling # a comment\nmetadata:\n  k: v\n---\nbody",
+    );
+    assert.deepEqual(fm, {
+      ok: true,
+      fields: { name: 'pdf', description: "Use when: the user's PDF needs filling", metadata: { k: 'v' } },
+      body: 'body',
+    });
+  });
+
   test('an empty front matter has no fields; "..." also closes it', () => {
     assert.deepEqual(parseFrontMatter('---\n---\nbody'), { ok: true, fields: {}, body: 'body' });
     assert.deepEqual(parseFrontMatter('---\nname: a\n...\nbody'), { ok: true, fields: { name: 'a' }, body: 'body' });
@@ -154,7 +165,10 @@ describe('parseFrontMatter', () => {
     assert.match(error('---\n- a\n- b\n---\n'), /not a map of "key: value" lines/);
     assert.match(error('---\nname: x\ndescription: "open\n---\n'), /^front matter line 3 is not valid YAML: Missing closing "quote/);
     assert.match(error('---\nname: a\nname: b\n---\n'), /line 3 is not valid YAML: Map keys must be unique/);
-    assert.match(error('---\ndescription: Use when: asked\n---\n'), /line 2 is not valid YAML: .*\(quote a value that holds ": "\)/);
+    assert.match(
+      error('---\ndescription: Use when: asked\n  more: x\n---\n'),
+      /line 2 is not valid YAML: .*\(quote a value that holds ": "\)/,
+    );
     assert.match(error('---\nname: *nowhere\n---\n'), /cannot be read|not valid YAML/);
   });
 
