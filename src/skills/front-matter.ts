@@ -1,7 +1,8 @@
 // The front matter of a SKILL.md: the lines between a first `---` line and the next, read by the
 // `yaml` package (YAML 1.2 core schema), so nested maps and lists (`metadata`, `allowed-tools`) are
 // kept as they are written. One leniency: a top-level plain value holding ": " on one line
-// (`description: Use when: asked`) is read as its text, as skill files are often written. Pure: no I/O; read-skills.ts reads the file and checks the fields.
+// (`description: Use when: asked`) is read as its text, as skill files are often written.
+// Pure: no I/O; read-skills.ts reads the file and checks the fields.
 import { parseDocument } from 'yaml';
 
 /** The front matter's fields (any YAML values, nested ones kept) and the text after it, or why it cannot be read. */
