@@ -9,7 +9,9 @@ import { methods, type SessionUpdate } from '@agentclientprotocol/sdk';
 import { Conversation } from '../../src/client.js';
 import { lastUserMessage, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import { chunkText, startAcp, type AcpProcess } from '../support/acp.js';
-import { startHarness, waitFor, type Harness } from '../support/harness.js';
+import { Client, Connection } from '@temporalio/client';
+import { dataConverter } from '../../src/storage/local-payloads.js';
+import { ROOT, freePort, historyText, startHarness, waitFor, type Harness } from '../support/harness.js';
 
 const HELLO = 'Hello from a durable conversation, streamed word by word.';
 
@@ -317,4 +319,81 @@ test('careless input gets JSON-RPC errors and the process stays up', async () =>
   }
   // This process too.
   assert.equal((await prompt(await newSession(), 'hello still')).stopReason, 'end_turn');
+});
+
+test('a UserPromptSubmit hook that refuses the prompt ends the turn with refusal', async () => {
+  const hooksFile = path.join(await h.workspace(), 'hooks.json');
+  const refuse = `node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{if(/password/.test(JSON.parse(s).prompt)){console.error("no passwords in prompts");process.exit(2)}})'`;
+  await writeFile(hooksFile, JSON.stringify({ hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: refuse }] }] } }));
+  const hooked = await startAcp(h.env, ['--hooks', hooksFile]);
+  try {
+    await hooked.connection.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const id = await newSession(hooked);
+    assert.equal((await prompt(id, 'my password is hunter2', hooked)).stopReason, 'refusal');
+    assert.match(chunkText(hooked.updates(id), 'agent_message_chunk'), /no passwords in prompts/);
+    assert.equal((await prompt(id, 'hello, politely', hooked)).stopReason, 'end_turn');
+    assert.deepEqual(hooked.problems, []);
+  } finally {
+    await hooked.kill();
+  }
+});
+
+test('a permission request whose editor has gone stays pending; the next process that loads the session asks again', async () => {
+  const cwd = await h.workspace();
+  const first = await startAcp(h.env, ['--confirm', 'always']);
+  await first.connection.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+  const { sessionId: id } = await first.connection.agent.request(methods.agent.session.new, { cwd, mcpServers: [] });
+  first.answerPermissions(() => new Promise(() => undefined)); // the editor never answers: it is closed
+  prompt(id, 'touch later.txt', first).catch(() => undefined);
+  await waitFor('the permission request', () => first.permissions.length === 1, 60_000);
+  await first.kill('SIGKILL');
+  const conversation = await Conversation.attach(h.client, id);
+  assert.equal((await conversation.state()).status, 'waiting_for_confirmation', 'still waiting, like any approval');
+
+  const second = await startAcp(h.env);
+  try {
+    await second.connection.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    const loaded = await second.connection.agent.request(methods.agent.session.load, { sessionId: id, cwd, mcpServers: [] });
+    assert.equal(loaded.modes?.currentModeId, 'always');
+    // After the replay, the load follows the conversation: it asks, the answer approves, the run goes on.
+    await waitFor('the run to finish', () => /tool said/.test(chunkText(second.updates(id), 'agent_message_chunk')), 60_000);
+    assert.equal(second.permissions.length, 1);
+    assert.ok(existsSync(path.join(cwd, 'later.txt')));
+    assert.deepEqual(second.problems, []);
+  } finally {
+    await second.kill();
+  }
+});
+
+test('with nothing answering at the Temporal address, it starts the embedded server (database under FAHEEM_HOME) and a worker', async () => {
+  const home = await h.workspace();
+  const address = `127.0.0.1:${await freePort()}`;
+  const env = { ...h.env, TEMPORAL_ADDRESS: address, TEMPORAL_NAMESPACE: 'default', FAHEEM_HOME: home };
+  const embedded = await startAcp(env);
+  try {
+    const init = await embedded.connection.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    assert.equal(init.protocolVersion, 1);
+    const cwd = await h.workspace();
+    const everything = path.join(ROOT, 'node_modules', '.bin', 'mcp-server-everything');
+    const { sessionId } = await embedded.connection.agent.request(methods.agent.session.new, {
+      cwd,
+      mcpServers: [{ name: 'everything', command: everything, args: ['stdio'], env: [{ name: 'MY_TOKEN', value: 'tok-literal-5e1f9c' }] }],
+    });
+    assert.equal((await prompt(sessionId, 'hello embedded', embedded)).stopReason, 'end_turn');
+    assert.match(chunkText(embedded.updates(sessionId), 'agent_message_chunk'), /hello embedded/);
+    assert.ok(existsSync(path.join(home, 'temporal.db')), 'the database is under FAHEEM_HOME');
+    // The MCP server's literal value stayed out of the conversation's history.
+    const connection = await Connection.connect({ address });
+    try {
+      const own = new Client({ connection, namespace: 'default', dataConverter: dataConverter(env) });
+      const history = historyText(await own.workflow.getHandle(sessionId).fetchHistory());
+      assert.ok(history.includes('mcp-server-everything'), 'the MCP server is the conversation’s');
+      assert.ok(!history.includes('tok-literal-5e1f9c'), 'its literal env value is not in the history');
+    } finally {
+      await connection.close();
+    }
+    assert.deepEqual(embedded.problems, []);
+  } finally {
+    await embedded.kill();
+  }
 });

@@ -67,6 +67,8 @@ export interface AcpProcess {
   updates(sessionId: string): SessionUpdate[];
   /** Every message of the agent that broke the schema (should stay empty). */
   problems: string[];
+  /** Called with each update as it arrives (benches time them). */
+  onUpdate(listener: (sessionId: string, update: SessionUpdate) => void): void;
   /** Every permission request received. */
   permissions: RequestPermissionRequest[];
   /** How the next permission requests are answered (default: allow once). */
@@ -134,6 +136,7 @@ export async function startAcp(env: Record<string, string>, args: string[] = [])
   child.stdout!.pipe(fromAgent);
 
   const byId = new Map<string, SessionUpdate[]>();
+  const listeners: ((sessionId: string, update: SessionUpdate) => void)[] = [];
   const permissions: RequestPermissionRequest[] = [];
   let answer: PermissionAnswer = (r) => ({
     outcome: { outcome: 'selected', optionId: r.options.find((o) => o.kind === 'allow_once')!.optionId },
@@ -143,6 +146,7 @@ export async function startAcp(env: Record<string, string>, args: string[] = [])
       const list = byId.get(params.sessionId) ?? [];
       list.push(params.update);
       byId.set(params.sessionId, list);
+      for (const l of listeners) l(params.sessionId, params.update);
     })
     .onRequest(methods.client.session.requestPermission, async ({ params }) => {
       permissions.push(params);
@@ -156,6 +160,7 @@ export async function startAcp(env: Record<string, string>, args: string[] = [])
     connection,
     updates: (id) => byId.get(id) ?? [],
     problems,
+    onUpdate: (l) => void listeners.push(l),
     permissions,
     answerPermissions: (a) => {
       answer = a;
