@@ -41,7 +41,8 @@ try {
     whole.push(Date.now() - t0);
     if (firstChunkAt !== undefined && answer.stopReason === 'end_turn') first.push(firstChunkAt - t0);
   }
-  console.log(`prompt sent → first agent_message_chunk: ${fmt(first)}`);
+  console.log(`first turn of the session (the host prepares its tools, checkpoint 0): first chunk ${first[0]} ms, answered ${whole[0]} ms`);
+  console.log(`prompt sent → first agent_message_chunk: ${fmt(first)}; turns after the first: ${fmt(first.slice(1))}`);
   console.log(`prompt sent → answered (end_turn; ${words.split(' ').length} words, ${chunkMs} ms apart): ${fmt(whole)}`);
   if (acp.problems.length) console.log(`schema problems: ${acp.problems.length} (first: ${acp.problems[0]})`);
   await acp.kill();

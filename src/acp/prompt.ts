@@ -129,7 +129,8 @@ export function stopReasonOf(
 ): StopReason {
   if (turn.refused) return 'refusal';
   if (turn.cancelled || state.status === 'paused') return 'cancelled';
-  if (state.status === 'error' && /maximum of \d+ iterations/.test(state.lastError ?? '')) return 'max_turn_requests';
+  // A cut reply makes the model go on; a run that ends on one (at the iteration limit) ended because of the cap.
   if (turn.truncated) return 'max_tokens';
+  if (state.status === 'error' && /maximum of \d+ iterations/.test(state.lastError ?? '')) return 'max_turn_requests';
   return 'end_turn';
 }

@@ -69,6 +69,7 @@ function script(request: RecordedRequest): ScriptedReply {
         }
       : { content: 'Finished while the editor was away.' };
   }
+  if (ask.startsWith('cut')) return { content: 'This reply runs into the output cap and', truncated: true };
   if (ask.startsWith('loop')) return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo again' } }] };
   return { content: `ok: ${ask}` };
 }
@@ -205,6 +206,8 @@ test('modes are the confirmation policies: a permission allowed runs the action,
   assert.ok(!existsSync(path.join(cwd, 'rejected.txt')), 'rejected: it did not run');
   assert.match(chunkText(acp.updates(id), 'agent_message_chunk'), /rejected/i, 'the model was told');
   await assert.rejects(acp.connection.agent.request(methods.agent.session.setMode, { sessionId: id, modeId: 'sometimes' }), /unknown mode/);
+  // The workflow itself refuses a policy it does not know (an SDK caller that skipped the check).
+  await assert.rejects((await Conversation.attach(h.client, id)).setConfirmationPolicy('sometimes' as never), /never, risky or always/);
 });
 
 test('the acp process killed mid-turn: the conversation finishes on the worker, and a new process loads all of it', async () => {
@@ -265,12 +268,14 @@ test('two sessions at once, each with its own conversation and updates', async (
   assert.equal(chunkText(acp.updates(b), 'agent_message_chunk'), `${HELLO} (hello B)`);
 });
 
-test('the iteration limit ends a turn with max_turn_requests', async () => {
+test('the iteration limit ends a turn with max_turn_requests; replies cut by the output cap, with max_tokens', async () => {
   const limited = await startAcp(h.env, ['--max-iterations', '2']);
   try {
     await limited.connection.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
     const id = await newSession(limited);
     assert.equal((await prompt(id, 'loop for ever', limited)).stopReason, 'max_turn_requests');
+    const cut = await newSession(limited);
+    assert.equal((await prompt(cut, 'cut it short', limited)).stopReason, 'max_tokens');
     assert.deepEqual(limited.problems, []);
   } finally {
     await limited.kill();

@@ -94,4 +94,9 @@ test('stop reasons', () => {
   assert.equal(stopReasonOf({ status: 'finished', lastError: null }, { ...turn, refused: true }), 'refusal');
   assert.equal(stopReasonOf({ status: 'finished', lastError: null }, { ...turn, truncated: true }), 'max_tokens');
   assert.equal(stopReasonOf({ status: 'error', lastError: 'the model failed' }, turn), 'end_turn');
+  assert.equal(
+    stopReasonOf({ status: 'error', lastError: 'reached the maximum of 2 iterations in this run' }, { ...turn, truncated: true }),
+    'max_tokens',
+    'every reply cut: the cap is why',
+  );
 });
