@@ -194,10 +194,14 @@ export class AcpSessions {
     try {
       await this.stopBackground(session);
       if (await session.conversation.isClosed()) throw new ConversationClosedError(session.id, closedMessage(session.id));
+      const before = await session.conversation.state();
       const index = await session.conversation.sendMessage(text);
       session.mapper.skipUserMessage(index);
-      const { runNumber } = await session.conversation.resume();
+      let runNumber = before.runNumber;
       try {
+        // Actions waiting for approval: ask for them first (a run would approve them); the message is read after.
+        if (before.status === 'waiting_for_confirmation') await this.askPermission(session, ctx, signal);
+        else ({ runNumber } = await session.conversation.resume());
         await this.pump(session, ctx, (s) => s.runNumber >= runNumber && stoppedRunning(s), signal);
         // A pause stops the run before the interrupted command's result is recorded: show it too (for a while).
         const open = (s: ConversationState) => {
@@ -267,7 +271,9 @@ export class AcpSessions {
       if ('live' in item) session.liveFrom = item.offset + 1;
       else session.nextIndex = item.index + 1;
       await this.send(ctx, session, session.mapper.map(item));
-      if (!('live' in item) && item.kind === 'status' && item.status === 'waiting_for_confirmation') await this.askPermission(session, ctx);
+      if (!('live' in item) && item.kind === 'status' && item.status === 'waiting_for_confirmation') {
+        await this.askPermission(session, ctx, signal);
+      }
     }
   }
 
@@ -277,10 +283,12 @@ export class AcpSessions {
    * elsewhere meanwhile (CLI, console), the request is withdrawn. A client that cannot answer
    * leaves the approval pending on the conversation (PermissionUnanswered ends the turn).
    */
-  private async askPermission(session: Session, ctx: AgentContext): Promise<void> {
+  private async askPermission(session: Session, ctx: AgentContext, signal?: AbortSignal): Promise<void> {
     const state = await session.conversation.state();
     if (state.status !== 'waiting_for_confirmation' || state.pendingActions.length === 0) return;
     const withdraw = new AbortController();
+    // The follow that asked is ending (a prompt takes over, the client went away): withdraw the request.
+    signal?.addEventListener('abort', () => withdraw.abort(), { once: true });
     const answeredElsewhere = session.conversation
       .waitUntil((s) => s.status !== 'waiting_for_confirmation')
       .then(() => withdraw.abort())
@@ -339,7 +347,7 @@ export class AcpSessions {
     const done = (async () => {
       try {
         const state = await session.conversation.state();
-        if (state.status === 'waiting_for_confirmation') await this.askPermission(session, ctx);
+        if (state.status === 'waiting_for_confirmation') await this.askPermission(session, ctx, abort.signal);
         await this.pump(session, ctx, stoppedRunning, abort.signal);
       } catch (err) {
         if (!abort.signal.aborted) this.options.log(`session ${session.id}: follow ended: ${(err as Error).message}`);

@@ -69,7 +69,9 @@ function script(request: RecordedRequest): ScriptedReply {
         }
       : { content: 'Finished while the editor was away.' };
   }
-  if (ask.startsWith('cut')) return { content: 'This reply runs into the output cap and', truncated: true };
+  // (The next prompt tells the model its reply was cut: the conversation's first message says what to do.)
+  if (request.body.messages.some((m) => m.role === 'user' && String(m.content).startsWith('cut')))
+    return { content: 'This reply runs into the output cap and', truncated: true };
   if (ask.startsWith('loop')) return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo again' } }] };
   return { content: `ok: ${ask}` };
 }
@@ -400,5 +402,49 @@ test('with nothing answering at the Temporal address, it starts the embedded ser
     assert.deepEqual(embedded.problems, []);
   } finally {
     await embedded.kill();
+  }
+});
+
+test('each client shows the others’ doing: a message sent from the CLI appears in the editor, a pause from the CLI cancels the turn', async () => {
+  const cwd = await h.workspace();
+  const id = await newSession(acp, cwd);
+  const turn = prompt(id, 'gate, then read what the CLI said');
+  await waitFor('the command output', () => JSON.stringify(acp.updates(id)).includes('before-the-gate'), 60_000);
+  await h.cli(['send', id, 'a note from the CLI']);
+  await writeFile(path.join(cwd, 'go'), '');
+  assert.equal((await turn).stopReason, 'end_turn');
+  assert.equal(chunkText(acp.updates(id), 'user_message_chunk'), 'a note from the CLI');
+  assert.match(chunkText(acp.updates(id), 'agent_message_chunk'), /ok: a note from the CLI/);
+
+  const sleeping = prompt(id, 'sleep until paused');
+  await waitFor(
+    'the command to start',
+    () => ofKind(acp.updates(id), 'tool_call').filter((c) => c.title.includes('sleep 600')).length === 1,
+    60_000,
+  );
+  await h.cli(['pause', id, '--now']);
+  assert.equal((await sleeping).stopReason, 'cancelled');
+});
+
+test('a prompt while an action waits for approval asks for it first (a run would approve it); the earlier request is withdrawn', async () => {
+  const cwd = await h.workspace();
+  const { stdout } = await h.cli(['start', 'touch first.txt', '--workspace', cwd, '--confirm', 'always']);
+  const id = stdout.trim();
+  const conversation = await Conversation.attach(h.client, id);
+  await conversation.waitUntil((s) => s.status === 'waiting_for_confirmation', 100, 60_000);
+  const editor = await startAcp(h.env);
+  try {
+    await editor.connection.agent.request(methods.agent.initialize, { protocolVersion: 1, clientCapabilities: {} });
+    editor.answerPermissions(() => new Promise(() => undefined)); // the person has not answered yet
+    await editor.connection.agent.request(methods.agent.session.load, { sessionId: id, cwd, mcpServers: [] });
+    await waitFor('the permission request', () => editor.permissions.length === 1, 60_000);
+    editor.answerPermissions(() => ({ outcome: { outcome: 'selected', optionId: 'reject' } }));
+    assert.equal((await prompt(id, 'hello after the approval', editor)).stopReason, 'end_turn');
+    assert.equal(editor.permissions.length, 2, 'asked again by the prompt');
+    assert.ok(!existsSync(path.join(cwd, 'first.txt')), 'the prompt did not approve it');
+    assert.match(chunkText(editor.updates(id), 'agent_message_chunk'), /hello after the approval/);
+    assert.deepEqual(editor.problems, []);
+  } finally {
+    await editor.kill();
   }
 });
