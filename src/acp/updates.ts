@@ -169,13 +169,37 @@ class Streamed {
   }
 }
 
+/** The streamed text of the model call that began at `eventCount`. */
+function streamedOf(map: Map<number, Streamed>, eventCount: number | undefined): Streamed {
+  const key = eventCount ?? -1;
+  let found = map.get(key);
+  if (!found) map.set(key, (found = new Streamed()));
+  return found;
+}
+
+/**
+ * The reply recorded at event `index`, whole: what its call's stream did not show. Its call is the
+ * latest that began at or before `index`; that one and any earlier are done with.
+ */
+function finishStreamed(map: Map<number, Streamed>, index: number, whole: string): string {
+  const keys = [...map.keys()].filter((k) => k <= index);
+  const key = keys.length ? Math.max(...keys) : undefined;
+  const fresh = key === undefined ? whole : map.get(key)!.finish(whole);
+  for (const k of keys) map.delete(k);
+  return fresh;
+}
+
 /**
  * Turns what a follow yields into session updates; see the module comment. One per session: it
  * remembers the reply under way, the tool calls it has shown and the cost so far.
  */
 export class UpdateMapper {
-  private readonly reply = new Streamed();
-  private readonly thought = new Streamed();
+  /**
+   * The text streamed per model call (keyed by the call's eventCount, -1 when a line has none): a
+   * follower under load may get a later call's lines before the events of an earlier one.
+   */
+  private readonly replies = new Map<number, Streamed>();
+  private readonly thoughts = new Map<number, Streamed>();
   private readonly calls = new Map<string, { tool: string; args: unknown; output: string; done: boolean }>();
   private lastReplyIndex = -1;
   private cost: number;
@@ -210,12 +234,12 @@ export class UpdateMapper {
     switch (line.kind) {
       case 'model_delta': {
         if (stale || line.toolCallId !== undefined) return []; // a tool call's arguments: shown once whole
-        const fresh = this.reply.add(line.text);
+        const fresh = streamedOf(this.replies, line.eventCount).add(line.text);
         return fresh ? [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: fresh } }] : [];
       }
       case 'thinking_delta': {
         if (stale) return [];
-        const fresh = this.thought.add(line.text);
+        const fresh = streamedOf(this.thoughts, line.eventCount).add(line.text);
         return fresh ? [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: fresh } }] : [];
       }
       case 'retry': {
@@ -224,8 +248,8 @@ export class UpdateMapper {
           if (call && !call.done) call.output = '';
           return [];
         }
-        this.reply.attempt = '';
-        this.thought.attempt = '';
+        streamedOf(this.replies, line.eventCount).attempt = '';
+        streamedOf(this.thoughts, line.eventCount).attempt = '';
         return [];
       }
       case 'output_delta': {
@@ -256,8 +280,8 @@ export class UpdateMapper {
         }
         this.lastReplyIndex = e.index;
         this.lastReplyTruncated = e.truncated === true;
-        this.thought.finish('');
-        const fresh = this.reply.finish(e.text);
+        finishStreamed(this.thoughts, e.index, '');
+        const fresh = finishStreamed(this.replies, e.index, e.text);
         return [
           ...(fresh ? [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: fresh } } as const] : []),
           ...this.usage(e.call),
@@ -301,9 +325,9 @@ export class UpdateMapper {
       this.lastReplyIndex = e.index;
       this.lastReplyTruncated = e.truncated === true;
       const thinking = (e.reasoning ?? []).map((b) => (b.type === 'thinking' ? b.thinking : '')).join('');
-      const freshThought = this.thought.finish(thinking);
+      const freshThought = finishStreamed(this.thoughts, e.index, thinking);
       if (freshThought) updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: freshThought } });
-      const freshText = this.reply.finish(e.thought ?? '');
+      const freshText = finishStreamed(this.replies, e.index, e.thought ?? '');
       if (freshText) updates.push({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: freshText } });
       updates.push(...this.usage(e.call));
     }

@@ -32,7 +32,11 @@ const RESPONSES: Record<string, string> = {
   'session/set_mode': 'SetSessionModeResponse',
 };
 const REQUESTS: Record<string, string> = { 'session/request_permission': 'RequestPermissionRequest' };
-const NOTIFICATIONS: Record<string, string> = { 'session/update': 'SessionNotification' };
+const NOTIFICATIONS: Record<string, string> = {
+  'session/update': 'SessionNotification',
+  // Withdrawing a permission request answered elsewhere.
+  '$/cancel_request': 'CancelRequestNotification',
+};
 
 /** Checks one message the agent sent (its requests' methods known from `sent`); answers what is wrong, or undefined. */
 export function schemaProblem(message: Record<string, unknown>, sent: Map<unknown, string>): string | undefined {

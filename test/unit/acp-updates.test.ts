@@ -206,3 +206,36 @@ test('edits as diffs, task lists as plans', () => {
   });
   assert.deepEqual(after.at(-1), { sessionUpdate: 'plan', entries: [{ content: 'a', priority: 'medium', status: 'in_progress' }] });
 });
+
+test("a later call's lines before an earlier call's events (a follower under load): each reply still shown once", () => {
+  const m = new UpdateMapper({ workspace: ws });
+  const updates = run(m, [
+    line({ kind: 'model_delta', text: 'First.', step: 1, eventCount: 1 }),
+    line({ kind: 'model_delta', text: 'Second.', step: 2, eventCount: 3 }),
+    {
+      ...base,
+      index: 1,
+      source: 'agent',
+      kind: 'action',
+      tool: 'think',
+      toolCallId: 'k',
+      arguments: { thought: 'x' },
+      replyId: 'r',
+      thought: 'First.',
+      call,
+    },
+    { ...base, index: 2, source: 'environment', kind: 'observation', tool: 'think', toolCallId: 'k', content: '', isError: false },
+    { ...base, index: 3, source: 'agent', kind: 'message', text: 'Second.', call },
+  ]);
+  assert.equal(texts(updates, 'agent_message_chunk'), 'First.Second.');
+});
+
+test('the events of a call whose lines came late, first', () => {
+  const m = new UpdateMapper({ workspace: ws });
+  const updates = run(m, [
+    line({ kind: 'model_delta', text: 'Later ', step: 2, eventCount: 3 }),
+    { ...base, index: 1, source: 'agent', kind: 'message', text: 'Earlier.', truncated: true, call },
+    { ...base, index: 3, source: 'agent', kind: 'message', text: 'Later reply.', call },
+  ]);
+  assert.equal(texts(updates, 'agent_message_chunk'), 'Later Earlier.reply.');
+});
