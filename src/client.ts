@@ -23,6 +23,7 @@ import {
   approveUpdate,
   closeSignal,
   rejectUpdate,
+  setConfirmationPolicyUpdate,
   pauseSignal,
   runUpdate,
   stateQuery,
@@ -257,7 +258,12 @@ export class Conversation {
   /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
   static async create(client: Client, options: CreateOptions): Promise<Conversation> {
     const start = conversationStart(options);
-    const handle = await client.workflow.start('conversation', { workflowId: start.id, ...start.workflow });
+    // The workspace in the memo too: listings (`session/list` of `faheem acp`) filter by it without a query.
+    const handle = await client.workflow.start('conversation', {
+      workflowId: start.id,
+      ...start.workflow,
+      memo: { workspace: start.workflow.args[0].options.workspace },
+    });
     return new Conversation(client, start.id, handle);
   }
 
@@ -332,6 +338,14 @@ export class Conversation {
   /** Refuses the actions waiting for confirmation; the model sees `reason` and goes on. */
   async reject(reason = ''): Promise<number> {
     return (await this.update(() => this.handle.executeUpdate(rejectUpdate, { args: [reason] }))).rejected;
+  }
+
+  /**
+   * Sets when actions wait for approval (`never`, `risky`, `always`) from the model's next reply on;
+   * actions already waiting stay waiting. InvalidRequestError for any other value.
+   */
+  async setConfirmationPolicy(policy: ConfirmationPolicy): Promise<ConfirmationPolicy> {
+    return (await this.update(() => this.handle.executeUpdate(setConfirmationPolicyUpdate, { args: [policy] }))).confirmationPolicy;
   }
 
   /** Ends the conversation workflow cleanly (its history stays readable). */

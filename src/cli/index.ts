@@ -25,6 +25,7 @@ import { scheduleCommand } from './schedule.js';
 import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './time-travel.js';
 import { consoleCommand } from './console.js';
+import { acpCommand } from './acp.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import { withTimeout } from '../timeout.js';
 import {
@@ -551,6 +552,7 @@ program
   });
 
 program.addCommand(consoleCommand());
+program.addCommand(acpCommand());
 program.addCommand(scheduleCommand({ withClient, positiveInt, positiveNumber, readMcpConfig }));
 for (const command of timeTravelCommands({
   withClient,

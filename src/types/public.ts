@@ -434,6 +434,8 @@ export interface ConversationState {
   metrics: Metrics;
   lastError: string | null;
   workspace: string;
+  /** When actions wait for approval (absent in answers of workflows from before it was told). */
+  confirmationPolicy?: ConfirmationPolicy;
   model: string;
   terminal: TerminalState;
   closed: boolean;

@@ -6,6 +6,7 @@ import type { RewindAnswer } from './time-travel.js';
 import {
   DEFAULTS,
   type CheckpointEntry,
+  type ConfirmationPolicy,
   type ConversationOptions,
   type ChildReport,
   type ConversationEvent,
@@ -63,6 +64,10 @@ export const waitForChangeUpdate = defineUpdate<WaitAnswer, [request: WaitReques
 
 /** Run the actions waiting for confirmation. */
 export const approveUpdate = defineUpdate<{ approved: number }>('approve');
+/** Set when actions wait for approval (never, risky, always) from the next reply on; answers with the policy now in force. */
+export const setConfirmationPolicyUpdate = defineUpdate<{ confirmationPolicy: ConfirmationPolicy }, [policy: ConfirmationPolicy]>(
+  'setConfirmationPolicy',
+);
 /** Refuse the actions waiting for confirmation; the model sees the reason and goes on. */
 export const rejectUpdate = defineUpdate<{ rejected: number }, [reason: string]>('reject');
 
@@ -99,6 +104,8 @@ export const DESCRIPTIONS = {
   childStatus: 'A sub-agent (child conversation) reports its status and cost to its parent.',
   setup: 'The tools the workspace host offered (with their JSON Schemas) and the repository instructions (AGENTS.md) the agent was given.',
   approve: 'Approve the actions waiting for confirmation; they run.',
+  setConfirmationPolicy:
+    "Set the confirmation policy (never, risky or always) for the model's next replies; actions already waiting stay waiting.",
   reject: 'Reject the actions waiting for confirmation with a reason the model sees; the conversation goes on.',
   rewind:
     'Rewind to step {to}: stops what runs, puts the workspace back as after that step, takes the later steps out of the prompt (still readable), and pauses.',

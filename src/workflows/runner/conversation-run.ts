@@ -15,6 +15,7 @@ import {
   emptyMetrics,
   type CarriedState,
   type CheckpointEntry,
+  type ConfirmationPolicy,
   type ForkOrigin,
   type ChildReport,
   type ConversationEvent,
@@ -221,6 +222,15 @@ export class ConversationRun {
     return (this.toolState.terminal as TerminalState | undefined) ?? { cwd: this.options.workspace, env: {} };
   }
 
+  /**
+   * Sets the confirmation policy for the replies to come (actions already waiting stay waiting);
+   * the options carry it on continue-as-new. Answers with the policy now in force.
+   */
+  setConfirmationPolicy(policy: ConfirmationPolicy): ConfirmationPolicy {
+    this.options.confirmationPolicy = policy;
+    return policy;
+  }
+
   /** What the `state` query answers (and `faheem status --json` prints). */
   snapshot(): ConversationState {
     const children = this.children.list;
@@ -234,6 +244,7 @@ export class ConversationRun {
       metrics: children.length > 0 ? { ...this.metricsValue, accumulatedCost: this.treeCost() } : this.metricsValue,
       lastError: this.lastErrorValue,
       workspace: this.options.workspace,
+      confirmationPolicy: this.options.confirmationPolicy,
       // Set on the worker only (LLM_MODEL): the model the last call says answered.
       model: this.model || this.metricsValue.calls?.at(-1)?.model || '',
       terminal: this.terminalState(),

@@ -18,6 +18,7 @@ import {
   pauseSignal,
   rejectUpdate,
   resumeSignal,
+  setConfirmationPolicyUpdate,
   runUpdate,
   setupQuery,
   stateQuery,
@@ -44,6 +45,15 @@ export function registerHandlers(run: ConversationRun): void {
     validator: (_reason: string) => {
       const refusal = run.confirmation.refusal();
       if (refusal) throw new Error(refusal);
+    },
+  });
+  setHandler(setConfirmationPolicyUpdate, (policy) => ({ confirmationPolicy: run.setConfirmationPolicy(policy) }), {
+    description: DESCRIPTIONS.setConfirmationPolicy,
+    validator: (policy) => {
+      if (policy !== 'never' && policy !== 'risky' && policy !== 'always') {
+        throw new Error(`the confirmation policy must be never, risky or always, not ${JSON.stringify(policy)}`);
+      }
+      if (run.closeRequested) throw new Error('the conversation is closed');
     },
   });
 
