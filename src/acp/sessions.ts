@@ -21,7 +21,7 @@ import type {
   SetSessionModeRequest,
 } from '@agentclientprotocol/sdk';
 import { Agent, Conversation, LLM } from '../client.js';
-import { ConversationClosedError, InvalidRequestError } from '../errors.js';
+import { ConversationClosedError, FaheemError, InvalidRequestError } from '../errors.js';
 import type { HooksConfig } from '../hooks/config.js';
 import { modelFacts } from '../llm/prices.js';
 import type { ConfirmationPolicy, ConversationState } from '../types.js';
@@ -64,7 +64,11 @@ interface Session {
 }
 
 /** Raised by a permission request the client could not answer: the turn ends, the approval stays pending. */
-class PermissionUnanswered extends Error {}
+class PermissionUnanswered extends FaheemError {
+  constructor(message: string) {
+    super('timeout', message);
+  }
+}
 
 const PAGE = 50;
 /** How long a stopped turn waits for the results of its tool calls still in flight (an interrupted command's). */
