@@ -38,6 +38,7 @@ import {
 import path from 'node:path';
 import { faheemHome } from '../home.js';
 import { baseGitEnv, CheckpointError, git, splitZ } from './git.js';
+import { WorkspaceWatcher } from './watch.js';
 import type { CheckpointInfo, CheckpointKind, ForkResult, RestoreResult } from './types.js';
 
 /** Files larger than this are left out of checkpoints unless configured otherwise (10 MB). */
@@ -58,7 +59,15 @@ export interface CheckpointStoreOptions {
   borrow?: boolean;
   /** Environment git runs with (its GIT_* variables are dropped; default process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Watch each workspace (inotify, see watch.ts) so that a step that changed nothing is recorded
+   * without running git (default true; off for workspaces that other machines write to).
+   */
+  watch?: boolean;
 }
+
+/** At most this many workspaces are watched by one store; the least recently used one stops. */
+const MAX_WATCHED_WORKSPACES = 256;
 
 /**
  * The checkpoint store of one workspace host. `open(workspace)` gives that workspace's shadow
@@ -79,6 +88,7 @@ export class CheckpointStore {
       home: faheemHome(env),
       ...(Number.isFinite(cap) && cap > 0 ? { maxFileBytes: cap } : {}),
       borrow: env.FAHEEM_CHECKPOINT_BORROW !== '0',
+      watch: env.FAHEEM_CHECKPOINT_WATCH !== '0',
       env,
     });
   }
@@ -87,12 +97,25 @@ export class CheckpointStore {
   open(workspace: string): Promise<ShadowRepo> {
     const key = path.resolve(workspace);
     let repo = this.repos.get(key);
-    if (!repo) {
+    if (repo) {
+      // Most recently used last (what the watcher limit goes by).
+      this.repos.delete(key);
+      this.repos.set(key, repo);
+    } else {
       repo = ShadowRepo.open(key, this.options);
       this.repos.set(key, repo);
       repo.catch(() => this.repos.delete(key));
+      if (this.repos.size > MAX_WATCHED_WORKSPACES) {
+        const oldest = this.repos.values().next().value as Promise<ShadowRepo>;
+        void oldest.then((r) => r.stopWatching()).catch(() => undefined);
+      }
     }
     return repo;
+  }
+
+  /** Stops every watcher (the repositories still work, taking the full path). */
+  async close(): Promise<void> {
+    for (const repo of this.repos.values()) (await repo.catch(() => undefined))?.stopWatching();
   }
 }
 
@@ -161,6 +184,11 @@ export class ShadowRepo {
   private readonly locks = new Map<string, Promise<unknown>>();
   /** Test hook: SIGKILL this process after this many files written by a restore. */
   private readonly killAfterWrites: number;
+  private watcher: WorkspaceWatcher | undefined;
+  /** Per conversation: the watcher's generation its head checkpoint was taken at. */
+  private readonly clean = new Map<string, { gen: number; head: string; info: CheckpointInfo }>();
+  /** How many snapshots were answered without running git (tests and benches read it). */
+  unchangedSnapshots = 0;
 
   private constructor(
     /** The workspace's real path. */
@@ -188,7 +216,22 @@ export class ShadowRepo {
     }
     const repo = new ShadowRepo(real, options, await findUserRepo(real, options.env ?? process.env), options.borrow ?? true);
     await repo.init();
+    if (options.watch ?? true) repo.watcher = new WorkspaceWatcher(real, path.join(repo.gitDir, 'watch'));
     return repo;
+  }
+
+  /** Stops watching the workspace (every later snapshot runs git). */
+  stopWatching(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    this.clean.clear();
+  }
+
+  /** The commit a conversation's head ref names, read from its file (undefined: not a loose ref). */
+  private async headRef(conversationId: string): Promise<string | undefined> {
+    const file = path.join(this.gitDir, ...`${this.ns(conversationId)}/head`.split('/'));
+    const text = await readFile(file, 'utf8').catch(() => '');
+    return /^[0-9a-f]{40,64}$/.test(text.trim()) ? text.trim() : undefined;
   }
 
   private async init(): Promise<void> {
@@ -287,6 +330,21 @@ export class ShadowRepo {
   }
 
   private async take(conversationId: string, step: number, kind: CheckpointKind, refName: string): Promise<CheckpointInfo> {
+    // Nothing changed since the head was taken (the watcher vouches, and no other process moved
+    // the head meanwhile): the head is this step's checkpoint too, and no git runs.
+    const gen = this.watcher ? await this.watcher.settle() : undefined;
+    const seen = this.clean.get(conversationId);
+    if (kind === 'step' && gen !== undefined && seen && seen.gen === gen && (await this.headRef(conversationId)) === seen.head) {
+      this.unchangedSnapshots++;
+      return { ...seen.info, added: 0, changed: 0, deleted: 0 };
+    }
+    this.clean.delete(conversationId);
+    const info = await this.takeWithGit(conversationId, step, kind, refName);
+    if (kind === 'step' && gen !== undefined) this.clean.set(conversationId, { gen, head: info.commit, info });
+    return info;
+  }
+
+  private async takeWithGit(conversationId: string, step: number, kind: CheckpointKind, refName: string): Promise<CheckpointInfo> {
     const ns = this.ns(conversationId);
     const index = this.indexFile(conversationId);
     const known = await this.refs([`${ns}/head`, refName]);
@@ -450,6 +508,7 @@ export class ShadowRepo {
    */
   restore(conversationId: string, commit: string, rewindId: string): Promise<RestoreResult> {
     return this.serial(conversationId, async () => {
+      this.clean.delete(conversationId);
       const journalPath = this.journalFile(conversationId);
       let journal = await readJournal(journalPath);
       if (!journal || journal.rewindId !== rewindId || !sameCommit(journal.target, commit)) {
