@@ -62,6 +62,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
   const live = new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
   const tools = createRunTool({
     live,
+    checkpoints,
     registry,
     starts,
     mcp,

@@ -44,6 +44,25 @@ export function checkpointAfterStep(run: ConversationRun, acts: ConversationActi
   run.queueCheckpoint(() => checkpoint(run, acts, step, touchedHost));
 }
 
+/**
+ * Whether `action` (the step's last host call) takes the step's checkpoint with it: no activity of
+ * its own. Not when something may still change files after it: a PostToolUse hook, sub-agents.
+ */
+export function foldCheckpointInto(run: ConversationRun, postHooks: boolean, subAgents: boolean): boolean {
+  return !postHooks && !subAgents && stepCheckpointDue(run) && isPatched('checkpoint-with-tool');
+}
+
+/**
+ * The step's checkpoint when its last host call brought it back (else checkpointAfterStep): recorded
+ * now, or behind a checkpoint still in flight (the previous step's), so their events stay in order.
+ */
+export function recordFoldedCheckpoint(run: ConversationRun, info: CheckpointInfo): void {
+  const step = run.steps;
+  const record = () => run.recordCheckpoint(step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
+  if (run.checkpointPending) run.queueCheckpoint(() => Promise.resolve(record()));
+  else record();
+}
+
 async function checkpoint(run: ConversationRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<void> {
   const previous = run.checkpoints.latestCommit();
   if (!snapshot && previous) {
