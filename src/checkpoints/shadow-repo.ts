@@ -19,6 +19,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import {
+  appendFile,
   copyFile,
   lstat,
   mkdir,
@@ -227,6 +228,62 @@ export class ShadowRepo {
     this.clean.clear();
   }
 
+  /**
+   * The commits refs name (undefined where there is none), read from their loose files without a
+   * process; through `for-each-ref` when the repository has packed refs (this store never packs).
+   */
+  private async readRefs(names: readonly string[]): Promise<(string | undefined)[]> {
+    if (existsSync(path.join(this.gitDir, 'packed-refs'))) {
+      const known = await this.refs(names);
+      return names.map((n) => known.get(n));
+    }
+    return Promise.all(
+      names.map(async (name) => {
+        const text = (await readFile(path.join(this.gitDir, ...name.split('/')), 'utf8').catch(() => '')).trim();
+        return /^[0-9a-f]{40,64}$/.test(text) ? text : undefined;
+      }),
+    );
+  }
+
+  /**
+   * Moves refs (each from the commit it must still name, undefined: none) as `git update-ref`
+   * does, without a process: a `<ref>.lock` made exclusively, the old value checked, renamed into
+   * place; in order, so that a crash between two leaves the first moved (which a retry handles).
+   * A lock held by someone else, a changed value or packed refs: through `git update-ref` (which
+   * then fails as git does, and the activity retries).
+   */
+  private async writeRefs(updates: readonly { name: string; to: string; from: string | undefined }[]): Promise<void> {
+    const viaGit = async () => {
+      const tx = ['start', ...updates.map((u) => `update ${u.name} ${u.to} ${u.from ?? ZERO}`), 'commit', ''];
+      await this.run(['update-ref', '--stdin'], { input: tx.join('\n') });
+    };
+    if (existsSync(path.join(this.gitDir, 'packed-refs'))) return viaGit();
+    for (const [i, u] of updates.entries()) {
+      const file = path.join(this.gitDir, ...u.name.split('/'));
+      const lock = `${file}.lock`;
+      await mkdir(path.dirname(file), { recursive: true });
+      let h;
+      try {
+        h = await open(lock, 'wx');
+      } catch {
+        return i === 0 ? viaGit() : Promise.reject(new CheckpointError('git_failed', `the ref ${u.name} is locked`));
+      }
+      try {
+        const [now] = await this.readRefs([u.name]);
+        if (now !== u.from)
+          throw new CheckpointError('git_failed', `the ref ${u.name} changed meanwhile (${now ?? 'none'}, not ${u.from ?? 'none'})`);
+        await h.writeFile(`${u.to}\n`);
+        await h.close();
+        h = undefined;
+        await rename(lock, file);
+      } catch (err) {
+        await h?.close().catch(() => undefined);
+        await rm(lock, { force: true });
+        throw err;
+      }
+    }
+  }
+
   /** The commit a conversation's head ref names, read from its file (undefined: not a loose ref). */
   private async headRef(conversationId: string): Promise<string | undefined> {
     const file = path.join(this.gitDir, ...`${this.ns(conversationId)}/head`.split('/'));
@@ -254,7 +311,16 @@ export class ShadowRepo {
       ['gc.auto', '0'],
       ['faheem.workspace', this.workspace],
     ];
-    for (const [k, v] of config) await git(['config', k, v], { env, cwd: path.dirname(tmp) });
+    // Written as one file (not one `git config` process each): nothing in the values needs quoting
+    // but the workspace path, quoted and escaped as git's config syntax wants.
+    const quote = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+    const sections = new Map<string, string[]>();
+    for (const [k, v] of config) {
+      const [section, name] = k.split('.') as [string, string];
+      sections.set(section, [...(sections.get(section) ?? []), `\t${name} = ${quote(v)}`]);
+    }
+    const text = [...sections].map(([section, lines]) => `[${section}]\n${lines.join('\n')}\n`).join('');
+    await appendFile(path.join(tmp, 'config'), text);
     try {
       await rename(tmp, this.gitDir);
     } catch (err) {
@@ -347,18 +413,18 @@ export class ShadowRepo {
   private async takeWithGit(conversationId: string, step: number, kind: CheckpointKind, refName: string): Promise<CheckpointInfo> {
     const ns = this.ns(conversationId);
     const index = this.indexFile(conversationId);
-    const known = await this.refs([`${ns}/head`, refName]);
-    const head = known.get(`${ns}/head`);
-    const existing = known.get(refName);
+    const [head, existing] = await this.readRefs([`${ns}/head`, refName]);
     if (existing && existing === head) return this.info(existing);
-    const alternates = existsSync(index) ? undefined : await this.prime(conversationId, index);
+    // The index the last checkpoint (or restore) of this conversation left describes its head.
+    const indexWasHead = existsSync(index);
+    const alternates = indexWasHead ? undefined : await this.prime(conversationId, index);
     try {
-      return await this.write(conversationId, step, kind, refName, { index, head, existing, alternates });
+      return await this.write(conversationId, step, kind, refName, { index, head, existing, alternates, indexWasHead });
     } catch (err) {
       if (!alternates) throw err;
       // The borrowed objects went away meanwhile (the user's gc): take it again on our own.
       await rm(index, { force: true });
-      return this.write(conversationId, step, kind, refName, { index, head, existing, alternates: undefined });
+      return this.write(conversationId, step, kind, refName, { index, head, existing, alternates: undefined, indexWasHead: false });
     }
   }
 
@@ -367,12 +433,18 @@ export class ShadowRepo {
     step: number,
     kind: CheckpointKind,
     refName: string,
-    at: { index: string; head: string | undefined; existing: string | undefined; alternates: string | undefined },
+    at: { index: string; head: string | undefined; existing: string | undefined; alternates: string | undefined; indexWasHead: boolean },
   ): Promise<CheckpointInfo> {
     const { index, head, alternates } = at;
     const o = { index, ...(alternates ? { alternates } : {}) };
     // New and changed files are the only ones that can newly exceed the cap: stat just those.
-    const candidates = splitZ((await this.run(['ls-files', '-z', '-o', '-m', '--exclude-standard'], o)).stdout);
+    // Tagged (`?` new, `C` changed, `R` removed, …): also what the counts come from, when the index
+    // is the head's tree (the usual case: the index the last checkpoint wrote).
+    const tagged = splitZ((await this.run(['ls-files', '-z', '-t', '-o', '-m', '-d', '--exclude-standard'], o)).stdout).map((t) => ({
+      tag: t[0],
+      path: t.slice(2),
+    }));
+    const candidates = tagged.filter((t) => t.tag !== 'R').map((t) => t.path);
     const skipped: string[] = [];
     for (const rel of new Set(candidates)) {
       const st = await lstat(path.join(this.workspace, rel)).catch(() => undefined);
@@ -395,12 +467,25 @@ export class ShadowRepo {
       await this.run(['update-ref', `${this.ns(conversationId)}/replaced/step-${step}-${at.existing}`, at.existing]);
     }
     const counts = { added: 0, changed: 0, deleted: 0 };
-    const diff = splitZ((await this.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', head ?? EMPTY_TREE, tree], o)).stdout);
-    for (let i = 0; i + 1 < diff.length; i += 2) {
-      const s = diff[i]![0];
-      if (s === 'A') counts.added++;
-      else if (s === 'D') counts.deleted++;
-      else counts.changed++;
+    if (head && at.indexWasHead) {
+      const removed = new Set(tagged.filter((t) => t.tag === 'R').map((t) => t.path));
+      const big = new Set(skipped);
+      const changed = new Set(tagged.filter((t) => t.tag === 'C' && !removed.has(t.path)).map((t) => t.path));
+      for (const t of new Set(tagged.filter((x) => x.tag === '?').map((x) => x.path))) if (!big.has(t)) counts.added++;
+      for (const p of changed) {
+        if (big.has(p))
+          counts.deleted++; // tracked, now over the cap: out of the checkpoint
+        else counts.changed++;
+      }
+      counts.deleted += removed.size;
+    } else {
+      const diff = splitZ((await this.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', head ?? EMPTY_TREE, tree], o)).stdout);
+      for (let i = 0; i + 1 < diff.length; i += 2) {
+        const s = diff[i]![0];
+        if (s === 'A') counts.added++;
+        else if (s === 'D') counts.deleted++;
+        else counts.changed++;
+      }
     }
     const listed = skipped.slice(0, SKIPPED_LISTED);
     const message =
@@ -411,10 +496,9 @@ export class ShadowRepo {
     const commit = await this.text(['commit-tree', tree, ...(head ? ['-p', head] : []), '-F', '-'], { ...o, input: message });
     // Borrowed objects become ours before any ref points at them: the user's gc cannot take them after.
     if (alternates) await this.adopt(commit, alternates);
-    const tx = [`start`, `update ${refName} ${commit} ${at.existing ?? ZERO}`];
-    if (kind === 'step') tx.push(`update ${this.ns(conversationId)}/head ${commit} ${head ?? ZERO}`);
-    tx.push('commit', '');
-    await this.run(['update-ref', '--stdin'], { input: tx.join('\n') });
+    const updates = [{ name: refName, to: commit, from: at.existing }];
+    if (kind === 'step') updates.push({ name: `${this.ns(conversationId)}/head`, to: commit, from: head });
+    await this.writeRefs(updates);
     return { commit, tree, step, kind, time: Date.now(), ...counts, skipped: listed, ...(head ? { parent: head } : {}) };
   }
 

@@ -93,15 +93,19 @@ describe('checkpoints with the watcher', () => {
       const c4 = await repo.snapshot('c', 4);
       assert.deepEqual([c4.added, c4.changed, c4.deleted], [0, 1, 0]);
       assert.equal(repo.unchangedSnapshots, 2);
+      sh(ws, 'rm a && echo n > new1 && echo n > d/new2');
+      const c4b = await repo.snapshot('c', 40);
+      assert.deepEqual([c4b.added, c4b.changed, c4b.deleted], [2, 0, 1], 'counts from the tagged file list');
+      assert.equal(c4b.parent, c4.commit);
       // Another conversation on the same workspace has its own head.
       const o0 = await repo.snapshot('other', 0);
-      assert.equal(o0.tree, c4.tree);
-      assert.equal((await repo.snapshot('c', 5)).commit, c4.commit, 'the other conversation changed no file');
+      assert.equal(o0.tree, c4b.tree);
+      assert.equal((await repo.snapshot('c', 5)).commit, c4b.commit, 'the other conversation changed no file');
       // A rewind writes files and moves the head: the next step is taken in full.
       await repo.restore('c', c0.commit, 'r1');
       const c6 = await repo.snapshot('c', 6);
       assert.equal(c6.tree, c0.tree);
-      assert.notEqual(c6.commit, c4.commit);
+      assert.notEqual(c6.commit, c4b.commit);
     } finally {
       await store.close();
     }
