@@ -74,7 +74,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
   return {
     callModel: createCallModel(models, transcripts, new SetupCache(), registry, live),
     condense: createCondense(models, transcripts),
-    prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks) }),
+    prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks), checkpoints }),
     releaseTools: createReleaseTools(mcp),
     runTool: tools.runTool,
     runHooks: createRunHooks({

@@ -15,7 +15,7 @@ import { withHeartbeat } from './heartbeat.js';
 import { NO_LIVE, type LivePublisher, type LiveSink } from '../live/publisher.js';
 import type { StartLog } from './start-log.js';
 import type { CheckpointStore } from '../checkpoints/shadow-repo.js';
-import type { CheckpointInfo } from '../checkpoints/types.js';
+import { checkpointWithin } from './checkpoint-with.js';
 import { toolNotAvailable } from './tool-not-available.js';
 
 export interface RunToolDeps {
@@ -36,9 +36,6 @@ export interface RunToolDeps {
   checkpoints?: CheckpointStore;
 }
 
-/** A checkpoint taken with a call leaves this much of the call's time unused, at least (else the workflow takes it). */
-const CHECKPOINT_MARGIN_MS = 2_000;
-
 /** A result longer than this keeps its head and tail: every character goes to the model and into history. */
 export const MAX_RESULT_CHARS = 50_000;
 
@@ -55,33 +52,11 @@ export function createRunTool(deps: RunToolDeps) {
     const ctx = Context.current();
     const started = Date.now();
     const result = await run(input, ctx);
-    const checkpoint = input.checkpoint ? await checkpointAfter(input, input.checkpoint.step, ctx, started) : undefined;
+    // The step's checkpoint right after its last host call (see checkpoint-with.ts).
+    const checkpoint = input.checkpoint
+      ? await checkpointWithin(deps.checkpoints, { ...input, step: input.checkpoint.step }, ctx, started)
+      : undefined;
     return { ...result, content: clip(redact(result.content, deps.secretValues)), ...(checkpoint ? { checkpoint } : {}) };
-  }
-
-  /**
-   * The step's checkpoint, taken right after its last host call (one activity less a step). Any
-   * failure, a pause, or too little time left gives undefined: the workflow then schedules the
-   * checkpoint activity as before, which retries and reports as it always did. A take cut short
-   * here goes on in the background; the store runs that activity after it (one conversation's
-   * operations never overlap).
-   */
-  async function checkpointAfter(input: RunToolInput, step: number, ctx: Context, started: number): Promise<CheckpointInfo | undefined> {
-    const store = deps.checkpoints;
-    if (!store || ctx.cancellationSignal.aborted || !Number.isInteger(step) || step < 0) return undefined;
-    const left = ctx.info.startToCloseTimeoutMs - (Date.now() - started) - CHECKPOINT_MARGIN_MS;
-    if (left <= 0) return undefined;
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const take = store.open(input.workspace).then((repo) => repo.snapshot(input.conversationId, step));
-      take.catch(() => undefined);
-      const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), left)));
-      return await withHeartbeat(() => Promise.race([take, late]), { context: ctx });
-    } catch {
-      return undefined;
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   async function run(input: RunToolInput, ctx: Context): Promise<RunToolResult> {

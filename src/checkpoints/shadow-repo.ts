@@ -47,6 +47,8 @@ export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 /** The empty tree's id: the "previous" tree of a conversation's first checkpoint. */
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 const ZERO = '0000000000000000000000000000000000000000';
+/** A lock file older than this was left by a process that died holding it (see clearStaleLocks). */
+const STALE_LOCK_MS = 5_000;
 /** At most this many skipped paths are recorded in a checkpoint. */
 const SKIPPED_LISTED = 100;
 
@@ -284,6 +286,20 @@ export class ShadowRepo {
     }
   }
 
+  /**
+   * Removes lock files left by a process killed while it held them (a worker's SIGKILL mid-`git
+   * add` leaves `<index>.lock`, and git then refuses every later add). A lock is held for
+   * milliseconds; one older than STALE_LOCK_MS has no live holder. Only this conversation's own
+   * index and refs: nobody else writes them.
+   */
+  private async clearStaleLocks(index: string, refs: readonly string[]): Promise<void> {
+    const locks = [`${index}.lock`, ...refs.map((r) => `${path.join(this.gitDir, ...r.split('/'))}.lock`)];
+    for (const lock of locks) {
+      const st = await lstat(lock).catch(() => undefined);
+      if (st && Date.now() - st.mtimeMs > STALE_LOCK_MS) await rm(lock, { force: true });
+    }
+  }
+
   /** The commit a conversation's head ref names, read from its file (undefined: not a loose ref). */
   private async headRef(conversationId: string): Promise<string | undefined> {
     const file = path.join(this.gitDir, ...`${this.ns(conversationId)}/head`.split('/'));
@@ -415,6 +431,7 @@ export class ShadowRepo {
     const index = this.indexFile(conversationId);
     const [head, existing] = await this.readRefs([`${ns}/head`, refName]);
     if (existing && existing === head) return this.info(existing);
+    await this.clearStaleLocks(index, [`${ns}/head`, refName]);
     // The index the last checkpoint (or restore) of this conversation left describes its head.
     const indexWasHead = existsSync(index);
     const alternates = indexWasHead ? undefined : await this.prime(conversationId, index);

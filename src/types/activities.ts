@@ -140,10 +140,14 @@ export interface PrepareToolsInput {
   tools: string[];
   hostTools: boolean;
   mcpServers?: McpServersSpec;
+  /** Also take the checkpoint before the first step (step 0), so that it needs no activity of its own. */
+  checkpoint?: { step: number };
 }
 
 export interface PrepareToolsResult {
   tools: ToolSpec[];
+  /** The checkpoint asked for with `checkpoint` (absent when it could not be taken: the workflow takes it on its own then). */
+  checkpoint?: CheckpointInfo;
   instructions?: RepositoryInstructions;
   /** Readable problems: a tool this host lacks, an MCP server that would not start. */
   errors: string[];

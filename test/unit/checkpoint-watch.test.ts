@@ -2,7 +2,7 @@
 // files, real inotify and real git in temporary directories.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -127,4 +127,23 @@ describe('checkpoints with the watcher', () => {
       await store.close();
     }
   });
+});
+
+test('a lock left by a process killed mid-checkpoint does not block the next one for good', async () => {
+  const { ws, home } = await dirs();
+  await writeFile(path.join(ws, 'a'), '1');
+  const store = new CheckpointStore({ home, env: process.env });
+  try {
+    const repo = await store.open(ws);
+    await repo.snapshot('c', 0);
+    const lock = path.join(repo.gitDir, 'index-c.lock');
+    await writeFile(lock, '');
+    const old = new Date(Date.now() - 60_000);
+    await utimes(lock, old, old);
+    await writeFile(path.join(ws, 'a'), '2');
+    const c1 = await repo.snapshot('c', 1);
+    assert.equal(c1.changed, 1);
+  } finally {
+    await store.close();
+  }
 });

@@ -24,6 +24,21 @@ export function firstCheckpointDue(run: ConversationRun): boolean {
   return run.steps === 0 && run.checkpoints.all().length === 0 && checkpointsOn(run);
 }
 
+/**
+ * Whether the setup (prepareTools on the host, the first turn's) takes the checkpoint before the
+ * first step with it. Asked before the setup is scheduled; the new patch first, so that a history
+ * from before it asks nothing else here (its `checkpoints` marker comes after the setup).
+ */
+export function firstCheckpointWithSetup(run: ConversationRun): boolean {
+  return (
+    run.steps === 0 &&
+    run.checkpoints.all().length === 0 &&
+    run.options.checkpoints !== false &&
+    isPatched('checkpoint-with-tool') &&
+    firstCheckpointDue(run)
+  );
+}
+
 /** The checkpoint before the first step (step 0). */
 export async function checkpointBeforeFirstStep(run: ConversationRun, acts: ConversationActivities): Promise<void> {
   await checkpoint(run, acts, 0, true);
@@ -49,7 +64,8 @@ export function checkpointAfterStep(run: ConversationRun, acts: ConversationActi
  * its own. Not when something may still change files after it: a PostToolUse hook, sub-agents.
  */
 export function foldCheckpointInto(run: ConversationRun, postHooks: boolean, subAgents: boolean): boolean {
-  return !postHooks && !subAgents && stepCheckpointDue(run) && isPatched('checkpoint-with-tool');
+  // The new patch first: a history from before it answers false here and asks nothing else.
+  return !postHooks && !subAgents && run.options.checkpoints !== false && isPatched('checkpoint-with-tool') && stepCheckpointDue(run);
 }
 
 /**

@@ -45,7 +45,11 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     if (made.kind === 'cancelled' || run.halted) return { kind: 'stopped' };
   }
   // Step 0: the workspace before the first step (so the first step can be undone too).
-  if (firstCheckpointDue(run)) await checkpointBeforeFirstStep(run, acts);
+  if (firstCheckpointDue(run)) {
+    const folded = run.takeFoldedCheckpoint(0);
+    if (folded) recordFoldedCheckpoint(run, folded);
+    else await checkpointBeforeFirstStep(run, acts);
+  }
   // Hooks before the model call: SessionStart once a run, UserPromptSubmit for each new user message.
   if (run.sessionStartDue()) {
     run.markSessionStarted();
