@@ -62,6 +62,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
   const live = new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
   const tools = createRunTool({
     live,
+    checkpoints,
     registry,
     starts,
     mcp,
@@ -73,7 +74,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
   return {
     callModel: createCallModel(models, transcripts, new SetupCache(), registry, live),
     condense: createCondense(models, transcripts),
-    prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks) }),
+    prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks), checkpoints }),
     releaseTools: createReleaseTools(mcp),
     runTool: tools.runTool,
     runHooks: createRunHooks({

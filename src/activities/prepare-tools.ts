@@ -1,6 +1,8 @@
 // Activity: on the workspace host, when a conversation starts, say which tools it has (this worker's
 // built-ins and custom tools, and its MCP servers' tools) and what AGENTS.md tells the agent.
 import { Context } from '@temporalio/activity';
+import type { CheckpointStore } from '../checkpoints/shadow-repo.js';
+import { checkpointWithin } from './checkpoint-with.js';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE } from '../failure-types.js';
 import { access, constants, open, stat, type FileHandle } from 'node:fs/promises';
@@ -24,9 +26,12 @@ export function createPrepareTools(deps: {
   home?: string;
   /** The events this worker has TypeScript hooks for, reported as hookEvents. */
   hookEvents?: readonly HookEventName[];
+  /** Where the checkpoint before the first step goes when the input asks for it. */
+  checkpoints?: CheckpointStore;
 }) {
   return async function prepareTools(input: PrepareToolsInput): Promise<PrepareToolsResult> {
     const ctx = Context.current();
+    const startedAt = Date.now();
     const queue = ctx.info.taskQueue;
     await checkWorkspace(input.workspace, queue);
     const errors: string[] = [];
@@ -66,8 +71,13 @@ export function createPrepareTools(deps: {
       ...(deps.home ? { home: deps.home } : {}),
       secretValues: deps.secretValues,
     });
+    // The checkpoint before the first step, with the setup (see checkpoint-with.ts).
+    const checkpoint = input.checkpoint
+      ? await checkpointWithin(deps.checkpoints, { ...input, step: input.checkpoint.step }, ctx, startedAt)
+      : undefined;
     return {
       tools,
+      ...(checkpoint ? { checkpoint } : {}),
       errors: errors.map((e) => redact(e, deps.secretValues)),
       ...(instructions ? { instructions } : {}),
       ...(skills.skills.length ? { skills: skills.skills } : {}),

@@ -14,6 +14,8 @@ import type { RunToolInput, RunToolResult } from '../types.js';
 import { withHeartbeat } from './heartbeat.js';
 import { NO_LIVE, type LivePublisher, type LiveSink } from '../live/publisher.js';
 import type { StartLog } from './start-log.js';
+import type { CheckpointStore } from '../checkpoints/shadow-repo.js';
+import { checkpointWithin } from './checkpoint-with.js';
 import { toolNotAvailable } from './tool-not-available.js';
 
 export interface RunToolDeps {
@@ -30,6 +32,8 @@ export interface RunToolDeps {
   sandbox?: SandboxOptions;
   /** Where a call's output goes as it comes (ctx.output), for followers; default: nowhere. */
   live?: LivePublisher;
+  /** Where a step's checkpoint goes when the call carries it (RunToolInput.checkpoint). */
+  checkpoints?: CheckpointStore;
 }
 
 /** A result longer than this keeps its head and tail: every character goes to the model and into history. */
@@ -46,8 +50,13 @@ export function createRunTool(deps: RunToolDeps) {
   const execEnv = commandBaseEnv(env);
   async function runTool(input: RunToolInput): Promise<RunToolResult> {
     const ctx = Context.current();
+    const started = Date.now();
     const result = await run(input, ctx);
-    return { ...result, content: clip(redact(result.content, deps.secretValues)) };
+    // The step's checkpoint right after its last host call (see checkpoint-with.ts).
+    const checkpoint = input.checkpoint
+      ? await checkpointWithin(deps.checkpoints, { ...input, step: input.checkpoint.step }, ctx, started)
+      : undefined;
+    return { ...result, content: clip(redact(result.content, deps.secretValues)), ...(checkpoint ? { checkpoint } : {}) };
   }
 
   async function run(input: RunToolInput, ctx: Context): Promise<RunToolResult> {

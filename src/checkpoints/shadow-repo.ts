@@ -19,6 +19,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import {
+  appendFile,
   copyFile,
   lstat,
   mkdir,
@@ -38,6 +39,7 @@ import {
 import path from 'node:path';
 import { faheemHome } from '../home.js';
 import { baseGitEnv, CheckpointError, git, splitZ } from './git.js';
+import { WorkspaceWatcher } from './watch.js';
 import type { CheckpointInfo, CheckpointKind, ForkResult, RestoreResult } from './types.js';
 
 /** Files larger than this are left out of checkpoints unless configured otherwise (10 MB). */
@@ -45,6 +47,8 @@ export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
 /** The empty tree's id: the "previous" tree of a conversation's first checkpoint. */
 const EMPTY_TREE = '4b825dc642cb6eb9a060e54bf8d69288fbee4904';
 const ZERO = '0000000000000000000000000000000000000000';
+/** A lock file older than this was left by a process that died holding it (see clearStaleLocks). */
+const STALE_LOCK_MS = 5_000;
 /** At most this many skipped paths are recorded in a checkpoint. */
 const SKIPPED_LISTED = 100;
 
@@ -58,7 +62,15 @@ export interface CheckpointStoreOptions {
   borrow?: boolean;
   /** Environment git runs with (its GIT_* variables are dropped; default process.env). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Watch each workspace (inotify, see watch.ts) so that a step that changed nothing is recorded
+   * without running git (default true; off for workspaces that other machines write to).
+   */
+  watch?: boolean;
 }
+
+/** At most this many workspaces are watched by one store; the least recently used one stops. */
+const MAX_WATCHED_WORKSPACES = 256;
 
 /**
  * The checkpoint store of one workspace host. `open(workspace)` gives that workspace's shadow
@@ -79,6 +91,7 @@ export class CheckpointStore {
       home: faheemHome(env),
       ...(Number.isFinite(cap) && cap > 0 ? { maxFileBytes: cap } : {}),
       borrow: env.FAHEEM_CHECKPOINT_BORROW !== '0',
+      watch: env.FAHEEM_CHECKPOINT_WATCH !== '0',
       env,
     });
   }
@@ -87,12 +100,25 @@ export class CheckpointStore {
   open(workspace: string): Promise<ShadowRepo> {
     const key = path.resolve(workspace);
     let repo = this.repos.get(key);
-    if (!repo) {
+    if (repo) {
+      // Most recently used last (what the watcher limit goes by).
+      this.repos.delete(key);
+      this.repos.set(key, repo);
+    } else {
       repo = ShadowRepo.open(key, this.options);
       this.repos.set(key, repo);
       repo.catch(() => this.repos.delete(key));
+      if (this.repos.size > MAX_WATCHED_WORKSPACES) {
+        const oldest = this.repos.values().next().value as Promise<ShadowRepo>;
+        void oldest.then((r) => r.stopWatching()).catch(() => undefined);
+      }
     }
     return repo;
+  }
+
+  /** Stops every watcher (the repositories still work, taking the full path). */
+  async close(): Promise<void> {
+    for (const repo of this.repos.values()) (await repo.catch(() => undefined))?.stopWatching();
   }
 }
 
@@ -161,6 +187,11 @@ export class ShadowRepo {
   private readonly locks = new Map<string, Promise<unknown>>();
   /** Test hook: SIGKILL this process after this many files written by a restore. */
   private readonly killAfterWrites: number;
+  private watcher: WorkspaceWatcher | undefined;
+  /** Per conversation: the watcher's generation its head checkpoint was taken at. */
+  private readonly clean = new Map<string, { gen: number; head: string; info: CheckpointInfo }>();
+  /** How many snapshots were answered without running git (tests and benches read it). */
+  unchangedSnapshots = 0;
 
   private constructor(
     /** The workspace's real path. */
@@ -188,7 +219,92 @@ export class ShadowRepo {
     }
     const repo = new ShadowRepo(real, options, await findUserRepo(real, options.env ?? process.env), options.borrow ?? true);
     await repo.init();
+    if (options.watch ?? true) repo.watcher = new WorkspaceWatcher(real, path.join(repo.gitDir, 'watch'));
     return repo;
+  }
+
+  /** Stops watching the workspace (every later snapshot runs git). */
+  stopWatching(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+    this.clean.clear();
+  }
+
+  /**
+   * The commits refs name (undefined where there is none), read from their loose files without a
+   * process; through `for-each-ref` when the repository has packed refs (this store never packs).
+   */
+  private async readRefs(names: readonly string[]): Promise<(string | undefined)[]> {
+    if (existsSync(path.join(this.gitDir, 'packed-refs'))) {
+      const known = await this.refs(names);
+      return names.map((n) => known.get(n));
+    }
+    return Promise.all(
+      names.map(async (name) => {
+        const text = (await readFile(path.join(this.gitDir, ...name.split('/')), 'utf8').catch(() => '')).trim();
+        return /^[0-9a-f]{40,64}$/.test(text) ? text : undefined;
+      }),
+    );
+  }
+
+  /**
+   * Moves refs (each from the commit it must still name, undefined: none) as `git update-ref`
+   * does, without a process: a `<ref>.lock` made exclusively, the old value checked, renamed into
+   * place; in order, so that a crash between two leaves the first moved (which a retry handles).
+   * A lock held by someone else, a changed value or packed refs: through `git update-ref` (which
+   * then fails as git does, and the activity retries).
+   */
+  private async writeRefs(updates: readonly { name: string; to: string; from: string | undefined }[]): Promise<void> {
+    const viaGit = async () => {
+      const tx = ['start', ...updates.map((u) => `update ${u.name} ${u.to} ${u.from ?? ZERO}`), 'commit', ''];
+      await this.run(['update-ref', '--stdin'], { input: tx.join('\n') });
+    };
+    if (existsSync(path.join(this.gitDir, 'packed-refs'))) return viaGit();
+    for (const [i, u] of updates.entries()) {
+      const file = path.join(this.gitDir, ...u.name.split('/'));
+      const lock = `${file}.lock`;
+      await mkdir(path.dirname(file), { recursive: true });
+      let h;
+      try {
+        h = await open(lock, 'wx');
+      } catch {
+        return i === 0 ? viaGit() : Promise.reject(new CheckpointError('git_failed', `the ref ${u.name} is locked`));
+      }
+      try {
+        const [now] = await this.readRefs([u.name]);
+        if (now !== u.from)
+          throw new CheckpointError('git_failed', `the ref ${u.name} changed meanwhile (${now ?? 'none'}, not ${u.from ?? 'none'})`);
+        await h.writeFile(`${u.to}\n`);
+        await h.close();
+        h = undefined;
+        await rename(lock, file);
+      } catch (err) {
+        await h?.close().catch(() => undefined);
+        await rm(lock, { force: true });
+        throw err;
+      }
+    }
+  }
+
+  /**
+   * Removes lock files left by a process killed while it held them (a worker's SIGKILL mid-`git
+   * add` leaves `<index>.lock`, and git then refuses every later add). A lock is held for
+   * milliseconds; one older than STALE_LOCK_MS has no live holder. Only this conversation's own
+   * index and refs: nobody else writes them.
+   */
+  private async clearStaleLocks(index: string, refs: readonly string[]): Promise<void> {
+    const locks = [`${index}.lock`, ...refs.map((r) => `${path.join(this.gitDir, ...r.split('/'))}.lock`)];
+    for (const lock of locks) {
+      const st = await lstat(lock).catch(() => undefined);
+      if (st && Date.now() - st.mtimeMs > STALE_LOCK_MS) await rm(lock, { force: true });
+    }
+  }
+
+  /** The commit a conversation's head ref names, read from its file (undefined: not a loose ref). */
+  private async headRef(conversationId: string): Promise<string | undefined> {
+    const file = path.join(this.gitDir, ...`${this.ns(conversationId)}/head`.split('/'));
+    const text = await readFile(file, 'utf8').catch(() => '');
+    return /^[0-9a-f]{40,64}$/.test(text.trim()) ? text.trim() : undefined;
   }
 
   private async init(): Promise<void> {
@@ -211,7 +327,16 @@ export class ShadowRepo {
       ['gc.auto', '0'],
       ['faheem.workspace', this.workspace],
     ];
-    for (const [k, v] of config) await git(['config', k, v], { env, cwd: path.dirname(tmp) });
+    // Written as one file (not one `git config` process each): nothing in the values needs quoting
+    // but the workspace path, quoted and escaped as git's config syntax wants.
+    const quote = (v: string) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n')}"`;
+    const sections = new Map<string, string[]>();
+    for (const [k, v] of config) {
+      const [section, name] = k.split('.') as [string, string];
+      sections.set(section, [...(sections.get(section) ?? []), `\t${name} = ${quote(v)}`]);
+    }
+    const text = [...sections].map(([section, lines]) => `[${section}]\n${lines.join('\n')}\n`).join('');
+    await appendFile(path.join(tmp, 'config'), text);
     try {
       await rename(tmp, this.gitDir);
     } catch (err) {
@@ -287,20 +412,36 @@ export class ShadowRepo {
   }
 
   private async take(conversationId: string, step: number, kind: CheckpointKind, refName: string): Promise<CheckpointInfo> {
+    // Nothing changed since the head was taken (the watcher vouches, and no other process moved
+    // the head meanwhile): the head is this step's checkpoint too, and no git runs.
+    const gen = this.watcher ? await this.watcher.settle() : undefined;
+    const seen = this.clean.get(conversationId);
+    if (kind === 'step' && gen !== undefined && seen && seen.gen === gen && (await this.headRef(conversationId)) === seen.head) {
+      this.unchangedSnapshots++;
+      return { ...seen.info, added: 0, changed: 0, deleted: 0 };
+    }
+    this.clean.delete(conversationId);
+    const info = await this.takeWithGit(conversationId, step, kind, refName);
+    if (kind === 'step' && gen !== undefined) this.clean.set(conversationId, { gen, head: info.commit, info });
+    return info;
+  }
+
+  private async takeWithGit(conversationId: string, step: number, kind: CheckpointKind, refName: string): Promise<CheckpointInfo> {
     const ns = this.ns(conversationId);
     const index = this.indexFile(conversationId);
-    const known = await this.refs([`${ns}/head`, refName]);
-    const head = known.get(`${ns}/head`);
-    const existing = known.get(refName);
+    const [head, existing] = await this.readRefs([`${ns}/head`, refName]);
     if (existing && existing === head) return this.info(existing);
-    const alternates = existsSync(index) ? undefined : await this.prime(conversationId, index);
+    await this.clearStaleLocks(index, [`${ns}/head`, refName]);
+    // The index the last checkpoint (or restore) of this conversation left describes its head.
+    const indexWasHead = existsSync(index);
+    const alternates = indexWasHead ? undefined : await this.prime(conversationId, index);
     try {
-      return await this.write(conversationId, step, kind, refName, { index, head, existing, alternates });
+      return await this.write(conversationId, step, kind, refName, { index, head, existing, alternates, indexWasHead });
     } catch (err) {
       if (!alternates) throw err;
       // The borrowed objects went away meanwhile (the user's gc): take it again on our own.
       await rm(index, { force: true });
-      return this.write(conversationId, step, kind, refName, { index, head, existing, alternates: undefined });
+      return this.write(conversationId, step, kind, refName, { index, head, existing, alternates: undefined, indexWasHead: false });
     }
   }
 
@@ -309,12 +450,18 @@ export class ShadowRepo {
     step: number,
     kind: CheckpointKind,
     refName: string,
-    at: { index: string; head: string | undefined; existing: string | undefined; alternates: string | undefined },
+    at: { index: string; head: string | undefined; existing: string | undefined; alternates: string | undefined; indexWasHead: boolean },
   ): Promise<CheckpointInfo> {
     const { index, head, alternates } = at;
     const o = { index, ...(alternates ? { alternates } : {}) };
     // New and changed files are the only ones that can newly exceed the cap: stat just those.
-    const candidates = splitZ((await this.run(['ls-files', '-z', '-o', '-m', '--exclude-standard'], o)).stdout);
+    // Tagged (`?` new, `C` changed, `R` removed, …): also what the counts come from, when the index
+    // is the head's tree (the usual case: the index the last checkpoint wrote).
+    const tagged = splitZ((await this.run(['ls-files', '-z', '-t', '-o', '-m', '-d', '--exclude-standard'], o)).stdout).map((t) => ({
+      tag: t[0],
+      path: t.slice(2),
+    }));
+    const candidates = tagged.filter((t) => t.tag !== 'R').map((t) => t.path);
     const skipped: string[] = [];
     for (const rel of new Set(candidates)) {
       const st = await lstat(path.join(this.workspace, rel)).catch(() => undefined);
@@ -337,12 +484,25 @@ export class ShadowRepo {
       await this.run(['update-ref', `${this.ns(conversationId)}/replaced/step-${step}-${at.existing}`, at.existing]);
     }
     const counts = { added: 0, changed: 0, deleted: 0 };
-    const diff = splitZ((await this.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', head ?? EMPTY_TREE, tree], o)).stdout);
-    for (let i = 0; i + 1 < diff.length; i += 2) {
-      const s = diff[i]![0];
-      if (s === 'A') counts.added++;
-      else if (s === 'D') counts.deleted++;
-      else counts.changed++;
+    if (head && at.indexWasHead) {
+      const removed = new Set(tagged.filter((t) => t.tag === 'R').map((t) => t.path));
+      const big = new Set(skipped);
+      const changed = new Set(tagged.filter((t) => t.tag === 'C' && !removed.has(t.path)).map((t) => t.path));
+      for (const t of new Set(tagged.filter((x) => x.tag === '?').map((x) => x.path))) if (!big.has(t)) counts.added++;
+      for (const p of changed) {
+        if (big.has(p))
+          counts.deleted++; // tracked, now over the cap: out of the checkpoint
+        else counts.changed++;
+      }
+      counts.deleted += removed.size;
+    } else {
+      const diff = splitZ((await this.run(['diff-tree', '-r', '-z', '--no-renames', '--name-status', head ?? EMPTY_TREE, tree], o)).stdout);
+      for (let i = 0; i + 1 < diff.length; i += 2) {
+        const s = diff[i]![0];
+        if (s === 'A') counts.added++;
+        else if (s === 'D') counts.deleted++;
+        else counts.changed++;
+      }
     }
     const listed = skipped.slice(0, SKIPPED_LISTED);
     const message =
@@ -353,10 +513,9 @@ export class ShadowRepo {
     const commit = await this.text(['commit-tree', tree, ...(head ? ['-p', head] : []), '-F', '-'], { ...o, input: message });
     // Borrowed objects become ours before any ref points at them: the user's gc cannot take them after.
     if (alternates) await this.adopt(commit, alternates);
-    const tx = [`start`, `update ${refName} ${commit} ${at.existing ?? ZERO}`];
-    if (kind === 'step') tx.push(`update ${this.ns(conversationId)}/head ${commit} ${head ?? ZERO}`);
-    tx.push('commit', '');
-    await this.run(['update-ref', '--stdin'], { input: tx.join('\n') });
+    const updates = [{ name: refName, to: commit, from: at.existing }];
+    if (kind === 'step') updates.push({ name: `${this.ns(conversationId)}/head`, to: commit, from: head });
+    await this.writeRefs(updates);
     return { commit, tree, step, kind, time: Date.now(), ...counts, skipped: listed, ...(head ? { parent: head } : {}) };
   }
 
@@ -450,6 +609,7 @@ export class ShadowRepo {
    */
   restore(conversationId: string, commit: string, rewindId: string): Promise<RestoreResult> {
     return this.serial(conversationId, async () => {
+      this.clean.delete(conversationId);
       const journalPath = this.journalFile(conversationId);
       let journal = await readJournal(journalPath);
       if (!journal || journal.rewindId !== rewindId || !sameCommit(journal.target, commit)) {

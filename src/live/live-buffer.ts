@@ -111,3 +111,55 @@ export function secretPrefixAtEnd(text: string, secrets: readonly string[]): num
   }
   return longest;
 }
+
+/**
+ * What a sink keeps while nobody follows its conversation (drained, masked lines), for a follower
+ * who comes mid-activity: lines before the newest step marker go (a late follower is shown the
+ * step under way), lines that continue one another merge, and each keeps its newest `maxLineChars`.
+ * Pure: returns the new backlog.
+ */
+export function keepBacklog(backlog: readonly LiveItem[], items: readonly LiveItem[], maxLineChars = MAX_LINE_CHARS): LiveItem[] {
+  let out: LiveItem[] = [...backlog];
+  for (const item of items) {
+    if (item.kind === 'step_start') {
+      out = [item];
+      continue;
+    }
+    const last = out[out.length - 1];
+    if (last && item.kind !== 'retry' && last.kind !== 'retry' && last.kind !== 'step_start' && keyOf(last) === keyOf(item)) {
+      out[out.length - 1] = { ...last, text: last.text + item.text };
+    } else out.push(item);
+  }
+  return out.map((i) => {
+    if (i.text.length <= maxLineChars) return i;
+    const cut = i.text.length - maxLineChars;
+    return { ...i, text: `[… ${cut} characters not shown live …]\n${i.text.slice(cut)}` };
+  });
+}
+
+/** Shortest and longest wait between two publishes of one sink (ms). */
+export const FLUSH_MIN_MS = 75;
+export const FLUSH_MAX_MS = 400;
+
+/**
+ * Adaptive publishing: the wait before a sink's next publish. A line that only grows (the same
+ * reply, the same command's output) is published less and less often, up to FLUSH_MAX_MS; a new
+ * line (another kind, a new tool call, a marker) goes out soon again. The first publish of a sink
+ * does not wait at all (the caller's choice: see publisher.ts).
+ */
+export function nextFlushDelay(previousMs: number, sameLine: boolean): number {
+  if (!sameLine) return FLUSH_MIN_MS;
+  return Math.min(FLUSH_MAX_MS, Math.max(FLUSH_MIN_MS, previousMs * 2));
+}
+
+/** Whether `items` only continue the line `lastKey` (what nextFlushDelay's `sameLine` asks). */
+export function continuesLine(lastKey: string | undefined, items: readonly LiveItem[]): boolean {
+  return (
+    lastKey !== undefined && items.length > 0 && items.every((i) => i.kind !== 'retry' && i.kind !== 'step_start' && keyOf(i) === lastKey)
+  );
+}
+
+/** The line key of an item (what coalescing goes by). */
+export function lineKey(item: LiveItem): string {
+  return keyOf(item);
+}

@@ -1,24 +1,29 @@
-// The worker's side of the live stream: activities push deltas into a sink; every FLUSH_MS the sink
-// publishes what gathered (coalesced and masked by LiveBuffer) to the conversation's stream workflow
-// as one batched signal. Live lines are a view, never the record: nothing here may slow or fail the
+// The worker's side of the live stream: activities push deltas into a sink, which publishes what
+// gathered (coalesced and masked by LiveBuffer) to the conversation's stream workflow as one batched
+// signal, but only while someone follows the conversation (FollowedConversations: a follower starts
+// the stream workflow, the worker lists them). Nobody following: no stream, no signal, no timer;
+// the sink keeps the activity's lines so far (bounded), for a follower who comes mid-activity.
+// Followed: the first lines go out at once, then less and less often while a line only grows
+// (nextFlushDelay). Live lines are a view, never the record: nothing here may slow or fail the
 // activity that feeds it, so every error ends in a one-time warning.
 import type { Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import { LiveBuffer } from './live-buffer.js';
-import { LIVE_STREAM_WORKFLOW, LIVE_TOPIC, STEP_TOPIC, liveStreamId, type LiveItem, type LiveStreamInput } from './stream-id.js';
+import { FollowedConversations } from './followed.js';
+import { continuesLine, FLUSH_MIN_MS, keepBacklog, LiveBuffer, lineKey, MAX_LINE_CHARS, nextFlushDelay } from './live-buffer.js';
+import { LIVE_TOPIC, STEP_TOPIC, liveStreamId, type LiveItem } from './stream-id.js';
 
 /**
- * How often a sink publishes what gathered: the floor of a follower's delay, and of signals per second.
- * Each publish costs ~9 ms of worker CPU and ~13 ms of server CPU on a 2-core machine (a signal and an
- * update, a workflow task each, on the stream workflow) and ~10 history events there: at 60 ms a
- * streaming conversation took a third of a core; at 150 ms a word still reaches a follower in ~100 ms
- * (p50; bench/live.ts, docs/benchmarks.md "Live view").
+ * The shortest wait between two publishes of a sink (the first goes at once). Each publish costs
+ * ~9 ms of worker CPU and ~13 ms of server CPU on a 2-core machine (a signal and an update, a
+ * workflow task each, on the stream workflow): which is why nothing is published for a
+ * conversation nobody follows, and a growing line less and less often (bench/live.ts,
+ * docs/benchmarks.md "Live view").
  */
-export const FLUSH_MS = 150;
+export const FLUSH_MS = FLUSH_MIN_MS;
 /** How long an activity's end waits for its last lines to be published. */
 const CLOSE_WAIT_MS = 2_000;
-/** A stream workflow known to run is not started again within this long. */
-const STARTED_TTL_MS = 30_000;
+/** Characters pushed while nobody follows before the sink folds them into its bounded backlog. */
+const COMPACT_CHARS = 4 * MAX_LINE_CHARS;
 
 /** Where one activity's live lines go. */
 export interface LiveSink {
@@ -33,100 +38,124 @@ export const NO_LIVE: LiveSink = { push: () => undefined, close: () => Promise.r
 
 /** Makes the sinks of one worker; see the module comment. */
 export class LivePublisher {
-  private readonly started = new Map<string, { at: number; ready: Promise<void> }>();
   private warned = false;
+  /** Who follows which conversation, as this worker knows it. */
+  readonly followed: FollowedConversations;
 
   /**
-   * @param options.taskQueue - The workflow task queue (where the stream workflows run).
+   * @param options.taskQueue - The workflow task queue (where the stream workflows run; kept for callers).
    * @param options.secrets - Values masked in every line.
    * @param options.enabled - FAHEEM_LIVE; off gives NO_LIVE sinks.
    */
-  constructor(private readonly options: { taskQueue: string; secrets: readonly string[]; enabled: boolean; flushMs?: number }) {}
+  constructor(private readonly options: { taskQueue: string; secrets: readonly string[]; enabled: boolean; refreshMs?: number }) {
+    this.followed = new FollowedConversations(options.refreshMs);
+  }
 
   /** A sink for one activity of `conversationId`; `client` is the activity's (Context.current().client). */
   open(client: Client | undefined, conversationId: string): LiveSink {
     if (!this.options.enabled || !client) return NO_LIVE;
-    let ready = this.ensureStream(client, conversationId);
-    const stream = WorkflowStreamClient.create(client, liveStreamId(conversationId), {
-      // This sink decides when to send (flush()); the stream client's own timer only backs it up. It
-      // stays short: after dispose its last sleep still holds the process up to this long.
-      batchInterval: '200 milliseconds',
-      maxRetryDuration: '10 seconds',
-    });
-    const topic = stream.topic<LiveItem>(LIVE_TOPIC);
-    const steps = stream.topic<LiveItem>(STEP_TOPIC);
     const buffer = new LiveBuffer(this.options.secrets);
+    let backlog: LiveItem[] = [];
+    let pushedChars = 0;
+    let stream: WorkflowStreamClient | undefined;
     let sending: Promise<void> | undefined;
+    let timer: NodeJS.Timeout | undefined;
     let closed = false;
+    let published = false;
+    let delay: number = FLUSH_MS;
+    let lastKey: string | undefined;
+    const followed = () => this.followed.has(conversationId);
+
     const send = async (final: boolean) => {
-      const items = buffer.drain(final);
+      const items = [...backlog, ...buffer.drain(final)];
+      backlog = [];
+      pushedChars = 0;
       if (!items.length) return;
+      stream ??= WorkflowStreamClient.create(client, liveStreamId(conversationId), {
+        // This sink decides when to send (flush()); the stream client's own timer only backs it up. It
+        // stays short: after dispose its last sleep still holds the process up to this long.
+        batchInterval: '200 milliseconds',
+        maxRetryDuration: '10 seconds',
+      });
+      const topic = stream.topic<LiveItem>(LIVE_TOPIC);
+      const steps = stream.topic<LiveItem>(STEP_TOPIC);
       for (const item of items) (item.kind === 'step_start' ? steps : topic).publish(item);
-      await ready;
+      delay = published ? nextFlushDelay(delay, continuesLine(lastKey, items)) : FLUSH_MS;
+      published = true;
+      lastKey = lineKey(items[items.length - 1]!);
       await stream.flush();
     };
-    const tick = () => {
-      if (sending || buffer.isEmpty) return;
-      sending = send(false)
-        .catch((err: unknown) => {
-          this.warn(conversationId, err);
-          // The stream may have ended (idle) since: start it again for the next lines.
-          ready = this.ensureStream(client, conversationId);
-        })
-        .finally(() => (sending = undefined));
+    const schedule = (ms: number) => {
+      if (timer || closed) return;
+      timer = setTimeout(() => {
+        timer = undefined;
+        tick();
+      }, ms);
+      timer.unref();
     };
-    const timer = setInterval(tick, this.options.flushMs ?? FLUSH_MS);
-    timer.unref();
+    /** Nobody follows: what gathered goes into the bounded backlog. */
+    const compact = () => {
+      backlog = keepBacklog(backlog, buffer.drain(false));
+      pushedChars = 0;
+    };
+    const tick = () => {
+      if (sending || closed) return;
+      if (!followed()) return compact();
+      if (buffer.isEmpty && !backlog.length) return;
+      sending = send(false)
+        .catch((err: unknown) => this.lost(conversationId, err))
+        .finally(() => {
+          sending = undefined;
+          if (!buffer.isEmpty) schedule(delay);
+        });
+    };
+    // Someone starts following mid-activity: what this activity showed so far goes out at once.
+    const unwatch = this.followed.watch(client, conversationId, () => schedule(0));
     return {
       push: (item) => {
-        if (!closed) buffer.push(item);
+        if (closed) return;
+        buffer.push(item);
+        if (followed()) schedule(published ? delay : 0);
+        else if ((pushedChars += item.text.length) > COMPACT_CHARS) compact();
       },
       close: async () => {
         if (closed) return;
         closed = true;
-        clearInterval(timer);
+        unwatch();
+        if (timer) clearTimeout(timer);
+        if (!followed() && !stream) return; // nobody follows: nothing to publish, nothing to let go
         const last = (async () => {
           try {
             await sending;
-            await send(true);
+            if (followed()) await send(true);
           } finally {
             // Always: the stream client's flusher would otherwise go on (and hold the process).
-            await stream[Symbol.asyncDispose]().catch(() => undefined);
+            await stream?.[Symbol.asyncDispose]().catch(() => undefined);
           }
-        })().catch((err: unknown) => this.warn(conversationId, err));
+        })().catch((err: unknown) => this.lost(conversationId, err));
         await Promise.race([last, new Promise((r) => setTimeout(r, CLOSE_WAIT_MS).unref())]);
       },
     };
   }
 
-  /** Starts the stream workflow unless it runs (a closed one is started afresh). */
-  private ensureStream(client: Client, conversationId: string): Promise<void> {
-    const known = this.started.get(conversationId);
-    if (known && Date.now() - known.at < STARTED_TTL_MS) return known.ready;
-    const input: LiveStreamInput = { conversationId };
-    const ready = client.workflow
-      .start(LIVE_STREAM_WORKFLOW, {
-        workflowId: liveStreamId(conversationId),
-        taskQueue: this.options.taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        // Its tasks are tiny; one lost with a dead worker is given to another soon (default: 10 s).
-        workflowTaskTimeout: '3 seconds',
-      })
-      .then(() => undefined);
-    this.started.set(conversationId, { at: Date.now(), ready });
-    ready.catch(() => this.started.delete(conversationId));
-    if (this.started.size > 10_000) this.started.delete(this.started.keys().next().value as string);
-    return ready;
-  }
-
-  private warn(conversationId: string, err: unknown): void {
-    // The stream may have ended between two checks: start it again next time.
-    this.started.delete(conversationId);
-    if (this.warned) return;
+  /** A publish failed: the stream ended (its followers left), or something else went wrong (warned once). */
+  private lost(conversationId: string, err: unknown): void {
+    this.followed.forget(conversationId);
+    if (isGone(err) || this.warned) return;
     this.warned = true;
     console.warn(
       `faheem: live lines for ${conversationId} could not be published (followers miss them; the conversation goes on): ${(err as Error)?.message ?? String(err)}`,
     );
   }
+}
+
+/** Whether a publish failed because the stream workflow is not running (any more). */
+function isGone(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const name = (e as { name?: unknown }).name;
+    const message = String((e as { message?: unknown }).message ?? '');
+    if (name === 'WorkflowNotFoundError' || /not found|already completed|workflow execution.*(completed|closed)/i.test(message))
+      return true;
+  }
+  return false;
 }

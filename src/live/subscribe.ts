@@ -1,11 +1,14 @@
 // The follower's side of the live stream: read a conversation's live lines from an offset, whatever
 // happens to its stream workflow (not started yet, continued-as-new, ended when idle and started
 // again), until told to stop. Lines that do not parse are skipped: a live view never fails a follower.
+// The follower is what starts the stream workflow (on the conversation's own task queue): workers
+// publish only to conversations whose stream runs (live/followed.ts), so a conversation nobody
+// follows costs nothing, and the stream ends a minute after its last follower left.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
 import { FAILURE, failureTypeOf } from '../failure-types.js';
-import { LIVE_TOPIC, STEP_TOPIC, liveStreamId } from './stream-id.js';
+import { LIVE_STREAM_WORKFLOW, LIVE_TOPIC, STEP_TOPIC, liveStreamId, type LiveStreamInput } from './stream-id.js';
 import { LIVE_KINDS, type LiveDelta } from './types.js';
 
 const LiveItemSchema = z.object({
@@ -108,9 +111,35 @@ export class LiveReader {
     this.wake?.();
   }
 
+  /**
+   * Starts the conversation's stream workflow unless it runs; false when the conversation is not
+   * running (closed, or not there), which nothing will publish for.
+   */
+  private async ensureStream(): Promise<boolean> {
+    try {
+      const description = await this.client.workflow.getHandle(this.conversationId).describe();
+      if (description.status.name !== 'RUNNING') return false;
+      const input: LiveStreamInput = { conversationId: this.conversationId };
+      await this.client.workflow.start(LIVE_STREAM_WORKFLOW, {
+        workflowId: liveStreamId(this.conversationId),
+        taskQueue: description.taskQueue,
+        args: [input],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        // Its tasks are tiny; one lost with a dead worker is given to another soon (default: 10 s).
+        workflowTaskTimeout: '3 seconds',
+      });
+      return true;
+    } catch {
+      return false; // not there, or the server is away: looked at again after a while
+    }
+  }
+
   private async run(): Promise<void> {
+    let started = false;
     while (!this.stopped) {
       try {
+        // (Again after the stream ended: a follower keeps its stream running.)
+        if (!started) started = await this.ensureStream();
         const stream = WorkflowStreamClient.create(this.client, liveStreamId(this.conversationId));
         // Step markers too (never yielded): the reader's position then matches the stream's offset.
         const items = stream.subscribe<unknown>([LIVE_TOPIC, STEP_TOPIC], this.next, { pollCooldown: '5 milliseconds', resultType: true });
@@ -140,9 +169,14 @@ export class LiveReader {
           this.next = 0;
           continue;
         }
-        // Not started yet, or ended: look again shortly. Anything else too: a live view retries.
+        // Not started yet, or ended: start it and look again. Anything else too: a live view retries.
         if (!(err instanceof WorkflowNotFoundError) && this.stopped) return;
+        if (err instanceof WorkflowNotFoundError && started) {
+          started = false;
+          continue;
+        }
       }
+      started = false;
       // Backing off while there is no stream (idle, or a worker with FAHEEM_LIVE=0): a page left open costs little.
       if (!this.stopped) await Promise.race([new Promise((r) => setTimeout(r, this.retryMs)), this.stopping]);
       this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);

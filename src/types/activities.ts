@@ -1,5 +1,6 @@
 // The activity contracts: what the workflow sends its activities and gets back. Internal (not
 // exported from the package); plain data that travels through Temporal payloads.
+import type { CheckpointInfo } from '../checkpoints/types.js';
 import type { HookEventName } from '../hooks/config.js';
 import type { SkillInfo } from '../skills/prompt.js';
 import type {
@@ -119,10 +120,17 @@ export interface RunToolInput extends ToolCallInput {
   rescheduled?: boolean;
   /** For an MCP tool: its server's config (with `${VAR}` unexpanded) and what a retry may do. */
   mcp?: { server: string; tool: string; retry: 'repeat' | 'report'; config: McpServersSpec[string] };
+  /**
+   * The step's last host call: after the tool, take the workspace's checkpoint as step `step` (the
+   * step's checkpoint then needs no activity of its own).
+   */
+  checkpoint?: { step: number };
 }
 
 export interface RunToolResult extends ToolResult {
   state?: unknown;
+  /** The checkpoint asked for with `checkpoint` (absent when it could not be taken: the workflow takes it on its own then). */
+  checkpoint?: CheckpointInfo;
 }
 
 /** Made once per conversation on the workspace host: the tools it offers, AGENTS.md, problems found. */
@@ -132,10 +140,14 @@ export interface PrepareToolsInput {
   tools: string[];
   hostTools: boolean;
   mcpServers?: McpServersSpec;
+  /** Also take the checkpoint before the first step (step 0), so that it needs no activity of its own. */
+  checkpoint?: { step: number };
 }
 
 export interface PrepareToolsResult {
   tools: ToolSpec[];
+  /** The checkpoint asked for with `checkpoint` (absent when it could not be taken: the workflow takes it on its own then). */
+  checkpoint?: CheckpointInfo;
   instructions?: RepositoryInstructions;
   /** Readable problems: a tool this host lacks, an MCP server that would not start. */
   errors: string[];

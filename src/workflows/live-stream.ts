@@ -12,6 +12,7 @@
 import { allHandlersFinished, condition, sleep, workflowInfo } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
+import { isPatched } from './legacy/patches.js';
 
 /** Lines kept; past this the oldest half goes. */
 export const MAX_ITEMS = 2_000;
@@ -21,6 +22,8 @@ const MAX_BYTES = 512 * 1024;
 export const MAX_HISTORY = 8_000;
 /** No publish for this long ends the run. */
 export const IDLE = '15 minutes';
+/** No follower polling through a whole period of this long ends the run (followers start it again). */
+const UNFOLLOWED = '1 minute';
 
 /** The live stream of one conversation; see the module comment. */
 export async function liveStream(input: LiveStreamInput): Promise<void> {
@@ -43,8 +46,27 @@ export async function liveStream(input: LiveStreamInput): Promise<void> {
       }
     }
   })();
+  // Started by a follower (live/subscribe.ts) and published to only while it runs: once no poll
+  // was seen for a whole period, nobody follows, and the run ends (the workers then stop publishing).
+  let polled = false;
+  const polling = () => {
+    if (!allHandlersFinished()) polled = true;
+    return polled;
+  };
+  if (isPatched('live-stream-ends-unfollowed')) {
+    void (async () => {
+      for (;;) {
+        polled = !allHandlersFinished();
+        await sleep(UNFOLLOWED);
+        if (!polling()) {
+          idle = true;
+          return;
+        }
+      }
+    })();
+  }
   for (;;) {
-    await condition(() => end().next !== seen || long() || idle);
+    await condition(() => (polling(), end().next !== seen || long() || idle));
     const e = end();
     // A new step began: the lines before it are of steps whose events have landed.
     const step = lastStepMarker(stream, seen, e.next);

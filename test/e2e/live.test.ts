@@ -3,7 +3,9 @@
 // reply; a follower that reconnects resumes from an offset. Real dev server, real worker processes.
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { WorkflowNotFoundError } from '@temporalio/client';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM, TerminalTool } from '../../src/client.js';
@@ -86,6 +88,40 @@ test("a command's output is seen while it still runs", async () => {
   assert.match(output, /first-line[\s\S]*second-line/);
   const action = (await conversation.events()).find((e) => e.kind === 'action');
   assert.ok(action && action.kind === 'action' && toolCallId === action.toolCallId, 'output_delta names the tool call');
+});
+
+test('nobody following: no stream workflow; a follower who comes mid-command is shown its output from the start', async () => {
+  const workspace = await h.workspace();
+  let turn = 0;
+  const script: Script = () =>
+    turn++ === 0
+      ? {
+          toolCalls: [
+            {
+              name: 'terminal',
+              arguments: { command: 'echo before-anyone-followed; touch started; while [ ! -f go ]; do sleep 0.05; done; echo after' },
+            },
+          ],
+        }
+      : { content: 'done' };
+  h.model.setScript(script);
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true });
+  await waitFor('the command to have printed its first line', () => existsSync(path.join(workspace, 'started')));
+  // Nothing was published, nothing started: a conversation nobody follows costs no stream.
+  await assert.rejects(h.client.workflow.getHandle(liveStreamId(conversation.id)).describe(), WorkflowNotFoundError);
+  let output = '';
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
+    if (!isLive(item) || item.kind !== 'output_delta') continue;
+    output += item.text;
+    // The line printed before anyone followed came: now let the command go on.
+    if (output.includes('before-anyone-followed') && !existsSync(path.join(workspace, 'go')))
+      await writeFile(path.join(workspace, 'go'), '');
+  }
+  assert.match(output, /before-anyone-followed[\s\S]*after/);
+  // The follower started the stream; the conversation's own history took nothing for it.
+  assert.equal((await h.client.workflow.getHandle(liveStreamId(conversation.id)).describe()).type, 'liveStream');
+  const own = historyText(await h.client.workflow.getHandle(conversation.id).fetchHistory());
+  assert.ok(!own.includes('__temporal_workflow_stream'));
 });
 
 test('a worker killed mid-stream: a retry marker, then the whole reply from the new attempt', async () => {

@@ -35,9 +35,7 @@ test(`${CONVERSATIONS} conversations on two workers; one killed mid-run; all fin
         id: `scale-${Date.now()}-${i}`,
         firstMessage: `job ${i}`,
         run: true,
-        // About spreading conversations over workers: without the per-step git snapshot, which at
-        // 100 at once on two cores (beside other test files) doubles the run (see docs/benchmarks.md).
-        checkpoints: false,
+        // With the defaults: a checkpoint each step (every step here changes a file) and live lines on.
       });
       return { conversation, workspace };
     }),

@@ -47,6 +47,19 @@ export const PATCHES = {
     since: '0.2.0 (time travel, session 5)',
     retire: 'deprecatePatch once no conversation started before 0.2.0 is open (7 days after its last run); remove a release later.',
   },
+  'checkpoint-with-tool': {
+    guards:
+      "A step's checkpoint is taken by its last host call (runTool with `checkpoint`), not by a checkpointWorkspace activity of its own (which stays the fallback when that call brings none back).",
+    since: '0.3.0 (checkpoints at full throughput, issue 24)',
+    retire: 'deprecatePatch once no conversation started before 0.3.0 is open (7 days after its last run); remove a release later.',
+  },
+  'live-stream-ends-unfollowed': {
+    guards:
+      "The live stream workflow (`<id>::live`, not the conversation's): a timer a minute long ends the run when no follower polled through it (followers start the stream; workers publish only while it runs).",
+    since: '0.3.0 (live streaming at full throughput, issue 24)',
+    retire:
+      'deprecatePatch 15 minutes after 0.3.0 runs everywhere (a stream from before ends when idle that long); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

@@ -47,6 +47,7 @@ import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE } from '../prompt.js';
 import { addUsage } from '../reply.js';
 import { pauseOutcome, runOutcome, statusAfterMessage } from '../status.js';
 import { CheckpointList, rewindRefusal as rewindRefusalFor, type RewindAnswer } from '../time-travel.js';
+import type { CheckpointInfo } from '../../checkpoints/types.js';
 import { ConfirmationGate } from './confirmation-gate.js';
 import { Condenser } from './condenser.js';
 import type { ActiveWait, WaitEnd } from './durable-wait.js';
@@ -121,6 +122,7 @@ export class ConversationRun {
   private forkMadeValue: boolean;
   /** The step checkpoints being taken (one after the other), while the loop goes on. */
   private checkpointing: Promise<void> | undefined;
+  private foldedCheckpoint: { step: number; info: CheckpointInfo } | undefined;
 
   private constructor(input: ConversationInput) {
     const { options } = input;
@@ -525,6 +527,21 @@ export class ConversationRun {
       if (this.checkpointing === tracked) this.checkpointing = undefined;
     });
     this.checkpointing = tracked;
+  }
+
+  /**
+   * A step's checkpoint that came back with its last host call (see time-travel.ts): kept until
+   * the turn records it.
+   */
+  noteFoldedCheckpoint(step: number, info: CheckpointInfo): void {
+    this.foldedCheckpoint = { step, info };
+  }
+
+  /** The checkpoint that came with step `step`'s last host call, if any (taken: asked once). */
+  takeFoldedCheckpoint(step: number): CheckpointInfo | undefined {
+    const folded = this.foldedCheckpoint;
+    this.foldedCheckpoint = undefined;
+    return folded?.step === step ? folded.info : undefined;
   }
 
   /** A checkpoint is still being taken. */

@@ -6,6 +6,7 @@ import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activities.js';
 import { modelCallCancelled } from './condenser.js';
 import type { ConversationRun } from './conversation-run.js';
+import { firstCheckpointWithSetup } from './time-travel.js';
 import { NotStarted, onHost } from './tool-dispatch.js';
 
 /** Made, or why not: cancelled (a pause or close) or failed (the conversation's error). */
@@ -14,6 +15,7 @@ export type SetupOutcome = { kind: 'ready' } | { kind: 'cancelled' } | { kind: '
 /** Asks the workspace host which tools it has for this conversation (and reads AGENTS.md there). */
 export async function prepareTools(run: ConversationRun, acts: ConversationActivities): Promise<SetupOutcome> {
   const { options } = run;
+  const withCheckpoint = firstCheckpointWithSetup(run);
   run.inFlight.model = new CancellationScope();
   try {
     const result = await run.inFlight.model.run(() =>
@@ -32,6 +34,7 @@ export async function prepareTools(run: ConversationRun, acts: ConversationActiv
               tools: options.agent.tools,
               hostTools: options.agent.hostTools === true,
               ...(options.mcpServers ? { mcpServers: options.mcpServers } : {}),
+              ...(withCheckpoint ? { checkpoint: { step: 0 } } : {}),
             },
           ],
         ),
@@ -49,6 +52,7 @@ export async function prepareTools(run: ConversationRun, acts: ConversationActiv
       run.append({ kind: 'skills', source: 'environment', skills, warnings: result.warnings ?? [] });
     }
     for (const message of result.errors) run.append({ kind: 'error', source: 'environment', message });
+    if (withCheckpoint && result.checkpoint) run.noteFoldedCheckpoint(0, result.checkpoint);
     return { kind: 'ready' };
   } catch (err) {
     if (err instanceof NotStarted || isCancellation(err) || modelCallCancelled(run)) return { kind: 'cancelled' };

@@ -24,6 +24,21 @@ export function firstCheckpointDue(run: ConversationRun): boolean {
   return run.steps === 0 && run.checkpoints.all().length === 0 && checkpointsOn(run);
 }
 
+/**
+ * Whether the setup (prepareTools on the host, the first turn's) takes the checkpoint before the
+ * first step with it. Asked before the setup is scheduled; the new patch first, so that a history
+ * from before it asks nothing else here (its `checkpoints` marker comes after the setup).
+ */
+export function firstCheckpointWithSetup(run: ConversationRun): boolean {
+  return (
+    run.steps === 0 &&
+    run.checkpoints.all().length === 0 &&
+    run.options.checkpoints !== false &&
+    isPatched('checkpoint-with-tool') &&
+    firstCheckpointDue(run)
+  );
+}
+
 /** The checkpoint before the first step (step 0). */
 export async function checkpointBeforeFirstStep(run: ConversationRun, acts: ConversationActivities): Promise<void> {
   await checkpoint(run, acts, 0, true);
@@ -42,6 +57,26 @@ export function stepCheckpointDue(run: ConversationRun): boolean {
 export function checkpointAfterStep(run: ConversationRun, acts: ConversationActivities, touchedHost: boolean): void {
   const step = run.steps;
   run.queueCheckpoint(() => checkpoint(run, acts, step, touchedHost));
+}
+
+/**
+ * Whether `action` (the step's last host call) takes the step's checkpoint with it: no activity of
+ * its own. Not when something may still change files after it: a PostToolUse hook, sub-agents.
+ */
+export function foldCheckpointInto(run: ConversationRun, postHooks: boolean, subAgents: boolean): boolean {
+  // The new patch first: a history from before it answers false here and asks nothing else.
+  return !postHooks && !subAgents && run.options.checkpoints !== false && isPatched('checkpoint-with-tool') && stepCheckpointDue(run);
+}
+
+/**
+ * The step's checkpoint when its last host call brought it back (else checkpointAfterStep): recorded
+ * now, or behind a checkpoint still in flight (the previous step's), so their events stay in order.
+ */
+export function recordFoldedCheckpoint(run: ConversationRun, info: CheckpointInfo): void {
+  const step = run.steps;
+  const record = () => run.recordCheckpoint(step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
+  if (run.checkpointPending) run.queueCheckpoint(() => Promise.resolve(record()));
+  else record();
 }
 
 async function checkpoint(run: ConversationRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<void> {

@@ -31,6 +31,7 @@ export async function runTool(
   action: ActionEvent,
   plan: ToolCallPlan | undefined,
   siblings = 1,
+  checkpointStep?: number,
 ): Promise<ToolResult> {
   const args = action.arguments;
   const offered = run.offeredTools();
@@ -53,7 +54,7 @@ export async function runTool(
   try {
     const setup = run.setup;
     const result = setup
-      ? await runOnHost(run, acts, action, plan, setup)
+      ? await runOnHost(run, acts, action, plan, setup, checkpointStep)
       : await runOnHostBeforeOpenTools(action, {
           conversationId: run.id,
           workspace: run.options.workspace,
@@ -63,6 +64,7 @@ export async function runTool(
           activities: acts.tool,
         });
     if (result.state !== undefined) run.setToolState(action.tool, result.state);
+    if (checkpointStep !== undefined && result.checkpoint) run.noteFoldedCheckpoint(checkpointStep, result.checkpoint);
     return { content: result.content, isError: result.isError, ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}) };
   } catch (err) {
     if (err instanceof NotStarted) {
@@ -83,6 +85,7 @@ function runOnHost(
   action: ActionEvent,
   plan: ToolCallPlan | undefined,
   current: ConversationSetup,
+  checkpointStep: number | undefined,
 ): Promise<RunToolResult> {
   const { options } = run;
   const spec = current.tools.find((t) => t.name === action.tool);
@@ -109,6 +112,7 @@ function runOnHost(
             ...(state !== undefined ? { state } : {}),
             ...(spec?.mcp && mcpConfig ? { mcp: { ...spec.mcp, config: mcpConfig } } : {}),
             ...(rescheduled ? { rescheduled: true } : {}),
+            ...(checkpointStep !== undefined ? { checkpoint: { step: checkpointStep } } : {}),
           },
         ],
       ),

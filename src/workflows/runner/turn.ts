@@ -8,7 +8,14 @@ import type { ConversationActivities } from './activities.js';
 import { callModel } from './model-call.js';
 import type { ConversationRun } from './conversation-run.js';
 import { prepareTools } from './setup.js';
-import { checkpointAfterStep, checkpointBeforeFirstStep, firstCheckpointDue, stepCheckpointDue } from './time-travel.js';
+import {
+  checkpointAfterStep,
+  checkpointBeforeFirstStep,
+  firstCheckpointDue,
+  foldCheckpointInto,
+  recordFoldedCheckpoint,
+  stepCheckpointDue,
+} from './time-travel.js';
 import { runTool } from './tool-dispatch.js';
 import { addHookContext, eventBase, hooksDue, runHooks } from './hooks.js';
 import type { HookDecision } from '../../hooks/decision.js';
@@ -38,7 +45,11 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     if (made.kind === 'cancelled' || run.halted) return { kind: 'stopped' };
   }
   // Step 0: the workspace before the first step (so the first step can be undone too).
-  if (firstCheckpointDue(run)) await checkpointBeforeFirstStep(run, acts);
+  if (firstCheckpointDue(run)) {
+    const folded = run.takeFoldedCheckpoint(0);
+    if (folded) recordFoldedCheckpoint(run, folded);
+    else await checkpointBeforeFirstStep(run, acts);
+  }
   // Hooks before the model call: SessionStart once a run, UserPromptSubmit for each new user message.
   if (run.sessionStartDue()) {
     run.markSessionStarted();
@@ -98,7 +109,11 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   let { outcome } = after;
   const { touchedHost } = after;
   // The step's checkpoint: the workspace as this step left it (shell commands' changes included).
-  if (stepCheckpointDue(run)) checkpointAfterStep(run, acts, touchedHost);
+  if (stepCheckpointDue(run)) {
+    const folded = run.takeFoldedCheckpoint(run.steps);
+    if (folded) recordFoldedCheckpoint(run, folded);
+    else checkpointAfterStep(run, acts, touchedHost);
+  }
   // Stop hooks: a block tells the agent why and it goes on instead of finishing.
   if (outcome.kind === 'finished' && run.status === 'running') {
     const due = hooksDue(run, 'Stop');
@@ -220,6 +235,9 @@ async function runActions(
   let finished = false;
   // Whether anything ran that may have changed files (a host tool, a sub-agent in the same workspace).
   let touchedHost = delegated.size > 0;
+  // The last host call takes the step's checkpoint with it, when nothing can change files after it.
+  const onHost = (a: ActionEvent) => !WORKFLOW_TOOLS.has(a.tool) && !blocked(a);
+  const lastHost = actions.filter(onHost).pop();
   for (const action of actions) {
     const started = delegated.get(action);
     if (!started && run.halted) {
@@ -237,7 +255,9 @@ async function runActions(
       continue;
     }
     if (!WORKFLOW_TOOLS.has(action.tool)) touchedHost = true;
-    let result = await (started ?? runTool(run, acts, asRun(action), plans.get(action)));
+    const fold =
+      action === lastHost && foldCheckpointInto(run, hooksDue(run, 'PostToolUse', action.tool) !== undefined, delegated.size > 0);
+    let result = await (started ?? runTool(run, acts, asRun(action), plans.get(action), 1, fold ? run.steps : undefined));
     if (decision?.updatedInput)
       result = {
         ...result,
