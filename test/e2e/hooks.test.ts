@@ -139,7 +139,9 @@ test('a PreToolUse hook that asks: the call waits for an approval, then runs', a
   const asker = `node -e 'process.stdin.resume();process.stdin.on("end",()=>console.log(JSON.stringify({hookSpecificOutput:{hookEventName:"PreToolUse",permissionDecision:"ask",permissionDecisionReason:"a person checks this"}})))'`;
   const hooks: HooksConfig = { hooks: { PreToolUse: [{ matcher: 'terminal', hooks: [{ type: 'command', command: asker }] }] } };
   h.model.setScript((r): ScriptedReply =>
-    toolResults(r).length < 1 ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo asked > asked.txt' } }] } : { content: 'done' },
+    toolResults(r).length < 1
+      ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo asked > asked.txt' } }] }
+      : { content: 'done' },
   );
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'go', run: true, hooks });
   const waiting = await conversation.waitUntil((s) => s.status !== 'running', 200, 60_000);
