@@ -18,6 +18,7 @@ export type FaheemErrorCode =
   | 'timeout'
   | 'server_start'
   | 'hooks_config'
+  | 'deploy'
   | 'usage';
 
 /**
@@ -155,3 +156,10 @@ export class ServerStartError extends FaheemError {
  * provider): the workflow condenses and asks once more instead of failing the conversation.
  */
 export const CONTEXT_WINDOW_EXCEEDED = 'ContextWindowExceeded';
+
+/** A Worker Deployment request the server refused or that cannot be done (no such deployment or version, a check that found breaking histories). */
+export class DeployError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('deploy', message, options);
+  }
+}
