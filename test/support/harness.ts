@@ -73,7 +73,11 @@ export interface Harness {
   /** Kills the Temporal server with SIGKILL and starts it again on the same port and SQLite file. */
   restartServer(): Promise<void>;
   workspace(): Promise<string>;
-  cli(args: string[], opts?: { reject?: boolean }): Promise<{ stdout: string; stderr: string; exitCode: number }>;
+  /** Runs `faheem <args>` with the harness's environment (plus `opts.env`). */
+  cli(
+    args: string[],
+    opts?: { reject?: boolean; env?: Record<string, string> },
+  ): Promise<{ stdout: string; stderr: string; exitCode: number }>;
   close(): Promise<void>;
 }
 
@@ -221,7 +225,11 @@ export async function startHarness(options: {
       return mkdtemp(path.join(tmpdir(), 'faheem-ws-'));
     },
     async cli(args, opts = {}) {
-      const r = await execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], { cwd: ROOT, env, reject: false });
+      const r = await execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], {
+        cwd: ROOT,
+        env: { ...env, ...opts.env },
+        reject: false,
+      });
       if (opts.reject !== false && r.exitCode !== 0) throw new Error(`faheem ${args.join(' ')} failed (${r.exitCode}): ${r.stderr}`);
       return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1 };
     },
