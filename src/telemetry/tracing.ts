@@ -64,7 +64,15 @@ async function load(env: NodeJS.ProcessEnv): Promise<Tracing> {
   const processor = new tracing.BatchSpanProcessor(exporter, { scheduledDelayMillis: 500 });
   const resource = resources.resourceFromAttributes({ 'service.name': serviceName(env) });
   // Traces only: Prometheus serves the metrics (`--metrics-port`), and logs stay where they are.
-  const sdk = new NodeSDK({ resource, spanProcessors: [processor], metricReaders: [], logRecordProcessors: [], instrumentations: [] });
+  // No process detector: it would put the command line (a CLI message, a flag's value) on every span.
+  const sdk = new NodeSDK({
+    resource,
+    resourceDetectors: [resources.envDetector, resources.hostDetector, resources.osDetector],
+    spanProcessors: [processor],
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [],
+  });
   sdk.start();
   // The workflow's spans arrive through a sink, built by the interceptors' OpenTelemetry 1.x; the
   // exporter reads the 2.x names (parentSpanContext, instrumentationScope).
