@@ -64,7 +64,11 @@ async function drainTime(h: Harness, n: number, round: number): Promise<void> {
   await waitFor(
     'visibility',
     async () =>
-      (await h.client.workflow.count(`ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion = 'bench:${a}'`)).count === n,
+      (
+        await h.client.workflow.count(
+          `WorkflowType = 'conversation' AND ExecutionStatus = 'Running' AND TemporalWorkerDeploymentVersion = 'bench:${a}'`,
+        )
+      ).count === n,
     60_000,
     200,
   );
