@@ -28,6 +28,21 @@ export interface WorkerConfig {
   sandbox: SandboxOptions | undefined;
   /** FAHEEM_LIVE: publish live lines (the reply as it streams, command output as it comes) to followers (`0` turns it off). */
   live: boolean;
+  /**
+   * FAHEEM_DEPLOYMENT / FAHEEM_BUILD_ID: the Worker Deployment version this worker serves (Temporal
+   * Worker Versioning); undefined: an unversioned worker, as before.
+   */
+  deployment: WorkerDeploymentVersion | undefined;
+  /** FAHEEM_METRICS_PORT: serve Prometheus text at `http://0.0.0.0:<port>/metrics` (undefined: no metrics). */
+  metricsPort: number | undefined;
+}
+
+/** A Worker Deployment version: the deployment's name and this build's id. */
+export interface WorkerDeploymentVersion {
+  /** The deployment (one per application, e.g. `faheem`). */
+  deploymentName: string;
+  /** This build (e.g. a git commit or a release number). */
+  buildId: string;
 }
 
 /** The defaults of the settings above that are plain numbers. */
@@ -44,6 +59,12 @@ const positiveInt = z.preprocess(
   z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be 1 or more').optional(),
 );
 
+/** A deployment name or build id: Temporal joins them with a dot, so neither may hold one. */
+const versionPart = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9_-][A-Za-z0-9_:+-]{0,254}$/, 'must be letters, digits, -, _, : or + (no dots, no spaces)');
+
 const WorkerEnv = z.object({
   FAHEEM_LOG_LEVEL: z.preprocess(
     (v) => (typeof v === 'string' && v.trim() !== '' ? v.trim().toUpperCase() : undefined),
@@ -54,6 +75,17 @@ const WorkerEnv = z.object({
   FAHEEM_TRANSCRIPT_CACHE_MB: positiveNumber,
   FAHEEM_SPAWN_HELPER: z.preprocess(unset, z.enum(['0', '1'], { error: 'must be 0 (off) or 1 (on)' }).optional()),
   FAHEEM_LIVE: z.preprocess(unset, z.enum(['0', '1'], { error: 'must be 0 (off) or 1 (on)' }).optional()),
+  FAHEEM_DEPLOYMENT: z.preprocess(unset, versionPart.optional()),
+  FAHEEM_BUILD_ID: z.preprocess(unset, versionPart.optional()),
+  FAHEEM_METRICS_PORT: z.preprocess(
+    unset,
+    z.coerce
+      .number({ error: 'must be a port number' })
+      .int('must be a port number')
+      .min(1, 'must be a port number')
+      .max(65535, 'must be a port number')
+      .optional(),
+  ),
 });
 
 /**
@@ -77,5 +109,17 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     spawnHelper: e.FAHEEM_SPAWN_HELPER !== '0',
     sandbox: sandboxFromEnv(env),
     live: e.FAHEEM_LIVE !== '0',
+    deployment: deploymentFrom(e.FAHEEM_DEPLOYMENT, e.FAHEEM_BUILD_ID),
+    metricsPort: e.FAHEEM_METRICS_PORT,
   };
+}
+
+/** Both halves of a version, or neither; one without the other is a mistake worth naming. */
+function deploymentFrom(deploymentName: string | undefined, buildId: string | undefined): WorkerDeploymentVersion | undefined {
+  if (deploymentName === undefined && buildId === undefined) return undefined;
+  if (deploymentName === undefined)
+    throw new InvalidRequestError('FAHEEM_BUILD_ID is set but FAHEEM_DEPLOYMENT is not: give both (or --deployment with --build-id)');
+  if (buildId === undefined)
+    throw new InvalidRequestError('FAHEEM_DEPLOYMENT is set but FAHEEM_BUILD_ID is not: give both (or --deployment with --build-id)');
+  return { deploymentName, buildId };
 }

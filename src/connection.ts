@@ -1,6 +1,7 @@
 // How clients and workers reach Temporal: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY,
 // TLS variables and envconfig TOML profiles (TEMPORAL_PROFILE), all through Temporal's own loader.
 import { Client, Connection, isGrpcDeadlineError } from '@temporalio/client';
+import { startTracing } from './telemetry/tracing.js';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import { NativeConnection } from '@temporalio/worker';
 import net from 'node:net';
@@ -58,7 +59,9 @@ export async function connectConnection(): Promise<{ connection: Connection; nam
 export async function connectClient(): Promise<Client> {
   const converter = dataConverter(); // a malformed encryption key fails here, with its own message
   const { connection, namespace } = await connectConnection();
-  return new Client({ connection, namespace, dataConverter: converter });
+  // With an OTLP endpoint configured, starts, signals and updates carry the trace (nothing loaded otherwise).
+  const tracing = await startTracing();
+  return new Client({ connection, namespace, dataConverter: converter, ...(tracing ? { interceptors: tracing.clientInterceptors } : {}) });
 }
 
 /** The native connection a worker polls with; ServerUnreachableError when the server does not answer. */

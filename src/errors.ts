@@ -26,7 +26,8 @@ export type FaheemErrorCode =
   | 'context_window_exceeded'
   | 'workspace_unavailable'
   | 'tool_not_started'
-  | 'live_offset_truncated';
+  | 'live_offset_truncated'
+  | 'deploy';
 
 /**
  * The base of every error faheemcode throws on purpose; `name` is the class's own name.
@@ -187,3 +188,10 @@ export class HttpError extends FaheemError {
  * (The same string as `FAILURE_TYPES.ContextWindowExceeded` in failure-types.ts.)
  */
 export const CONTEXT_WINDOW_EXCEEDED = 'ContextWindowExceeded';
+
+/** A Worker Deployment request the server refused or that cannot be done (no such deployment or version, a check that found breaking histories). */
+export class DeployError extends FaheemError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('deploy', message, options);
+  }
+}

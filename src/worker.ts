@@ -1,21 +1,23 @@
 // The worker: runs conversation workflows and model calls on the shared task queue, and tools on
 // this host's tool queue. Holds the secrets (from its environment); nothing else does.
 import type { LogMetadata } from '@temporalio/common';
-import { DefaultLogger, Runtime, Worker, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import { availableParallelism } from 'node:os';
 import { createActivities } from './activities/index.js';
 import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
 import type { WorkerHooks } from './hooks/run-hook.js';
 import { checkSandbox, type SandboxOptions } from './tools/sandbox.js';
-import { readWorkerConfig } from './config.js';
+import { readWorkerConfig, type WorkerDeploymentVersion } from './config.js';
+import { createMetrics } from './telemetry/metrics.js';
 import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
-import { workflowSource } from './workflow-source.js';
+import { tracedWorkflowSource, workflowSource } from './workflow-source.js';
+import { shutdownTracing, startTracing } from './telemetry/tracing.js';
 
 export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
-export { readWorkerConfig, type WorkerConfig, type WorkerLogLevel } from './config.js';
+export { readWorkerConfig, type WorkerConfig, type WorkerDeploymentVersion, type WorkerLogLevel } from './config.js';
 export type { WorkerHookContext, WorkerHookFn, WorkerHooks, WorkerHookSpec } from './hooks/run-hook.js';
 export type { HookAnswer } from './hooks/decision.js';
 
@@ -31,6 +33,10 @@ export interface WorkerHandle {
   toolTaskQueue: string;
   /** The sandbox this worker's commands run under; undefined: unsandboxed. */
   sandbox: SandboxOptions | undefined;
+  /** The Worker Deployment version it serves; undefined: unversioned. */
+  deployment: WorkerDeploymentVersion | undefined;
+  /** The port of its Prometheus endpoint; undefined: none. */
+  metricsPort: number | undefined;
 }
 
 /** The default logger, less the warning that the tools worker runs no workflows (by design). */
@@ -42,13 +48,19 @@ class WorkerLogger extends DefaultLogger {
 }
 
 let runtimeInstalled = false;
-function installRuntime(level: LogLevel): void {
+function installRuntime(level: LogLevel, metricsPort: number | undefined): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new WorkerLogger(level) });
+    Runtime.install({
+      logger: new WorkerLogger(level),
+      // One Prometheus endpoint for Temporal's worker metrics and ours (src/telemetry/metrics.ts).
+      ...(metricsPort !== undefined
+        ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${metricsPort}`, useSecondsForDurations: true } } } }
+        : {}),
+    });
   } catch {
-    // Already installed by the embedding program: keep its logger.
+    // Already installed by the embedding program: keep its logger (and its metrics, if any).
   }
 }
 
@@ -69,6 +81,14 @@ export interface CreateWorkerOptions {
    * this host after each conversation's command hooks for the same event; see WorkerHooks.
    */
   hooks?: WorkerHooks;
+  /**
+   * Run under Temporal Worker Versioning as this version of a Worker Deployment: each conversation
+   * stays on the version it started on, and moves to a new current version by continuing as new
+   * (`faheem deploy`). Default: FAHEEM_DEPLOYMENT / FAHEEM_BUILD_ID; neither: unversioned.
+   */
+  deployment?: WorkerDeploymentVersion;
+  /** Serve Prometheus text at `/metrics` on this port (default: FAHEEM_METRICS_PORT; unset: none). */
+  metricsPort?: number;
 }
 
 /**
@@ -83,11 +103,24 @@ export interface CreateWorkerOptions {
 export async function createWorker(options: CreateWorkerOptions = {}): Promise<WorkerHandle> {
   const env = options.env ?? process.env;
   const config = readWorkerConfig(env); // a bad FAHEEM_* value stops here, naming the variable
-  installRuntime(config.logLevel);
+  const metricsPort = options.metricsPort ?? config.metricsPort;
+  installRuntime(config.logLevel, metricsPort);
+  const deployment = options.deployment ?? config.deployment;
+  const versioning = deployment ? deploymentOptions(deployment) : {};
   const sandbox = options.sandbox === false ? undefined : (options.sandbox ?? config.sandbox);
   if (sandbox) await checkSandbox(sandbox, env); // asked for but unusable: fail now, not on the first command
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
+  // OTLP traces when an endpoint is configured: Temporal's spans and ours; nothing loaded otherwise.
+  const tracing = await startTracing(env);
+  const source = tracing ? tracedWorkflowSource(env) : workflowSource(env);
+  const workflowCode = tracing
+    ? {
+        ...source,
+        interceptors: { ...('interceptors' in source ? (source.interceptors ?? {}) : {}), ...tracing.workerInterceptors },
+        sinks: tracing.sinks,
+      }
+    : source;
   const mcp = new McpManager({ env });
   const activities = createActivities({
     env,
@@ -96,6 +129,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     mcp,
     ...(sandbox ? { sandbox } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
+    metrics: createMetrics(Runtime.instance().metricMeter),
   });
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
@@ -104,7 +138,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     connection,
     namespace,
     taskQueue: mainQueue,
-    ...workflowSource(env),
+    ...workflowCode,
     dataConverter: dataConverter(env),
     activities: { callModel: activities.callModel, condense: activities.condense },
     // Short heartbeat throttling: a pause reaches an in-flight model call within ~100 ms.
@@ -116,12 +150,14 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     // many conversations (docs/benchmarks.md: 50 at once, 25 → 13 s with two).
     workflowThreadPoolSize: config.workflowThreads ?? Math.min(2, availableParallelism()),
     shutdownGraceTime: '2 seconds',
+    ...versioning,
   });
   const tools = await Worker.create({
     connection,
     namespace,
     taskQueue: toolsQueue,
     dataConverter: dataConverter(env),
+    ...(tracing ? { interceptors: tracing.workerInterceptors } : {}),
     activities: {
       runTool: activities.runTool,
       runHooks: activities.runHooks,
@@ -139,17 +175,22 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     maxHeartbeatThrottleInterval: '200 milliseconds',
     defaultHeartbeatThrottleInterval: '200 milliseconds',
     shutdownGraceTime: '2 seconds',
+    // The tool queue is part of the same version: a pinned conversation's tools run on its own build.
+    ...versioning,
   });
   return {
     taskQueue: mainQueue,
     toolTaskQueue: toolsQueue,
     sandbox,
+    deployment,
+    metricsPort,
     run: async () => {
       try {
         await Promise.all([main.run(), tools.run()]);
       } finally {
         await mcp.closeAll().catch(() => undefined);
         await connection.close();
+        await shutdownTracing().catch(() => undefined);
       }
     },
     shutdown: () => {
@@ -157,6 +198,15 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       tools.shutdown();
     },
   };
+}
+
+/**
+ * Worker options for a version of a deployment: conversations are pinned to the version they
+ * started on (they move only by continuing as new, which the workflow does when the deployment's
+ * current version changes).
+ */
+export function deploymentOptions(version: WorkerDeploymentVersion): Pick<WorkerOptions, 'workerDeploymentOptions'> {
+  return { workerDeploymentOptions: { useWorkerVersioning: true, version, defaultVersioningBehavior: 'PINNED' } };
 }
 
 /**

@@ -1,6 +1,7 @@
 // Where a worker gets its workflow code: a prebuilt bundle when there is one, webpack otherwise.
 import type { WorkerOptions } from '@temporalio/worker';
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 /** True when this module runs from the TypeScript sources (tsx), false from the compiled dist/. */
@@ -58,3 +59,26 @@ export function workflowSource(env: NodeJS.ProcessEnv = process.env): WorkflowSo
   if (prebuilt) return { workflowBundle: { codePath: prebuilt } };
   return { workflowsPath: workflowsPath(), bundlerOptions };
 }
+
+/**
+ * The workflow code of a traced worker: the same code with the OpenTelemetry workflow interceptors
+ * (`dist/workflow-bundle-traced.js`, beside the plain bundle, or FAHEEM_WORKFLOW_BUNDLE's
+ * `-traced` sibling), or the sources bundled now with them.
+ */
+export function tracedWorkflowSource(env: NodeJS.ProcessEnv = process.env): WorkerWorkflowCode {
+  const plain = workflowSource(env);
+  if ('workflowBundle' in plain) {
+    const traced = plain.workflowBundle.codePath.replace(/\.js$/, '-traced.js');
+    if (existsSync(traced)) return { workflowBundle: { codePath: traced } };
+  }
+  return { workflowsPath: workflowsPath(), bundlerOptions, interceptors: { workflowModules: [TRACED_WORKFLOW_INTERCEPTORS] } };
+}
+
+/** `Worker.create`'s workflow code options, with workflow interceptors when bundling now. */
+export type WorkerWorkflowCode =
+  WorkflowSource | { workflowsPath: string; bundlerOptions: WorkerOptions['bundlerOptions']; interceptors: WorkerOptions['interceptors'] };
+
+/** The module of the OpenTelemetry workflow interceptors (resolved for webpack). */
+const TRACED_WORKFLOW_INTERCEPTORS = createRequire(import.meta.url).resolve(
+  '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',
+);

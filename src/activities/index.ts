@@ -1,5 +1,7 @@
 // All activities, built from the worker's environment (where the secrets are) and its tools.
 import path from 'node:path';
+import { instrumentCallModel, instrumentRunTool } from '../telemetry/instrument.js';
+import { NO_METRICS, type FaheemMetrics } from '../telemetry/metrics.js';
 import { TranscriptCache } from '../conversation/read-events.js';
 import { SetupCache } from '../conversation/setup-cache.js';
 import { readWorkerConfig, type WorkerConfig } from '../config.js';
@@ -38,6 +40,8 @@ export interface ActivitiesOptions {
   sandbox?: SandboxOptions;
   /** TypeScript hooks, run by runHooks after a conversation's command hooks. */
   hooks?: WorkerHooks;
+  /** Where model and tool calls are counted (createWorker: the runtime's Prometheus meter). */
+  metrics?: FaheemMetrics;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -71,12 +75,14 @@ export function createActivities(options: ActivitiesOptions = {}) {
     env,
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
+  // Each model and tool call: a GenAI span (a no-op without a tracer provider) and our counters.
+  const instrument = { env, metrics: options.metrics ?? NO_METRICS };
   return {
-    callModel: createCallModel(models, transcripts, new SetupCache(), registry, live),
+    callModel: instrumentCallModel(createCallModel(models, transcripts, new SetupCache(), registry, live), instrument),
     condense: createCondense(models, transcripts),
     prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks), checkpoints }),
     releaseTools: createReleaseTools(mcp),
-    runTool: tools.runTool,
+    runTool: instrumentRunTool(tools.runTool, instrument),
     runHooks: createRunHooks({
       env,
       secretValues: secrets,

@@ -18,10 +18,12 @@ import { encryptionCodec, parseEncryptionKeys } from '../security/codec.js';
 import { findTemporalCli } from '../server/temporal-cli.js';
 import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState } from '../types.js';
 import { createWorker } from '../worker.js';
+import { shutdownTracing } from '../telemetry/tracing.js';
 import { ConversationStatusKey } from '../workflows/messages.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
 import { doctor } from './doctor.js';
 import { scheduleCommand } from './schedule.js';
+import { deployCommand } from './deploy.js';
 import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './time-travel.js';
 import { consoleCommand } from './console.js';
@@ -63,6 +65,7 @@ async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
     return await fn(client);
   } finally {
     await client.connection.close();
+    await shutdownTracing(); // the command's spans leave before the process does
   }
 }
 
@@ -281,15 +284,34 @@ program
       'with --sandbox bwrap: none cuts commands off the network (default: FAHEEM_SANDBOX_NETWORK, else host)',
     ).choices(['none', 'host']),
   )
-  .action(async (o: { tools?: string[]; sandbox?: string; sandboxNetwork?: string }) => {
-    const sandbox = parseSandbox(o.sandbox ?? process.env.FAHEEM_SANDBOX, o.sandboxNetwork ?? process.env.FAHEEM_SANDBOX_NETWORK);
-    const tools = await loadTools(o.tools ?? []);
-    const worker = await createWorker({ tools, sandbox: sandbox ?? false });
-    console.error(`faheem worker: ${describeSandbox(worker.sandbox)}`);
-    console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);
-    if (tools.length > 0) console.error(`faheem worker: your tools: ${tools.map((t) => t.name).join(', ')}`);
-    await worker.run();
-  });
+  .option('--deployment <name>', 'run under Worker Versioning in this Worker Deployment (default: FAHEEM_DEPLOYMENT); needs --build-id')
+  .option('--build-id <id>', "this build's id in the deployment (default: FAHEEM_BUILD_ID)")
+  .option('--metrics-port <port>', 'serve Prometheus metrics at http://0.0.0.0:<port>/metrics (default: FAHEEM_METRICS_PORT)', positiveInt)
+  .action(
+    async (o: {
+      tools?: string[];
+      sandbox?: string;
+      sandboxNetwork?: string;
+      deployment?: string;
+      buildId?: string;
+      metricsPort?: number;
+    }) => {
+      const sandbox = parseSandbox(o.sandbox ?? process.env.FAHEEM_SANDBOX, o.sandboxNetwork ?? process.env.FAHEEM_SANDBOX_NETWORK);
+      const tools = await loadTools(o.tools ?? []);
+      // The flags win over FAHEEM_DEPLOYMENT / FAHEEM_BUILD_ID; readWorkerConfig checks them (both or neither).
+      if (o.deployment !== undefined) process.env.FAHEEM_DEPLOYMENT = o.deployment;
+      if (o.buildId !== undefined) process.env.FAHEEM_BUILD_ID = o.buildId;
+      if (o.metricsPort !== undefined) process.env.FAHEEM_METRICS_PORT = String(o.metricsPort);
+      const worker = await createWorker({ tools, sandbox: sandbox ?? false });
+      if (worker.deployment)
+        console.error(`faheem worker: version ${worker.deployment.buildId} of deployment ${worker.deployment.deploymentName}`);
+      if (worker.metricsPort !== undefined) console.error(`faheem worker: metrics at http://0.0.0.0:${worker.metricsPort}/metrics`);
+      console.error(`faheem worker: ${describeSandbox(worker.sandbox)}`);
+      console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);
+      if (tools.length > 0) console.error(`faheem worker: your tools: ${tools.map((t) => t.name).join(', ')}`);
+      await worker.run();
+    },
+  );
 
 program
   .command('start')
@@ -554,6 +576,7 @@ program
 program.addCommand(consoleCommand());
 program.addCommand(acpCommand());
 program.addCommand(scheduleCommand({ withClient, positiveInt, positiveNumber, readMcpConfig }));
+program.addCommand(deployCommand({ withClient, positiveInt }));
 for (const command of timeTravelCommands({
   withClient,
   answered,

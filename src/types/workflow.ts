@@ -65,7 +65,18 @@ export interface CarriedState {
   forkMade?: boolean;
   /** Hooks' bookkeeping: the run SessionStart ran for, the run a Stop hook blocked in, user messages checked up to. */
   hooks?: { sessionStartedRun: number; stopHookRun: number; checkedPromptsUpTo: number };
+  /** A step the conversation was in the middle of when it moved to a new worker version (see runner/versioning.ts). */
+  movedStep?: MovedStep;
 }
+
+/**
+ * The part of a step that moves with a conversation onto a new worker version: a `wait` in progress
+ * (its deadline kept; calls of the same reply after it are told they did not run), or actions
+ * waiting for approval (still pending on the new version).
+ */
+export type MovedStep =
+  | { kind: 'wait'; toolCallId: string; until: string; reason: string; capped: boolean; rest: string[] }
+  | { kind: 'approval'; toolCallIds: string[] };
 
 export const DEFAULTS = {
   taskQueue: 'faheem',

@@ -1,7 +1,7 @@
 // The conversation workflow: one per conversation, workflow id = conversation id. Glue only: the
 // state and what may be done to it are in runner/conversation-run.ts, the handlers in
 // runner/handlers.ts, one turn (model call and tools) in runner/turn.ts.
-import { allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, metricMeter, workflowInfo } from '@temporalio/workflow';
 import { DEFAULTS, type ConversationInput, type ConversationState } from '../types.js';
 import { childHasEnded } from './delegation.js';
 import { formatDuration } from './details.js';
@@ -10,7 +10,8 @@ import { ConversationRun } from './runner/conversation-run.js';
 import { registerHandlers } from './runner/handlers.js';
 import { releaseTools } from './runner/setup.js';
 import { forkWorkspaceDue, makeForkWorkspace, performRewind } from './runner/time-travel.js';
-import { applyOutcome, takeTurn } from './runner/turn.js';
+import { applyOutcome, finishMovedStep, takeTurn } from './runner/turn.js';
+import { moveToNewVersionDue } from './runner/versioning.js';
 
 /** Why the loop of one workflow run ended. */
 type RunEnd = 'continue-as-new' | 'closed' | 'idle-timeout' | 'sub-agent-done';
@@ -24,11 +25,23 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   const { options } = run;
   // A fork works in a copy of its source's workspace as of the step it was forked at.
   if (forkWorkspaceDue(run)) await makeForkWorkspace(run, acts);
+  // Moved to this version mid-step (in a `wait`, or awaiting approval): finish that step first.
+  const moved = run.takeMovedStep();
+  if (moved) applyOutcome(run, await finishMovedStep(run, acts, moved));
 
   // A long conversation continues as new so its history stays small; the state travels as input.
   const continueAsNewEvery = options.continueAsNewEverySteps ?? DEFAULTS.continueAsNewEverySteps;
   let turns = 0;
   let end: RunEnd;
+  // Set when the run continues as new onto the deployment's new current version.
+  let moving = false;
+  // Step durations for `faheem_step_duration_seconds` (the metric meter records nothing on replay).
+  const stepSeconds = metricMeter.createHistogram(
+    'faheem_step_duration_seconds',
+    'float',
+    's',
+    'Duration of one step (model call and its tools)',
+  );
   for (;;) {
     // A rewind asked for is carried out once nothing runs (its request paused the conversation).
     if (run.rewinds.pending) {
@@ -38,6 +51,13 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     }
     if (turns >= continueAsNewEvery || workflowInfo().continueAsNewSuggested) {
       end = 'continue-as-new';
+      moving = moveToNewVersionDue();
+      break;
+    }
+    // A new current version of the deployment: move onto it now, whatever the status (kept).
+    if (moveToNewVersionDue()) {
+      end = 'continue-as-new';
+      moving = true;
       break;
     }
     if (run.status !== 'running' && !run.closeRequested) {
@@ -57,7 +77,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       break;
     }
     if (run.status === 'running') {
+      const started = Date.now();
       applyOutcome(run, await takeTurn(run, acts));
+      stepSeconds.record((Date.now() - started) / 1000);
       turns++;
     }
     // A sub-agent's work ends with its run: it completes, and its parent reads the result.
@@ -79,6 +101,11 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // Waiting clients are answered now (they ask the next run).
   run.drain();
   await condition(allHandlersFinished);
-  if (continuing && !run.closeRequested) await continueAsNew<typeof conversation>({ ...input, carried: run.toCarried() });
+  if (continuing && !run.closeRequested) {
+    const next = { ...input, carried: run.toCarried() };
+    // Onto the new version: the next run's first task goes to the deployment's current version.
+    if (moving) await makeContinueAsNewFunc<typeof conversation>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
+    await continueAsNew<typeof conversation>(next);
+  }
   return run.snapshot();
 }

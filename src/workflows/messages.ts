@@ -27,6 +27,11 @@ export const resumeSignal = defineSignal('resume');
 export const closeSignal = defineSignal('close');
 /** From a sub-agent to its parent: its status and the cost of its tree changed. */
 export const childStatusSignal = defineSignal<[report: ChildReport]>('childStatus');
+/**
+ * From `faheem deploy drain`: wake up and, if the deployment's current version is no longer this
+ * conversation's, continue as new onto it (keeping its status). Does nothing on an unversioned worker.
+ */
+export const moveSignal = defineSignal('moveToCurrentVersion');
 
 export const stateQuery = defineQuery<ConversationState>('state');
 export const eventsQuery = defineQuery<ConversationEvent[], [fromIndex?: number, limit?: number]>('events');
@@ -93,6 +98,8 @@ export const DESCRIPTIONS = {
     'Pause now: no model call or tool run starts after this; the model call in flight is cancelled. {now:true} also interrupts the running command.',
   resume: 'Resume a paused (or idle, errored, stuck) conversation: the same as conversation.run() or `faheem resume`.',
   close: 'End the conversation workflow cleanly; its history stays readable.',
+  moveToCurrentVersion:
+    "Wake up; if the Worker Deployment's current version changed, continue as new onto it, keeping the status (sent by `faheem deploy drain`).",
   state: 'Current status, iterations, pending messages, metrics and last error.',
   events: 'The event log from an index (for following), at most `limit` events.',
   addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',

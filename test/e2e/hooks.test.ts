@@ -134,6 +134,24 @@ test('UserPromptSubmit refuses a message (the model never sees it); a Stop hook 
   assert.ok(events.some((e) => e.kind === 'refused' && /no passwords in prompts/.test(e.reason)));
 });
 
+test('a PreToolUse hook that asks: the call waits for an approval, then runs', async () => {
+  const workspace = await h.workspace();
+  const asker = `node -e 'process.stdin.resume();process.stdin.on("end",()=>console.log(JSON.stringify({hookSpecificOutput:{hookEventName:"PreToolUse",permissionDecision:"ask",permissionDecisionReason:"a person checks this"}})))'`;
+  const hooks: HooksConfig = { hooks: { PreToolUse: [{ matcher: 'terminal', hooks: [{ type: 'command', command: asker }] }] } };
+  h.model.setScript((r): ScriptedReply =>
+    toolResults(r).length < 1
+      ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo asked > asked.txt' } }] }
+      : { content: 'done' },
+  );
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'go', run: true, hooks });
+  const waiting = await conversation.waitUntil((s) => s.status !== 'running', 200, 60_000);
+  assert.equal(waiting.status, 'waiting_for_confirmation', waiting.lastError ?? '');
+  await conversation.approve();
+  const final = await conversation.waitUntil((s) => s.status !== 'running' && s.status !== 'waiting_for_confirmation', 200, 60_000);
+  assert.equal(final.status, 'finished', final.lastError ?? '');
+  assert.equal(await readFile(path.join(workspace, 'asked.txt'), 'utf8'), 'asked\n');
+});
+
 test('a skill is listed in the system prompt (name, description, path), its body never', async () => {
   const workspace = await h.workspace();
   await mkdir(path.join(workspace, '.agents', 'skills', 'release-notes'), { recursive: true });

@@ -73,7 +73,11 @@ export interface Harness {
   /** Kills the Temporal server with SIGKILL and starts it again on the same port and SQLite file. */
   restartServer(): Promise<void>;
   workspace(): Promise<string>;
-  cli(args: string[], opts?: { reject?: boolean }): Promise<{ stdout: string; stderr: string; exitCode: number }>;
+  /** Runs `faheem <args>` with the harness's environment (plus `opts.env`). */
+  cli(
+    args: string[],
+    opts?: { reject?: boolean; env?: Record<string, string> },
+  ): Promise<{ stdout: string; stderr: string; exitCode: number }>;
   close(): Promise<void>;
 }
 
@@ -87,17 +91,23 @@ export interface WorkerProcess {
  * With FAHEEM_RECORD_HISTORIES=1, every conversation a test file ran is saved under test/histories/
  * so that test/workflow/replay.test.ts can prove later workflow code still replays it. The file's earlier
  * recordings are replaced; with FAHEEM_HISTORY_TAG=<tag> they are kept and the new ones added as
- * `<name>-<tag>--<id>.json` (histories of the code as it is now, beside those of older code).
+ * `<name>-<tag>--<id>.json` (histories of the code as it is now, beside those of older code). Each
+ * earlier run of a conversation that continued as new is kept as `<name>--<id>@<run id>.json`.
  */
 async function recordHistories(client: Client, address: string, name: string): Promise<void> {
   const cli = await findTemporalCli();
   const dir = path.join(ROOT, 'test', 'histories');
   await mkdir(dir, { recursive: true });
   for (const old of await readdir(dir)) if (old.startsWith(`${name}--`)) await rm(path.join(dir, old));
+  // Every run of a conversation: the latest as `<name>--<id>.json`, each earlier run (continued as
+  // new) as `<name>--<id>@<run id>.json`, so a run that started from carried state is kept too.
+  const seen = new Set<string>();
   for await (const wf of client.workflow.list({ query: `WorkflowType = 'conversation'` })) {
     // The CLI writes the standard proto JSON that historyFromJSON reads back.
     const { stdout } = await execa(cli, ['workflow', 'show', '--address', address, '-w', wf.workflowId, '-r', wf.runId, '-o', 'json']);
-    await writeFile(path.join(dir, `${name}--${wf.workflowId}.json`), stdout);
+    const file = seen.has(wf.workflowId) ? `${name}--${wf.workflowId}@${wf.runId}.json` : `${name}--${wf.workflowId}.json`;
+    seen.add(wf.workflowId);
+    await writeFile(path.join(dir, file), stdout);
   }
 }
 
@@ -215,7 +225,11 @@ export async function startHarness(options: {
       return mkdtemp(path.join(tmpdir(), 'faheem-ws-'));
     },
     async cli(args, opts = {}) {
-      const r = await execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], { cwd: ROOT, env, reject: false });
+      const r = await execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], {
+        cwd: ROOT,
+        env: { ...env, ...opts.env },
+        reject: false,
+      });
       if (opts.reject !== false && r.exitCode !== 0) throw new Error(`faheem ${args.join(' ')} failed (${r.exitCode}): ${r.stderr}`);
       return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1 };
     },

@@ -28,6 +28,9 @@ test('each variable is read into its field', () => {
     FAHEEM_SANDBOX: 'bwrap',
     FAHEEM_SANDBOX_NETWORK: 'none',
     FAHEEM_LIVE: '0',
+    FAHEEM_DEPLOYMENT: 'faheem',
+    FAHEEM_BUILD_ID: 'v7',
+    FAHEEM_METRICS_PORT: '9464',
   });
   assert.deepEqual(c, {
     home: '/srv/faheem',
@@ -38,6 +41,8 @@ test('each variable is read into its field', () => {
     spawnHelper: false,
     sandbox: { kind: 'bwrap', network: 'none' },
     live: false,
+    deployment: { deploymentName: 'faheem', buildId: 'v7' },
+    metricsPort: 9464,
   });
   assert.equal(readWorkerConfig({ FAHEEM_WORKFLOW_THREADS: '' }).workflowThreads, undefined, 'empty is unset');
 });

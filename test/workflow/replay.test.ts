@@ -13,9 +13,13 @@ test('recorded conversation histories replay against the current workflow code',
   const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
   assert.ok(files.length >= 8, `expected recorded histories in ${dir}, found ${files.length}`);
   const histories = await Promise.all(
-    // Files are named <test file>--<workflow id>.json; the id matters (sub-agents' ids derive from it).
+    // Files are named <test file>--<workflow id>[@<run id>].json; the id matters (sub-agents' ids
+    // derive from it). An earlier run of a conversation that continued as new carries its run id.
     files.map(async (f) => ({
-      workflowId: f.slice(f.indexOf('--') + 2).replace(/\.json$/, ''),
+      workflowId: f
+        .slice(f.indexOf('--') + 2)
+        .replace(/\.json$/, '')
+        .replace(/@[0-9a-f-]{36}$/, ''),
       history: JSON.parse(await readFile(path.join(dir, f), 'utf8')) as unknown,
     })),
   );

@@ -60,6 +60,12 @@ export const PATCHES = {
     retire:
       'deprecatePatch 15 minutes after 0.3.0 runs everywhere (a stream from before ends when idle that long); remove a release later.',
   },
+  'move-to-new-version': {
+    guards:
+      "On a versioned worker, when the Worker Deployment's target version is no longer the conversation's, it continues as new onto it (initialVersioningBehavior AUTO_UPGRADE) at the loop's top, carrying its state. Only asked when the target changed, which no earlier history recorded.",
+    since: '0.3.0 (deploys, session 8)',
+    retire: 'Never needed for old histories (the flag was never true in them); keep while versioned deployments exist.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

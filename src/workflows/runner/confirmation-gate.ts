@@ -63,10 +63,15 @@ export class ConfirmationGate {
   }
 
   /**
-   * Waits for approve / reject (or the close, or the timeout, which reject); the answer. `onWait`
-   * runs once the actions are pending (it sets the status).
+   * Waits for approve / reject (or the close, or the timeout, which reject); the answer, and whether
+   * the user gave it (`answered`). `onWait` runs once the actions are pending (it sets the status).
    */
-  async wait(actions: ActionEvent[], timeoutMs: number | undefined, closing: () => boolean, onWait: () => void): Promise<Decision> {
+  async wait(
+    actions: ActionEvent[],
+    timeoutMs: number | undefined,
+    closing: () => boolean,
+    onWait: () => void,
+  ): Promise<Decision & { answered: boolean }> {
     this.actions = actions;
     this.decision = undefined;
     onWait();
@@ -76,12 +81,13 @@ export class ConfirmationGate {
         : await condition(() => this.decision !== undefined || closing(), timeoutMs, {
             summary: `waiting for confirmation (rejected after ${formatDuration(timeoutMs)})`,
           });
-    const answer = this.decision ?? {
+    const given = this.decision;
+    const answer = given ?? {
       approved: false,
       reason: answered ? 'the conversation was closed' : `no answer within ${formatDuration(timeoutMs ?? 0)}`,
     };
     this.actions = [];
     this.decision = undefined;
-    return answer;
+    return { ...answer, answered: given !== undefined };
   }
 }

@@ -26,10 +26,12 @@ import {
   type ConversationStatus,
   type Metrics,
   type ModelCallResult,
+  type MovedStep,
   type TerminalState,
 } from '../../types.js';
 import { CARRIED_STATE_VERSION, migrateCarried } from '../legacy/carried-state.js';
 import { isPatched } from '../legacy/patches.js';
+import { targetVersionChanged } from './versioning.js';
 import { ConversationLog, type NewEvent } from '../conversation-log.js';
 import { detailsText } from '../details.js';
 import type { EventRun } from '../event-log.js';
@@ -112,6 +114,9 @@ export class ConversationRun {
   private pauseAtStart: PauseRequest | undefined;
   /** The `wait` call in progress, if any. */
   private activeWait: ActiveWait | undefined;
+  private moveAskedValue = false;
+  /** The step under way when the run stopped to move to a new version (carried), or carried in from one. */
+  private movedStepValue: MovedStep | undefined;
   /** The run whose SessionStart hooks have run; whether a Stop hook blocked in this run; user messages hooks have checked. */
   private sessionStartedRun: number;
   private stopHookRun: number;
@@ -139,6 +144,7 @@ export class ConversationRun {
     const from = input.fork && !carried?.runs?.length ? 0 : this.log.count;
     this.runs = [...(carried?.runs ?? []), { runId: workflowInfo().runId, from }];
     this.statusValue = carried?.status ?? 'idle';
+    this.movedStepValue = carried?.movedStep;
     this.iterationsValue = carried?.iterations ?? 0;
     this.runNumberValue = carried?.runNumber ?? 0;
     this.metricsValue = carried?.metrics ?? emptyMetrics();
@@ -294,6 +300,7 @@ export class ConversationRun {
       checkpoints: this.checkpoints.toJSON(),
       ...(this.forkedFrom ? { forkedFrom: this.forkedFrom, forkMade: this.forkMadeValue } : {}),
       hooks: { sessionStartedRun: this.sessionStartedRun, stopHookRun: this.stopHookRun, checkedPromptsUpTo: this.checkedPromptsUpTo },
+      ...(this.movedStepValue ? { movedStep: this.movedStepValue } : {}),
     };
   }
 
@@ -651,6 +658,39 @@ export class ConversationRun {
     const n = this.confirmation.answer(answer);
     if (answer.approved) this.setStatus('running');
     return n;
+  }
+
+  /** `faheem deploy drain` asked this conversation to move to the deployment's current version. */
+  askMove(): void {
+    this.moveAskedValue = true;
+    this.wakeupsValue++;
+  }
+
+  /** Whether a drain asked this conversation to move (the loop then checks the target version). */
+  get moveAsked(): boolean {
+    return this.moveAskedValue;
+  }
+
+  /** A drain asked and the target version changed: a wait or an approval should stop and move (no command). */
+  moveWanted(): boolean {
+    return this.moveAskedValue && targetVersionChanged();
+  }
+
+  /** The step under way stops here and moves with the conversation (carried to the next run). */
+  carryStep(step: MovedStep): void {
+    this.movedStepValue = step;
+  }
+
+  /** The step this run must stop for (set by carryStep) — the turn ends without finishing it. */
+  get movingStep(): MovedStep | undefined {
+    return this.movedStepValue;
+  }
+
+  /** The step carried in from the previous version, once (the new run finishes it first). */
+  takeMovedStep(): MovedStep | undefined {
+    const step = this.movedStepValue;
+    this.movedStepValue = undefined;
+    return step;
   }
 
   /** End the conversation: what is in flight is cancelled, sub-agents close too. */

@@ -6,6 +6,7 @@ import { WaitArgs, describeInvalid } from '../../tools/schemas.js';
 import { DEFAULTS, type ActionEvent, type ToolResult } from '../../types.js';
 import { formatDuration } from '../details.js';
 import type { ConversationRun } from './conversation-run.js';
+import { moveToNewVersionDue } from './versioning.js';
 
 /** What ended a wait early. */
 export type WaitEnd = 'message' | 'resume' | 'pause' | 'close';
@@ -43,14 +44,34 @@ export async function durableWait(run: ConversationRun, action: ActionEvent): Pr
   const { ms, capped } = waitPlan(parsed.data, started, run.options.maxWaitMs ?? DEFAULTS.maxWaitMs);
   const { reason } = parsed.data;
   if (ms === 0) return { content: 'That time has already come: nothing to wait for.', isError: false };
-  const until = new Date(started + ms).toISOString();
+  return waitUntil(run, action, { until: new Date(started + ms).toISOString(), reason, capped, started });
+}
+
+/**
+ * Waits until `until` (or a message, resume, pause or close); the observation says how it ended.
+ * A drain that moves the conversation to a new version ends it too: the wait is carried (same
+ * deadline) and the result is not recorded here (`run.movingStep` says so; the next run finishes it).
+ */
+export async function waitUntil(
+  run: ConversationRun,
+  action: ActionEvent,
+  plan: { until: string; reason: string; capped: boolean; started: number },
+): Promise<ToolResult> {
+  const { until, reason, capped, started } = plan;
+  const ms = Math.max(0, Date.parse(until) - Date.now());
   const wait = run.beginWait(until, reason);
   try {
-    const ended = await condition(() => wait.endedBy !== undefined, ms, { summary: `waiting until ${until} (${reason})` });
+    const ended = await condition(() => wait.endedBy !== undefined || run.moveWanted(), ms, {
+      summary: `waiting until ${until} (${reason})`,
+    });
+    if (ended && wait.endedBy === undefined && moveToNewVersionDue()) {
+      run.carryStep({ kind: 'wait', toolCallId: action.toolCallId, until, reason, capped, rest: [] });
+      return { content: 'The wait goes on on a new version of the worker.', isError: false };
+    }
     const waited = waitedText(Date.now() - started);
     if (!ended) {
       return {
-        content: `Waited until ${until}${capped ? ` (cut to the longest wait, ${formatDuration(ms)})` : ''}; the time has come.`,
+        content: `Waited until ${until}${capped ? ` (cut to the longest wait, ${formatDuration(Date.parse(until) - started)})` : ''}; the time has come.`,
         isError: false,
       };
     }

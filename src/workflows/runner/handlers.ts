@@ -12,6 +12,7 @@ import {
   approveUpdate,
   childStatusSignal,
   closeSignal,
+  moveSignal,
   eventRunsQuery,
   eventsQuery,
   messageSignal,
@@ -61,6 +62,7 @@ export function registerHandlers(run: ConversationRun): void {
   setHandler(pauseSignal, (request) => run.pause(request ?? {}), { description: DESCRIPTIONS.pause });
   setHandler(resumeSignal, () => run.resume(), { description: DESCRIPTIONS.resume });
   setHandler(closeSignal, () => run.close(), { description: DESCRIPTIONS.close });
+  setHandler(moveSignal, () => run.askMove(), { description: DESCRIPTIONS.moveToCurrentVersion });
   setHandler(childStatusSignal, (report: ChildReport) => run.childReported(report), { description: DESCRIPTIONS.childStatus });
 
   setHandler(stateQuery, () => run.snapshot(), { description: DESCRIPTIONS.state });

@@ -1,7 +1,7 @@
 // One turn of the loop (a step): the setup if it is missing, a condensation if one is due, one
 // model call, and the tools it asked for. It returns what happens next; `applyOutcome` records it.
 import { WORKFLOW_TOOLS } from '../../tools/local.js';
-import type { ActionEvent, CallSummary, ModelCallResult, ToolCallPlan, ToolResult } from '../../types.js';
+import type { ActionEvent, CallSummary, ModelCallResult, MovedStep, ToolCallPlan, ToolResult } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
 import { observation, parseArguments } from '../reply.js';
 import type { ConversationActivities } from './activities.js';
@@ -17,6 +17,8 @@ import {
   stepCheckpointDue,
 } from './time-travel.js';
 import { runTool } from './tool-dispatch.js';
+import { waitUntil } from './durable-wait.js';
+import { moveToNewVersionDue } from './versioning.js';
 import { addHookContext, eventBase, hooksDue, runHooks } from './hooks.js';
 import type { HookDecision } from '../../hooks/decision.js';
 
@@ -202,6 +204,47 @@ async function afterReply(
   return runActions(run, acts, actions, plans, pre);
 }
 
+/**
+ * The first thing a run does when its conversation moved to a new version mid-step: the rest of
+ * that step. A `wait` goes on until its deadline (calls after it in the reply are told they did not
+ * run); actions waiting for approval wait again and run once approved. What happens next, as a turn's.
+ */
+export async function finishMovedStep(run: ConversationRun, acts: ConversationActivities, step: MovedStep): Promise<TurnOutcome> {
+  const held = run.log.held();
+  const byId = (id: string) => held.find((e): e is ActionEvent => e.kind === 'action' && e.toolCallId === id);
+  if (step.kind === 'wait') {
+    const action = byId(step.toolCallId);
+    if (!action) return { kind: 'continue' };
+    const result = await waitUntil(run, action, { until: step.until, reason: step.reason, capped: step.capped, started: Date.now() });
+    if (run.movingStep) return { kind: 'continue' }; // moved again before it ended
+    run.append(observation(action, result));
+    for (const id of step.rest) {
+      const later = byId(id);
+      if (later)
+        run.append(
+          observation(later, {
+            content: 'Not run: the conversation moved to a new version of the worker before this call started.',
+            isError: true,
+          }),
+        );
+    }
+    run.publishDetails();
+    return { kind: 'continue' };
+  }
+  const actions = step.toolCallIds.map(byId).filter((a): a is ActionEvent => a !== undefined);
+  if (actions.length === 0) {
+    if (run.status === 'waiting_for_confirmation') run.setStatus('running');
+    return { kind: 'continue' };
+  }
+  if (!(await confirm(run, actions))) {
+    run.publishDetails();
+    return { kind: 'stopped' };
+  }
+  const { outcome, touchedHost } = await runActions(run, acts, actions, new Map(), new Map());
+  if (stepCheckpointDue(run)) checkpointAfterStep(run, acts, touchedHost);
+  return outcome;
+}
+
 /** What a model call used and cost, for the events (people read it; the model never does). */
 function callSummary(reply: ModelCallResult): CallSummary {
   return { model: reply.model, cost: reply.cost, latencyMs: reply.latencyMs, ...reply.usage };
@@ -258,6 +301,12 @@ async function runActions(
     const fold =
       action === lastHost && foldCheckpointInto(run, hooksDue(run, 'PostToolUse', action.tool) !== undefined, delegated.size > 0);
     let result = await (started ?? runTool(run, acts, asRun(action), plans.get(action), 1, fold ? run.steps : undefined));
+    // A drain moved the conversation in the middle of this call's `wait`: the rest of the step goes with it.
+    const moving = run.movingStep;
+    if (moving?.kind === 'wait' && moving.toolCallId === action.toolCallId) {
+      run.carryStep({ ...moving, rest: actions.slice(actions.indexOf(action) + 1).map((a) => a.toolCallId) });
+      return { outcome: { kind: 'continue' }, touchedHost };
+    }
     if (decision?.updatedInput)
       result = {
         ...result,
@@ -295,9 +344,14 @@ async function confirm(run: ConversationRun, actions: ActionEvent[]): Promise<bo
   const answer = await run.confirmation.wait(
     actions,
     run.options.confirmationTimeoutMs,
-    () => run.closeRequested,
+    () => run.closeRequested || run.moveWanted(),
     () => run.setStatus('waiting_for_confirmation', run.confirmation.describe()),
   );
+  // A drain moved the conversation while it waited: the actions stay pending, on the new version.
+  if (!answer.answered && !run.closeRequested && run.moveWanted() && moveToNewVersionDue()) {
+    run.carryStep({ kind: 'approval', toolCallIds: actions.map((a) => a.toolCallId) });
+    return false;
+  }
   if (answer.approved && run.status === 'running') return true;
   for (const action of actions) {
     run.append(

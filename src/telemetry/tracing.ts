@@ -1,0 +1,127 @@
+// OpenTelemetry traces over OTLP, for workers and clients. Configured by the standard OTEL_*
+// variables; with no OTLP endpoint set nothing here is loaded (the SDK is imported on demand), and
+// our spans (telemetry/instrument.ts) go to the API's no-op tracer. Temporal's own spans come from
+// @temporalio/interceptors-opentelemetry: client, activity and — through the traced workflow bundle —
+// workflow interceptors, so a start or a resume is one trace down to the activities and our spans.
+import type { ClientInterceptors } from '@temporalio/client';
+import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
+
+/** Whether traces are to be exported: an OTLP endpoint is set and OTEL_TRACES_EXPORTER is not `none`. */
+export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+  const endpoint = (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT ?? '').trim();
+  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim());
+  return endpoint !== '' && !exporters.includes('none') && (env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() !== 'true';
+}
+
+/** The OTLP protocol for traces (`http/protobuf` unless OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL says `http/json` or `grpc`). */
+export function tracesProtocol(env: NodeJS.ProcessEnv = process.env): 'http/protobuf' | 'http/json' | 'grpc' {
+  const p = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim();
+  return p === 'http/json' || p === 'grpc' ? p : 'http/protobuf';
+}
+
+/** The service name spans carry (OTEL_SERVICE_NAME, default `faheem`). */
+export function serviceName(env: NodeJS.ProcessEnv = process.env): string {
+  return env.OTEL_SERVICE_NAME?.trim() || 'faheem';
+}
+
+/** Tracing, started: what a worker or client adds, and how to flush it. */
+export interface Tracing {
+  /** For `Worker.create`: activity interceptors (workflow ones are in the traced bundle). */
+  workerInterceptors: WorkerInterceptors;
+  /** For `Worker.create`: the sink that exports the workflow's spans. */
+  sinks: InjectedSinks<Record<string, never>>;
+  /** For `new Client`: the client interceptor (starts, signals, updates carry the trace). */
+  clientInterceptors: ClientInterceptors;
+  /** Exports what is buffered and stops. */
+  shutdown(): Promise<void>;
+}
+
+let started: Promise<Tracing | undefined> | undefined;
+
+/** Exports what is buffered and stops tracing (a short-lived process, e.g. a CLI command, calls it before exiting). */
+export async function shutdownTracing(): Promise<void> {
+  const t = await started;
+  started = undefined;
+  await t?.shutdown();
+}
+
+/**
+ * Starts tracing once per process when it is configured (`tracingConfigured`), else resolves to
+ * undefined having loaded nothing. Registers the global tracer provider (W3C trace context).
+ */
+export function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
+  if (!tracingConfigured(env)) return Promise.resolve(undefined);
+  started ??= load(env);
+  return started;
+}
+
+async function load(env: NodeJS.ProcessEnv): Promise<Tracing> {
+  const [{ NodeSDK, resources, tracing }, otel] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@temporalio/interceptors-opentelemetry'),
+  ]);
+  const exporter = await tracesExporter(tracesProtocol(env));
+  const processor = new tracing.BatchSpanProcessor(exporter, { scheduledDelayMillis: 500 });
+  const resource = resources.resourceFromAttributes({ 'service.name': serviceName(env) });
+  // Traces only: Prometheus serves the metrics (`--metrics-port`), and logs stay where they are.
+  // No process detector: it would put the command line (a CLI message, a flag's value) on every span.
+  const sdk = new NodeSDK({
+    resource,
+    resourceDetectors: [resources.envDetector, resources.hostDetector, resources.osDetector],
+    spanProcessors: [processor],
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [],
+  });
+  sdk.start();
+  // The workflow's spans arrive through a sink, built by the interceptors' OpenTelemetry 1.x; the
+  // exporter reads the 2.x names (parentSpanContext, instrumentationScope).
+  const workflowProcessor = {
+    onStart: () => undefined,
+    onEnd: (span: Parameters<typeof processor.onEnd>[0]) => processor.onEnd(asCurrentSpan(span)),
+    forceFlush: () => processor.forceFlush(),
+    shutdown: () => processor.shutdown(),
+  };
+  return {
+    workerInterceptors: {
+      activity: [
+        (ctx) => ({
+          inbound: new otel.OpenTelemetryActivityInboundInterceptor(ctx),
+          outbound: new otel.OpenTelemetryActivityOutboundInterceptor(ctx),
+        }),
+      ],
+    },
+    sinks: { exporter: otel.makeWorkflowExporter(workflowProcessor as never, resource as never) } as never,
+    clientInterceptors: { workflow: [new otel.OpenTelemetryWorkflowClientInterceptor()] },
+    shutdown: () => sdk.shutdown(),
+  };
+}
+
+async function tracesExporter(protocol: ReturnType<typeof tracesProtocol>) {
+  // Each reads its endpoint, headers and timeout from the OTEL_EXPORTER_OTLP_* variables.
+  if (protocol === 'grpc') return new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter();
+  if (protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
+  return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+}
+
+/** A span in OpenTelemetry 1.x's shape, given the 2.x names the exporter reads (its parent kept). */
+export function asCurrentSpan<T extends object>(span: T): T {
+  const s = span as T & {
+    parentSpanId?: string;
+    parentSpanContext?: unknown;
+    instrumentationLibrary?: unknown;
+    instrumentationScope?: unknown;
+    spanContext(): { traceId: string; traceFlags: number };
+  };
+  const extra: Record<string, unknown> = {};
+  if (s.parentSpanContext === undefined && s.parentSpanId) {
+    extra.parentSpanContext = {
+      traceId: s.spanContext().traceId,
+      spanId: s.parentSpanId,
+      traceFlags: s.spanContext().traceFlags,
+      isRemote: false,
+    };
+  }
+  if (s.instrumentationScope === undefined) extra.instrumentationScope = s.instrumentationLibrary ?? { name: 'temporal' };
+  return Object.keys(extra).length === 0 ? span : Object.assign(Object.create(Object.getPrototypeOf(span) as object) as T, span, extra);
+}

@@ -1,0 +1,153 @@
+// New builds under live conversations, on a real dev server: versioned workers A and B (Temporal
+// Worker Versioning). With conversations on A running a step, paused, finished (waiting for a
+// message), in a `wait` and awaiting an approval: set-current B, drain A, stop A. Every one moves
+// to B keeping its status (the wait its deadline, the approval its pending actions) and finishes
+// there; a new conversation starts on B. `deploy status --json` counts open conversations per version.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Agent, Conversation, LLM } from '../../src/client.js';
+import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
+import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
+
+const DEPLOYMENT = 'faheem-test';
+
+/** The first user message says what the conversation does. */
+function script(request: RecordedRequest): ScriptedReply {
+  const messages = request.body.messages;
+  const first = String(messages.find((m) => m.role === 'user')?.content ?? '');
+  const results = messages.filter((m) => m.role === 'tool').length;
+  const go = /go-file=(\S+)/.exec(first)?.[1];
+  if (first.startsWith('run-long') && go && results === 0) {
+    return { toolCalls: [{ name: 'terminal', arguments: { command: `while [ ! -f ${go} ]; do sleep 0.1; done; echo released` } }] };
+  }
+  if (first.startsWith('pause-me') && results === 0) {
+    return { toolCalls: [{ name: 'terminal', arguments: { command: 'sleep 120' } }] };
+  }
+  if (first.startsWith('wait-long') && results === 0) {
+    return { toolCalls: [{ name: 'wait', arguments: { seconds: 3600, reason: 'the nightly build' } }] };
+  }
+  if (first.startsWith('approve-me') && results === 0) {
+    return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo approved > approved.txt' } }] };
+  }
+  return { content: 'done' };
+}
+
+let h: Harness;
+let a: WorkerProcess;
+before(async () => {
+  h = await startHarness({ name: 'deploy', script });
+});
+after(async () => h?.close());
+
+const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] });
+const version = (buildId: string) => ({ FAHEEM_DEPLOYMENT: DEPLOYMENT, FAHEEM_BUILD_ID: buildId });
+
+/** The build id the conversation's current run is pinned to (from describe). */
+async function buildOf(id: string): Promise<string | undefined> {
+  const d = await h.client.workflow.getHandle(id).describe();
+  return d.raw.workflowExecutionInfo?.versioningInfo?.deploymentVersion?.buildId ?? undefined;
+}
+
+/** `faheem deploy …`, retried while the server has not yet seen the version's pollers. */
+async function deploy(args: string[]): Promise<string> {
+  return waitFor(`faheem deploy ${args.join(' ')}`, async () => {
+    const r = await h.cli(['deploy', ...args], { reject: false });
+    if (r.exitCode !== 0) throw new Error(r.stderr);
+    return r.stdout || 'ok';
+  });
+}
+
+test('set-current B and drain A: running, paused, finished, waiting and approval-pending conversations move keeping their status; A stops; all finish on B', async () => {
+  a = await h.startWorker(version('A'));
+  await deploy(['set-current', 'A', '--deployment', DEPLOYMENT]);
+
+  const goFile = path.join(await h.workspace(), 'go');
+  const start = async (firstMessage: string, extra: Partial<Parameters<typeof Conversation.create>[1]> = {}) =>
+    Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage, run: true, ...extra });
+  const approvalWorkspace = await h.workspace();
+
+  const running = await start(`run-long go-file=${goFile}`);
+  const paused = await start('pause-me');
+  await waitFor('the command to pause to start', async () => (await paused.events()).some((e) => e.kind === 'action'));
+  await paused.pause({ now: true });
+  await paused.waitUntil((s) => s.status === 'paused', 100, 60_000);
+  const finished = await start('finish-me');
+  const waiting = await start('wait-long');
+  const approving = await start('approve-me', { confirmationPolicy: 'always', workspace: approvalWorkspace });
+
+  await running.waitUntil((s) => s.events > 2 && s.status === 'running', 100, 60_000);
+  await waitFor('the running step to be under way', async () => (await running.events()).some((e) => e.kind === 'action'));
+  assert.equal((await paused.state()).status, 'paused');
+  assert.equal((await finished.waitUntil((s) => s.status !== 'running', 100, 60_000)).status, 'finished');
+  const waitState = await waiting.waitUntil((s) => s.waitingUntil != null, 100, 60_000);
+  const until = waitState.waitingUntil?.until;
+  assert.ok(until, 'the wait has a deadline');
+  const pending = await approving.waitUntil((s) => s.status === 'waiting_for_confirmation', 100, 60_000);
+  assert.equal(pending.pendingActions?.length, 1);
+  for (const c of [running, paused, finished, waiting, approving]) assert.equal(await buildOf(c.id), 'A', `${c.id} runs on A`);
+
+  const status = JSON.parse(await deploy(['status', '--json', '--deployment', DEPLOYMENT])) as {
+    current: string;
+    versions: { buildId: string; openConversations: number }[];
+  };
+  assert.equal(status.current, 'A');
+  await waitFor('visibility to count the five on A', async () => {
+    const s = JSON.parse(await deploy(['status', '--json', '--deployment', DEPLOYMENT])) as typeof status;
+    return s.versions.find((v) => v.buildId === 'A')?.openConversations === 5;
+  });
+
+  // The deploy: start B, make it current, drain A (the running step finishes on A first), stop A.
+  await h.startWorker(version('B'));
+  await deploy(['set-current', 'B', '--deployment', DEPLOYMENT]);
+  const drain = h.cli(['deploy', 'drain', 'A', '--deployment', DEPLOYMENT, '--timeout', '90'], { reject: false });
+  // The four not mid-step move at once; the running one only once its step ends.
+  await waitFor(
+    'the idle ones on B',
+    async () => {
+      for (const c of [paused, finished, waiting, approving]) if ((await buildOf(c.id)) !== 'B') return false;
+      return true;
+    },
+    60_000,
+  );
+  await writeFile(goFile, '');
+  const drained = await drain;
+  assert.equal(drained.exitCode, 0, drained.stderr);
+  await a.kill();
+
+  // Each kept its status on B.
+  assert.equal((await paused.state()).status, 'paused');
+  assert.equal((await finished.state()).status, 'finished');
+  const movedWait = await waiting.state();
+  assert.equal(movedWait.waitingUntil?.until, until, 'the wait kept its deadline');
+  const movedApproval = await approving.state();
+  assert.equal(movedApproval.status, 'waiting_for_confirmation');
+  assert.equal(movedApproval.pendingActions?.length, 1);
+
+  // And they finish there.
+  assert.equal((await running.waitUntil((s) => s.status !== 'running', 100, 60_000)).status, 'finished');
+  await paused.sendMessage('go on');
+  assert.equal((await paused.run()).status, 'finished', 'the paused one resumes on B');
+  await finished.sendMessage('once more');
+  assert.equal((await finished.run()).status, 'finished');
+  await waiting.sendMessage('the build is done');
+  assert.equal((await waiting.waitUntil((s) => s.status !== 'running', 100, 60_000)).status, 'finished');
+  await approving.approve();
+  assert.equal(
+    (await approving.waitUntil((s) => s.status !== 'running' && s.status !== 'waiting_for_confirmation', 100, 60_000)).status,
+    'finished',
+  );
+  assert.equal(await readFile(path.join(approvalWorkspace, 'approved.txt'), 'utf8'), 'approved\n', 'the approved command ran, on B');
+  for (const c of [running, paused, finished, waiting, approving]) assert.equal(await buildOf(c.id), 'B', `${c.id} ends on B`);
+  // The moved wait told the model how it ended (a message), once.
+  const observations = (await waiting.events()).filter((e) => e.kind === 'observation');
+  assert.equal(observations.length, 1);
+  assert.match(observations[0]?.kind === 'observation' ? observations[0].content : '', /ended early/);
+
+  const fresh = await start('new-one');
+  assert.equal((await fresh.waitUntil((s) => s.status !== 'running', 100, 60_000)).status, 'finished');
+  assert.equal(await buildOf(fresh.id), 'B');
+  assert.ok(existsSync(goFile));
+});
