@@ -37,7 +37,17 @@ export interface ScriptedResponsesOptions {
    * route has had more than `requestsPerMinute` requests in the last minute (OpenAI documents about
    * 15). Default: no spilling.
    */
-  routing?: { machines: number; requestsPerMinute: number; now?: () => number };
+  routing?: ScriptedRouting;
+}
+
+/** How requests reach cache machines (see {@link ScriptedResponsesOptions.routing}). */
+export interface ScriptedRouting {
+  machines: number;
+  requestsPerMinute: number;
+  /** The clock minutes are counted by (default `Date.now`; a bench runs minutes of steps in seconds). */
+  now?: () => number;
+  /** Route as if requests came without their `prompt_cache_key` (the client still sends it). */
+  ignoreCacheKey?: boolean;
 }
 
 /** The scripted Responses server: a {@link ScriptedModel} whose base URL serves `/v1/responses`. */
@@ -46,6 +56,13 @@ export interface ScriptedResponses extends ScriptedModel {
   clearCache(): void;
   /** Forgets the reasoning items it gave out (as if they came from another organisation). */
   forgetReasoning(): void;
+  /**
+   * Checks the next request that carries reasoning items as if they had been left out (what a client
+   * that drops them sends), so that its function calls get the API's 400.
+   */
+  dropNextReasoning(): void;
+  /** Replaces the routing model (and forgets every cached prefix). */
+  setRouting(routing: ScriptedRouting | undefined): void;
 }
 
 type Item = Record<string, unknown> & { type?: string; role?: string };
@@ -222,6 +239,8 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
   const caches = new Map<number, Set<string>>();
   const routeTimes = new Map<string, number[]>();
   let ids = 0;
+  let dropNext = false;
+  let routing = options.routing;
   const minCache = options.minCacheTokens ?? 1_024;
 
   const server = createServer((req, res) => {
@@ -258,8 +277,8 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
       .map((b) => b.key)
       .join('')
       .slice(0, 1_024);
-    const route = sha(`${head}\n${body.prompt_cache_key ?? ''}`);
-    const r = options.routing;
+    const r = routing;
+    const route = sha(`${head}\n${r?.ignoreCacheKey ? '' : (body.prompt_cache_key ?? '')}`);
     if (!r) return 0;
     const home = parseInt(route.slice(0, 8), 16) % r.machines;
     const now = (r.now ?? Date.now)();
@@ -330,7 +349,10 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
       );
       return;
     }
-    const refused = responsesRefusal(raw, issued);
+    const items = inputItems(raw);
+    const dropping = dropNext && items.some((i) => i.type === 'reasoning');
+    if (dropping) dropNext = false;
+    const refused = responsesRefusal(dropping ? { ...raw, input: items.filter((i) => i.type !== 'reasoning') } : raw, issued);
     if (refused) {
       fail(res, recorded, refused.status, refused.message);
       return;
@@ -463,6 +485,14 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
       current = s;
     },
     clearCache: () => caches.clear(),
+    setRouting: (r) => {
+      routing = r;
+      caches.clear();
+      routeTimes.clear();
+    },
+    dropNextReasoning: () => {
+      dropNext = true;
+    },
     forgetReasoning: () => {
       issued.reasoning.clear();
       issued.calls.clear();
