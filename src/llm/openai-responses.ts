@@ -37,11 +37,15 @@ export function responsesPrompt(chat: readonly ChatMessage[], specs: readonly To
         input.push({ type: 'function_call_output', call_id: m.tool_call_id, output: m.content === '' ? '(no output)' : m.content });
         break;
       case 'assistant': {
-        // Reasoning first, exactly as received (other providers' thinking cannot go to this API).
-        const reasoning = (m.reasoning ?? []).flatMap((r) => (r.type === 'openai_reasoning' ? [r.item] : []));
-        for (const item of reasoning) input.push({ ...item } as ResponseInputItem);
+        // Reasoning exactly as received, in the reply's order: before the function call it came
+        // right before, else first (other providers' thinking cannot go to this API).
+        const reasoning = (m.reasoning ?? []).flatMap((r) => (r.type === 'openai_reasoning' ? [r] : []));
+        const callIds = new Set((m.tool_calls ?? []).map((c) => c.id));
+        const placed = (r: (typeof reasoning)[number]) => r.followedBy !== undefined && callIds.has(r.followedBy);
+        for (const r of reasoning) if (!placed(r)) input.push({ ...r.item } as ResponseInputItem);
         if (m.content) input.push({ role: 'assistant', content: m.content });
         for (const call of m.tool_calls ?? []) {
+          for (const r of reasoning) if (placed(r) && r.followedBy === call.id) input.push({ ...r.item } as ResponseInputItem);
           input.push({
             type: 'function_call',
             call_id: call.id,
@@ -145,7 +149,8 @@ export class ResponsesAssembler {
   private readonly calls = new Map<number, StreamedToolCall>();
   /** Summary texts as they stream, by `item_id` and summary index (before the item is done). */
   private readonly summaries = new Map<string, string[]>();
-  private readonly items: OpenAIReasoningItem[] = [];
+  /** Reasoning items as they were done, with their place in the output. */
+  private readonly items: { item: OpenAIReasoningItem; index: number }[] = [];
   /** Text by output index (a reply may hold more than one message). */
   private readonly texts = new Map<number, string>();
   /** The failure the stream ended with (`response.failed` or `error`), if any. */
@@ -196,7 +201,7 @@ export class ResponsesAssembler {
         if (item.type === 'reasoning') {
           // The whole item, encrypted content complete, exactly as received.
           const checked = ReasoningItemSchema.safeParse(item);
-          if (checked.success) this.items.push(item as OpenAIReasoningItem);
+          if (checked.success) this.items.push({ item: item as OpenAIReasoningItem, index: event.output_index });
           this.summaries.delete(item.id);
           this.refresh();
         } else if (item.type === 'function_call') {
@@ -260,7 +265,7 @@ export class ResponsesAssembler {
       .map(([, t]) => t)
       .join('');
     const streaming = [...this.summaries.values()].flatMap((parts) => parts.filter((p): p is string => p !== undefined));
-    r.thinking = [summaryText(this.items), ...streaming].filter((t) => t !== '').join('\n\n');
+    r.thinking = [summaryText(this.items.map((i) => i.item)), ...streaming].filter((t) => t !== '').join('\n\n');
     r.toolCalls = this.toolCalls();
     if (!this.listener) return;
     try {
@@ -278,7 +283,10 @@ export class ResponsesAssembler {
     return {
       ...this.reply,
       toolCalls: this.toolCalls(),
-      reasoning: this.items.map((item) => ({ type: 'openai_reasoning' as const, item })),
+      reasoning: this.items.map(({ item, index }) => {
+        const next = this.calls.get(index + 1);
+        return { type: 'openai_reasoning' as const, item, ...(next ? { followedBy: next.id } : {}) };
+      }),
     };
   }
 }

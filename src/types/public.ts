@@ -64,7 +64,12 @@ export type ReasoningEffort = 'low' | 'medium' | 'high';
 export type ReasoningBlock =
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string }
-  | { type: 'openai_reasoning'; item: OpenAIReasoningItem };
+  | {
+      type: 'openai_reasoning';
+      item: OpenAIReasoningItem;
+      /** The call id of the function call that came right after it in the reply (it goes back just before that call). */
+      followedBy?: string;
+    };
 
 /** An agent as the conversation keeps it (plain data): its model, tool names and system prompt. */
 export interface AgentSpec {

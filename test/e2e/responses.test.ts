@@ -171,13 +171,18 @@ test('a text reply cut by the output cap ends the run, marked truncated; cut too
 
 test('reasoning follows condensation, rewind and fork: every later request is accepted', async () => {
   let steps = 0;
+  const step = (n: number) => ({ toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${n} >> steps.txt` } }] });
   const script: Script = (req) => {
-    const system = String(req.body.messages[0]?.content ?? '');
-    if (system.startsWith('You condense')) return { content: `summary of the work so far (${steps} steps)` };
-    const done = req.body.messages.filter((m) => m.role === 'tool').length;
-    if (done >= 8) return { content: 'Finished.' };
+    const messages = req.body.messages;
+    if (String(messages[0]?.content ?? '').startsWith('You condense')) return { content: `summary of the work so far (${steps} steps)` };
+    // After a rewind or in the fork: one more step, then done (condensation shortens the prompt, so count here).
+    const lastUser = messages.map((m) => m.role).lastIndexOf('user');
+    if (String(messages[lastUser]?.content ?? '').startsWith('Go on')) {
+      return messages.slice(lastUser + 1).some((m) => m.role === 'tool') ? { content: 'Finished.' } : step(steps + 1);
+    }
+    if (steps >= 8) return { content: 'Finished.' };
     steps++;
-    return { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${done + 1} >> steps.txt` } }] };
+    return step(steps);
   };
   server().setScript(script);
   const from = h.model.requests.length;

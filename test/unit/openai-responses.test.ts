@@ -292,3 +292,38 @@ describe('ModelClients.complete through the Responses API', () => {
     assert.equal(warnings.filter((w) => w.includes('LLM_WIRE_API=responses')).length, 1);
   });
 });
+
+test('reasoning interleaved with parallel function calls goes back in the order it came', () => {
+  const a = new ResponsesAssembler();
+  const rs = (id: string) => ({ type: 'reasoning', id, summary: [], encrypted_content: `gAAAAB-${id}` });
+  const fc = (n: number) => ({ type: 'function_call', id: `fc_${n}`, call_id: `call_${n}`, name: 'terminal', arguments: '{}' });
+  const out = [rs('rs_1'), fc(1), rs('rs_2'), fc(2)];
+  out.forEach((item, i) => a.push({ type: 'response.output_item.done', output_index: i, item } as never));
+  a.push({ type: 'response.completed', response: { id: 'resp_2', model: 'gpt-5.5', usage: null } } as never);
+  const r = a.result();
+  assert.deepEqual(
+    r.reasoning.map((b) => (b.type === 'openai_reasoning' ? b.followedBy : undefined)),
+    ['call_1', 'call_2'],
+  );
+  const p = responsesPrompt(
+    [
+      { role: 'user', content: 'Two at once.' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: r.toolCalls.map((c) => ({
+          id: c.id,
+          type: 'function' as const,
+          function: { name: c.name, arguments: c.arguments },
+          item_id: c.itemId!,
+        })),
+        reasoning: r.reasoning,
+      },
+    ],
+    [],
+  );
+  assert.deepEqual(
+    p.input.map((i) => ('id' in i ? i.id : 'role' in i ? i.role : '')),
+    ['user', 'rs_1', 'fc_1', 'rs_2', 'fc_2'],
+  );
+});
