@@ -19,6 +19,9 @@ const MODEL = 'gpt-5.5';
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 4);
 const STEPS = Number(process.env.BENCH_STEPS ?? 50);
 const STEP_MS = 5_000;
+/** Characters of each reasoning item's encrypted_content (the real API's grow with the reasoning). */
+const ENCRYPTED = Number(process.env.BENCH_ENCRYPTED_CHARS ?? 2_048);
+const ARMS = (process.env.BENCH_ARMS ?? 'key,nokey').split(',');
 
 /** 50 steps, each printing ~4.4 KB (about 1.1k tokens), after a ~28 KB task: ~8k → ~60k tokens. */
 function growingScript(steps: number): Script {
@@ -40,14 +43,22 @@ interface Arm {
   seconds: number;
 }
 
-const h = await startHarness({ name: 'bench-responses', api: 'responses', script: growingScript(STEPS), record: false });
+const h = await startHarness({
+  name: 'bench-responses',
+  api: 'responses',
+  script: growingScript(STEPS),
+  record: false,
+  responses: { encryptedContentChars: ENCRYPTED },
+});
 const server = h.model as ScriptedResponses;
 try {
   await h.startWorker({ LLM_REASONING_EFFORT: 'low' });
-  const task = `Read the spec below, then print its ${STEPS} parts one by one.\n\n${'spec line: keep every number. '.repeat(950)}`;
+  // Each conversation its own task (what they share is the tools and the system prompt).
+  const task = (n: number) =>
+    `Read spec ${n} below, then print its ${STEPS} parts one by one.\n\n${`spec ${n} line: keep every number. `.repeat(900)}`;
   const arms: Arm[] = [];
   let lastFinals: ConversationState[] = [];
-  for (const ignoreCacheKey of [false, true]) {
+  for (const ignoreCacheKey of ARMS.map((a) => a === 'nokey')) {
     const from = server.requests.length;
     const t0 = Date.now();
     server.setRouting({
@@ -58,10 +69,10 @@ try {
     });
     const started = performance.now();
     const finals = await Promise.all(
-      Array.from({ length: CONVERSATIONS }, async () => {
+      Array.from({ length: CONVERSATIONS }, async (_, n) => {
         const agent = new Agent({ llm: new LLM({ model: `openai/${MODEL}` }), tools: ['terminal', 'file_editor', 'task_tracker'] });
         const conversation = await Conversation.create(h.client, { agent, workspace: await h.workspace(), maxIterations: 200 });
-        await conversation.sendMessage(task);
+        await conversation.sendMessage(task(n + 1));
         const final = await conversation.run();
         if (final.status !== 'finished') throw new Error(`ended ${final.status}: ${final.lastError}`);
         return final;
@@ -94,7 +105,17 @@ try {
       `| ${a.arm} | ${a.calls} | ${a.promptTokens.toLocaleString('en')} | ${(100 * a.share).toFixed(1)} % | $${a.cost.toFixed(3)} | $${a.uncachedCost.toFixed(3)} | ${a.seconds.toFixed(0)} s |`,
     );
 
-  // Reasoning items in history: the last arm's first conversation.
+  // What the reasoning items weigh: in the prompts (this server counts their bytes as input, four
+  // characters a token), and in history (the last arm's first conversation).
+  const last = server.requests.filter(
+    (r) => r.status === 200 && (r.raw as { prompt_cache_key?: string }).prompt_cache_key === lastFinals[0]!.id,
+  );
+  const final = last[last.length - 1]!;
+  const items = (final.raw as { input: { type?: string }[] }).input.filter((i) => i.type === 'reasoning');
+  const reasoningInPrompt = items.reduce((n, i) => n + Math.ceil(`item:${JSON.stringify(i)}`.length / 4), 0);
+  console.log(
+    `the last prompt of a conversation: ${(final.usage?.input_tokens ?? 0).toLocaleString('en')} tokens, of which its ${items.length} reasoning items ${reasoningInPrompt.toLocaleString('en')} (${((100 * reasoningInPrompt) / (final.usage?.input_tokens ?? 1)).toFixed(1)} %)`,
+  );
   const id = lastFinals[0]!.id;
   const events = await (await Conversation.attach(h.client, id)).events();
   const reasoningBytes = events.reduce((n, e) => n + (e.kind === 'action' && e.reasoning ? JSON.stringify(e.reasoning).length : 0), 0);
@@ -118,7 +139,7 @@ try {
     }
   }
   console.log(
-    `reasoning on the events: ${steps} steps, ${(reasoningBytes / steps).toFixed(0)} bytes a step (encrypted_content ${2_048} characters), ${(reasoningBytes / 1024).toFixed(0)} KiB in all; ` +
+    `reasoning on the events: ${steps} steps, ${(reasoningBytes / steps).toFixed(0)} bytes a step (encrypted_content ${ENCRYPTED} characters), ${(reasoningBytes / 1024).toFixed(0)} KiB in all; ` +
       `${runs.length} runs, model results and run inputs ${(total / 1024).toFixed(0)} KiB in history, largest payload ${(largest / 1024).toFixed(0)} KiB (Temporal's limit 2 MiB)`,
   );
   console.log(JSON.stringify({ arms, reasoningBytes, steps, largest, total, runs: runs.length }));
