@@ -25,10 +25,16 @@ const ARMS = (process.env.BENCH_ARMS ?? 'key,nokey').split(',');
 
 /** 50 steps, each printing ~4.4 KB (about 1.1k tokens), after a ~28 KB task: ~8k → ~60k tokens. */
 function growingScript(steps: number): Script {
+  // Steps counted per conversation (a condensation would shorten the prompt the script sees).
+  const done = new Map<string, number>();
   return (req) => {
-    const done = req.body.messages.filter((m) => m.role === 'tool').length;
-    if (done >= steps) return { content: `Read all ${steps} parts.` };
-    return { toolCalls: [{ name: 'terminal', arguments: { command: `echo part ${done + 1}; head -c 4400 /dev/zero | tr '\\0' x` } }] };
+    const system = String(req.body.messages[0]?.content ?? '');
+    if (system.startsWith('You condense')) return { content: 'summary: parts printed so far' };
+    const key = String(req.body.prompt_cache_key);
+    const n = done.get(key) ?? 0;
+    if (n >= steps) return { content: `Read all ${steps} parts.` };
+    done.set(key, n + 1);
+    return { toolCalls: [{ name: 'terminal', arguments: { command: `echo part ${n + 1}; head -c 4400 /dev/zero | tr '\\0' x` } }] };
   };
 }
 
@@ -120,6 +126,7 @@ try {
   const events = await (await Conversation.attach(h.client, id)).events();
   const reasoningBytes = events.reduce((n, e) => n + (e.kind === 'action' && e.reasoning ? JSON.stringify(e.reasoning).length : 0), 0);
   const steps = events.filter((e) => e.kind === 'action' && e.reasoning).length;
+  const condensations = events.filter((e) => e.kind === 'condensation').length;
   let largest = 0;
   let total = 0;
   const runs: string[] = [];
@@ -140,7 +147,7 @@ try {
   }
   console.log(
     `reasoning on the events: ${steps} steps, ${(reasoningBytes / steps).toFixed(0)} bytes a step (encrypted_content ${ENCRYPTED} characters), ${(reasoningBytes / 1024).toFixed(0)} KiB in all; ` +
-      `${runs.length} runs, model results and run inputs ${(total / 1024).toFixed(0)} KiB in history, largest payload ${(largest / 1024).toFixed(0)} KiB (Temporal's limit 2 MiB)`,
+      `${condensations} condensations, ${runs.length} runs, model results and run inputs ${(total / 1024).toFixed(0)} KiB in history, largest payload ${(largest / 1024).toFixed(0)} KiB (Temporal's limit 2 MiB)`,
   );
   console.log(JSON.stringify({ arms, reasoningBytes, steps, largest, total, runs: runs.length }));
 } finally {

@@ -10,6 +10,7 @@ import { Agent, Conversation, LLM } from '../../src/client.js';
 import { forkConversation } from '../../src/fork.js';
 import { countdownScript, type RecordedRequest, type Script } from '../../src/testing/scripted-model.js';
 import type { ScriptedResponses } from '../../src/testing/scripted-responses.js';
+import type { LiveDelta } from '../../src/live/types.js';
 import type { ActionEvent, ConversationEvent } from '../../src/types.js';
 import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
@@ -229,4 +230,35 @@ test('reasoning follows condensation, rewind and fork: every later request is ac
   );
   for (const r of all)
     if (raw(r).input.some((i) => i.type === 'function_call')) assert.equal(count(r, 'reasoning'), count(r, 'function_call'));
+});
+
+test('live lines: reasoning summaries as thinking_delta, output text as model_delta, before the events that record them', async () => {
+  const THINKING = 'First I look at the directory, then I answer in one sentence.';
+  const REPLY = 'The workspace is empty, so there is nothing to list yet.';
+  server().setScript((r) =>
+    r.body.messages.some((m) => m.role === 'tool')
+      ? { content: REPLY, thinking: THINKING, wordByWord: true }
+      : { thinking: THINKING, toolCalls: [{ name: 'terminal', arguments: { command: 'ls' } }] },
+  );
+  const conversation = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace: await h.workspace(),
+    firstMessage: 'List.',
+    run: true,
+  });
+  const seen: (ConversationEvent | LiveDelta)[] = [];
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) seen.push(item);
+  const live = seen.filter((x): x is LiveDelta => 'live' in x);
+  const thinking = live.filter((d) => d.kind === 'thinking_delta');
+  assert.ok(thinking.length > 0, 'summaries stream as thinking');
+  assert.ok(
+    thinking
+      .map((d) => d.text)
+      .join('')
+      .includes(THINKING),
+  );
+  const words = live.filter((d) => d.kind === 'model_delta');
+  assert.equal(words.map((d) => d.text).join(''), REPLY);
+  const replyAt = seen.findIndex((x) => !('live' in x) && x.kind === 'message' && x.source === 'agent');
+  assert.ok(replyAt > seen.indexOf(words[words.length - 1]!), 'the words before the event that records the reply');
 });

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
 import { after, before, describe, test } from 'node:test';
+import { LLM } from '../../src/client.js';
+import { FaheemError } from '../../src/errors.js';
 import { ModelClients } from '../../src/llm/client.js';
 import { chatRefusesTools, isReasoningModel, responsesPrompt, ResponsesAssembler, wireApiFor } from '../../src/llm/openai-responses.js';
 import { costOf } from '../../src/llm/prices.js';
@@ -71,6 +73,15 @@ test('responsesPrompt: instructions, messages, reasoning items exactly as receiv
   assert.equal(p.tools[0]?.type, 'function');
   assert.equal(p.tools[0]?.name, 'terminal');
   assert.equal(JSON.stringify(responsesPrompt(chat, tools)), JSON.stringify(p), 'the same bytes each time (a stable prefix)');
+});
+
+test('new LLM({ wireApi }) is checked and kept on the spec', () => {
+  assert.equal(new LLM({ wireApi: 'responses' }).spec.wireApi, 'responses');
+  assert.equal(new LLM({}).spec.wireApi, undefined);
+  assert.throws(
+    () => new LLM({ wireApi: 'soap' as never }),
+    (err: unknown) => err instanceof FaheemError && /wireApi must be responses or chat/.test(err.message),
+  );
 });
 
 test('which API: responses on OpenAI itself, chat elsewhere, LLM_WIRE_API and the conversation choose; reasoning models', () => {
