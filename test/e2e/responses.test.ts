@@ -232,7 +232,7 @@ test('reasoning follows condensation, rewind and fork: every later request is ac
     if (raw(r).input.some((i) => i.type === 'function_call')) assert.equal(count(r, 'reasoning'), count(r, 'function_call'));
 });
 
-test('live lines: reasoning summaries as thinking_delta, output text as model_delta, before the events that record them', async () => {
+test('live lines: reasoning summaries as thinking_delta, output text as model_delta', async () => {
   const THINKING = 'First I look at the directory, then I answer in one sentence.';
   const REPLY = 'The workspace is empty, so there is nothing to list yet.';
   server().setScript((r) =>
@@ -259,6 +259,9 @@ test('live lines: reasoning summaries as thinking_delta, output text as model_de
   );
   const words = live.filter((d) => d.kind === 'model_delta');
   assert.equal(words.map((d) => d.text).join(''), REPLY);
-  const replyAt = seen.findIndex((x) => !('live' in x) && x.kind === 'message' && x.source === 'agent');
-  assert.ok(replyAt > seen.indexOf(words[words.length - 1]!), 'the words before the event that records the reply');
+  // (Their order against the events is live.test.ts's to check.)
+  assert.ok(
+    seen.some((x) => !('live' in x) && x.kind === 'message' && x.source === 'agent' && x.text === REPLY),
+    'the reply recorded as well',
+  );
 });

@@ -95,6 +95,11 @@ test('which API: responses on OpenAI itself, chat elsewhere, LLM_WIRE_API and th
   assert.equal(wireApiFor(openai, undefined, { LLM_WIRE_API: 'chat' }), 'chat');
   assert.equal(wireApiFor(openai, 'chat', { LLM_WIRE_API: 'responses' }), 'chat');
   assert.equal(wireApiFor(local, undefined, { LLM_WIRE_API: 'nonsense' }), 'chat');
+  const warnings: string[] = [];
+  new ModelClients({ LLM_WIRE_API: 'soap' }, (l) => warnings.push(l));
+  assert.deepEqual(warnings, [
+    "LLM_WIRE_API=soap is not responses or chat: the default applies (responses on OpenAI's own endpoint, chat elsewhere)",
+  ]);
   assert.equal(wireApiFor({ provider: 'anthropic', baseUrl: 'https://api.anthropic.com/v1/' }, 'responses', {}), undefined);
   for (const m of ['gpt-5.6', 'gpt-5.4', 'gpt-5', 'gpt-5-mini', 'o3', 'o4-mini', 'codex-mini-latest']) assert.ok(isReasoningModel(m), m);
   for (const m of ['gpt-4o', 'gpt-4.1', 'gpt-5-chat-latest', 'llama3']) assert.ok(!isReasoningModel(m), m);
