@@ -2,6 +2,7 @@
 // into a state, and that state turned into blocks the page renders. Pure (no DOM), unit-tested.
 import type { ConversationEvent } from '../src/types/public.js';
 import type { LiveDelta } from '../src/live/types.js';
+import { reasoningText } from '../src/text.js';
 
 /** One line of the follow stream: an event, a live line, or the stream's own end marker. */
 export type StreamItem = ConversationEvent | LiveDelta | { end: true; closed?: boolean; error?: string };
@@ -210,7 +211,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
         });
         break;
       case 'action': {
-        const thinking = (e.reasoning ?? []).map((b) => (b.type === 'thinking' ? b.thinking : '(redacted thinking)')).join('\n');
+        const thinking = reasoningText(e.reasoning);
         if (thinking) blocks.push({ type: 'thinking', key: `${key}t`, text: thinking });
         if (e.thought) blocks.push({ type: 'message', key: `${key}m`, source: 'agent', text: e.thought, time });
         const diff = e.tool === 'file_editor' ? fileEditDiff(e.arguments) : undefined;

@@ -48,6 +48,7 @@ import {
   type McpServersSpec,
   type Metrics,
   type ReasoningEffort,
+  type WireApi,
 } from './types.js';
 
 export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool, WaitTool } from './tools/builtin.js';
@@ -62,6 +63,12 @@ function reasoningEffort(value: unknown): ReasoningEffort {
   throw new FaheemError('invalid_request', `LLM: reasoningEffort must be low, medium or high, not ${JSON.stringify(value)}`);
 }
 
+/** A wire API checked: responses or chat. */
+function wireApi(value: unknown): WireApi {
+  if (value === 'responses' || value === 'chat') return value;
+  throw new FaheemError('invalid_request', `LLM: wireApi must be responses or chat, not ${JSON.stringify(value)}`);
+}
+
 /**
  * The model an agent uses: its name (`openai/gpt-4o`, `anthropic/…`; default the worker's LLM_MODEL),
  * endpoint and temperature. The API key is never here: the worker reads it from its environment.
@@ -72,6 +79,9 @@ export class LLM {
   /**
    * @param options.reasoningEffort - Reason before answering (Anthropic extended thinking, OpenAI
    *   `reasoning_effort`); default the worker's LLM_REASONING_EFFORT, else off.
+   * @param options.wireApi - How an OpenAI-compatible model is called: `responses` (the Responses
+   *   API, reasoning kept across tool calls) or `chat` (chat completions); default the worker's
+   *   LLM_WIRE_API, else `responses` on OpenAI's own endpoint and `chat` elsewhere.
    */
   constructor(options: {
     usageId?: string;
@@ -79,6 +89,7 @@ export class LLM {
     baseUrl?: string;
     temperature?: number;
     reasoningEffort?: ReasoningEffort;
+    wireApi?: WireApi;
     apiKey?: unknown;
   }) {
     if (options.apiKey !== undefined) {
@@ -91,6 +102,7 @@ export class LLM {
       ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       ...(options.reasoningEffort ? { reasoningEffort: reasoningEffort(options.reasoningEffort) } : {}),
+      ...(options.wireApi !== undefined ? { wireApi: wireApi(options.wireApi) } : {}),
     };
   }
 }

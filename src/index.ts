@@ -124,7 +124,10 @@ export {
   type Metrics,
   type ModelCallMetrics,
   type ObservationEvent,
+  type OpenAIReasoningItem,
   type PauseEvent,
+  type ReasoningBlock,
+  type ReasoningEffort,
   type ResumeEvent,
   type RewindEvent,
   type StatusEvent,
@@ -132,4 +135,5 @@ export {
   type TokenUsage,
   type ToolName,
   type SkillsEvent,
+  type WireApi,
 } from './types/public.js';

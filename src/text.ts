@@ -9,3 +9,25 @@ export function oneLine(s: string, n: number): string {
 export function cut(s: string, n: number): string {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }
+
+/**
+ * The thinking text people see for a reply's reasoning: Anthropic's thinking, "(redacted thinking)",
+ * and OpenAI's reasoning summaries (an item without one, encrypted only, shows nothing).
+ */
+export function reasoningText(
+  blocks:
+    | readonly (
+        | { type: 'thinking'; thinking: string }
+        | { type: 'redacted_thinking' }
+        | { type: 'openai_reasoning'; item: { summary: readonly { text: string }[] } }
+      )[]
+    | undefined,
+): string {
+  return (blocks ?? [])
+    .flatMap((b) => {
+      if (b.type === 'thinking') return [b.thinking];
+      if (b.type === 'redacted_thinking') return ['(redacted thinking)'];
+      return b.item.summary.map((s) => s.text).filter((t) => t !== '');
+    })
+    .join('\n');
+}

@@ -1,5 +1,6 @@
 // Human-readable, coloured rendering of events and state for the CLI.
 import pc from 'picocolors';
+import { reasoningText } from '../text.js';
 import type { CallSummary, ConversationEvent, ConversationState } from '../types.js';
 
 const STATUS_COLOR: Record<string, (s: string) => string> = {
@@ -34,7 +35,7 @@ export function formatEvent(e: ConversationEvent): string {
       const args = e.arguments as Record<string, unknown> | string;
       const main = typeof args === 'object' && args ? (args.command ?? args.thought ?? args.message ?? JSON.stringify(args)) : String(args);
       const extra = typeof args === 'object' && args && e.tool === 'file_editor' ? ` ${String(args.path)}` : '';
-      const thinking = (e.reasoning ?? []).flatMap((b) => (b.type === 'thinking' ? [b.thinking] : ['(redacted thinking)'])).join('\n');
+      const thinking = reasoningText(e.reasoning);
       return `${thinking ? `${n} ${time} ${pc.dim(`thinking: ${clip(thinking, 300)}`)}\n` : ''}${e.thought ? `${n} ${time} ${pc.magenta('thought')}: ${clip(e.thought)}\n` : ''}${n} ${time} ${pc.bold(pc.yellow(e.tool))} ${pc.yellow(clip(String(main), 300))}${extra}${callText(e.call)}`;
     }
     case 'observation': {

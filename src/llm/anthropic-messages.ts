@@ -87,12 +87,10 @@ export function anthropicPrompt(
       case 'assistant': {
         const blocks: ContentBlockParam[] = [];
         // Thinking first: the API checks that a tool-use turn starts with the thinking that led to it.
+        // (Another provider's reasoning, OpenAI's items, cannot go to this API.)
         for (const r of m.reasoning ?? []) {
-          blocks.push(
-            r.type === 'thinking'
-              ? { type: 'thinking', thinking: r.thinking, signature: r.signature }
-              : { type: 'redacted_thinking', data: r.data },
-          );
+          if (r.type === 'thinking') blocks.push({ type: 'thinking', thinking: r.thinking, signature: r.signature });
+          else if (r.type === 'redacted_thinking') blocks.push({ type: 'redacted_thinking', data: r.data });
         }
         if (m.content) blocks.push(text(m.content));
         for (const call of m.tool_calls ?? []) {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { redact, secretValues } from '../security/redact.js';
 import type { ChatMessage, LLMSpec, ReasoningBlock, ReasoningEffort, TokenUsage, ToolSpec } from '../types.js';
 import { anthropicPrompt, thinkingAllowed } from './anthropic-messages.js';
+import { chatRefusesTools, isReasoningModel, ResponsesAssembler, responsesPrompt, wireApiFor } from './openai-responses.js';
 import { adaptiveThinkingModels, lifecycleWarning, modelLifecycle } from './lifecycle.js';
 import { costOf, modelFacts, priceTable, type Price } from './prices.js';
 import { ModelConfigError, PROVIDERS, resolveModel, type ResolvedModel } from './provider.js';
@@ -117,6 +118,9 @@ export class ModelClients {
     this.effort = parsed.success ? parsed.data : undefined;
     if (effort && effort !== 'off' && !parsed.success)
       this.warn(`LLM_REASONING_EFFORT=${effort} is not low, medium or high: reasoning stays off`);
+    const wire = env.LLM_WIRE_API?.trim();
+    if (wire && wire !== 'responses' && wire !== 'chat')
+      this.warn(`LLM_WIRE_API=${wire} is not responses or chat: the default applies (responses on OpenAI's own endpoint, chat elsewhere)`);
   }
 
   /** Resolves the conversation's model; a configuration error is not retried. */
@@ -173,7 +177,7 @@ export class ModelClients {
 
   /**
    * One streamed model call: Anthropic models through the Messages API (prompt caching, thinking),
-   * the others through chat completions. Aborts when `signal` does; failures are Temporal's.
+   * the others through the Responses API or chat completions (see {@link wireApiFor}). Aborts when `signal` does; failures are Temporal's.
    */
   async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelOutcome> {
     const resolved = this.resolve(request.llm);
@@ -183,10 +187,13 @@ export class ModelClients {
     const maxTokens = maxOutputTokens(this.env, facts.contextWindow);
     const started = performance.now();
     try {
+      const wire = wireApiFor(resolved, request.llm.wireApi, this.env);
       const reply =
         resolved.provider === 'anthropic'
           ? await this.streamAnthropic(resolved, request, maxTokens, signal, lifecycle !== undefined)
-          : await this.streamOpenAI(resolved, request, maxTokens, signal);
+          : wire === 'responses'
+            ? await this.streamResponses(resolved, request, maxTokens, signal)
+            : await this.streamOpenAI(resolved, request, maxTokens, signal);
       if (!reply.complete) throw ApplicationFailure.retryable('the model stream ended before the reply did', 'ModelBadResponse');
       const usage: TokenUsage = {
         promptTokens: reply.inputTokens + reply.cacheReadTokens + reply.cacheWriteTokens,
@@ -256,6 +263,46 @@ export class ModelClients {
     return assembler.result();
   }
 
+  /**
+   * One call through the Responses API: `store: false` with the reasoning items' encrypted content
+   * asked for and sent back, summaries streamed as thinking, one prompt cache per conversation.
+   */
+  private async streamResponses(
+    resolved: ResolvedModel,
+    request: ModelRequest,
+    maxTokens: number,
+    signal: AbortSignal,
+  ): Promise<AssembledReply> {
+    const effort = request.noReasoning ? undefined : this.effortFor(request.llm);
+    const prompt = responsesPrompt(request.messages, request.tools);
+    // Encrypted reasoning is refused for models that do not reason; they are sent none to send back.
+    const reasons = isReasoningModel(resolved.apiModel) || effort !== undefined;
+    const body: OpenAI.Responses.ResponseCreateParamsStreaming = {
+      model: resolved.apiModel,
+      ...(prompt.instructions ? { instructions: prompt.instructions } : {}),
+      input: prompt.input,
+      ...(prompt.tools.length ? { tools: prompt.tools, parallel_tool_calls: true } : {}),
+      store: false,
+      ...(reasons ? { include: ['reasoning.encrypted_content'] } : {}),
+      ...(effort ? { reasoning: { effort, summary: 'auto' } } : {}),
+      ...(request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {}),
+      max_output_tokens: maxTokens,
+      prompt_cache_key: request.conversationId,
+      stream: true,
+    };
+    const stream = await this.openai(resolved).responses.create(body, { signal });
+    const assembler = new ResponsesAssembler(request.onPartial);
+    for await (const event of stream) assembler.push(event);
+    if (assembler.failure) {
+      const { code, message } = assembler.failure;
+      const text = this.redact(`the model failed to answer (${code ?? 'no code'}): ${message}`);
+      // The server's own trouble (or a rate limit) passes; what the request itself caused does not.
+      if (!code || /server_error|rate_limit|overloaded|timeout/.test(code)) throw ApplicationFailure.retryable(text, 'ModelUnavailable');
+      throw ApplicationFailure.nonRetryable(text, 'ModelRequestRejected');
+    }
+    return assembler.result();
+  }
+
   private async streamOpenAI(
     resolved: ResolvedModel,
     request: ModelRequest,
@@ -264,11 +311,18 @@ export class ModelClients {
   ): Promise<AssembledReply> {
     const ownEndpoint = resolved.provider === 'openai' && resolved.baseUrl === PROVIDERS.openai?.baseUrl;
     const effort = request.noReasoning ? undefined : this.effortFor(request.llm);
-    // Our reasoning field is Anthropic's; chat completions has no place for it.
+    if (request.tools.length && chatRefusesTools(resolved.apiModel)) {
+      this.once(
+        `chat-tools:${resolved.apiModel}`,
+        `${resolved.apiModel} reasons by default and chat completions refuses function tools for it (HTTP 400): set LLM_WIRE_API=responses (or new LLM({ wireApi: 'responses' })) to call it through the Responses API`,
+      );
+    }
+    // Our reasoning field (and a function call's Responses item id) has no place in chat completions.
     const messages = request.messages.map((m) => {
-      if (m.role !== 'assistant' || !m.reasoning) return m;
+      if (m.role !== 'assistant' || (!m.reasoning && !m.tool_calls?.some((c) => c.item_id))) return m;
       const rest = { ...m };
       delete rest.reasoning;
+      if (rest.tool_calls) rest.tool_calls = rest.tool_calls.map(({ item_id: _, ...c }) => c);
       return rest;
     });
     const stream = await this.openai(resolved).chat.completions.create(

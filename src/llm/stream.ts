@@ -11,6 +11,8 @@ export interface StreamedToolCall {
   id: string;
   name: string;
   arguments: string;
+  /** The Responses API's id of the function_call item (`fc_…`). */
+  itemId?: string;
 }
 
 /** The reply so far, as it grows. */

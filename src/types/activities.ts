@@ -18,6 +18,8 @@ export interface ChatToolCall {
   id: string;
   name: string;
   arguments: string;
+  /** The Responses API's id of the function_call item (`fc_…`), when it came through that API. */
+  itemId?: string;
   /** What the tool's definition says about this call, worked out by the model-call worker. */
   plan?: ToolCallPlan;
 }
@@ -36,8 +38,9 @@ export type ChatMessage =
   | {
       role: 'assistant';
       content: string | null;
-      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string } }[];
-      /** Provider reasoning to send back (Anthropic thinking blocks); not part of the chat-completions format. */
+      /** `item_id`: the Responses API's id of the function_call item; not part of the chat-completions format. */
+      tool_calls?: { id: string; type: 'function'; function: { name: string; arguments: string }; item_id?: string }[];
+      /** Provider reasoning to send back (Anthropic thinking blocks, Responses reasoning items); not part of the chat-completions format. */
       reasoning?: ReasoningBlock[];
     }
   | { role: 'tool'; tool_call_id: string; content: string };

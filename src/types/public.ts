@@ -26,6 +26,31 @@ export interface LLMSpec {
   temperature?: number;
   /** Ask the model to reason first (Anthropic: extended thinking; OpenAI: `reasoning_effort`); default the worker's LLM_REASONING_EFFORT, else off. */
   reasoningEffort?: ReasoningEffort;
+  /**
+   * How an OpenAI-compatible model is called: `responses` (OpenAI's Responses API) or `chat` (chat
+   * completions). Default the worker's LLM_WIRE_API, else `responses` on OpenAI's own endpoint and
+   * `chat` on any other base URL. Anthropic models always use the Messages API.
+   */
+  wireApi?: WireApi;
+}
+
+/** The OpenAI wire API: the Responses API (`/v1/responses`) or chat completions (`/v1/chat/completions`). */
+export type WireApi = 'responses' | 'chat';
+
+/**
+ * One reasoning item of OpenAI's Responses API, exactly as the API returned it (with `store: false`,
+ * its `encrypted_content`): kept on the action event and sent back untouched before the function
+ * calls it led to.
+ */
+export interface OpenAIReasoningItem {
+  type: 'reasoning';
+  id: string;
+  /** Summaries of the reasoning (asked for with `reasoning.summary: 'auto'`); shown as thinking. */
+  summary: { type: 'summary_text'; text: string }[];
+  /** The reasoning itself, encrypted by OpenAI; opaque here. */
+  encrypted_content?: string | null;
+  content?: { type: 'reasoning_text'; text: string }[];
+  status?: 'in_progress' | 'completed' | 'incomplete';
 }
 
 /** How hard the model thinks before it answers. */
@@ -33,9 +58,18 @@ export type ReasoningEffort = 'low' | 'medium' | 'high';
 
 /**
  * The model's reasoning as the provider returned it (Anthropic's thinking blocks, with their
- * signatures): kept on the action event and sent back unchanged on the tool-use continuation.
+ * signatures; OpenAI's Responses reasoning items, with their encrypted content): kept on the action
+ * event and sent back unchanged on the tool-use continuation.
  */
-export type ReasoningBlock = { type: 'thinking'; thinking: string; signature: string } | { type: 'redacted_thinking'; data: string };
+export type ReasoningBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
+  | {
+      type: 'openai_reasoning';
+      item: OpenAIReasoningItem;
+      /** The call id of the function call that came right after it in the reply (it goes back just before that call). */
+      followedBy?: string;
+    };
 
 /** An agent as the conversation keeps it (plain data): its model, tool names and system prompt. */
 export interface AgentSpec {
@@ -284,6 +318,8 @@ export interface ActionEvent extends EventBase {
   thought?: string;
   /** Groups the actions of one model reply. */
   replyId: string;
+  /** The Responses API's id of this function_call item (`fc_…`), sent back with it beside its reasoning. */
+  itemId?: string;
   /** The reply's reasoning blocks (on the first action of a reply), sent back with the tool calls. */
   reasoning?: ReasoningBlock[];
   /** The model call that made this reply (on its first action). */

@@ -1,7 +1,7 @@
 // The text the Web UI shows as the conversation's current details, and the small formatting it
 // needs. Pure: the workflow passes a view of its state.
-import { oneLine } from '../text.js';
-import type { ActionEvent, ChildSummary, ConversationStatus, Metrics } from '../types.js';
+import { oneLine, reasoningText } from '../text.js';
+import type { ActionEvent, ReasoningBlock, ChildSummary, ConversationStatus, Metrics } from '../types.js';
 
 export interface DetailsView {
   status: ConversationStatus;
@@ -25,6 +25,7 @@ export function detailsText(v: DetailsView): string {
     `**Status:** ${v.status}${v.lastError && (v.status === 'error' || v.status === 'stuck') ? ` — ${v.lastError}` : ''}`,
     `**Step:** ${v.iterations} of ${v.maxIterations} (run ${v.runNumber})`,
     v.lastAction ? `**Last action:** \`${v.lastAction.tool}\` ${summarizeArgs(v.lastAction.arguments)}` : '',
+    v.lastAction?.reasoning ? thinkingLine(v.lastAction.reasoning) : '',
     v.waitingUntil ? `**Waiting until** ${v.waitingUntil.until} (${v.waitingUntil.reason})` : '',
     v.waitingForHost ? `**Waiting for workspace host** \`${v.waitingForHost}\`: no worker there has picked up the next call` : '',
     `**Pending messages:** ${v.pendingMessages}`,
@@ -35,6 +36,12 @@ export function detailsText(v: DetailsView): string {
   ]
     .filter(Boolean)
     .join('\n\n');
+}
+
+/** The reasoning (summaries, thinking) behind the last action, shortened. */
+function thinkingLine(reasoning: readonly ReasoningBlock[]): string {
+  const text = reasoningText(reasoning);
+  return text ? `**Thinking:** ${oneLine(text, 300)}` : '';
 }
 
 /** The newest model call: model, tokens, cost. */

@@ -80,7 +80,12 @@ export function buildMessages(allEvents: readonly ConversationEvent[], systemPro
         const last = messages[messages.length - 1];
         if (last?.role === 'assistant' && last.tool_calls) {
           const args = typeof event.arguments === 'string' ? event.arguments : JSON.stringify(event.arguments ?? {});
-          last.tool_calls.push({ id: event.toolCallId, type: 'function', function: { name: event.tool, arguments: args } });
+          last.tool_calls.push({
+            id: event.toolCallId,
+            type: 'function',
+            function: { name: event.tool, arguments: args },
+            ...(event.itemId ? { item_id: event.itemId } : {}),
+          });
           open.add(event.toolCallId);
         }
         break;

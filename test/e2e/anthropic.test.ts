@@ -116,13 +116,17 @@ test('an OpenAI-compatible conversation is streamed with usage, and every call c
   assert.equal(final.metrics.promptTokens, 100 * 11, 'usage from the stream');
 });
 
-test('a reply cut by the output cap is told to the model and the conversation goes on', async () => {
+test('a reply whose tool call the output cap cut is told to the model and the conversation goes on', async () => {
   let cut = false;
   const script = countdownScript({ delayMs: 0 });
   h.model.setScript((r) => {
     if (!cut) {
       cut = true;
-      return { content: 'I will now write a very long', truncated: true };
+      return {
+        content: 'I will now write a very long',
+        toolCalls: [{ name: 'terminal', arguments: '{"command": "seq 100 -1 9' }],
+        truncated: true,
+      };
     }
     return script(r);
   });
@@ -130,7 +134,7 @@ test('a reply cut by the output cap is told to the model and the conversation go
     const { final, requests, conversation } = await countdown();
     assert.equal(final.status, 'finished', final.lastError ?? '');
     assert.match(JSON.stringify(requests[1]!.body.messages), /cut off: it reached the maximum number of output tokens/);
-    assert.ok((await conversation.events()).some((e) => e.kind === 'message' && e.truncated));
+    assert.ok((await conversation.events()).some((e) => e.kind === 'action' && e.truncated));
     assert.ok(final.metrics.calls?.[0]?.truncated);
   } finally {
     h.model.setScript(countdownScript({ delayMs: 0 }));

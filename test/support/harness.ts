@@ -12,6 +12,7 @@ import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model.js';
 import { startScriptedAnthropic, type ScriptedAnthropicOptions } from '../../src/testing/scripted-anthropic.js';
+import { startScriptedResponses, type ScriptedResponsesOptions } from '../../src/testing/scripted-responses.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
 import { testNamespace } from './namespace.js';
 
@@ -128,9 +129,11 @@ export async function startHarness(options: {
    * Which scripted model server: the OpenAI-compatible one (default, `openai/gpt-4o-mini`) or the
    * Anthropic Messages one (`anthropic/claude-sonnet-4-6` through ANTHROPIC_BASE_URL), same scripts.
    */
-  api?: 'openai' | 'anthropic';
+  api?: 'openai' | 'anthropic' | 'responses';
   /** Options of the scripted Anthropic server (with `api: 'anthropic'`). */
   anthropic?: ScriptedAnthropicOptions;
+  /** Options of the scripted Responses server (with `api: 'responses'`: `openai/gpt-5.5`, LLM_WIRE_API=responses). */
+  responses?: ScriptedResponsesOptions;
 }): Promise<Harness> {
   // The run's shared dev server (test/support/run-tests.ts) unless this file needs one of its own:
   // to kill or restart it (a SQLite file, a port), to show the Web UI, or to record histories.
@@ -154,7 +157,11 @@ export async function startHarness(options: {
           ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
         })
       : Promise.resolve<HarnessServer>({ address: shared, stop: async () => {} }),
-    options.api === 'anthropic' ? startScriptedAnthropic(options.script, options.anthropic) : startScriptedModel(options.script),
+    options.api === 'anthropic'
+      ? startScriptedAnthropic(options.script, options.anthropic)
+      : options.api === 'responses'
+        ? startScriptedResponses(options.script, options.responses)
+        : startScriptedModel(options.script),
     workflowBundle(),
   ]);
   const connection = await Connection.connect({ address: server.address });
@@ -163,7 +170,9 @@ export async function startHarness(options: {
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_NAMESPACE: namespace,
-    LLM_MODEL: options.api === 'anthropic' ? 'anthropic/claude-sonnet-4-6' : 'openai/gpt-4o-mini',
+    LLM_MODEL:
+      options.api === 'anthropic' ? 'anthropic/claude-sonnet-4-6' : options.api === 'responses' ? 'openai/gpt-5.5' : 'openai/gpt-4o-mini',
+    ...(options.api === 'responses' ? { LLM_WIRE_API: 'responses' } : {}),
     LLM_API_KEY: FAKE_KEY,
     LLM_BASE_URL: model.baseUrl,
     ...(options.api === 'anthropic' ? { ANTHROPIC_BASE_URL: model.baseUrl } : {}),

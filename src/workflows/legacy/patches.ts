@@ -66,6 +66,12 @@ export const PATCHES = {
     since: '0.3.0 (deploys, session 8)',
     retire: 'Never needed for old histories (the flag was never true in them); keep while versioned deployments exist.',
   },
+  'truncation-ends-run': {
+    guards:
+      'A text reply cut by the output-token cap ends the run (finished, marked truncated); cut tool calls run once more with the note; a second cut in a row is stuck. Without it, every cut text reply was answered with the note and the run went on.',
+    since: '0.3.0 (Responses API, session 6)',
+    retire: 'deprecatePatch once no conversation started before 0.3.0 is open (7 days after its last run); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

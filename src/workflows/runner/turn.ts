@@ -4,6 +4,8 @@ import { WORKFLOW_TOOLS } from '../../tools/local.js';
 import type { ActionEvent, CallSummary, ModelCallResult, MovedStep, ToolCallPlan, ToolResult } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
 import { observation, parseArguments } from '../reply.js';
+import { liveEvents } from '../time-travel.js';
+import { previousReplyTruncated, truncationVerdict } from '../truncation.js';
 import type { ConversationActivities } from './activities.js';
 import { callModel } from './model-call.js';
 import type { ConversationRun } from './conversation-run.js';
@@ -139,6 +141,12 @@ async function afterReply(
   reply: ModelCallResult,
 ): Promise<{ outcome: TurnOutcome; touchedHost: boolean }> {
   const { options } = run;
+  // Cut by the output cap: a text reply ends the run, cut tool calls get one more try, a second cut in a row is stuck.
+  // (Histories from before it asked the model to go on after every cut text reply.)
+  const verdict =
+    reply.truncated && isPatched('truncation-ends-run')
+      ? truncationVerdict(reply.toolCalls.length > 0, previousReplyTruncated(liveEvents(run.log.held())))
+      : undefined;
   if (reply.toolCalls.length === 0) {
     run.append({
       kind: 'message',
@@ -147,8 +155,9 @@ async function afterReply(
       ...(reply.truncated ? { truncated: true } : {}),
       call: callSummary(reply),
     });
-    // Cut by the output cap: not an answer; the next prompt tells the model (prompt.ts) and it goes on.
-    if (reply.truncated) return { outcome: { kind: 'continue' }, touchedHost: false };
+    if (verdict?.kind === 'stuck') return { outcome: verdict, touchedHost: false };
+    // Before the patch: not an answer; the next prompt tells the model (prompt.ts) and it goes on.
+    if (reply.truncated && !verdict) return { outcome: { kind: 'continue' }, touchedHost: false };
     run.setFinalMessage(reply.content ?? '');
     return { outcome: { kind: 'finished' }, touchedHost: false };
   }
@@ -166,8 +175,9 @@ async function afterReply(
       toolCallId: call.id,
       arguments: parseArguments(call.arguments),
       replyId: reply.id,
+      ...(call.itemId ? { itemId: call.itemId } : {}),
       ...(i === 0 && reply.content ? { thought: reply.content } : {}),
-      // Thinking blocks go back with the tool results (Anthropic requires them, signatures and all).
+      // Reasoning goes back with the tool results (Anthropic's thinking with signatures, OpenAI's items with encrypted content).
       ...(i === 0 && reply.reasoning?.length ? { reasoning: reply.reasoning } : {}),
       ...(i === 0 && reply.truncated ? { truncated: true } : {}),
       ...(i === 0 ? { call: callSummary(reply) } : {}),
@@ -175,6 +185,12 @@ async function afterReply(
     actions.push(action);
     plans.set(action, call.plan);
   });
+  if (verdict?.kind === 'stuck') {
+    for (const action of actions) {
+      run.append(observation(action, { content: 'Not run: the reply was cut by the output-token cap again.', isError: true }));
+    }
+    return { outcome: verdict, touchedHost: false };
+  }
   // PreToolUse hooks: each call may be denied, sent to the user for approval, or run with other arguments.
   const pre = new Map<ActionEvent, HookDecision>();
   for (const action of actions) {
