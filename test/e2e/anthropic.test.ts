@@ -137,27 +137,20 @@ test('a reply cut by the output cap is told to the model and the conversation go
   }
 });
 
-test('a pause aborts a Messages call mid-stream within 200 ms; resume finishes', async () => {
-  const script = countdownScript({ delayMs: 0 });
-  h.model.setScript((r) =>
-    r.body.messages.filter((m) => m.role === 'tool').length === 2
-      ? { chunkDelayMs: 1_000, content: 'A slow reply, streamed an event a second.' }
-      : script(r),
-  );
+test('a pause aborts a Messages call mid-stream; resume finishes', async () => {
+  // The reply after two steps opens its stream and is held at the gate 'mid-stream': only the pause ends it.
+  const script = countdownScript({ delayMs: 0, gates: { 2: 'mid-stream' } });
+  h.model.setScript(script);
   try {
     const from = h.model.requests.length;
     const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace() });
     await conversation.sendMessage('Write the numbers 100 down to 1 into countdown.txt.');
     await conversation.resume();
-    const slow = await waitFor('the slow call', () =>
-      h.model.requests.slice(from).find((r) => r.body.messages.filter((m) => m.role === 'tool').length === 2),
-    );
-    // Mid-stream: its first events are out.
-    await new Promise((r) => setTimeout(r, 1_200));
-    const at = Date.now();
+    const slow = await h.model.reached('mid-stream');
+    assert.ok(h.model.requests.indexOf(slow) >= from);
     await conversation.pause();
-    await waitFor('the request aborted', () => slow.aborted, 5_000);
-    assert.ok((slow.endedAt ?? Infinity) - at <= 200, `aborted ${(slow.endedAt ?? Infinity) - at} ms after the pause`);
+    await waitFor('the request aborted', () => slow.aborted);
+    assert.equal(h.model.held('mid-stream').length, 0);
     h.model.setScript(countdownScript({ delayMs: 0 }));
     const final = await conversation.run();
     assert.equal(final.status, 'finished', final.lastError ?? '');

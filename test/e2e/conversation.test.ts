@@ -145,7 +145,6 @@ test('pause --now interrupts the running command and keeps its partial output', 
       () => false,
     ),
   );
-  const pausedAt = Date.now();
   await conversation.pause({ now: true });
   const stopped = await running;
   assert.equal(stopped.status, 'paused');
@@ -153,12 +152,10 @@ test('pause --now interrupts the running command and keeps its partial output', 
     const o = (await conversation.events()).filter((e): e is ObservationEvent => e.kind === 'observation');
     return o.length === 2 && o;
   });
-  const elapsed = Date.now() - pausedAt;
   assert.match(obs[0]!.content, /interrupted by a pause/);
   assert.match(obs[0]!.content, /first-part/);
   assert.doesNotMatch(obs[0]!.content, /never/);
   assert.match(obs[1]!.content, /Not run: the conversation was paused/);
-  assert.ok(elapsed < 30_000, 'the 60 s command did not run to its end');
   const resumed = await conversation.run();
   assert.equal(resumed.status, 'finished');
 });

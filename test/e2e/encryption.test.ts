@@ -610,7 +610,7 @@ describe('with a key, against a dev server', () => {
   test('a process with only a wrong key gets a clear error, never garbage', async () => {
     const wrong = { FAHEEM_ENCRYPTION_KEY: KEY_WRONG, FAHEEM_ENCRYPTION_KEYS: '' };
     const idWrong = keyFingerprint(Buffer.from(KEY_WRONG, 'base64'));
-    const started = Date.now();
+    // It fails with the reason (a wait for a timeout would end in a timeout's message instead).
     const events = await faheem(['events', conversationId], wrong);
     assert.notEqual(events.exitCode, 0);
     assert.match(
@@ -619,7 +619,6 @@ describe('with a key, against a dev server', () => {
         `encrypted with key (B|${ID_A}), which is not in FAHEEM_ENCRYPTION_KEYS/FAHEEM_ENCRYPTION_KEY of this process \\(it has ${idWrong}\\)`,
       ),
     );
-    assert.ok(Date.now() - started < 20_000, 'it does not wait for a timeout');
     const status = await faheem(['status', conversationId], wrong);
     assert.notEqual(status.exitCode, 0);
     assert.match(status.stderr, /which is not in FAHEEM_ENCRYPTION_KEYS\/FAHEEM_ENCRYPTION_KEY/);

@@ -9,7 +9,7 @@ import { FAKE_KEY, historyText, startHarness, waitFor, type Harness } from '../s
 
 let h: Harness;
 before(async () => {
-  h = await startHarness({ name: 'seed-sdk', script: countdownScript({ delayMs: 300 }) });
+  h = await startHarness({ name: 'seed-sdk', script: countdownScript({ delayMs: 0, gates: { 3: 'pause' } }) });
   await h.startWorker();
 });
 after(async () => h?.close());
@@ -23,7 +23,9 @@ test('pause mid-task, a message while paused is kept, resume switches to hello.t
   assert.equal((await conversation.state()).executionStatus, 'idle');
 
   const running = conversation.run();
-  await waitFor('three steps', async () => (await conversation.events()).filter((e) => e.kind === 'observation').length >= 3);
+  // The reply after the third step is held at the gate 'pause' (its stream open) until the pause lands.
+  await h.model.reached('pause');
+  assert.ok((await conversation.events()).filter((e) => e.kind === 'observation').length >= 3);
 
   const pausedAt = Date.now();
   await conversation.pause();
@@ -31,6 +33,7 @@ test('pause mid-task, a message while paused is kept, resume switches to hello.t
   const ackMs = Date.now() - pausedAt;
   const stopped = await running;
   assert.equal(stopped.status, 'paused');
+  h.model.release('pause');
   const requestsAtAck = h.model.requests.length;
   const inFlight = h.model.requests.filter((r) => r.endedAt === undefined || r.aborted);
 

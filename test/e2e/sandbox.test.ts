@@ -63,15 +63,15 @@ describe('sandboxed workers', () => {
     assert.match(sandboxed.output(), /faheem worker: commands run under bubblewrap \(workspace writable, \/tmp private, network host\)/);
     assert.match(noNet.output(), /network none/);
     const bin = path.join(ROOT, 'bin', 'faheem.js');
-    const started = Date.now();
+    // A worker that waited instead of stopping at once would be killed at the deadline (exit code undefined).
     const [missing, alone, plain] = await Promise.all([
       execa(process.execPath, [bin, 'worker', '--sandbox', 'bwrap'], {
         env: { ...h.env, PATH: '/nonexistent' },
         extendEnv: false,
         reject: false,
-        timeout: 30_000,
+        timeout: 60_000,
       }),
-      execa(process.execPath, [bin, 'worker', '--sandbox-network', 'none'], { env: h.env, reject: false, timeout: 30_000 }),
+      execa(process.execPath, [bin, 'worker', '--sandbox-network', 'none'], { env: h.env, reject: false, timeout: 60_000 }),
       // The default: unsandboxed, and it says so (its own queues, so it takes no work from the others).
       h.startWorker({ FAHEEM_TASK_QUEUE: 'unused-plain', FAHEEM_TOOL_TASK_QUEUE: 'unused-plain-tools' }),
     ]);
@@ -84,7 +84,6 @@ describe('sandboxed workers', () => {
       /faheem worker: commands run unsandboxed, with this user's rights \(use --sandbox bwrap to confine them\)/,
     );
     await plain.kill();
-    assert.ok(Date.now() - started < 30_000);
   });
 
   test('writes outside the workspace fail with a readable observation; the home and FAHEEM_HOME are hidden; the workspace is writable', async () => {
