@@ -359,7 +359,9 @@ export function countdownScript(options: CountdownOptions = {}): Script {
     const lastUserAt = messages.map((m) => m.role).lastIndexOf('user');
     const since = messages.slice(lastUserAt + 1);
     if (lastUserMessage(request).includes('hello.txt')) {
-      const created = since.some((m) => m.role === 'tool');
+      // Created once a call to create it was made since the message (a countdown call cut off by a
+      // pause may be answered after the message too).
+      const created = since.some((m) => m.role === 'assistant' && JSON.stringify(m.tool_calls ?? []).includes('hello.txt'));
       if (!created) {
         return {
           delayMs,

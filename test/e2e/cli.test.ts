@@ -22,7 +22,7 @@ test('start, pause, send while paused, resume, status --json, events --json, lis
   const { stdout } = await h.cli(['start', 'Create countdown.txt with 100 down to 1', '--workspace', workspace, '--id', 'cli-seed']);
   assert.equal(stdout.trim(), 'cli-seed');
 
-  await h.model.reached('pause');
+  const held = await h.model.reached('pause');
   assert.ok(((await status('cli-seed')).iterations as number) >= 2);
   await h.cli(['pause', 'cli-seed']);
   await waitFor('paused', async () => (await status('cli-seed')).status === 'paused');
@@ -41,6 +41,8 @@ test('start, pause, send while paused, resume, status --json, events --json, lis
     (await h.cli(['list', '--status', 'paused', '--json'])).stdout.includes('"cli-seed"'),
   ).catch(() => assert.fail(`list --status paused did not show it: ${listed}`));
 
+  // The pause cancels the call under way (the worker learns it at its next heartbeat).
+  await waitFor('the held call cancelled', () => held.aborted);
   h.model.release('pause');
   await h.cli(['resume', 'cli-seed', '--wait']);
   const done = await status('cli-seed');

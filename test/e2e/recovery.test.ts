@@ -153,10 +153,11 @@ test('a worker killed right after a pause cancelled its model call: a new worker
   });
   // Pause while a model call is in flight and kill the worker before the call's cancellation is
   // acknowledged: the activity then ends in a timeout, which must still count as the pause.
-  await h.model.reached('pause');
+  const held = await h.model.reached('pause');
   await conversation.pause();
   await conversation.waitUntil((s) => s.status === 'paused', 5);
   await worker.kill('SIGKILL');
+  await waitFor('the held call gone with its worker', () => held.aborted);
   h.model.release('pause');
   worker = await h.startWorker();
   const final = await conversation.run();
