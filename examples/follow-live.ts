@@ -45,7 +45,8 @@ for await (const item of conversation.follow({ live: true, until: (s) => s.statu
     lastOffset = item.offset;
     // model_delta: the reply's words; output_delta: the command's output; retry: drop the partial text.
     if (item.kind === 'model_delta' && !item.toolCallId) process.stdout.write(item.text);
-    if (item.kind === 'output_delta') process.stdout.write(`  | ${item.text}`);
+    // (A busy publisher sends several lines in one delta: each gets its mark.)
+    if (item.kind === 'output_delta') process.stdout.write(item.text.replace(/^(?=.)/gm, '  | '));
     continue;
   }
   if (item.kind === 'message' && item.source === 'agent') console.log(`\nevent ${item.index}: the reply, recorded`);
