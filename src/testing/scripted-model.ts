@@ -330,6 +330,25 @@ export function gateRequest(gates: Gates, req: IncomingMessage, res: ServerRespo
   return true;
 }
 
+/**
+ * Wraps a script that counts its calls (turn 1 does this, turn 2 that) so that it answers a prompt
+ * it has answered before with the same reply, as a model at temperature 0 would: a model call the
+ * worker makes again (a retry after a lost attempt, a heartbeat timeout on a busy machine) gets the
+ * reply the lost attempt got, instead of using up the next turn. Error replies (a status of 400 or
+ * more) are not kept, so a scripted failure can be followed by a success for the same prompt.
+ */
+export function samePromptSameReply(script: Script): Script {
+  const answered = new Map<string, ScriptedReply>();
+  return async (request) => {
+    const key = JSON.stringify([request.body.model, request.body.messages]);
+    const seen = answered.get(key);
+    if (seen) return seen;
+    const reply = await script(request);
+    if (!reply.status || reply.status < 400) answered.set(key, reply);
+    return reply;
+  };
+}
+
 /** The last user message the model was shown. */
 export function lastUserMessage(request: RecordedRequest): string {
   const users = request.body.messages.filter((m) => m.role === 'user');

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import { retryAfterMs } from '../../src/llm/client.js';
-import type { Script } from '../../src/testing/scripted-model.js';
+import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
 import type { ObservationEvent } from '../../src/types.js';
 import { FAKE_KEY, startHarness, waitFor, type Harness } from '../support/harness.js';
 
@@ -20,7 +20,8 @@ after(async () => h?.close());
 const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'file_editor', 'task_tracker'] });
 
 async function runWith(script: Script, message = 'Go', extra: { maxIterations?: number } = {}) {
-  h.model.setScript(script);
+  // Scripts count their turns: a prompt asked again (a retried call) gets the same reply, not the next turn's.
+  h.model.setScript(samePromptSameReply(script));
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, ...extra });
   await conversation.sendMessage(message);
@@ -125,15 +126,17 @@ test('a hostile model never wedges the conversation: each bad call becomes an er
 
 test('pause --now interrupts the running command and keeps its partial output', async () => {
   let turn = 0;
-  h.model.setScript(() =>
-    turn++ === 0
-      ? {
-          toolCalls: [
-            { name: 'terminal', arguments: { command: 'echo first-part; touch started; sleep 60; echo never' } },
-            { name: 'think', arguments: { thought: 'x' } },
-          ],
-        }
-      : { content: 'Stopped as asked.' },
+  h.model.setScript(
+    samePromptSameReply(() =>
+      turn++ === 0
+        ? {
+            toolCalls: [
+              { name: 'terminal', arguments: { command: 'echo first-part; touch started; sleep 60; echo never' } },
+              { name: 'think', arguments: { thought: 'x' } },
+            ],
+          }
+        : { content: 'Stopped as asked.' },
+    ),
   );
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace });

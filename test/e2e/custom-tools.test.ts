@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
-import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
+import { samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import type { ConversationEvent, ErrorEvent, ObservationEvent } from '../../src/types.js';
 import { historyText, ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
 
@@ -27,7 +27,8 @@ const agent = (tools: string[] = CUSTOM) => new Agent({ llm: new LLM({ model: 'o
 /** Replies in turn, one per model request; then says it is done. */
 function turns(...replies: ScriptedReply[]) {
   let i = 0;
-  return (_req: RecordedRequest): ScriptedReply => replies[i++] ?? { content: 'Done.' };
+  // A prompt asked again (a retried call) gets the same reply, not the next one.
+  return samePromptSameReply((_req: RecordedRequest): ScriptedReply => replies[i++] ?? { content: 'Done.' });
 }
 
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../../src/client.js';
-import type { Script } from '../../src/testing/scripted-model.js';
+import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
 import type { ObservationEvent } from '../../src/types.js';
 import { messageSignal } from '../../src/workflows/messages.js';
 import { startHarness, waitFor, type Harness } from '../support/harness.js';
@@ -109,7 +109,8 @@ test('a condensed conversation carries only what the model needs; every event st
     steps++;
     return { toolCalls: [{ name: 'think', arguments: { thought: `step ${steps}` } }] };
   };
-  h.model.setScript(script);
+  // Counted here: a prompt asked again (a retried call) gets the same step, not the next one.
+  h.model.setScript(samePromptSameReply(script));
   const conversation = await Conversation.create(h.client, {
     agent: agent(),
     workspace: await h.workspace(),

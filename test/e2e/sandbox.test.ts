@@ -11,7 +11,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { execa } from 'execa';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
-import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
+import { samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import type { ConversationEvent, ObservationEvent } from '../../src/types.js';
 import { ROOT, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
@@ -47,7 +47,8 @@ describe('sandboxed workers', () => {
   const observations = (events: ConversationEvent[]) => events.filter((e): e is ObservationEvent => e.kind === 'observation');
   function turns(...replies: ScriptedReply[]) {
     let i = 0;
-    return (_req: RecordedRequest): ScriptedReply => replies[i++] ?? { content: 'Done.' };
+    // A prompt asked again (a retried call) gets the same reply, not the next one.
+    return samePromptSameReply((_req: RecordedRequest): ScriptedReply => replies[i++] ?? { content: 'Done.' });
   }
   async function run(replies: ScriptedReply[], options: Partial<CreateOptions> = {}) {
     h.model.setScript(turns(...replies));

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../../src/testing/scripted-anthropic.js';
-import { countdownScript, startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model.js';
+import { countdownScript, samePromptSameReply, startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model.js';
 
 let model: ScriptedModel;
 let anthropic: ScriptedAnthropic;
@@ -109,4 +109,15 @@ test("countdownScript's gates hold the reply after the given step", async () => 
   const one = await script({ ...base, body: { model: 'm', messages: [user, { role: 'tool', content: 'ok' }] } });
   assert.equal(zero.gate, undefined);
   assert.equal(one.gate, 'after-one');
+});
+
+test('samePromptSameReply: a prompt asked again gets the same reply; errors are not kept', async () => {
+  let turn = 0;
+  const script = samePromptSameReply(() => (turn++ === 0 ? { status: 500, error: 'busy' } : { content: `turn ${turn}` }));
+  const base = { index: 0, authorization: undefined, startedAt: 0, aborted: false };
+  const ask = (content: string) => script({ ...base, body: { model: 'm', messages: [{ role: 'user', content }] } });
+  assert.equal((await ask('a')).status, 500);
+  assert.equal((await ask('a')).content, 'turn 2', 'the error was not kept: the same prompt asked again');
+  assert.equal((await ask('a')).content, 'turn 2', 'a retried prompt: the same reply, not the next turn');
+  assert.equal((await ask('b')).content, 'turn 3');
 });
