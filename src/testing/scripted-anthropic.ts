@@ -354,7 +354,12 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
       writeEvent(res, JSON.stringify({ type, ...data }), type, reply.chunkDelayMs ?? 0);
     await send('message_start', { message: { ...message, usage: { ...cache, output_tokens: 1 } } });
     await send('ping', {});
-    if (reply.gate && !(await gates.pass(reply.gate, recorded, res))) return;
+    // Held at the gate before the text (or after `gateAfter` pieces of it).
+    const gate = reply.gate;
+    const pieces = reply.content ? (reply.wordByWord ? splitWords(reply.content) : splitText(reply.content)) : [];
+    const holdAt = Math.min(reply.gateAfter ?? 0, pieces.length);
+    const hold = async (at: number) => !gate || at !== holdAt || (await gates.pass(gate, recorded, res));
+    if (pieces.length === 0 && !(await hold(0))) return;
     let index = 0;
     if (thinking !== undefined) {
       await send('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
@@ -371,8 +376,11 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
     }
     if (reply.content) {
       await send('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      for (const piece of reply.wordByWord ? splitWords(reply.content) : splitText(reply.content))
+      for (const [i, piece] of pieces.entries()) {
+        if (!(await hold(i))) return;
         await send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
+      }
+      if (!(await hold(pieces.length))) return;
       await send('content_block_stop', { index });
       index++;
     }

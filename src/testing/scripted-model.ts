@@ -32,6 +32,11 @@ export interface ScriptedReply {
    * before the content, so a pause or an abort meanwhile cancels a call that is under way.
    */
   gate?: string;
+  /**
+   * With `gate`, a streamed reply holds after this many pieces of its text are out (default 0:
+   * before any; past the last piece: before the tool calls), so a test sees part of it arrive first.
+   */
+  gateAfter?: number;
   /** Streamed answers: wait this long between events (a slow model, aborted mid-stream by a pause). */
   chunkDelayMs?: number;
   /** Streamed answers: send the text word by word (default: in three pieces). */
@@ -184,7 +189,7 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
     const pass = gate ? () => gates.pass(gate, recorded, res) : undefined;
     if (recorded.body.stream) {
       await streamChunks(res, {
-        ...(pass ? { pass } : {}),
+        ...(pass ? { pass, gateAfter: reply.gateAfter ?? 0 } : {}),
         delayMs: reply.chunkDelayMs ?? 0,
         wordByWord: reply.wordByWord === true,
         ...(reply.onChunk ? { onChunk: reply.onChunk } : {}),
@@ -265,6 +270,7 @@ async function streamChunks(
   res: ServerResponse,
   r: {
     pass?: () => Promise<boolean>;
+    gateAfter?: number;
     delayMs: number;
     wordByWord: boolean;
     onChunk?: (text: string, at: number) => void;
@@ -287,11 +293,14 @@ async function streamChunks(
       choices: [{ index: 0, delta, finish_reason: finish }],
     });
   await writeEvent(res, chunk({ role: 'assistant', content: '' }), undefined, r.delayMs);
-  if (r.pass && !(await r.pass())) return;
-  for (const piece of r.content ? (r.wordByWord ? splitWords(r.content) : splitText(r.content)) : []) {
+  const pieces = r.content ? (r.wordByWord ? splitWords(r.content) : splitText(r.content)) : [];
+  const holdAt = Math.min(r.gateAfter ?? 0, pieces.length);
+  for (const [i, piece] of pieces.entries()) {
+    if (i === holdAt && r.pass && !(await r.pass())) return;
     r.onChunk?.(piece, Date.now());
     await writeEvent(res, chunk({ content: piece }), undefined, r.delayMs);
   }
+  if (holdAt === pieces.length && r.pass && !(await r.pass())) return;
   for (const [index, call] of r.toolCalls.entries()) {
     await writeEvent(
       res,
