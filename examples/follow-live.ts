@@ -37,6 +37,7 @@ const workspace = await mkdtemp(path.join(tmpdir(), 'faheem-follow-live-'));
 const conversation = await Conversation.create(client, { agent, workspace, firstMessage: 'Count to three, slowly.', run: true });
 
 const counts: Record<string, number> = {};
+const streamed = new Set<string>(); // the tool calls whose output was seen live
 let lastOffset: number | undefined; // resume a dropped follow with { liveFrom: lastOffset + 1 }
 const isLive = (item: ConversationEvent | LiveDelta): item is LiveDelta => 'live' in item;
 for await (const item of conversation.follow({ live: true, until: (s) => s.status !== 'running' })) {
@@ -45,12 +46,20 @@ for await (const item of conversation.follow({ live: true, until: (s) => s.statu
     lastOffset = item.offset;
     // model_delta: the reply's words; output_delta: the command's output; retry: drop the partial text.
     if (item.kind === 'model_delta' && !item.toolCallId) process.stdout.write(item.text);
-    if (item.kind === 'output_delta') process.stdout.write(`  | ${item.text}`);
+    // (A busy publisher sends several lines in one delta: each gets its mark.)
+    if (item.kind === 'output_delta') {
+      if (item.toolCallId) streamed.add(item.toolCallId);
+      process.stdout.write(item.text.replace(/^(?=.)/gm, '  | '));
+    }
     continue;
   }
   if (item.kind === 'message' && item.source === 'agent') console.log(`\nevent ${item.index}: the reply, recorded`);
   else if (item.kind === 'action') console.log(`event ${item.index}: action ${item.tool}`);
-  else if (item.kind === 'observation') console.log(`event ${item.index}: its output, recorded`);
+  else if (item.kind === 'observation') {
+    console.log(`event ${item.index}: its output, recorded`);
+    // A command that ended before its lines reached us (a busy machine): its recorded output.
+    if (!streamed.has(item.toolCallId)) console.log(item.content.replace(/^(?=.)/gm, '  = '));
+  }
 }
 console.log(
   `live lines: ${Object.entries(counts)

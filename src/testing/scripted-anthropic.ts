@@ -9,7 +9,9 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createGates } from './gates.js';
 import {
+  gateRequest,
   scriptedReply,
   splitText,
   splitWords,
@@ -240,8 +242,10 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
   const requests: RecordedRequest[] = [];
   const seen = new Set<string>();
   let ids = 0;
+  const gates = createGates();
 
   const server = createServer((req, res) => {
+    if (gateRequest(gates, req, res)) return;
     void handle(req, res);
   });
 
@@ -335,6 +339,7 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
     };
 
     if (!body.stream) {
+      if (reply.gate && !(await gates.pass(reply.gate, recorded, res))) return;
       const content: Record<string, unknown>[] = [];
       if (thinking !== undefined) content.push({ type: 'thinking', thinking, signature: scriptedSignature(thinking) });
       if (thinkingOn && reply.redactedThinking) content.push({ type: 'redacted_thinking', data: reply.redactedThinking });
@@ -349,6 +354,12 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
       writeEvent(res, JSON.stringify({ type, ...data }), type, reply.chunkDelayMs ?? 0);
     await send('message_start', { message: { ...message, usage: { ...cache, output_tokens: 1 } } });
     await send('ping', {});
+    // Held at the gate before the text (or after `gateAfter` pieces of it).
+    const gate = reply.gate;
+    const pieces = reply.content ? (reply.wordByWord ? splitWords(reply.content) : splitText(reply.content)) : [];
+    const holdAt = Math.min(reply.gateAfter ?? 0, pieces.length);
+    const hold = async (at: number) => !gate || at !== holdAt || (await gates.pass(gate, recorded, res));
+    if (pieces.length === 0 && !(await hold(0))) return;
     let index = 0;
     if (thinking !== undefined) {
       await send('content_block_start', { index, content_block: { type: 'thinking', thinking: '', signature: '' } });
@@ -365,8 +376,11 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
     }
     if (reply.content) {
       await send('content_block_start', { index, content_block: { type: 'text', text: '' } });
-      for (const piece of reply.wordByWord ? splitWords(reply.content) : splitText(reply.content))
+      for (const [i, piece] of pieces.entries()) {
+        if (!(await hold(i))) return;
         await send('content_block_delta', { index, delta: { type: 'text_delta', text: piece } });
+      }
+      if (!(await hold(pieces.length))) return;
       await send('content_block_stop', { index });
       index++;
     }
@@ -392,6 +406,10 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
       current = s;
     },
     clearCache: () => seen.clear(),
+    release: (name) => gates.release(name),
+    hold: (name) => gates.hold(name),
+    held: (name) => gates.held(name),
+    reached: (name, timeoutMs) => gates.reached(name, timeoutMs),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();

@@ -4,6 +4,9 @@
 // asked for) and the others with one JSON body.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createGates, type Gates } from './gates.js';
+
+export { createGates, type GateKeeper, type Gates } from './gates.js';
 
 /** A tool call in a scripted reply. */
 export interface ScriptedToolCall {
@@ -21,8 +24,19 @@ export interface ScriptedReply {
   content?: string | null;
   /** Tool calls for the agent to run. */
   toolCalls?: ScriptedToolCall[];
-  /** Wait this long before answering (the request can be aborted meanwhile). */
+  /** Wait this long before answering (the request can be aborted meanwhile). Pacing only: to order a test's steps, use `gate`. */
   delayMs?: number;
+  /**
+   * Hold the reply at this named gate until the test opens it ({@link ScriptedModel.release}, or
+   * `POST /gates/<name>/release` on the server). A streamed reply opens its stream first and holds
+   * before the content, so a pause or an abort meanwhile cancels a call that is under way.
+   */
+  gate?: string;
+  /**
+   * With `gate`, a streamed reply holds after this many pieces of its text are out (default 0:
+   * before any; past the last piece: before the tool calls), so a test sees part of it arrive first.
+   */
+  gateAfter?: number;
   /** Streamed answers: wait this long between events (a slow model, aborted mid-stream by a pause). */
   chunkDelayMs?: number;
   /** Streamed answers: send the text word by word (default: in three pieces). */
@@ -83,13 +97,15 @@ export interface RecordedRequest {
   endedAt?: number;
   /** The client closed the connection before the answer (a cancelled model call). */
   aborted: boolean;
+  /** The gate its reply was held at, if any (see {@link ScriptedReply.gate}). */
+  heldAt?: string;
 }
 
 /** Decides the reply to each request (it may look at the messages so far). A throw becomes HTTP 500. */
 export type Script = (request: RecordedRequest) => ScriptedReply | Promise<ScriptedReply>;
 
-/** A running scripted model server. */
-export interface ScriptedModel {
+/** A running scripted model server. Its gates ({@link Gates}) hold replies that name one until the test releases it. */
+export interface ScriptedModel extends Gates {
   /** The OpenAI-compatible base URL (`http://127.0.0.1:<port>/v1`): give it to the worker as `LLM_BASE_URL`. */
   baseUrl: string;
   /** Every request received, in order. */
@@ -121,8 +137,10 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
   let current = script;
   const requests: RecordedRequest[] = [];
   let ids = 0;
+  const gates = createGates();
 
   const server = createServer((req, res) => {
+    if (gateRequest(gates, req, res)) return;
     void handle(req, res);
   });
 
@@ -167,8 +185,11 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
     const finish = reply.truncated ? 'length' : toolCalls.length ? 'tool_calls' : 'stop';
     const id = `chatcmpl-scripted-${n}`;
     const created = Math.floor(Date.now() / 1000);
+    const gate = reply.gate;
+    const pass = gate ? () => gates.pass(gate, recorded, res) : undefined;
     if (recorded.body.stream) {
       await streamChunks(res, {
+        ...(pass ? { pass, gateAfter: reply.gateAfter ?? 0 } : {}),
         delayMs: reply.chunkDelayMs ?? 0,
         wordByWord: reply.wordByWord === true,
         ...(reply.onChunk ? { onChunk: reply.onChunk } : {}),
@@ -182,6 +203,7 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
       });
       return;
     }
+    if (pass && !(await pass())) return;
     res.writeHead(200, { 'content-type': 'application/json' });
     res.end(
       JSON.stringify({
@@ -209,6 +231,10 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
     setScript: (s) => {
       current = s;
     },
+    release: (name) => gates.release(name),
+    hold: (name) => gates.hold(name),
+    held: (name) => gates.held(name),
+    reached: (name, timeoutMs) => gates.reached(name, timeoutMs),
     close: () =>
       new Promise((resolve) => {
         server.closeAllConnections();
@@ -243,6 +269,8 @@ export async function writeEvent(res: ServerResponse, data: string, event?: stri
 async function streamChunks(
   res: ServerResponse,
   r: {
+    pass?: () => Promise<boolean>;
+    gateAfter?: number;
     delayMs: number;
     wordByWord: boolean;
     onChunk?: (text: string, at: number) => void;
@@ -265,10 +293,14 @@ async function streamChunks(
       choices: [{ index: 0, delta, finish_reason: finish }],
     });
   await writeEvent(res, chunk({ role: 'assistant', content: '' }), undefined, r.delayMs);
-  for (const piece of r.content ? (r.wordByWord ? splitWords(r.content) : splitText(r.content)) : []) {
+  const pieces = r.content ? (r.wordByWord ? splitWords(r.content) : splitText(r.content)) : [];
+  const holdAt = Math.min(r.gateAfter ?? 0, pieces.length);
+  for (const [i, piece] of pieces.entries()) {
+    if (i === holdAt && r.pass && !(await r.pass())) return;
     r.onChunk?.(piece, Date.now());
     await writeEvent(res, chunk({ content: piece }), undefined, r.delayMs);
   }
+  if (holdAt === pieces.length && r.pass && !(await r.pass())) return;
   for (const [index, call] of r.toolCalls.entries()) {
     await writeEvent(
       res,
@@ -293,24 +325,71 @@ async function streamChunks(
   res.end();
 }
 
+/**
+ * Answers `POST /gates/<name>/release` (and `/hold`) on a scripted server, so that a test in another
+ * process can open a gate too: true when it was such a request.
+ */
+export function gateRequest(gates: Gates, req: IncomingMessage, res: ServerResponse): boolean {
+  const m = /^\/gates\/([^/]+)\/(release|hold)$/.exec(req.url?.split('?')[0] ?? '');
+  if (!m || req.method !== 'POST') return false;
+  const name = decodeURIComponent(m[1]!);
+  if (m[2] === 'release') gates.release(name);
+  else gates.hold(name);
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ gate: name, open: m[2] === 'release' }));
+  return true;
+}
+
+/**
+ * Wraps a script that counts its calls (turn 1 does this, turn 2 that) so that it answers a prompt
+ * it has answered before with the same reply, as a model at temperature 0 would: a model call the
+ * worker makes again (a retry after a lost attempt, a heartbeat timeout on a busy machine) gets the
+ * reply the lost attempt got, instead of using up the next turn. Error replies (a status of 400 or
+ * more) are not kept, so a scripted failure can be followed by a success for the same prompt.
+ */
+export function samePromptSameReply(script: Script): Script {
+  const answered = new Map<string, ScriptedReply>();
+  return async (request) => {
+    const key = JSON.stringify([request.body.model, request.body.messages]);
+    const seen = answered.get(key);
+    if (seen) return seen;
+    const reply = await script(request);
+    if (!reply.status || reply.status < 400) answered.set(key, reply);
+    return reply;
+  };
+}
+
 /** The last user message the model was shown. */
 export function lastUserMessage(request: RecordedRequest): string {
   const users = request.body.messages.filter((m) => m.role === 'user');
   return String(users[users.length - 1]?.content ?? '');
 }
 
+/** Options of {@link countdownScript}. */
+export interface CountdownOptions {
+  /** Each reply waits this long (default 400 ms: a demo's pace; tests order their steps with `gates`). */
+  delayMs?: number;
+  /**
+   * Hold a countdown reply at a named gate: `{ 2: 'paused' }` holds the reply that follows the
+   * second step (the third request) until `model.release('paused')` (see {@link ScriptedReply.gate}).
+   */
+  gates?: Record<number, string>;
+}
+
 /**
  * The seed's scenario as a script: write countdown.txt (100 → 1) ten numbers a step, slowly; when
  * told about hello.txt, create that instead and finish. Used by the offline demo and the tests.
  */
-export function countdownScript(options: { delayMs?: number } = {}): Script {
+export function countdownScript(options: CountdownOptions = {}): Script {
   const delayMs = options.delayMs ?? 400;
+  const gateAt = (steps: number) => (options.gates?.[steps] ? { gate: options.gates[steps] } : {});
   return (request) => {
     const messages = request.body.messages;
     const lastUserAt = messages.map((m) => m.role).lastIndexOf('user');
     const since = messages.slice(lastUserAt + 1);
     if (lastUserMessage(request).includes('hello.txt')) {
-      const created = since.some((m) => m.role === 'tool');
+      // Created once a call to create it was made since the message (a countdown call cut off by a
+      // pause may be answered after the message too).
+      const created = since.some((m) => m.role === 'assistant' && JSON.stringify(m.tool_calls ?? []).includes('hello.txt'));
       if (!created) {
         return {
           delayMs,
@@ -321,12 +400,13 @@ export function countdownScript(options: { delayMs?: number } = {}): Script {
       return { delayMs, content: 'I created hello.txt containing "Hello, World!" and stopped working on countdown.txt.' };
     }
     const steps = messages.filter((m) => m.role === 'tool').length;
-    if (steps >= 10) return { delayMs, content: 'I wrote the numbers 100 down to 1 into countdown.txt, one per line.' };
+    if (steps >= 10) return { delayMs, ...gateAt(steps), content: 'I wrote the numbers 100 down to 1 into countdown.txt, one per line.' };
     const from = 100 - steps * 10;
     const to = from - 9;
     const redirect = steps === 0 ? '>' : '>>';
     return {
       delayMs,
+      ...gateAt(steps),
       toolCalls: [{ name: 'terminal', arguments: { command: `seq ${from} -1 ${to} ${redirect} countdown.txt` } }],
     };
   };

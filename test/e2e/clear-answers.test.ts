@@ -30,16 +30,19 @@ after(async () => {
   await h?.close();
 });
 
-/** The CLI with the harness environment plus `extra`; timed. */
+/**
+ * The CLI with the harness environment plus `extra`. A command that hangs is killed at a deadline
+ * generous enough for a loaded machine (its answer's speed is measured in bench/answers.ts, not here).
+ */
 async function faheem(args: string[], extra: Record<string, string> = {}) {
-  const started = Date.now();
   const r = await execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], {
     cwd: ROOT,
     env: { ...h.env, ...extra },
     reject: false,
     timeout: 60_000,
   });
-  return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1, ms: Date.now() - started };
+  assert.ok(!r.timedOut, `faheem ${args.join(' ')} did not answer within 60 s`);
+  return { stdout: r.stdout, stderr: r.stderr, exitCode: r.exitCode ?? -1 };
 }
 
 const json = (s: string) => JSON.parse(s) as Record<string, unknown>;
@@ -53,10 +56,9 @@ test('no worker: start warns, status answers at once with the last known status,
   assert.match(start.stderr, /no worker polls the tool queue faheem-tools@/);
 
   // Never picked up: the status it was started with, marked as last known, and why.
+  // It answers (it does not wait for the query, which nobody would answer) and says why.
   const human = await faheem(['status', 'ca-first']);
-  console.log(`status with no worker: ${human.ms} ms`);
   assert.equal(human.exitCode, 0, human.stderr);
-  assert.ok(human.ms < 3_000, `status took ${human.ms} ms`);
   assert.match(human.stdout, /running.*last known status: no worker answered/);
   assert.match(human.stdout, /no worker polls the task queue faheem\b/);
   const first = json((await faheem(['status', 'ca-first', '--json'])).stdout);
@@ -83,9 +85,7 @@ test('no worker: start warns, status answers at once with the last known status,
     typedSearchAttributes: [{ key: ConversationStatusKey, value: 'paused' }],
   });
   const paused = await faheem(['status', 'ca-paused']);
-  console.log(`status (last known) with no worker: ${paused.ms} ms`);
   assert.equal(paused.exitCode, 0, paused.stderr);
-  assert.ok(paused.ms < 3_000, `status took ${paused.ms} ms`);
   assert.match(paused.stdout, /paused.*last known status: no worker answered/);
   assert.match(paused.stdout, /no worker polls the task queue ca-nobody\b/);
   const pausedJson = json((await faheem(['status', 'ca-paused', '--json'])).stdout);
@@ -101,7 +101,7 @@ test('no worker: start warns, status answers at once with the last known status,
     await waitFor(
       'the resume warnings',
       () => /task queue ca-nobody\b/.test(stderr) && /tool queue ca-nobody-tools\b/.test(stderr),
-      10_000,
+      60_000,
     );
   } finally {
     resume.kill('SIGKILL');
@@ -109,7 +109,6 @@ test('no worker: start warns, status answers at once with the last known status,
   }
 
   const doctor = await faheem(['doctor']);
-  console.log(`doctor with no worker: ${doctor.ms} ms`);
   assert.notEqual(doctor.exitCode, 0);
   assert.match(doctor.stdout, /^✗ workers .*no worker polls the task queue faheem\b/m);
   assert.match(doctor.stdout, /^✗ tool worker .*faheem-tools@/m);
@@ -148,7 +147,7 @@ test('with a worker: status answers from the workflow, doctor passes, --model ma
   assert.doesNotMatch(quiet.stderr, /no worker/);
 
   const doctor = await faheem(['doctor']);
-  console.log(`doctor with a worker: ${doctor.ms} ms\n${doctor.stdout}`);
+  console.log(doctor.stdout);
   assert.equal(doctor.exitCode, 0, doctor.stdout + doctor.stderr);
   for (const name of ['server', 'namespace', 'search attributes', 'workers', 'tool worker', 'model']) {
     assert.match(doctor.stdout, new RegExp(`^✓ ${name} `, 'm'), name);
@@ -200,7 +199,7 @@ test('the SDK and the CLI tell errors apart by class: not found, refused, closed
   assert.match(closed.stderr, /cannot pause: conversation ca-first is closed/);
 });
 
-test('no server at all: every command exits non-zero naming the address, within a bounded time', async () => {
+test('no server at all: every command exits non-zero naming the address (it does not hang)', async () => {
   const address = `127.0.0.1:${await freePort()}`;
   const results = await Promise.all(
     [['worker'], ['status', 'x'], ['list'], ['start', 'hi', '--workspace', ROOT]].map(async (args) => ({
@@ -209,9 +208,7 @@ test('no server at all: every command exits non-zero naming the address, within 
     })),
   );
   for (const r of results) {
-    console.log(`faheem ${r.args.join(' ')} with no server: exit ${r.exitCode} in ${r.ms} ms`);
     assert.notEqual(r.exitCode, 0, r.args.join(' '));
-    assert.ok(r.ms < 10_000, `${r.args.join(' ')} took ${r.ms} ms`);
     assert.match(r.stderr, new RegExp(`cannot reach Temporal at ${address.replace(/\./g, '\\.')} \\(connection refused\\)`), r.stderr);
     assert.match(r.stderr, /npx faheem server/);
   }

@@ -8,7 +8,7 @@ import { startHarness, waitFor, type Harness } from '../support/harness.js';
 
 let h: Harness;
 before(async () => {
-  h = await startHarness({ name: 'cli', script: countdownScript({ delayMs: 300 }) });
+  h = await startHarness({ name: 'cli', script: countdownScript({ delayMs: 0 }) });
   await h.startWorker();
 });
 after(async () => h?.close());
@@ -16,12 +16,16 @@ after(async () => h?.close());
 const status = async (id: string) => JSON.parse((await h.cli(['status', id, '--json'])).stdout) as Record<string, unknown>;
 
 test('start, pause, send while paused, resume, status --json, events --json, list, close', async () => {
+  // The reply after the second step is held at the gate 'pause' (its stream open) until the pause has landed.
+  h.model.setScript(countdownScript({ delayMs: 0, gates: { 2: 'pause' } }));
   const workspace = await h.workspace();
   const { stdout } = await h.cli(['start', 'Create countdown.txt with 100 down to 1', '--workspace', workspace, '--id', 'cli-seed']);
   assert.equal(stdout.trim(), 'cli-seed');
 
-  await waitFor('two steps', async () => ((await status('cli-seed')).iterations as number) >= 2);
+  const held = await h.model.reached('pause');
+  assert.ok(((await status('cli-seed')).iterations as number) >= 2);
   await h.cli(['pause', 'cli-seed']);
+  await waitFor('paused', async () => (await status('cli-seed')).status === 'paused');
   const paused = await status('cli-seed');
   assert.equal(paused.status, 'paused');
   for (const key of ['id', 'status', 'iterations', 'events', 'pendingMessages', 'metrics', 'lastError']) assert.ok(key in paused, key);
@@ -37,6 +41,9 @@ test('start, pause, send while paused, resume, status --json, events --json, lis
     (await h.cli(['list', '--status', 'paused', '--json'])).stdout.includes('"cli-seed"'),
   ).catch(() => assert.fail(`list --status paused did not show it: ${listed}`));
 
+  // The pause cancels the call under way (the worker learns it at its next heartbeat).
+  await waitFor('the held call cancelled', () => held.aborted);
+  h.model.release('pause');
   await h.cli(['resume', 'cli-seed', '--wait']);
   const done = await status('cli-seed');
   assert.equal(done.status, 'finished');

@@ -26,7 +26,9 @@ let origin: string;
 let token: string;
 
 /** One model for the whole file: what it answers depends on the conversation's first message. */
-const countdown = countdownScript({ delayMs: 300 });
+// The countdown's reply after its first step is held at the gate 'countdown' (its stream open):
+// the page's Pause lands while that call is under way, however long the page takes to open.
+const countdown = countdownScript({ delayMs: 0, gates: { 1: 'countdown' } });
 function script(req: RecordedRequest): ScriptedReply {
   const first = String(req.body.messages.find((m) => m.role === 'user')?.content ?? '');
   const tools = req.body.messages.filter((m) => m.role === 'tool').length;
@@ -71,7 +73,9 @@ function script(req: RecordedRequest): ScriptedReply {
       return {
         content: STREAMED,
         wordByWord: true,
-        chunkDelayMs: 200,
+        // Three words out, then held until the test has seen them in the page.
+        gate: 'stream',
+        gateAfter: 3,
         toolCalls: [
           { name: 'terminal', arguments: { command: 'echo first-line; while [ ! -f go ]; do sleep 0.05; done; echo second-line' } },
         ],
@@ -177,10 +181,11 @@ test('the list shows a conversation by id; model output with <script> and onerro
 
 test('Pause, Send (while paused), Resume act on a running conversation', async () => {
   const conversation = await create('Create countdown.txt with 100 down to 1');
-  await conversation.waitUntil((s) => s.iterations >= 1, 100, 60_000);
+  const held = await h.model.reached('countdown');
   const page = await openConversation(conversation.id);
   await page.getByRole('button', { name: 'Pause', exact: true }).click();
   await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);
+  await waitFor('the held call cancelled by the pause', () => held.aborted);
   await page.locator('.conv-head .status').filter({ hasText: 'paused' }).waitFor({ timeout: 10_000 });
 
   await page.getByLabel('Message').fill("Actually, stop. Create hello.txt with 'Hello, World!' instead.");
@@ -209,7 +214,7 @@ test('Pause, Send (while paused), Resume act on a running conversation', async (
 
 test('Pause now, and an action that fails shows its error', async () => {
   const conversation = await create('Create countdown.txt with 100 down to 1', { id: `console-now-${Date.now()}` });
-  await conversation.waitUntil((s) => s.iterations >= 1, 100, 60_000);
+  await h.model.reached('countdown'); // (the first test's call left the gate when its pause cancelled it)
   const page = await openConversation(conversation.id);
   await page.getByRole('button', { name: 'Pause now', exact: true }).click();
   await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);
@@ -324,6 +329,7 @@ test("a streaming reply appears in the page before the call completes; a running
   );
   const partial = await streaming.innerText();
   assert.ok(!partial.includes('lands as an event'), partial);
+  h.model.release('stream');
   // The reply lands: the event replaces the streamed block.
   await page.locator('.msg-agent:not(.streaming)').filter({ hasText: STREAMED }).waitFor({ timeout: 30_000 });
   assert.equal(await streaming.count(), 0);

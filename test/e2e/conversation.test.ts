@@ -6,7 +6,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import { retryAfterMs } from '../../src/llm/client.js';
-import type { Script } from '../../src/testing/scripted-model.js';
+import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
 import type { ObservationEvent } from '../../src/types.js';
 import { FAKE_KEY, startHarness, waitFor, type Harness } from '../support/harness.js';
 
@@ -20,7 +20,8 @@ after(async () => h?.close());
 const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'file_editor', 'task_tracker'] });
 
 async function runWith(script: Script, message = 'Go', extra: { maxIterations?: number } = {}) {
-  h.model.setScript(script);
+  // Scripts count their turns: a prompt asked again (a retried call) gets the same reply, not the next turn's.
+  h.model.setScript(samePromptSameReply(script));
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, ...extra });
   await conversation.sendMessage(message);
@@ -48,13 +49,19 @@ test('HTTP 500 on the first attempts is retried and the run finishes', async () 
 test('HTTP 429 with Retry-After is asked again when the provider said, not on our backoff', async () => {
   const start = h.model.requests.length;
   let calls = 0;
-  const { final } = await runWith(() =>
+  const { final, conversation } = await runWith(() =>
     ++calls === 1 ? { status: 429, error: 'rate limited', headers: { 'retry-after': '2' } } : { content: 'All done.' },
   );
   assert.equal(final.status, 'finished');
-  const [first, second] = h.model.requests.slice(start);
-  // Our own first backoff is 0.5 s; a gap of about 2 s shows the header was followed.
-  assert.ok(second!.startedAt - first!.startedAt >= 1900, `asked again after ${second!.startedAt - first!.startedAt} ms`);
+  assert.ok(h.model.requests.length - start >= 2);
+  // The provider's delay went to Temporal as the retry's delay (our own first backoff is 0.5 s): the
+  // second attempt's start records the first one's failure with it. (Asserted in history, not by the clock.)
+  const history = await h.client.workflow.getHandle(conversation.id).fetchHistory();
+  const retried = (history.events ?? []).find(
+    (e) => (e.activityTaskStartedEventAttributes?.attempt ?? 0) > 1,
+  )?.activityTaskStartedEventAttributes;
+  const delay = retried?.lastFailure?.applicationFailureInfo?.nextRetryDelay;
+  assert.equal(Number(delay?.seconds ?? 0) + (delay?.nanos ?? 0) / 1e9, 2, JSON.stringify(retried?.lastFailure));
   assert.equal(retryAfterMs(new Headers({ 'retry-after-ms': '1500' })), 1500);
   assert.ok((retryAfterMs(new Headers({ 'retry-after': new Date(Date.now() + 60_000).toUTCString() })) ?? 0) > 50_000, 'an HTTP date');
   assert.equal(retryAfterMs(new Headers({ 'retry-after': '86400' })), 120_000, 'capped');
@@ -125,15 +132,17 @@ test('a hostile model never wedges the conversation: each bad call becomes an er
 
 test('pause --now interrupts the running command and keeps its partial output', async () => {
   let turn = 0;
-  h.model.setScript(() =>
-    turn++ === 0
-      ? {
-          toolCalls: [
-            { name: 'terminal', arguments: { command: 'echo first-part; touch started; sleep 60; echo never' } },
-            { name: 'think', arguments: { thought: 'x' } },
-          ],
-        }
-      : { content: 'Stopped as asked.' },
+  h.model.setScript(
+    samePromptSameReply(() =>
+      turn++ === 0
+        ? {
+            toolCalls: [
+              { name: 'terminal', arguments: { command: 'echo first-part; touch started; sleep 60; echo never' } },
+              { name: 'think', arguments: { thought: 'x' } },
+            ],
+          }
+        : { content: 'Stopped as asked.' },
+    ),
   );
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace });
@@ -145,7 +154,6 @@ test('pause --now interrupts the running command and keeps its partial output', 
       () => false,
     ),
   );
-  const pausedAt = Date.now();
   await conversation.pause({ now: true });
   const stopped = await running;
   assert.equal(stopped.status, 'paused');
@@ -153,12 +161,10 @@ test('pause --now interrupts the running command and keeps its partial output', 
     const o = (await conversation.events()).filter((e): e is ObservationEvent => e.kind === 'observation');
     return o.length === 2 && o;
   });
-  const elapsed = Date.now() - pausedAt;
   assert.match(obs[0]!.content, /interrupted by a pause/);
   assert.match(obs[0]!.content, /first-part/);
   assert.doesNotMatch(obs[0]!.content, /never/);
   assert.match(obs[1]!.content, /Not run: the conversation was paused/);
-  assert.ok(elapsed < 30_000, 'the 60 s command did not run to its end');
   const resumed = await conversation.run();
   assert.equal(resumed.status, 'finished');
 });

@@ -32,6 +32,14 @@ function writer(file: string, lines: number, delayMs = 0) {
   };
 }
 
+/** `script`, with its reply after `steps` done steps held at the gate `gate`. */
+function atStep(steps: number, gate: string, script: (req: RecordedRequest) => ScriptedReply) {
+  return (req: RecordedRequest): ScriptedReply => {
+    const done = toolResults(req).filter((m) => !String(m.content).startsWith('Not run')).length;
+    return done === steps ? { ...script(req), gate } : script(req);
+  };
+}
+
 /** Routes each request by its conversation's first user message. */
 function routes(table: Record<string, (req: RecordedRequest) => ScriptedReply>) {
   return (req: RecordedRequest): ScriptedReply => {
@@ -52,12 +60,23 @@ const delegateBoth =
             .join(' | ')}`,
         };
 
-test('two delegate calls run two child conversations in parallel; their answers come back', async () => {
+test('two delegate calls run two child conversations in parallel; their answers come back', { timeout: 600_000 }, async () => {
+  // In parallel, shown by gates: each child's first reply is held until the other child has asked
+  // the model. Children run one after the other, in either order, would never get there (the test
+  // times out).
+  const a = writer('a.txt', 2);
+  const b = writer('b.txt', 2);
   h.model.setScript(
     routes({
       'split the work': delegateBoth(['create a.txt', 'create b.txt']),
-      'create a.txt': writer('a.txt', 2, 300),
-      'create b.txt': writer('b.txt', 2, 300),
+      'create a.txt': (req) => {
+        h.model.release('b-first');
+        return toolResults(req).length === 0 ? { ...a(req), gate: 'a-first' } : a(req);
+      },
+      'create b.txt': (req) => {
+        h.model.release('a-first');
+        return toolResults(req).length === 0 ? { ...b(req), gate: 'b-first' } : b(req);
+      },
     }),
   );
   const workspace = await h.workspace();
@@ -74,10 +93,6 @@ test('two delegate calls run two child conversations in parallel; their answers 
       ['delegate', 'wrote 2 lines to b.txt'],
     ],
   );
-  // In parallel: the second child asked the model before the first one had finished.
-  const a = h.model.requests.filter((r) => firstUser(r) === 'create a.txt');
-  const b = h.model.requests.filter((r) => firstUser(r) === 'create b.txt');
-  assert.ok(b[0]!.startedAt < a[a.length - 1]!.startedAt, 'the children overlapped');
 
   assert.deepEqual(
     final.children.map((c) => [c.id, c.status, c.task]),
@@ -114,31 +129,21 @@ test('pausing the parent pauses both running children; nothing starts until resu
   h.model.setScript(
     routes({
       'two long jobs': delegateBoth(['count into x.txt', 'count into y.txt']),
-      'count into x.txt': writer('x.txt', 12, 150),
-      'count into y.txt': writer('y.txt', 12, 150),
+      // Each child's reply after two steps is held at a gate (its stream open) until the pause has landed.
+      'count into x.txt': atStep(2, 'x-2', writer('x.txt', 12)),
+      'count into y.txt': atStep(2, 'y-2', writer('y.txt', 12)),
     }),
   );
   const workspace = await h.workspace();
   const parent = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'two long jobs' });
   const firstRun = parent.run();
   const kids = [`${parent.id}.sub-1`, `${parent.id}.sub-2`];
-  await waitFor(
-    'both children to be working',
-    async () => {
-      const s = await parent.state();
-      if (s.children.length < 2) return false;
-      const states = await Promise.all(kids.map(async (k) => (await Conversation.attach(h.client, k)).state()));
-      return states.every((c) => c.iterations >= 2);
-    },
-    60_000,
-  );
+  const held = await Promise.all([h.model.reached('x-2'), h.model.reached('y-2')]);
 
   await h.cli(['pause', parent.id]);
   const children = await Promise.all(kids.map((k) => Conversation.attach(h.client, k)));
-  await waitFor(
-    'both children paused',
-    async () => (await Promise.all(children.map((c) => c.state()))).every((s) => s.status === 'paused'),
-    10_000,
+  await waitFor('both children paused', async () =>
+    (await Promise.all(children.map((c) => c.state()))).every((s) => s.status === 'paused'),
   );
   assert.equal((await parent.state()).status, 'paused');
   const parentView = await waitFor('the parent to know', async () => {
@@ -150,6 +155,10 @@ test('pausing the parent pauses both running children; nothing starts until resu
     ['paused', 'paused'],
   );
   assert.equal((await firstRun).status, 'paused', 'run() returns with the pause');
+  // The pauses cancelled the held calls; the gates open for the resume.
+  await waitFor('the held calls cancelled', () => held.every((r) => r.aborted));
+  h.model.release('x-2');
+  h.model.release('y-2');
 
   const final = await parent.run();
   assert.equal(final.status, 'finished');
@@ -184,18 +193,18 @@ test('a worker killed mid-child: a new worker finishes the tree, each child star
   h.model.setScript(
     routes({
       'one long job': delegateBoth(['count into z.txt']),
-      'count into z.txt': writer('z.txt', 10, 250),
+      // The reply after four steps is held at a gate: the worker dies with that call under way.
+      'count into z.txt': atStep(4, 'z-4', writer('z.txt', 10)),
     }),
   );
   const workspace = await h.workspace();
   const parent = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'one long job', run: true });
   const kid = `${parent.id}.sub-1`;
-  await waitFor(
-    'the child to be half way',
-    async () => (await Conversation.attach(h.client, kid).then((c) => c.state())).iterations >= 4,
-    60_000,
-  );
+  const held = await h.model.reached('z-4');
+  assert.ok((await Conversation.attach(h.client, kid).then((c) => c.state())).iterations >= 4);
   await worker.kill('SIGKILL');
+  await waitFor('the held call gone with its worker', () => held.aborted);
+  h.model.release('z-4');
   worker = await h.startWorker();
   const final = await parent.waitUntil((s) => s.status !== 'running', 100, 90_000);
   assert.equal(final.status, 'finished', final.lastError ?? '');

@@ -13,7 +13,7 @@ import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js
 let h: Harness;
 before(async () => {
   const db = path.join(await mkdtemp(path.join(tmpdir(), 'faheem-db-')), 'temporal.db');
-  h = await startHarness({ name: 'durability', script: countdownScript({ delayMs: 300 }), db });
+  h = await startHarness({ name: 'durability', script: countdownScript({ delayMs: 0 }), db });
   await h.startWorker();
 });
 after(async () => h?.close());
@@ -22,11 +22,13 @@ const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), t
 const countdown = Array.from({ length: 100 }, (_, i) => String(100 - i));
 
 test('the Temporal server killed mid-conversation and restarted on its SQLite file: the conversation finishes', async () => {
-  h.model.setScript(countdownScript({ delayMs: 300 }));
+  // The reply after three steps is held at the gate 'restart' while the server is down and back.
+  h.model.setScript(countdownScript({ delayMs: 0, gates: { 3: 'restart' } }));
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Write countdown.txt', run: true });
-  await waitFor('three steps', async () => (await conversation.state()).iterations >= 3);
+  await h.model.reached('restart');
   await h.restartServer();
+  h.model.release('restart');
   const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
   assert.equal(final.status, 'finished');
   const events = await conversation.events();
@@ -40,7 +42,8 @@ test('the Temporal server killed mid-conversation and restarted on its SQLite fi
 });
 
 test('the client waiting in run() is killed; a new client attaches and sees the same conversation finish', async () => {
-  h.model.setScript(countdownScript({ delayMs: 300 }));
+  // The reply after two steps is held at the gate 'client-dies' until the waiting client is gone.
+  h.model.setScript(countdownScript({ delayMs: 0, gates: { 2: 'client-dies' } }));
   const workspace = await h.workspace();
   const waiting = execa(
     'node',
@@ -52,9 +55,12 @@ test('the client waiting in run() is killed; a new client attaches and sees the 
     },
   );
   const conversation = await waitFor('the conversation exists', () => Conversation.attach(h.client, 'client-dies'));
-  await waitFor('two steps', async () => (await conversation.state()).iterations >= 2);
+  await h.model.reached('client-dies');
+  assert.ok((await conversation.state()).iterations >= 2);
   waiting.kill('SIGKILL');
-  await waiting;
+  const killed = await waiting;
+  assert.equal(killed.signal, 'SIGKILL', 'the client was still waiting when it was killed');
+  h.model.release('client-dies');
   const again = await Conversation.attach(h.client, 'client-dies');
   const final = await again.waitUntil((s) => s.status !== 'running', 200, 120_000);
   assert.equal(final.status, 'finished');
@@ -87,17 +93,16 @@ test('a pause during a model retry backoff cancels the retries; resume calls the
 });
 
 test('pausing twice in a row is one pause; resume works once', async () => {
-  h.model.setScript(() => ({ delayMs: 30_000, content: 'slow' }));
+  // Held at a gate nobody opens: only the pause ends the call.
+  h.model.setScript(() => ({ gate: 'never', content: 'slow' }));
   const conversation = await Conversation.create(h.client, {
     agent: agent(),
     workspace: await h.workspace(),
     firstMessage: 'hi',
     run: true,
   });
-  await waitFor(
-    'a model call in flight',
-    async () => (await conversation.state()).status === 'running' && h.model.requests.some((r) => r.endedAt === undefined),
-  );
+  await h.model.reached('never');
+  assert.equal((await conversation.state()).status, 'running');
   await Promise.all([conversation.pause(), conversation.pause()]);
   await conversation.pause();
   await waitFor('paused', async () => (await conversation.state()).status === 'paused');

@@ -17,7 +17,7 @@ import { Agent, Conversation, LLM } from '../../src/client.js';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA, encryptionCodec, keyFingerprint, payloadKeyId } from '../../src/security/codec.js';
 import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { liveStreamId } from '../../src/live/stream-id.js';
-import type { Script } from '../../src/testing/scripted-model.js';
+import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
 import { ROOT, freePort, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
@@ -150,7 +150,7 @@ describe('with a key, against a dev server', () => {
         return { toolCalls: [{ name: 'terminal', arguments: { command: 'printenv FAHEEM_ENCRYPTION_KEY || echo key-not-visible' } }] };
       return { content: REPLY };
     };
-    h.model.setScript(script);
+    h.model.setScript(samePromptSameReply(script));
     const conversation = await Conversation.create(h.client, {
       agent: agent(),
       workspace: await h.workspace(),
@@ -274,7 +274,11 @@ describe('with a key, against a dev server', () => {
     // them inline), but the state carried into the next run is not, so the worker stores it.
     const marker = (i: number) => `avocado-${i}-`.repeat(95_000 / 12).slice(0, 95_000);
     let calls = 0;
-    h.model.setScript(() => (calls++ < 2 ? { toolCalls: [{ name: 'think', arguments: { thought: 'thinking' } }] } : { content: 'done' }));
+    h.model.setScript(
+      samePromptSameReply(() =>
+        calls++ < 2 ? { toolCalls: [{ name: 'think', arguments: { thought: 'thinking' } }] } : { content: 'done' },
+      ),
+    );
     const conversation = await Conversation.create(h.client, {
       agent: agent(),
       workspace: await h.workspace(),
@@ -572,8 +576,12 @@ describe('with a key, against a dev server', () => {
     assert.ok(before.stdout.includes(MESSAGE) && before.stdout.includes(OUTPUT));
 
     let turn = 0;
-    h.model.setScript(() =>
-      turn++ === 0 ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo rotated-cmd | rev' } }] } : { content: 'rotated reply' },
+    h.model.setScript(
+      samePromptSameReply(() =>
+        turn++ === 0
+          ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo rotated-cmd | rev' } }] }
+          : { content: 'rotated reply' },
+      ),
     );
     const sent = await faheem(['send', conversationId, 'Now the kiwi message 3318', '--run'], rotatedEnv);
     assert.equal(sent.exitCode, 0, sent.stderr);
@@ -610,7 +618,7 @@ describe('with a key, against a dev server', () => {
   test('a process with only a wrong key gets a clear error, never garbage', async () => {
     const wrong = { FAHEEM_ENCRYPTION_KEY: KEY_WRONG, FAHEEM_ENCRYPTION_KEYS: '' };
     const idWrong = keyFingerprint(Buffer.from(KEY_WRONG, 'base64'));
-    const started = Date.now();
+    // It fails with the reason (a wait for a timeout would end in a timeout's message instead).
     const events = await faheem(['events', conversationId], wrong);
     assert.notEqual(events.exitCode, 0);
     assert.match(
@@ -619,7 +627,6 @@ describe('with a key, against a dev server', () => {
         `encrypted with key (B|${ID_A}), which is not in FAHEEM_ENCRYPTION_KEYS/FAHEEM_ENCRYPTION_KEY of this process \\(it has ${idWrong}\\)`,
       ),
     );
-    assert.ok(Date.now() - started < 20_000, 'it does not wait for a timeout');
     const status = await faheem(['status', conversationId], wrong);
     assert.notEqual(status.exitCode, 0);
     assert.match(status.stderr, /which is not in FAHEEM_ENCRYPTION_KEYS\/FAHEEM_ENCRYPTION_KEY/);

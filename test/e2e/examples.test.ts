@@ -43,9 +43,15 @@ test('examples/custom-tool.ts: the worker runs a defineTool tool the model calle
 
 test('examples/follow-live.ts: the reply and the command output as they stream, then the events', async () => {
   const out = await runExample('follow-live.ts');
-  assert.match(out, /\| count 1[\s\S]*\| count 3/);
-  assert.match(out, /The command counted to three, a line every fifth of a second\.\nevent \d+: the reply, recorded/);
-  assert.match(out, /live lines: .*model_delta \d+.*output_delta \d+|live lines: .*output_delta \d+.*model_delta \d+/);
+  // The command's output, live (`| `) or, when the command ended before its lines reached the
+  // follower on a busy machine, as recorded (`= `); live output is held to its order in live.test.ts.
+  assert.match(out, /[|=] count 1[\s\S]*[|=] count 3/);
+  // A new step's lines wait for the events before them only so long (src/live/follow.ts): on a busy
+  // machine the step before's events may land inside the reply. Without them, the reply is whole
+  // and comes before the event that records it.
+  const reply = out.replace(/event \d+: (action \w+|its output, recorded)\n/g, '').replace(/^ {2}= .*\n/gm, '');
+  assert.match(reply, /The command counted to three, a line every fifth of a second\.\nevent \d+: the reply, recorded/, out);
+  assert.match(out, /live lines: .*model_delta \d+/);
   assert.match(out, /status: finished/);
 });
 

@@ -15,7 +15,8 @@ before(async () => {
     const tools = req.body.messages.filter((m) => m.role === 'tool').length;
     if (first === 'error') return { status: 401, error: 'bad key' };
     if (first === 'stuck') return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo loop' } }] };
-    if (first === 'running' || first === 'paused') return { delayMs: 120_000, content: 'slow' };
+    // Held at a gate nobody opens: these stay in their model call until paused or closed.
+    if (first === 'running' || first === 'paused') return { gate: 'held', content: 'slow' };
     if (first === 'waiting_for_confirmation' && tools === 0)
       return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo hi' } }] };
     if (first === 'tasks' && tools === 0) {

@@ -12,7 +12,7 @@ import { Agent, Conversation, LLM, TerminalTool } from '../../src/client.js';
 import type { ConversationEvent } from '../../src/types.js';
 import type { LiveDelta } from '../../src/live/types.js';
 import { liveStreamId } from '../../src/live/stream-id.js';
-import type { Script } from '../../src/testing/scripted-model.js';
+import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
 import { ROOT, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 let h: Harness;
@@ -74,7 +74,7 @@ test("a command's output is seen while it still runs", async () => {
           ],
         }
       : { content: 'done' };
-  h.model.setScript(script);
+  h.model.setScript(samePromptSameReply(script));
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true });
   let output = '';
   let toolCallId: string | undefined;

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
-import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
+import { samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import type { ConversationEvent, ErrorEvent, McpServersSpec, ObservationEvent } from '../../src/types.js';
 import { freePort, historyText, ROOT, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
@@ -42,7 +42,8 @@ const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), t
 
 function turns(...replies: ScriptedReply[]) {
   let i = 0;
-  return (_req: RecordedRequest): ScriptedReply => replies[i++] ?? { content: 'Done.' };
+  // A prompt asked again (a retried call) gets the same reply, not the next one.
+  return samePromptSameReply((_req: RecordedRequest): ScriptedReply => replies[i++] ?? { content: 'Done.' });
 }
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
 const observations = (events: ConversationEvent[]) => events.filter((e): e is ObservationEvent => e.kind === 'observation');

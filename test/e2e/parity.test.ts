@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
-import type { Script } from '../../src/testing/scripted-model.js';
+import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
 import type { ObservationEvent } from '../../src/types.js';
 import { historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
@@ -31,7 +31,7 @@ function oneCommand(command: string, risk?: string): Script {
 }
 
 async function start(script: Script, options: Partial<CreateOptions> = {}) {
-  h.model.setScript(script);
+  h.model.setScript(samePromptSameReply(script));
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'go', ...options });
   return { conversation, workspace };

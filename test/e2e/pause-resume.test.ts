@@ -4,12 +4,12 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, FileEditorTool, LLM, TerminalTool } from '../../src/client.js';
-import { countdownScript } from '../../src/testing/scripted-model.js';
+import { countdownScript, lastUserMessage } from '../../src/testing/scripted-model.js';
 import { FAKE_KEY, historyText, startHarness, waitFor, type Harness } from '../support/harness.js';
 
 let h: Harness;
 before(async () => {
-  h = await startHarness({ name: 'seed-sdk', script: countdownScript({ delayMs: 300 }) });
+  h = await startHarness({ name: 'seed-sdk', script: countdownScript({ delayMs: 0, gates: { 3: 'pause' } }) });
   await h.startWorker();
 });
 after(async () => h?.close());
@@ -23,7 +23,9 @@ test('pause mid-task, a message while paused is kept, resume switches to hello.t
   assert.equal((await conversation.state()).executionStatus, 'idle');
 
   const running = conversation.run();
-  await waitFor('three steps', async () => (await conversation.events()).filter((e) => e.kind === 'observation').length >= 3);
+  // The reply after the third step is held at the gate 'pause' (its stream open) until the pause lands.
+  const held = await h.model.reached('pause');
+  assert.ok((await conversation.events()).filter((e) => e.kind === 'observation').length >= 3);
 
   const pausedAt = Date.now();
   await conversation.pause();
@@ -31,6 +33,9 @@ test('pause mid-task, a message while paused is kept, resume switches to hello.t
   const ackMs = Date.now() - pausedAt;
   const stopped = await running;
   assert.equal(stopped.status, 'paused');
+  // The pause cancels the call under way (the worker learns it at its next heartbeat).
+  await waitFor('the held call cancelled', () => held.aborted);
+  h.model.release('pause');
   const requestsAtAck = h.model.requests.length;
   const inFlight = h.model.requests.filter((r) => r.endedAt === undefined || r.aborted);
 
@@ -46,8 +51,17 @@ test('pause mid-task, a message while paused is kept, resume switches to hello.t
   assert.equal(h.model.requests.length, requestsAtAck, 'no model request started while paused');
 
   const final = await conversation.run();
-  assert.equal(final.status, 'finished');
-  assert.equal(await readFile(path.join(workspace, 'hello.txt'), 'utf8'), 'Hello, World!\n');
+  // On failure, say what the model was asked and what the conversation recorded.
+  const story = async () =>
+    [
+      ...h.model.requests.map(
+        (r) =>
+          `request ${r.index}${r.aborted ? ' (aborted)' : ''}${r.heldAt ? ` held at ${r.heldAt}` : ''}: last user ${lastUserMessage(r).slice(0, 40)}`,
+      ),
+      ...(await conversation.events()).map((e) => `${e.index} ${e.kind} ${JSON.stringify(e).slice(0, 160)}`),
+    ].join('\n');
+  assert.equal(final.status, 'finished', await story());
+  assert.equal(await readFile(path.join(workspace, 'hello.txt'), 'utf8').catch(() => ''), 'Hello, World!\n', await story());
   const countdown = await readFile(path.join(workspace, 'countdown.txt'), 'utf8');
   assert.ok(countdown.startsWith('100\n'), 'countdown was started');
   assert.ok(!countdown.includes('\n1\n'), 'countdown was not finished: the pause stopped it');

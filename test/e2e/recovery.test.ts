@@ -18,7 +18,8 @@ after(async () => h?.close());
 const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'file_editor'] });
 
 test('a worker killed during a model call: a new worker finishes the countdown, each step once', async () => {
-  h.model.setScript(countdownScript({ delayMs: 800 }));
+  // The reply after three steps is held at the gate 'kill': the worker dies with that call in flight.
+  h.model.setScript(countdownScript({ delayMs: 0, gates: { 3: 'kill' } }));
   let worker = await h.startWorker();
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, {
@@ -27,14 +28,16 @@ test('a worker killed during a model call: a new worker finishes the countdown, 
     firstMessage: 'Create countdown.txt with the numbers 100 down to 1.',
     run: true,
   });
-  await waitFor('three steps', async () => (await conversation.state()).iterations >= 3);
-  await waitFor('a model call in flight', () => h.model.requests.some((r) => r.endedAt === undefined));
+  const held = await h.model.reached('kill');
+  assert.ok((await conversation.state()).iterations >= 3);
   const before = h.model.requests.length;
   await worker.kill('SIGKILL');
+  await waitFor('the held call gone with its worker', () => held.aborted);
+  h.model.release('kill');
 
   const restartedAt = Date.now();
   worker = await h.startWorker();
-  await waitFor('the model call made again', () => h.model.requests.length > before, 30_000);
+  await waitFor('the model call made again', () => h.model.requests.length > before);
   const recoveryMs = h.model.requests[before]!.startedAt - restartedAt;
 
   const final = await conversation.waitUntil((s) => s.status !== 'running', 100, 60_000);
@@ -57,7 +60,7 @@ test('a worker killed during a command: the command is reported as interrupted, 
   const script: Script = (req) => {
     const tools = req.body.messages.filter((m) => m.role === 'tool');
     if (tools.length === 0) {
-      return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo ran >> marker.txt; sleep 3; echo slept' } }] };
+      return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo ran >> marker.txt; sleep 30; echo slept' } }] };
     }
     return { content: `Done. Last observation: ${String(tools[tools.length - 1]?.content).slice(0, 200)}` };
   };
@@ -137,9 +140,9 @@ test('a command handed to a worker that died before starting it runs on the retr
 });
 
 test('a worker killed right after a pause cancelled its model call: a new worker resumes it', async () => {
-  // Long enough a call that the pause (signal, workflow task, cancel at the next heartbeat) lands
-  // inside it even on a loaded machine; a reply that comes first would make its calls "Not run".
-  h.model.setScript(countdownScript({ delayMs: 1000 }));
+  // The reply after two steps is held at the gate 'pause' until the worker is gone, so the pause
+  // (signal, workflow task, cancel at the next heartbeat) lands inside the call on any machine.
+  h.model.setScript(countdownScript({ delayMs: 0, gates: { 2: 'pause' } }));
   let worker = await h.startWorker();
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, {
@@ -148,13 +151,14 @@ test('a worker killed right after a pause cancelled its model call: a new worker
     firstMessage: 'Create countdown.txt with 100 down to 1.',
     run: true,
   });
-  await waitFor('two steps', async () => (await conversation.state()).iterations >= 2);
   // Pause while a model call is in flight and kill the worker before the call's cancellation is
   // acknowledged: the activity then ends in a timeout, which must still count as the pause.
-  await waitFor('a model call in flight', () => h.model.requests.some((r) => r.endedAt === undefined), 30_000, 5);
+  const held = await h.model.reached('pause');
   await conversation.pause();
   await conversation.waitUntil((s) => s.status === 'paused', 5);
   await worker.kill('SIGKILL');
+  await waitFor('the held call gone with its worker', () => held.aborted);
+  h.model.release('pause');
   worker = await h.startWorker();
   const final = await conversation.run();
   assert.equal(final.status, 'finished');

@@ -2,6 +2,7 @@
 // unpaused and deleted with the CLI, on a real Temporal server's Schedules.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { Conversation } from '../../src/client.js';
 import { countdownScript } from '../../src/testing/scripted-model.js';
 import { startHarness, waitFor, type Harness } from '../support/harness.js';
 
@@ -47,15 +48,24 @@ test('a schedule is created, triggered (its conversation runs), listed, paused, 
   assert.match(listed.nextRuns[0] ?? '', /-01-01T03:00:00/);
 
   await h.cli(['schedule', 'trigger', 'nightly-countdown']);
+  // The CLI lists the triggered conversation; one wait on it until it finishes (a CLI process every
+  // 250 ms meanwhile would cost a busy machine more than the conversation does); then the CLI lists it finished.
+  const triggeredRow = async () =>
+    (await h.cli(['list', '--schedule', 'nightly-countdown', '--json'])).stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id: string; status: string })[0];
+  const triggered = await waitFor('the triggered conversation listed', triggeredRow, 120_000, 1_000);
+  const conversation = await Conversation.attach(h.client, triggered.id);
+  assert.equal((await conversation.waitUntilStopped({ timeoutMs: 300_000 })).status, 'finished');
   const run = await waitFor(
-    'the triggered conversation to finish',
+    'listed as finished',
     async () => {
-      const rows = (await h.cli(['list', '--schedule', 'nightly-countdown', '--json'])).stdout.split('\n').filter(Boolean);
-      const row = rows.map((l) => JSON.parse(l) as { id: string; status: string })[0];
+      const row = await triggeredRow();
       return row?.status === 'finished' ? row : undefined;
     },
-    60_000,
-    250,
+    120_000,
+    1_000,
   );
   assert.match(run.id, /^nightly-countdown-/);
   const status = JSON.parse((await h.cli(['status', run.id, '--json'])).stdout) as { workspace?: string; iterations: number };

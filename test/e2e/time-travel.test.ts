@@ -9,18 +9,19 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import { forkConversation } from '../../src/fork.js';
-import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
+import { samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import { startHarness, type Harness, type WorkerProcess } from '../support/harness.js';
 
 /**
  * Step n appends ten lines "n.1" … "n.10" to log.txt, for `steps` steps (a user message "N more
  * steps" allows N more; "stop" ends at once). Counted here, not from the prompt: a condensation
- * or a rewind changes what the prompt shows.
+ * or a rewind changes what the prompt shows. A prompt asked again (a retried call) gets the same
+ * step, not the next one.
  */
 function appendScript(steps: number) {
   let taken = 0;
   let budget = steps;
-  return (request: RecordedRequest): ScriptedReply => {
+  return samePromptSameReply((request: RecordedRequest): ScriptedReply => {
     const messages = request.body.messages;
     const last = messages[messages.length - 1];
     if (last?.role === 'user') {
@@ -31,7 +32,7 @@ function appendScript(steps: number) {
     if (taken >= budget) return { content: 'done' };
     const n = ++taken;
     return { toolCalls: [{ name: 'terminal', arguments: { command: `for i in $(seq 1 10); do echo "${n}.$i" >> log.txt; done` } }] };
-  };
+  });
 }
 
 let h: Harness;

@@ -33,7 +33,8 @@ test('run() and follow() wait on updates: a couple of calls however long the run
     dataConverter: dataConverter(h.env),
     interceptors: { workflow: [counter] },
   });
-  // Six slow steps: about 3 s, in which a 100 ms poll would have asked ~30 times.
+  // Six paced steps (half a second each: pacing, not synchronisation; a slower machine only makes
+  // the run longer), in which a 100 ms poll would have asked ~30 times.
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
     const done = req.body.messages.filter((m) => m.role === 'tool').length;
     return done < 6
@@ -45,11 +46,8 @@ test('run() and follow() wait on updates: a couple of calls however long the run
     workspace: await h.workspace(),
     firstMessage: 'think six times',
   });
-  const started = Date.now();
   const final = await conversation.run();
-  const ms = Date.now() - started;
   assert.equal(final.status, 'finished');
-  assert.ok(ms > 3000, `the run took ${ms} ms`);
   assert.ok(calls.query <= 2, `state queries while waiting: ${calls.query}`);
   // One update to run, one to wait for the run to stop, whatever the number of steps.
   assert.ok(calls.update >= 2 && calls.update <= 3, `updates: ${calls.update} for ${final.events} events`);
@@ -61,5 +59,5 @@ test('run() and follow() wait on updates: a couple of calls however long the run
     seen,
     Array.from({ length: final.events }, (_, i) => i),
   );
-  console.log(`# a ${ms} ms run: ${calls.query} queries, ${calls.update} updates`);
+  console.log(`# a run of six paced steps: ${calls.query} queries, ${calls.update} updates`);
 });

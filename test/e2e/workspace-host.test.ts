@@ -77,7 +77,7 @@ test('pause and close reach a conversation waiting for its host: the call is dro
   h.model.setScript((req: RecordedRequest): ScriptedReply =>
     req.body.messages.some((m) => m.role === 'tool')
       ? { content: 'Done.' }
-      : { delayMs: 1500, toolCalls: [{ name: 'terminal', arguments: { command: 'echo late >> late.txt' } }] },
+      : { gate: 'host-gone', toolCalls: [{ name: 'terminal', arguments: { command: 'echo late >> late.txt' } }] },
   );
   const queue = `paused-host-${Date.now()}`;
   const workspace = await h.workspace();
@@ -92,7 +92,10 @@ test('pause and close reach a conversation waiting for its host: the call is dro
   });
   const running = conversation.run();
   await waitFor('the setup on the host', () => h.client.workflow.getHandle(conversation.id).query('setup'), 30_000);
-  await first.kill(); // gone while the model thinks
+  // Gone while the model thinks: the reply is held at the gate 'host-gone' until the host has stopped.
+  await h.model.reached('host-gone');
+  await first.kill();
+  h.model.release('host-gone');
   await waitFor('the wait for the host', async () => (await conversation.state()).waitingForHost === queue, 30_000);
   await conversation.pause();
   const paused = await conversation.waitUntil((s) => s.status === 'paused' && s.waitingForHost === null, 100, 10_000);

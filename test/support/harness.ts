@@ -261,7 +261,7 @@ export async function startHarness(options: {
  * Every 50 ms: most checks are a query (a workflow task on the worker and the server), and files run
  * side by side on two cores, so a tighter loop costs the other files CPU for little gain.
  */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 30_000, everyMs = 50): Promise<Truthy<T>> {
+export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 60_000, everyMs = 50): Promise<Truthy<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {

@@ -5,20 +5,24 @@
 // so files can run side by side. Files that kill, restart or look at a server (a SQLite file, the
 // Web UI) still start their own. `all` also runs any test/*.test.ts left at the top, so that a test
 // added there is never skipped. Prints the time of each layer and of each file's tests.
-// FAHEEM_E2E_CONCURRENCY sets how many files run at once (default 3: on two cores, e2e files spend
-// much of their time waiting on other processes).
+// `all` runs the fast gate first (the unit and workflow layers, side by side), and the e2e layer
+// only when the gate passed (FAHEEM_TEST_KEEP_GOING=1 runs it anyway), so a break shows early.
+// How many files run at once follows the cores this process may use (os.availableParallelism(),
+// which honours `taskset`); FAHEEM_E2E_CONCURRENCY overrides it for the e2e layer.
 import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
+import { concurrency } from './concurrency.js';
 import { freePort, ROOT } from './harness.js';
 
-/** Files a layer runs at once: unit and workflow files are light; e2e files mostly wait on processes. */
+const CORES = availableParallelism();
+
 const LAYERS = {
-  unit: { dirs: ['test/unit'], concurrency: 2 },
-  workflow: { dirs: ['test/workflow'], concurrency: 2 },
-  e2e: { dirs: ['test/e2e', 'test'], concurrency: Number(process.env.FAHEEM_E2E_CONCURRENCY) || 3 },
+  unit: { dirs: ['test/unit'], concurrency: concurrency('unit', CORES) },
+  workflow: { dirs: ['test/workflow'], concurrency: concurrency('workflow', CORES) },
+  e2e: { dirs: ['test/e2e', 'test'], concurrency: concurrency('e2e', CORES, process.env.FAHEEM_E2E_CONCURRENCY) },
 } as const;
 type Layer = keyof typeof LAYERS;
 
@@ -30,14 +34,11 @@ function testFiles(dir: string): string[] {
 }
 
 // The slowest files first, so that they do not end the run alone (measured on 2 cores; others in name
-// order). clear-answers bounds how long a CLI command takes: it goes last, when fewer files compete.
+// order). The order is for speed only: no test depends on what runs beside it.
 const SLOW_FIRST = ['long-conversation', 'recovery', 'sandbox', 'encryption', 'scale-out', 'package', 'cli', 'workspace-host'];
-const LAST = ['clear-answers'];
 function order(files: string[]): string[] {
   const rank = (f: string) => {
-    const name = path.basename(f, '.test.ts');
-    if (LAST.includes(name)) return SLOW_FIRST.length + 1;
-    const i = SLOW_FIRST.indexOf(name);
+    const i = SLOW_FIRST.indexOf(path.basename(f, '.test.ts'));
     return i < 0 ? SLOW_FIRST.length : i;
   };
   return [...files].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
@@ -101,23 +102,32 @@ async function main(): Promise<number> {
   const timesFile = path.join(tmpdir(), `faheem-test-times-${process.pid}.txt`);
   let failed = false;
   try {
-    // `all`: the e2e and workflow files in one run, so that the light workflow files fill the time
-    // the e2e files spend waiting on processes; then the files that bound a command's time (LAST)
-    // beside the unit files, two at a time. A layer asked for alone runs at its own concurrency.
-    const isLast = (f: string) => LAST.includes(path.basename(f, '.test.ts'));
-    const all = (['e2e', 'workflow'] as const).flatMap((l) => order(LAYERS[l].dirs.flatMap(testFiles)));
-    const groups: { layer: string; files: string[]; concurrency: number }[] =
+    // `all`: the fast gate (the workflow and unit files side by side), then the e2e files, only when
+    // the gate passed. A layer asked for alone runs at its own concurrency.
+    const filesOf = (l: Layer) => order(LAYERS[l].dirs.flatMap(testFiles));
+    const groups: { layer: string; files: string[]; concurrency: number; gate?: boolean }[] =
       asked.includes('all') || asked.length === 0
         ? named.length > 0 && asked.length === 0
           ? []
           : [
-              { layer: 'e2e+workflow', files: all.filter((f) => !isLast(f)), concurrency: LAYERS.e2e.concurrency },
-              { layer: 'unit+timed', files: [...all.filter(isLast), ...order(testFiles('test/unit'))], concurrency: 2 },
+              {
+                layer: 'gate (workflow+unit)',
+                files: [...filesOf('workflow'), ...filesOf('unit')],
+                concurrency: LAYERS.workflow.concurrency,
+                gate: true,
+              },
+              { layer: 'e2e', files: filesOf('e2e'), concurrency: LAYERS.e2e.concurrency },
             ]
-        : layers.map((layer) => ({ layer, files: order(LAYERS[layer].dirs.flatMap(testFiles)), concurrency: LAYERS[layer].concurrency }));
+        : layers.map((layer) => ({ layer, files: filesOf(layer), concurrency: LAYERS[layer].concurrency }));
     if (named.length > 0) groups.push({ layer: 'files', files: order(named), concurrency: LAYERS.e2e.concurrency });
-    for (const { layer, files, concurrency } of groups) {
+    console.log(`== ${CORES} core(s) available`);
+    for (const { layer, files, concurrency, gate } of groups) {
       if (files.length === 0) continue;
+      if (failed && process.env.FAHEEM_TEST_KEEP_GOING !== '1') {
+        console.log(`== test:${layer}: not run, the gate failed (FAHEEM_TEST_KEEP_GOING=1 runs it anyway)`);
+        times.push(`${layer} not run`);
+        continue;
+      }
       console.log(`== test:${layer}: ${files.length} files, ${concurrency} at a time`);
       const t0 = Date.now();
       const reporters = [
@@ -140,6 +150,7 @@ async function main(): Promise<number> {
       times.push(took);
       console.log(`== test:${took}`);
       if (r.exitCode !== 0) failed = true;
+      if (gate && r.exitCode !== 0) console.log(`== the gate failed: see the 'not ok' lines above`);
     }
   } finally {
     await server?.stop();

@@ -341,7 +341,7 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
         restoreCalls: [],
         state: () => handle.query(stateQuery),
         events: () => readEvents(id),
-        async until(what, check, timeoutMs = 20_000) {
+        async until(what, check, timeoutMs = 60_000) {
           let last: ConversationState | undefined;
           try {
             await waitFor(what, async () => check((last = await handle.query(stateQuery))), timeoutMs, 20);
