@@ -12,8 +12,10 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chatRefusesTools, isReasoningModel } from '../llm/openai-responses.js';
+import { createGates } from './gates.js';
 import { estimateTokens } from './scripted-anthropic.js';
 import {
+  gateRequest,
   scriptedReply,
   splitText,
   splitWords,
@@ -243,7 +245,9 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
   let routing = options.routing;
   const minCache = options.minCacheTokens ?? 1_024;
 
+  const gates = createGates();
   const server = createServer((req, res) => {
+    if (gateRequest(gates, req, res)) return;
     void handle(req, res);
   });
 
@@ -424,7 +428,9 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
     });
     const final = reply.truncated ? 'incomplete' : 'completed';
 
+    // A gate holds the reply: a streamed one after its stream opened, so a pause cancels a call under way.
     if (!raw.stream) {
+      if (reply.gate && !(await gates.pass(reply.gate, recorded, res))) return;
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify(response(final, output, usage)));
       return;
@@ -435,6 +441,7 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
       writeEvent(res, JSON.stringify({ type, sequence_number: seq++, ...data }), type, reply.chunkDelayMs ?? 0);
     await send('response.created', { response: response('in_progress', [], null) });
     await send('response.in_progress', { response: response('in_progress', [], null) });
+    if (reply.gate && !(await gates.pass(reply.gate, recorded, res))) return;
     for (const [index, item] of output.entries()) {
       if (item.type === 'reasoning') {
         // The added copy carries only part of the encrypted content: a client must keep the done one.
@@ -490,6 +497,10 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
       caches.clear();
       routeTimes.clear();
     },
+    release: (name) => gates.release(name),
+    hold: (name) => gates.hold(name),
+    held: (name) => gates.held(name),
+    reached: (name, timeoutMs) => gates.reached(name, timeoutMs),
     dropNextReasoning: () => {
       dropNext = true;
     },
