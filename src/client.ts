@@ -287,7 +287,12 @@ export class Conversation {
       described = await handle.describe();
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(id);
-      throw err;
+      // The memo (the workspace) is encrypted too: without the key, describe() cannot decode it.
+      const raw = await client.workflowService
+        .describeWorkflowExecution({ namespace: client.options.namespace, execution: { workflowId: id } })
+        .catch(() => undefined);
+      const memo = Object.values(raw?.workflowExecutionInfo?.memo?.fields ?? {})[0];
+      throw explainUnreadable(err, memo as Parameters<typeof explainUnreadable>[1]);
     }
     // Encrypted conversations: a process without the right key stops here with a clear error,
     // before it sends a query, signal or update that the worker (or this process) could not read.

@@ -148,7 +148,9 @@ describe('with a key, against a dev server', () => {
       if (t === 0) return { toolCalls: [{ name: 'terminal', arguments: { command: COMMAND } }] };
       if (t === 1)
         return { toolCalls: [{ name: 'terminal', arguments: { command: 'printenv FAHEEM_ENCRYPTION_KEY || echo key-not-visible' } }] };
-      return { content: REPLY };
+      // Held after its first words until a follower has seen them: live lines go out only while
+      // someone follows, and this proves the published ones went through the codec.
+      return { content: REPLY, wordByWord: true, gate: 'live', gateAfter: 2 };
     };
     h.model.setScript(samePromptSameReply(script));
     const conversation = await Conversation.create(h.client, {
@@ -158,7 +160,14 @@ describe('with a key, against a dev server', () => {
       run: true,
     });
     conversationId = conversation.id;
-    const final = await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+    const stopFollowing = new AbortController();
+    const following = (async () => {
+      for await (const item of conversation.follow({ live: true, signal: stopFollowing.signal }))
+        if ('live' in item && item.kind === 'model_delta') h.model.release('live');
+    })().catch(() => undefined);
+    const final = await conversation.waitUntil((s) => s.status === 'finished', 100, 120_000);
+    stopFollowing.abort();
+    await following;
     assert.equal(final.status, 'finished');
 
     // The SDK reads it (through the codec).
@@ -206,7 +215,11 @@ describe('with a key, against a dev server', () => {
       assert.ok(!liveText.includes(secret), `raw live stream contains "${secret}"`);
     assert.deepEqual(
       payloadsIn(liveHistory)
-        .filter((p) => !/searchAttributes/.test(p.where) && meta(p.payload, 'encoding') !== ENCRYPTED_ENCODING)
+        .filter(
+          (p) =>
+            !/searchAttributes|markerRecordedEventAttributes\.details\.patch-data/.test(p.where) &&
+            meta(p.payload, 'encoding') !== ENCRYPTED_ENCODING,
+        )
         .map((p) => `${p.where}: ${meta(p.payload, 'encoding')}`),
       [],
     );
