@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { ChatMessage, OpenAIReasoningItem, ToolSpec, WireApi } from '../types.js';
 import { stableSchema } from './anthropic-messages.js';
 import { PROVIDERS } from './provider.js';
-import type { AssembledReply, PartialListener, StreamedToolCall } from './stream.js';
+import { emptyReply, type AssembledReply, type PartialListener, type StreamedToolCall } from './stream.js';
 
 /** What the Responses API is sent, besides the model, the limits and the settings. */
 export interface ResponsesPrompt {
@@ -131,20 +131,7 @@ export function summaryText(items: readonly OpenAIReasoningItem[]): string {
 
 /** Assembles a Responses API stream (`response.created` … `response.completed` / `.incomplete`). */
 export class ResponsesAssembler {
-  private readonly reply: AssembledReply = {
-    id: '',
-    model: '',
-    text: '',
-    thinking: '',
-    toolCalls: [],
-    reasoning: [],
-    inputTokens: 0,
-    cacheReadTokens: 0,
-    cacheWriteTokens: 0,
-    outputTokens: 0,
-    truncated: false,
-    complete: false,
-  };
+  private readonly reply: AssembledReply = emptyReply();
   /** Function calls by output index, as they grow. */
   private readonly calls = new Map<number, StreamedToolCall>();
   /** Summary texts as they stream, by `item_id` and summary index (before the item is done). */

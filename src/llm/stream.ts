@@ -58,8 +58,8 @@ type Block =
   | { type: 'tool_use'; call: StreamedToolCall }
   | { type: 'other' };
 
-/** A reply with nothing in it yet, as both assemblers start. */
-function emptyReply(): AssembledReply {
+/** A reply with nothing in it yet, as every assembler (Chat, Messages, Responses) starts. */
+export function emptyReply(): AssembledReply {
   return {
     id: '',
     model: '',
