@@ -111,6 +111,27 @@ const prompt = (sessionId: string, text: string, p: AcpProcess = acp) =>
 const ofKind = <K extends SessionUpdate['sessionUpdate']>(updates: SessionUpdate[], kind: K) =>
   updates.filter((u): u is Extract<SessionUpdate, { sessionUpdate: K }> => u.sessionUpdate === kind);
 
+type ToolCall = Extract<SessionUpdate, { sessionUpdate: 'tool_call' }>;
+/**
+ * Each tool call as a client holds it: the `tool_call` with every later `tool_call_update` folded in.
+ * A command's first output can announce the call before its action event does (title 'Run a command');
+ * the action's update then gives the title and input, as ACP allows.
+ */
+function toolCalls(updates: SessionUpdate[]): ToolCall[] {
+  const calls = new Map<string, ToolCall>();
+  for (const u of updates) {
+    if (u.sessionUpdate === 'tool_call') calls.set(u.toolCallId, { ...u });
+    else if (u.sessionUpdate === 'tool_call_update') {
+      const known = calls.get(u.toolCallId);
+      if (!known) continue;
+      const { sessionUpdate: _kind, ...fields } = u;
+      const defined = Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== undefined && v !== null));
+      calls.set(u.toolCallId, { ...known, ...defined } as ToolCall);
+    }
+  }
+  return [...calls.values()];
+}
+
 test('a prompt turn: the reply streams as message chunks, then usage and end_turn; the session is the conversation', async () => {
   const id = await newSession();
   const answer = await prompt(id, 'hello there');
@@ -138,8 +159,7 @@ test('tool calls: a plan, a command with its output, kinds, titles, rawInput and
     { content: 'Say hi', priority: 'medium', status: 'in_progress' },
     { content: 'Finish', priority: 'medium', status: 'pending' },
   ]);
-  const calls = ofKind(updates, 'tool_call');
-  const run = calls.find((c) => c.kind === 'execute');
+  const run = toolCalls(updates).find((c) => c.kind === 'execute');
   assert.ok(run, 'the command is an execute tool call');
   assert.match(run.title, /echo hi-from-the-terminal/);
   assert.deepEqual(run.rawInput, { command: 'echo hi-from-the-terminal' });
@@ -155,7 +175,7 @@ test('an edit is seen as a diff with its path, old and new text', async () => {
   const id = await newSession(acp, cwd);
   assert.equal((await prompt(id, 'edit the notes')).stopReason, 'end_turn');
   const updates = acp.updates(id);
-  const edits = ofKind(updates, 'tool_call').filter((c) => c.kind === 'edit');
+  const edits = toolCalls(updates).filter((c) => c.kind === 'edit');
   assert.equal(edits.length, 2);
   assert.deepEqual(edits[0]!.locations, [{ path: path.join(cwd, 'notes.txt') }]);
   const diffs = ofKind(updates, 'tool_call_update')
@@ -419,7 +439,7 @@ test('each client shows the others’ doing: a message sent from the CLI appears
   const sleeping = prompt(id, 'sleep until paused');
   await waitFor(
     'the command to start',
-    () => ofKind(acp.updates(id), 'tool_call').filter((c) => c.title.includes('sleep 600')).length === 1,
+    () => toolCalls(acp.updates(id)).filter((c) => c.title.includes('sleep 600')).length === 1,
     60_000,
   );
   await h.cli(['pause', id, '--now']);
