@@ -5,8 +5,6 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { InvalidRequestError, UsageError } from '../errors.js';
 import { parseHooksFile, type HooksConfig } from '../hooks/config.js';
-import { acpBackend } from '../acp/embedded.js';
-import { startAcpAgent } from '../acp/agent.js';
 import { secretName } from '../acp/prompt.js';
 import type { ConfirmationPolicy } from '../types.js';
 
@@ -62,6 +60,8 @@ export function acpCommand(): Command {
         }
       }
       const log = (line: string) => process.stderr.write(`${line}\n`);
+      // Loaded when the command runs (the embedded worker and ACP's SDK are heavy for the CLI's other commands).
+      const [{ acpBackend }, { startAcpAgent }] = await Promise.all([import('../acp/embedded.js'), import('../acp/agent.js')]);
       const backend = await acpBackend(log);
       const encrypted = Boolean(process.env.FAHEEM_ENCRYPTION_KEY || process.env.FAHEEM_ENCRYPTION_KEYS);
       // An MCP server's env and header values would be written into the conversation's history:

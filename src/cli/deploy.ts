@@ -2,7 +2,6 @@
 // deploy: check, start the new workers, set-current, drain the old version, stop the old workers.
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
-import { checkHistories, folderHistories, recentConversationIds, serverHistories } from '../deploy/check.js';
 import { deploymentStatus, drainVersion, resolveDeployment, setCurrentVersion, setRampingVersion } from '../deploy/deployments.js';
 import { DeployError } from '../errors.js';
 
@@ -98,6 +97,8 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .option('--limit <n>', 'how many conversations (default 100)', deps.positiveInt)
     .option('--histories <dir>', 'replay the recorded histories in this folder instead (e.g. test/histories)')
     .action(async (o: { limit?: number; histories?: string }) => {
+      // Loaded here: replaying needs the Temporal worker package, which the CLI's other commands do without.
+      const { checkHistories, folderHistories, recentConversationIds, serverHistories } = await import('../deploy/check.js');
       const result = o.histories
         ? await checkHistories(await folderHistories(o.histories))
         : await deps.withClient(async (client) =>

@@ -13,11 +13,9 @@ import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
 import { describeSandbox, parseSandbox } from '../tools/sandbox.js';
 import { DEFAULT_CODEC_PORT, DEFAULT_UI_ORIGINS, normalizeOrigin, startCodecServer, type CodecServer } from '../server/codec-server.js';
-import { startDevServer } from '../server/dev-server.js';
 import { encryptionCodec, parseEncryptionKeys } from '../security/codec.js';
 import { findTemporalCli } from '../server/temporal-cli.js';
 import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState } from '../types.js';
-import { createWorker } from '../worker.js';
 import { shutdownTracing } from '../telemetry/tracing.js';
 import { ConversationStatusKey } from '../workflows/messages.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
@@ -171,6 +169,7 @@ program
       const uiOrigins = [...new Set([`http://${uiHost}:${uiPort}`, `http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`])];
       codecServer = await startCodecServer({ codec, port: o.codecPort, uiOrigins });
     }
+    const { startDevServer } = await import('../server/dev-server.js');
     const server = await startDevServer({
       port: o.port,
       ...(o.uiPort ? { uiPort: o.uiPort } : {}),
@@ -302,6 +301,9 @@ program
       if (o.deployment !== undefined) process.env.FAHEEM_DEPLOYMENT = o.deployment;
       if (o.buildId !== undefined) process.env.FAHEEM_BUILD_ID = o.buildId;
       if (o.metricsPort !== undefined) process.env.FAHEEM_METRICS_PORT = String(o.metricsPort);
+      // Loaded here: the worker (the Temporal worker's native bridge, the model SDKs) is most of the
+      // CLI's start-up time, and every other command does without it.
+      const { createWorker } = await import('../worker.js');
       const worker = await createWorker({ tools, sandbox: sandbox ?? false });
       if (worker.deployment)
         console.error(`faheem worker: version ${worker.deployment.buildId} of deployment ${worker.deployment.deploymentName}`);

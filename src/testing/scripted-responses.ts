@@ -441,7 +441,9 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
       writeEvent(res, JSON.stringify({ type, sequence_number: seq++, ...data }), type, reply.chunkDelayMs ?? 0);
     await send('response.created', { response: response('in_progress', [], null) });
     await send('response.in_progress', { response: response('in_progress', [], null) });
-    if (reply.gate && !(await gates.pass(reply.gate, recorded, res))) return;
+    // Held before any content, or (with `gateAfter`) after that many pieces of the output text.
+    const holdAfter = reply.gateAfter ?? 0;
+    if (reply.gate && holdAfter === 0 && !(await gates.pass(reply.gate, recorded, res))) return;
     for (const [index, item] of output.entries()) {
       if (item.type === 'reasoning') {
         // The added copy carries only part of the encrypted content: a client must keep the done one.
@@ -462,10 +464,14 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
         await send('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
         const part = { item_id: messageId, output_index: index, content_index: 0 };
         await send('response.content_part.added', { ...part, part: { type: 'output_text', text: '', annotations: [] } });
-        for (const piece of reply.wordByWord ? splitWords(text) : splitText(text)) {
+        const pieces = reply.wordByWord ? splitWords(text) : splitText(text);
+        const holdAt = Math.min(holdAfter, pieces.length);
+        for (const [i, piece] of pieces.entries()) {
+          if (reply.gate && holdAfter > 0 && i === holdAt && !(await gates.pass(reply.gate, recorded, res))) return;
           reply.onChunk?.(piece, Date.now());
           await send('response.output_text.delta', { ...part, delta: piece, logprobs: [] });
         }
+        if (reply.gate && holdAfter > 0 && holdAt === pieces.length && !(await gates.pass(reply.gate, recorded, res))) return;
         await send('response.output_text.done', { ...part, text, logprobs: [] });
         await send('response.content_part.done', { ...part, part: { type: 'output_text', text, annotations: [] } });
         await send('response.output_item.done', { output_index: index, item });

@@ -235,9 +235,11 @@ test('reasoning follows condensation, rewind and fork: every later request is ac
 test('live lines: reasoning summaries as thinking_delta, output text as model_delta', async () => {
   const THINKING = 'First I look at the directory, then I answer in one sentence.';
   const REPLY = 'The workspace is empty, so there is nothing to list yet.';
+  // The reply is held after its first word until the follower has a line: lines go out only once
+  // the worker knows someone follows, which on a busy machine can be after a short reply ended.
   server().setScript((r) =>
     r.body.messages.some((m) => m.role === 'tool')
-      ? { content: REPLY, thinking: THINKING, wordByWord: true }
+      ? { content: REPLY, thinking: THINKING, wordByWord: true, gate: 'live', gateAfter: 1 }
       : { thinking: THINKING, toolCalls: [{ name: 'terminal', arguments: { command: 'ls' } }] },
   );
   const conversation = await Conversation.create(h.client, {
@@ -247,7 +249,10 @@ test('live lines: reasoning summaries as thinking_delta, output text as model_de
     run: true,
   });
   const seen: (ConversationEvent | LiveDelta)[] = [];
-  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) seen.push(item);
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
+    seen.push(item);
+    if ('live' in item && item.kind === 'model_delta' && item.toolCallId === undefined) server().release('live');
+  }
   const live = seen.filter((x): x is LiveDelta => 'live' in x);
   const thinking = live.filter((d) => d.kind === 'thinking_delta');
   assert.ok(thinking.length > 0, 'summaries stream as thinking');
