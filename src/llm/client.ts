@@ -1,7 +1,7 @@
 // What the model-calling activities share: resolving the model, one client per endpoint, one
 // streamed call for both APIs (Anthropic's Messages API natively, OpenAI and OpenAI-compatible
 // chat completions), usage and cost, output caps, reasoning, and failures in Temporal's terms.
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { Stream } from '@anthropic-ai/sdk/streaming';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import OpenAI from 'openai';
@@ -95,6 +95,16 @@ export interface ModelOutcome {
 
 type Clients = { kind: 'openai'; client: OpenAI } | { kind: 'anthropic'; client: Anthropic };
 
+/**
+ * Anthropic's SDK, loaded at a worker's first Anthropic call: most of a worker's start-up time when
+ * loaded up front, and a worker serving OpenAI-compatible models never needs it.
+ */
+let anthropicSdk: typeof Anthropic | undefined;
+async function loadAnthropic(): Promise<typeof Anthropic> {
+  anthropicSdk ??= (await import('@anthropic-ai/sdk')).default;
+  return anthropicSdk;
+}
+
 /** Worker-side model access: clients per endpoint, prices, one-time warnings; keys never leave it. */
 export class ModelClients {
   private readonly clients = new Map<string, Clients>();
@@ -149,11 +159,12 @@ export class ModelClients {
     return client;
   }
 
-  private anthropic(resolved: ResolvedModel): Anthropic {
+  private async anthropic(resolved: ResolvedModel): Promise<Anthropic> {
     const key = `anthropic\n${resolved.baseUrl}\n${resolved.apiKey}`;
     const found = this.clients.get(key);
     if (found?.kind === 'anthropic') return found.client;
-    const client = new Anthropic({
+    const Sdk = await loadAnthropic();
+    const client = new Sdk({
       apiKey: resolved.apiKey,
       baseURL: anthropicBaseUrl(resolved.baseUrl),
       maxRetries: 0,
@@ -252,7 +263,7 @@ export class ModelClients {
       ...(thinking ?? (request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {})),
       stream: true,
     };
-    const client = this.anthropic(resolved);
+    const client = await this.anthropic(resolved);
     // messages.create prints the SDK's deprecation warning on every call; a deprecated model was
     // warned about once already (complete()), so its calls are posted as create would post them.
     const stream = deprecated
@@ -349,7 +360,10 @@ export class ModelClients {
     if (signal.aborted) return new CancelledFailure('model call cancelled');
     if (err instanceof ApplicationFailure) return err;
     const secrets = [...this.secrets, resolved.apiKey];
-    if ((err instanceof OpenAI.APIError || err instanceof Anthropic.APIError) && err.status !== undefined) {
+    if (
+      (err instanceof OpenAI.APIError || (anthropicSdk !== undefined && err instanceof anthropicSdk.APIError)) &&
+      err.status !== undefined
+    ) {
       const text = redact(`HTTP ${err.status} from ${resolved.baseUrl}: ${apiMessage(err)}`, secrets);
       if (isContextOverflow(err.status, text)) return ApplicationFailure.nonRetryable(text, CONTEXT_WINDOW_EXCEEDED);
       if (NOT_RETRYABLE.has(err.status)) return ApplicationFailure.nonRetryable(text, 'ModelRequestRejected');

@@ -3,11 +3,9 @@
 // callers, dropped when the server goes away and started again on the next use, closed after idleMs.
 import path from 'node:path';
 import { Readable, type Stream } from 'node:stream';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type ContentBlock, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ContentBlock, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isWorkerOwnVariable } from '../security/env-policy.js';
 import { expandEnv, mcpToolName, type McpServer, type McpServers } from './config.js';
 
@@ -83,10 +81,46 @@ interface Entry {
   conn?: Connection;
 }
 
+/** The MCP SDK's parts used here, loaded at the first server start (a worker with no MCP server never needs them). */
+interface McpSdk {
+  Client: typeof import('@modelcontextprotocol/sdk/client/index.js').Client;
+  StdioClientTransport: typeof import('@modelcontextprotocol/sdk/client/stdio.js').StdioClientTransport;
+  getDefaultEnvironment: typeof import('@modelcontextprotocol/sdk/client/stdio.js').getDefaultEnvironment;
+  StreamableHTTPClientTransport: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPClientTransport;
+  StreamableHTTPError: typeof import('@modelcontextprotocol/sdk/client/streamableHttp.js').StreamableHTTPError;
+  McpError: typeof import('@modelcontextprotocol/sdk/types.js').McpError;
+  ErrorCode: typeof import('@modelcontextprotocol/sdk/types.js').ErrorCode;
+}
+let sdk: McpSdk | undefined;
+async function loadSdk(): Promise<McpSdk> {
+  if (sdk) return sdk;
+  const [client, stdio, http, types] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/stdio.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]);
+  sdk = {
+    Client: client.Client,
+    StdioClientTransport: stdio.StdioClientTransport,
+    getDefaultEnvironment: stdio.getDefaultEnvironment,
+    StreamableHTTPClientTransport: http.StreamableHTTPClientTransport,
+    StreamableHTTPError: http.StreamableHTTPError,
+    McpError: types.McpError,
+    ErrorCode: types.ErrorCode,
+  };
+  return sdk;
+}
+
+/** Whether `err` is an MCP protocol error (none can exist before the SDK is loaded). */
+function isMcpError(err: unknown): err is InstanceType<McpSdk['McpError']> {
+  return sdk !== undefined && err instanceof sdk.McpError;
+}
+
 function errorMessage(err: unknown): string {
-  if (err instanceof McpError) return err.message.replace(/^MCP error -?\d+: /, '');
+  if (isMcpError(err)) return err.message.replace(/^MCP error -?\d+: /, '');
   // The SDK leaves the HTTP status out of the message.
-  if (err instanceof StreamableHTTPError && err.code !== undefined && !err.message.includes(String(err.code)))
+  if (sdk && err instanceof sdk.StreamableHTTPError && err.code !== undefined && !err.message.includes(String(err.code)))
     return `${err.message} (HTTP ${err.code})`;
   if (!(err instanceof Error)) return String(err);
   // fetch puts the useful part ("connect ECONNREFUSED 127.0.0.1:9") in the cause.
@@ -95,7 +129,7 @@ function errorMessage(err: unknown): string {
 }
 
 function isTimeout(err: unknown): boolean {
-  return err instanceof McpError && err.code === ErrorCode.RequestTimeout;
+  return sdk !== undefined && isMcpError(err) && err.code === (sdk.ErrorCode.RequestTimeout as number);
 }
 
 function abortError(what: string, signal: AbortSignal): Error {
@@ -400,7 +434,7 @@ export class McpManager {
     // The transport closed under us: for stdio, the server exited.
     const exited = conn.closed;
     // Over HTTP a failed request (server restarted, session gone) brings no close event, only a non-protocol error.
-    const broken = exited || !(err instanceof McpError);
+    const broken = exited || !isMcpError(err);
     if (!broken) return { broken, note: '' };
     await this.drop(conn);
     if (exited) {
@@ -444,6 +478,7 @@ export class McpManager {
     const verb = 'command' in config ? 'start' : 'connect to';
     let transport: Transport;
     let stderr: StderrTail | undefined;
+    const { Client, StdioClientTransport, getDefaultEnvironment, StreamableHTTPClientTransport } = await loadSdk();
     try {
       if ('command' in config) {
         const env = expandValues(config.env, this.env, 'env');
@@ -527,7 +562,7 @@ export class McpManager {
     conn.closed = true;
     if (wasClosed) return;
     // Tell an HTTP server the session is over, so it frees it; a dead server must not hold us up.
-    if (conn.transport instanceof StreamableHTTPClientTransport) {
+    if (sdk && conn.transport instanceof sdk.StreamableHTTPClientTransport) {
       await Promise.race([conn.transport.terminateSession().catch(() => undefined), sleep(CLOSE_SESSION_MS)]);
     }
     await conn.client.close().catch(() => undefined);
