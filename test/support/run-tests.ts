@@ -16,6 +16,7 @@ import path from 'node:path';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import { concurrency } from './concurrency.js';
 import { freePort, ROOT } from './harness.js';
+import { HEAVY_UNIT_FILES } from './unit-groups.js';
 
 const CORES = availableParallelism();
 
@@ -27,10 +28,13 @@ const LAYERS = {
 type Layer = keyof typeof LAYERS;
 
 function testFiles(dir: string): string[] {
-  return readdirSync(path.join(ROOT, dir), { withFileTypes: true })
+  const files = readdirSync(path.join(ROOT, dir), { withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith('.test.ts'))
     .map((e) => path.join(dir, e.name))
     .sort();
+  // The light unit files run in one process (test/support/unit-light.ts), the heavy ones as their own.
+  if (dir !== 'test/unit') return files;
+  return [...files.filter((f) => HEAVY_UNIT_FILES.includes(path.basename(f))), 'test/support/unit-light.ts'];
 }
 
 // The slowest files first, so that they do not end the run alone (measured on 2 cores; others in name
