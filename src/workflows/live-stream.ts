@@ -9,7 +9,7 @@
 // no publishing for IDLE the run ends; the next publish starts a new run whose offsets begin above
 // every offset of the last run (its start time in ms × 1000), so a follower's stale offset is never
 // mistaken for a new line.
-import { allHandlersFinished, condition, sleep, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, setWorkflowOptions, sleep, workflowInfo } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
 import { isPatched } from './legacy/patches.js';
@@ -135,3 +135,12 @@ function bytesCut(stream: WorkflowStream, max: number): number | undefined {
   }
   return undefined;
 }
+
+// On versioned workers a stream follows the Worker Deployment's current version at its next task
+// (a deploy moves it with its conversation), instead of staying pinned to the version it started
+// on, whose workers a drain stops: its followers would wait on a stream nobody runs. Only there: a
+// worker without a deployment version that declares a behaviour has its tasks refused.
+setWorkflowOptions(
+  () => (workflowInfo().currentDeploymentVersion?.deploymentName ? { versioningBehavior: 'AUTO_UPGRADE' } : {}),
+  liveStream,
+);

@@ -2,7 +2,8 @@
 // Worker Versioning). With conversations on A running a step, paused, finished (waiting for a
 // message), in a `wait` and awaiting an approval: set-current B, drain A, stop A. Every one moves
 // to B keeping its status (the wait its deadline, the approval its pending actions) and finishes
-// there; a new conversation starts on B. `deploy status --json` counts open conversations per version.
+// there; a new conversation starts on B; a follower from before the deploy keeps seeing live lines.
+// `deploy status --json` counts open conversations per version.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -28,6 +29,10 @@ function script(request: RecordedRequest): ScriptedReply {
   }
   if (first.startsWith('wait-long') && results === 0) {
     return { toolCalls: [{ name: 'wait', arguments: { seconds: 3600, reason: 'the nightly build' } }] };
+  }
+  // Its second turn (after the deploy) is held after its first word until the follower has seen it.
+  if (first.startsWith('finish-me') && messages.filter((m) => m.role === 'user').length > 1) {
+    return { content: 'done again, on B', wordByWord: true, gate: 'after-deploy', gateAfter: 1 };
   }
   if (first.startsWith('approve-me') && results === 0) {
     return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo approved > approved.txt' } }] };
@@ -82,6 +87,18 @@ test('set-current B and drain A: running, paused, finished, waiting and approval
   await waitFor('the running step to be under way', async () => (await running.events()).some((e) => e.kind === 'action'));
   assert.equal((await paused.state()).status, 'paused');
   assert.equal((await finished.waitUntil((s) => s.status !== 'running', 100, 60_000)).status, 'finished');
+  // Followed from before the deploy: its live stream (a workflow of its own, auto-upgrading) moves to
+  // B with it, so the follower still sees the lines of a step run after A stopped.
+  const lines: string[] = [];
+  const stopFollowing = new AbortController();
+  const following = (async () => {
+    for await (const item of finished.follow({ live: true, signal: stopFollowing.signal })) {
+      if ('live' in item && item.kind === 'model_delta') {
+        lines.push(item.text);
+        h.model.release('after-deploy');
+      }
+    }
+  })().catch(() => undefined);
   const waitState = await waiting.waitUntil((s) => s.waitingUntil != null, 100, 60_000);
   const until = waitState.waitingUntil?.until;
   assert.ok(until, 'the wait has a deadline');
@@ -131,7 +148,11 @@ test('set-current B and drain A: running, paused, finished, waiting and approval
   await paused.sendMessage('go on');
   assert.equal((await paused.run()).status, 'finished', 'the paused one resumes on B');
   await finished.sendMessage('once more');
-  assert.equal((await finished.run()).status, 'finished');
+  const again = finished.run();
+  await waitFor('the follower to see the step on B', () => lines.join('').includes('done again, on B'), 60_000);
+  assert.equal((await again).status, 'finished');
+  stopFollowing.abort();
+  await following;
   await waiting.sendMessage('the build is done');
   assert.equal((await waiting.waitUntil((s) => s.status !== 'running', 100, 60_000)).status, 'finished');
   await approving.approve();

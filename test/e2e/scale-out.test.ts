@@ -54,8 +54,19 @@ test(`${CONVERSATIONS} conversations on two workers; one killed mid-run; all fin
   let reported = 0;
   for (const { conversation, workspace } of conversations) {
     const lines = (await readFile(path.join(workspace, 'out.txt'), 'utf8').catch(() => '')).split('\n').filter(Boolean);
-    assert.deepEqual(lines, [...new Set(lines)], `${conversation.id}: a step ran twice: ${lines.join(',')}`);
     const events = await conversation.events();
+    // (On failure, what the conversation recorded: which calls ran where, and what was reported.)
+    const told = () =>
+      events
+        .map((e) =>
+          e.kind === 'action'
+            ? `action ${e.toolCallId} ${JSON.stringify(e.arguments)}`
+            : e.kind === 'observation'
+              ? `observation ${e.toolCallId} ${e.content.slice(0, 80)}`
+              : e.kind,
+        )
+        .join('\n  ');
+    assert.deepEqual(lines, [...new Set(lines)], `${conversation.id}: a step ran twice: ${lines.join(',')}\n  ${told()}`);
     reported += events.filter((e) => e.kind === 'observation' && /effects are unknown/.test(e.content)).length;
     // A command cut off by the kill may or may not have run; it is reported, and never run again.
     const unknown = events.filter((e) => e.kind === 'observation' && /effects are unknown/.test(e.content)).length;

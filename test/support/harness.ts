@@ -1,6 +1,6 @@
 // Real parts for tests: a Temporal dev server (the official CLI), worker processes, a scripted
 // OpenAI-compatible model, a temporary workspace. Nothing here mocks Temporal.
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { execa, type ResultPromise } from 'execa';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
@@ -112,6 +112,29 @@ async function recordHistories(client: Client, address: string, name: string): P
   }
 }
 
+/**
+ * The client's gRPC retries, counted while in backoff. Temporal's retry interceptor starts the next
+ * attempt from a timer, which throws "Channel has been shut down" out of the timer (an uncaught
+ * exception) when the connection closed meanwhile; a query refused with RESOURCE_EXHAUSTED (the
+ * workflow's query buffer is full while a task runs) waits a second or more there. `close()` waits
+ * for those attempts to have started before it closes the connection.
+ */
+function countedRetries(): { interceptor: ReturnType<typeof makeGrpcRetryInterceptor>; inBackoff(): number } {
+  const options = defaultGrpcRetryOptions();
+  let waiting = 0;
+  const interceptor = makeGrpcRetryInterceptor({
+    retryableDecider: options.retryableDecider,
+    delayFunction(attempt, status) {
+      const ms = options.delayFunction(attempt, status);
+      waiting++;
+      // Set after the interceptor's own timer of the same delay, so it fires after the attempt began.
+      setTimeout(() => waiting--, ms);
+      return ms;
+    },
+  });
+  return { interceptor, inBackoff: () => waiting };
+}
+
 export async function startHarness(options: {
   name: string;
   script: Script;
@@ -164,7 +187,8 @@ export async function startHarness(options: {
         : startScriptedModel(options.script),
     workflowBundle(),
   ]);
-  const connection = await Connection.connect({ address: server.address });
+  const retries = countedRetries();
+  const connection = await Connection.connect({ address: server.address, interceptors: [retries.interceptor] });
   const namespace = own ? 'default' : await testNamespace(connection, options.name);
   const home = await mkdtemp(path.join(tmpdir(), 'faheem-home-'));
   const env: Record<string, string> = {
@@ -248,6 +272,7 @@ export async function startHarness(options: {
         await recordHistories(client, server.address, tag ? `${options.name}-${tag}` : options.name);
       }
       await Promise.all(workers.map((w) => (w.process.exitCode === null ? w.kill('SIGKILL') : undefined)));
+      await waitFor('the retries in backoff to start', () => retries.inBackoff() === 0, 30_000, 20);
       await connection.close();
       await model.close();
       await harness.server.stop();
