@@ -437,11 +437,7 @@ test('each client shows the others’ doing: a message sent from the CLI appears
   assert.match(chunkText(acp.updates(id), 'agent_message_chunk'), /ok: a note from the CLI/);
 
   const sleeping = prompt(id, 'sleep until paused');
-  await waitFor(
-    'the command to start',
-    () => toolCalls(acp.updates(id)).filter((c) => c.title.includes('sleep 600')).length === 1,
-    60_000,
-  );
+  await waitFor('the command to start', () => toolCalls(acp.updates(id)).filter((c) => c.title.includes('sleep 600')).length === 1, 60_000);
   await h.cli(['pause', id, '--now']);
   assert.equal((await sleeping).stopReason, 'cancelled');
 });
