@@ -37,9 +37,18 @@ export function prebuiltWorkflowBundle(): string | undefined {
   return existsSync(file) ? file : undefined;
 }
 
+/**
+ * The workflow interceptors every bundle carries (`workflows/interceptors`, beside
+ * {@link workflowsPath}): an update is accepted after the other commands of its activation.
+ */
+export function workflowInterceptorsPath(): string {
+  return fileURLToPath(new URL(FROM_SOURCES ? './workflows/interceptors.ts' : './workflows/interceptors.js', import.meta.url));
+}
+
 /** The workflow code options of `Worker.create`: a ready bundle, or the sources to bundle now. */
 export type WorkflowSource =
-  { workflowBundle: { codePath: string } } | { workflowsPath: string; bundlerOptions: WorkerOptions['bundlerOptions'] };
+  | { workflowBundle: { codePath: string } }
+  | { workflowsPath: string; bundlerOptions: WorkerOptions['bundlerOptions']; interceptors: WorkerOptions['interceptors'] };
 
 /**
  * Chooses the workflow code a worker runs, to spread into `Worker.create`:
@@ -57,7 +66,7 @@ export function workflowSource(env: NodeJS.ProcessEnv = process.env): WorkflowSo
   if (fromEnv) return { workflowBundle: { codePath: fromEnv } };
   const prebuilt = prebuiltWorkflowBundle();
   if (prebuilt) return { workflowBundle: { codePath: prebuilt } };
-  return { workflowsPath: workflowsPath(), bundlerOptions };
+  return { workflowsPath: workflowsPath(), bundlerOptions, interceptors: { workflowModules: [workflowInterceptorsPath()] } };
 }
 
 /**
@@ -71,12 +80,15 @@ export function tracedWorkflowSource(env: NodeJS.ProcessEnv = process.env): Work
     const traced = plain.workflowBundle.codePath.replace(/\.js$/, '-traced.js');
     if (existsSync(traced)) return { workflowBundle: { codePath: traced } };
   }
-  return { workflowsPath: workflowsPath(), bundlerOptions, interceptors: { workflowModules: [TRACED_WORKFLOW_INTERCEPTORS] } };
+  return {
+    workflowsPath: workflowsPath(),
+    bundlerOptions,
+    interceptors: { workflowModules: [workflowInterceptorsPath(), TRACED_WORKFLOW_INTERCEPTORS] },
+  };
 }
 
 /** `Worker.create`'s workflow code options, with workflow interceptors when bundling now. */
-export type WorkerWorkflowCode =
-  WorkflowSource | { workflowsPath: string; bundlerOptions: WorkerOptions['bundlerOptions']; interceptors: WorkerOptions['interceptors'] };
+export type WorkerWorkflowCode = WorkflowSource;
 
 /** The module of the OpenTelemetry workflow interceptors (resolved for webpack). */
 const TRACED_WORKFLOW_INTERCEPTORS = createRequire(import.meta.url).resolve(

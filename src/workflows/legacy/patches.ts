@@ -72,6 +72,13 @@ export const PATCHES = {
     since: '0.3.0 (Responses API, session 6)',
     retire: 'deprecatePatch once no conversation started before 0.3.0 is open (7 days after its last run); remove a release later.',
   },
+  'accept-updates-last': {
+    guards:
+      "An update's acceptance goes after the other commands of the activation it arrived in (src/workflows/interceptors.ts), so a history where a legacy query ran the workflow ahead of the task that delivered the update replays (issue 23). Asked in a conversation's first activation.",
+    since: '0.3.0 (issue 23)',
+    retire:
+      'deprecatePatch once no conversation started before it is open (7 days after its last run); the reordering itself stays (it is what makes such histories replay).',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */
