@@ -59,12 +59,13 @@ export async function waitUntil(
 ): Promise<ToolResult> {
   const { until, reason, capped, started } = plan;
   const ms = Math.max(0, Date.parse(until) - Date.now());
-  const wait = run.beginWait(until, reason);
+  run.beginWait(until, reason);
   try {
-    const ended = await condition(() => wait.endedBy !== undefined || run.moveWanted(), ms, {
+    const ended = await condition(() => run.waitEndedBy !== undefined || run.moveWanted(), ms, {
       summary: `waiting until ${until} (${reason})`,
     });
-    if (ended && wait.endedBy === undefined && moveToNewVersionDue()) {
+    const endedBy = run.waitEndedBy;
+    if (ended && endedBy === undefined && moveToNewVersionDue()) {
       run.carryStep({ kind: 'wait', toolCallId: action.toolCallId, until, reason, capped, rest: [] });
       return { content: 'The wait goes on on a new version of the worker.', isError: false };
     }
@@ -75,7 +76,7 @@ export async function waitUntil(
         isError: false,
       };
     }
-    return { content: `The wait ended early after ${waited}: ${ENDED_BY[wait.endedBy as WaitEnd]}.`, isError: false };
+    return { content: `The wait ended early after ${waited}: ${ENDED_BY[endedBy as WaitEnd]}.`, isError: false };
   } finally {
     run.endWait();
   }

@@ -3,7 +3,7 @@
 import { startChild, type ChildWorkflowHandle, type Workflow } from '@temporalio/workflow';
 import { describeInvalid } from '../../tools/define.js';
 import { DelegateArgs } from '../../tools/delegate.js';
-import type { ActionEvent, ChildReport, ChildSummary, ConversationState, ToolResult } from '../../types.js';
+import type { ActionEvent, ConversationState, ToolResult } from '../../types.js';
 import { childId, childInput, childMaxIterations, childObservation, childTools, DEFAULT_MAX_DEPTH } from '../delegation.js';
 import { oneLine } from '../../text.js';
 import { closeSignal, pauseSignal } from '../messages.js';
@@ -13,44 +13,13 @@ import type { ConversationRun } from './conversation-run.js';
 /** The conversation workflow's type name: children are conversations too. */
 const CONVERSATION_WORKFLOW = 'conversation';
 
-/** The sub-agents of one conversation. */
+/** The open sub-agents of one conversation (what the parent knows of each is in the run's state). */
 export class SubAgents {
-  private readonly children: ChildSummary[];
-  private started: number;
   private readonly open = new Map<string, ChildWorkflowHandle<Workflow>>();
-
-  constructor(children: ChildSummary[], count: number) {
-    this.children = children;
-    this.started = count;
-  }
-
-  /** Every sub-agent so far, as the parent sees it. */
-  get list(): ChildSummary[] {
-    return this.children;
-  }
-
-  /** How many were started (the next one's number is one more). */
-  get count(): number {
-    return this.started;
-  }
-
-  /** `own` plus every sub-agent's tree cost. */
-  cost(own: number): number {
-    return this.children.reduce((sum, c) => sum + c.cost, own);
-  }
 
   /** Pause, resume and close reach every open sub-agent at once. */
   tell(fn: (handle: ChildWorkflowHandle<Workflow>) => Promise<void>): void {
     for (const handle of this.open.values()) fn(handle).catch(() => undefined);
-  }
-
-  /** A child's report; false when it is not one of ours. */
-  update(report: ChildReport): boolean {
-    const child = this.children.find((c) => c.id === report?.id);
-    if (!child) return false;
-    child.status = report.status;
-    child.cost = Math.max(child.cost, Number(report.cost) || 0);
-    return true;
   }
 
   /**
@@ -67,9 +36,8 @@ export class SubAgents {
     const granted = childTools(run.offeredTools(), parsed.data.tools, run.depth + 1, maxDepth);
     if ('error' in granted) return { content: granted.error, isError: true };
     const { task } = parsed.data;
-    const cid = childId(run.id, ++this.started);
-    const summary: ChildSummary = { id: cid, status: 'running', cost: 0, task };
-    this.children.push(summary);
+    const cid = childId(run.id, run.state.childCount + 1);
+    run.childStarted({ id: cid, status: 'running', cost: 0, task });
     run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'started' });
     const childConversation = childInput(options, {
       parentId: run.id,
@@ -94,15 +62,15 @@ export class SubAgents {
       else if (run.status === 'paused') handle.signal(pauseSignal, {}).catch(() => undefined);
       ended = (await handle.result()) as ConversationState;
     } catch (err) {
-      summary.status = 'error';
+      run.childUpdated(cid, { status: 'error' });
       run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'error' });
       return { content: `The sub-agent ${cid} failed: ${failureMessage(err)}`, isError: true };
     } finally {
       this.open.delete(cid);
     }
-    summary.status = ended.status;
-    summary.cost = ended.metrics.accumulatedCost;
-    run.addChildWork(ended.iterations, summary.cost);
+    const cost = ended.metrics.accumulatedCost;
+    run.childUpdated(cid, { status: ended.status, cost });
+    run.addChildWork(ended.iterations, cost);
     run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: ended.status });
     run.publishDetails();
     return childObservation(cid, ended);

@@ -7,6 +7,7 @@ import { observation, parseArguments } from '../reply.js';
 import { liveEvents } from '../time-travel.js';
 import { previousReplyTruncated, truncationVerdict } from '../truncation.js';
 import type { ConversationActivities } from './activities.js';
+import { condensationDue, condense, condenserSettings } from './condenser.js';
 import { callModel } from './model-call.js';
 import type { ConversationRun } from './conversation-run.js';
 import { prepareTools } from './setup.js';
@@ -86,17 +87,16 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     if (d.stop) run.pause({ reason: `a UserPromptSubmit hook stopped the run: ${d.stop}` });
   }
   if (run.halted) return { kind: 'stopped' };
-  // Checked without a promise: the workflow sandbox records a stack for every promise, at a price.
-  const condenser = run.condenser.due(options, run.log);
-  if (condenser) await run.condenser.condense(run, condenser, acts.model);
+  const condenser = condensationDue(run);
+  if (condenser) await condense(run, condenser, acts.model);
   if (run.halted) return { kind: 'stopped' };
   let called = await callModel(run, acts);
   // Too long for the model's context window: condense now and ask once more (instead of failing).
   if (called.kind === 'failed' && called.contextExceeded) {
-    const settings = run.condenser.settings(options);
+    const settings = condenserSettings(options);
     const note = `the prompt is too long for the model's context window; ${settings ? 'condensing and trying once more' : 'condensation is off'}`;
     run.append({ kind: 'error', source: 'environment', message: note });
-    if (settings && (await run.condenser.condense(run, settings, acts.model))) {
+    if (settings && (await condense(run, settings, acts.model))) {
       if (run.halted) return { kind: 'stopped' };
       called = await callModel(run, acts);
     }
