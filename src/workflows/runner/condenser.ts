@@ -1,6 +1,6 @@
 // Condensation: when the prompt has grown past its limits, older events are summarised by an
 // activity and replaced, in the model's prompt, by the summary.
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import type { ActivityProxies } from './activities.js';
 import { DEFAULTS, type CondenserOptions, type ConversationOptions } from '../../types.js';
 import { MODEL_CALL } from '../activity-options.js';
@@ -32,9 +32,9 @@ export async function condense(run: ConversationRun, c: CondenserOptions, modelA
   const range = condensationRange(run.log.held(), c.keepFirst);
   if (!range) return false;
   const folded = range.folds;
-  run.inFlight.model = new CancellationScope();
+  const scope = run.inFlight.beginModel();
   try {
-    const result = await run.inFlight.model.run(() =>
+    const result = await scope.run(() =>
       modelActs.condense.executeWithOptions({ ...MODEL_CALL, summary: `condense events ${range.from}–${range.to - 1}` }, [
         {
           conversationId: run.id,
@@ -64,11 +64,11 @@ export async function condense(run: ConversationRun, c: CondenserOptions, modelA
     });
     return false;
   } finally {
-    run.inFlight.model = undefined;
+    run.inFlight.endModel();
   }
 }
 
 /** Whether the model call (or condensation, or setup) in flight was cancelled by a pause or close, whatever error it ended in. */
 export function modelCallCancelled(run: ConversationRun): boolean {
-  return run.inFlight.model?.consideredCancelled === true || run.halted;
+  return run.inFlight.modelCancelled || run.halted;
 }

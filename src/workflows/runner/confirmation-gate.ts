@@ -1,7 +1,7 @@
 // Actions that wait for the user's approval: which ones, the answer once given, and the wait itself.
 import { condition } from '@temporalio/workflow';
 import type { ActionEvent, ConfirmationPolicy, ToolCallPlan } from '../../types.js';
-import { WORKFLOW_TOOLS } from '../../tools/local.js';
+import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
 import { needsConfirmation } from '../confirmation.js';
 import { formatDuration, summarizeArgs } from '../details.js';
 

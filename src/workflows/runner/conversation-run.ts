@@ -4,7 +4,6 @@
 // carried out through the effects port (./effects.ts) once, in order. The commands themselves are
 // pure (./commands.ts). Built once from the workflow input (`fromInput`), written back for the next
 // run (`toCarried`), read by queries (`snapshot`).
-import type { CancellationScope } from '@temporalio/workflow';
 import { ApplicationFailure } from '@temporalio/common';
 import { FAILURE } from '../../failure-types.js';
 import type {
@@ -36,23 +35,11 @@ import type { CheckpointInfo } from '../../checkpoints/types.js';
 import * as commands from './commands.js';
 import type { Effect, Facts, Model, Step } from './commands.js';
 import { ConfirmationGate } from './confirmation-gate.js';
-import type { ActiveWait, WaitEnd } from './durable-wait.js';
+import { InFlight } from './in-flight.js';
 import type { EffectsPort } from './effects.js';
 import * as S from './run-state.js';
-import type { RunState, Session } from './run-state.js';
-import { SubAgents } from './sub-agents.js';
-
-/** The cancellation scopes of what is in flight, so a pause or close can reach it. */
-export class InFlight {
-  /** The model call, condensation or setup in flight. */
-  model: CancellationScope | undefined;
-  /** The host tool call in flight. */
-  tool: CancellationScope | undefined;
-  /** A `pause --now` asked to interrupt the tool call in flight. */
-  interruptRequested = false;
-  /** No worker on the workspace host's queue has picked up the call in flight for a while. */
-  waitingForHost = false;
-}
+import type { ActiveWait, RunState, Session, WaitEnd } from './run-state.js';
+import { OpenChildren } from './open-children.js';
 
 /** What the run needs from its workflow (Temporal inside it; stand-ins in unit tests). */
 export interface RunEnvironment {
@@ -80,7 +67,7 @@ export class ConversationRun {
   readonly inFlight = new InFlight();
   readonly confirmation = new ConfirmationGate();
   /** Handles to the open sub-agents (what the parent knows of each is in the state). */
-  readonly children = new SubAgents();
+  readonly children = new OpenChildren();
   readonly rewinds = new RewindRequests();
 
   private current: Model;
@@ -147,11 +134,10 @@ export class ConversationRun {
             this.env.effects.signalParent(this.options.parent.id, { id: this.id, status: effect.status, cost: effect.cost });
           break;
         case 'cancel-model':
-          this.inFlight.model?.cancel();
+          this.inFlight.cancelModel();
           break;
         case 'cancel-tool':
-          if (effect.interrupt) this.inFlight.interruptRequested = true;
-          this.inFlight.tool?.cancel();
+          this.inFlight.cancelTool(effect.interrupt);
           break;
         case 'tell-children': {
           if (effect.signal === 'pause') {

@@ -6,17 +6,8 @@ import { WaitArgs, describeInvalid } from '../../tools/schemas.js';
 import { DEFAULTS, type ActionEvent, type ToolResult } from '../../types.js';
 import { formatDuration } from '../details.js';
 import type { ConversationRun } from './conversation-run.js';
+import type { WaitEnd } from './run-state.js';
 import { moveToNewVersionDue } from './versioning.js';
-
-/** What ended a wait early. */
-export type WaitEnd = 'message' | 'resume' | 'pause' | 'close';
-
-/** A wait in progress: until when, why, and what ended it early (if anything has). */
-export interface ActiveWait {
-  until: string;
-  reason: string;
-  endedBy?: WaitEnd;
-}
 
 /** How long to wait for these arguments at workflow time `now` (ms), capped; or why not. */
 export function waitPlan(

@@ -4,10 +4,9 @@
 // commands, which old histories must replay in their order).
 import { matchingHooks, hooksActivityTimeoutSeconds, type CommandHook, type HookEventName } from '../../hooks/config.js';
 import type { HookDecision } from '../../hooks/decision.js';
-import type { HookEvent } from '../../hooks/event.js';
-import { DEFAULTS } from '../../types.js';
+import type { HookEvent, HookEventCommon, HookEventOf } from '../../hooks/event.js';
 import { failureMessage } from '../reply.js';
-import type { ConversationActivities } from './activities.js';
+import { onHostQueue, type ConversationActivities } from './activities.js';
 import type { ConversationRun } from './conversation-run.js';
 
 /** A generous bound for a worker's TypeScript hooks (each times out on its own, 60 s by default). */
@@ -44,11 +43,10 @@ export async function runHooks(run: ConversationRun, acts: ConversationActivitie
     const result = await acts.tool.runHooks.executeWithOptions(
       {
         startToCloseTimeout: `${seconds} seconds`,
-        scheduleToStartTimeout: run.options.hostWaitMs ?? DEFAULTS.hostWaitMs,
         heartbeatTimeout: '10 seconds',
         // A retry runs the hooks again: once more at most, after a worker died.
         retry: { initialInterval: '500 milliseconds', maximumAttempts: 2 },
-        taskQueue: run.options.toolTaskQueue,
+        ...onHostQueue(run.options),
         summary: `${due.event} hooks${'tool_name' in event ? ` (${event.tool_name})` : ''}`,
       },
       [{ conversationId: run.id, workspace: run.options.workspace, event, hooks: due.commands }],
@@ -66,4 +64,21 @@ export async function runHooks(run: ConversationRun, acts: ConversationActivitie
 /** A hook's context for the model, as a message of its own (it reads as a user turn). */
 export function addHookContext(run: ConversationRun, event: HookEventName, text: string | undefined): void {
   if (text && text.trim()) run.append({ kind: 'message', source: 'environment', text: `[${event} hook]\n${text.trim()}` });
+}
+
+/**
+ * A hook point of the loop: runs the hooks due for `event` (and tool) with the event's own fields,
+ * or answers undefined at once when none are due. Not async, so that a point with nothing due adds
+ * no await (old histories replay the same commands in the same order).
+ */
+export function hookPoint<E extends HookEventName>(
+  run: ConversationRun,
+  acts: ConversationActivities,
+  event: E,
+  fields: Omit<HookEventOf<E>, keyof HookEventCommon>,
+  toolName?: string,
+): Promise<HookDecision> | undefined {
+  const due = hooksDue(run, event, toolName);
+  if (!due) return undefined;
+  return runHooks(run, acts, due, { ...eventBase(run), hook_event_name: event, ...fields } as unknown as HookEvent);
 }

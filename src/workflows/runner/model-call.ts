@@ -1,6 +1,6 @@
 // One model call as an activity: the events since the last call travel with it (when small), a
 // pause cancels it, and a failure is said in what it returns.
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import { FAILURE, failureTypeOf } from '../../failure-types.js';
 import type { ModelCallResult } from '../../types.js';
 import { MODEL_CALL } from '../activity-options.js';
@@ -21,9 +21,9 @@ export async function callModel(run: ConversationRun, acts: ConversationActiviti
   const step = run.iterations + 1;
   const { seen, recent } = run.takeRecentEvents();
   const setup = run.setup;
-  run.inFlight.model = new CancellationScope();
+  const scope = run.inFlight.beginModel();
   try {
-    const reply = await run.inFlight.model.run(() =>
+    const reply = await scope.run(() =>
       acts.model.callModel.executeWithOptions({ ...MODEL_CALL, summary: `LLM ${run.model || 'default model'} · step ${step}` }, [
         {
           conversationId: run.id,
@@ -49,6 +49,6 @@ export async function callModel(run: ConversationRun, acts: ConversationActiviti
       contextExceeded: failureTypeOf(err) === FAILURE.ContextWindowExceeded,
     };
   } finally {
-    run.inFlight.model = undefined;
+    run.inFlight.endModel();
   }
 }

@@ -22,8 +22,17 @@ import type { EventRun } from '../event-log.js';
 import { migrateCarried } from '../legacy/carried-state.js';
 import { addUsage } from '../reply.js';
 import { rewoundCheckpoints, withCheckpoint } from '../time-travel.js';
-import type { ActiveWait, WaitEnd } from './durable-wait.js';
 import type { PauseRequest } from '../messages.js';
+
+/** What ended a wait early (see ./durable-wait.ts). */
+export type WaitEnd = 'message' | 'resume' | 'pause' | 'close';
+
+/** A wait in progress: until when, why, and what ended it early (if anything has). */
+export interface ActiveWait {
+  until: string;
+  reason: string;
+  endedBy?: WaitEnd;
+}
 
 /** What a run carries to the next: `CarriedState` without its version and events, every field present. */
 export interface RunState {

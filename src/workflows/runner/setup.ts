@@ -1,6 +1,6 @@
 // The conversation's setup, made once on the workspace host: the tools it has for this
 // conversation (built-ins, yours, MCP servers') and the repository's instructions (AGENTS.md).
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import { PREPARE_TOOLS } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activities.js';
@@ -16,9 +16,9 @@ export type SetupOutcome = { kind: 'ready' } | { kind: 'cancelled' } | { kind: '
 export async function prepareTools(run: ConversationRun, acts: ConversationActivities): Promise<SetupOutcome> {
   const { options } = run;
   const withCheckpoint = firstCheckpointWithSetup(run);
-  run.inFlight.model = new CancellationScope();
+  const scope = run.inFlight.beginModel();
   try {
-    const result = await run.inFlight.model.run(() =>
+    const result = await scope.run(() =>
       onHost(run, (extra) =>
         acts.tool.prepareTools.executeWithOptions(
           {
@@ -58,7 +58,7 @@ export async function prepareTools(run: ConversationRun, acts: ConversationActiv
     if (err instanceof NotStarted || isCancellation(err) || modelCallCancelled(run)) return { kind: 'cancelled' };
     return { kind: 'failed', message: `could not prepare the tools on ${options.toolTaskQueue}: ${failureMessage(err)}` };
   } finally {
-    run.inFlight.model = undefined;
+    run.inFlight.endModel();
   }
 }
 

@@ -1,21 +1,22 @@
 // Running one tool call: checks of the arguments, tools that run inside the workflow, sub-agents,
 // and host tools as an activity on the workspace host's queue (waiting for that host when no worker
 // there picks the call up).
-import { ActivityFailure, CancellationScope, TimeoutFailure, isCancellation, type ActivityOptions } from '@temporalio/workflow';
+import { ActivityFailure, TimeoutFailure, isCancellation, type ActivityOptions, type CancellationScope } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import { FaheemError } from '../../errors.js';
 import type { AnyTool, ToolContext } from '../../tools/define.js';
 import { describeInvalid } from '../../tools/define.js';
-import { WORKFLOW_TOOLS } from '../../tools/local.js';
-import { DEFAULTS, type ActionEvent, type ConversationSetup, type RunToolResult, type ToolCallPlan, type ToolResult } from '../../types.js';
+import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
+import type { ActionEvent, ConversationSetup, RunToolResult, ToolCallPlan, ToolResult } from '../../types.js';
 import { TOOL_CALL } from '../activity-options.js';
 import { oneLine } from '../../text.js';
 import { lenientArguments, runOnHostBeforeOpenTools } from '../legacy/before-open-tools.js';
 import { failureMessage } from '../reply.js';
 import { interruptedPartial, interruptedResult } from '../../tools/interrupted.js';
-import type { ConversationActivities } from './activities.js';
+import { hostWait, type ConversationActivities } from './activities.js';
 import type { ConversationRun } from './conversation-run.js';
 import { durableWait } from './durable-wait.js';
+import { delegate } from './sub-agents.js';
 
 /** A host call that was never picked up, dropped because the conversation paused or closed. */
 export class NotStarted extends FaheemError {
@@ -44,23 +45,23 @@ export async function runTool(
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return { content: `The arguments of ${action.tool} must be a JSON object; got: ${String(args).slice(0, 500)}`, isError: true };
   }
-  if (action.tool === 'delegate') return run.children.delegate(run, action, siblings);
+  if (action.tool === 'delegate') return delegate(run, action, siblings);
   if (action.tool === 'wait') return durableWait(run, action);
   const inWorkflow = WORKFLOW_TOOLS.get(action.tool);
   if (inWorkflow) return runInWorkflow(run, inWorkflow, action);
 
   const flight = run.inFlight;
-  flight.tool = new CancellationScope();
+  const scope = flight.beginTool();
   try {
     const setup = run.setup;
     const result = setup
-      ? await runOnHost(run, acts, action, plan, setup, checkpointStep)
+      ? await runOnHost(run, acts, scope, action, plan, setup, checkpointStep)
       : await runOnHostBeforeOpenTools(action, {
           conversationId: run.id,
           workspace: run.options.workspace,
           toolTaskQueue: run.options.toolTaskQueue,
           terminal: run.terminalState(),
-          scope: flight.tool,
+          scope,
           activities: acts.tool,
         });
     if (result.state !== undefined) run.setToolState(action.tool, result.state);
@@ -73,8 +74,7 @@ export async function runTool(
     if (isCancellation(err) || flight.interruptRequested) return interruptedResult(interruptedPartial(err));
     return { content: `The tool failed: ${failureMessage(err)}`, isError: true };
   } finally {
-    flight.tool = undefined;
-    flight.interruptRequested = false;
+    flight.endTool();
   }
 }
 
@@ -82,6 +82,7 @@ export async function runTool(
 function runOnHost(
   run: ConversationRun,
   acts: ConversationActivities,
+  scope: CancellationScope,
   action: ActionEvent,
   plan: ToolCallPlan | undefined,
   current: ConversationSetup,
@@ -92,7 +93,7 @@ function runOnHost(
   const mcpConfig = spec?.mcp ? options.mcpServers?.[spec.mcp.server] : undefined;
   const timeout = plan?.timeoutSeconds;
   const state = run.toolStateOf(action.tool);
-  return (run.inFlight.tool as CancellationScope).run(() =>
+  return scope.run(() =>
     onHost(run, (extra, rescheduled) =>
       acts.tool.runTool.executeWithOptions(
         {
@@ -128,7 +129,7 @@ function runOnHost(
 export async function onHost<T>(run: ConversationRun, call: (extra: ActivityOptions, rescheduled: boolean) => Promise<T>): Promise<T> {
   const { options } = run;
   try {
-    return await call({ scheduleToStartTimeout: options.hostWaitMs ?? DEFAULTS.hostWaitMs }, false);
+    return await call({ scheduleToStartTimeout: hostWait(options) }, false);
   } catch (err) {
     if (!(
       err instanceof ActivityFailure &&
@@ -139,7 +140,7 @@ export async function onHost<T>(run: ConversationRun, call: (extra: ActivityOpti
     }
   }
   if (run.halted) throw new NotStarted();
-  run.inFlight.waitingForHost = true;
+  run.inFlight.setWaitingForHost(true);
   run.append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: false });
   run.publishDetails();
   try {
@@ -150,7 +151,7 @@ export async function onHost<T>(run: ConversationRun, call: (extra: ActivityOpti
     if (isCancellation(err)) throw new NotStarted();
     throw err;
   } finally {
-    run.inFlight.waitingForHost = false;
+    run.inFlight.setWaitingForHost(false);
     run.append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: true });
     run.publishDetails();
   }

@@ -1,6 +1,6 @@
 // One turn of the loop (a step): the setup if it is missing, a condensation if one is due, one
 // model call, and the tools it asked for. It returns what happens next; `applyOutcome` records it.
-import { WORKFLOW_TOOLS } from '../../tools/local.js';
+import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
 import type { ActionEvent, CallSummary, ModelCallResult, MovedStep, ToolCallPlan, ToolResult } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
 import { observation, parseArguments } from '../reply.js';
@@ -22,7 +22,7 @@ import {
 import { runTool } from './tool-dispatch.js';
 import { waitUntil } from './durable-wait.js';
 import { moveToNewVersionDue } from './versioning.js';
-import { addHookContext, eventBase, hooksDue, runHooks } from './hooks.js';
+import { addHookContext, hookPoint, hooksDue } from './hooks.js';
 import type { HookDecision } from '../../hooks/decision.js';
 
 /** What a turn leads to. */
@@ -58,22 +58,18 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   // Hooks before the model call: SessionStart once a run, UserPromptSubmit for each new user message.
   if (run.sessionStartDue()) {
     run.markSessionStarted();
-    const due = hooksDue(run, 'SessionStart');
-    if (due) {
-      const d = await runHooks(run, acts, due, {
-        ...eventBase(run),
-        hook_event_name: 'SessionStart',
-        source: run.runNumber <= 1 ? 'startup' : 'resume',
-      });
+    const hooks = hookPoint(run, acts, 'SessionStart', { source: run.runNumber <= 1 ? 'startup' : 'resume' });
+    if (hooks) {
+      const d = await hooks;
       // A session's start cannot be blocked (as in Claude Code): the reason is shown, the run goes on.
       if (d.kind === 'block' && d.reason) run.append({ kind: 'error', source: 'environment', message: `SessionStart hook: ${d.reason}` });
       addHookContext(run, 'SessionStart', d.context);
     }
   }
   for (const message of run.uncheckedPrompts()) {
-    const due = hooksDue(run, 'UserPromptSubmit');
-    if (!due) break;
-    const d = await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'UserPromptSubmit', prompt: message.text });
+    const hooks = hookPoint(run, acts, 'UserPromptSubmit', { prompt: message.text });
+    if (!hooks) break;
+    const d = await hooks;
     if (d.kind === 'block') {
       run.append({
         kind: 'refused',
@@ -120,9 +116,9 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   }
   // Stop hooks: a block tells the agent why and it goes on instead of finishing.
   if (outcome.kind === 'finished' && run.status === 'running') {
-    const due = hooksDue(run, 'Stop');
-    if (due) {
-      const d = await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'Stop', stop_hook_active: run.stopHookActive });
+    const hooks = hookPoint(run, acts, 'Stop', { stop_hook_active: run.stopHookActive });
+    if (hooks) {
+      const d = await hooks;
       if (d.stop) run.pause({ reason: `a Stop hook stopped the run: ${d.stop}` });
       else if (d.kind === 'block') {
         run.markStopHookActive();
@@ -194,19 +190,15 @@ async function afterReply(
   // PreToolUse hooks: each call may be denied, sent to the user for approval, or run with other arguments.
   const pre = new Map<ActionEvent, HookDecision>();
   for (const action of actions) {
-    const due = hooksDue(run, 'PreToolUse', action.tool);
-    if (!due || run.halted) continue;
-    const input = toolInput(action.arguments);
-    pre.set(
-      action,
-      await runHooks(run, acts, due, {
-        ...eventBase(run),
-        hook_event_name: 'PreToolUse',
-        tool_name: action.tool,
-        tool_input: input,
-        tool_use_id: action.toolCallId,
-      }),
+    if (run.halted) continue;
+    const hooks = hookPoint(
+      run,
+      acts,
+      'PreToolUse',
+      { tool_name: action.tool, tool_input: toolInput(action.arguments), tool_use_id: action.toolCallId },
+      action.tool,
     );
+    if (hooks) pre.set(action, await hooks);
   }
   const hookAsks = [...pre.values()].some((d) => d.kind === 'ask');
   if (
@@ -329,16 +321,15 @@ async function runActions(
         content: `(A PreToolUse hook changed the arguments to ${JSON.stringify(decision.updatedInput)}.)\n${result.content}`,
       };
     // PostToolUse hooks see the result; what they say (a block's reason, their context) reaches the model with it.
-    const due = hooksDue(run, 'PostToolUse', action.tool);
-    if (due) {
-      const post = await runHooks(run, acts, due, {
-        ...eventBase(run),
-        hook_event_name: 'PostToolUse',
-        tool_name: action.tool,
-        tool_input: toolInput(asRun(action).arguments),
-        tool_response: result,
-        tool_use_id: action.toolCallId,
-      });
+    const hooks = hookPoint(
+      run,
+      acts,
+      'PostToolUse',
+      { tool_name: action.tool, tool_input: toolInput(asRun(action).arguments), tool_response: result, tool_use_id: action.toolCallId },
+      action.tool,
+    );
+    if (hooks) {
+      const post = await hooks;
       const notes = [post.kind === 'block' ? post.reason : undefined, post.context].filter((t): t is string => Boolean(t));
       if (notes.length > 0) result = { ...result, content: `${result.content}\n[PostToolUse hook] ${notes.join('\n')}` };
       if (post.stop) run.pause({ reason: `a PostToolUse hook stopped the run: ${post.stop}` });
