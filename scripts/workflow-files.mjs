@@ -15,7 +15,7 @@ export const ALLOWED_OUTSIDE = [
   'src/types.ts',
   'src/types/public.ts',
   'src/types/workflow.ts',
-  'src/types/activities.ts',
+  'src/types/activity-contracts.ts',
   'src/text.ts',
   'src/errors.ts',
   'src/failure-types.ts',

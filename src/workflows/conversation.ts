@@ -5,11 +5,11 @@ import { allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, m
 import { DEFAULTS, type ConversationInput, type ConversationState } from '../types.js';
 import { childHasEnded } from './delegation.js';
 import { formatDuration } from './details.js';
-import { conversationActivities } from './runner/activities.js';
+import { conversationActivities } from './runner/activity-proxies.js';
 import { ConversationRun } from './runner/conversation-run.js';
 import { registerHandlers } from './runner/handlers.js';
 import { releaseTools } from './runner/setup.js';
-import { forkWorkspaceDue, makeForkWorkspace, performRewind } from './runner/time-travel.js';
+import { forkWorkspaceDue, makeForkWorkspace, performRewind } from './runner/workspace-checkpoints.js';
 import { applyOutcome, finishMovedStep, takeTurn } from './runner/turn.js';
 import { moveToNewVersionDue, targetVersionChanged } from './runner/versioning.js';
 import { temporalEffects } from './runner/effects.js';

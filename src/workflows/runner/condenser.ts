@@ -1,7 +1,7 @@
 // Condensation: when the prompt has grown past its limits, older events are summarised by an
 // activity and replaced, in the model's prompt, by the summary.
 import { isCancellation } from '@temporalio/workflow';
-import type { ActivityProxies } from './activities.js';
+import type { ActivityProxies } from './activity-proxies.js';
 import { DEFAULTS, type CondenserOptions, type ConversationOptions } from '../../types.js';
 import { MODEL_CALL } from '../activity-options.js';
 import { condensationRange } from '../prompt.js';

@@ -30,7 +30,7 @@ import { detailsText } from '../details.js';
 import type { EventRun } from '../event-log.js';
 import { checkMessageText, closeSignal, pauseSignal, resumeSignal, type PauseRequest } from '../messages.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE } from '../prompt.js';
-import { CheckpointList, rewindRefusal as rewindRefusalFor, type RewindAnswer } from '../time-travel.js';
+import { CheckpointList, rewindRefusal as rewindRefusalFor, type RewindAnswer } from '../rewind-rules.js';
 import type { CheckpointInfo } from '../../checkpoints/types.js';
 import * as commands from './commands.js';
 import type { Effect, Facts, Model, Step } from './commands.js';
@@ -520,7 +520,7 @@ export class ConversationRun {
   }
 
   /**
-   * A step's checkpoint that came back with its last host call (see time-travel.ts): kept until
+   * A step's checkpoint that came back with its last host call (see workspace-checkpoints.ts): kept until
    * the turn records it.
    */
   noteFoldedCheckpoint(step: number, info: CheckpointInfo): void {

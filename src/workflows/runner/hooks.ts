@@ -6,7 +6,7 @@ import { matchingHooks, hooksActivityTimeoutSeconds, type CommandHook, type Hook
 import type { HookDecision } from '../../hooks/decision.js';
 import type { HookEvent, HookEventCommon, HookEventOf } from '../../hooks/event.js';
 import { failureMessage } from '../reply.js';
-import { onHostQueue, type ConversationActivities } from './activities.js';
+import { onHostQueue, type ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 
 /** A generous bound for a worker's TypeScript hooks (each times out on its own, 60 s by default). */

@@ -5,7 +5,7 @@ import { FAILURE, failureTypeOf } from '../../failure-types.js';
 import type { ModelCallResult } from '../../types.js';
 import { MODEL_CALL } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
-import type { ConversationActivities } from './activities.js';
+import type { ConversationActivities } from './activity-proxies.js';
 import { modelCallCancelled } from './condenser.js';
 import type { ConversationRun } from './conversation-run.js';
 
@@ -18,7 +18,8 @@ export type ModelCallOutcome =
   | { kind: 'failed'; message: string; contextExceeded: boolean };
 
 export async function callModel(run: ConversationRun, acts: ConversationActivities): Promise<ModelCallOutcome> {
-  const step = run.iterations + 1;
+  // The conversation's step this reply will be (not the run's iteration: that restarts every run).
+  const step = run.steps + 1;
   const { seen, recent } = run.takeRecentEvents();
   const setup = run.setup;
   const scope = run.inFlight.beginModel();

@@ -21,7 +21,7 @@ import {
 import type { EventRun } from '../event-log.js';
 import { migrateCarried } from '../legacy/carried-state.js';
 import { addUsage } from '../reply.js';
-import { rewoundCheckpoints, withCheckpoint } from '../time-travel.js';
+import { rewoundCheckpoints, withCheckpoint } from '../rewind-rules.js';
 import type { PauseRequest } from '../messages.js';
 
 /** What ended a wait early (see ./durable-wait.ts). */
@@ -155,20 +155,20 @@ export function treeCost(state: RunState): number {
 
 /** One more model call of this run: counters, usage and cost. */
 export function recordReply(state: RunState, reply: ModelCallResult): RunState {
-  const iterations = state.iterations + 1;
+  const steps = state.steps + 1;
   return {
     ...state,
     lastPromptTokens: reply.usage.promptTokens,
-    iterations,
-    steps: state.steps + 1,
-    metrics: addUsage(state.metrics, reply, iterations, 'step'),
+    iterations: state.iterations + 1,
+    steps,
+    metrics: addUsage(state.metrics, reply, steps, 'step'),
     runCost: state.runCost + reply.cost,
   };
 }
 
 /** A condensation's usage (it is not a step). */
 export function recordCondensation(state: RunState, result: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>): RunState {
-  return { ...state, metrics: addUsage(state.metrics, result, state.iterations, 'condense'), lastPromptTokens: 0 };
+  return { ...state, metrics: addUsage(state.metrics, result, state.steps, 'condense'), lastPromptTokens: 0 };
 }
 
 /** A condensation failed: not again before the prompt holds `at` events. */

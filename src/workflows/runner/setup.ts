@@ -3,10 +3,10 @@
 import { isCancellation } from '@temporalio/workflow';
 import { PREPARE_TOOLS } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
-import type { ConversationActivities } from './activities.js';
+import type { ConversationActivities } from './activity-proxies.js';
 import { modelCallCancelled } from './condenser.js';
 import type { ConversationRun } from './conversation-run.js';
-import { firstCheckpointWithSetup } from './time-travel.js';
+import { firstCheckpointWithSetup } from './workspace-checkpoints.js';
 import { NotStarted, onHost } from './tool-dispatch.js';
 
 /** Made, or why not: cancelled (a pause or close) or failed (the conversation's error). */

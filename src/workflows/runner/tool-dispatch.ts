@@ -13,7 +13,7 @@ import { oneLine } from '../../text.js';
 import { lenientArguments, runOnHostBeforeOpenTools } from '../legacy/before-open-tools.js';
 import { failureMessage } from '../reply.js';
 import { interruptedPartial, interruptedResult } from '../../tools/interrupted.js';
-import { hostWait, type ConversationActivities } from './activities.js';
+import { hostWait, type ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 import { durableWait } from './durable-wait.js';
 import { delegate } from './sub-agents.js';

@@ -4,9 +4,9 @@ import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
 import type { ActionEvent, CallSummary, ModelCallResult, MovedStep, ToolCallPlan, ToolResult } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
 import { observation, parseArguments } from '../reply.js';
-import { liveEvents } from '../time-travel.js';
+import { liveEvents } from '../rewind-rules.js';
 import { previousReplyTruncated, truncationVerdict } from '../truncation.js';
-import type { ConversationActivities } from './activities.js';
+import type { ConversationActivities } from './activity-proxies.js';
 import { condensationDue, condense, condenserSettings } from './condenser.js';
 import { callModel } from './model-call.js';
 import type { ConversationRun } from './conversation-run.js';
@@ -18,7 +18,7 @@ import {
   foldCheckpointInto,
   recordFoldedCheckpoint,
   stepCheckpointDue,
-} from './time-travel.js';
+} from './workspace-checkpoints.js';
 import { runTool } from './tool-dispatch.js';
 import { waitUntil } from './durable-wait.js';
 import { moveToNewVersionDue } from './versioning.js';

@@ -5,8 +5,8 @@ import type { CheckpointInfo } from '../../checkpoints/types.js';
 import { CHECKPOINT } from '../activity-options.js';
 import { isPatched } from '../legacy/patches.js';
 import { failureMessage } from '../reply.js';
-import { NOT_UNDONE } from '../time-travel.js';
-import { onHostQueue, type ConversationActivities } from './activities.js';
+import { NOT_UNDONE } from '../rewind-rules.js';
+import { onHostQueue, type ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 
 /** Whether this conversation takes checkpoints (an option, and not in histories from before them). */
