@@ -8,6 +8,21 @@ import { condensationRange } from '../prompt.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationRun } from './conversation-run.js';
 
+/** What condensation reads and writes of the run. */
+export type CondenserRun = Pick<
+  ConversationRun,
+  | 'append'
+  | 'condenseLater'
+  | 'condenseRetryAt'
+  | 'halted'
+  | 'id'
+  | 'inFlight'
+  | 'lastPromptTokens'
+  | 'log'
+  | 'options'
+  | 'recordCondensation'
+>;
+
 /** The conversation's condenser options; undefined when condensation is off. */
 export function condenserSettings(options: ConversationOptions): CondenserOptions | undefined {
   return options.condenser === false ? undefined : (options.condenser ?? DEFAULTS.condenser);
@@ -17,7 +32,7 @@ export function condenserSettings(options: ConversationOptions): CondenserOption
  * The condenser's options when the prompt has grown past its limits (kept counts: no walk of the
  * log; checked without a promise, since the workflow sandbox records a stack for every promise).
  */
-export function condensationDue(run: ConversationRun): CondenserOptions | undefined {
+export function condensationDue(run: CondenserRun): CondenserOptions | undefined {
   const c = condenserSettings(run.options);
   if (!c) return undefined;
   const visible = run.log.promptEvents;
@@ -27,7 +42,7 @@ export function condensationDue(run: ConversationRun): CondenserOptions | undefi
 }
 
 /** Summarises older events (an activity): the range from the kept head to about half the prompt. True when it did. */
-export async function condense(run: ConversationRun, c: CondenserOptions, modelActs: ActivityProxies): Promise<boolean> {
+export async function condense(run: CondenserRun, c: CondenserOptions, modelActs: ActivityProxies): Promise<boolean> {
   const visible = run.log.promptEvents;
   const range = condensationRange(run.log.held(), c.keepFirst);
   if (!range) return false;
@@ -69,6 +84,6 @@ export async function condense(run: ConversationRun, c: CondenserOptions, modelA
 }
 
 /** Whether the model call (or condensation, or setup) in flight was cancelled by a pause or close, whatever error it ended in. */
-export function modelCallCancelled(run: ConversationRun): boolean {
+export function modelCallCancelled(run: Pick<ConversationRun, 'inFlight' | 'halted'>): boolean {
   return run.inFlight.modelCancelled || run.halted;
 }

@@ -4,8 +4,6 @@
 // carried out through the effects port (./effects.ts) once, in order. The commands themselves are
 // pure (./commands.ts). Built once from the workflow input (`fromInput`), written back for the next
 // run (`toCarried`), read by queries (`snapshot`).
-import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE } from '../../failure-types.js';
 import type {
   CarriedState,
   CheckpointEntry,
@@ -40,6 +38,7 @@ import type { EffectsPort } from './effects.js';
 import * as S from './run-state.js';
 import type { ActiveWait, RunState, Session, WaitEnd } from './run-state.js';
 import { OpenChildren } from './open-children.js';
+import { RewindRequests } from './rewind-requests.js';
 
 /** What the run needs from its workflow (Temporal inside it; stand-ins in unit tests). */
 export interface RunEnvironment {
@@ -667,44 +666,5 @@ export class ConversationRun {
     const pending = this.rewinds.pending;
     if (pending)
       this.rewinds.answer(pending.id, { error: 'the conversation stopped (idle timeout, sub-agent done or closing) before the rewind' });
-  }
-}
-
-/** Rewinds asked for (at most one at a time) and their answers, until the asker has read them. */
-export class RewindRequests {
-  private next = 0;
-  private pendingValue: { id: number; to: number } | undefined;
-  private readonly answers = new Map<number, { answer?: RewindAnswer; error?: string }>();
-
-  get pending(): { id: number; to: number } | undefined {
-    return this.pendingValue;
-  }
-
-  request(to: number): number {
-    const id = ++this.next;
-    this.pendingValue = { id, to };
-    return id;
-  }
-
-  answer(id: number, result: { answer?: RewindAnswer; error?: string }): void {
-    this.answers.set(id, result);
-    if (this.pendingValue?.id === id) this.pendingValue = undefined;
-  }
-
-  answered(id: number): boolean {
-    return this.answers.has(id);
-  }
-
-  /** The answer (once): a failed rewind fails the update with its reason. */
-  take(id: number): RewindAnswer {
-    const result = this.answers.get(id);
-    this.answers.delete(id);
-    if (!result?.answer)
-      throw ApplicationFailure.create({
-        message: result?.error ?? 'the rewind did not happen',
-        type: FAILURE.RewindFailed,
-        nonRetryable: true,
-      });
-    return result.answer;
   }
 }

@@ -9,6 +9,9 @@ import type { ConversationRun } from './conversation-run.js';
 import type { WaitEnd } from './run-state.js';
 import { moveToNewVersionDue } from './versioning.js';
 
+/** What a `wait` call reads and writes of the run. */
+export type WaitRun = Pick<ConversationRun, 'beginWait' | 'carryStep' | 'endWait' | 'moveWanted' | 'options' | 'waitEndedBy'>;
+
 /** How long to wait for these arguments at workflow time `now` (ms), capped; or why not. */
 export function waitPlan(
   args: { seconds?: number | undefined; until?: string | undefined },
@@ -28,7 +31,7 @@ const ENDED_BY: Record<WaitEnd, string> = {
 };
 
 /** Runs a `wait` call; the observation says how it ended. */
-export async function durableWait(run: ConversationRun, action: ActionEvent): Promise<ToolResult> {
+export async function durableWait(run: WaitRun, action: ActionEvent): Promise<ToolResult> {
   const parsed = WaitArgs.safeParse(action.arguments);
   if (!parsed.success) return { content: describeInvalid('wait', parsed.error), isError: true };
   const started = Date.now();
@@ -44,7 +47,7 @@ export async function durableWait(run: ConversationRun, action: ActionEvent): Pr
  * deadline) and the result is not recorded here (`run.movingStep` says so; the next run finishes it).
  */
 export async function waitUntil(
-  run: ConversationRun,
+  run: WaitRun,
   action: ActionEvent,
   plan: { until: string; reason: string; capped: boolean; started: number },
 ): Promise<ToolResult> {

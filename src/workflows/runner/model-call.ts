@@ -9,6 +9,12 @@ import type { ConversationActivities } from './activity-proxies.js';
 import { modelCallCancelled } from './condenser.js';
 import type { ConversationRun } from './conversation-run.js';
 
+/** What a model call reads and writes of the run. */
+export type ModelCallRun = Pick<
+  ConversationRun,
+  'id' | 'inFlight' | 'halted' | 'model' | 'modelSaw' | 'offeredTools' | 'options' | 'setup' | 'steps' | 'systemPrompt' | 'takeRecentEvents'
+>;
+
 /** What came of a model call. */
 export type ModelCallOutcome =
   | { kind: 'reply'; reply: ModelCallResult }
@@ -17,7 +23,8 @@ export type ModelCallOutcome =
   /** `contextExceeded`: the prompt no longer fits the model's context window (any provider). */
   | { kind: 'failed'; message: string; contextExceeded: boolean };
 
-export async function callModel(run: ConversationRun, acts: ConversationActivities): Promise<ModelCallOutcome> {
+/** Calls the model once (the callModel activity, cancelled by a pause or close); what came of it. */
+export async function callModel(run: ModelCallRun, acts: ConversationActivities): Promise<ModelCallOutcome> {
   // The conversation's step this reply will be (not the run's iteration: that restarts every run).
   const step = run.steps + 1;
   const { seen, recent } = run.takeRecentEvents();

@@ -10,6 +10,26 @@ import { closeSignal, pauseSignal } from '../messages.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationRun } from './conversation-run.js';
 
+/** What a delegate call reads and writes of its (parent) run. */
+export type DelegatingRun = Pick<
+  ConversationRun,
+  | 'addChildWork'
+  | 'append'
+  | 'childStarted'
+  | 'childUpdated'
+  | 'children'
+  | 'closeRequested'
+  | 'depth'
+  | 'id'
+  | 'iterations'
+  | 'offeredTools'
+  | 'options'
+  | 'publishDetails'
+  | 'runCost'
+  | 'state'
+  | 'status'
+>;
+
 /** The conversation workflow's type name: children are conversations too. */
 const CONVERSATION_WORKFLOW = 'conversation';
 
@@ -18,7 +38,7 @@ const CONVERSATION_WORKFLOW = 'conversation';
  * first message. Its final answer is the observation; its iterations and cost count against the
  * parent's run. `siblings`: how many delegate calls the same reply made (they share the limits).
  */
-export async function delegate(run: ConversationRun, action: ActionEvent, siblings = 1): Promise<ToolResult> {
+export async function delegate(run: DelegatingRun, action: ActionEvent, siblings = 1): Promise<ToolResult> {
   const { options } = run;
   const parsed = DelegateArgs.safeParse(action.arguments);
   if (!parsed.success) return { content: describeInvalid('delegate', parsed.error), isError: true };
