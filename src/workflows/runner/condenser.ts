@@ -7,6 +7,7 @@ import { MODEL_CALL } from '../activity-options.js';
 import { condensationRange } from '../prompt.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationRun } from './conversation-run.js';
+import { modelCallCancelled } from './in-flight.js';
 
 /** What condensation reads and writes of the run. */
 export type CondenserRun = Pick<
@@ -81,9 +82,4 @@ export async function condense(run: CondenserRun, c: CondenserOptions, modelActs
   } finally {
     run.inFlight.endModel();
   }
-}
-
-/** Whether the model call (or condensation, or setup) in flight was cancelled by a pause or close, whatever error it ended in. */
-export function modelCallCancelled(run: Pick<ConversationRun, 'inFlight' | 'halted'>): boolean {
-  return run.inFlight.modelCancelled || run.halted;
 }

@@ -62,19 +62,17 @@ export class ConfirmationGate {
     );
   }
 
-  /**
-   * Waits for approve / reject (or the close, or the timeout, which reject); the answer, and whether
-   * the user gave it (`answered`). `onWait` runs once the actions are pending (it sets the status).
-   */
-  async wait(
-    actions: ActionEvent[],
-    timeoutMs: number | undefined,
-    closing: () => boolean,
-    onWait: () => void,
-  ): Promise<Decision & { answered: boolean }> {
+  /** These actions now wait for approve / reject (the caller then sets the status and waits). */
+  open(actions: ActionEvent[]): void {
     this.actions = actions;
     this.decision = undefined;
-    onWait();
+  }
+
+  /**
+   * Waits for approve / reject of the actions opened (or `closing`, or the timeout, which reject);
+   * the answer, and whether the user gave it (`answered`).
+   */
+  async wait(timeoutMs: number | undefined, closing: () => boolean): Promise<Decision & { answered: boolean }> {
     const answered =
       timeoutMs === undefined
         ? (await condition(() => this.decision !== undefined || closing()), true)

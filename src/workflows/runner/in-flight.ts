@@ -64,3 +64,8 @@ export class InFlight {
     this.toolScope?.cancel();
   }
 }
+
+/** Whether the model call (or condensation, or setup) in flight was cancelled by a pause or close, whatever error it ended in. */
+export function modelCallCancelled(run: { readonly inFlight: InFlight; readonly halted: boolean }): boolean {
+  return run.inFlight.modelCancelled || run.halted;
+}

@@ -6,7 +6,7 @@ import type { ModelCallResult } from '../../types.js';
 import { MODEL_CALL } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activity-proxies.js';
-import { modelCallCancelled } from './condenser.js';
+import { modelCallCancelled } from './in-flight.js';
 import type { ConversationRun } from './conversation-run.js';
 
 /** What a model call reads and writes of the run. */

@@ -4,18 +4,19 @@ import { isCancellation } from '@temporalio/workflow';
 import { PREPARE_TOOLS } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activity-proxies.js';
-import { modelCallCancelled } from './condenser.js';
+import { modelCallCancelled } from './in-flight.js';
 import type { ConversationRun } from './conversation-run.js';
-import { firstCheckpointWithSetup } from './workspace-checkpoints.js';
-import { NotStarted, onHost } from './tool-dispatch.js';
+import { NotStarted, onHost } from './host-call.js';
 
 /** Made, or why not: cancelled (a pause or close) or failed (the conversation's error). */
 export type SetupOutcome = { kind: 'ready' } | { kind: 'cancelled' } | { kind: 'failed'; message: string };
 
-/** Asks the workspace host which tools it has for this conversation (and reads AGENTS.md there). */
-export async function prepareTools(run: ConversationRun, acts: ConversationActivities): Promise<SetupOutcome> {
+/**
+ * Asks the workspace host which tools it has for this conversation (and reads AGENTS.md there);
+ * `withCheckpoint`: it also takes the checkpoint before the first step (firstCheckpointWithSetup).
+ */
+export async function prepareTools(run: ConversationRun, acts: ConversationActivities, withCheckpoint: boolean): Promise<SetupOutcome> {
   const { options } = run;
-  const withCheckpoint = firstCheckpointWithSetup(run);
   const scope = run.inFlight.beginModel();
   try {
     const result = await scope.run(() =>

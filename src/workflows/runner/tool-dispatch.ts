@@ -1,9 +1,7 @@
 // Running one tool call: checks of the arguments, tools that run inside the workflow, sub-agents,
 // and host tools as an activity on the workspace host's queue (waiting for that host when no worker
 // there picks the call up).
-import { ActivityFailure, TimeoutFailure, isCancellation, type ActivityOptions, type CancellationScope } from '@temporalio/workflow';
-import { TimeoutType } from '@temporalio/common';
-import { FaheemError } from '../../errors.js';
+import { isCancellation, type CancellationScope } from '@temporalio/workflow';
 import type { AnyTool, ToolContext } from '../../tools/define.js';
 import { describeInvalid } from '../../tools/define.js';
 import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
@@ -13,17 +11,11 @@ import { oneLine } from '../../text.js';
 import { lenientArguments, runOnHostBeforeOpenTools } from '../legacy/before-open-tools.js';
 import { failureMessage } from '../reply.js';
 import { interruptedPartial, interruptedResult } from '../../tools/interrupted.js';
-import { hostWait, type ConversationActivities } from './activity-proxies.js';
+import type { ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 import { durableWait } from './durable-wait.js';
+import { NotStarted, onHost } from './host-call.js';
 import { delegate } from './sub-agents.js';
-
-/** A host call that was never picked up, dropped because the conversation paused or closed. */
-export class NotStarted extends FaheemError {
-  constructor() {
-    super('tool_not_started', 'the tool call was not started: the conversation paused or closed first');
-  }
-}
 
 /** Runs one tool call of the model's and says what came of it (never throws). */
 export async function runTool(
@@ -119,42 +111,6 @@ function runOnHost(
       ),
     ),
   );
-}
-
-/**
- * Runs a call on the workspace host. If no worker there picks it up within hostWaitMs, the
- * conversation says it is waiting for that host (status, events, Web UI) and asks again, now
- * without a limit; a call that never started is safe to schedule again.
- */
-export async function onHost<T>(run: ConversationRun, call: (extra: ActivityOptions, rescheduled: boolean) => Promise<T>): Promise<T> {
-  const { options } = run;
-  try {
-    return await call({ scheduleToStartTimeout: hostWait(options) }, false);
-  } catch (err) {
-    if (!(
-      err instanceof ActivityFailure &&
-      err.cause instanceof TimeoutFailure &&
-      err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
-    )) {
-      throw err;
-    }
-  }
-  if (run.halted) throw new NotStarted();
-  run.inFlight.setWaitingForHost(true);
-  run.append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: false });
-  run.publishDetails();
-  try {
-    // Told it may have begun under the first try (a retry that timed out), so `report` tools still never run twice.
-    return await call({}, true);
-  } catch (err) {
-    // Paused or closed while waiting: the call had not been picked up.
-    if (isCancellation(err)) throw new NotStarted();
-    throw err;
-  } finally {
-    run.inFlight.setWaitingForHost(false);
-    run.append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: true });
-    run.publishDetails();
-  }
 }
 
 /** think, finish, task_tracker: deterministic, so they run here and a replay recomputes them. */

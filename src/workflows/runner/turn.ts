@@ -15,6 +15,7 @@ import {
   checkpointAfterStep,
   checkpointBeforeFirstStep,
   firstCheckpointDue,
+  firstCheckpointWithSetup,
   foldCheckpointInto,
   recordFoldedCheckpoint,
   stepCheckpointDue,
@@ -45,7 +46,7 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     return { kind: 'error', message: `reached the maximum of ${options.maxIterations} iterations in this run`, event: false };
   }
   if (!run.setup && isPatched('open-tools')) {
-    const made = await prepareTools(run, acts);
+    const made = await prepareTools(run, acts, firstCheckpointWithSetup(run));
     if (made.kind === 'failed') return { kind: 'error', message: made.message, event: true };
     if (made.kind === 'cancelled' || run.halted) return { kind: 'stopped' };
   }
@@ -348,12 +349,9 @@ async function runActions(
 
 /** Waits for approve / reject; true when the actions may run (otherwise they are recorded as rejected). */
 async function confirm(run: ConversationRun, actions: ActionEvent[]): Promise<boolean> {
-  const answer = await run.confirmation.wait(
-    actions,
-    run.options.confirmationTimeoutMs,
-    () => run.closeRequested || run.moveWanted(),
-    () => run.setStatus('waiting_for_confirmation', run.confirmation.describe()),
-  );
+  run.confirmation.open(actions);
+  run.setStatus('waiting_for_confirmation', run.confirmation.describe());
+  const answer = await run.confirmation.wait(run.options.confirmationTimeoutMs, () => run.closeRequested || run.moveWanted());
   // A drain moved the conversation while it waited: the actions stay pending, on the new version.
   if (!answer.answered && !run.closeRequested && run.moveWanted() && moveToNewVersionDue()) {
     run.carryStep({ kind: 'approval', toolCallIds: actions.map((a) => a.toolCallId) });
