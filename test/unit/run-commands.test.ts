@@ -506,3 +506,54 @@ describe('ConversationRun without Temporal', () => {
     assert.equal(snap.forkPending, false);
   });
 });
+
+describe('every command in every status: the status, its event and its commands go together', () => {
+  const requests: [string, (m: Model, f: Facts) => commands.Step<unknown>][] = [
+    ['pause', (m, f) => commands.pause(m, f, {})],
+    ['pause --now', (m, f) => commands.pause(m, f, { now: true, reason: 'r' })],
+    ['run', (m, f) => commands.run(m, f)],
+    ['resume', (m, f) => commands.resume(m, f)],
+    ['approve', (m, f) => commands.decide(m, f, { approved: true })],
+    ['reject', (m, f) => commands.decide(m, f, { approved: false })],
+    ['close', (m, f) => commands.close(m, f, false)],
+    ['rewind', (m, f) => commands.rewind(m, f, 1)],
+    ['message', (m, f) => commands.message(m, f, 'hi')],
+    ['fail', (m, f) => commands.fail(m, f, 'x', { event: false })],
+    ['stuck', (m, f) => commands.markStuck(m, f, 'x')],
+    ['askMove', (m, f) => commands.askMove(m, f)],
+  ];
+  for (const [name, command] of requests) {
+    test(name, () => {
+      for (const status of STATUSES) {
+        for (const hasParent of [false, true]) {
+          for (const pendingActions of [0, 2]) {
+            const m = model(status);
+            const step = command(m, facts({ hasParent, pendingActions }));
+            const where = `${name} in ${status} (parent ${hasParent}, ${pendingActions} pending)`;
+            const statusEvents = step.events.filter((e) => e.kind === 'status');
+            const upserts = step.effects.filter((e) => e.kind === 'status-attribute');
+            const reports = step.effects.filter((e) => e.kind === 'report-to-parent');
+            // One status event, one upsert (and, for a sub-agent, one report) per change, in step.
+            assert.equal(upserts.length, statusEvents.length, where);
+            assert.equal(reports.length, hasParent ? statusEvents.length : 0, where);
+            assert.deepEqual(
+              upserts.map((e) => (e as { status: string }).status),
+              statusEvents.map((e) => (e as { status: string }).status),
+              where,
+            );
+            const last = statusEvents.at(-1) as { status?: ConversationStatus } | undefined;
+            assert.equal(step.state.status, last?.status ?? status, where);
+            // Details whenever the status changed (published once, after the rest).
+            if (statusEvents.length > 0)
+              assert.ok(
+                step.effects.some((e) => e.kind === 'details'),
+                where,
+              );
+            // The model given is never changed.
+            assert.equal(m.state.status, status, where);
+          }
+        }
+      }
+    });
+  }
+});
