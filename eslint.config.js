@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import { workflowBundle } from './scripts/workflow-files.mjs';
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.faheem/', 'dist/', 'docs/', '**/*.js', '**/*.mjs', '**/*.cjs', '**/*.cts'] },
@@ -42,31 +43,59 @@ export default tseslint.config(
     },
   },
   {
-    // Workflow code runs in Temporal's deterministic sandbox: no Node modules.
-    files: [
-      'src/workflows/**/*.ts',
-      'src/tools/define.ts',
-      'src/tools/local.ts',
-      'src/tools/schemas.ts',
-      'src/tools/interrupted.ts',
-      'src/tools/risk.ts',
-      'src/errors.ts',
-      'src/failure-types.ts',
-      'src/text.ts',
-      'src/hooks/config.ts',
-      'src/hooks/decision.ts',
-      'src/hooks/event.ts',
-      'src/skills/prompt.ts',
-      'src/skills/front-matter.ts',
-    ],
+    // Workflow code runs in Temporal's deterministic sandbox: no Node modules. The files are the
+    // workflow bundle's own (its real import graph, scripts/workflow-files.mjs), and all of src/workflows.
+    files: [...new Set(['src/workflows/**/*.ts', ...workflowBundle().files])],
     rules: {
-      'no-restricted-imports': [
+      '@typescript-eslint/no-restricted-imports': [
         'error',
         {
           patterns: [
             {
               group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'execa', 'openai', '@anthropic-ai/*'],
               message: 'workflow code must not use Node APIs or I/O',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The workflow room imports nothing from the worker's side but types (ALLOWED_OUTSIDE lists the
+    // pure modules it may use; test/unit/workflow-rooms.test.ts checks the bundle against it).
+    files: ['src/workflows/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'execa', 'openai', '@anthropic-ai/*'],
+              message: 'workflow code must not use Node APIs or I/O',
+            },
+            {
+              group: [
+                '**/activities/*',
+                '**/llm/*',
+                '**/mcp/*',
+                '**/cli/*',
+                '**/server/*',
+                '**/console/*',
+                '**/checkpoints/*',
+                '**/storage/*',
+                '**/security/*',
+                '**/telemetry/*',
+                '**/deploy/*',
+                '**/acp/*',
+                '**/conversation/*',
+                ...['client', 'worker', 'config', 'connection', 'index', 'home', 'fork', 'schedules', 'workflow-source'].flatMap((m) => [
+                  `../${m}.js`,
+                  `../../${m}.js`,
+                  `../../../${m}.js`,
+                ]),
+              ],
+              allowTypeImports: true,
+              message: 'workflow code may import only types from the worker side (see scripts/workflow-files.mjs)',
             },
           ],
         },

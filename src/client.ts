@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { readEvents } from './conversation/read-events.js';
 import { parseHooks, type HooksConfig } from './hooks/config.js';
-import { markRewound, rewoundRanges, type RewindAnswer } from './workflows/time-travel.js';
+import { markRewound, rewoundRanges, type RewindAnswer } from './workflows/rewind-rules.js';
 import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, WaitTimeoutError } from './errors.js';
 import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
 import { parseMcpServers } from './mcp/config.js';

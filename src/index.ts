@@ -27,7 +27,7 @@ export {
 export { LIVE_KINDS, type LiveDelta, type LiveKind } from './live/types.js';
 export { connectClient } from './connection.js';
 export { forkConversation, ForkError, type ForkOptions } from './fork.js';
-export { NOT_UNDONE, type RewindAnswer } from './workflows/time-travel.js';
+export { NOT_UNDONE, type RewindAnswer } from './workflows/rewind-rules.js';
 export {
   ConversationClosedError,
   ConversationNotFoundError,

@@ -96,11 +96,11 @@ export function createCallModel(
     );
     const byName = new Map(specs.map((t) => [t.name, t]));
     const toolCalls = reply.toolCalls.map((call, i) => {
-      const c = { id: call.id || `call_${input.step}_${i}`, name: call.name, arguments: call.arguments };
+      const c = { id: call.id || `call_${input.step}_${input.eventCount}_${i}`, name: call.name, arguments: call.arguments };
       return { ...c, ...(call.itemId ? { itemId: call.itemId } : {}), plan: planCall(registry, byName.get(c.name), c) };
     });
     return {
-      id: reply.id || `reply_${input.step}`,
+      id: reply.id || `reply_${input.step}_${input.eventCount}`,
       model: reply.model,
       content: reply.content,
       toolCalls,

@@ -23,7 +23,7 @@ import { doctor } from './doctor.js';
 import { scheduleCommand } from './schedule.js';
 import { deployCommand } from './deploy.js';
 import { parseHooksFile } from '../hooks/config.js';
-import { timeTravelCommands } from './time-travel.js';
+import { timeTravelCommands } from './checkpoint-commands.js';
 import { consoleCommand } from './console.js';
 import { acpCommand } from './acp.js';
 import { scheduleRunsQuery } from '../schedules.js';

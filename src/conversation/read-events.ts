@@ -4,7 +4,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { isDeepStrictEqual } from 'node:util';
 import type { ConversationEvent, RecentEvents } from '../types.js';
 import { compactEvents, type EventRun } from '../workflows/event-log.js';
-import { lacksPromptEvents } from '../workflows/time-travel.js';
+import { lacksPromptEvents } from '../workflows/rewind-rules.js';
 import { eventRunsQuery, eventsQuery } from '../workflows/messages.js';
 
 /**

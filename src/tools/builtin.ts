@@ -8,7 +8,7 @@ import type { TerminalState } from '../types.js';
 import { defineTool, type AnyTool } from './define.js';
 import { editFile } from './file-editor.js';
 import { DelegateTool } from './delegate.js';
-import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './local.js';
+import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './in-workflow.js';
 import { hiddenDirs, type SandboxOptions } from './sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
 import { riskyUnlessRatedLow } from './risk.js';

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { TOOL_NAMES, type ChatToolCall, type ToolCallPlan, type ToolSpec } from '../types.js';
 import { builtinTools, DelegateTool, FileEditorTool, TerminalTool, type BuiltinConfig } from './builtin.js';
 import { isTool, type AnyTool } from './define.js';
-import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './local.js';
+import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './in-workflow.js';
 
 const EXPORTED_BUILTINS: readonly unknown[] = [
   TerminalTool,

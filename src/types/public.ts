@@ -177,6 +177,7 @@ export interface Metrics {
 
 /** One model call in `Metrics.calls`: its step, whether it answered or condensed, its cost and latency. */
 export interface ModelCallMetrics extends TokenUsage {
+  /** The conversation's step (over every run; a condensation: the steps taken before it). */
   step: number;
   kind: 'step' | 'condense';
   cost: number;

@@ -5,20 +5,29 @@ import { allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, m
 import { DEFAULTS, type ConversationInput, type ConversationState } from '../types.js';
 import { childHasEnded } from './delegation.js';
 import { formatDuration } from './details.js';
-import { conversationActivities } from './runner/activities.js';
+import { conversationActivities } from './runner/activity-proxies.js';
 import { ConversationRun } from './runner/conversation-run.js';
 import { registerHandlers } from './runner/handlers.js';
 import { releaseTools } from './runner/setup.js';
-import { forkWorkspaceDue, makeForkWorkspace, performRewind } from './runner/time-travel.js';
+import { forkWorkspaceDue, makeForkWorkspace, performRewind } from './runner/workspace-checkpoints.js';
 import { applyOutcome, finishMovedStep, takeTurn } from './runner/turn.js';
-import { moveToNewVersionDue } from './runner/versioning.js';
+import { moveToNewVersionDue, targetVersionChanged } from './runner/versioning.js';
+import { temporalEffects } from './runner/effects.js';
+import { isPatched } from './legacy/patches.js';
 
 /** Why the loop of one workflow run ended. */
 type RunEnd = 'continue-as-new' | 'closed' | 'idle-timeout' | 'sub-agent-done';
 
 /** The conversation workflow: wait until running → one turn → repeat, until closed, idle or continued as new. */
 export async function conversation(input: ConversationInput): Promise<ConversationState> {
-  const run = ConversationRun.fromInput(input);
+  const { workflowId, runId } = workflowInfo();
+  const run = ConversationRun.fromInput(input, {
+    workflowId,
+    runId,
+    effects: temporalEffects,
+    patched: isPatched,
+    targetVersionChanged,
+  });
   registerHandlers(run);
   run.begin();
   const acts = conversationActivities(run.options);

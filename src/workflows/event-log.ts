@@ -4,7 +4,7 @@
 // conversation carries stays bounded. The events it dropped are still answered by the run that
 // recorded them (a query on that closed run); `runs` says which run recorded which indices.
 // Pure and deterministic.
-import { droppedRanges, inRanges } from './time-travel.js';
+import { droppedRanges, inRanges } from './rewind-rules.js';
 import { DEFAULTS, type CondensationEvent, type ConversationEvent, type RecentEvents } from '../types.js';
 
 /** A run of the conversation's workflow and the first event index it recorded. */

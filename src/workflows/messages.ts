@@ -2,7 +2,7 @@
 // clients alike (the definitions are plain names), so they hold no logic.
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { RewindAnswer } from './time-travel.js';
+import type { RewindAnswer } from './rewind-rules.js';
 import {
   DEFAULTS,
   type CheckpointEntry,

@@ -1,6 +1,6 @@
 // Turns the event log into chat-completions messages. Pure and deterministic: the workflow calls it.
 import { skillsPromptSection, type SkillListing } from '../skills/prompt.js';
-import { liveEvents } from './time-travel.js';
+import { liveEvents } from './rewind-rules.js';
 import type { ChatMessage, CondensationEvent, ConversationEvent, RepositoryInstructions } from '../types.js';
 
 export const DEFAULT_SYSTEM_PROMPT = `You are a careful software engineer working in a terminal and a file editor.

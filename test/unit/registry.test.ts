@@ -4,7 +4,7 @@ import { describe, test } from 'node:test';
 import { z } from 'zod';
 import { TerminalTool } from '../../src/tools/builtin.js';
 import { defineTool, isTool, retryClass } from '../../src/tools/define.js';
-import { TaskTrackerTool } from '../../src/tools/local.js';
+import { TaskTrackerTool } from '../../src/tools/in-workflow.js';
 import { functionTool, planCall, ToolRegistry, toolSpec } from '../../src/tools/registry.js';
 
 const add = defineTool({

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import type { ConversationEvent } from '../../src/types.js';
 import { compactEvents } from '../../src/workflows/event-log.js';
 import { promptEvents } from '../../src/workflows/prompt.js';
-import { CheckpointList, describeSteps, lacksPromptEvents, liveEvents, rewindRefusal } from '../../src/workflows/time-travel.js';
+import { CheckpointList, describeSteps, lacksPromptEvents, liveEvents, rewindRefusal } from '../../src/workflows/rewind-rules.js';
 
 const t = '2026-12-01T00:00:00.000Z';
 const msg = (index: number, text: string): ConversationEvent => ({ index, timestamp: t, kind: 'message', source: 'user', text });

@@ -5,7 +5,7 @@ import type { CancellationScope } from '@temporalio/workflow';
 import type { ActionEvent, RunToolResult, TerminalState } from '../../types.js';
 import { TOOL_CALL } from '../activity-options.js';
 import { oneLine } from '../../text.js';
-import type { ActivityProxies } from '../runner/activities.js';
+import type { ActivityProxies } from '../runner/activity-proxies.js';
 
 /** What think / finish / task_tracker accepted before they had schemas: a finish without a string message, notes that were not strings. */
 export function lenientArguments(tool: string, args: unknown): unknown {

@@ -1,7 +1,7 @@
 // Actions that wait for the user's approval: which ones, the answer once given, and the wait itself.
 import { condition } from '@temporalio/workflow';
 import type { ActionEvent, ConfirmationPolicy, ToolCallPlan } from '../../types.js';
-import { WORKFLOW_TOOLS } from '../../tools/local.js';
+import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
 import { needsConfirmation } from '../confirmation.js';
 import { formatDuration, summarizeArgs } from '../details.js';
 
@@ -62,19 +62,17 @@ export class ConfirmationGate {
     );
   }
 
-  /**
-   * Waits for approve / reject (or the close, or the timeout, which reject); the answer, and whether
-   * the user gave it (`answered`). `onWait` runs once the actions are pending (it sets the status).
-   */
-  async wait(
-    actions: ActionEvent[],
-    timeoutMs: number | undefined,
-    closing: () => boolean,
-    onWait: () => void,
-  ): Promise<Decision & { answered: boolean }> {
+  /** These actions now wait for approve / reject (the caller then sets the status and waits). */
+  open(actions: ActionEvent[]): void {
     this.actions = actions;
     this.decision = undefined;
-    onWait();
+  }
+
+  /**
+   * Waits for approve / reject of the actions opened (or `closing`, or the timeout, which reject);
+   * the answer, and whether the user gave it (`answered`).
+   */
+  async wait(timeoutMs: number | undefined, closing: () => boolean): Promise<Decision & { answered: boolean }> {
     const answered =
       timeoutMs === undefined
         ? (await condition(() => this.decision !== undefined || closing()), true)

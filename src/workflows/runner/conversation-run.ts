@@ -1,70 +1,54 @@
-// The state of one conversation's workflow run, and the only way to change it. Built once from the
-// workflow input (`fromInput`), written back for the next run (`toCarried`), read by queries
-// (`snapshot`). Handlers and the loop call its methods; the parts with a state of their own
-// (confirmation, sub-agents, condensation, interruptions) are objects it holds.
-import {
-  getExternalWorkflowHandle,
-  setCurrentDetails,
-  upsertSearchAttributes,
-  workflowInfo,
-  type CancellationScope,
-} from '@temporalio/workflow';
-import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE } from '../../failure-types.js';
-import {
-  emptyMetrics,
-  type CarriedState,
-  type CheckpointEntry,
-  type ConfirmationPolicy,
-  type ForkOrigin,
-  type ChildReport,
-  type ConversationEvent,
-  type ConversationInput,
-  type ConversationOptions,
-  type ConversationSetup,
-  type ConversationState,
-  type ConversationStatus,
-  type Metrics,
-  type ModelCallResult,
-  type MovedStep,
-  type TerminalState,
+// One conversation's workflow run: its state (plain data, ./run-state.ts), the parts it holds (the
+// log, what is in flight, the confirmation gate, open sub-agents, rewind requests, checkpoints being
+// taken), and the one place where a command's result is applied: its events recorded, its effects
+// carried out through the effects port (./effects.ts) once, in order. The commands themselves are
+// pure (./commands.ts). Built once from the workflow input (`fromInput`), written back for the next
+// run (`toCarried`), read by queries (`snapshot`).
+import type {
+  CarriedState,
+  CheckpointEntry,
+  ChildReport,
+  ChildSummary,
+  ConfirmationPolicy,
+  ConversationEvent,
+  ConversationInput,
+  ConversationOptions,
+  ConversationSetup,
+  ConversationState,
+  ConversationStatus,
+  Metrics,
+  ModelCallResult,
+  MovedStep,
+  TerminalState,
 } from '../../types.js';
-import { CARRIED_STATE_VERSION, migrateCarried } from '../legacy/carried-state.js';
-import { isPatched } from '../legacy/patches.js';
-import { targetVersionChanged } from './versioning.js';
+import { CARRIED_STATE_VERSION } from '../legacy/carried-state.js';
+import type { PatchId } from '../legacy/patches.js';
 import { ConversationLog, type NewEvent } from '../conversation-log.js';
 import { detailsText } from '../details.js';
 import type { EventRun } from '../event-log.js';
-import {
-  ConversationModelKey,
-  ConversationStatusKey,
-  checkMessageText,
-  childStatusSignal,
-  closeSignal,
-  pauseSignal,
-  resumeSignal,
-  type PauseRequest,
-} from '../messages.js';
+import { checkMessageText, closeSignal, pauseSignal, resumeSignal, type PauseRequest } from '../messages.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE } from '../prompt.js';
-import { addUsage } from '../reply.js';
-import { pauseOutcome, runOutcome, statusAfterMessage } from '../status.js';
-import { CheckpointList, rewindRefusal as rewindRefusalFor, type RewindAnswer } from '../time-travel.js';
+import { CheckpointList, rewindRefusal as rewindRefusalFor, type RewindAnswer } from '../rewind-rules.js';
 import type { CheckpointInfo } from '../../checkpoints/types.js';
+import * as commands from './commands.js';
+import type { Effect, Facts, Model, Step } from './commands.js';
 import { ConfirmationGate } from './confirmation-gate.js';
-import { Condenser } from './condenser.js';
-import type { ActiveWait, WaitEnd } from './durable-wait.js';
-import { SubAgents } from './sub-agents.js';
+import { InFlight } from './in-flight.js';
+import type { EffectsPort } from './effects.js';
+import * as S from './run-state.js';
+import type { ActiveWait, RunState, Session, WaitEnd } from './run-state.js';
+import { OpenChildren } from './open-children.js';
+import { RewindRequests } from './rewind-requests.js';
 
-/** The cancellation scopes of what is in flight, so a pause or close can reach it. */
-export class InFlight {
-  /** The model call, condensation or setup in flight. */
-  model: CancellationScope | undefined;
-  /** The host tool call in flight. */
-  tool: CancellationScope | undefined;
-  /** A `pause --now` asked to interrupt the tool call in flight. */
-  interruptRequested = false;
-  /** No worker on the workspace host's queue has picked up the call in flight for a while. */
-  waitingForHost = false;
+/** What the run needs from its workflow (Temporal inside it; stand-ins in unit tests). */
+export interface RunEnvironment {
+  workflowId: string;
+  runId: string;
+  effects: EffectsPort;
+  /** `isPatched` (a marker command): asked only where the loop always asked it. */
+  patched: (id: PatchId) => boolean;
+  /** Whether the deployment's target version changed (no command). */
+  targetVersionChanged: () => boolean;
 }
 
 /** A conversation's workflow run: its state and what may be done to it. */
@@ -79,155 +63,192 @@ export class ConversationRun {
   readonly depth: number;
   /** The events this run holds, with the counts the loop needs kept as events are added. */
   readonly log: ConversationLog;
-  /** Which run recorded which events: earlier runs answer for the events this one no longer holds. */
-  readonly runs: EventRun[];
   readonly inFlight = new InFlight();
   readonly confirmation = new ConfirmationGate();
-  readonly children: SubAgents;
-  readonly condenser: Condenser;
-  /** One checkpoint of the workspace per step. */
-  readonly checkpoints: CheckpointList;
+  /** Handles to the open sub-agents (what the parent knows of each is in the state). */
+  readonly children = new OpenChildren();
   readonly rewinds = new RewindRequests();
 
-  private statusValue: ConversationStatus;
-  private iterationsValue: number;
-  private runNumberValue: number;
-  private metricsValue: Metrics;
-  private lastErrorValue: string | null;
-  /** Each tool's durable state (the terminal's cwd and variables, the task list), by tool name. */
-  private readonly toolState: Record<string, unknown>;
-  /** Events the model has seen: user messages after this point are "pending". */
-  private modelSeenEvents: number;
-  /** Events up to here went with this run's last model call (its worker likely caches them). */
-  private sentEvents: number | undefined;
-  private runCostValue: number;
-  /** What the workspace host offered when the conversation first ran: tools and AGENTS.md. */
-  private setupValue: ConversationSetup | undefined;
-  private finalMessage: string | null;
-  private closeRequestedValue = false;
-  /** Bumped by every change a waiting loop should look at. */
-  private wakeupsValue = 0;
-  /** The run is ending (completing or continuing as new): waits answer at once. */
-  private drainingValue = false;
-  /** Before `begin()` has run, a pause is kept for it (see pause()). */
-  private started: boolean;
-  private pauseAtStart: PauseRequest | undefined;
-  /** The `wait` call in progress, if any. */
-  private activeWait: ActiveWait | undefined;
-  private moveAskedValue = false;
-  /** The step under way when the run stopped to move to a new version (carried), or carried in from one. */
-  private movedStepValue: MovedStep | undefined;
-  /** The run whose SessionStart hooks have run; whether a Stop hook blocked in this run; user messages hooks have checked. */
-  private sessionStartedRun: number;
-  private stopHookRun: number;
-  private checkedPromptsUpTo: number;
-  /** Steps (model replies) over the whole conversation; a rewind goes back to its step. */
-  private stepsValue: number;
-  private readonly forkedFrom: ForkOrigin | undefined;
-  private forkMadeValue: boolean;
+  private current: Model;
+  private readonly env: RunEnvironment;
   /** The step checkpoints being taken (one after the other), while the loop goes on. */
   private checkpointing: Promise<void> | undefined;
   private foldedCheckpoint: { step: number; info: CheckpointInfo } | undefined;
 
-  private constructor(input: ConversationInput) {
+  private constructor(input: ConversationInput, env: RunEnvironment) {
     const { options } = input;
-    const carried = input.carried ? migrateCarried(input.carried, options.workspace) : undefined;
+    this.env = env;
     this.input = input;
     this.options = options;
-    this.id = workflowInfo().workflowId;
+    this.id = env.workflowId;
     this.model = options.agent.llm.model ?? '';
     this.systemPrompt =
       (options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + (options.confirmationPolicy === 'never' ? '' : `\n${SECURITY_RISK_NOTE}`);
     this.depth = options.parent?.depth ?? 0;
-    this.log = new ConversationLog(carried?.events ?? []);
-    // A fork's first run holds the events it was given (0..N) itself.
-    const from = input.fork && !carried?.runs?.length ? 0 : this.log.count;
-    this.runs = [...(carried?.runs ?? []), { runId: workflowInfo().runId, from }];
-    this.statusValue = carried?.status ?? 'idle';
-    this.movedStepValue = carried?.movedStep;
-    this.iterationsValue = carried?.iterations ?? 0;
-    this.runNumberValue = carried?.runNumber ?? 0;
-    this.metricsValue = carried?.metrics ?? emptyMetrics();
-    this.lastErrorValue = carried?.lastError ?? null;
-    this.toolState = carried?.toolState ?? { terminal: { cwd: options.workspace, env: {} } };
-    this.modelSeenEvents = carried?.modelSeenEvents ?? 0;
-    this.runCostValue = carried?.runCost ?? 0;
-    this.setupValue = carried?.setup;
-    this.finalMessage = carried?.finalMessage ?? null;
-    this.started = carried !== undefined;
-    this.children = new SubAgents(carried?.children ?? [], carried?.childCount ?? 0);
-    this.condenser = new Condenser(carried?.lastPromptTokens ?? 0, carried?.condenseRetryAt ?? 0);
-    this.stepsValue = carried?.steps ?? 0;
-    this.checkpoints = new CheckpointList(carried?.checkpoints ?? []);
-    this.forkedFrom = carried?.forkedFrom ?? input.fork?.origin;
-    this.forkMadeValue = carried?.forkMade ?? false;
-    this.sessionStartedRun = carried?.hooks?.sessionStartedRun ?? -1;
-    this.stopHookRun = carried?.hooks?.stopHookRun ?? -1;
-    this.checkedPromptsUpTo = carried?.hooks?.checkedPromptsUpTo ?? 0;
+    this.log = new ConversationLog(input.carried?.events ?? []);
+    this.current = { state: S.initialState(input, env.runId, this.log.count), session: S.initialSession(input) };
   }
 
   /** The run for this workflow input (a new conversation, or one continued as new). */
-  static fromInput(input: ConversationInput): ConversationRun {
-    return new ConversationRun(input);
+  static fromInput(input: ConversationInput, env: RunEnvironment): ConversationRun {
+    return new ConversationRun(input, env);
+  }
+
+  // ---- applying a command ----
+
+  /** What the commands read from the held parts. */
+  private facts(): Facts {
+    return {
+      pendingMessages: this.pendingMessages(),
+      pendingActions: this.confirmation.pending.length,
+      confirmationText: this.confirmation.describe(),
+      waitingForHost: this.inFlight.waitingForHost,
+      hasParent: this.options.parent !== undefined,
+      patched: this.env.patched,
+    };
+  }
+
+  /** Runs a pure command on the current state and applies what it returned. */
+  private exec<T>(command: (m: Model, facts: Facts) => Step<T>): T {
+    const step = command(this.current, this.facts());
+    this.current = { state: step.state, session: step.session };
+    for (const event of step.events) this.append(event);
+    this.flush(step.effects);
+    return step.value;
+  }
+
+  /** Carries out effects in their order (each upsert and signal is a command replay checks); the details once, last. */
+  private flush(effects: readonly Effect[]): void {
+    let details = false;
+    for (const effect of effects) {
+      switch (effect.kind) {
+        case 'status-attribute':
+          this.env.effects.searchAttributes({ status: effect.status });
+          break;
+        case 'details':
+          details = true;
+          break;
+        case 'report-to-parent':
+          if (this.options.parent)
+            this.env.effects.signalParent(this.options.parent.id, { id: this.id, status: effect.status, cost: effect.cost });
+          break;
+        case 'cancel-model':
+          this.inFlight.cancelModel();
+          break;
+        case 'cancel-tool':
+          this.inFlight.cancelTool(effect.interrupt);
+          break;
+        case 'tell-children': {
+          if (effect.signal === 'pause') {
+            const request = effect.request;
+            this.children.tell((child) => child.signal(pauseSignal, request));
+          } else this.children.tell((child) => child.signal(effect.signal === 'close' ? closeSignal : resumeSignal));
+          break;
+        }
+        case 'answer-confirmation':
+          this.confirmation.answer(effect.decision);
+          break;
+        case 'fail-rewind': {
+          const pending = this.rewinds.pending;
+          if (pending) this.rewinds.answer(pending.id, { error: effect.error });
+          break;
+        }
+      }
+    }
+    if (details) this.publishDetails();
+  }
+
+  /** Replaces the state with a bookkeeping change of run-state.ts (no event, no effect). */
+  private update(change: (state: RunState) => RunState): void {
+    this.current = { ...this.current, state: change(this.current.state) };
+  }
+
+  private updateSession(change: (session: Session) => Session): void {
+    this.current = { ...this.current, session: change(this.current.session) };
   }
 
   // ---- reading ----
 
+  /** The state as plain data (what `toCarried` writes, without the events). */
+  get state(): RunState {
+    return this.current.state;
+  }
   get status(): ConversationStatus {
-    return this.statusValue;
+    return this.current.state.status;
   }
   get iterations(): number {
-    return this.iterationsValue;
+    return this.current.state.iterations;
   }
   get runNumber(): number {
-    return this.runNumberValue;
+    return this.current.state.runNumber;
   }
   get metrics(): Metrics {
-    return this.metricsValue;
+    return this.current.state.metrics;
   }
   get runCost(): number {
-    return this.runCostValue;
+    return this.current.state.runCost;
   }
   get setup(): ConversationSetup | undefined {
-    return this.setupValue;
+    return this.current.state.setup;
+  }
+  /** Which run recorded which events: earlier runs answer for the events this one no longer holds. */
+  get runs(): readonly EventRun[] {
+    return this.current.state.runs;
   }
   get closeRequested(): boolean {
-    return this.closeRequestedValue;
+    return this.current.session.closeRequested;
   }
   get wakeups(): number {
-    return this.wakeupsValue;
+    return this.current.session.wakeups;
   }
   get draining(): boolean {
-    return this.drainingValue;
+    return this.current.session.draining;
   }
   get steps(): number {
-    return this.stepsValue;
+    return this.current.state.steps;
   }
   get forkMade(): boolean {
-    return this.forkMadeValue;
+    return this.current.state.forkMade === true;
+  }
+  /** Every sub-agent so far, as the parent sees it. */
+  get childList(): readonly ChildSummary[] {
+    return this.current.state.children;
+  }
+  /** One checkpoint of the workspace per step. */
+  get checkpoints(): CheckpointList {
+    return new CheckpointList(this.current.state.checkpoints);
+  }
+  /** The prompt tokens of the last model call (0 right after a condensation). */
+  get lastPromptTokens(): number {
+    return this.current.state.lastPromptTokens;
+  }
+  /** After a failed condensation: no new try before the prompt holds this many events. */
+  get condenseRetryAt(): number {
+    return this.current.state.condenseRetryAt;
   }
   /** Nothing new may start: the conversation is no longer running, or is closing. */
   get halted(): boolean {
-    return this.statusValue !== 'running' || this.closeRequestedValue;
+    return commands.halted(this.current);
   }
 
   /** User messages the model has not seen yet. */
   pendingMessages(): number {
-    return this.log.pendingMessages(this.modelSeenEvents);
+    return this.log.pendingMessages(this.current.state.modelSeenEvents);
   }
 
   /** The tools the model may call: the setup's, or (older conversations) the agent's names. */
   offeredTools(): string[] {
-    return this.setupValue ? this.setupValue.tools.map((t) => t.name) : this.options.agent.tools;
+    const setup = this.current.state.setup;
+    return setup ? setup.tools.map((t) => t.name) : this.options.agent.tools;
   }
 
   /** A tool's durable state in this conversation. */
   toolStateOf(tool: string): unknown {
-    return this.toolState[tool];
+    return this.current.state.toolState[tool];
   }
 
   terminalState(): TerminalState {
-    return (this.toolState.terminal as TerminalState | undefined) ?? { cwd: this.options.workspace, env: {} };
+    return S.terminalOf(this.current.state, this.options.workspace);
   }
 
   /**
@@ -241,67 +262,44 @@ export class ConversationRun {
 
   /** What the `state` query answers (and `faheem status --json` prints). */
   snapshot(): ConversationState {
-    const children = this.children.list;
+    const { state, session } = this.current;
+    const children = [...state.children];
     return {
       id: this.id,
-      status: this.statusValue,
-      iterations: this.iterationsValue,
-      runNumber: this.runNumberValue,
+      status: state.status,
+      iterations: state.iterations,
+      runNumber: state.runNumber,
       events: this.log.count,
       pendingMessages: this.pendingMessages(),
-      metrics: children.length > 0 ? { ...this.metricsValue, accumulatedCost: this.treeCost() } : this.metricsValue,
-      lastError: this.lastErrorValue,
+      metrics: children.length > 0 ? { ...state.metrics, accumulatedCost: this.treeCost() } : state.metrics,
+      lastError: state.lastError,
       workspace: this.options.workspace,
       confirmationPolicy: this.options.confirmationPolicy,
       // Set on the worker only (LLM_MODEL): the model the last call says answered.
-      model: this.model || this.metricsValue.calls?.at(-1)?.model || '',
+      model: this.model || state.metrics.calls?.at(-1)?.model || '',
       terminal: this.terminalState(),
-      closed: this.closeRequestedValue,
+      closed: session.closeRequested,
       pendingActions: this.confirmation.pendingView(),
-      runCost: this.runCostValue,
+      runCost: state.runCost,
       children,
-      finalMessage: this.finalMessage,
+      finalMessage: state.finalMessage,
       waitingForHost: this.inFlight.waitingForHost ? this.options.toolTaskQueue : null,
-      waitingUntil: this.activeWait ? { until: this.activeWait.until, reason: this.activeWait.reason } : null,
-      steps: this.stepsValue,
-      forkedFrom: this.forkedFrom ?? null,
-      forkPending: this.input.fork !== undefined && !this.forkMadeValue,
+      waitingUntil: session.activeWait ? { until: session.activeWait.until, reason: session.activeWait.reason } : null,
+      steps: state.steps,
+      forkedFrom: state.forkedFrom ?? null,
+      forkPending: this.input.fork !== undefined && !this.forkMade,
       ...(this.options.parent ? { parentId: this.options.parent.id } : {}),
     };
   }
 
   /** This conversation's cost plus its sub-agents'. */
   treeCost(): number {
-    return this.children.cost(this.metricsValue.accumulatedCost);
+    return S.treeCost(this.current.state);
   }
 
-  /** What the next run starts from when this one continues as new: only what the model still needs. */
+  /** What the next run starts from when this one continues as new: only what the model still needs (earlier runs answer for the rest). */
   toCarried(): CarriedState {
-    return {
-      version: CARRIED_STATE_VERSION,
-      // Earlier runs answer for the rest (see EventLog).
-      events: this.log.compact(),
-      runs: this.runs,
-      status: this.statusValue,
-      iterations: this.iterationsValue,
-      runNumber: this.runNumberValue,
-      metrics: this.metricsValue,
-      lastError: this.lastErrorValue,
-      modelSeenEvents: this.modelSeenEvents,
-      runCost: this.runCostValue,
-      toolState: this.toolState,
-      ...(this.setupValue ? { setup: this.setupValue } : {}),
-      lastPromptTokens: this.condenser.lastPromptTokens,
-      condenseRetryAt: this.condenser.retryAt,
-      children: this.children.list,
-      childCount: this.children.count,
-      finalMessage: this.finalMessage,
-      steps: this.stepsValue,
-      checkpoints: this.checkpoints.toJSON(),
-      ...(this.forkedFrom ? { forkedFrom: this.forkedFrom, forkMade: this.forkMadeValue } : {}),
-      hooks: { sessionStartedRun: this.sessionStartedRun, stopHookRun: this.stopHookRun, checkedPromptsUpTo: this.checkedPromptsUpTo },
-      ...(this.movedStepValue ? { movedStep: this.movedStepValue } : {}),
-    };
+    return { version: CARRIED_STATE_VERSION, ...S.carriedFields(this.current.state), events: this.log.compact() };
   }
 
   // ---- recording ----
@@ -309,69 +307,56 @@ export class ConversationRun {
   /** Records an event (the log gives it its index and the workflow clock's time). */
   append(event: NewEvent): ConversationEvent {
     const recorded = this.log.append(event, new Date().toISOString());
-    this.wakeupsValue++;
+    this.updateSession(S.woken);
     return recorded;
   }
 
   /** Something a waiting loop should look at happened (no event of its own). */
   wake(): void {
-    this.wakeupsValue++;
+    this.updateSession(S.woken);
   }
 
   setStatus(next: ConversationStatus, reason?: string): void {
-    if (next === this.statusValue) return;
-    this.statusValue = next;
-    this.append({ kind: 'status', source: 'environment', status: next, ...(reason ? { reason } : {}) });
-    upsertSearchAttributes([{ key: ConversationStatusKey, value: next }]);
-    this.publishDetails();
-    this.reportToParent();
+    this.exec((m, f) => commands.setStatus(m, f, next, reason));
   }
 
   /** The conversation stops with an error: `lastError`, optionally an error event, status `error`. */
   fail(message: string, options: { event: boolean }): void {
-    this.lastErrorValue = message;
-    if (options.event) this.append({ kind: 'error', source: 'environment', message });
-    this.setStatus('error', message);
+    this.exec((m, f) => commands.fail(m, f, message, options));
   }
 
   /** The conversation looks stuck: `lastError` says why. */
   markStuck(reason: string): void {
-    this.lastErrorValue = reason;
-    this.setStatus('stuck', reason);
+    this.exec((m, f) => commands.markStuck(m, f, reason));
   }
 
   /** The agent's answer (its reply without tool calls, or finish's message). */
   setFinalMessage(text: string): void {
-    this.finalMessage = text;
+    this.update((s) => S.withFinalMessage(s, text));
   }
 
   /** A sub-agent keeps its parent's view of it current (status and the cost of its tree). */
   reportToParent(): void {
-    const parent = this.options.parent;
-    if (!parent) return;
-    const report: ChildReport = { id: this.id, status: this.statusValue, cost: this.treeCost() };
-    // The parent may have closed meanwhile: nothing to tell then.
-    getExternalWorkflowHandle(parent.id)
-      .signal(childStatusSignal, report)
-      .catch(() => undefined);
+    this.exec(commands.reportToParent);
   }
 
   /** The Web UI's current details for this conversation. */
   publishDetails(): void {
-    setCurrentDetails(
+    const { state, session } = this.current;
+    this.env.effects.details(
       detailsText({
-        status: this.statusValue,
-        lastError: this.lastErrorValue,
-        iterations: this.iterationsValue,
+        status: state.status,
+        lastError: state.lastError,
+        iterations: state.iterations,
         maxIterations: this.options.maxIterations,
-        runNumber: this.runNumberValue,
+        runNumber: state.runNumber,
         lastAction: this.log.lastAction,
         waitingForHost: this.inFlight.waitingForHost ? this.options.toolTaskQueue : null,
-        waitingUntil: this.activeWait,
+        waitingUntil: session.activeWait,
         pendingMessages: this.pendingMessages(),
-        children: this.children.list,
+        children: state.children,
         parentId: this.options.parent?.id,
-        metrics: this.metricsValue,
+        metrics: state.metrics,
       }),
     );
   }
@@ -384,86 +369,102 @@ export class ConversationRun {
    */
   takeRecentEvents(): { seen: number; recent: ReturnType<ConversationLog['recent']> } {
     const seen = this.log.count;
-    const recent = this.log.recent(this.sentEvents ?? this.modelSeenEvents, seen);
-    this.sentEvents = seen;
+    const recent = this.log.recent(this.current.session.sentEvents ?? this.current.state.modelSeenEvents, seen);
+    this.updateSession((s) => S.eventsSent(s, seen));
     return { seen, recent };
   }
 
   /** The model answered a call made with the first `seen` events. */
   modelSaw(seen: number): void {
-    this.modelSeenEvents = seen;
+    this.update((s) => S.modelSaw(s, seen));
   }
 
   /** One more model call of this run: counters, usage and cost. */
   recordReply(reply: ModelCallResult): void {
-    this.condenser.lastPromptTokens = reply.usage.promptTokens;
-    this.iterationsValue++;
-    this.stepsValue++;
-    this.metricsValue = addUsage(this.metricsValue, reply, this.iterationsValue, 'step');
-    this.runCostValue += reply.cost;
+    this.update((s) => S.recordReply(s, reply));
   }
 
   /** A condensation's usage (it is not a step). */
   recordCondensation(result: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>): void {
-    this.metricsValue = addUsage(this.metricsValue, result, this.iterationsValue, 'condense');
-    this.condenser.lastPromptTokens = 0;
+    this.update((s) => S.recordCondensation(s, result));
+  }
+
+  /** A condensation failed: no new try before the prompt holds `at` events. */
+  condenseLater(at: number): void {
+    this.update((s) => S.condenseLater(s, at));
+  }
+
+  /** A sub-agent started (its summary says running). */
+  childStarted(child: ChildSummary): void {
+    this.update((s) => S.childStarted(s, child));
+  }
+
+  /** A sub-agent's summary changed (it ended, or failed to start). */
+  childUpdated(id: string, change: Partial<Pick<ChildSummary, 'status' | 'cost'>>): void {
+    this.update((s) => S.childUpdated(s, id, change));
   }
 
   /** A sub-agent's work counts against this run's iterations and budget. */
   addChildWork(iterations: number, cost: number): void {
-    this.iterationsValue += iterations;
-    this.runCostValue += cost;
+    this.update((s) => S.addChildWork(s, iterations, cost));
   }
 
   /** The workspace host's setup (a new version each time it is made). */
   setSetup(next: Omit<ConversationSetup, 'version'>): void {
-    this.setupValue = { version: (this.setupValue?.version ?? 0) + 1, ...next };
+    this.update((s) => S.withSetup(s, next));
   }
 
   setToolState(tool: string, state: unknown): void {
-    this.toolState[tool] = state;
+    this.update((s) => S.withToolState(s, tool, state));
   }
 
-  /** A `wait` call begins; the handlers end it early (see interruptWait). */
-  beginWait(until: string, reason: string): ActiveWait {
-    this.activeWait = { until, reason };
+  /** A `wait` call begins; the handlers end it early (see waitEndedBy). */
+  beginWait(until: string, reason: string): void {
+    this.updateSession((s) => S.withWait(s, { until, reason }));
     this.publishDetails();
-    return this.activeWait;
+  }
+
+  /** What ended the `wait` in progress early, if anything has. */
+  get waitEndedBy(): WaitEnd | undefined {
+    return this.current.session.activeWait?.endedBy;
+  }
+
+  /** The `wait` in progress, if any. */
+  get activeWait(): ActiveWait | undefined {
+    return this.current.session.activeWait;
   }
 
   /** The `wait` call is over. */
   endWait(): void {
-    this.activeWait = undefined;
+    this.updateSession((s) => S.withWait(s, undefined));
     this.publishDetails();
-  }
-
-  private interruptWait(by: WaitEnd): void {
-    if (this.activeWait && this.activeWait.endedBy === undefined) this.activeWait.endedBy = by;
   }
 
   // ---- hooks ----
 
   /** SessionStart hooks run once a run. */
   sessionStartDue(): boolean {
-    return this.sessionStartedRun !== this.runNumberValue;
+    return S.sessionStartDue(this.current.state);
   }
   markSessionStarted(): void {
-    this.sessionStartedRun = this.runNumberValue;
+    this.update(S.markSessionStarted);
   }
   /** Whether a Stop hook already made the agent go on in this run (Claude Code's stop_hook_active). */
   get stopHookActive(): boolean {
-    return this.stopHookRun === this.runNumberValue;
+    return S.stopHookActive(this.current.state);
   }
   markStopHookActive(): void {
-    this.stopHookRun = this.runNumberValue;
+    this.update(S.markStopHookActive);
   }
 
   /** User messages the model has not seen and UserPromptSubmit hooks have not checked (each is checked once). */
   uncheckedPrompts(): { index: number; text: string }[] {
-    const from = Math.max(this.modelSeenEvents, this.checkedPromptsUpTo);
+    const { state } = this.current;
+    const from = Math.max(state.modelSeenEvents, state.hooks.checkedPromptsUpTo);
     const out: { index: number; text: string }[] = [];
     for (const e of this.log.from(from)) if (e.kind === 'message' && e.source === 'user') out.push({ index: e.index, text: e.text });
-    this.checkedPromptsUpTo = this.log.count;
+    const count = this.log.count;
+    this.update((s) => S.promptsCheckedUpTo(s, count));
     return out;
   }
 
@@ -472,21 +473,14 @@ export class ConversationRun {
   /** Records step `step`'s checkpoint (an event, and the list rewinds and forks read). */
   recordCheckpoint(step: number, c: { commit?: string; added: number; changed: number; deleted: number }): void {
     const event = this.append({ kind: 'checkpoint', source: 'environment', step, ...c });
-    const entry: CheckpointEntry = {
-      step,
-      index: event.index,
-      time: event.timestamp,
-      ...c,
-      toolState: JSON.parse(JSON.stringify(this.toolState)) as Record<string, unknown>,
-    };
-    this.checkpoints.add(entry);
+    this.update((s) => S.recordCheckpoint(s, step, { index: event.index, time: event.timestamp }, c));
   }
 
   /** Why a rewind to `step` cannot be asked for now, or undefined. */
   rewindRefusal(step: unknown): string | undefined {
     if (this.rewinds.pending) return 'a rewind is already in progress';
-    if (this.drainingValue) return 'the conversation is ending; fork it instead (`faheem fork ID --at N`)';
-    return rewindRefusalFor(step, this.checkpoints, this.closeRequestedValue);
+    if (this.current.session.draining) return 'the conversation is ending; fork it instead (`faheem fork ID --at N`)';
+    return rewindRefusalFor(step, this.checkpoints, this.current.session.closeRequested);
   }
 
   /**
@@ -495,11 +489,7 @@ export class ConversationRun {
    */
   requestRewind(step: number): number {
     const id = this.rewinds.request(step);
-    if (this.statusValue === 'waiting_for_confirmation')
-      this.decide({ approved: false, reason: `the conversation is being rewound to step ${step}` });
-    this.pause({ now: true, reason: `rewind to step ${step}` });
-    this.children.tell((child) => child.signal(closeSignal));
-    this.wakeupsValue++;
+    this.exec((m, f) => commands.rewind(m, f, step));
     return id;
   }
 
@@ -509,16 +499,8 @@ export class ConversationRun {
     const dropFrom = entry.index + 1;
     const dropTo = this.log.count;
     this.append({ kind: 'rewind', source: 'user', toStep: entry.step, commit, before, dropFrom, dropTo, notUndone });
-    this.stepsValue = entry.step;
-    this.checkpoints.rewindTo(entry.step);
-    // The tools' state as after that step; a command that was running has ended.
-    const state = entry.toolState ?? { terminal: { cwd: this.options.workspace, env: {} } };
-    for (const key of Object.keys(this.toolState)) delete this.toolState[key];
-    Object.assign(this.toolState, JSON.parse(JSON.stringify(state)) as Record<string, unknown>);
-    const terminal = this.toolState.terminal as TerminalState | undefined;
-    if (terminal?.running) delete terminal.running;
-    this.lastErrorValue = null;
-    if (this.statusValue !== 'paused') this.setStatus('paused', `rewound to step ${entry.step}`);
+    this.update((s) => S.rewoundTo(s, entry, this.options.workspace));
+    if (this.status !== 'paused') this.setStatus('paused', `rewound to step ${entry.step}`);
     this.publishDetails();
     return { toStep: entry.step, commit, before, dropped: dropTo - dropFrom };
   }
@@ -537,7 +519,7 @@ export class ConversationRun {
   }
 
   /**
-   * A step's checkpoint that came back with its last host call (see time-travel.ts): kept until
+   * A step's checkpoint that came back with its last host call (see workspace-checkpoints.ts): kept until
    * the turn records it.
    */
   noteFoldedCheckpoint(step: number, info: CheckpointInfo): void {
@@ -563,10 +545,10 @@ export class ConversationRun {
 
   /** A fork's workspace has been made: an event says so (and wakes whoever waits for it). */
   markForkMade(workspace: string): void {
-    this.forkMadeValue = true;
-    const origin = this.forkedFrom;
+    this.update(S.forkMade);
+    const origin = this.current.state.forkedFrom;
     const reason = `forked from ${origin?.id ?? '?'} at step ${origin?.step ?? '?'}: workspace ${workspace} ready`;
-    this.append({ kind: 'status', source: 'environment', status: this.statusValue, reason });
+    this.append({ kind: 'status', source: 'environment', status: this.status, reason });
     this.publishDetails();
   }
 
@@ -575,142 +557,93 @@ export class ConversationRun {
   /** A user message as the workflow accepts it; throws with the reason otherwise. */
   validateMessage(text: unknown): string {
     const checked = checkMessageText(text);
-    if (this.closeRequestedValue) throw new Error('the conversation is closed');
+    if (this.closeRequested) throw new Error('the conversation is closed');
     return checked;
   }
 
   /** Adds a user message (kept while paused, folded in before the next model call); its index. */
   addMessage(text: string): number {
-    this.append({ kind: 'message', source: 'user', text });
-    this.interruptWait('message');
-    this.setStatus(statusAfterMessage(this.statusValue));
-    this.publishDetails();
+    this.exec((m, f) => commands.message(m, f, text));
     return this.log.count - 1;
   }
 
   /** A message signal: added, or an error event saying why not (a signal has no answer). */
   receiveMessage(text: unknown): void {
+    let checked: string;
     try {
-      this.addMessage(this.validateMessage(text));
+      checked = this.validateMessage(text);
     } catch (err) {
-      this.append({ kind: 'error', source: 'environment', message: `message not added: ${(err as Error).message}` });
+      this.exec((m, f) => commands.messageRefused(m, f, (err as Error).message));
+      return;
     }
+    this.addMessage(checked);
   }
 
   /** Pause: nothing new starts; the model call in flight is cancelled; `now` also interrupts the command. */
   pause(request: PauseRequest = {}): void {
-    const outcome = pauseOutcome(this.statusValue, this.started);
-    if (outcome === 'at-start') this.pauseAtStart = request;
-    if (outcome !== 'pause') return;
-    this.setStatus('paused', request.reason);
-    this.interruptWait('pause');
-    this.append({ kind: 'pause', source: 'user', now: request.now === true, ...(request.reason ? { reason: request.reason } : {}) });
-    this.inFlight.model?.cancel();
-    if (request.now) {
-      this.inFlight.interruptRequested = true;
-      this.inFlight.tool?.cancel();
-    } else if (this.inFlight.waitingForHost) {
-      this.inFlight.tool?.cancel(); // not picked up yet: nothing to interrupt, just do not start it
-    }
-    this.children.tell((child) => child.signal(pauseSignal, request));
+    this.exec((m, f) => commands.pause(m, f, request));
   }
 
   /** The seed's `run()`: start a run, resume, or (waiting for confirmation) approve. */
   run(): void {
-    if (this.closeRequestedValue) throw new Error('the conversation is closed');
-    if (this.statusValue === 'running') this.interruptWait('resume');
-    const outcome = runOutcome({
-      status: this.statusValue,
-      pendingActions: this.confirmation.pending.length,
-      pendingMessages: this.pendingMessages(),
-      childPaused: this.children.list.some((c) => c.status === 'paused'),
-    });
-    if (outcome.kind === 'approve') {
-      this.decide({ approved: true });
-      return;
-    }
-    if (outcome.kind === 'back-to-confirmation') {
-      this.append({ kind: 'resume', source: 'user' });
-      this.setStatus('waiting_for_confirmation', this.confirmation.describe());
-      return;
-    }
-    if (outcome.kind === 'resume-children') this.children.tell((child) => child.signal(resumeSignal));
-    if (outcome.kind !== 'start') return;
-    const { wasPaused } = outcome;
-    this.iterationsValue = 0;
-    this.runCostValue = 0;
-    this.runNumberValue++;
-    this.lastErrorValue = null;
-    if (wasPaused) this.append({ kind: 'resume', source: 'user' });
-    this.setStatus('running');
-    if (wasPaused) this.children.tell((child) => child.signal(resumeSignal));
+    this.exec(commands.run);
   }
 
   /** The resume signal: like run(), except that it never approves actions waiting for confirmation. */
   resume(): void {
-    if (this.closeRequestedValue) return;
-    if (this.statusValue === 'waiting_for_confirmation' && isPatched('resume-signal-never-approves')) return;
-    this.run();
+    this.exec(commands.resume);
   }
 
   /** Approve or reject the actions waiting for confirmation; how many there were. */
   decide(answer: { approved: boolean; reason?: string }): number {
-    const n = this.confirmation.answer(answer);
-    if (answer.approved) this.setStatus('running');
-    return n;
+    return this.exec((m, f) => commands.decide(m, f, answer));
   }
 
   /** `faheem deploy drain` asked this conversation to move to the deployment's current version. */
   askMove(): void {
-    this.moveAskedValue = true;
-    this.wakeupsValue++;
+    this.exec(commands.askMove);
   }
 
   /** Whether a drain asked this conversation to move (the loop then checks the target version). */
   get moveAsked(): boolean {
-    return this.moveAskedValue;
+    return this.current.session.moveAsked;
   }
 
   /** A drain asked and the target version changed: a wait or an approval should stop and move (no command). */
   moveWanted(): boolean {
-    return this.moveAskedValue && targetVersionChanged();
+    return this.current.session.moveAsked && this.env.targetVersionChanged();
   }
 
   /** The step under way stops here and moves with the conversation (carried to the next run). */
   carryStep(step: MovedStep): void {
-    this.movedStepValue = step;
+    this.update((s) => S.withMovedStep(s, step));
   }
 
   /** The step this run must stop for (set by carryStep) — the turn ends without finishing it. */
   get movingStep(): MovedStep | undefined {
-    return this.movedStepValue;
+    return this.current.state.movedStep;
   }
 
   /** The step carried in from the previous version, once (the new run finishes it first). */
   takeMovedStep(): MovedStep | undefined {
-    const step = this.movedStepValue;
-    this.movedStepValue = undefined;
+    const step = this.current.state.movedStep;
+    this.update((s) => S.withMovedStep(s, undefined));
     return step;
   }
 
   /** End the conversation: what is in flight is cancelled, sub-agents close too. */
   close(): void {
-    this.closeRequestedValue = true;
-    this.interruptWait('close');
-    // A rewind asked for and not yet done will not be: say so to whoever waits for it.
-    const pending = this.rewinds.pending;
-    if (pending) this.rewinds.answer(pending.id, { error: 'the conversation was closed before the rewind' });
-    this.inFlight.model?.cancel();
-    if (this.inFlight.waitingForHost) this.inFlight.tool?.cancel();
-    this.children.tell((child) => child.signal(closeSignal));
-    this.wakeupsValue++;
+    const pending = this.rewinds.pending !== undefined;
+    this.exec((m, f) => commands.close(m, f, pending));
   }
 
   /** A sub-agent reported its status and cost. */
   childReported(report: ChildReport): void {
-    if (!this.children.update(report)) return;
+    const next = S.childReport(this.current.state, report);
+    if (!next) return;
+    this.update(() => next);
     this.publishDetails();
-    this.wakeupsValue++;
+    this.wake();
   }
 
   // ---- the run's start and end ----
@@ -718,64 +651,20 @@ export class ConversationRun {
   /** A new conversation's start: search attributes, the first message, run, a pause that came with the start. */
   begin(): void {
     if (!this.input.carried) {
-      upsertSearchAttributes([
-        { key: ConversationStatusKey, value: this.statusValue },
-        { key: ConversationModelKey, value: this.model || 'default' },
-      ]);
-      // A close or pause may have come with the start (signals are handled first): honour them.
-      if (this.input.firstMessage) this.addMessage(checkMessageText(this.input.firstMessage));
-      if (this.input.run && !this.closeRequestedValue) this.run();
-      if (this.pauseAtStart && this.statusValue === 'running' && isPatched('pause-at-start')) this.pause(this.pauseAtStart);
+      this.env.effects.searchAttributes({ status: this.status, model: this.model || 'default' });
+      for (const step of commands.startSteps(this.input, checkMessageText)) this.exec(step);
+      this.exec(commands.pauseAtStart);
       this.publishDetails();
     }
-    this.started = true;
+    this.updateSession((s) => ({ ...s, started: true }));
   }
 
   /** The run is ending: waiting clients are answered now (they ask the next run). */
   drain(): void {
-    this.drainingValue = true;
+    this.updateSession((s) => ({ ...s, draining: true }));
     // A rewind asked for as the run ends is not carried out: say so to whoever waits for it.
     const pending = this.rewinds.pending;
     if (pending)
       this.rewinds.answer(pending.id, { error: 'the conversation stopped (idle timeout, sub-agent done or closing) before the rewind' });
-  }
-}
-
-/** Rewinds asked for (at most one at a time) and their answers, until the asker has read them. */
-export class RewindRequests {
-  private next = 0;
-  private pendingValue: { id: number; to: number } | undefined;
-  private readonly answers = new Map<number, { answer?: RewindAnswer; error?: string }>();
-
-  get pending(): { id: number; to: number } | undefined {
-    return this.pendingValue;
-  }
-
-  request(to: number): number {
-    const id = ++this.next;
-    this.pendingValue = { id, to };
-    return id;
-  }
-
-  answer(id: number, result: { answer?: RewindAnswer; error?: string }): void {
-    this.answers.set(id, result);
-    if (this.pendingValue?.id === id) this.pendingValue = undefined;
-  }
-
-  answered(id: number): boolean {
-    return this.answers.has(id);
-  }
-
-  /** The answer (once): a failed rewind fails the update with its reason. */
-  take(id: number): RewindAnswer {
-    const result = this.answers.get(id);
-    this.answers.delete(id);
-    if (!result?.answer)
-      throw ApplicationFailure.create({
-        message: result?.error ?? 'the rewind did not happen',
-        type: FAILURE.RewindFailed,
-        nonRetryable: true,
-      });
-    return result.answer;
   }
 }

@@ -6,17 +6,11 @@ import { WaitArgs, describeInvalid } from '../../tools/schemas.js';
 import { DEFAULTS, type ActionEvent, type ToolResult } from '../../types.js';
 import { formatDuration } from '../details.js';
 import type { ConversationRun } from './conversation-run.js';
+import type { WaitEnd } from './run-state.js';
 import { moveToNewVersionDue } from './versioning.js';
 
-/** What ended a wait early. */
-export type WaitEnd = 'message' | 'resume' | 'pause' | 'close';
-
-/** A wait in progress: until when, why, and what ended it early (if anything has). */
-export interface ActiveWait {
-  until: string;
-  reason: string;
-  endedBy?: WaitEnd;
-}
+/** What a `wait` call reads and writes of the run. */
+export type WaitRun = Pick<ConversationRun, 'beginWait' | 'carryStep' | 'endWait' | 'moveWanted' | 'options' | 'waitEndedBy'>;
 
 /** How long to wait for these arguments at workflow time `now` (ms), capped; or why not. */
 export function waitPlan(
@@ -37,7 +31,7 @@ const ENDED_BY: Record<WaitEnd, string> = {
 };
 
 /** Runs a `wait` call; the observation says how it ended. */
-export async function durableWait(run: ConversationRun, action: ActionEvent): Promise<ToolResult> {
+export async function durableWait(run: WaitRun, action: ActionEvent): Promise<ToolResult> {
   const parsed = WaitArgs.safeParse(action.arguments);
   if (!parsed.success) return { content: describeInvalid('wait', parsed.error), isError: true };
   const started = Date.now();
@@ -53,18 +47,19 @@ export async function durableWait(run: ConversationRun, action: ActionEvent): Pr
  * deadline) and the result is not recorded here (`run.movingStep` says so; the next run finishes it).
  */
 export async function waitUntil(
-  run: ConversationRun,
+  run: WaitRun,
   action: ActionEvent,
   plan: { until: string; reason: string; capped: boolean; started: number },
 ): Promise<ToolResult> {
   const { until, reason, capped, started } = plan;
   const ms = Math.max(0, Date.parse(until) - Date.now());
-  const wait = run.beginWait(until, reason);
+  run.beginWait(until, reason);
   try {
-    const ended = await condition(() => wait.endedBy !== undefined || run.moveWanted(), ms, {
+    const ended = await condition(() => run.waitEndedBy !== undefined || run.moveWanted(), ms, {
       summary: `waiting until ${until} (${reason})`,
     });
-    if (ended && wait.endedBy === undefined && moveToNewVersionDue()) {
+    const endedBy = run.waitEndedBy;
+    if (ended && endedBy === undefined && moveToNewVersionDue()) {
       run.carryStep({ kind: 'wait', toolCallId: action.toolCallId, until, reason, capped, rest: [] });
       return { content: 'The wait goes on on a new version of the worker.', isError: false };
     }
@@ -75,7 +70,7 @@ export async function waitUntil(
         isError: false,
       };
     }
-    return { content: `The wait ended early after ${waited}: ${ENDED_BY[wait.endedBy as WaitEnd]}.`, isError: false };
+    return { content: `The wait ended early after ${waited}: ${ENDED_BY[endedBy as WaitEnd]}.`, isError: false };
   } finally {
     run.endWait();
   }

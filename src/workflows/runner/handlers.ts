@@ -67,7 +67,7 @@ export function registerHandlers(run: ConversationRun): void {
 
   setHandler(stateQuery, () => run.snapshot(), { description: DESCRIPTIONS.state });
   setHandler(setupQuery, () => run.setup ?? null, { description: DESCRIPTIONS.setup });
-  setHandler(eventRunsQuery, () => run.runs, { description: DESCRIPTIONS.eventRuns });
+  setHandler(eventRunsQuery, () => [...run.runs], { description: DESCRIPTIONS.eventRuns });
   setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => eventsPage(run.log.from(Math.max(0, fromIndex)), limit), {
     description: DESCRIPTIONS.events,
   });

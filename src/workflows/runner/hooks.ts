@@ -4,11 +4,13 @@
 // commands, which old histories must replay in their order).
 import { matchingHooks, hooksActivityTimeoutSeconds, type CommandHook, type HookEventName } from '../../hooks/config.js';
 import type { HookDecision } from '../../hooks/decision.js';
-import type { HookEvent } from '../../hooks/event.js';
-import { DEFAULTS } from '../../types.js';
+import type { HookEvent, HookEventCommon, HookEventOf } from '../../hooks/event.js';
 import { failureMessage } from '../reply.js';
-import type { ConversationActivities } from './activities.js';
+import { onHostQueue, type ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
+
+/** What hooks read and write of the run. */
+export type HooksRun = Pick<ConversationRun, 'append' | 'id' | 'options' | 'setup'>;
 
 /** A generous bound for a worker's TypeScript hooks (each times out on its own, 60 s by default). */
 const WORKER_HOOK_SECONDS = 120;
@@ -21,14 +23,14 @@ export interface DueHooks {
 }
 
 /** The hooks due for this event, or undefined when there are none (then nothing is scheduled). */
-export function hooksDue(run: ConversationRun, event: HookEventName, toolName?: string): DueHooks | undefined {
+export function hooksDue(run: HooksRun, event: HookEventName, toolName?: string): DueHooks | undefined {
   const commands = matchingHooks(run.options.hooks, event, toolName);
   const worker = run.setup?.hookEvents?.includes(event) === true;
   return commands.length > 0 || worker ? { event, commands, worker } : undefined;
 }
 
 /** The fields every hook event has. */
-export function eventBase(run: ConversationRun): { session_id: string; conversation_id: string; cwd: string } {
+export function eventBase(run: HooksRun): { session_id: string; conversation_id: string; cwd: string } {
   return { session_id: run.id, conversation_id: run.id, cwd: run.options.workspace };
 }
 
@@ -37,18 +39,17 @@ export function eventBase(run: ConversationRun): { session_id: string; conversat
  * conversation goes on); when the activity itself fails, the hooks fail open unless one of them
  * says `"onFailure": "block"`.
  */
-export async function runHooks(run: ConversationRun, acts: ConversationActivities, due: DueHooks, event: HookEvent): Promise<HookDecision> {
+export async function runHooks(run: HooksRun, acts: ConversationActivities, due: DueHooks, event: HookEvent): Promise<HookDecision> {
   const seconds = hooksActivityTimeoutSeconds(due.commands, due.worker ? WORKER_HOOK_SECONDS : 0);
   let decision: HookDecision;
   try {
     const result = await acts.tool.runHooks.executeWithOptions(
       {
         startToCloseTimeout: `${seconds} seconds`,
-        scheduleToStartTimeout: run.options.hostWaitMs ?? DEFAULTS.hostWaitMs,
         heartbeatTimeout: '10 seconds',
         // A retry runs the hooks again: once more at most, after a worker died.
         retry: { initialInterval: '500 milliseconds', maximumAttempts: 2 },
-        taskQueue: run.options.toolTaskQueue,
+        ...onHostQueue(run.options),
         summary: `${due.event} hooks${'tool_name' in event ? ` (${event.tool_name})` : ''}`,
       },
       [{ conversationId: run.id, workspace: run.options.workspace, event, hooks: due.commands }],
@@ -64,6 +65,23 @@ export async function runHooks(run: ConversationRun, acts: ConversationActivitie
 }
 
 /** A hook's context for the model, as a message of its own (it reads as a user turn). */
-export function addHookContext(run: ConversationRun, event: HookEventName, text: string | undefined): void {
+export function addHookContext(run: HooksRun, event: HookEventName, text: string | undefined): void {
   if (text && text.trim()) run.append({ kind: 'message', source: 'environment', text: `[${event} hook]\n${text.trim()}` });
+}
+
+/**
+ * A hook point of the loop: runs the hooks due for `event` (and tool) with the event's own fields,
+ * or answers undefined at once when none are due. Not async, so that a point with nothing due adds
+ * no await (old histories replay the same commands in the same order).
+ */
+export function hookPoint<E extends HookEventName>(
+  run: HooksRun,
+  acts: ConversationActivities,
+  event: E,
+  fields: Omit<HookEventOf<E>, keyof HookEventCommon>,
+  toolName?: string,
+): Promise<HookDecision> | undefined {
+  const due = hooksDue(run, event, toolName);
+  if (!due) return undefined;
+  return runHooks(run, acts, due, { ...eventBase(run), hook_event_name: event, ...fields } as unknown as HookEvent);
 }

@@ -1,13 +1,19 @@
 // One model call as an activity: the events since the last call travel with it (when small), a
 // pause cancels it, and a failure is said in what it returns.
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import { FAILURE, failureTypeOf } from '../../failure-types.js';
 import type { ModelCallResult } from '../../types.js';
 import { MODEL_CALL } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
-import type { ConversationActivities } from './activities.js';
-import { modelCallCancelled } from './condenser.js';
+import type { ConversationActivities } from './activity-proxies.js';
+import { modelCallCancelled } from './in-flight.js';
 import type { ConversationRun } from './conversation-run.js';
+
+/** What a model call reads and writes of the run. */
+export type ModelCallRun = Pick<
+  ConversationRun,
+  'id' | 'inFlight' | 'halted' | 'model' | 'modelSaw' | 'offeredTools' | 'options' | 'setup' | 'steps' | 'systemPrompt' | 'takeRecentEvents'
+>;
 
 /** What came of a model call. */
 export type ModelCallOutcome =
@@ -17,13 +23,15 @@ export type ModelCallOutcome =
   /** `contextExceeded`: the prompt no longer fits the model's context window (any provider). */
   | { kind: 'failed'; message: string; contextExceeded: boolean };
 
-export async function callModel(run: ConversationRun, acts: ConversationActivities): Promise<ModelCallOutcome> {
-  const step = run.iterations + 1;
+/** Calls the model once (the callModel activity, cancelled by a pause or close); what came of it. */
+export async function callModel(run: ModelCallRun, acts: ConversationActivities): Promise<ModelCallOutcome> {
+  // The conversation's step this reply will be (not the run's iteration: that restarts every run).
+  const step = run.steps + 1;
   const { seen, recent } = run.takeRecentEvents();
   const setup = run.setup;
-  run.inFlight.model = new CancellationScope();
+  const scope = run.inFlight.beginModel();
   try {
-    const reply = await run.inFlight.model.run(() =>
+    const reply = await scope.run(() =>
       acts.model.callModel.executeWithOptions({ ...MODEL_CALL, summary: `LLM ${run.model || 'default model'} · step ${step}` }, [
         {
           conversationId: run.id,
@@ -49,6 +57,6 @@ export async function callModel(run: ConversationRun, acts: ConversationActiviti
       contextExceeded: failureTypeOf(err) === FAILURE.ContextWindowExceeded,
     };
   } finally {
-    run.inFlight.model = undefined;
+    run.inFlight.endModel();
   }
 }

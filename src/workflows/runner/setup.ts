@@ -1,24 +1,25 @@
 // The conversation's setup, made once on the workspace host: the tools it has for this
 // conversation (built-ins, yours, MCP servers') and the repository's instructions (AGENTS.md).
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { isCancellation } from '@temporalio/workflow';
 import { PREPARE_TOOLS } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
-import type { ConversationActivities } from './activities.js';
-import { modelCallCancelled } from './condenser.js';
+import type { ConversationActivities } from './activity-proxies.js';
+import { modelCallCancelled } from './in-flight.js';
 import type { ConversationRun } from './conversation-run.js';
-import { firstCheckpointWithSetup } from './time-travel.js';
-import { NotStarted, onHost } from './tool-dispatch.js';
+import { NotStarted, onHost } from './host-call.js';
 
 /** Made, or why not: cancelled (a pause or close) or failed (the conversation's error). */
 export type SetupOutcome = { kind: 'ready' } | { kind: 'cancelled' } | { kind: 'failed'; message: string };
 
-/** Asks the workspace host which tools it has for this conversation (and reads AGENTS.md there). */
-export async function prepareTools(run: ConversationRun, acts: ConversationActivities): Promise<SetupOutcome> {
+/**
+ * Asks the workspace host which tools it has for this conversation (and reads AGENTS.md there);
+ * `withCheckpoint`: it also takes the checkpoint before the first step (firstCheckpointWithSetup).
+ */
+export async function prepareTools(run: ConversationRun, acts: ConversationActivities, withCheckpoint: boolean): Promise<SetupOutcome> {
   const { options } = run;
-  const withCheckpoint = firstCheckpointWithSetup(run);
-  run.inFlight.model = new CancellationScope();
+  const scope = run.inFlight.beginModel();
   try {
-    const result = await run.inFlight.model.run(() =>
+    const result = await scope.run(() =>
       onHost(run, (extra) =>
         acts.tool.prepareTools.executeWithOptions(
           {
@@ -58,7 +59,7 @@ export async function prepareTools(run: ConversationRun, acts: ConversationActiv
     if (err instanceof NotStarted || isCancellation(err) || modelCallCancelled(run)) return { kind: 'cancelled' };
     return { kind: 'failed', message: `could not prepare the tools on ${options.toolTaskQueue}: ${failureMessage(err)}` };
   } finally {
-    run.inFlight.model = undefined;
+    run.inFlight.endModel();
   }
 }
 

@@ -1,110 +1,88 @@
 // Sub-agents (delegate calls): child conversations, what the parent knows of each, and handles to
 // reach the open ones. The pure rules (ids, tools, limits) are in ../delegation.ts.
-import { startChild, type ChildWorkflowHandle, type Workflow } from '@temporalio/workflow';
+import { startChild } from '@temporalio/workflow';
 import { describeInvalid } from '../../tools/define.js';
 import { DelegateArgs } from '../../tools/delegate.js';
-import type { ActionEvent, ChildReport, ChildSummary, ConversationState, ToolResult } from '../../types.js';
+import type { ActionEvent, ConversationState, ToolResult } from '../../types.js';
 import { childId, childInput, childMaxIterations, childObservation, childTools, DEFAULT_MAX_DEPTH } from '../delegation.js';
 import { oneLine } from '../../text.js';
 import { closeSignal, pauseSignal } from '../messages.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationRun } from './conversation-run.js';
 
+/** What a delegate call reads and writes of its (parent) run. */
+export type DelegatingRun = Pick<
+  ConversationRun,
+  | 'addChildWork'
+  | 'append'
+  | 'childStarted'
+  | 'childUpdated'
+  | 'children'
+  | 'closeRequested'
+  | 'depth'
+  | 'id'
+  | 'iterations'
+  | 'offeredTools'
+  | 'options'
+  | 'publishDetails'
+  | 'runCost'
+  | 'state'
+  | 'status'
+>;
+
 /** The conversation workflow's type name: children are conversations too. */
 const CONVERSATION_WORKFLOW = 'conversation';
 
-/** The sub-agents of one conversation. */
-export class SubAgents {
-  private readonly children: ChildSummary[];
-  private started: number;
-  private readonly open = new Map<string, ChildWorkflowHandle<Workflow>>();
-
-  constructor(children: ChildSummary[], count: number) {
-    this.children = children;
-    this.started = count;
-  }
-
-  /** Every sub-agent so far, as the parent sees it. */
-  get list(): ChildSummary[] {
-    return this.children;
-  }
-
-  /** How many were started (the next one's number is one more). */
-  get count(): number {
-    return this.started;
-  }
-
-  /** `own` plus every sub-agent's tree cost. */
-  cost(own: number): number {
-    return this.children.reduce((sum, c) => sum + c.cost, own);
-  }
-
-  /** Pause, resume and close reach every open sub-agent at once. */
-  tell(fn: (handle: ChildWorkflowHandle<Workflow>) => Promise<void>): void {
-    for (const handle of this.open.values()) fn(handle).catch(() => undefined);
-  }
-
-  /** A child's report; false when it is not one of ours. */
-  update(report: ChildReport): boolean {
-    const child = this.children.find((c) => c.id === report?.id);
-    if (!child) return false;
-    child.status = report.status;
-    child.cost = Math.max(child.cost, Number(report.cost) || 0);
-    return true;
-  }
-
-  /**
-   * A delegate call: a child conversation (same workflow, id `<id>.sub-<n>`) with the task as its
-   * first message. Its final answer is the observation; its iterations and cost count against the
-   * parent's run. `siblings`: how many delegate calls the same reply made (they share the limits).
-   */
-  async delegate(run: ConversationRun, action: ActionEvent, siblings = 1): Promise<ToolResult> {
-    const { options } = run;
-    const parsed = DelegateArgs.safeParse(action.arguments);
-    if (!parsed.success) return { content: describeInvalid('delegate', parsed.error), isError: true };
-    const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
-    if (run.depth >= maxDepth) return { content: `Sub-agents may not nest deeper than ${maxDepth}: do this task yourself.`, isError: true };
-    const granted = childTools(run.offeredTools(), parsed.data.tools, run.depth + 1, maxDepth);
-    if ('error' in granted) return { content: granted.error, isError: true };
-    const { task } = parsed.data;
-    const cid = childId(run.id, ++this.started);
-    const summary: ChildSummary = { id: cid, status: 'running', cost: 0, task };
-    this.children.push(summary);
-    run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'started' });
-    const childConversation = childInput(options, {
-      parentId: run.id,
-      depth: run.depth,
-      task,
-      tools: granted.tools,
-      requested: parsed.data.tools !== undefined,
-      maxIterations: childMaxIterations(parsed.data.max_iterations, options.maxIterations, run.iterations, siblings),
-      budgetLeft: options.maxBudgetPerRunUsd === undefined ? undefined : Math.max(0, options.maxBudgetPerRunUsd - run.runCost),
+/**
+ * A delegate call: a child conversation (same workflow, id `<id>.sub-<n>`) with the task as its
+ * first message. Its final answer is the observation; its iterations and cost count against the
+ * parent's run. `siblings`: how many delegate calls the same reply made (they share the limits).
+ */
+export async function delegate(run: DelegatingRun, action: ActionEvent, siblings = 1): Promise<ToolResult> {
+  const { options } = run;
+  const parsed = DelegateArgs.safeParse(action.arguments);
+  if (!parsed.success) return { content: describeInvalid('delegate', parsed.error), isError: true };
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  if (run.depth >= maxDepth) return { content: `Sub-agents may not nest deeper than ${maxDepth}: do this task yourself.`, isError: true };
+  const granted = childTools(run.offeredTools(), parsed.data.tools, run.depth + 1, maxDepth);
+  if ('error' in granted) return { content: granted.error, isError: true };
+  const { task } = parsed.data;
+  const cid = childId(run.id, run.state.childCount + 1);
+  run.childStarted({ id: cid, status: 'running', cost: 0, task });
+  run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'started' });
+  const childConversation = childInput(options, {
+    parentId: run.id,
+    depth: run.depth,
+    task,
+    tools: granted.tools,
+    requested: parsed.data.tools !== undefined,
+    maxIterations: childMaxIterations(parsed.data.max_iterations, options.maxIterations, run.iterations, siblings),
+    budgetLeft: options.maxBudgetPerRunUsd === undefined ? undefined : Math.max(0, options.maxBudgetPerRunUsd - run.runCost),
+  });
+  let ended: ConversationState;
+  try {
+    const handle = await startChild(CONVERSATION_WORKFLOW, {
+      workflowId: cid,
+      args: [childConversation],
+      staticSummary: oneLine(`sub-agent of ${run.id}: ${task}`, 200),
+      staticDetails: `**Task:** ${task}\n\n**Parent:** \`${run.id}\` · **Tools:** ${granted.tools.join(', ')} · **Depth:** ${run.depth + 1} of ${maxDepth}`,
     });
-    let ended: ConversationState;
-    try {
-      const handle = await startChild(CONVERSATION_WORKFLOW, {
-        workflowId: cid,
-        args: [childConversation],
-        staticSummary: oneLine(`sub-agent of ${run.id}: ${task}`, 200),
-        staticDetails: `**Task:** ${task}\n\n**Parent:** \`${run.id}\` · **Tools:** ${granted.tools.join(', ')} · **Depth:** ${run.depth + 1} of ${maxDepth}`,
-      });
-      this.open.set(cid, handle);
-      // A pause or close that came while the child was starting reaches it now.
-      if (run.closeRequested) handle.signal(closeSignal).catch(() => undefined);
-      else if (run.status === 'paused') handle.signal(pauseSignal, {}).catch(() => undefined);
-      ended = (await handle.result()) as ConversationState;
-    } catch (err) {
-      summary.status = 'error';
-      run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'error' });
-      return { content: `The sub-agent ${cid} failed: ${failureMessage(err)}`, isError: true };
-    } finally {
-      this.open.delete(cid);
-    }
-    summary.status = ended.status;
-    summary.cost = ended.metrics.accumulatedCost;
-    run.addChildWork(ended.iterations, summary.cost);
-    run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: ended.status });
-    run.publishDetails();
-    return childObservation(cid, ended);
+    run.children.opened(cid, handle);
+    // A pause or close that came while the child was starting reaches it now.
+    if (run.closeRequested) handle.signal(closeSignal).catch(() => undefined);
+    else if (run.status === 'paused') handle.signal(pauseSignal, {}).catch(() => undefined);
+    ended = (await handle.result()) as ConversationState;
+  } catch (err) {
+    run.childUpdated(cid, { status: 'error' });
+    run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'error' });
+    return { content: `The sub-agent ${cid} failed: ${failureMessage(err)}`, isError: true };
+  } finally {
+    run.children.closed(cid);
   }
+  const cost = ended.metrics.accumulatedCost;
+  run.childUpdated(cid, { status: ended.status, cost });
+  run.addChildWork(ended.iterations, cost);
+  run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: ended.status });
+  run.publishDetails();
+  return childObservation(cid, ended);
 }

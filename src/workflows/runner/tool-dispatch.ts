@@ -1,28 +1,21 @@
 // Running one tool call: checks of the arguments, tools that run inside the workflow, sub-agents,
 // and host tools as an activity on the workspace host's queue (waiting for that host when no worker
 // there picks the call up).
-import { ActivityFailure, CancellationScope, TimeoutFailure, isCancellation, type ActivityOptions } from '@temporalio/workflow';
-import { TimeoutType } from '@temporalio/common';
-import { FaheemError } from '../../errors.js';
+import { isCancellation, type CancellationScope } from '@temporalio/workflow';
 import type { AnyTool, ToolContext } from '../../tools/define.js';
 import { describeInvalid } from '../../tools/define.js';
-import { WORKFLOW_TOOLS } from '../../tools/local.js';
-import { DEFAULTS, type ActionEvent, type ConversationSetup, type RunToolResult, type ToolCallPlan, type ToolResult } from '../../types.js';
+import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
+import type { ActionEvent, ConversationSetup, RunToolResult, ToolCallPlan, ToolResult } from '../../types.js';
 import { TOOL_CALL } from '../activity-options.js';
 import { oneLine } from '../../text.js';
 import { lenientArguments, runOnHostBeforeOpenTools } from '../legacy/before-open-tools.js';
 import { failureMessage } from '../reply.js';
 import { interruptedPartial, interruptedResult } from '../../tools/interrupted.js';
-import type { ConversationActivities } from './activities.js';
+import type { ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 import { durableWait } from './durable-wait.js';
-
-/** A host call that was never picked up, dropped because the conversation paused or closed. */
-export class NotStarted extends FaheemError {
-  constructor() {
-    super('tool_not_started', 'the tool call was not started: the conversation paused or closed first');
-  }
-}
+import { NotStarted, onHost } from './host-call.js';
+import { delegate } from './sub-agents.js';
 
 /** Runs one tool call of the model's and says what came of it (never throws). */
 export async function runTool(
@@ -44,23 +37,23 @@ export async function runTool(
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
     return { content: `The arguments of ${action.tool} must be a JSON object; got: ${String(args).slice(0, 500)}`, isError: true };
   }
-  if (action.tool === 'delegate') return run.children.delegate(run, action, siblings);
+  if (action.tool === 'delegate') return delegate(run, action, siblings);
   if (action.tool === 'wait') return durableWait(run, action);
   const inWorkflow = WORKFLOW_TOOLS.get(action.tool);
   if (inWorkflow) return runInWorkflow(run, inWorkflow, action);
 
   const flight = run.inFlight;
-  flight.tool = new CancellationScope();
+  const scope = flight.beginTool();
   try {
     const setup = run.setup;
     const result = setup
-      ? await runOnHost(run, acts, action, plan, setup, checkpointStep)
+      ? await runOnHost(run, acts, scope, action, plan, setup, checkpointStep)
       : await runOnHostBeforeOpenTools(action, {
           conversationId: run.id,
           workspace: run.options.workspace,
           toolTaskQueue: run.options.toolTaskQueue,
           terminal: run.terminalState(),
-          scope: flight.tool,
+          scope,
           activities: acts.tool,
         });
     if (result.state !== undefined) run.setToolState(action.tool, result.state);
@@ -73,8 +66,7 @@ export async function runTool(
     if (isCancellation(err) || flight.interruptRequested) return interruptedResult(interruptedPartial(err));
     return { content: `The tool failed: ${failureMessage(err)}`, isError: true };
   } finally {
-    flight.tool = undefined;
-    flight.interruptRequested = false;
+    flight.endTool();
   }
 }
 
@@ -82,6 +74,7 @@ export async function runTool(
 function runOnHost(
   run: ConversationRun,
   acts: ConversationActivities,
+  scope: CancellationScope,
   action: ActionEvent,
   plan: ToolCallPlan | undefined,
   current: ConversationSetup,
@@ -92,7 +85,7 @@ function runOnHost(
   const mcpConfig = spec?.mcp ? options.mcpServers?.[spec.mcp.server] : undefined;
   const timeout = plan?.timeoutSeconds;
   const state = run.toolStateOf(action.tool);
-  return (run.inFlight.tool as CancellationScope).run(() =>
+  return scope.run(() =>
     onHost(run, (extra, rescheduled) =>
       acts.tool.runTool.executeWithOptions(
         {
@@ -118,42 +111,6 @@ function runOnHost(
       ),
     ),
   );
-}
-
-/**
- * Runs a call on the workspace host. If no worker there picks it up within hostWaitMs, the
- * conversation says it is waiting for that host (status, events, Web UI) and asks again, now
- * without a limit; a call that never started is safe to schedule again.
- */
-export async function onHost<T>(run: ConversationRun, call: (extra: ActivityOptions, rescheduled: boolean) => Promise<T>): Promise<T> {
-  const { options } = run;
-  try {
-    return await call({ scheduleToStartTimeout: options.hostWaitMs ?? DEFAULTS.hostWaitMs }, false);
-  } catch (err) {
-    if (!(
-      err instanceof ActivityFailure &&
-      err.cause instanceof TimeoutFailure &&
-      err.cause.timeoutType === TimeoutType.SCHEDULE_TO_START
-    )) {
-      throw err;
-    }
-  }
-  if (run.halted) throw new NotStarted();
-  run.inFlight.waitingForHost = true;
-  run.append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: false });
-  run.publishDetails();
-  try {
-    // Told it may have begun under the first try (a retry that timed out), so `report` tools still never run twice.
-    return await call({}, true);
-  } catch (err) {
-    // Paused or closed while waiting: the call had not been picked up.
-    if (isCancellation(err)) throw new NotStarted();
-    throw err;
-  } finally {
-    run.inFlight.waitingForHost = false;
-    run.append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: true });
-    run.publishDetails();
-  }
 }
 
 /** think, finish, task_tracker: deterministic, so they run here and a replay recomputes them. */

@@ -1,12 +1,13 @@
 // One turn of the loop (a step): the setup if it is missing, a condensation if one is due, one
 // model call, and the tools it asked for. It returns what happens next; `applyOutcome` records it.
-import { WORKFLOW_TOOLS } from '../../tools/local.js';
+import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
 import type { ActionEvent, CallSummary, ModelCallResult, MovedStep, ToolCallPlan, ToolResult } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
 import { observation, parseArguments } from '../reply.js';
-import { liveEvents } from '../time-travel.js';
+import { liveEvents } from '../rewind-rules.js';
 import { previousReplyTruncated, truncationVerdict } from '../truncation.js';
-import type { ConversationActivities } from './activities.js';
+import type { ConversationActivities } from './activity-proxies.js';
+import { condensationDue, condense, condenserSettings } from './condenser.js';
 import { callModel } from './model-call.js';
 import type { ConversationRun } from './conversation-run.js';
 import { prepareTools } from './setup.js';
@@ -14,14 +15,15 @@ import {
   checkpointAfterStep,
   checkpointBeforeFirstStep,
   firstCheckpointDue,
+  firstCheckpointWithSetup,
   foldCheckpointInto,
   recordFoldedCheckpoint,
   stepCheckpointDue,
-} from './time-travel.js';
+} from './workspace-checkpoints.js';
 import { runTool } from './tool-dispatch.js';
 import { waitUntil } from './durable-wait.js';
 import { moveToNewVersionDue } from './versioning.js';
-import { addHookContext, eventBase, hooksDue, runHooks } from './hooks.js';
+import { addHookContext, hookPoint, hooksDue } from './hooks.js';
 import type { HookDecision } from '../../hooks/decision.js';
 
 /** What a turn leads to. */
@@ -44,7 +46,7 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     return { kind: 'error', message: `reached the maximum of ${options.maxIterations} iterations in this run`, event: false };
   }
   if (!run.setup && isPatched('open-tools')) {
-    const made = await prepareTools(run, acts);
+    const made = await prepareTools(run, acts, firstCheckpointWithSetup(run));
     if (made.kind === 'failed') return { kind: 'error', message: made.message, event: true };
     if (made.kind === 'cancelled' || run.halted) return { kind: 'stopped' };
   }
@@ -57,22 +59,18 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   // Hooks before the model call: SessionStart once a run, UserPromptSubmit for each new user message.
   if (run.sessionStartDue()) {
     run.markSessionStarted();
-    const due = hooksDue(run, 'SessionStart');
-    if (due) {
-      const d = await runHooks(run, acts, due, {
-        ...eventBase(run),
-        hook_event_name: 'SessionStart',
-        source: run.runNumber <= 1 ? 'startup' : 'resume',
-      });
+    const hooks = hookPoint(run, acts, 'SessionStart', { source: run.runNumber <= 1 ? 'startup' : 'resume' });
+    if (hooks) {
+      const d = await hooks;
       // A session's start cannot be blocked (as in Claude Code): the reason is shown, the run goes on.
       if (d.kind === 'block' && d.reason) run.append({ kind: 'error', source: 'environment', message: `SessionStart hook: ${d.reason}` });
       addHookContext(run, 'SessionStart', d.context);
     }
   }
   for (const message of run.uncheckedPrompts()) {
-    const due = hooksDue(run, 'UserPromptSubmit');
-    if (!due) break;
-    const d = await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'UserPromptSubmit', prompt: message.text });
+    const hooks = hookPoint(run, acts, 'UserPromptSubmit', { prompt: message.text });
+    if (!hooks) break;
+    const d = await hooks;
     if (d.kind === 'block') {
       run.append({
         kind: 'refused',
@@ -86,17 +84,16 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     if (d.stop) run.pause({ reason: `a UserPromptSubmit hook stopped the run: ${d.stop}` });
   }
   if (run.halted) return { kind: 'stopped' };
-  // Checked without a promise: the workflow sandbox records a stack for every promise, at a price.
-  const condenser = run.condenser.due(options, run.log);
-  if (condenser) await run.condenser.condense(run, condenser, acts.model);
+  const condenser = condensationDue(run);
+  if (condenser) await condense(run, condenser, acts.model);
   if (run.halted) return { kind: 'stopped' };
   let called = await callModel(run, acts);
   // Too long for the model's context window: condense now and ask once more (instead of failing).
   if (called.kind === 'failed' && called.contextExceeded) {
-    const settings = run.condenser.settings(options);
+    const settings = condenserSettings(options);
     const note = `the prompt is too long for the model's context window; ${settings ? 'condensing and trying once more' : 'condensation is off'}`;
     run.append({ kind: 'error', source: 'environment', message: note });
-    if (settings && (await run.condenser.condense(run, settings, acts.model))) {
+    if (settings && (await condense(run, settings, acts.model))) {
       if (run.halted) return { kind: 'stopped' };
       called = await callModel(run, acts);
     }
@@ -120,9 +117,9 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   }
   // Stop hooks: a block tells the agent why and it goes on instead of finishing.
   if (outcome.kind === 'finished' && run.status === 'running') {
-    const due = hooksDue(run, 'Stop');
-    if (due) {
-      const d = await runHooks(run, acts, due, { ...eventBase(run), hook_event_name: 'Stop', stop_hook_active: run.stopHookActive });
+    const hooks = hookPoint(run, acts, 'Stop', { stop_hook_active: run.stopHookActive });
+    if (hooks) {
+      const d = await hooks;
       if (d.stop) run.pause({ reason: `a Stop hook stopped the run: ${d.stop}` });
       else if (d.kind === 'block') {
         run.markStopHookActive();
@@ -194,19 +191,15 @@ async function afterReply(
   // PreToolUse hooks: each call may be denied, sent to the user for approval, or run with other arguments.
   const pre = new Map<ActionEvent, HookDecision>();
   for (const action of actions) {
-    const due = hooksDue(run, 'PreToolUse', action.tool);
-    if (!due || run.halted) continue;
-    const input = toolInput(action.arguments);
-    pre.set(
-      action,
-      await runHooks(run, acts, due, {
-        ...eventBase(run),
-        hook_event_name: 'PreToolUse',
-        tool_name: action.tool,
-        tool_input: input,
-        tool_use_id: action.toolCallId,
-      }),
+    if (run.halted) continue;
+    const hooks = hookPoint(
+      run,
+      acts,
+      'PreToolUse',
+      { tool_name: action.tool, tool_input: toolInput(action.arguments), tool_use_id: action.toolCallId },
+      action.tool,
     );
+    if (hooks) pre.set(action, await hooks);
   }
   const hookAsks = [...pre.values()].some((d) => d.kind === 'ask');
   if (
@@ -329,16 +322,15 @@ async function runActions(
         content: `(A PreToolUse hook changed the arguments to ${JSON.stringify(decision.updatedInput)}.)\n${result.content}`,
       };
     // PostToolUse hooks see the result; what they say (a block's reason, their context) reaches the model with it.
-    const due = hooksDue(run, 'PostToolUse', action.tool);
-    if (due) {
-      const post = await runHooks(run, acts, due, {
-        ...eventBase(run),
-        hook_event_name: 'PostToolUse',
-        tool_name: action.tool,
-        tool_input: toolInput(asRun(action).arguments),
-        tool_response: result,
-        tool_use_id: action.toolCallId,
-      });
+    const hooks = hookPoint(
+      run,
+      acts,
+      'PostToolUse',
+      { tool_name: action.tool, tool_input: toolInput(asRun(action).arguments), tool_response: result, tool_use_id: action.toolCallId },
+      action.tool,
+    );
+    if (hooks) {
+      const post = await hooks;
       const notes = [post.kind === 'block' ? post.reason : undefined, post.context].filter((t): t is string => Boolean(t));
       if (notes.length > 0) result = { ...result, content: `${result.content}\n[PostToolUse hook] ${notes.join('\n')}` };
       if (post.stop) run.pause({ reason: `a PostToolUse hook stopped the run: ${post.stop}` });
@@ -357,12 +349,9 @@ async function runActions(
 
 /** Waits for approve / reject; true when the actions may run (otherwise they are recorded as rejected). */
 async function confirm(run: ConversationRun, actions: ActionEvent[]): Promise<boolean> {
-  const answer = await run.confirmation.wait(
-    actions,
-    run.options.confirmationTimeoutMs,
-    () => run.closeRequested || run.moveWanted(),
-    () => run.setStatus('waiting_for_confirmation', run.confirmation.describe()),
-  );
+  run.confirmation.open(actions);
+  run.setStatus('waiting_for_confirmation', run.confirmation.describe());
+  const answer = await run.confirmation.wait(run.options.confirmationTimeoutMs, () => run.closeRequested || run.moveWanted());
   // A drain moved the conversation while it waited: the actions stay pending, on the new version.
   if (!answer.answered && !run.closeRequested && run.moveWanted() && moveToNewVersionDue()) {
     run.carryStep({ kind: 'approval', toolCallIds: actions.map((a) => a.toolCallId) });

@@ -49,12 +49,34 @@ export function markRewound<E extends ConversationEvent>(
   return events.map((e) => (inRanges(e.index, ranges) ? { ...e, rewound: true as const } : e));
 }
 
-/** A conversation's checkpoints, one per step, in the order they were taken. */
+/**
+ * The checkpoints after `entry` was taken. Older checkpoints keep their files but not the tools'
+ * state, so the carried list stays small. A new list: the entries given are not changed.
+ */
+export function withCheckpoint(entries: readonly CheckpointEntry[], entry: CheckpointEntry): CheckpointEntry[] {
+  const out = [...entries, entry];
+  let kept = 0;
+  for (let i = out.length - 1; i >= 0; i--) {
+    const e = out[i] as CheckpointEntry;
+    if (e.toolState && ++kept > TOOL_STATE_KEPT) {
+      const { toolState: _dropped, ...rest } = e;
+      out[i] = rest;
+    }
+  }
+  return out;
+}
+
+/** The checkpoints after a rewind to `step`: the later ones of the current line are left behind (still listed). */
+export function rewoundCheckpoints(entries: readonly CheckpointEntry[], step: number): CheckpointEntry[] {
+  return entries.map((e) => (!e.rewound && e.step > step ? { ...e, rewound: true } : e));
+}
+
+/** A conversation's checkpoints, one per step, in the order they were taken (a view over plain data). */
 export class CheckpointList {
-  private readonly entries: CheckpointEntry[];
+  private entries: readonly CheckpointEntry[];
 
   constructor(entries: readonly CheckpointEntry[] = []) {
-    this.entries = entries.map((e) => ({ ...e }));
+    this.entries = entries;
   }
 
   /** Every checkpoint, rewound ones included, oldest first. */
@@ -86,18 +108,12 @@ export class CheckpointList {
   }
 
   add(entry: CheckpointEntry): void {
-    this.entries.push(entry);
-    // Older checkpoints keep their files but not the tools' state, so the carried list stays small.
-    let kept = 0;
-    for (let i = this.entries.length - 1; i >= 0; i--) {
-      const e = this.entries[i] as CheckpointEntry;
-      if (e.toolState && ++kept > TOOL_STATE_KEPT) delete e.toolState;
-    }
+    this.entries = withCheckpoint(this.entries, entry);
   }
 
   /** After a rewind to `step`: the later checkpoints of the current line are left behind (still listed). */
   rewindTo(step: number): void {
-    for (const e of this.entries) if (!e.rewound && e.step > step) e.rewound = true;
+    this.entries = rewoundCheckpoints(this.entries, step);
   }
 
   /** Plain data for the carried state. */

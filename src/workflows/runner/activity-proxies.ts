@@ -2,7 +2,7 @@
 // workspace host's queue.
 import { proxyActivities, type ActivityInterfaceFor } from '@temporalio/workflow';
 import type { Activities } from '../../activities/index.js';
-import type { ConversationOptions } from '../../types.js';
+import { DEFAULTS, type ConversationOptions } from '../../types.js';
 import { MODEL_CALL, TOOL_CALL } from '../activity-options.js';
 
 /** Activities as the workflow calls them. */
@@ -21,4 +21,14 @@ export function conversationActivities(options: ConversationOptions): Conversati
     model: proxyActivities<Activities>(MODEL_CALL),
     tool: proxyActivities<Activities>({ ...TOOL_CALL, taskQueue: options.toolTaskQueue }),
   };
+}
+
+/** How long a call on the workspace host may wait for a worker there before the conversation says it waits for the host. */
+export function hostWait(options: ConversationOptions): number {
+  return options.hostWaitMs ?? DEFAULTS.hostWaitMs;
+}
+
+/** The options every call on the workspace host shares: its queue and the wait for a worker there. */
+export function onHostQueue(options: ConversationOptions): { taskQueue: string; scheduleToStartTimeout: number } {
+  return { taskQueue: options.toolTaskQueue, scheduleToStartTimeout: hostWait(options) };
 }

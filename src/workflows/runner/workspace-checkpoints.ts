@@ -2,12 +2,11 @@
 // rewind (the workspace put back, later steps out of the prompt), and a fork's workspace made from
 // its source's checkpoint before anything runs.
 import type { CheckpointInfo } from '../../checkpoints/types.js';
-import { DEFAULTS } from '../../types.js';
 import { CHECKPOINT } from '../activity-options.js';
 import { isPatched } from '../legacy/patches.js';
 import { failureMessage } from '../reply.js';
-import { NOT_UNDONE } from '../time-travel.js';
-import type { ConversationActivities } from './activities.js';
+import { NOT_UNDONE } from '../rewind-rules.js';
+import { onHostQueue, type ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 
 /** Whether this conversation takes checkpoints (an option, and not in histories from before them). */
@@ -91,8 +90,7 @@ async function checkpoint(run: ConversationRun, acts: ConversationActivities, st
     info = await acts.tool.checkpointWorkspace.executeWithOptions(
       {
         ...CHECKPOINT,
-        taskQueue: run.options.toolTaskQueue,
-        scheduleToStartTimeout: run.options.hostWaitMs ?? DEFAULTS.hostWaitMs,
+        ...onHostQueue(run.options),
         summary: `checkpoint of step ${step}`,
       },
       [{ conversationId: run.id, workspace: run.options.workspace, step }],
@@ -125,8 +123,7 @@ export async function performRewind(run: ConversationRun, acts: ConversationActi
     const restored = await acts.tool.restoreWorkspace.executeWithOptions(
       {
         ...CHECKPOINT,
-        taskQueue: run.options.toolTaskQueue,
-        scheduleToStartTimeout: run.options.hostWaitMs ?? DEFAULTS.hostWaitMs,
+        ...onHostQueue(run.options),
         summary: `rewind the workspace to step ${request.to}`,
       },
       [{ conversationId: run.id, workspace: run.options.workspace, commit: entry.commit, rewindId: `rewind-${request.id}` }],
@@ -153,8 +150,7 @@ export async function makeForkWorkspace(run: ConversationRun, acts: Conversation
     await acts.tool.forkWorkspace.executeWithOptions(
       {
         ...CHECKPOINT,
-        taskQueue: run.options.toolTaskQueue,
-        scheduleToStartTimeout: run.options.hostWaitMs ?? DEFAULTS.hostWaitMs,
+        ...onHostQueue(run.options),
         summary: `workspace from ${fork.origin.id} at step ${fork.origin.step}`,
       },
       [

@@ -52,6 +52,11 @@ export type ChatMessage =
  */
 export interface ModelCallInput {
   conversationId: string;
+  /**
+   * The conversation's step this reply will be (steps count over every run; a rewind goes back),
+   * as checkpoints and `Metrics.calls` count them. Fallback tool-call ids (a provider that gives
+   * none) are `call_<step>_<eventCount>_<i>`: unique over runs and rewinds, the same on a retry.
+   */
   step: number;
   llm: LLMSpec;
   systemPrompt: string;
