@@ -451,6 +451,17 @@ describe('ConversationRun without Temporal', () => {
     assert.equal(run.pendingMessages(), 1);
   });
 
+  test('addMessage answers with the index of the message, also when the status event follows it (finished -> idle)', () => {
+    const { env } = recordingEnv();
+    const run = ConversationRun.fromInput(input({ firstMessage: 'hello', run: true }), env);
+    run.begin();
+    run.setStatus('finished');
+    const index = run.addMessage('once more');
+    const held = run.log.held();
+    assert.equal(held.find((e) => e.index === index)?.kind, 'message');
+    assert.equal(held.at(-1)?.kind, 'status', 'the status event came after it');
+  });
+
   test('a sub-agent reports to its parent on every status change', () => {
     const { env, calls } = recordingEnv();
     const run = ConversationRun.fromInput(input({ run: true }, { parent: { id: 'parent', depth: 0 } }), env);

@@ -563,8 +563,10 @@ export class ConversationRun {
 
   /** Adds a user message (kept while paused, folded in before the next model call); its index. */
   addMessage(text: string): number {
+    // The message is the command's first event (a status change may follow it: finished -> idle).
+    const index = this.log.count;
     this.exec((m, f) => commands.message(m, f, text));
-    return this.log.count - 1;
+    return index;
   }
 
   /** A message signal: added, or an error event saying why not (a signal has no answer). */
