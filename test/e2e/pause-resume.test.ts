@@ -72,13 +72,21 @@ test('pause mid-task, a message while paused is kept, resume switches to hello.t
     signal: e.workflowExecutionSignaledEventAttributes?.signalName,
     update: e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name,
     scheduled: e.activityTaskScheduledEventAttributes?.activityType?.name,
+    taskCompleted: e.workflowTaskCompletedEventAttributes != null,
   }));
   const pauseAt = kinds.findIndex((k) => k.signal === 'pause');
   const resumeAt = kinds.findIndex((k, i) => i > pauseAt && k.update === 'run');
   assert.ok(pauseAt > 0 && resumeAt > pauseAt);
+  // The workflow task that accepted the resume: an update is accepted after the other commands of
+  // its task (patch accept-updates-last), so the model call the resume starts comes just before it.
+  const resumeTask = kinds
+    .slice(0, resumeAt)
+    .map((k) => k.taskCompleted)
+    .lastIndexOf(true);
+  assert.ok(resumeTask > pauseAt, 'the resume was accepted by a task of its own after the pause');
   // The reply or command in flight at the pause may complete; nothing new is scheduled after it.
   // The checkpoint of the step that was running (a record of what it already did) may be taken then.
-  const scheduledWhilePaused = kinds.slice(pauseAt, resumeAt).filter((k) => k.scheduled && k.scheduled !== 'checkpointWorkspace');
+  const scheduledWhilePaused = kinds.slice(pauseAt, resumeTask).filter((k) => k.scheduled && k.scheduled !== 'checkpointWorkspace');
   assert.deepEqual(scheduledWhilePaused, [], 'no model call or tool run scheduled after the pause');
 
   // The key never reaches history.
