@@ -80,7 +80,7 @@ export default tseslint.config(
                 '**/mcp/*',
                 '**/cli/*',
                 '**/server/*',
-                '**/console/*',
+                '**/console-server/*',
                 '**/checkpoints/*',
                 '**/storage/*',
                 '**/security/*',

@@ -1,10 +1,10 @@
-// Bundles the web console's page (console/: Preact + JSX) into dist/console/ (app.js, app.css,
+// Bundles the web console's page (console-page/: Preact + JSX) into dist/console/ (app.js, app.css,
 // index.html) at build time; the package ships these files, nothing is fetched at run time.
 import { build } from 'esbuild';
 import { copyFile, mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 
-const src = fileURLToPath(new URL('../console/', import.meta.url));
+const src = fileURLToPath(new URL('../console-page/', import.meta.url));
 const out = fileURLToPath(new URL('../dist/console/', import.meta.url));
 const started = performance.now();
 await mkdir(out, { recursive: true });

@@ -1,9 +1,9 @@
-// `faheem console`: serves the web console for people until Ctrl-C (see src/console/server.ts).
+// `faheem console`: serves the web console for people until Ctrl-C (see src/console-server/server.ts).
 import { Command, InvalidArgumentError } from 'commander';
 import pc from 'picocolors';
 import { connectClient } from '../connection.js';
 import { UsageError } from '../errors.js';
-import { DEFAULT_CONSOLE_PORT, startConsole } from '../console/server.js';
+import { DEFAULT_CONSOLE_PORT, startConsole } from '../console-server/server.js';
 
 function port(value: string): number {
   const n = Number(value);

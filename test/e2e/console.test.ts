@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
 import { countdownScript, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
-import { startConsole } from '../../src/console/server.js';
+import { startConsole } from '../../src/console-server/server.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

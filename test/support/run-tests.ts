@@ -49,7 +49,7 @@ function order(files: string[]): string[] {
 }
 
 /** What dist/ is made from: a change to any of these since the last build means building again. */
-const BUILD_INPUTS = ['src', 'console', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
+const BUILD_INPUTS = ['src', 'console-page', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
 
 function newestMtime(p: string): number {
   const s = statSync(p);

@@ -95,10 +95,10 @@ test('the prose says the same as the table: live lines every FLUSH_MS', () => {
 
 test('every path the page names exists', () => {
   const named = new Set<string>();
-  for (const m of doc.matchAll(/`((?:src|test|docs|console|bench|scripts|examples)\/[^`\s]*)`/g)) named.add(m[1]!);
+  for (const m of doc.matchAll(/`((?:src|test|docs|console-page|bench|scripts|examples)\/[^`\s]*)`/g)) named.add(m[1]!);
   // The layout block: a path at the start of each line.
   const layout = doc.slice(doc.indexOf('## Layout'));
-  for (const m of layout.matchAll(/^((?:src|test|docs|console|bench|scripts|examples)\/\S*)/gm)) named.add(m[1]!.replace(/,$/, ''));
+  for (const m of layout.matchAll(/^((?:src|test|docs|console-page|bench|scripts|examples)\/\S*)/gm)) named.add(m[1]!.replace(/,$/, ''));
   assert.ok(named.size >= 20, `found ${named.size} paths`);
   for (const p of named) {
     if (/[*<…]/.test(p)) continue; // a pattern, not a path

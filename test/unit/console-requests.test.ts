@@ -10,8 +10,8 @@ import {
   isAction,
   listQuery,
   parseOr400,
-} from '../../src/console/requests.js';
-import { listQueryText } from '../../src/console/conversations.js';
+} from '../../src/console-server/requests.js';
+import { listQueryText } from '../../src/console-server/conversations.js';
 import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, NoWorkerError } from '../../src/errors.js';
 
 const status = (f: () => unknown) => {

@@ -1,7 +1,7 @@
 // The console's request checks: token, Host header (DNS rebinding), Origin of state-changing requests.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SECURITY_HEADERS, checkToken, hostAllowed, newToken, originAllowed } from '../../src/console/security.js';
+import { SECURITY_HEADERS, checkToken, hostAllowed, newToken, originAllowed } from '../../src/console-server/security.js';
 
 test('tokens are 32 random bytes, base64url, different each start', () => {
   const a = newToken();

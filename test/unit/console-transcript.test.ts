@@ -1,7 +1,7 @@
 // The console's transcript: events and live lines folded into blocks (the page renders these as text).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyItem, buildBlocks, emptyTranscript, fileEditDiff, type StreamItem } from '../../console/transcript.js';
+import { applyItem, buildBlocks, emptyTranscript, fileEditDiff, type StreamItem } from '../../console-page/transcript.js';
 import type { ConversationEvent } from '../../src/types/public.js';
 
 const t = '2026-01-01T10:00:00.000Z';

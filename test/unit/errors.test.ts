@@ -21,7 +21,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { HooksConfigError } from '../../src/hooks/config.js';
 import { ModelConfigError as ProviderModelConfigError, resolveModel } from '../../src/llm/provider.js';
-import { HttpError as ConsoleHttpError } from '../../src/console/requests.js';
+import { HttpError as ConsoleHttpError } from '../../src/console-server/requests.js';
 import { NotStarted } from '../../src/workflows/runner/host-call.js';
 import { CheckpointError } from '../../src/checkpoints/git.js';
 import * as pkg from '../../src/index.js';

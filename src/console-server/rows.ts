@@ -1,5 +1,5 @@
 // What the console's API answers about conversations: plain data, shared by the server and the
-// page (console/main.tsx), so the two cannot drift. Types only: the page's bundle takes nothing.
+// page (console-page/main.tsx), so the two cannot drift. Types only: the page's bundle takes nothing.
 
 /** One conversation as the list shows it. */
 export interface ConversationRow {

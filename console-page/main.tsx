@@ -5,7 +5,7 @@ import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { followConversation, getJson, postJson, setToken, takeToken } from './api.js';
 import { buildBlocks, emptyTranscript, type Block, type TranscriptState } from './transcript.js';
-import type { ChildNode as TreeNode, ConversationPage as Page, ConversationRow as Row } from '../src/console/rows.js';
+import type { ChildNode as TreeNode, ConversationPage as Page, ConversationRow as Row } from '../src/console-server/rows.js';
 
 const STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'] as const;
 
