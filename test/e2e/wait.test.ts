@@ -1,15 +1,10 @@
 // The `wait` tool: a durable timer. The worker may die while the conversation waits; a message or a
 // resume ends a long wait early; the state says what it waits for.
-import proto from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
-import { messageSignal, waitForChangeUpdate } from '../../src/workflows/messages.js';
-import { startHarness, waitFor, workflowBundle, type Harness, type WorkerProcess } from '../support/harness.js';
-
-const EventType = proto.temporal.api.enums.v1.EventType;
+import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 /** Waits as the first message says (`wait <seconds>`), then answers with what it observed. */
 function waitScript(request: RecordedRequest): ScriptedReply {
@@ -93,54 +88,4 @@ test('resume ends a wait; pause ends it too and the conversation is paused', asy
   await again.resume();
   const final = await again.waitUntil((s) => s.status !== 'running', 200, 60_000);
   assert.match(final.finalMessage ?? '', /the user resumed the conversation/);
-});
-
-// Issue 23. A query sent while the worker is dead waits on its sticky queue, then goes to the new
-// worker, which answers it from the history as it is then: past the last completed task (here the
-// message that ended the wait), so the workflow schedules the next model call there. The update
-// sent meanwhile comes with the next task: its acceptance follows the call in history. Replay hands
-// the message and the update to one activation; the history replays only because an update is
-// accepted after the other commands of its activation (src/workflows/interceptors.ts).
-test('a query that runs the workflow ahead of the task an update comes with leaves a history that replays', async () => {
-  const code = await workflowBundle();
-  let shaped = 0;
-  for (let attempt = 0; attempt < 3 && shaped === 0; attempt++) {
-    const conversation = await Conversation.create(h.client, {
-      agent: agent(),
-      workspace: await h.workspace(),
-      firstMessage: 'wait 3600',
-      run: true,
-    });
-    const handle = h.client.workflow.getHandle(conversation.id);
-    const s = await waitFor('the wait to begin', async () => {
-      const state = await conversation.state();
-      return state.waitingUntil ? state : undefined;
-    });
-    await worker.kill('SIGKILL');
-    worker = await h.startWorker();
-    const query = conversation.state();
-    await handle.signal(messageSignal, 'CI is green, go on');
-    await waitFor('the message in history', async () =>
-      (await handle.fetchHistory()).events?.some((e) => e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
-    );
-    const update = handle.executeUpdate(waitForChangeUpdate, { args: [{ afterEvents: s.events }] });
-    await query;
-    await update;
-    const final = await conversation.waitUntil((st) => st.status !== 'running', 200, 60_000);
-    assert.equal(final.status, 'finished');
-    const history = await handle.fetchHistory();
-    const events = history.events ?? [];
-    if (
-      events.some(
-        (e, i) =>
-          e.eventType === EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED &&
-          events[i - 1]?.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED &&
-          events.slice(0, i).some((x) => x.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT),
-      )
-    ) {
-      shaped++;
-    }
-    await Worker.runReplayHistory({ workflowBundle: { codePath: code } }, history, conversation.id);
-  }
-  assert.ok(shaped > 0, 'no attempt made the history of issue 23 (acceptance after the model call, after a timed-out task)');
 });
