@@ -54,13 +54,20 @@ export class StartLog {
       if (info.scheduledTimestampMs < since) return true;
     }
     await mkdir(path.dirname(file), { recursive: true });
+    const mine = `${info.activityId}@${info.attempt}`;
     const handle = await open(file, 'a');
     try {
-      await handle.appendFile(`${info.activityId}\n${call ? `call:${call.key}\n` : ''}`);
+      await handle.appendFile(`${info.activityId}\n${mine}\n${call ? `call:${call.key}\n` : ''}`);
       await handle.sync();
     } finally {
       await handle.close();
     }
+    // Another attempt of this activity may have claimed meanwhile: a retry the server started while
+    // this attempt was slow to begin (no heartbeat yet, on a busy worker), whose check above ran
+    // before this line was written. Each looks again after writing; one that sees another attempt
+    // does not run, so at most one ever does (both stepping back reports, never a second run).
+    const after = (await readFile(file, 'utf8')).split('\n');
+    if (after.some((line) => line.startsWith(`${info.activityId}@`) && line !== mine)) return true;
     return false;
   }
 

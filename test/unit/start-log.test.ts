@@ -29,6 +29,11 @@ describe('start log', () => {
     assert.equal(await log.claim(attempt('5', 3, t0 + 1)), true);
     assert.equal(await log.claim(attempt('6', 1, t0 + 2)), false);
     assert.equal(await log.claim(attempt('6', 2, t0 + 2)), true);
+    // A retry that checked before a slow first attempt wrote its line: each looks again after
+    // writing, so the one that sees the other does not run (here the first, which writes last).
+    const slowFirst = attempt('9', 1, t0 + 2);
+    assert.equal(await log.claim(attempt('9', 2, t0 + 2)), false, 'the retry found no line: it may run');
+    assert.equal(await log.claim(slowFirst), true, 'the first attempt, late, sees the retry and steps back');
     // After continue-as-new the same activity id belongs to a new run.
     assert.equal(await log.claim(attempt('5', 2, t0 + 3, 'run-2')), false);
     // Scheduled before the log existed (a new or wiped home): it cannot vouch, so report.
