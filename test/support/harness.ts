@@ -117,13 +117,16 @@ async function recordHistories(client: Client, address: string, name: string): P
  * attempt from a timer, which throws "Channel has been shut down" out of the timer (an uncaught
  * exception) when the connection closed meanwhile; a query refused with RESOURCE_EXHAUSTED (the
  * workflow's query buffer is full while a task runs) waits a second or more there. `close()` waits
- * for those attempts to have started before it closes the connection.
+ * for those attempts to have started before it closes the connection, and from then on no call is
+ * tried again (one cut off by the close would otherwise start its retry on the closed channel).
  */
-function countedRetries(): { interceptor: ReturnType<typeof makeGrpcRetryInterceptor>; inBackoff(): number } {
+function countedRetries(): { interceptor: ReturnType<typeof makeGrpcRetryInterceptor>; inBackoff(): number; close(): void } {
   const options = defaultGrpcRetryOptions();
   let waiting = 0;
+  let closing = false;
   const interceptor = makeGrpcRetryInterceptor({
-    retryableDecider: options.retryableDecider,
+    // Closing: a call cut off by the close (a poll left under way) fails instead of trying again.
+    retryableDecider: (attempt, status) => !closing && options.retryableDecider(attempt, status),
     delayFunction(attempt, status) {
       const ms = options.delayFunction(attempt, status);
       waiting++;
@@ -132,7 +135,7 @@ function countedRetries(): { interceptor: ReturnType<typeof makeGrpcRetryInterce
       return ms;
     },
   });
-  return { interceptor, inBackoff: () => waiting };
+  return { interceptor, inBackoff: () => waiting, close: () => (closing = true) };
 }
 
 export async function startHarness(options: {
@@ -272,6 +275,7 @@ export async function startHarness(options: {
         await recordHistories(client, server.address, tag ? `${options.name}-${tag}` : options.name);
       }
       await Promise.all(workers.map((w) => (w.process.exitCode === null ? w.kill('SIGKILL') : undefined)));
+      retries.close();
       await waitFor('the retries in backoff to start', () => retries.inBackoff() === 0, 30_000, 20);
       await connection.close();
       await model.close();
