@@ -5,6 +5,7 @@ import type { Client } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { liveStreamId } from '../live/stream-id.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import { workflowSource } from '../workflow-source.js';
 
@@ -46,9 +47,12 @@ export async function recentConversationIds(client: Client, limit: number): Prom
   return ids;
 }
 
-/** Every run of each conversation (the whole continue-as-new chain), oldest first, with its history. */
+/**
+ * Every run of each conversation (the whole continue-as-new chain), oldest first, with its history; then
+ * those of its live stream (`<id>::live`), a workflow of the same build that a deploy could break too.
+ */
 export async function* serverHistories(client: Client, ids: readonly string[]): AsyncGenerator<HistoryToCheck> {
-  for (const id of ids) {
+  for (const id of ids.flatMap((c) => [c, liveStreamId(c)])) {
     const runs: { runId: string; start: number }[] = [];
     for await (const wf of client.workflow.list({ query: `WorkflowId = '${id.replace(/'/g, "\\'")}'` })) {
       runs.push({ runId: wf.runId, start: wf.startTime.getTime() });

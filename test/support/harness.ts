@@ -89,7 +89,7 @@ export interface WorkerProcess {
 }
 
 /**
- * With FAHEEM_RECORD_HISTORIES=1, every conversation a test file ran is saved under test/histories/
+ * With FAHEEM_RECORD_HISTORIES=1, every conversation a test file ran, and its live stream, is saved under test/histories/
  * so that test/workflow/replay.test.ts can prove later workflow code still replays it. The file's earlier
  * recordings are replaced; with FAHEEM_HISTORY_TAG=<tag> they are kept and the new ones added as
  * `<name>-<tag>--<id>.json` (histories of the code as it is now, beside those of older code). Each
@@ -103,7 +103,7 @@ async function recordHistories(client: Client, address: string, name: string): P
   // Every run of a conversation: the latest as `<name>--<id>.json`, each earlier run (continued as
   // new) as `<name>--<id>@<run id>.json`, so a run that started from carried state is kept too.
   const seen = new Set<string>();
-  for await (const wf of client.workflow.list({ query: `WorkflowType = 'conversation'` })) {
+  for await (const wf of client.workflow.list({ query: `WorkflowType IN ('conversation', 'liveStream')` })) {
     // The CLI writes the standard proto JSON that historyFromJSON reads back.
     const { stdout } = await execa(cli, ['workflow', 'show', '--address', address, '-w', wf.workflowId, '-r', wf.runId, '-o', 'json']);
     const file = seen.has(wf.workflowId) ? `${name}--${wf.workflowId}@${wf.runId}.json` : `${name}--${wf.workflowId}.json`;
