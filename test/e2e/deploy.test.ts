@@ -1,8 +1,10 @@
 // New builds under live conversations, on a real dev server: versioned workers A and B (Temporal
 // Worker Versioning). With conversations on A running a step, paused, finished (waiting for a
-// message), in a `wait` and awaiting an approval: set-current B, drain A, stop A. Every one moves
-// to B keeping its status (the wait its deadline, the approval its pending actions) and finishes
-// there; a new conversation starts on B; a follower from before the deploy keeps seeing live lines.
+// message), in a `wait`, awaiting an approval, and a parent waiting on its sub-agent's step:
+// set-current B, drain A, stop A. Every one moves to B keeping its status (the wait its deadline,
+// the approval its pending actions; the sub-agent and then its parent once their steps end) and
+// finishes there; a new conversation starts on B; a follower from before the deploy keeps seeing
+// live lines.
 // `deploy status --json` counts open conversations per version.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
@@ -21,6 +23,13 @@ function script(request: RecordedRequest): ScriptedReply {
   const first = String(messages.find((m) => m.role === 'user')?.content ?? '');
   const results = messages.filter((m) => m.role === 'tool').length;
   const go = /go-file=(\S+)/.exec(first)?.[1];
+  // The sub-agent's step waits for the same file as the running one's.
+  if (first.includes('child-work') && go && results === 0) {
+    return { toolCalls: [{ name: 'terminal', arguments: { command: `while [ ! -f ${go} ]; do sleep 0.1; done; echo child released` } }] };
+  }
+  if (first.startsWith('delegate-me') && go && results === 0) {
+    return { toolCalls: [{ name: 'delegate', arguments: { task: `child-work go-file=${go}` } }] };
+  }
   if (first.startsWith('run-long') && go && results === 0) {
     return { toolCalls: [{ name: 'terminal', arguments: { command: `while [ ! -f ${go} ]; do sleep 0.1; done; echo released` } }] };
   }
@@ -47,7 +56,7 @@ before(async () => {
 });
 after(async () => h?.close());
 
-const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] });
+const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait', 'delegate'] });
 const version = (buildId: string) => ({ FAHEEM_DEPLOYMENT: DEPLOYMENT, FAHEEM_BUILD_ID: buildId });
 
 /** The build id the conversation's current run is pinned to (from describe). */
@@ -82,6 +91,11 @@ test('set-current B and drain A: running, paused, finished, waiting and approval
   const finished = await start('finish-me');
   const waiting = await start('wait-long');
   const approving = await start('approve-me', { confirmationPolicy: 'always', workspace: approvalWorkspace });
+  const parent = await start(`delegate-me go-file=${goFile}`);
+  const childId = (await waitFor('the sub-agent to start', async () => (await parent.state()).children.find((c) => c.status === 'running')))
+    .id;
+  const child = await Conversation.attach(h.client, childId);
+  await waitFor('the sub-agent step to be under way', async () => (await child.events()).some((e) => e.kind === 'action'));
 
   await running.waitUntil((s) => s.events > 2 && s.status === 'running', 100, 60_000);
   await waitFor('the running step to be under way', async () => (await running.events()).some((e) => e.kind === 'action'));
@@ -104,23 +118,24 @@ test('set-current B and drain A: running, paused, finished, waiting and approval
   assert.ok(until, 'the wait has a deadline');
   const pending = await approving.waitUntil((s) => s.status === 'waiting_for_confirmation', 100, 60_000);
   assert.equal(pending.pendingActions?.length, 1);
-  for (const c of [running, paused, finished, waiting, approving]) assert.equal(await buildOf(c.id), 'A', `${c.id} runs on A`);
+  for (const c of [running, paused, finished, waiting, approving, parent, child])
+    assert.equal(await buildOf(c.id), 'A', `${c.id} runs on A`);
 
   const status = JSON.parse(await deploy(['status', '--json', '--deployment', DEPLOYMENT])) as {
     current: string;
     versions: { buildId: string; openConversations: number }[];
   };
   assert.equal(status.current, 'A');
-  await waitFor('visibility to count the five on A', async () => {
+  await waitFor('visibility to count the seven on A (the sub-agent is a conversation too)', async () => {
     const s = JSON.parse(await deploy(['status', '--json', '--deployment', DEPLOYMENT])) as typeof status;
-    return s.versions.find((v) => v.buildId === 'A')?.openConversations === 5;
+    return s.versions.find((v) => v.buildId === 'A')?.openConversations === 7;
   });
 
   // The deploy: start B, make it current, drain A (the running step finishes on A first), stop A.
   await h.startWorker(version('B'));
   await deploy(['set-current', 'B', '--deployment', DEPLOYMENT]);
   const drain = h.cli(['deploy', 'drain', 'A', '--deployment', DEPLOYMENT, '--timeout', '90'], { reject: false });
-  // The four not mid-step move at once; the running one only once its step ends.
+  // The four not mid-step move at once; the running one, the sub-agent and its parent only once their steps end.
   await waitFor(
     'the idle ones on B',
     async () => {
@@ -145,6 +160,13 @@ test('set-current B and drain A: running, paused, finished, waiting and approval
 
   // And they finish there.
   assert.equal((await running.waitUntil((s) => s.status !== 'running', 100, 60_000)).status, 'finished');
+  // The tree: the sub-agent's step ended on A, its next on B; the parent read its result and moved after.
+  const tree = await parent.waitUntil((s) => s.status !== 'running', 100, 60_000);
+  assert.equal(tree.status, 'finished');
+  assert.equal(tree.children.find((c) => c.id === childId)?.status, 'finished');
+  const childObservation = (await parent.events()).find((e) => e.kind === 'observation');
+  assert.match(childObservation?.kind === 'observation' ? childObservation.content : '', /done/);
+  assert.ok((await child.events()).some((e) => e.kind === 'observation' && e.content.includes('child released')));
   await paused.sendMessage('go on');
   assert.equal((await paused.run()).status, 'finished', 'the paused one resumes on B');
   await finished.sendMessage('once more');
@@ -161,7 +183,8 @@ test('set-current B and drain A: running, paused, finished, waiting and approval
     'finished',
   );
   assert.equal(await readFile(path.join(approvalWorkspace, 'approved.txt'), 'utf8'), 'approved\n', 'the approved command ran, on B');
-  for (const c of [running, paused, finished, waiting, approving]) assert.equal(await buildOf(c.id), 'B', `${c.id} ends on B`);
+  for (const c of [running, paused, finished, waiting, approving, parent, child])
+    assert.equal(await buildOf(c.id), 'B', `${c.id} ends on B`);
   // The moved wait told the model how it ended (a message), once.
   const observations = (await waiting.events()).filter((e) => e.kind === 'observation');
   assert.equal(observations.length, 1);
