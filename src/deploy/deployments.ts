@@ -120,6 +120,9 @@ export async function deploymentStatus(client: Client, deployment: string): Prom
   };
 }
 
+/** How long a drain waits for a signalled run to move before it asks it again. */
+const ASK_AGAIN_MS = 5_000;
+
 /** What a drain did. */
 export interface DrainResult {
   /** Conversations that were asked to move. */
@@ -147,14 +150,18 @@ export async function drainVersion(
   if (!status.versions.some((v) => v.buildId === buildId))
     throw new DeployError(`no version ${buildId} in deployment ${deployment} (see \`faheem deploy status\`)`);
   const query = openOnVersionQuery(deployment, buildId);
-  const signalled = new Set<string>();
+  // When each run was last asked. A run still on the version a while after its signal is asked again:
+  // a workflow task that ran before the new current version reached it saw no change of target and
+  // went back to sleep (seen: 8 of 40 left after 300 s), and only a new task notices the change.
+  const signalled = new Map<string, number>();
   const deadline = Date.now() + (options.waitMs ?? 120_000);
   for (;;) {
-    // Visibility lags a little: list again until nothing new shows, signalling each once.
+    // Visibility lags a little: list again until nothing new shows.
     for await (const wf of client.workflow.list({ query })) {
       const key = `${wf.workflowId}/${wf.runId}`;
-      if (signalled.has(key)) continue;
-      signalled.add(key);
+      const last = signalled.get(key);
+      if (last !== undefined && Date.now() - last < ASK_AGAIN_MS) continue;
+      signalled.set(key, Date.now());
       await client.workflow
         .getHandle(wf.workflowId, wf.runId)
         .signal(moveSignal)

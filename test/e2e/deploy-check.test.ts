@@ -4,7 +4,7 @@
 // `--histories test/histories` is the same check over the recorded histories (what CI runs).
 import assert from 'node:assert/strict';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { mkdtemp, writeFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -55,7 +55,33 @@ test('deploy check fails on a build whose workflow adds a command at its start, 
   assert.match(r.stderr, /would break on this build/);
 });
 
-test('deploy check --histories test/histories: every recorded history replays on this build', async () => {
-  const r = await h.cli(['deploy', 'check', '--histories', path.join(ROOT, 'test', 'histories')], { reject: false });
-  assert.equal(r.exitCode, 0, r.stdout + r.stderr);
+// The whole folder is replayed by the same functions in the fast gate (test/workflow/replay.test.ts);
+// here the command itself, over a few of its kinds: a continue-as-new chain, a sub-agent, a live stream.
+test('deploy check --histories DIR: recorded histories replay on this build, and an edited one is named with its nondeterminism', async () => {
+  const all = await readdir(path.join(ROOT, 'test', 'histories'));
+  const pick = (what: string, match: (f: string) => boolean) => {
+    const f = all.find(match);
+    assert.ok(f, `a recorded history with ${what}`);
+    return f;
+  };
+  const chain = pick('a continue-as-new chain', (f) => f.includes('@'));
+  const files = [chain, pick('a sub-agent', (f) => f.includes('.sub-')), pick('a live stream', (f) => f.endsWith('::live.json'))];
+  const dir = await mkdtemp(path.join(tmpdir(), 'faheem-histories-'));
+  for (const f of files) await copyFile(path.join(ROOT, 'test', 'histories', f), path.join(dir, f));
+  const ok = await h.cli(['deploy', 'check', '--histories', dir], { reject: false });
+  assert.equal(ok.exitCode, 0, ok.stdout + ok.stderr);
+  assert.match(ok.stderr, /3 histories replay/);
+
+  // A history whose first activity is of another type than this build schedules there: nondeterminism.
+  const history = JSON.parse(await readFile(path.join(dir, chain), 'utf8')) as {
+    events: { activityTaskScheduledEventAttributes?: { activityType: { name: string } } }[];
+  };
+  const scheduled = history.events.find((e) => e.activityTaskScheduledEventAttributes);
+  assert.ok(scheduled?.activityTaskScheduledEventAttributes, `${chain} schedules an activity`);
+  scheduled.activityTaskScheduledEventAttributes.activityType.name = 'notAnActivityOfOurs';
+  await writeFile(path.join(dir, 'edited--broken-one.json'), JSON.stringify(history));
+  const bad = await h.cli(['deploy', 'check', '--histories', dir], { reject: false });
+  assert.notEqual(bad.exitCode, 0, bad.stdout);
+  assert.match(bad.stdout, /^broken-one \(edited--broken-one\.json\): .*[Nn]ondeterminism/m);
+  assert.match(bad.stderr, /1 of 4 histories would break on this build/);
 });

@@ -1,37 +1,25 @@
 // Proof that upgrades are safe: histories recorded from earlier test runs (test/histories/, made with
 // FAHEEM_RECORD_HISTORIES=1 npm test) must replay against the current workflow code. A change to the
-// loop that would break running conversations fails here; guard such a change with patched().
-import { Worker } from '@temporalio/worker';
+// loop that would break running conversations fails here; guard such a change with patched(). This is
+// `faheem deploy check --histories test/histories` itself (the same functions), run in the fast gate.
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
+import { checkHistories, folderHistories } from '../../src/deploy/check.js';
 import { FAKE_KEY, ROOT, workflowBundle } from '../support/harness.js';
 
-test('recorded conversation histories replay against the current workflow code', async () => {
+test('recorded histories (conversations and their live streams) replay against the current workflow code', async () => {
   const dir = path.join(ROOT, 'test', 'histories');
-  const files = (await readdir(dir)).filter((f) => f.endsWith('.json')).sort();
-  assert.ok(files.length >= 8, `expected recorded histories in ${dir}, found ${files.length}`);
-  const histories = await Promise.all(
-    // Files are named <test file>--<workflow id>[@<run id>].json; the id matters (sub-agents' ids
-    // derive from it). An earlier run of a conversation that continued as new carries its run id.
-    files.map(async (f) => ({
-      workflowId: f
-        .slice(f.indexOf('--') + 2)
-        .replace(/\.json$/, '')
-        .replace(/@[0-9a-f-]{36}$/, ''),
-      history: JSON.parse(await readFile(path.join(dir, f), 'utf8')) as unknown,
-    })),
+  const histories = await folderHistories(dir);
+  assert.ok(histories.length >= 8, `expected recorded histories in ${dir}, found ${histories.length}`);
+  // Files are named <test file>--<workflow id>[@<run id>].json; the id matters (sub-agents' ids derive from it).
+  const result = await checkHistories(histories, { ...process.env, FAHEEM_WORKFLOW_BUNDLE: await workflowBundle() });
+  assert.equal(result.checked, histories.length);
+  assert.deepEqual(
+    result.failures.map((f) => `${f.source}: ${f.reason}`),
+    [],
   );
-  const code = await readFile(await workflowBundle(), 'utf8');
-  const failures: string[] = [];
-  let replayed = 0;
-  for await (const result of Worker.runReplayHistories({ workflowBundle: { code } }, histories)) {
-    replayed++;
-    if (result.error) failures.push(`${result.workflowId}: ${result.error.message}`);
-  }
-  assert.equal(replayed, files.length);
-  assert.deepEqual(failures, []);
 });
 
 test('no recorded history holds a secret (payloads decoded)', async () => {
