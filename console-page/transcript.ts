@@ -200,6 +200,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
     const time = e.timestamp.slice(11, 19);
     switch (e.kind) {
       case 'message':
+        if (e.thinking) blocks.push({ type: 'thinking', key: `${key}t`, text: e.thinking });
         blocks.push({
           type: 'message',
           key,

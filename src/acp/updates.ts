@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { SessionUpdate, ToolCallContent, ToolCallLocation, ToolKind, PlanEntry } from '@agentclientprotocol/sdk';
 import type { ActionEvent, CallSummary, ConversationEvent, ObservationEvent } from '../types.js';
 import type { LiveDelta } from '../live/types.js';
+import { reasoningText } from '../text.js';
 
 /** A command's output shown live is cut to its last this many characters (the observation has the rest). */
 export const LIVE_OUTPUT_CHARS = 30_000;
@@ -280,9 +281,10 @@ export class UpdateMapper {
         }
         this.lastReplyIndex = e.index;
         this.lastReplyTruncated = e.truncated === true;
-        finishStreamed(this.thoughts, e.index, '');
+        const freshThought = finishStreamed(this.thoughts, e.index, e.thinking ?? '');
         const fresh = finishStreamed(this.replies, e.index, e.text);
         return [
+          ...(freshThought ? [{ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: freshThought } } as const] : []),
           ...(fresh ? [{ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: fresh } } as const] : []),
           ...this.usage(e.call),
         ];
@@ -324,7 +326,8 @@ export class UpdateMapper {
       // The first action of a reply carries the reply's text, thinking and call.
       this.lastReplyIndex = e.index;
       this.lastReplyTruncated = e.truncated === true;
-      const thinking = (e.reasoning ?? []).map((b) => (b.type === 'thinking' ? b.thinking : '')).join('');
+      // Anthropic's thinking and the Responses API's reasoning summaries (what the live lines streamed).
+      const thinking = reasoningText(e.reasoning);
       const freshThought = finishStreamed(this.thoughts, e.index, thinking);
       if (freshThought) updates.push({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: freshThought } });
       const freshText = finishStreamed(this.replies, e.index, e.thought ?? '');

@@ -26,7 +26,7 @@ export function formatEvent(e: ConversationEvent): string {
   const n = pc.dim(`#${e.index}`.padStart(5));
   switch (e.kind) {
     case 'message':
-      return `${n} ${time} ${e.source === 'user' ? pc.bold(pc.blue('user')) : e.source === 'agent' ? pc.bold(pc.magenta('agent')) : pc.bold(pc.cyan('hook'))}: ${clip(e.text)}${callText(e.call)}`;
+      return `${e.thinking ? `${n} ${time} ${pc.dim(`thinking: ${clip(e.thinking, 300)}`)}\n` : ''}${n} ${time} ${e.source === 'user' ? pc.bold(pc.blue('user')) : e.source === 'agent' ? pc.bold(pc.magenta('agent')) : pc.bold(pc.cyan('hook'))}: ${clip(e.text)}${callText(e.call)}`;
     case 'skills':
       return `${n} ${time} ${pc.cyan(`🧰 skills offered: ${e.skills.map((s) => s.name).join(', ') || 'none'}`)}${e.warnings.map((w) => `\n${indent(pc.yellow(`skipped: ${w}`))}`).join('')}`;
     case 'refused':

@@ -128,7 +128,8 @@ export class ModelClients {
     this.effort = parsed.success ? parsed.data : undefined;
     if (effort && effort !== 'off' && !parsed.success)
       this.warn(`LLM_REASONING_EFFORT=${effort} is not low, medium or high: reasoning stays off`);
-    const wire = env.LLM_WIRE_API?.trim();
+    // Read as wireApiFor reads it (any case), so the warning names only a value it ignores.
+    const wire = env.LLM_WIRE_API?.trim().toLowerCase();
     if (wire && wire !== 'responses' && wire !== 'chat')
       this.warn(`LLM_WIRE_API=${wire} is not responses or chat: the default applies (responses on OpenAI's own endpoint, chat elsewhere)`);
   }

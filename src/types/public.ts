@@ -304,6 +304,11 @@ export interface MessageEvent extends EventBase {
   text: string;
   /** An agent reply cut by the output-token cap: the model is told so in its next prompt. */
   truncated?: boolean;
+  /**
+   * An agent reply's thinking as text (Anthropic thinking, the Responses API's reasoning summaries),
+   * for display. A final reply's reasoning blocks are not kept: nothing sends them back.
+   */
+  thinking?: string;
   /** The model call that wrote this reply. */
   call?: CallSummary;
 }

@@ -275,4 +275,7 @@ test('live lines: reasoning summaries as thinking_delta, output text as model_de
     seen.some((x) => !('live' in x) && x.kind === 'message' && x.source === 'agent' && x.text === REPLY),
     'the reply recorded as well',
   );
+  // A final reply's summaries are kept on its event, so `events`, the console and ACP show them later.
+  const final = (await conversation.events()).find((e) => e.kind === 'message' && e.source === 'agent' && e.text === REPLY);
+  assert.ok(final?.kind === 'message' && final.thinking?.includes(THINKING), JSON.stringify(final));
 });

@@ -239,3 +239,31 @@ test('the events of a call whose lines came late, first', () => {
   ]);
   assert.equal(texts(updates, 'agent_message_chunk'), 'Later Earlier.reply.');
 });
+
+test("a replay shows the Responses API's reasoning summaries, and a final reply's thinking, as thought chunks before the text", () => {
+  const m = new UpdateMapper({ workspace: ws });
+  const item = {
+    type: 'reasoning' as const,
+    id: 'rs_1',
+    summary: [{ type: 'summary_text' as const, text: 'Check the tree first.' }],
+    encrypted_content: 'enc',
+  };
+  const updates = run(m, [
+    {
+      ...base,
+      index: 1,
+      source: 'agent',
+      kind: 'action',
+      tool: 'terminal',
+      toolCallId: 'c1',
+      arguments: { command: 'ls' },
+      replyId: 'r1',
+      reasoning: [{ type: 'openai_reasoning', item, followedBy: 'c1' }],
+      call,
+    },
+    { ...base, index: 2, source: 'agent', kind: 'message', text: 'Done.', thinking: 'All there.', call },
+  ]);
+  assert.equal(texts(updates, 'agent_thought_chunk'), 'Check the tree first.All there.');
+  const kinds = updates.map((u) => u.sessionUpdate);
+  assert.ok(kinds.lastIndexOf('agent_thought_chunk') < kinds.indexOf('agent_message_chunk'), kinds.join(', '));
+});

@@ -153,3 +153,14 @@ test('errors and status changes are their own blocks', () => {
     ],
   );
 });
+
+test("a final reply's thinking (summaries of the Responses API, Anthropic's thinking) shows in a block of its own before it", () => {
+  const blocks = buildBlocks(
+    fold([{ index: 0, timestamp: t, source: 'agent', kind: 'message', text: 'Done.', thinking: '<i>weighed</i>' }]),
+  );
+  assert.deepEqual(
+    blocks.map((b) => b.type),
+    ['thinking', 'message'],
+  );
+  assert.ok(blocks[0]?.type === 'thinking' && blocks[0].text === '<i>weighed</i>');
+});

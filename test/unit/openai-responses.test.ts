@@ -100,6 +100,10 @@ test('which API: responses on OpenAI itself, chat elsewhere, LLM_WIRE_API and th
   assert.deepEqual(warnings, [
     "LLM_WIRE_API=soap is not responses or chat: the default applies (responses on OpenAI's own endpoint, chat elsewhere)",
   ]);
+  // Any case is read the same way by the warning and the choice.
+  new ModelClients({ LLM_WIRE_API: 'Responses' }, (l) => warnings.push(l));
+  assert.equal(warnings.length, 1, warnings.join('\n'));
+  assert.equal(wireApiFor(local, undefined, { LLM_WIRE_API: 'Responses' }), 'responses');
   assert.equal(wireApiFor({ provider: 'anthropic', baseUrl: 'https://api.anthropic.com/v1/' }, 'responses', {}), undefined);
   for (const m of ['gpt-5.6', 'gpt-5.4', 'gpt-5', 'gpt-5-mini', 'o3', 'o4-mini', 'codex-mini-latest']) assert.ok(isReasoningModel(m), m);
   for (const m of ['gpt-4o', 'gpt-4.1', 'gpt-5-chat-latest', 'llama3']) assert.ok(!isReasoningModel(m), m);
@@ -288,6 +292,12 @@ describe('ModelClients.complete through the Responses API', () => {
       models.complete({ llm, messages, tools, conversationId: 'conv-2' }, new AbortController().signal),
       (err: unknown) => err instanceof ApplicationFailure && !err.nonRetryable && err.nextRetryDelay === 3_000,
     );
+    server.setScript(() => ({ status: 503, error: 'The server is overloaded' }));
+    await assert.rejects(
+      models.complete({ llm, messages, tools, conversationId: 'conv-2' }, new AbortController().signal),
+      (err: unknown) => err instanceof ApplicationFailure && !err.nonRetryable && /HTTP 503/.test(err.message),
+      'a 5xx is retried',
+    );
     server.setScript(() => ({ content: 'ok' }));
   });
 
@@ -296,6 +306,7 @@ describe('ModelClients.complete through the Responses API', () => {
     const models = new ModelClients({ LLM_API_KEY: KEY, LLM_BASE_URL: server.baseUrl, LLM_WIRE_API: 'chat' }, (l) => warnings.push(l));
     const chatLlm = { usageId: 'u', model: 'openai/gpt-5.6' };
     const messages: ChatMessage[] = [{ role: 'user', content: 'hi' }];
+    const from = server.requests.length;
     for (let i = 0; i < 2; i++) {
       await assert.rejects(
         models.complete({ llm: chatLlm, messages, tools, conversationId: 'c' }, new AbortController().signal),
@@ -306,6 +317,10 @@ describe('ModelClients.complete through the Responses API', () => {
       );
     }
     assert.equal(warnings.filter((w) => w.includes('LLM_WIRE_API=responses')).length, 1);
+    // Never a silent downgrade: the effort is not set to 'none' to get past the refusal.
+    const sent = server.requests.slice(from).map((r) => (r.raw as { reasoning_effort?: unknown }).reasoning_effort);
+    assert.equal(sent.length, 2, 'both calls reached the server');
+    assert.ok(!sent.includes('none'), JSON.stringify(sent));
   });
 });
 

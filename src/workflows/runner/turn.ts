@@ -1,6 +1,7 @@
 // One turn of the loop (a step): the setup if it is missing, a condensation if one is due, one
 // model call, and the tools it asked for. It returns what happens next; `applyOutcome` records it.
 import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
+import { reasoningText } from '../../text.js';
 import type { ActionEvent, CallSummary, ModelCallResult, MovedStep, ToolCallPlan, ToolResult } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
 import { observation, parseArguments } from '../reply.js';
@@ -145,11 +146,14 @@ async function afterReply(
       ? truncationVerdict(reply.toolCalls.length > 0, previousReplyTruncated(liveEvents(run.log.held())))
       : undefined;
   if (reply.toolCalls.length === 0) {
+    // Shown as the reply's thinking in events, the console and ACP (summaries are all a reader needs).
+    const thinking = reasoningText(reply.reasoning);
     run.append({
       kind: 'message',
       source: 'agent',
       text: reply.content ?? '',
       ...(reply.truncated ? { truncated: true } : {}),
+      ...(thinking ? { thinking } : {}),
       call: callSummary(reply),
     });
     if (verdict?.kind === 'stuck') return { outcome: verdict, touchedHost: false };
