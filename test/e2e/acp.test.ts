@@ -10,6 +10,8 @@ import { Conversation } from '../../src/client.js';
 import { lastUserMessage, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import { chunkText, startAcp, type AcpProcess } from '../support/acp.js';
 import { Client, Connection } from '@temporalio/client';
+import { chromium } from 'playwright-core';
+import { startConsole } from '../../src/console-server/server.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
 import { ROOT, freePort, historyText, startHarness, waitFor, type Harness } from '../support/harness.js';
 
@@ -425,21 +427,49 @@ test('with nothing answering at the Temporal address, it starts the embedded ser
   }
 });
 
-test('each client shows the others’ doing: a message sent from the CLI appears in the editor, a pause from the CLI cancels the turn', async () => {
+test('each client shows the others’ doing: started in the editor, watched in the console (Chromium), a message and a pause from the CLI seen in both', async () => {
   const cwd = await h.workspace();
   const id = await newSession(acp, cwd);
-  const turn = prompt(id, 'gate, then read what the CLI said');
-  await waitFor('the command output', () => JSON.stringify(acp.updates(id)).includes('before-the-gate'), 60_000);
-  await h.cli(['send', id, 'a note from the CLI']);
-  await writeFile(path.join(cwd, 'go'), '');
-  assert.equal((await turn).stopReason, 'end_turn');
-  assert.equal(chunkText(acp.updates(id), 'user_message_chunk'), 'a note from the CLI');
-  assert.match(chunkText(acp.updates(id), 'agent_message_chunk'), /ok: a note from the CLI/);
+  const console = await startConsole({ client: h.client, port: 0, temporalUiUrl: 'http://127.0.0.1:9' });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+  });
+  try {
+    const turn = prompt(id, 'gate, then read what the CLI said');
+    await waitFor('the command output', () => JSON.stringify(acp.updates(id)).includes('before-the-gate'), 60_000);
+    // The console shows the editor's prompt and the command it started.
+    const page = await browser.newPage();
+    await page.goto(console.url);
+    await page
+      .getByRole('link', { name: new RegExp(id) })
+      .first()
+      .click({ timeout: 30_000 });
+    await page.getByRole('heading', { name: id }).waitFor({ timeout: 30_000 });
+    await page.getByText('gate, then read what the CLI said').first().waitFor({ timeout: 30_000 });
+    await page.locator('pre.output').filter({ hasText: 'before-the-gate' }).first().waitFor({ timeout: 30_000 });
 
-  const sleeping = prompt(id, 'sleep until paused');
-  await waitFor('the command to start', () => toolCalls(acp.updates(id)).filter((c) => c.title.includes('sleep 600')).length === 1, 60_000);
-  await h.cli(['pause', id, '--now']);
-  assert.equal((await sleeping).stopReason, 'cancelled');
+    await h.cli(['send', id, 'a note from the CLI']);
+    await writeFile(path.join(cwd, 'go'), '');
+    assert.equal((await turn).stopReason, 'end_turn');
+    assert.equal(chunkText(acp.updates(id), 'user_message_chunk'), 'a note from the CLI');
+    assert.match(chunkText(acp.updates(id), 'agent_message_chunk'), /ok: a note from the CLI/);
+    await page.getByText('ok: a note from the CLI').first().waitFor({ timeout: 30_000 });
+
+    const sleeping = prompt(id, 'sleep until paused');
+    await waitFor(
+      'the command to start',
+      () => toolCalls(acp.updates(id)).filter((c) => c.title.includes('sleep 600')).length === 1,
+      60_000,
+    );
+    await h.cli(['pause', id, '--now']);
+    assert.equal((await sleeping).stopReason, 'cancelled');
+    await page.locator('.conv-head .status').filter({ hasText: 'paused' }).waitFor({ timeout: 30_000 });
+  } finally {
+    await browser.close();
+    await console.close();
+  }
 });
 
 test('a prompt while an action waits for approval asks for it first (a run would approve it); the earlier request is withdrawn', async () => {
