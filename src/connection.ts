@@ -3,7 +3,7 @@
 import { Client, Connection, isGrpcDeadlineError } from '@temporalio/client';
 import { startTracing } from './telemetry/tracing.js';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import net from 'node:net';
 import os from 'node:os';
 import { ServerUnreachableError } from './errors.js';
@@ -70,6 +70,9 @@ export async function connectWorker(): Promise<{ connection: NativeConnection; n
   const address = connectionOptions.address;
   const refused = await refusedAt(address, connectionOptions);
   if (refused) throw new ServerUnreachableError(address, refused);
+  // Loaded here, not at the top: the worker package (its native bridge, rxjs, webpack) costs every
+  // CLI command a few hundred ms of start-up and only a worker needs it.
+  const { NativeConnection } = await import('@temporalio/worker');
   const startedAt = Date.now();
   const attempt = NativeConnection.connect(connectionOptions);
   attempt.catch(() => undefined);

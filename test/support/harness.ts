@@ -211,6 +211,7 @@ export async function startHarness(options: {
   };
   const client = new Client({ connection, namespace, dataConverter: dataConverter(env) });
   const workers: WorkerProcess[] = [];
+  const workspaces: string[] = [];
 
   const harness: Harness = {
     server,
@@ -258,7 +259,9 @@ export async function startHarness(options: {
       return w;
     },
     async workspace() {
-      return mkdtemp(path.join(tmpdir(), 'faheem-ws-'));
+      const dir = await mkdtemp(path.join(tmpdir(), 'faheem-ws-'));
+      workspaces.push(dir);
+      return dir;
     },
     async cli(args, opts = {}) {
       const r = await execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], {
@@ -280,6 +283,8 @@ export async function startHarness(options: {
       await connection.close();
       await model.close();
       await harness.server.stop();
+      // The file's temporary folders go with it (a sandboxed run may leave read-only files: force).
+      await Promise.all([home, ...workspaces].map((d) => rm(d, { recursive: true, force: true }).catch(() => undefined)));
     },
   };
   return harness;
