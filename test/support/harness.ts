@@ -283,7 +283,7 @@ export async function startHarness(options: {
       await connection.close();
       await model.close();
       await harness.server.stop();
-      // The file's temporary folders go with it (a sandboxed run may leave read-only files: force).
+      // The file's temporary folders go with it (force: a test may have removed one itself).
       await Promise.all([home, ...workspaces].map((d) => rm(d, { recursive: true, force: true }).catch(() => undefined)));
     },
   };
