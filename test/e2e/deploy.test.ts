@@ -23,15 +23,18 @@ function script(request: RecordedRequest): ScriptedReply {
   const first = String(messages.find((m) => m.role === 'user')?.content ?? '');
   const results = messages.filter((m) => m.role === 'tool').length;
   const go = /go-file=(\S+)/.exec(first)?.[1];
-  // The sub-agent's step waits for the same file as the running one's.
+  // The sub-agent's step waits for the same file as the running one's. Both print a dot a second so
+  // that the terminal's soft timeout (30 s of no output) cannot end the step early on a slow machine.
   if (first.includes('child-work') && go && results === 0) {
-    return { toolCalls: [{ name: 'terminal', arguments: { command: `while [ ! -f ${go} ]; do sleep 0.1; done; echo child released` } }] };
+    return {
+      toolCalls: [{ name: 'terminal', arguments: { command: `while [ ! -f ${go} ]; do sleep 1; printf .; done; echo child released` } }],
+    };
   }
   if (first.startsWith('delegate-me') && go && results === 0) {
     return { toolCalls: [{ name: 'delegate', arguments: { task: `child-work go-file=${go}` } }] };
   }
   if (first.startsWith('run-long') && go && results === 0) {
-    return { toolCalls: [{ name: 'terminal', arguments: { command: `while [ ! -f ${go} ]; do sleep 0.1; done; echo released` } }] };
+    return { toolCalls: [{ name: 'terminal', arguments: { command: `while [ ! -f ${go} ]; do sleep 1; printf .; done; echo released` } }] };
   }
   if (first.startsWith('pause-me') && results === 0) {
     return { toolCalls: [{ name: 'terminal', arguments: { command: 'sleep 120' } }] };
@@ -160,6 +163,10 @@ test('set-current B and drain A: running, paused, finished, waiting and approval
 
   // And they finish there.
   assert.equal((await running.waitUntil((s) => s.status !== 'running', 100, 60_000)).status, 'finished');
+  assert.ok(
+    (await running.events()).some((e) => e.kind === 'observation' && e.content.includes('released')),
+    'the running step ended when its file came',
+  );
   // The tree: the sub-agent's step ended on A, its next on B; the parent read its result and moved after.
   const tree = await parent.waitUntil((s) => s.status !== 'running', 100, 60_000);
   assert.equal(tree.status, 'finished');
