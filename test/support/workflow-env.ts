@@ -3,6 +3,7 @@
 // in the test (stand-ins for OUR activities only: Temporal, the client and the worker are real).
 // One dev server for the run (FAHEEM_TEST_TEMPORAL_ADDRESS, set by test/support/run-tests.ts), or
 // one per file when a file runs alone; each file gets its own namespace and task queues.
+import { Context } from '@temporalio/activity';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createHash, randomUUID } from 'node:crypto';
@@ -181,24 +182,7 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
 
   const activities = {
     async callModel(input: ModelCallInput): Promise<ModelCallResult> {
-      const e = entry(input.conversationId);
-      if (input.conversationId === e.conversation.id) e.conversation.modelCalls.push(input);
-      const events = (await readEvents(input.conversationId)).slice(0, input.eventCount);
-      const reply = await e.model(input, events);
-      return {
-        id: `reply-${input.conversationId}-${input.step}-${randomUUID().slice(0, 6)}`,
-        model: 'scripted',
-        content: reply.content ?? null,
-        toolCalls: (reply.toolCalls ?? []).map((c, i) => ({
-          id: `call-${input.step}-${i}-${randomUUID().slice(0, 6)}`,
-          name: c.name,
-          arguments: JSON.stringify(c.arguments),
-          ...(c.plan ? { plan: c.plan } : {}),
-        })),
-        usage: { promptTokens: 100, completionTokens: 20, cacheReadTokens: 0 },
-        cost: reply.cost ?? 0.0001,
-        latencyMs: 1,
-      };
+      return beating(() => scriptedCall(input));
     },
     async condense(input: CondenseInput): Promise<CondenseResult> {
       return {
@@ -209,6 +193,26 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
       };
     },
   };
+  async function scriptedCall(input: ModelCallInput): Promise<ModelCallResult> {
+    const e = entry(input.conversationId);
+    if (input.conversationId === e.conversation.id) e.conversation.modelCalls.push(input);
+    const events = (await readEvents(input.conversationId)).slice(0, input.eventCount);
+    const reply = await e.model(input, events);
+    return {
+      id: `reply-${input.conversationId}-${input.step}-${randomUUID().slice(0, 6)}`,
+      model: 'scripted',
+      content: reply.content ?? null,
+      toolCalls: (reply.toolCalls ?? []).map((c, i) => ({
+        id: `call-${input.step}-${i}-${randomUUID().slice(0, 6)}`,
+        name: c.name,
+        arguments: JSON.stringify(c.arguments),
+        ...(c.plan ? { plan: c.plan } : {}),
+      })),
+      usage: { promptTokens: 100, completionTokens: 20, cacheReadTokens: 0 },
+      cost: reply.cost ?? 0.0001,
+      latencyMs: 1,
+    };
+  }
   const hostActivities = {
     async prepareTools(input: PrepareToolsInput): Promise<PrepareToolsResult> {
       const e = entry(input.conversationId);
@@ -218,7 +222,7 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
     async runTool(input: RunToolInput): Promise<RunToolResult> {
       const e = entry(input.conversationId);
       if (input.conversationId === e.conversation.id) e.conversation.toolCalls.push(input);
-      return (e.host.run ?? runDefault)(input);
+      return beating(async () => (e.host.run ?? runDefault)(input));
     },
     async releaseTools(_id: string): Promise<void> {},
     // Checkpoints of the workspace: a made-up commit per step (the store itself has its own tests).
@@ -363,4 +367,21 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
     },
   };
   return env;
+}
+
+/**
+ * Runs a stand-in activity while heartbeating every 100 ms, and ends it as cancelled when its
+ * cancellation arrives, as the real model and tool activities do: without the beats, a stand-in
+ * slowed past the 1 s heartbeat timeout on a loaded machine is retried, and a script that counts
+ * its calls sees one call too many.
+ */
+async function beating<T>(work: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  ctx.heartbeat();
+  const timer = setInterval(() => ctx.heartbeat(), 100);
+  try {
+    return await Promise.race([work(), ctx.cancelled]);
+  } finally {
+    clearInterval(timer);
+  }
 }
