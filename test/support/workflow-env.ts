@@ -16,6 +16,7 @@ import type {
   RestoreResult,
   RestoreWorkspaceInput,
 } from '../../src/checkpoints/types.js';
+import { withHeartbeat } from '../../src/activities/heartbeat.js';
 import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
 import {
   DEFAULTS,
@@ -377,11 +378,5 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
  */
 async function beating<T>(work: () => Promise<T>): Promise<T> {
   const ctx = Context.current();
-  ctx.heartbeat();
-  const timer = setInterval(() => ctx.heartbeat(), 100);
-  try {
-    return await Promise.race([work(), ctx.cancelled]);
-  } finally {
-    clearInterval(timer);
-  }
+  return withHeartbeat(() => Promise.race([work(), ctx.cancelled]), { everyMs: 100, context: ctx });
 }
