@@ -203,6 +203,13 @@ export class UpdateMapper {
   private readonly thoughts = new Map<number, Streamed>();
   private readonly calls = new Map<string, { tool: string; args: unknown; output: string; done: boolean }>();
   private lastReplyIndex = -1;
+  /** How many events this follow has mapped (the next index it expects). */
+  private seen = 0;
+  /**
+   * Lines of a model call that began after events this follow has not shown yet (its live stream ran
+   * ahead of its events, as under load): shown once those events are, so the text keeps its order.
+   */
+  private held: LiveDelta[] = [];
   private cost: number;
   private readonly skip = new Set<number>();
   /** The last reply recorded was cut by the output-token cap. */
@@ -226,7 +233,30 @@ export class UpdateMapper {
 
   /** The updates for one item of the follow, in order (often none). */
   map(item: ConversationEvent | LiveDelta): SessionUpdate[] {
-    return 'live' in item ? this.live(item) : this.event(item);
+    if ('live' in item) {
+      if (this.held.length || (item.eventCount !== undefined && item.eventCount > this.seen)) {
+        this.held.push(item);
+        return this.release();
+      }
+      return this.live(item);
+    }
+    // Lines of a call that began at or before this event come first: the call's earlier events are shown.
+    const before = this.release(item.index);
+    const updates = this.event(item);
+    this.seen = Math.max(this.seen, item.index + 1);
+    return [...before, ...updates, ...this.release()];
+  }
+
+  /** The held lines whose call began at or before `upTo` (default: the events shown), in order. */
+  private release(upTo = this.seen): SessionUpdate[] {
+    const updates: SessionUpdate[] = [];
+    while (this.held.length) {
+      const line = this.held[0]!;
+      if (line.eventCount !== undefined && line.eventCount > upTo) break;
+      this.held.shift();
+      updates.push(...this.live(line));
+    }
+    return updates;
   }
 
   private live(line: LiveDelta): SessionUpdate[] {

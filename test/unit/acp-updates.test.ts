@@ -230,14 +230,43 @@ test("a later call's lines before an earlier call's events (a follower under loa
   assert.equal(texts(updates, 'agent_message_chunk'), 'First.Second.');
 });
 
-test('the events of a call whose lines came late, first', () => {
+test("a final reply's lines before the first step's events (one core): the plan's text still comes first", () => {
+  const m = new UpdateMapper({ workspace: ws });
+  const updates = run(m, [
+    { ...base, index: 0, source: 'user', kind: 'message', text: 'go' },
+    line({ kind: 'model_delta', text: 'All ', step: 2, eventCount: 3 }),
+    line({ kind: 'output_delta', text: 'ran\n', toolCallId: 'x' }),
+    line({ kind: 'model_delta', text: 'done.', step: 2, eventCount: 3 }),
+    {
+      ...base,
+      index: 1,
+      source: 'agent',
+      kind: 'action',
+      tool: 'think',
+      toolCallId: 'k',
+      arguments: { thought: 'x' },
+      replyId: 'r',
+      thought: 'First the plan.',
+      call,
+    },
+    { ...base, index: 2, source: 'environment', kind: 'observation', tool: 'think', toolCallId: 'k', content: '', isError: false },
+    { ...base, index: 3, source: 'agent', kind: 'message', text: 'All done.', call },
+  ]);
+  assert.equal(texts(updates, 'user_message_chunk'), 'go');
+  assert.equal(texts(updates, 'agent_message_chunk'), 'First the plan.All done.');
+  // A line with no call behind a held one keeps its place: after the plan, before "done.".
+  const kinds = updates.map((u) => u.sessionUpdate);
+  assert.ok(kinds.indexOf('tool_call') > kinds.indexOf('agent_message_chunk'));
+});
+
+test("a later call's lines wait for the earlier events: the text keeps the conversation's order", () => {
   const m = new UpdateMapper({ workspace: ws });
   const updates = run(m, [
     line({ kind: 'model_delta', text: 'Later ', step: 2, eventCount: 3 }),
     { ...base, index: 1, source: 'agent', kind: 'message', text: 'Earlier.', truncated: true, call },
     { ...base, index: 3, source: 'agent', kind: 'message', text: 'Later reply.', call },
   ]);
-  assert.equal(texts(updates, 'agent_message_chunk'), 'Later Earlier.reply.');
+  assert.equal(texts(updates, 'agent_message_chunk'), 'Earlier.Later reply.');
 });
 
 test("a replay shows the Responses API's reasoning summaries, and a final reply's thinking, as thought chunks before the text", () => {
