@@ -349,7 +349,7 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
         async until(what, check, timeoutMs = 60_000) {
           let last: ConversationState | undefined;
           try {
-            await waitFor(what, async () => check((last = await handle.query(stateQuery))), timeoutMs, 20);
+            await waitFor(what, async () => check((last = await handle.query(stateQuery))), timeoutMs);
           } catch (err) {
             throw new Error(`${(err as Error).message}\nlast state: ${JSON.stringify(last)}`);
           }

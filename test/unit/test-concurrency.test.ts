@@ -13,10 +13,10 @@ test('e2e files: half as many again as cores, two at least; the override wins', 
   assert.equal(concurrency('e2e', 2, '0'), 3);
 });
 
-test('unit and workflow files: one per core, two at least', () => {
+test('unit and workflow files: two per core', () => {
   assert.deepEqual(
     [1, 2, 4].map((c) => concurrency('unit', c)),
-    [2, 2, 4],
+    [2, 4, 8],
   );
-  assert.equal(concurrency('workflow', 8, '3'), 8, 'the override is for e2e only');
+  assert.equal(concurrency('workflow', 8, '3'), 16, 'the override is for e2e only');
 });
