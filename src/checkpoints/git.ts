@@ -1,7 +1,8 @@
-// Running git for the checkpoint store: one spawn per call, output as a Buffer, failures as
-// CheckpointError with git's own words. The caller gives the whole environment (see ShadowRepo).
-import { spawn } from 'node:child_process';
+// Running git for the checkpoint store: one process per call (started by the spawn helper), output
+// as a Buffer, failures as CheckpointError with git's own words. The caller gives the whole
+// environment (see ShadowRepo).
 import { FaheemError } from '../errors.js';
+import { ProgramStartError, runProgram, type ProgramResult } from '../tools/spawner.js';
 
 /** Why a checkpoint operation failed: callers show `git_missing` and `not_found` as they are. */
 export type CheckpointFailure = 'git_missing' | 'not_found' | 'invalid' | 'git_failed';
@@ -33,37 +34,29 @@ export interface GitResult {
   code: number;
 }
 
-/** Runs `git args…`; throws CheckpointError unless it exits 0 or with one of `okCodes`. */
-export function git(args: readonly string[], call: GitCall): Promise<GitResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd: call.cwd, env: call.env, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', (e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') {
-        reject(
-          new CheckpointError(
-            'git_missing',
-            'checkpoints need git on the workspace host, and no `git` was found on its PATH: install git (2.25 or later) or turn checkpoints off',
-            { cause: e },
-          ),
-        );
-      } else reject(new CheckpointError('git_failed', `could not run git: ${e.message}`, { cause: e }));
-    });
-    child.on('close', (code, signal) => {
-      const c = code ?? -1;
-      if (c === 0 || call.okCodes?.includes(c)) resolve({ stdout: Buffer.concat(out), code: c });
-      else {
-        const text = Buffer.concat(err).toString('utf8').trim().slice(0, 2000);
-        reject(new CheckpointError('git_failed', `git ${gitCommand(args)} failed (${signal ?? `exit ${c}`}): ${text}`));
-      }
-    });
-    // A child that exits before reading its input must not crash us with EPIPE.
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(call.input ?? '');
-  });
+/**
+ * Runs `git args…`; throws CheckpointError unless it exits 0 or with one of `okCodes`. Through the
+ * spawn helper: a fork of the worker costs its main thread ~2 ms (against ~0.7 ms from the small
+ * helper), and a step that changed files runs four git commands.
+ */
+export async function git(args: readonly string[], call: GitCall): Promise<GitResult> {
+  let r: ProgramResult;
+  try {
+    r = await runProgram('git', args, { cwd: call.cwd, env: call.env, ...(call.input !== undefined ? { input: call.input } : {}) });
+  } catch (e) {
+    if (e instanceof ProgramStartError && e.code === 'ENOENT') {
+      throw new CheckpointError(
+        'git_missing',
+        'checkpoints need git on the workspace host, and no `git` was found on its PATH: install git (2.25 or later) or turn checkpoints off',
+        { cause: e },
+      );
+    }
+    throw new CheckpointError('git_failed', `could not run git: ${(e as Error).message}`, { cause: e });
+  }
+  const c = r.code ?? -1;
+  if (c === 0 || call.okCodes?.includes(c)) return { stdout: r.stdout, code: c };
+  const text = r.stderr.toString('utf8').trim().slice(0, 2000);
+  throw new CheckpointError('git_failed', `git ${gitCommand(args)} failed (${r.signal ?? `exit ${c}`}): ${text}`);
 }
 
 /** The caller's environment without any GIT_* variable (a worker started inside a repository may have some). */

@@ -1,5 +1,6 @@
-// The spawn helper: a small Node process that starts the worker's terminal commands, so the worker
-// (hundreds of MB, whose every fork() costs milliseconds of its main thread) never forks for them.
+// The spawn helper: a small Node process that starts the worker's terminal commands and runs its
+// checkpoints' git calls, so the worker (hundreds of MB, whose every fork() costs milliseconds of
+// its main thread) never forks for them.
 // The worker forks it once and speaks to it over IPC; see spawner.ts for the protocol. It imports
 // only Node's own modules, to stay small.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -70,6 +71,33 @@ function start(m: Extract<ToHelper, { type: 'spawn' }>): void {
   });
 }
 
+/** A program run to its end: all its output in one answer (the worker's git calls). */
+function run(m: Extract<ToHelper, { type: 'run' }>): void {
+  let child: ChildProcess;
+  try {
+    child = spawn(m.file, m.args, { cwd: m.cwd, env: m.env, stdio: 'pipe' });
+  } catch (err) {
+    send({ type: 'run-error', id: m.id, message: (err as Error).message, code: (err as NodeJS.ErrnoException).code });
+    return;
+  }
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  let failed = false;
+  child.stdout?.on('data', (b: Buffer) => out.push(b));
+  child.stderr?.on('data', (b: Buffer) => err.push(b));
+  child.on('error', (e: NodeJS.ErrnoException) => {
+    // Not started (no such program or directory); a failed kill of a running one is not ours to report.
+    if (child.pid !== undefined) return;
+    failed = true;
+    send({ type: 'run-error', id: m.id, message: e.message, code: e.code });
+  });
+  child.on('close', (code, signal) => {
+    if (!failed) send({ type: 'ran', id: m.id, code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err) });
+  });
+  child.stdin?.on('error', () => undefined); // it may exit before reading its input
+  child.stdin?.end(Buffer.from(m.input));
+}
+
 function sendOutput(id: number, cmd: Command, data: string): void {
   if (!data) return;
   cmd.unsent++;
@@ -83,10 +111,13 @@ function sendOutput(id: number, cmd: Command, data: string): void {
 }
 
 process.on('message', (m: ToHelper) => {
-  const cmd = m.type === 'spawn' ? undefined : commands.get(m.id);
+  const cmd = m.type === 'spawn' || m.type === 'run' ? undefined : commands.get(m.id);
   switch (m.type) {
     case 'spawn':
       start(m);
+      break;
+    case 'run':
+      run(m);
       break;
     case 'stdin':
       cmd?.child.stdin?.write(m.data);

@@ -2,9 +2,10 @@
 // with fork(), whose cost grows with the forking process's memory: a worker of several hundred MB
 // paid ~12 ms of main-thread CPU a command, its largest cost a step. The helper (spawn-helper.ts), a
 // bare Node process, is forked once, lazily, and pays that cost on its own thread at its own small
-// size. If it cannot start, commands start in this process with execa, as they did before.
+// size. If it cannot start, commands start in this process with execa, as they did before. Short
+// programs whose output is wanted whole (the checkpoints' git calls) go the same way: runProgram.
 import { execa } from 'execa';
-import { fork, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
@@ -35,9 +36,29 @@ export interface SpawnedCommand {
   destroyOutput(): void;
 }
 
+/** How a program run to its end ended, with all it printed (see {@link runProgram}). */
+export interface ProgramResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: Buffer;
+  stderr: Buffer;
+}
+
+/** A program that could not be started; `code` is the system's (ENOENT: no such program). */
+export class ProgramStartError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+  ) {
+    super(message);
+    this.name = 'ProgramStartError';
+  }
+}
+
 /** Worker → helper. */
 export type ToHelper =
   | { type: 'spawn'; id: number; file: string; args: string[]; cwd: string; env: Record<string, string>; detached: boolean }
+  | { type: 'run'; id: number; file: string; args: string[]; cwd: string; env: Record<string, string>; input: Uint8Array }
   | { type: 'stdin'; id: number; data: string }
   | { type: 'stdin-end'; id: number }
   | { type: 'drop-output'; id: number };
@@ -49,7 +70,9 @@ export type FromHelper =
   | { type: 'spawn-error'; id: number; message: string }
   | { type: 'output'; id: number; data: string }
   | { type: 'output-end'; id: number }
-  | { type: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null };
+  | { type: 'exit'; id: number; code: number | null; signal: NodeJS.Signals | null }
+  | { type: 'ran'; id: number; code: number | null; signal: NodeJS.Signals | null; stdout: Uint8Array; stderr: Uint8Array }
+  | { type: 'run-error'; id: number; message: string; code?: string };
 
 /** A helper that has not said it is ready by then is given up on (tsx under load is slow to start). */
 const READY_TIMEOUT_MS = 15_000;
@@ -70,6 +93,25 @@ export async function spawnCommand(
   const wanted = useHelper ?? process.env.FAHEEM_SPAWN_HELPER !== '0';
   const helper = wanted ? await currentHelper() : undefined;
   return helper ? helper.spawn(file, args, options) : spawnInProcess(file, args, options);
+}
+
+/**
+ * Runs `file args` to its end with `input` on its stdin and answers what it printed: through the
+ * spawn helper (so this process does not fork), or in this process as {@link spawnCommand} does.
+ * Rejects with {@link ProgramStartError} when the program cannot be started.
+ */
+export async function runProgram(
+  file: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer },
+  useHelper?: boolean,
+): Promise<ProgramResult> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options.env)) if (v !== undefined) env[k] = v;
+  const input = typeof options.input === 'string' ? Buffer.from(options.input, 'utf8') : (options.input ?? Buffer.alloc(0));
+  const wanted = useHelper ?? process.env.FAHEEM_SPAWN_HELPER !== '0';
+  const helper = wanted ? await currentHelper() : undefined;
+  return helper ? helper.run(file, args, options.cwd, env, input) : runInProcess(file, args, options.cwd, env, input);
 }
 
 /** The running helper's pid, if any (for tests and diagnostics). */
@@ -131,6 +173,7 @@ class Helper {
   readonly ready: Promise<void>;
   private readonly child: ChildProcess;
   private readonly commands = new Map<number, HelperCommand>();
+  private readonly runs = new Map<number, { resolve: (r: ProgramResult) => void; reject: (err: Error) => void }>();
   private nextId = 1;
   private started = false;
   private gone = false;
@@ -216,7 +259,28 @@ class Helper {
     });
   }
 
+  run(file: string, args: readonly string[], cwd: string, env: Record<string, string>, input: Buffer): Promise<ProgramResult> {
+    const id = this.nextId++;
+    return new Promise<ProgramResult>((resolve, reject) => {
+      if (this.gone) return reject(new ProgramStartError('the spawn helper exited before the program started', undefined));
+      this.runs.set(id, { resolve, reject });
+      this.updateRef();
+      this.send({ type: 'run', id, file, args: [...args], cwd, env, input });
+    });
+  }
+
   private onMessage(m: Exclude<FromHelper, { type: 'ready' }>): void {
+    if (m.type === 'ran' || m.type === 'run-error') {
+      const run = this.runs.get(m.id);
+      if (!run) return;
+      this.runs.delete(m.id);
+      this.updateRef();
+      if (m.type === 'ran') {
+        const buf = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+        run.resolve({ code: m.code, signal: m.signal, stdout: buf(m.stdout), stderr: buf(m.stderr) });
+      } else run.reject(new ProgramStartError(m.message, m.code));
+      return;
+    }
     const cmd = this.commands.get(m.id);
     if (!cmd) return;
     switch (m.type) {
@@ -259,7 +323,7 @@ class Helper {
   /** Keeps this process alive while a command is in flight, and only then. */
   private updateRef(): void {
     if (this.gone) return;
-    if (this.commands.size > 0) {
+    if (this.commands.size > 0 || this.runs.size > 0) {
       this.child.ref();
       this.child.channel?.ref();
     } else {
@@ -296,6 +360,9 @@ class Helper {
       cmd.resolveExit({ code: null, signal: null, error: `${reason} while the command ran; the command was stopped` });
     }
     this.commands.clear();
+    // A program run to its end is short (git): its caller fails and may try again.
+    for (const run of this.runs.values()) run.reject(new Error(`${reason} while a program ran`));
+    this.runs.clear();
   }
 }
 
@@ -328,4 +395,25 @@ async function spawnInProcess(file: string, args: readonly string[], options: Sp
     endInput: () => void child.stdin?.end(),
     destroyOutput: () => void output.destroy(),
   };
+}
+
+/** {@link runProgram} without the helper. */
+function runInProcess(
+  file: string,
+  args: readonly string[],
+  cwd: string,
+  env: Record<string, string>,
+  input: Buffer,
+): Promise<ProgramResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (b: Buffer) => out.push(b));
+    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.on('error', (e: NodeJS.ErrnoException) => reject(new ProgramStartError(e.message, e.code)));
+    child.on('close', (code, signal) => resolve({ code, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
+    child.stdin.on('error', () => undefined); // it may exit before reading its input
+    child.stdin.end(input);
+  });
 }
