@@ -44,7 +44,7 @@ export async function git(args: readonly string[], call: GitCall): Promise<GitRe
   try {
     r = await runProgram('git', args, { cwd: call.cwd, env: call.env, ...(call.input !== undefined ? { input: call.input } : {}) });
   } catch (e) {
-    if (e instanceof ProgramStartError && e.code === 'ENOENT') {
+    if (e instanceof ProgramStartError && e.errno === 'ENOENT') {
       throw new CheckpointError(
         'git_missing',
         'checkpoints need git on the workspace host, and no `git` was found on its PATH: install git (2.25 or later) or turn checkpoints off',

@@ -7,6 +7,7 @@
 import { execa } from 'execa';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
+import { FaheemError } from '../errors.js';
 import { fileURLToPath } from 'node:url';
 
 export interface SpawnOptions {
@@ -44,14 +45,14 @@ export interface ProgramResult {
   stderr: Buffer;
 }
 
-/** A program that could not be started; `code` is the system's (ENOENT: no such program). */
-export class ProgramStartError extends Error {
-  constructor(
-    message: string,
-    readonly code: string | undefined,
-  ) {
-    super(message);
-    this.name = 'ProgramStartError';
+/** A program that could not be started; `errno` is the system's (ENOENT: no such program). */
+export class ProgramStartError extends FaheemError {
+  /** The system's error code, when it gave one. */
+  readonly errno: string | undefined;
+
+  constructor(message: string, errno: string | undefined) {
+    super('tool_not_started', message);
+    this.errno = errno;
   }
 }
 

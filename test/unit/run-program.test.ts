@@ -19,7 +19,7 @@ for (const useHelper of [true, false]) {
   test(`${how}: a missing program is a ProgramStartError with ENOENT`, async () => {
     await assert.rejects(
       runProgram('no-such-program-faheem', [], { cwd: '/', env }, useHelper),
-      (e: unknown) => e instanceof ProgramStartError && e.code === 'ENOENT',
+      (e: unknown) => e instanceof ProgramStartError && e.errno === 'ENOENT',
     );
   });
 }
