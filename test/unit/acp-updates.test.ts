@@ -207,24 +207,29 @@ test('edits as diffs, task lists as plans', () => {
   assert.deepEqual(after.at(-1), { sessionUpdate: 'plan', entries: [{ content: 'a', priority: 'medium', status: 'in_progress' }] });
 });
 
+/** A first step at events 1 and 2: a `think` action whose reply text is `thought`, and its observation. */
+const thinkStep = (thought: string): ConversationEvent[] => [
+  {
+    ...base,
+    index: 1,
+    source: 'agent',
+    kind: 'action',
+    tool: 'think',
+    toolCallId: 'k',
+    arguments: { thought: 'x' },
+    replyId: 'r',
+    thought,
+    call,
+  },
+  { ...base, index: 2, source: 'environment', kind: 'observation', tool: 'think', toolCallId: 'k', content: '', isError: false },
+];
+
 test("a later call's lines before an earlier call's events (a follower under load): each reply still shown once", () => {
   const m = new UpdateMapper({ workspace: ws });
   const updates = run(m, [
     line({ kind: 'model_delta', text: 'First.', step: 1, eventCount: 1 }),
     line({ kind: 'model_delta', text: 'Second.', step: 2, eventCount: 3 }),
-    {
-      ...base,
-      index: 1,
-      source: 'agent',
-      kind: 'action',
-      tool: 'think',
-      toolCallId: 'k',
-      arguments: { thought: 'x' },
-      replyId: 'r',
-      thought: 'First.',
-      call,
-    },
-    { ...base, index: 2, source: 'environment', kind: 'observation', tool: 'think', toolCallId: 'k', content: '', isError: false },
+    ...thinkStep('First.'),
     { ...base, index: 3, source: 'agent', kind: 'message', text: 'Second.', call },
   ]);
   assert.equal(texts(updates, 'agent_message_chunk'), 'First.Second.');
@@ -237,26 +242,16 @@ test("a final reply's lines before the first step's events (one core): the plan'
     line({ kind: 'model_delta', text: 'All ', step: 2, eventCount: 3 }),
     line({ kind: 'output_delta', text: 'ran\n', toolCallId: 'x' }),
     line({ kind: 'model_delta', text: 'done.', step: 2, eventCount: 3 }),
-    {
-      ...base,
-      index: 1,
-      source: 'agent',
-      kind: 'action',
-      tool: 'think',
-      toolCallId: 'k',
-      arguments: { thought: 'x' },
-      replyId: 'r',
-      thought: 'First the plan.',
-      call,
-    },
-    { ...base, index: 2, source: 'environment', kind: 'observation', tool: 'think', toolCallId: 'k', content: '', isError: false },
+    ...thinkStep('First the plan.'),
     { ...base, index: 3, source: 'agent', kind: 'message', text: 'All done.', call },
   ]);
   assert.equal(texts(updates, 'user_message_chunk'), 'go');
   assert.equal(texts(updates, 'agent_message_chunk'), 'First the plan.All done.');
   // A line with no call behind a held one keeps its place: after the plan, before "done.".
-  const kinds = updates.map((u) => u.sessionUpdate);
-  assert.ok(kinds.indexOf('tool_call') > kinds.indexOf('agent_message_chunk'));
+  const at = (found: (u: SessionUpdate) => boolean) => updates.findIndex(found);
+  const chunk = (t: string) => at((u) => u.sessionUpdate === 'agent_message_chunk' && texts([u], 'agent_message_chunk') === t);
+  const output = at((u) => u.sessionUpdate === 'tool_call' && u.toolCallId === 'x');
+  assert.ok(chunk('First the plan.') < output && output < chunk('done.'), 'the command output between the plan and "done."');
 });
 
 test("a later call's lines wait for the earlier events: the text keeps the conversation's order", () => {
