@@ -6,7 +6,11 @@ import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activity-proxies.js';
 import { modelCallCancelled } from './in-flight.js';
 import type { ConversationRun } from './conversation-run.js';
-import { NotStarted, onHost } from './host-call.js';
+import { NotStarted, onHost, type HostCallRun } from './host-call.js';
+
+/** What the setup reads and writes of the run. */
+export type SetupRun = Pick<ConversationRun, 'append' | 'halted' | 'id' | 'inFlight' | 'noteFoldedCheckpoint' | 'options' | 'setSetup'> &
+  HostCallRun;
 
 /** Made, or why not: cancelled (a pause or close) or failed (the conversation's error). */
 export type SetupOutcome = { kind: 'ready' } | { kind: 'cancelled' } | { kind: 'failed'; message: string };
@@ -15,7 +19,7 @@ export type SetupOutcome = { kind: 'ready' } | { kind: 'cancelled' } | { kind: '
  * Asks the workspace host which tools it has for this conversation (and reads AGENTS.md there);
  * `withCheckpoint`: it also takes the checkpoint before the first step (firstCheckpointWithSetup).
  */
-export async function prepareTools(run: ConversationRun, acts: ConversationActivities, withCheckpoint: boolean): Promise<SetupOutcome> {
+export async function prepareTools(run: SetupRun, acts: ConversationActivities, withCheckpoint: boolean): Promise<SetupOutcome> {
   const { options } = run;
   const scope = run.inFlight.beginModel();
   try {
@@ -64,7 +68,7 @@ export async function prepareTools(run: ConversationRun, acts: ConversationActiv
 }
 
 /** Stops the conversation's MCP servers on the workspace host when it ends (best effort, bounded). */
-export async function releaseTools(run: ConversationRun, acts: ConversationActivities): Promise<void> {
+export async function releaseTools(run: Pick<ConversationRun, 'id' | 'options'>, acts: ConversationActivities): Promise<void> {
   await acts.tool.releaseTools
     .executeWithOptions(
       {

@@ -13,13 +13,22 @@ import { failureMessage } from '../reply.js';
 import { interruptedPartial, interruptedResult } from '../../tools/interrupted.js';
 import type { ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
-import { durableWait } from './durable-wait.js';
-import { NotStarted, onHost } from './host-call.js';
-import { delegate } from './sub-agents.js';
+import { durableWait, type WaitRun } from './durable-wait.js';
+import { NotStarted, onHost, type HostCallRun } from './host-call.js';
+import { delegate, type DelegatingRun } from './sub-agents.js';
+
+/** What running a tool call reads and writes of the run (sub-agents, waits and host calls included). */
+export type ToolCallRun = Pick<
+  ConversationRun,
+  'id' | 'inFlight' | 'noteFoldedCheckpoint' | 'offeredTools' | 'options' | 'setToolState' | 'setup' | 'terminalState' | 'toolStateOf'
+> &
+  DelegatingRun &
+  WaitRun &
+  HostCallRun;
 
 /** Runs one tool call of the model's and says what came of it (never throws). */
 export async function runTool(
-  run: ConversationRun,
+  run: ToolCallRun,
   acts: ConversationActivities,
   action: ActionEvent,
   plan: ToolCallPlan | undefined,
@@ -72,7 +81,7 @@ export async function runTool(
 
 /** Every host tool, built-in, yours or an MCP server's: one activity on the workspace's host. */
 function runOnHost(
-  run: ConversationRun,
+  run: ToolCallRun,
   acts: ConversationActivities,
   scope: CancellationScope,
   action: ActionEvent,
@@ -114,7 +123,7 @@ function runOnHost(
 }
 
 /** think, finish, task_tracker: deterministic, so they run here and a replay recomputes them. */
-async function runInWorkflow(run: ConversationRun, tool: AnyTool, action: ActionEvent): Promise<ToolResult> {
+async function runInWorkflow(run: ToolCallRun, tool: AnyTool, action: ActionEvent): Promise<ToolResult> {
   // Conversations from before tools were open accepted looser arguments; they replay the same.
   const parsed = tool.parameters.safeParse(run.setup ? action.arguments : lenientArguments(tool.name, action.arguments));
   if (!parsed.success) return { content: describeInvalid(tool.name, parsed.error), isError: true };

@@ -1,5 +1,7 @@
 // One turn of the loop (a step): the setup if it is missing, a condensation if one is due, one
 // model call, and the tools it asked for. It returns what happens next; `applyOutcome` records it.
+// The turn is the step's glue, so it alone takes the whole run; each part it calls (setup,
+// model call, tool call, checkpoints, hooks, waits, sub-agents) takes only its own slice (a `Pick`).
 import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
 import { reasoningText } from '../../text.js';
 import type { ActionEvent, CallSummary, ModelCallResult, MovedStep, ToolCallPlan, ToolResult } from '../../types.js';

@@ -9,8 +9,27 @@ import { NOT_UNDONE } from '../rewind-rules.js';
 import { onHostQueue, type ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 
+/** What checkpoints, rewinds and a fork's workspace read and write of the run. */
+export type CheckpointRun = Pick<
+  ConversationRun,
+  | 'append'
+  | 'applyRewind'
+  | 'checkpointPending'
+  | 'checkpoints'
+  | 'fail'
+  | 'forkMade'
+  | 'id'
+  | 'input'
+  | 'markForkMade'
+  | 'options'
+  | 'queueCheckpoint'
+  | 'recordCheckpoint'
+  | 'rewinds'
+  | 'steps'
+>;
+
 /** Whether this conversation takes checkpoints (an option, and not in histories from before them). */
-function checkpointsOn(run: ConversationRun): boolean {
+function checkpointsOn(run: CheckpointRun): boolean {
   return run.options.checkpoints !== false && isPatched('checkpoints');
 }
 
@@ -19,7 +38,7 @@ function checkpointsOn(run: ConversationRun): boolean {
 // histories (recorded without checkpoints) must replay in their order.
 
 /** Whether the checkpoint before the first step (step 0) is still to take. */
-export function firstCheckpointDue(run: ConversationRun): boolean {
+export function firstCheckpointDue(run: CheckpointRun): boolean {
   return run.steps === 0 && run.checkpoints.all().length === 0 && checkpointsOn(run);
 }
 
@@ -28,7 +47,7 @@ export function firstCheckpointDue(run: ConversationRun): boolean {
  * first step with it. Asked before the setup is scheduled; the new patch first, so that a history
  * from before it asks nothing else here (its `checkpoints` marker comes after the setup).
  */
-export function firstCheckpointWithSetup(run: ConversationRun): boolean {
+export function firstCheckpointWithSetup(run: CheckpointRun): boolean {
   return (
     run.steps === 0 &&
     run.checkpoints.all().length === 0 &&
@@ -39,12 +58,12 @@ export function firstCheckpointWithSetup(run: ConversationRun): boolean {
 }
 
 /** The checkpoint before the first step (step 0). */
-export async function checkpointBeforeFirstStep(run: ConversationRun, acts: ConversationActivities): Promise<void> {
+export async function checkpointBeforeFirstStep(run: CheckpointRun, acts: ConversationActivities): Promise<void> {
   await checkpoint(run, acts, 0, true);
 }
 
 /** Whether a step's checkpoint is taken at all. */
-export function stepCheckpointDue(run: ConversationRun): boolean {
+export function stepCheckpointDue(run: CheckpointRun): boolean {
   return checkpointsOn(run);
 }
 
@@ -53,7 +72,7 @@ export function stepCheckpointDue(run: ConversationRun): boolean {
  * (files may have changed, shell commands included), else the previous commit again. Queued, not
  * awaited: it runs while the next model call does (the turn awaits it before the reply's events).
  */
-export function checkpointAfterStep(run: ConversationRun, acts: ConversationActivities, touchedHost: boolean): void {
+export function checkpointAfterStep(run: CheckpointRun, acts: ConversationActivities, touchedHost: boolean): void {
   const step = run.steps;
   run.queueCheckpoint(() => checkpoint(run, acts, step, touchedHost));
 }
@@ -62,7 +81,7 @@ export function checkpointAfterStep(run: ConversationRun, acts: ConversationActi
  * Whether `action` (the step's last host call) takes the step's checkpoint with it: no activity of
  * its own. Not when something may still change files after it: a PostToolUse hook, sub-agents.
  */
-export function foldCheckpointInto(run: ConversationRun, postHooks: boolean, subAgents: boolean): boolean {
+export function foldCheckpointInto(run: CheckpointRun, postHooks: boolean, subAgents: boolean): boolean {
   // The new patch first: a history from before it answers false here and asks nothing else.
   return !postHooks && !subAgents && run.options.checkpoints !== false && isPatched('checkpoint-with-tool') && stepCheckpointDue(run);
 }
@@ -71,14 +90,14 @@ export function foldCheckpointInto(run: ConversationRun, postHooks: boolean, sub
  * The step's checkpoint when its last host call brought it back (else checkpointAfterStep): recorded
  * now, or behind a checkpoint still in flight (the previous step's), so their events stay in order.
  */
-export function recordFoldedCheckpoint(run: ConversationRun, info: CheckpointInfo): void {
+export function recordFoldedCheckpoint(run: CheckpointRun, info: CheckpointInfo): void {
   const step = run.steps;
   const record = () => run.recordCheckpoint(step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
   if (run.checkpointPending) run.queueCheckpoint(() => Promise.resolve(record()));
   else record();
 }
 
-async function checkpoint(run: ConversationRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<void> {
+async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<void> {
   const previous = run.checkpoints.latestCommit();
   if (!snapshot && previous) {
     run.recordCheckpoint(step, { commit: previous, added: 0, changed: 0, deleted: 0 });
@@ -111,7 +130,7 @@ async function checkpoint(run: ConversationRun, acts: ConversationActivities, st
  * Carries out the pending rewind (the loop calls this once the run has stopped): the workspace as
  * after the step, the later steps out of the prompt, the conversation paused. Answers the request.
  */
-export async function performRewind(run: ConversationRun, acts: ConversationActivities): Promise<void> {
+export async function performRewind(run: CheckpointRun, acts: ConversationActivities): Promise<void> {
   const request = run.rewinds.pending;
   if (!request) return;
   const entry = run.checkpoints.active(request.to);
@@ -138,12 +157,12 @@ export async function performRewind(run: ConversationRun, acts: ConversationActi
 }
 
 /** Whether this conversation is a fork whose workspace is still to make. */
-export function forkWorkspaceDue(run: ConversationRun): boolean {
+export function forkWorkspaceDue(run: CheckpointRun): boolean {
   return run.input.fork !== undefined && !run.forkMade;
 }
 
 /** A fork's workspace: the source's checkpoint written into this conversation's own directory. */
-export async function makeForkWorkspace(run: ConversationRun, acts: ConversationActivities): Promise<boolean> {
+export async function makeForkWorkspace(run: CheckpointRun, acts: ConversationActivities): Promise<boolean> {
   const fork = run.input.fork;
   if (!fork) return true;
   try {
