@@ -2,7 +2,7 @@
 // table, and the same figures in its prose and in docs/live.md) against the constants, and every
 // path it names against the tree. A change to either side that the other does not follow fails here.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { FLUSH_MS } from '../../src/live/publisher.js';
@@ -104,4 +104,21 @@ test('every path the page names exists', () => {
     if (/[*<…]/.test(p)) continue; // a pattern, not a path
     assert.ok(existsSync(path.join(ROOT, p)), `docs/architecture.md names ${p}, which does not exist`);
   }
+});
+
+test('the runner parts the page lists are the ones that take a slice of the run, and each exists', () => {
+  const dir = path.join(ROOT, 'src', 'workflows', 'runner');
+  // `export type XRun = Pick<ConversationRun, …>` (possibly with `& OtherRun`) in the runner's files.
+  const inCode = new Set<string>();
+  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
+    const text = readFileSync(path.join(dir, file), 'utf8');
+    for (const m of text.matchAll(/export type (\w+Run) = Pick<\s*ConversationRun/g)) inCode.add(m[1]!);
+  }
+  const row = doc.split('\n').find((l) => l.startsWith('| `src/workflows/runner/`'));
+  assert.ok(row, 'docs/architecture.md has a row for src/workflows/runner/');
+  const listed = /\(([^)]*): Picks of `ConversationRun`/.exec(row)?.[1];
+  assert.ok(listed, 'the runner row lists the parts\u2019 slices ("…: Picks of `ConversationRun`")');
+  const inDoc = new Set([...listed.matchAll(/`(\w+Run)`/g)].map((m) => m[1]!));
+  assert.ok(inCode.size >= 9, `found ${inCode.size} slices in the runner`);
+  assert.deepEqual([...inDoc].sort(), [...inCode].sort());
 });
