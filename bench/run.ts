@@ -17,6 +17,7 @@ import { concurrency, describeConcurrency } from './concurrency.js';
 import { floorPerStep } from './floor/floor.js';
 import { describeLong, longConversation } from './long.js';
 import { benchAgent, durableStepMs, pct, benchOptions } from './step.js';
+import { eventMs } from './history-gaps.js';
 
 const fmt = (n: number) => n.toFixed(1);
 
@@ -53,6 +54,7 @@ async function pauseLatency(h: Harness, rounds: number, others = 0, othersModelM
   const handle = h.client.workflow.getHandle(conversation.id);
   const ack: number[] = [];
   const abort: number[] = [];
+  const sentAt: number[] = [];
   // The paused conversation's own model calls (the others' requests come in between).
   const mine: RecordedRequest[] = [];
   for (let i = 0; i < rounds; i++) {
@@ -77,8 +79,10 @@ async function pauseLatency(h: Harness, rounds: number, others = 0, othersModelM
     ack.push(performance.now() - t0);
     await waitFor('the model request aborted', () => request.endedAt !== undefined, 30_000, 2);
     abort.push(request.endedAt! - wall0);
+    sentAt.push(wall0);
     h.model.requests.length = 0; // mine keeps ours
   }
+  const parts = await pauseParts(h, conversation.id, sentAt, ack);
   await conversation.close();
   // Closed, each workflow completes; wait for that (a state query on a completed workflow replays it).
   await Promise.all(background.map((c) => c.close()));
@@ -90,7 +94,44 @@ async function pauseLatency(h: Harness, rounds: number, others = 0, othersModelM
         .catch(() => undefined),
     ),
   );
-  return { ack, abort };
+  return { ack, abort, parts };
+}
+
+/**
+ * Where each pause's time went, from the paused conversation's history (the same clock as this
+ * process): sent → recorded by the server, recorded → the workflow task that delivers it started,
+ * that task's run, and the rest (the query that saw `paused`: to the server, to the worker, back).
+ */
+async function pauseParts(h: Harness, id: string, sentAt: number[], ack: number[]) {
+  const events = (await h.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+  const parts = { toServer: [] as number[], toTask: [] as number[], task: [] as number[], query: [] as number[] };
+  let round = 0;
+  for (let i = 0; i < events.length && round < sentAt.length; i++) {
+    const e = events[i]!;
+    if (e.workflowExecutionSignaledEventAttributes?.signalName !== pauseSignal.name) continue;
+    const recorded = eventMs(e.eventTime);
+    const started = events.slice(i + 1).find((x) => x.workflowTaskStartedEventAttributes);
+    const completed = events.slice(i + 1).find((x) => x.workflowTaskCompletedEventAttributes);
+    if (!started || !completed) break;
+    const done = eventMs(completed.eventTime);
+    parts.toServer.push(recorded - sentAt[round]!);
+    parts.toTask.push(eventMs(started.eventTime) - recorded);
+    parts.task.push(done - eventMs(started.eventTime));
+    parts.query.push(sentAt[round]! + ack[round]! - done);
+    round++;
+  }
+  return parts;
+}
+
+/** p50 / p99 / max of each part of a pause, and the parts of the slowest pause. */
+function describeParts(parts: Awaited<ReturnType<typeof pauseParts>>, ack: number[]): string {
+  const names = { toServer: 'signal to server', toTask: 'to its workflow task', task: 'the task', query: 'the query' } as const;
+  const each = (Object.keys(names) as (keyof typeof names)[])
+    .map((k) => `${names[k]} p50 ${fmt(pct(parts[k], 50))} / p99 ${fmt(pct(parts[k], 99))}`)
+    .join('; ');
+  const worst = ack.indexOf(Math.max(...ack));
+  const slowest = (Object.keys(names) as (keyof typeof names)[]).map((k) => `${names[k]} ${fmt(parts[k][worst] ?? NaN)}`).join(', ');
+  return `  where it went (ms): ${each}\n  the slowest pause (${fmt(ack[worst] ?? NaN)} ms): ${slowest}`;
 }
 
 async function stepTime(h: Harness, steps: number) {
@@ -225,6 +266,7 @@ if (only.has('pause')) {
       `pause acknowledged while 50 other conversations work (${modelMs} ms model calls${modelMs < 1000 ? ', more steps than one worker can carry' : ''}), 40 pauses: ` +
         `p50 ${fmt(pct(busy.ack, 50))} ms, p99 ${fmt(pct(busy.ack, 99))} ms; model request aborted p99 ${fmt(pct(busy.abort, 99))} ms`,
     );
+    console.log(describeParts(busy.parts, busy.ack));
   }
 }
 
