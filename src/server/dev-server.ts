@@ -66,10 +66,13 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (exited) throw new ServerStartError(`the Temporal dev server exited at start (is port ${port} taken?)`);
+    // Each try is bounded and its connection closed, answered or not: a port held by something that
+    // is not a Temporal server must neither hang this loop nor leave a socket open.
+    let conn: Connection | undefined;
     try {
-      const conn = await Connection.connect({ address, connectTimeout: '1 second' });
-      await conn.workflowService.getSystemInfo({});
-      await conn.close();
+      conn = await Connection.connect({ address, connectTimeout: '1 second' });
+      const c = conn;
+      await c.withDeadline(Date.now() + 2000, () => c.workflowService.getSystemInfo({}));
       break;
     } catch (err) {
       if (Date.now() > deadline) {
@@ -77,6 +80,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
         throw new ServerStartError(`the Temporal dev server did not answer on ${address} within 60 s: ${(err as Error).message}`);
       }
       await new Promise((r) => setTimeout(r, 200));
+    } finally {
+      await conn?.close().catch(() => undefined);
     }
   }
   return {

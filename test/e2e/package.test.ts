@@ -10,8 +10,8 @@ import { isBuiltin } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
-import { FAKE_KEY, ROOT, freePort } from '../support/harness.js';
+import type { DevServer } from '../../src/server/dev-server.js';
+import { FAKE_KEY, ROOT, startDevServerOnFreePorts } from '../support/harness.js';
 
 let dir: string;
 let project: string;
@@ -20,10 +20,7 @@ let server: DevServer | undefined;
 
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'faheem-package-'));
-  const [installed, started] = await Promise.allSettled([
-    packAndInstall(),
-    freePort().then((port) => startDevServer({ port, headless: true })),
-  ]);
+  const [installed, started] = await Promise.allSettled([packAndInstall(), startDevServerOnFreePorts({ headless: true })]);
   if (started.status === 'fulfilled') server = started.value;
   for (const r of [installed, started]) if (r.status === 'rejected') throw r.reason;
 });

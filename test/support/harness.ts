@@ -8,7 +8,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
+import { startDevServer, type DevServer, type DevServerOptions } from '../../src/server/dev-server.js';
+import { ServerStartError } from '../../src/errors.js';
 import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model.js';
 import { startScriptedAnthropic, type ScriptedAnthropicOptions } from '../../src/testing/scripted-anthropic.js';
@@ -28,6 +29,24 @@ export async function freePort(): Promise<number> {
     });
     s.on('error', reject);
   });
+}
+
+/**
+ * A dev server of this test's own on free ports. A port found free can be taken before the server
+ * binds it (files run side by side, and outgoing connections draw from the same range), so a server
+ * that exits at start is tried again on new ports, three times in all.
+ */
+export async function startDevServerOnFreePorts(options: Omit<DevServerOptions, 'port' | 'uiPort'> = {}): Promise<DevServer> {
+  for (let attempt = 1; ; attempt++) {
+    const port = await freePort();
+    const uiPort = options.headless ? undefined : await freePort();
+    try {
+      return await startDevServer({ ...options, port, ...(uiPort ? { uiPort } : {}) });
+    } catch (err) {
+      const portTaken = err instanceof ServerStartError && err.message.includes('exited at start');
+      if (!portTaken || attempt >= 3) throw err;
+    }
+  }
 }
 
 let staleWarned = false;
@@ -171,18 +190,21 @@ export async function startHarness(options: {
     options.ui ||
     options.codecEndpoint !== undefined ||
     process.env.FAHEEM_RECORD_HISTORIES === '1';
-  const port = options.port ?? (await freePort());
-  const uiPort = options.ui ? (options.uiPort ?? (await freePort())) : undefined;
-  const [server, model, bundle] = await Promise.all([
-    own
-      ? startDevServer({
-          port,
-          headless: !options.ui,
-          ...(uiPort ? { uiPort } : {}),
-          ...(options.db ? { db: options.db } : {}),
-          ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
-        })
-      : Promise.resolve<HarnessServer>({ address: shared, stop: async () => {} }),
+  const serverOptions = {
+    headless: !options.ui,
+    ...(options.db ? { db: options.db } : {}),
+    ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
+  };
+  const ownServer = async (): Promise<DevServer> => {
+    if (options.port === undefined && options.uiPort === undefined) return startDevServerOnFreePorts(serverOptions);
+    const port = options.port ?? (await freePort());
+    const uiPort = options.ui ? (options.uiPort ?? (await freePort())) : undefined;
+    return startDevServer({ ...serverOptions, port, ...(uiPort ? { uiPort } : {}) });
+  };
+  // Everything that started is stopped when another part fails: a scripted model left listening
+  // would keep the test file's process alive after its tests, and the run would never end.
+  const started = await Promise.allSettled([
+    own ? ownServer() : Promise.resolve<HarnessServer>({ address: shared, stop: async () => {} }),
     options.api === 'anthropic'
       ? startScriptedAnthropic(options.script, options.anthropic)
       : options.api === 'responses'
@@ -190,6 +212,18 @@ export async function startHarness(options: {
         : startScriptedModel(options.script),
     workflowBundle(),
   ]);
+  const [s, m, b] = started;
+  if (s.status !== 'fulfilled' || m.status !== 'fulfilled' || b.status !== 'fulfilled') {
+    await Promise.allSettled([
+      s.status === 'fulfilled' ? s.value.stop() : undefined,
+      m.status === 'fulfilled' ? m.value.close() : undefined,
+    ]);
+    throw [s, m, b].map((r) => (r.status === 'rejected' ? (r.reason as unknown) : undefined)).find((e) => e !== undefined);
+  }
+  const [server, model, bundle] = [s.value, m.value, b.value];
+  // The ports the server has, for a restart on the same ones.
+  const port = Number(server.address.split(':').pop());
+  const uiPort = server.uiUrl ? Number(new URL(server.uiUrl).port) : undefined;
   const retries = countedRetries();
   const connection = await Connection.connect({ address: server.address, interceptors: [retries.interceptor] });
   const namespace = own ? 'default' : await testNamespace(connection, options.name);

@@ -9,13 +9,15 @@
 // only when the gate passed (FAHEEM_TEST_KEEP_GOING=1 runs it anyway), so a break shows early.
 // How many files run at once follows the cores this process may use (os.availableParallelism(),
 // which honours `taskset`); FAHEEM_E2E_CONCURRENCY overrides it for the e2e layer.
+// `--test-force-exit`: a file whose tests have all ended exits even if something it started is still
+// open (a leaked server would otherwise keep its process, and so the whole run, alive for ever).
 import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
+import type { DevServer } from '../../src/server/dev-server.js';
 import { concurrency } from './concurrency.js';
-import { freePort, ROOT } from './harness.js';
+import { ROOT, startDevServerOnFreePorts } from './harness.js';
 import { HEAVY_UNIT_FILES } from './unit-groups.js';
 
 const CORES = availableParallelism();
@@ -98,7 +100,7 @@ async function main(): Promise<number> {
   const env: Record<string, string> = {};
   if (needsDist && !process.env.FAHEEM_RECORD_HISTORIES) {
     const t0 = Date.now();
-    server = await startDevServer({ port: await freePort(), headless: true });
+    server = await startDevServerOnFreePorts({ headless: true });
     env.FAHEEM_TEST_TEMPORAL_ADDRESS = server.address;
     console.log(`== shared Temporal dev server on ${server.address} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   }
@@ -140,7 +142,7 @@ async function main(): Promise<number> {
         '--test-reporter=./test/support/file-times.mjs',
         `--test-reporter-destination=${timesFile}`,
       ];
-      const r = await execa(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files], {
+      const r = await execa(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...reporters, ...files], {
         cwd: ROOT,
         env,
         stdio: 'inherit',

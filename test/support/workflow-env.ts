@@ -17,7 +17,7 @@ import type {
   RestoreWorkspaceInput,
 } from '../../src/checkpoints/types.js';
 import { withHeartbeat } from '../../src/activities/heartbeat.js';
-import { startDevServer, type DevServer } from '../../src/server/dev-server.js';
+import type { DevServer } from '../../src/server/dev-server.js';
 import {
   DEFAULTS,
   type ChatToolCall,
@@ -36,7 +36,7 @@ import {
   type ToolSpec,
 } from '../../src/types.js';
 import { eventsQuery, stateQuery } from '../../src/workflows/messages.js';
-import { freePort, waitFor, workflowBundle } from './harness.js';
+import { startDevServerOnFreePorts, waitFor, workflowBundle } from './harness.js';
 import { testNamespace } from './namespace.js';
 
 /** What a scripted model answers: text, tool calls (arguments as objects), and the call's cost. */
@@ -155,7 +155,7 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
   let server: DevServer | undefined;
   let address = shared;
   if (!address) {
-    server = await startDevServer({ port: await freePort(), headless: true });
+    server = await startDevServerOnFreePorts({ headless: true });
     address = server.address;
   }
   const connection = await Connection.connect({ address });
