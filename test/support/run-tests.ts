@@ -142,12 +142,16 @@ async function main(): Promise<number> {
         '--test-reporter=./test/support/file-times.mjs',
         `--test-reporter-destination=${timesFile}`,
       ];
-      const r = await execa(process.execPath, ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...reporters, ...files], {
-        cwd: ROOT,
-        env,
-        stdio: 'inherit',
-        reject: false,
-      });
+      const r = await execa(
+        process.execPath,
+        ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...reporters, ...files],
+        {
+          cwd: ROOT,
+          env,
+          stdio: 'inherit',
+          reject: false,
+        },
+      );
       if (existsSync(timesFile)) {
         console.log(readFileSync(timesFile, 'utf8'));
         rmSync(timesFile);
