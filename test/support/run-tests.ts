@@ -9,8 +9,6 @@
 // only when the gate passed (FAHEEM_TEST_KEEP_GOING=1 runs it anyway), so a break shows early.
 // How many files run at once follows the cores this process may use (os.availableParallelism(),
 // which honours `taskset`); FAHEEM_E2E_CONCURRENCY overrides it for the e2e layer.
-// `--test-force-exit`: a file whose tests have all ended exits even if something it started is still
-// open (a leaked server would otherwise keep its process, and so the whole run, alive for ever).
 import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -142,16 +140,12 @@ async function main(): Promise<number> {
         '--test-reporter=./test/support/file-times.mjs',
         `--test-reporter-destination=${timesFile}`,
       ];
-      const r = await execa(
-        process.execPath,
-        ['--import', 'tsx', '--test', '--test-force-exit', `--test-concurrency=${concurrency}`, ...reporters, ...files],
-        {
-          cwd: ROOT,
-          env,
-          stdio: 'inherit',
-          reject: false,
-        },
-      );
+      const r = await execa(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files], {
+        cwd: ROOT,
+        env,
+        stdio: 'inherit',
+        reject: false,
+      });
       if (existsSync(timesFile)) {
         console.log(readFileSync(timesFile, 'utf8'));
         rmSync(timesFile);
