@@ -154,8 +154,15 @@ export class WaitTimeoutError extends FaheemError {
 
 /** A local server faheem starts (the Temporal dev server, its CLI, the codec server) could not start; the message says why. */
 export class ServerStartError extends FaheemError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('server_start', message, options);
+  /**
+   * The server's process ended before it answered (the dev server's port was most likely taken
+   * meanwhile): starting it again on other ports may work.
+   */
+  readonly exitedAtStart: boolean;
+  constructor(message: string, options: { cause?: unknown; exitedAtStart?: boolean } = {}) {
+    const { exitedAtStart = false, ...errorOptions } = options;
+    super('server_start', message, errorOptions);
+    this.exitedAtStart = exitedAtStart;
   }
 }
 

@@ -65,14 +65,14 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
 
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (exited) throw new ServerStartError(`the Temporal dev server exited at start (is port ${port} taken?)`);
+    if (exited) throw new ServerStartError(`the Temporal dev server exited at start (is port ${port} taken?)`, { exitedAtStart: true });
     // Each try is bounded and its connection closed, answered or not: a port held by something that
     // is not a Temporal server must neither hang this loop nor leave a socket open.
-    let conn: Connection | undefined;
+    // A lazy connection, so that one whose connect fails is closed too (`connect` would keep it).
+    const conn = Connection.lazy({ address, connectTimeout: '1 second' });
     try {
-      conn = await Connection.connect({ address, connectTimeout: '1 second' });
-      const c = conn;
-      await c.withDeadline(Date.now() + 2000, () => c.workflowService.getSystemInfo({}));
+      await conn.ensureConnected();
+      await conn.withDeadline(Date.now() + 2000, () => conn.workflowService.getSystemInfo({}));
       break;
     } catch (err) {
       if (Date.now() > deadline) {
@@ -81,7 +81,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
       }
       await new Promise((r) => setTimeout(r, 200));
     } finally {
-      await conn?.close().catch(() => undefined);
+      await conn.close().catch(() => undefined);
     }
   }
   return {

@@ -34,16 +34,20 @@ export async function freePort(): Promise<number> {
 /**
  * A dev server of this test's own on free ports. A port found free can be taken before the server
  * binds it (files run side by side, and outgoing connections draw from the same range), so a server
- * that exits at start is tried again on new ports, three times in all.
+ * that exits at start is tried again on new ports, three times in all. `pickPort` finds a port
+ * (a test gives one that is taken).
  */
-export async function startDevServerOnFreePorts(options: Omit<DevServerOptions, 'port' | 'uiPort'> = {}): Promise<DevServer> {
+export async function startDevServerOnFreePorts(
+  options: Omit<DevServerOptions, 'port' | 'uiPort'> = {},
+  pickPort: () => Promise<number> = freePort,
+): Promise<DevServer> {
   for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const uiPort = options.headless ? undefined : await freePort();
+    const port = await pickPort();
+    const uiPort = options.headless ? undefined : await pickPort();
     try {
       return await startDevServer({ ...options, port, ...(uiPort ? { uiPort } : {}) });
     } catch (err) {
-      const portTaken = err instanceof ServerStartError && err.message.includes('exited at start');
+      const portTaken = err instanceof ServerStartError && err.exitedAtStart;
       if (!portTaken || attempt >= 3) throw err;
     }
   }
@@ -218,7 +222,8 @@ export async function startHarness(options: {
       s.status === 'fulfilled' ? s.value.stop() : undefined,
       m.status === 'fulfilled' ? m.value.close() : undefined,
     ]);
-    throw [s, m, b].map((r) => (r.status === 'rejected' ? (r.reason as unknown) : undefined)).find((e) => e !== undefined);
+    const failed = [s, m, b].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    throw failed?.reason;
   }
   const [server, model, bundle] = [s.value, m.value, b.value];
   // The ports the server has, for a restart on the same ones.

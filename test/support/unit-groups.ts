@@ -10,4 +10,5 @@ export const HEAVY_UNIT_FILES = [
   'llm-client.test.ts',
   'checkpoint-activities.test.ts',
   'checkpoint-watch.test.ts',
+  'dev-server.test.ts',
 ];
