@@ -44,6 +44,17 @@ async function pauseLatency(h: Harness, rounds: number, others = 0, othersModelM
       }),
     ),
   );
+  // The others start together (each a setup and a first checkpoint of a new workspace); the pauses
+  // are timed once each has taken a step, so the figure is of conversations at work, not starting.
+  const toolResults = (r: RecordedRequest) => r.body.messages.filter((m) => m.role === 'tool').length;
+  if (others > 0) {
+    await waitFor(
+      `each of the ${others} others has taken a step`,
+      () => h.model.requests.filter((r) => firstUser(r) === 'background' && toolResults(r) === 1).length >= others,
+      300_000,
+      50,
+    );
+  }
   const conversation = await Conversation.create(h.client, {
     ...benchOptions(),
     agent: benchAgent(),
@@ -131,7 +142,14 @@ function describeParts(parts: Awaited<ReturnType<typeof pauseParts>>, ack: numbe
     .join('; ');
   const worst = ack.indexOf(Math.max(...ack));
   const slowest = (Object.keys(names) as (keyof typeof names)[]).map((k) => `${names[k]} ${fmt(parts[k][worst] ?? NaN)}`).join(', ');
-  return `  where it went (ms): ${each}\n  the slowest pause (${fmt(ack[worst] ?? NaN)} ms): ${slowest}`;
+  // Which rounds were slowest: a tail made only of the first rounds is warm-up, not load.
+  const slowestRounds = ack
+    .map((ms, round) => ({ ms, round }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, 3)
+    .map(({ ms, round }) => `round ${round + 1}: ${fmt(ms)} ms`)
+    .join(', ');
+  return `  where it went (ms): ${each}\n  the slowest pause (${fmt(ack[worst] ?? NaN)} ms): ${slowest}\n  the three slowest: ${slowestRounds}`;
 }
 
 async function stepTime(h: Harness, steps: number) {
@@ -263,7 +281,7 @@ if (only.has('pause')) {
   for (const modelMs of [3000, 100]) {
     const busy = await pauseLatency(h, 40, 50, modelMs);
     console.log(
-      `pause acknowledged while 50 other conversations work (${modelMs} ms model calls${modelMs < 1000 ? ', more steps than one worker can carry' : ''}), 40 pauses: ` +
+      `pause acknowledged while 50 other conversations work, each past its first step (${modelMs} ms model calls${modelMs < 1000 ? ', more steps than one worker can carry' : ''}), 40 pauses: ` +
         `p50 ${fmt(pct(busy.ack, 50))} ms, p99 ${fmt(pct(busy.ack, 99))} ms; model request aborted p99 ${fmt(pct(busy.abort, 99))} ms`,
     );
     console.log(describeParts(busy.parts, busy.ack));
