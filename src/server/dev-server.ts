@@ -68,7 +68,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     if (exited) throw new ServerStartError(`the Temporal dev server exited at start (is port ${port} taken?)`, { exitedAtStart: true });
     // Each try is bounded and its connection closed, answered or not: a port held by something that
     // is not a Temporal server must neither hang this loop nor leave a socket open.
-    // A lazy connection, so that one whose connect fails is closed too (`connect` would keep it).
+    // A lazy connection, so there is one to close whether or not it connected.
     const conn = Connection.lazy({ address, connectTimeout: '1 second' });
     try {
       await conn.ensureConnected();
