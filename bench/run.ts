@@ -140,12 +140,11 @@ function describeParts(parts: Awaited<ReturnType<typeof pauseParts>>, ack: numbe
   const each = (Object.keys(names) as (keyof typeof names)[])
     .map((k) => `${names[k]} p50 ${fmt(pct(parts[k], 50))} / p99 ${fmt(pct(parts[k], 99))}`)
     .join('; ');
-  const worst = ack.indexOf(Math.max(...ack));
+  // The rounds from slowest down: a tail made only of the first rounds is warm-up, not load.
+  const ranked = ack.map((ms, round) => ({ ms, round })).sort((a, b) => b.ms - a.ms);
+  const worst = ranked[0]?.round ?? -1;
   const slowest = (Object.keys(names) as (keyof typeof names)[]).map((k) => `${names[k]} ${fmt(parts[k][worst] ?? NaN)}`).join(', ');
-  // Which rounds were slowest: a tail made only of the first rounds is warm-up, not load.
-  const slowestRounds = ack
-    .map((ms, round) => ({ ms, round }))
-    .sort((a, b) => b.ms - a.ms)
+  const slowestRounds = ranked
     .slice(0, 3)
     .map(({ ms, round }) => `round ${round + 1}: ${fmt(ms)} ms`)
     .join(', ');
