@@ -11,7 +11,7 @@ import { runTerminal, commandBaseEnv } from '../src/tools/terminal.js';
 import { buildMessages } from '../src/workflows/prompt.js';
 import { pauseSignal } from '../src/workflows/messages.js';
 import OpenAI from 'openai';
-import { startHarness, waitFor, type Harness } from '../test/support/harness.js';
+import { freePort, startHarness, waitFor, type Harness } from '../test/support/harness.js';
 import type { ConversationEvent } from '../src/types.js';
 import { concurrency, describeConcurrency } from './concurrency.js';
 import { floorPerStep } from './floor/floor.js';
@@ -259,15 +259,36 @@ async function recovery(h: Harness, rounds: number) {
   return { fromSpawn, fromReady };
 }
 
-const h = await startHarness({ name: 'bench', script: () => ({ content: 'ok' }), record: false });
+/**
+ * The worker's heartbeat RPCs and model calls so far, from its Prometheus text (Temporal's client
+ * counter `request` by operation, and ours): what a second of model call costs the server.
+ */
+async function heartbeatCounts(port: number): Promise<{ heartbeats: number; modelCalls: number }> {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const sum = (re: RegExp) => [...text.matchAll(re)].reduce((n, m) => n + Number(m[1]), 0);
+  return {
+    heartbeats: sum(/^temporal_request(?:_total)?\{[^}]*operation="RecordActivityTaskHeartbeat"[^}]*\}\s+(\d+)/gm),
+    modelCalls: sum(/^faheem_model_calls_total(?:\{[^}]*\})?\s+(\d+)/gm),
+  };
+}
+
+// BENCH_WORKER_COMMANDS=off: a server without worker commands (pauses reach calls through heartbeats).
+const h = await startHarness({
+  name: 'bench',
+  script: () => ({ content: 'ok' }),
+  record: false,
+  ...(process.env.BENCH_WORKER_COMMANDS === 'off' ? { workerCommands: false as const } : {}),
+});
+const metricsPort = await freePort();
 const spawnedAt = performance.now();
-const first = await h.startWorker();
+const first = await h.startWorker({ FAHEEM_METRICS_PORT: String(metricsPort) });
 const workerStart = performance.now() - spawnedAt;
 console.log(
   `machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? 'cpu'}, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}, ${os.platform()}`,
 );
 
-// BENCH_ONLY=pause,step,history,many,long,recovery runs some parts (default: all).
+// BENCH_ONLY=pause,step,history,many,long,recovery runs some parts (default: all); BENCH_WORKER_COMMANDS=off
+// runs on a server without worker commands (above).
 const only = new Set((process.env.BENCH_ONLY ?? 'pause,step,history,many,long,recovery').split(','));
 console.log(`worker start (process spawned → polling, its banner): ${fmt(workerStart)} ms`);
 
@@ -278,7 +299,16 @@ if (only.has('pause')) {
   );
   console.log(`model request aborted (signal sent → HTTP connection closed): p50 ${fmt(pct(abort, 50))} ms, p99 ${fmt(pct(abort, 99))} ms`);
   for (const modelMs of [3000, 100]) {
+    const before = await heartbeatCounts(metricsPort);
     const busy = await pauseLatency(h, 40, 50, modelMs);
+    const after = await heartbeatCounts(metricsPort);
+    const calls = after.modelCalls - before.modelCalls;
+    const beats = after.heartbeats - before.heartbeats;
+    // The others' calls last modelMs on average (0.5–1.5 ×); the 40 held calls are a few more seconds.
+    console.log(
+      `heartbeat RPCs to the server (${modelMs} ms model calls, 50 others): ${beats} for ${calls} model calls, ` +
+        `${fmt(beats / Math.max(1, calls))} a call, ~${fmt(beats / Math.max(1, calls) / (modelMs / 1000))} a second of model call`,
+    );
     console.log(
       `pause acknowledged while 50 other conversations work, each past its first step (${modelMs} ms model calls${modelMs < 1000 ? ', more steps than one worker can carry' : ''}), 40 pauses: ` +
         `p50 ${fmt(pct(busy.ack, 50))} ms, p99 ${fmt(pct(busy.ack, 99))} ms; model request aborted p99 ${fmt(pct(busy.abort, 99))} ms`,

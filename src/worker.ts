@@ -14,6 +14,7 @@ import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './co
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { tracedWorkflowSource, workflowSource } from './workflow-source.js';
+import { heartbeatCadence, pauseChannelOf, type PauseChannel } from './pause-channel.js';
 import { shutdownTracing, startTracing } from './telemetry/tracing.js';
 
 export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
@@ -37,6 +38,8 @@ export interface WorkerHandle {
   deployment: WorkerDeploymentVersion | undefined;
   /** The port of its Prometheus endpoint; undefined: none. */
   metricsPort: number | undefined;
+  /** How a pause reaches this worker's calls in flight (worker commands, or heartbeats on an older server). */
+  pauseChannel: PauseChannel;
 }
 
 /** The default logger, less the warning that the tools worker runs no workflows (by design). */
@@ -111,6 +114,12 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   if (sandbox) await checkSandbox(sandbox, env); // asked for but unusable: fail now, not on the first command
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
+  // Worker commands carry a pause to the calls in flight; without them heartbeats must, ten a second.
+  const pauseChannel = await connection.workflowService
+    .describeNamespace({ namespace })
+    .then(pauseChannelOf)
+    .catch((): PauseChannel => 'heartbeats');
+  const cadence = heartbeatCadence(pauseChannel);
   // OTLP traces when an endpoint is configured: Temporal's spans and ours; nothing loaded otherwise.
   const tracing = await startTracing(env);
   const source = tracing ? tracedWorkflowSource(env) : workflowSource(env);
@@ -130,6 +139,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     ...(sandbox ? { sandbox } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     metrics: createMetrics(Runtime.instance().metricMeter),
+    heartbeatEveryMs: cadence.beatEveryMs,
   });
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
@@ -141,9 +151,10 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     ...workflowCode,
     dataConverter: dataConverter(env),
     activities: { callModel: activities.callModel, condense: activities.condense },
-    // Short heartbeat throttling: a pause reaches an in-flight model call within ~100 ms.
-    maxHeartbeatThrottleInterval: '100 milliseconds',
-    defaultHeartbeatThrottleInterval: '100 milliseconds',
+    // How often heartbeats reach the server (src/pause-channel.ts): once a second when worker
+    // commands carry a pause, every 100 ms when only a heartbeat's answer can.
+    maxHeartbeatThrottleInterval: cadence.modelThrottleMs,
+    defaultHeartbeatThrottleInterval: cadence.modelThrottleMs,
     // If this worker dies, its conversations' next tasks move to another worker after 2 s, not 10 s.
     stickyQueueScheduleToStartTimeout: '2 seconds',
     // Workflow tasks run in worker threads; the SDK's default of one made a single core the ceiling of
@@ -172,8 +183,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       runTerminal: activities.runTerminal,
       editFile: activities.editFile,
     },
-    maxHeartbeatThrottleInterval: '200 milliseconds',
-    defaultHeartbeatThrottleInterval: '200 milliseconds',
+    maxHeartbeatThrottleInterval: cadence.toolsThrottleMs,
+    defaultHeartbeatThrottleInterval: cadence.toolsThrottleMs,
     shutdownGraceTime: '2 seconds',
     // The tool queue is part of the same version: a pinned conversation's tools run on its own build.
     ...versioning,
@@ -184,6 +195,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     sandbox,
     deployment,
     metricsPort,
+    pauseChannel,
     run: async () => {
       try {
         await Promise.all([main.run(), tools.run()]);

@@ -21,6 +21,7 @@ export async function streamModelCall(
   models: ModelClients,
   prepare: () => Promise<Omit<ModelRequest, 'onPartial'>>,
   onPartial?: PartialListener,
+  beatEveryMs?: number,
 ): Promise<ModelOutcome> {
   const ctx = Context.current();
   return withHeartbeat(
@@ -28,7 +29,7 @@ export async function streamModelCall(
       const request = await prepare();
       return models.complete({ ...request, ...(onPartial ? { onPartial } : {}) }, ctx.cancellationSignal);
     },
-    { context: ctx },
+    { context: ctx, ...(beatEveryMs !== undefined ? { everyMs: beatEveryMs } : {}) },
   );
 }
 
@@ -42,6 +43,8 @@ export function createCallModel(
   setups: SetupCache,
   registry: ToolRegistry,
   live?: LivePublisher,
+  /** How often the call heartbeats (default HEARTBEAT_EVERY_MS). */
+  beatEveryMs?: number,
 ) {
   return async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
     const ctx = Context.current();
@@ -93,6 +96,7 @@ export function createCallModel(
         return { llm: input.llm, messages: buildMessages(events, systemPrompt), tools: specs, conversationId: input.conversationId };
       },
       listener,
+      beatEveryMs,
     );
     const byName = new Map(specs.map((t) => [t.name, t]));
     const toolCalls = reply.toolCalls.map((call, i) => {

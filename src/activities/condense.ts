@@ -22,31 +22,36 @@ function render(e: ConversationEvent): string {
   }
 }
 
-export function createCondense(models: ModelClients, transcripts: TranscriptCache) {
+export function createCondense(models: ModelClients, transcripts: TranscriptCache, beatEveryMs?: number) {
   return async function condense(input: CondenseInput): Promise<CondenseResult> {
     const ctx = Context.current();
-    const reply = await streamModelCall(models, async () => {
-      const events = await transcripts.read(ctx.client.workflow.getHandle(input.conversationId), input.to, ctx.info.attempt);
-      const body = events
-        .filter((e) => e.index >= input.from && e.index < input.to)
-        .map(render)
-        .filter(Boolean)
-        .join('\n');
-      return {
-        llm: input.llm,
-        // A summary needs no reasoning: thinking stays off whatever the worker's default.
-        noReasoning: true,
-        messages: [
-          { role: 'system', content: CONDENSER_PROMPT },
-          {
-            role: 'user',
-            content: `${input.previousSummary ? `Earlier summary:\n${input.previousSummary}\n\n` : ''}Events to condense:\n${body}`,
-          },
-        ],
-        tools: [],
-        conversationId: input.conversationId,
-      };
-    });
+    const reply = await streamModelCall(
+      models,
+      async () => {
+        const events = await transcripts.read(ctx.client.workflow.getHandle(input.conversationId), input.to, ctx.info.attempt);
+        const body = events
+          .filter((e) => e.index >= input.from && e.index < input.to)
+          .map(render)
+          .filter(Boolean)
+          .join('\n');
+        return {
+          llm: input.llm,
+          // A summary needs no reasoning: thinking stays off whatever the worker's default.
+          noReasoning: true,
+          messages: [
+            { role: 'system', content: CONDENSER_PROMPT },
+            {
+              role: 'user',
+              content: `${input.previousSummary ? `Earlier summary:\n${input.previousSummary}\n\n` : ''}Events to condense:\n${body}`,
+            },
+          ],
+          tools: [],
+          conversationId: input.conversationId,
+        };
+      },
+      undefined,
+      beatEveryMs,
+    );
     return {
       summary: models.redact(reply.content ?? ''),
       usage: reply.usage,

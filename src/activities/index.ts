@@ -13,6 +13,7 @@ import type { SandboxOptions } from '../tools/sandbox.js';
 import { CheckpointStore } from '../checkpoints/shadow-repo.js';
 import { checkWorkerHooks, workerHookEvents, type WorkerHooks } from '../hooks/run-hook.js';
 import { createCallModel } from './call-model.js';
+import { HEARTBEAT_EVERY_MS } from './heartbeat.js';
 import { createCheckpointWorkspace } from './checkpoint-workspace.js';
 import { createCondense } from './condense.js';
 import { createForkWorkspace } from './fork-workspace.js';
@@ -42,6 +43,8 @@ export interface ActivitiesOptions {
   hooks?: WorkerHooks;
   /** Where model and tool calls are counted (createWorker: the runtime's Prometheus meter). */
   metrics?: FaheemMetrics;
+  /** How often model and tool calls heartbeat (createWorker: from its server's pause channel; default 50 ms). */
+  heartbeatEveryMs?: number;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -64,7 +67,9 @@ export function createActivities(options: ActivitiesOptions = {}) {
   const starts = new StartLog(path.join(home, 'started'));
   const checkpoints = CheckpointStore.fromEnv(env);
   const live = new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
+  const beatEveryMs = options.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
   const tools = createRunTool({
+    heartbeatEveryMs: beatEveryMs,
     live,
     checkpoints,
     registry,
@@ -78,8 +83,8 @@ export function createActivities(options: ActivitiesOptions = {}) {
   // Each model and tool call: a GenAI span (a no-op without a tracer provider) and our counters.
   const instrument = { env, metrics: options.metrics ?? NO_METRICS };
   return {
-    callModel: instrumentCallModel(createCallModel(models, transcripts, new SetupCache(), registry, live), instrument),
-    condense: createCondense(models, transcripts),
+    callModel: instrumentCallModel(createCallModel(models, transcripts, new SetupCache(), registry, live, beatEveryMs), instrument),
+    condense: createCondense(models, transcripts, beatEveryMs),
     prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks), checkpoints }),
     releaseTools: createReleaseTools(mcp),
     runTool: instrumentRunTool(tools.runTool, instrument),

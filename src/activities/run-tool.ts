@@ -34,6 +34,8 @@ export interface RunToolDeps {
   live?: LivePublisher;
   /** Where a step's checkpoint goes when the call carries it (RunToolInput.checkpoint). */
   checkpoints?: CheckpointStore;
+  /** How often a call heartbeats (default HEARTBEAT_EVERY_MS; src/pause-channel.ts). */
+  heartbeatEveryMs?: number;
 }
 
 /** A result longer than this keeps its head and tail: every character goes to the model and into history. */
@@ -100,7 +102,7 @@ export function createRunTool(deps: RunToolDeps) {
                 signal: ctx.cancellationSignal,
               }),
           }),
-        { context: ctx },
+        { context: ctx, ...(deps.heartbeatEveryMs !== undefined ? { everyMs: deps.heartbeatEveryMs } : {}) },
       );
       if (typeof out === 'string') return { content: out, isError: false };
       if (!out || typeof out.content !== 'string') {
@@ -156,7 +158,7 @@ export function createRunTool(deps: RunToolDeps) {
             signal: ctx.cancellationSignal,
             cwd: input.workspace,
           }),
-        { context: ctx },
+        { context: ctx, ...(deps.heartbeatEveryMs !== undefined ? { everyMs: deps.heartbeatEveryMs } : {}) },
       );
     } catch (err) {
       throw interruptedOr(err, ctx) ?? err;

@@ -11,6 +11,22 @@ import { dataConverter } from '../storage/local-payloads.js';
 import { redact, secretValues } from '../security/redact.js';
 import { noToolWorker, noWorkflowWorker, queuePollers, startInputPayloads } from './presence.js';
 import { withTimeout } from '../timeout.js';
+import { describePauseChannel, pauseChannelOf, type PauseChannel } from '../pause-channel.js';
+
+/**
+ * How a pause reaches the calls in flight: worker commands, or (a warning) heartbeats ten times a
+ * second, with the server settings that turn worker commands on.
+ */
+export function pauseLine(channel: PauseChannel): CheckLine {
+  return channel === 'worker-commands'
+    ? line('ok', 'pause', describePauseChannel(channel))
+    : line(
+        'warn',
+        'pause',
+        'this server has no worker commands: a pause reaches calls in flight through heartbeats, ten a second per call ' +
+          '(on your own cluster set the dynamic config frontend.workerCommandsEnabled and system.enableCancelActivityWorkerCommand to true; `faheem server` does)',
+      );
+}
 
 /** gRPC's status code for NOT_FOUND (a namespace that does not exist). */
 const GRPC_NOT_FOUND = 5;
@@ -101,8 +117,9 @@ async function serverChecks(env: NodeJS.ProcessEnv): Promise<{ lines: CheckLine[
     lines.push(line('fail', 'server', `Temporal at ${connectionOptions.address} connected but did not answer: ${message(err)}`));
   }
   try {
-    await connection.withDeadline(deadline(), () => connection.workflowService.describeNamespace({ namespace }));
+    const description = await connection.withDeadline(deadline(), () => connection.workflowService.describeNamespace({ namespace }));
     lines.push(line('ok', 'namespace', namespace));
+    lines.push(pauseLine(pauseChannelOf(description)));
   } catch (err) {
     const notFound = isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND;
     lines.push(

@@ -12,6 +12,7 @@ import { connectClient, taskQueue, toolTaskQueue } from '../connection.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
 import { describeSandbox, parseSandbox } from '../tools/sandbox.js';
+import { describePauseChannel } from '../pause-channel.js';
 import { DEFAULT_CODEC_PORT, DEFAULT_UI_ORIGINS, normalizeOrigin, startCodecServer, type CodecServer } from '../server/codec-server.js';
 import { encryptionCodec, parseEncryptionKeys } from '../security/codec.js';
 import { findTemporalCli } from '../server/temporal-cli.js';
@@ -309,6 +310,7 @@ program
         console.error(`faheem worker: version ${worker.deployment.buildId} of deployment ${worker.deployment.deploymentName}`);
       if (worker.metricsPort !== undefined) console.error(`faheem worker: metrics at http://0.0.0.0:${worker.metricsPort}/metrics`);
       console.error(`faheem worker: ${describeSandbox(worker.sandbox)}`);
+      console.error(`faheem worker: ${describePauseChannel(worker.pauseChannel)}`);
       console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);
       if (tools.length > 0) console.error(`faheem worker: your tools: ${tools.map((t) => t.name).join(', ')}`);
       await worker.run();

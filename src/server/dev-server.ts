@@ -20,6 +20,12 @@ export interface DevServerOptions {
   log?: (line: string) => void;
   /** A codec server (`faheem codec-server`) the Web UI decodes payloads with (`--ui-codec-endpoint`). */
   codecEndpoint?: string;
+  /**
+   * Worker commands (default true): the server sends an activity's cancellation straight to its
+   * worker. `false` serves as an older server or a cluster without them (pauses then reach calls
+   * through heartbeats).
+   */
+  workerCommands?: boolean;
 }
 
 export interface DevServer {
@@ -34,7 +40,9 @@ export interface DevServer {
  * shard, and each shard reads its task queues at most 20 times a second by default: under steady
  * work every task (a workflow task, an activity) then waits ~40 ms before it is dispatched, which made
  * a step cost ~130 ms instead of ~20. Eager dispatch hands a model call straight back to the worker
- * that scheduled it (off by default in the server).
+ * that scheduled it (off by default in the server). Worker commands carry an activity's cancellation
+ * (a pause) straight to its worker, so calls need not heartbeat ten times a second to hear it
+ * (src/pause-channel.ts).
  */
 export const DYNAMIC_CONFIG = [
   'history.transferProcessorMaxPollRPS=1000',
@@ -42,6 +50,9 @@ export const DYNAMIC_CONFIG = [
   'history.visibilityProcessorMaxPollRPS=1000',
   'system.enableActivityEagerExecution=true',
 ];
+
+/** The settings that turn worker commands on (activity cancellations sent to the worker's control queue). */
+export const WORKER_COMMANDS_CONFIG = ['frontend.workerCommandsEnabled=true', 'system.enableCancelActivityWorkerCommand=true'];
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const cli = await findTemporalCli(options.log);
@@ -56,7 +67,8 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
     args.push('--db-filename', options.db);
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
-  for (const setting of DYNAMIC_CONFIG) args.push('--dynamic-config-value', setting);
+  const settings = [...DYNAMIC_CONFIG, ...(options.workerCommands === false ? [] : WORKER_COMMANDS_CONFIG)];
+  for (const setting of settings) args.push('--dynamic-config-value', setting);
   // Idle workflows wait on a timer for days; the dev server's defaults are fine for that.
   const child = execa(cli, args, { stdio: options.stdio ?? 'ignore', reject: false, cleanup: true });
   const address = `${ip}:${port}`;

@@ -1,13 +1,16 @@
 // How the conversation's activities are scheduled: timeouts, heartbeats, retries, cancellation.
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
 
-// Model calls heartbeat every 50 ms (HEARTBEAT_EVERY_MS, throttled by the worker to one every
-// 100 ms) so that a pause can abort them, and a dead worker is noticed within the 1 s heartbeat timeout. A worker stalled that long loses the call to
-// another: the request is made again and the stale one aborted at its next beat; no step is lost.
+// Model calls heartbeat while they run (src/pause-channel.ts): a dead worker is noticed within the
+// 5 s heartbeat timeout, and a pause reaches the call through a worker command at once (or, on a
+// server without them, in the answer to a heartbeat, sent every 100 ms then). A worker stalled
+// that long loses the call to another: the request is made again and the stale one aborted; no step
+// is lost. The timeout is five throttled heartbeats (one a second), so a busy machine does not lose
+// calls to it.
 // WAIT_CANCELLATION_COMPLETED: a resumed run never overlaps the aborted call.
 export const MODEL_CALL: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '1 second',
+  heartbeatTimeout: '5 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   // A short first retry gets a model call going again soon after its worker died.
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
@@ -17,7 +20,7 @@ export const MODEL_CALL: ActivityOptions = {
 // (see the activities), so a few attempts are enough to get that report through a second worker.
 export const TOOL_CALL: ActivityOptions = {
   startToCloseTimeout: '15 minutes',
-  heartbeatTimeout: '2 seconds',
+  heartbeatTimeout: '5 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
 };

@@ -41,7 +41,7 @@ test('start, pause, send while paused, resume, status --json, events --json, lis
     (await h.cli(['list', '--status', 'paused', '--json'])).stdout.includes('"cli-seed"'),
   ).catch(() => assert.fail(`list --status paused did not show it: ${listed}`));
 
-  // The pause cancels the call under way (the worker learns it at its next heartbeat).
+  // The pause cancels the call under way (the server sends the cancellation to its worker).
   await waitFor('the held call cancelled', () => held.aborted);
   h.model.release('pause');
   await h.cli(['resume', 'cli-seed', '--wait']);

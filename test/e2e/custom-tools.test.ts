@@ -129,12 +129,12 @@ test('needsApproval under the risky policy: a rule on the arguments, or always',
 });
 
 test("long tools stay alive on the worker's heartbeats; ctx.signal aborts them on pause --now", async () => {
-  const { conversation, workspace } = await start([call('slow_wait', { seconds: 3 }), call('slow_wait', { seconds: 50 })]);
+  const { conversation, workspace } = await start([call('slow_wait', { seconds: 7 }), call('slow_wait', { seconds: 50 })]);
   const running = conversation.run();
   // The second call marks in the workspace that it is under way.
   await waitFor('the long wait to run', () => existsSync(path.join(workspace, 'slow_wait-50.started')));
   const first = observations(await conversation.events())[0]!;
-  assert.equal(first.content, 'waited 3 s', 'longer than the 2 s heartbeat timeout, yet not timed out');
+  assert.equal(first.content, 'waited 7 s', 'longer than the 5 s heartbeat timeout, yet not timed out');
   await h.cli(['pause', conversation.id, '--now']);
   const paused = await conversation.waitUntil((s) => s.status === 'paused');
   assert.equal(paused.status, 'paused');

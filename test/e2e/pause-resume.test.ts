@@ -5,12 +5,13 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, FileEditorTool, LLM, TerminalTool } from '../../src/client.js';
 import { countdownScript, lastUserMessage } from '../../src/testing/scripted-model.js';
-import { FAKE_KEY, historyText, startHarness, waitFor, type Harness } from '../support/harness.js';
+import { FAKE_KEY, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 let h: Harness;
+let worker: WorkerProcess;
 before(async () => {
   h = await startHarness({ name: 'seed-sdk', script: countdownScript({ delayMs: 0, gates: { 3: 'pause' } }) });
-  await h.startWorker();
+  worker = await h.startWorker();
 });
 after(async () => h?.close());
 
@@ -33,7 +34,9 @@ test('pause mid-task, a message while paused is kept, resume switches to hello.t
   const ackMs = Date.now() - pausedAt;
   const stopped = await running;
   assert.equal(stopped.status, 'paused');
-  // The pause cancels the call under way (the worker learns it at its next heartbeat).
+  // The pause cancels the call under way: the server sends the cancellation to its worker (a worker
+  // command; heartbeats only say the worker lives). test/e2e/pause-channel.test.ts: without them.
+  assert.match(worker.output(), /pauses reach calls in flight through worker commands/);
   await waitFor('the held call cancelled', () => held.aborted);
   h.model.release('pause');
   const requestsAtAck = h.model.requests.length;

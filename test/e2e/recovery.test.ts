@@ -141,7 +141,7 @@ test('a command handed to a worker that died before starting it runs on the retr
 
 test('a worker killed right after a pause cancelled its model call: a new worker resumes it', async () => {
   // The reply after two steps is held at the gate 'pause' until the worker is gone, so the pause
-  // (signal, workflow task, cancel at the next heartbeat) lands inside the call on any machine.
+  // (signal, workflow task, the cancellation sent to the worker) lands inside the call on any machine.
   h.model.setScript(countdownScript({ delayMs: 0, gates: { 2: 'pause' } }));
   let worker = await h.startWorker();
   const workspace = await h.workspace();

@@ -183,6 +183,8 @@ export async function startHarness(options: {
   anthropic?: ScriptedAnthropicOptions;
   /** Options of the scripted Responses server (with `api: 'responses'`: `openai/gpt-5.5`, LLM_WIRE_API=responses). */
   responses?: ScriptedResponsesOptions;
+  /** `false`: a server of the file's own without worker commands (as an older server is). */
+  workerCommands?: false;
 }): Promise<Harness> {
   // The run's shared dev server (test/support/run-tests.ts) unless this file needs one of its own:
   // to kill or restart it (a SQLite file, a port), to show the Web UI, or to record histories.
@@ -193,11 +195,13 @@ export async function startHarness(options: {
     options.port !== undefined ||
     options.ui ||
     options.codecEndpoint !== undefined ||
+    options.workerCommands === false ||
     process.env.FAHEEM_RECORD_HISTORIES === '1';
   const serverOptions = {
     headless: !options.ui,
     ...(options.db ? { db: options.db } : {}),
     ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
+    ...(options.workerCommands === false ? { workerCommands: false } : {}),
   };
   const ownServer = async (): Promise<DevServer> => {
     if (options.port === undefined && options.uiPort === undefined) return startDevServerOnFreePorts(serverOptions);
@@ -265,6 +269,7 @@ export async function startHarness(options: {
         ...(uiPort ? { uiPort } : {}),
         db: options.db,
         ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
+        ...(options.workerCommands === false ? { workerCommands: false } : {}),
       });
     },
     client,

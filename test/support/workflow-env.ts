@@ -373,7 +373,7 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
 /**
  * Runs a stand-in activity while heartbeating every 100 ms, and ends it as cancelled when its
  * cancellation arrives, as the real model and tool activities do: without the beats, a stand-in
- * slowed past the 1 s heartbeat timeout on a loaded machine is retried, and a script that counts
+ * slowed past the heartbeat timeout on a loaded machine is retried, and a script that counts
  * its calls sees one call too many.
  */
 async function beating<T>(work: () => Promise<T>): Promise<T> {

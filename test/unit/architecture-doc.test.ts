@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { FLUSH_MS } from '../../src/live/publisher.js';
 import { PAYLOAD_SIZE_THRESHOLD } from '../../src/storage/local-payloads.js';
 import { DEFAULTS } from '../../src/types/workflow.js';
-import { MODEL_CALL } from '../../src/workflows/activity-options.js';
+import { MODEL_CALL, TOOL_CALL } from '../../src/workflows/activity-options.js';
 import { IDLE, MAX_HISTORY, MAX_ITEMS } from '../../src/workflows/live-stream.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
@@ -27,6 +27,7 @@ const CONSTANTS: Record<string, unknown> = {
   'DEFAULTS.idleTimeoutMs': DEFAULTS.idleTimeoutMs,
   PAYLOAD_SIZE_THRESHOLD,
   'MODEL_CALL.heartbeatTimeout': MODEL_CALL.heartbeatTimeout,
+  'TOOL_CALL.heartbeatTimeout': TOOL_CALL.heartbeatTimeout,
 };
 
 const UNIT_MS: Record<string, number> = {
