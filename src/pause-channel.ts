@@ -37,7 +37,12 @@ export interface NamespaceCapabilities {
   namespaceInfo?: { capabilities?: { workerCommands?: boolean | null } | null } | null;
 }
 
-/** The channel a namespace offers: worker commands when its server says it has them. */
+/**
+ * The channel a namespace offers: worker commands when its server says it has them. The capability
+ * follows `frontend.workerCommandsEnabled`; the server sends cancellations that way only with
+ * `system.enableCancelActivityWorkerCommand` as well (without it a pause still arrives, with the next
+ * heartbeat, within a second).
+ */
 export function pauseChannelOf(description: NamespaceCapabilities): PauseChannel {
   return description.namespaceInfo?.capabilities?.workerCommands === true ? 'worker-commands' : 'heartbeats';
 }
@@ -46,5 +51,5 @@ export function pauseChannelOf(description: NamespaceCapabilities): PauseChannel
 export function describePauseChannel(channel: PauseChannel): string {
   return channel === 'worker-commands'
     ? 'pauses reach calls in flight through worker commands (heartbeats once a second)'
-    : 'this server has no worker commands: pauses reach calls in flight through heartbeats (ten a second per call; `faheem doctor` says how to turn them on)';
+    : 'this server has no worker commands: pauses reach calls in flight through heartbeats (ten a second per model call; `faheem doctor` says how to turn them on)';
 }

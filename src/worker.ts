@@ -115,10 +115,16 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
   // Worker commands carry a pause to the calls in flight; without them heartbeats must, ten a second.
-  const pauseChannel = await connection.workflowService
-    .describeNamespace({ namespace })
+  // Not knowing (no answer within 5 s, no permission) is taken as not having them, and said.
+  const pauseChannel = await connection
+    .withDeadline(Date.now() + 5_000, () => connection.workflowService.describeNamespace({ namespace }))
     .then(pauseChannelOf)
-    .catch((): PauseChannel => 'heartbeats');
+    .catch((err: unknown): PauseChannel => {
+      console.warn(
+        `faheem worker: could not read namespace ${namespace}'s capabilities (${(err as Error).message}); pauses go through heartbeats`,
+      );
+      return 'heartbeats';
+    });
   const cadence = heartbeatCadence(pauseChannel);
   // OTLP traces when an endpoint is configured: Temporal's spans and ours; nothing loaded otherwise.
   const tracing = await startTracing(env);

@@ -1,13 +1,15 @@
-// One heartbeat loop for every activity that can run long: a pause (activity cancellation) is only
-// delivered in the answer to a heartbeat, and a dead worker is noticed by a missed one.
+// One heartbeat loop for every activity that can run long: a dead worker is noticed by a missed
+// heartbeat, and on a server without worker commands a pause (activity cancellation) is only
+// delivered in the answer to one (src/pause-channel.ts: how often, on which server).
 import { Context } from '@temporalio/activity';
 
-/** How often activities heartbeat while they work (model calls, tools, setup). */
+/** How often activities heartbeat while they work (model calls, tools, setup) unless told otherwise. */
 export const HEARTBEAT_EVERY_MS = 50;
 
 /**
  * Runs `work` while heartbeating every `everyMs`. No heartbeat at the start: a call shorter than
- * the interval costs the server none, and a cancellation only arrives with a later heartbeat anyway.
+ * the interval costs the server none (a cancellation reaches it through a worker command, or with a
+ * later heartbeat).
  * `details` (when given) is read at each beat, so the last progress travels with it.
  */
 export async function withHeartbeat<T>(

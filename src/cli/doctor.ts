@@ -19,11 +19,11 @@ import { describePauseChannel, pauseChannelOf, type PauseChannel } from '../paus
  */
 export function pauseLine(channel: PauseChannel): CheckLine {
   return channel === 'worker-commands'
-    ? line('ok', 'pause', describePauseChannel(channel))
+    ? line('ok', 'pause', `${describePauseChannel(channel)}; on your own cluster system.enableCancelActivityWorkerCommand must be true too`)
     : line(
         'warn',
         'pause',
-        'this server has no worker commands: a pause reaches calls in flight through heartbeats, ten a second per call ' +
+        'this server has no worker commands: a pause reaches calls in flight through heartbeats, ten a second per model call ' +
           '(on your own cluster set the dynamic config frontend.workerCommandsEnabled and system.enableCancelActivityWorkerCommand to true; `faheem server` does)',
       );
 }

@@ -35,7 +35,10 @@ test('pause mid-task, a message while paused is kept, resume switches to hello.t
   const stopped = await running;
   assert.equal(stopped.status, 'paused');
   // The pause cancels the call under way: the server sends the cancellation to its worker (a worker
-  // command; heartbeats only say the worker lives). test/e2e/pause-channel.test.ts: without them.
+  // command; heartbeats only say the worker lives). The worker found the capability (its start line);
+  // that the cancellation comes that way and not with the next heartbeat is a time, so it is the
+  // bench's figure (bench/run.ts: abort p50 ~15 ms against a first beat at 500 ms), not asserted
+  // here. test/e2e/pause-channel.test.ts: a server without worker commands.
   assert.match(worker.output(), /pauses reach calls in flight through worker commands/);
   await waitFor('the held call cancelled', () => held.aborted);
   h.model.release('pause');
