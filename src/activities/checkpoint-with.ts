@@ -14,13 +14,15 @@ const MARGIN_MS = 2_000;
 
 /**
  * Step `step`'s checkpoint of `workspace` for `conversationId`, or undefined (see the module
- * comment). `startedAt` is when the hosting activity began (ms since the epoch).
+ * comment). `startedAt` is when the hosting activity began (ms since the epoch); `beatEveryMs`, how
+ * often it heartbeats (the hosting activity's cadence).
  */
 export async function checkpointWithin(
   store: CheckpointStore | undefined,
   at: { conversationId: string; workspace: string; step: number },
   ctx: Context,
   startedAt: number,
+  beatEveryMs?: number,
 ): Promise<CheckpointInfo | undefined> {
   if (!store || ctx.cancellationSignal.aborted || !Number.isInteger(at.step) || at.step < 0) return undefined;
   const left = ctx.info.startToCloseTimeoutMs - (Date.now() - startedAt) - MARGIN_MS;
@@ -30,7 +32,10 @@ export async function checkpointWithin(
     const take = store.open(at.workspace).then((repo) => repo.snapshot(at.conversationId, at.step));
     take.catch(() => undefined);
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), left)));
-    return await withHeartbeat(() => Promise.race([take, late]), { context: ctx });
+    return await withHeartbeat(() => Promise.race([take, late]), {
+      context: ctx,
+      ...(beatEveryMs !== undefined ? { everyMs: beatEveryMs } : {}),
+    });
   } catch {
     return undefined;
   } finally {

@@ -56,7 +56,7 @@ export function createRunTool(deps: RunToolDeps) {
     const result = await run(input, ctx);
     // The step's checkpoint right after its last host call (see checkpoint-with.ts).
     const checkpoint = input.checkpoint
-      ? await checkpointWithin(deps.checkpoints, { ...input, step: input.checkpoint.step }, ctx, started)
+      ? await checkpointWithin(deps.checkpoints, { ...input, step: input.checkpoint.step }, ctx, started, deps.heartbeatEveryMs)
       : undefined;
     return { ...result, content: clip(redact(result.content, deps.secretValues)), ...(checkpoint ? { checkpoint } : {}) };
   }
