@@ -19,7 +19,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import {
-  appendFile,
   copyFile,
   lstat,
   mkdir,
@@ -312,10 +311,13 @@ export class ShadowRepo {
     // Made beside and renamed into place, so that two workers starting at once cannot half-make it.
     const tmp = `${this.gitDir}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
     await mkdir(path.dirname(this.gitDir), { recursive: true });
-    const env: NodeJS.ProcessEnv = { ...this.env, GIT_DIR: tmp };
-    delete env.GIT_WORK_TREE;
-    await git(['init', '--bare', '-q', '--template=', tmp], { env, cwd: path.dirname(tmp) });
+    // What `git init --bare --template=` makes (gitrepository-layout), without a process: a new
+    // conversation's first checkpoint runs git as little as it can.
+    for (const dir of ['objects/info', 'objects/pack', 'refs/heads', 'refs/tags']) await mkdir(path.join(tmp, dir), { recursive: true });
+    await writeFile(path.join(tmp, 'HEAD'), 'ref: refs/heads/main\n');
     const config: [string, string][] = [
+      ['core.repositoryformatversion', '0'],
+      ['core.bare', 'true'],
       ['core.autocrlf', 'false'],
       ['core.safecrlf', 'false'],
       ['core.hooksPath', '/dev/null'],
@@ -336,7 +338,7 @@ export class ShadowRepo {
       sections.set(section, [...(sections.get(section) ?? []), `\t${name} = ${quote(v)}`]);
     }
     const text = [...sections].map(([section, lines]) => `[${section}]\n${lines.join('\n')}\n`).join('');
-    await appendFile(path.join(tmp, 'config'), text);
+    await writeFile(path.join(tmp, 'config'), text);
     try {
       await rename(tmp, this.gitDir);
     } catch (err) {
@@ -435,13 +437,22 @@ export class ShadowRepo {
     // The index the last checkpoint (or restore) of this conversation left describes its head.
     const indexWasHead = existsSync(index);
     const alternates = indexWasHead ? undefined : await this.prime(conversationId, index);
+    // Nothing to start from (a new workspace's first checkpoint): the index is empty.
+    const indexEmpty = !indexWasHead && !existsSync(index);
     try {
-      return await this.write(conversationId, step, kind, refName, { index, head, existing, alternates, indexWasHead });
+      return await this.write(conversationId, step, kind, refName, { index, head, existing, alternates, indexWasHead, indexEmpty });
     } catch (err) {
       if (!alternates) throw err;
       // The borrowed objects went away meanwhile (the user's gc): take it again on our own.
       await rm(index, { force: true });
-      return this.write(conversationId, step, kind, refName, { index, head, existing, alternates: undefined, indexWasHead: false });
+      return this.write(conversationId, step, kind, refName, {
+        index,
+        head,
+        existing,
+        alternates: undefined,
+        indexWasHead: false,
+        indexEmpty: true,
+      });
     }
   }
 
@@ -450,7 +461,14 @@ export class ShadowRepo {
     step: number,
     kind: CheckpointKind,
     refName: string,
-    at: { index: string; head: string | undefined; existing: string | undefined; alternates: string | undefined; indexWasHead: boolean },
+    at: {
+      index: string;
+      head: string | undefined;
+      existing: string | undefined;
+      alternates: string | undefined;
+      indexWasHead: boolean;
+      indexEmpty: boolean;
+    },
   ): Promise<CheckpointInfo> {
     const { index, head, alternates } = at;
     const o = { index, ...(alternates ? { alternates } : {}) };
@@ -484,9 +502,12 @@ export class ShadowRepo {
       await this.run(['update-ref', `${this.ns(conversationId)}/replaced/step-${step}-${at.existing}`, at.existing]);
     }
     const counts = { added: 0, changed: 0, deleted: 0 };
-    if (head && at.indexWasHead) {
+    const big = new Set(skipped);
+    if (!head && at.indexEmpty) {
+      // A first checkpoint from an empty index: every file it holds is new, and ls-files named them.
+      for (const t of new Set(tagged.filter((x) => x.tag === '?').map((x) => x.path))) if (!big.has(t)) counts.added++;
+    } else if (head && at.indexWasHead) {
       const removed = new Set(tagged.filter((t) => t.tag === 'R').map((t) => t.path));
-      const big = new Set(skipped);
       const changed = new Set(tagged.filter((t) => t.tag === 'C' && !removed.has(t.path)).map((t) => t.path));
       for (const t of new Set(tagged.filter((x) => x.tag === '?').map((x) => x.path))) if (!big.has(t)) counts.added++;
       for (const p of changed) {

@@ -20,7 +20,8 @@ test('without git the failure says git is needed and is not retried', async () =
   const ws = path.join(root, 'nogit');
   await mkdir(ws);
   const store = new CheckpointStore({ home: path.join(root, 'h0'), env: { PATH: '/nonexistent' } });
-  const err = await asActivity(() => store.open(ws)).then(
+  // The shadow repository is made without git; its first snapshot needs it.
+  const err = await asActivity(async () => (await store.open(ws)).snapshot('c', 0)).then(
     () => assert.fail('no error'),
     (e: unknown) => e,
   );
