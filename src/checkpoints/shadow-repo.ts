@@ -39,6 +39,7 @@ import path from 'node:path';
 import { faheemHome } from '../home.js';
 import { baseGitEnv, CheckpointError, git, splitZ } from './git.js';
 import { WorkspaceWatcher } from './watch.js';
+import { commitBody, usesSha1, writeObject } from './objects.js';
 import type { CheckpointInfo, CheckpointKind, ForkResult, RestoreResult } from './types.js';
 
 /** Files larger than this are left out of checkpoints unless configured otherwise (10 MB). */
@@ -187,6 +188,8 @@ export class ShadowRepo {
   /** Test hook: SIGKILL this process after this many files written by a restore. */
   private readonly killAfterWrites: number;
   private watcher: WorkspaceWatcher | undefined;
+  /** Whether the shadow repository names objects by SHA-1 (read once; see objects.ts). */
+  private sha1: Promise<boolean> | undefined;
   /** Per conversation: the watcher's generation its head checkpoint was taken at. */
   private readonly clean = new Map<string, { gen: number; head: string; info: CheckpointInfo }>();
   /** How many snapshots were answered without running git (tests and benches read it). */
@@ -531,7 +534,10 @@ export class ShadowRepo {
       `Faheem-Conversation: ${JSON.stringify(conversationId)}\nFaheem-Step: ${step}\nFaheem-Kind: ${kind}\n` +
       `Faheem-Added: ${counts.added}\nFaheem-Changed: ${counts.changed}\nFaheem-Deleted: ${counts.deleted}\n` +
       `Faheem-Skipped: ${JSON.stringify(listed)}\n`;
-    const commit = await this.text(['commit-tree', tree, ...(head ? ['-p', head] : []), '-F', '-'], { ...o, input: message });
+    // The commit object written here (no process); git writes it in a repository not named by SHA-1.
+    const commit = (await (this.sha1 ??= usesSha1(this.gitDir)))
+      ? await writeObject(this.gitDir, 'commit', Buffer.from(commitBody(tree, head ? [head] : [], message, Math.floor(Date.now() / 1000))))
+      : await this.text(['commit-tree', tree, ...(head ? ['-p', head] : []), '-F', '-'], { ...o, input: message });
     // Borrowed objects become ours before any ref points at them: the user's gc cannot take them after.
     if (alternates) await this.adopt(commit, alternates);
     const updates = [{ name: refName, to: commit, from: at.existing }];
