@@ -5,7 +5,7 @@
 // SHA-1 repositories; the caller asks git itself for any other.
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 
@@ -23,9 +23,13 @@ export function objectId(type: 'commit' | 'tree' | 'blob', body: Buffer): string
   return createHash('sha1').update(`${type} ${body.length}\0`).update(body).digest('hex');
 }
 
-/** Whether the repository's objects are named by SHA-1 (no `extensions.objectFormat` other than sha1). */
+/**
+ * Whether the repository's objects are named by SHA-1 (no `extensions.objectFormat` other than
+ * sha1). A config that cannot be read answers false: git itself then writes (always right).
+ */
 export async function usesSha1(gitDir: string): Promise<boolean> {
-  const config = await readFile(path.join(gitDir, 'config'), 'utf8').catch(() => '');
+  const config = await readFile(path.join(gitDir, 'config'), 'utf8').catch(() => undefined);
+  if (config === undefined) return false;
   const format = /^\s*objectformat\s*=\s*"?([a-z0-9]+)"?\s*$/im.exec(config)?.[1];
   return format === undefined || format.toLowerCase() === 'sha1';
 }
@@ -43,8 +47,8 @@ export async function writeObject(gitDir: string, type: 'commit' | 'tree' | 'blo
   await mkdir(dir, { recursive: true });
   const tmp = path.join(dir, `tmp_obj_${process.pid}_${randomBytes(4).toString('hex')}`);
   try {
-    await writeFile(tmp, deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body])));
-    await chmod(tmp, 0o444);
+    // Read only and never over another file, as git writes them.
+    await writeFile(tmp, deflateSync(Buffer.concat([Buffer.from(`${type} ${body.length}\0`), body])), { mode: 0o444, flag: 'wx' });
     await rename(tmp, file);
   } catch (err) {
     await rm(tmp, { force: true });
