@@ -217,7 +217,15 @@ test('Pause now, and an action that fails shows its error', async () => {
   await h.model.reached('countdown'); // (the first test's call left the gate when its pause cancelled it)
   const page = await openConversation(conversation.id);
   await page.getByRole('button', { name: 'Pause now', exact: true }).click();
-  await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);
+  // On a failure, say what the conversation and the page showed (an action the server refused shows an alert).
+  await conversation
+    .waitUntil((s) => s.status === 'paused', 100, 30_000)
+    .catch(async (err: unknown) => {
+      const state = await conversation.state();
+      const events = (await conversation.events()).map((e) => e.kind).join(' ');
+      const alerts = await page.getByRole('alert').allTextContents();
+      throw new Error(`not paused: status ${state.status}, events ${events}; page alerts ${JSON.stringify(alerts)}`, { cause: err });
+    });
   const events = await conversation.events();
   assert.ok(events.some((e) => e.kind === 'pause' && e.now));
   // Nothing waits for confirmation: approving is refused, and the page says why.

@@ -11,4 +11,5 @@ export const HEAVY_UNIT_FILES = [
   'checkpoint-activities.test.ts',
   'checkpoint-watch.test.ts',
   'dev-server.test.ts',
+  'checkpoint-objects.test.ts',
 ];

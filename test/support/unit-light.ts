@@ -5,11 +5,21 @@
 // its test (and the test's `location` its file).
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
+import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { HEAVY_UNIT_FILES } from './unit-groups.js';
+
+// The files' tests and hooks all hang off this process's root test, which starts running as soon as
+// the first file's tests are registered, while later files are still being imported. A first test
+// that lasts until every file is imported keeps the root from finishing early (and running the
+// `after` hooks registered so far) in a gap between two slow imports.
+let imported!: () => void;
+const everyFileImported = new Promise<void>((resolve) => (imported = resolve));
+test('(the light unit files are imported)', () => everyFileImported);
 
 const dir = path.join(import.meta.dirname, '..', 'unit');
 for (const name of readdirSync(dir).sort()) {
   if (!name.endsWith('.test.ts') || HEAVY_UNIT_FILES.includes(name)) continue;
   await import(pathToFileURL(path.join(dir, name)).href);
 }
+imported();
