@@ -29,7 +29,7 @@ export async function streamModelCall(
       const request = await prepare();
       return models.complete({ ...request, ...(onPartial ? { onPartial } : {}) }, ctx.cancellationSignal);
     },
-    { context: ctx, ...(beatEveryMs !== undefined ? { everyMs: beatEveryMs } : {}) },
+    { context: ctx, everyMs: beatEveryMs },
   );
 }
 

@@ -32,10 +32,7 @@ export async function checkpointWithin(
     const take = store.open(at.workspace).then((repo) => repo.snapshot(at.conversationId, at.step));
     take.catch(() => undefined);
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), left)));
-    return await withHeartbeat(() => Promise.race([take, late]), {
-      context: ctx,
-      ...(beatEveryMs !== undefined ? { everyMs: beatEveryMs } : {}),
-    });
+    return await withHeartbeat(() => Promise.race([take, late]), { context: ctx, everyMs: beatEveryMs });
   } catch {
     return undefined;
   } finally {

@@ -14,7 +14,7 @@ export const HEARTBEAT_EVERY_MS = 50;
  */
 export async function withHeartbeat<T>(
   work: () => Promise<T>,
-  options: { everyMs?: number; details?: () => unknown; context?: Context } = {},
+  options: { everyMs?: number | undefined; details?: () => unknown; context?: Context } = {},
 ): Promise<T> {
   const ctx = options.context ?? Context.current();
   const details = options.details;

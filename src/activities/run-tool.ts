@@ -102,7 +102,7 @@ export function createRunTool(deps: RunToolDeps) {
                 signal: ctx.cancellationSignal,
               }),
           }),
-        { context: ctx, ...(deps.heartbeatEveryMs !== undefined ? { everyMs: deps.heartbeatEveryMs } : {}) },
+        { context: ctx, everyMs: deps.heartbeatEveryMs },
       );
       if (typeof out === 'string') return { content: out, isError: false };
       if (!out || typeof out.content !== 'string') {
@@ -158,7 +158,7 @@ export function createRunTool(deps: RunToolDeps) {
             signal: ctx.cancellationSignal,
             cwd: input.workspace,
           }),
-        { context: ctx, ...(deps.heartbeatEveryMs !== undefined ? { everyMs: deps.heartbeatEveryMs } : {}) },
+        { context: ctx, everyMs: deps.heartbeatEveryMs },
       );
     } catch (err) {
       throw interruptedOr(err, ctx) ?? err;

@@ -505,11 +505,10 @@ export class ShadowRepo {
       await this.run(['update-ref', `${this.ns(conversationId)}/replaced/step-${step}-${at.existing}`, at.existing]);
     }
     const counts = { added: 0, changed: 0, deleted: 0 };
-    const big = new Set(skipped);
-    if (!head && at.indexEmpty) {
-      // A first checkpoint from an empty index: every file it holds is new, and ls-files named them.
-      for (const t of new Set(tagged.filter((x) => x.tag === '?').map((x) => x.path))) if (!big.has(t)) counts.added++;
-    } else if (head && at.indexWasHead) {
+    // The tags count the changes when the index is what the checkpoint starts from: the head's tree,
+    // or nothing for a first checkpoint from an empty index (every file new, no C or R tags).
+    if (head ? at.indexWasHead : at.indexEmpty) {
+      const big = new Set(skipped);
       const removed = new Set(tagged.filter((t) => t.tag === 'R').map((t) => t.path));
       const changed = new Set(tagged.filter((t) => t.tag === 'C' && !removed.has(t.path)).map((t) => t.path));
       for (const t of new Set(tagged.filter((x) => x.tag === '?').map((x) => x.path))) if (!big.has(t)) counts.added++;
