@@ -6,6 +6,12 @@
 // sends the cancellation to the worker's own control queue at once instead, so heartbeats only have
 // to say that the worker lives: one a second is enough. Without it the fast heartbeats stay.
 
+/**
+ * The server settings (dynamic config) that turn worker commands on: the first makes the namespace
+ * say it has them, the second makes the server send activity cancellations that way.
+ */
+export const WORKER_COMMANDS_CONFIG = ['frontend.workerCommandsEnabled=true', 'system.enableCancelActivityWorkerCommand=true'] as const;
+
 /** How cancellations reach this worker's activities. */
 export type PauseChannel = 'worker-commands' | 'heartbeats';
 

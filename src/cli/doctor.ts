@@ -11,20 +11,21 @@ import { dataConverter } from '../storage/local-payloads.js';
 import { redact, secretValues } from '../security/redact.js';
 import { noToolWorker, noWorkflowWorker, queuePollers, startInputPayloads } from './presence.js';
 import { withTimeout } from '../timeout.js';
-import { describePauseChannel, pauseChannelOf, type PauseChannel } from '../pause-channel.js';
+import { WORKER_COMMANDS_CONFIG, describePauseChannel, pauseChannelOf, type PauseChannel } from '../pause-channel.js';
 
 /**
  * How a pause reaches the calls in flight: worker commands, or (a warning) heartbeats ten times a
  * second, with the server settings that turn worker commands on.
  */
 export function pauseLine(channel: PauseChannel): CheckLine {
+  const [capability, cancellations] = WORKER_COMMANDS_CONFIG.map((setting) => setting.split('=')[0]);
   return channel === 'worker-commands'
-    ? line('ok', 'pause', `${describePauseChannel(channel)}; on your own cluster system.enableCancelActivityWorkerCommand must be true too`)
+    ? line('ok', 'pause', `${describePauseChannel(channel)}; on your own cluster ${cancellations} must be true too`)
     : line(
         'warn',
         'pause',
         'this server has no worker commands: a pause reaches calls in flight through heartbeats, ten a second per model call ' +
-          '(on your own cluster set the dynamic config frontend.workerCommandsEnabled and system.enableCancelActivityWorkerCommand to true; `faheem server` does)',
+          `(on your own cluster set the dynamic config ${capability} and ${cancellations} to true; \`faheem server\` does)`,
       );
 }
 

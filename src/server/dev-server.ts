@@ -7,6 +7,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { findTemporalCli } from './temporal-cli.js';
+import { WORKER_COMMANDS_CONFIG } from '../pause-channel.js';
 
 export interface DevServerOptions {
   port?: number;
@@ -51,8 +52,7 @@ export const DYNAMIC_CONFIG = [
   'system.enableActivityEagerExecution=true',
 ];
 
-/** The settings that turn worker commands on (activity cancellations sent to the worker's control queue). */
-export const WORKER_COMMANDS_CONFIG = ['frontend.workerCommandsEnabled=true', 'system.enableCancelActivityWorkerCommand=true'];
+export { WORKER_COMMANDS_CONFIG } from '../pause-channel.js';
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const cli = await findTemporalCli(options.log);
