@@ -28,12 +28,15 @@ const UNFOLLOWED = '1 minute';
 /** The live stream of one conversation; see the module comment. */
 export async function liveStream(input: LiveStreamInput): Promise<void> {
   const prior = input.streamState as WorkflowStreamState | undefined;
-  const stream = new WorkflowStream(prior ?? { log: [], base_offset: Date.now() * 1000, publisher_sequences: {}, publisher_last_seen: {} });
+  const initial = prior ?? { log: [], base_offset: Date.now() * 1000, publisher_sequences: {}, publisher_last_seen: {} };
+  const stream = new WorkflowStream(initial);
   const end = () => logEnd(stream);
   const maxItems = input.limits?.maxItems ?? MAX_ITEMS;
   const maxHistory = input.limits?.maxHistory ?? MAX_HISTORY;
   const long = () => workflowInfo().historyLength > maxHistory || workflowInfo().continueAsNewSuggested;
-  let seen = end().next;
+  // Lines from here on are looked at for a step marker: the whole log, not its end now, since the
+  // publishes that arrived with the start (one activation on a busy worker) are in it already.
+  let seen = initial.base_offset;
   // One timer per idle period (not one per publish, which would add two events to each batch).
   let idle = false;
   void (async () => {

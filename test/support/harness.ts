@@ -143,7 +143,7 @@ async function recordHistories(client: Client, address: string, name: string): P
  * for those attempts to have started before it closes the connection, and from then on no call is
  * tried again (one cut off by the close would otherwise start its retry on the closed channel).
  */
-function countedRetries(): { interceptor: ReturnType<typeof makeGrpcRetryInterceptor>; inBackoff(): number; close(): void } {
+export function countedRetries(): { interceptor: ReturnType<typeof makeGrpcRetryInterceptor>; inBackoff(): number; close(): void } {
   const options = defaultGrpcRetryOptions();
   let waiting = 0;
   let closing = false;

@@ -36,7 +36,7 @@ import {
   type ToolSpec,
 } from '../../src/types.js';
 import { eventsQuery, stateQuery } from '../../src/workflows/messages.js';
-import { startDevServerOnFreePorts, waitFor, workflowBundle } from './harness.js';
+import { countedRetries, startDevServerOnFreePorts, waitFor, workflowBundle } from './harness.js';
 import { testNamespace } from './namespace.js';
 
 /** What a scripted model answers: text, tool calls (arguments as objects), and the call's cost. */
@@ -95,6 +95,8 @@ export interface WorkflowEnv {
   start(options: StartOptions): Promise<TestConversation>;
   /** A worker for the host activities on `queue` (the stubs of the conversations using it); stop() ends it. */
   hostWorker(queue: string): Promise<{ stop(): Promise<void> }>;
+  /** A worker for the workflows (and model activities) on `queue`, e.g. one started after work was queued there. */
+  workflowWorker(queue: string): Promise<{ stop(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -158,7 +160,9 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
     server = await startDevServerOnFreePorts({ headless: true });
     address = server.address;
   }
-  const connection = await Connection.connect({ address });
+  // Retries counted, so that close() lets those in backoff start before the connection goes.
+  const retries = countedRetries();
+  const connection = await Connection.connect({ address, interceptors: [retries.interceptor] });
   const namespace = await testNamespace(connection, name);
   const client = new Client({ connection, namespace });
   const nativeConnection = await NativeConnection.connect({ address });
@@ -279,18 +283,20 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
     };
   }
 
-  await runWorker(
-    await Worker.create({
-      connection: nativeConnection,
-      namespace,
-      taskQueue,
-      workflowBundle: { codePath: await workflowBundle() },
-      activities,
-      maxHeartbeatThrottleInterval: '100 milliseconds',
-      defaultHeartbeatThrottleInterval: '100 milliseconds',
-      shutdownGraceTime: '1 second',
-    }),
-  );
+  const workflowWorker = async (queue: string) =>
+    runWorker(
+      await Worker.create({
+        connection: nativeConnection,
+        namespace,
+        taskQueue: queue,
+        workflowBundle: { codePath: await workflowBundle() },
+        activities,
+        maxHeartbeatThrottleInterval: '100 milliseconds',
+        defaultHeartbeatThrottleInterval: '100 milliseconds',
+        shutdownGraceTime: '1 second',
+      }),
+    );
+  await workflowWorker(taskQueue);
   const hostQueue = `${taskQueue}-tools`;
   await runWorker(
     await Worker.create({
@@ -307,6 +313,7 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
     client,
     namespace,
     taskQueue,
+    workflowWorker,
     async hostWorker(queue) {
       return runWorker(
         await Worker.create({
@@ -363,6 +370,8 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
       for (const w of [...workers].reverse()) if (w.worker.getState() === 'RUNNING') w.worker.shutdown();
       await Promise.allSettled(workers.map((w) => w.running));
       await nativeConnection.close();
+      retries.close();
+      await waitFor('the retries in backoff to start', () => retries.inBackoff() === 0, 30_000, 20);
       await connection.close();
       await server?.stop();
     },

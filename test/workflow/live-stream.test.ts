@@ -28,11 +28,11 @@ after(async () => {
 
 let n = 0;
 const clients: WorkflowStreamClient[] = [];
-async function startStream(limits?: LiveStreamInput['limits']) {
+async function startStream(limits?: LiveStreamInput['limits'], taskQueue = env.taskQueue) {
   const conversationId = `live-test-${process.pid}-${++n}`;
   const workflowId = liveStreamId(conversationId);
   const input: LiveStreamInput = { conversationId, ...(limits ? { limits } : {}) };
-  await env.client.workflow.start(LIVE_STREAM_WORKFLOW, { workflowId, taskQueue: env.taskQueue, args: [input] });
+  await env.client.workflow.start(LIVE_STREAM_WORKFLOW, { workflowId, taskQueue, args: [input] });
   // A short backup interval: after dispose the client's last sleep still holds the process this long.
   const stream = WorkflowStreamClient.create(env.client, workflowId, { batchInterval: '50 milliseconds' });
   clients.push(stream);
@@ -72,6 +72,25 @@ test('a step marker drops the lines of the steps before it; followers never see 
     return now.length === 2 && now;
   });
   assert.deepEqual(texts, ['d', 'e']);
+});
+
+test('a step marker that arrives with the start drops the lines before it too', limit, async () => {
+  // No worker on this queue until everything is published: the start and every publish reach the
+  // stream's first activation together (as on a loaded machine, where this once left the lines).
+  const queue = `${env.taskQueue}-late`;
+  const s = await startStream(undefined, queue);
+  await s.publish([line('a'), line('b')]);
+  await s.publish([marker, line('c')]);
+  const worker = await env.workflowWorker(queue);
+  try {
+    const texts = await waitFor('the lines before the marker dropped', async () => {
+      const now = (await s.read()).map((x) => x.text);
+      return now.length > 0 && now;
+    });
+    assert.deepEqual(texts, ['c']);
+  } finally {
+    await worker.stop();
+  }
 });
 
 test('the log stays within its bound: the oldest lines go', limit, async () => {
