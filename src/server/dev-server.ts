@@ -2,7 +2,7 @@
 // survive a restart, with the Web UI and our search attributes registered.
 import { ServerStartError } from '../errors.js';
 import { Connection } from '@temporalio/client';
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
@@ -55,6 +55,7 @@ export const DYNAMIC_CONFIG = [
 export { WORKER_COMMANDS_CONFIG } from '../pause-channel.js';
 
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+  const { execa } = await import('execa'); // loaded when used: most CLI commands never run a program
   const cli = await findTemporalCli(options.log);
   const port = options.port ?? 7233;
   const ip = options.ip ?? '127.0.0.1';

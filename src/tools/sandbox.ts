@@ -2,7 +2,6 @@
 // tool starts with ctx.exec) runs under bubblewrap: the filesystem read-only except the workspace and
 // a private /tmp, the worker's home and FAHEEM_HOME hidden, its own PID namespace (killing the sandbox
 // ends every process in it), no capabilities, and optionally no network.
-import { execa } from 'execa';
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -156,6 +155,7 @@ export function hiddenDirs(env: NodeJS.ProcessEnv = process.env): string[] {
  * command runs inside. Throws a SandboxError that says what to do; returns bwrap's version.
  */
 export async function checkSandbox(sandbox: SandboxOptions, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const { execa } = await import('execa'); // loaded when used: most CLI commands never run a program
   const version = await execa('bwrap', ['--version'], { env, reject: false, timeout: 10_000 });
   if (version.exitCode !== 0) {
     const missing = (version as { code?: string }).code === 'ENOENT';
@@ -209,6 +209,7 @@ export async function execInWorkspace(
   },
 ): Promise<ExecResult> {
   if (options.signal?.aborted) throw new ToolInterruptedError('', `${command} was not started: the call was interrupted`);
+  const { execa } = await import('execa');
   const cwd = path.resolve(options.workspace, options.cwd ?? '.');
   const run = sandboxedCommand(options.sandbox, { workspace: options.workspace, cwd, hide: options.hide }, command, args);
   const child = execa(run.file, run.args, {

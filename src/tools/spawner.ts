@@ -4,7 +4,6 @@
 // bare Node process, is forked once, lazily, and pays that cost on its own thread at its own small
 // size. If it cannot start, commands start in this process with execa, as they did before. Short
 // programs whose output is wanted whole (the checkpoints' git calls) go the same way: runProgram.
-import { execa } from 'execa';
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { FaheemError } from '../errors.js';
@@ -369,6 +368,7 @@ class Helper {
 
 /** The fallback: the command started from this process, as before the helper. */
 async function spawnInProcess(file: string, args: readonly string[], options: SpawnOptions): Promise<SpawnedCommand> {
+  const { execa } = await import('execa'); // loaded when used (the helper starts most commands)
   const child = execa(file, args, {
     cwd: options.cwd,
     env: options.env,
