@@ -52,8 +52,6 @@ export const DYNAMIC_CONFIG = [
   'system.enableActivityEagerExecution=true',
 ];
 
-export { WORKER_COMMANDS_CONFIG } from '../pause-channel.js';
-
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const { execa } = await import('execa'); // loaded when used: most CLI commands never run a program
   const cli = await findTemporalCli(options.log);

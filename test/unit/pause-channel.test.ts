@@ -3,10 +3,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { pauseLine } from '../../src/cli/doctor.js';
-import { heartbeatCadence, pauseChannelOf } from '../../src/pause-channel.js';
+import { WORKER_COMMANDS_CONFIG, heartbeatCadence, pauseChannelOf } from '../../src/pause-channel.js';
 import { MODEL_CALL, TOOL_CALL } from '../../src/workflows/activity-options.js';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import { WORKER_COMMANDS_CONFIG } from '../../src/server/dev-server.js';
 
 test('worker commands only when the namespace says it has them', () => {
   assert.equal(pauseChannelOf({ namespaceInfo: { capabilities: { workerCommands: true } } }), 'worker-commands');
