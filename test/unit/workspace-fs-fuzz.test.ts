@@ -53,7 +53,13 @@ async function snapshot(dir: string, rel = '', out = new Map<string, string>()):
     else if (st.isDirectory()) {
       out.set(p, 'dir');
       await snapshot(dir, p, out);
-    } else if (st.isFile()) out.set(p, `file ${st.mode.toString(8)} ${createHash('sha1').update(await readFile(full)).digest('hex')}`);
+    } else if (st.isFile())
+      out.set(
+        p,
+        `file ${st.mode.toString(8)} ${createHash('sha1')
+          .update(await readFile(full))
+          .digest('hex')}`,
+      );
     else out.set(p, `special ${st.mode.toString(8)}`);
   }
   return out;
@@ -115,8 +121,7 @@ async function makeTree(rng: Rng, n: number): Promise<Tree> {
       if (kind < 4) {
         await writeFile(full, Array.from({ length: 1 + rng.int(4) }, (_, k) => `l${k}\n`).join(''));
         tree.files.push(p);
-      }
-      else if (kind < 6 && depth < 2) {
+      } else if (kind < 6 && depth < 2) {
         await mkdir(full);
         tree.paths.push(p);
         await fill(p, depth + 1);
@@ -240,7 +245,8 @@ test(`file_editor on random trees: never outside, never through a link, never bl
       }
       if (!r.isError) succeeded++;
       if (!r.isError && args.command !== 'view') t.edited.push(args.path as string);
-      if (process.env.FUZZ_VERBOSE) console.log(r.isError ? 'ERR' : 'OK ', JSON.stringify(args).slice(0, 90), '=>', r.content.split('\n')[0]);
+      if (process.env.FUZZ_VERBOSE)
+        console.log(r.isError ? 'ERR' : 'OK ', JSON.stringify(args).slice(0, 90), '=>', r.content.split('\n')[0]);
     }
   }
   // The run is not vacuous: calls succeed and write.
