@@ -140,12 +140,12 @@ export class WorkspaceFile {
     readonly size: number,
   ) {}
 
-  /** The whole content. */
-  async read(): Promise<Buffer> {
+  /** The whole content, or its first `limit` bytes (a file that grows while read stops there). */
+  async read(limit = Infinity): Promise<Buffer> {
     const chunks: Buffer[] = [];
     let position = 0;
-    for (;;) {
-      const buf = Buffer.alloc(Math.max(64 * 1024, this.size - position + 1));
+    while (position < limit) {
+      const buf = Buffer.alloc(Math.min(Math.max(64 * 1024, this.size - position + 1), limit - position));
       const { bytesRead } = await this.handle.read(buf, 0, buf.length, position);
       if (bytesRead === 0) break;
       chunks.push(buf.subarray(0, bytesRead));

@@ -199,7 +199,7 @@ async function readText(ws: WorkspaceFs, target: WorkspacePath): Promise<string 
 async function textOf(f: WorkspaceFile, target: WorkspacePath): Promise<string | { error: string }> {
   const name = target.shown;
   if (f.size > MAX_FILE_BYTES) return { error: `${name} is ${f.size} bytes; files over 10 MB are not opened.` };
-  const buf = await f.read();
+  const buf = await f.read(MAX_FILE_BYTES + 1);
   if (buf.length > MAX_FILE_BYTES) return { error: `${name} is over 10 MB; files over 10 MB are not opened.` };
   if (buf.includes(0)) return { error: `${name} looks binary; the editor handles text files only.` };
   return buf.toString('utf8');
