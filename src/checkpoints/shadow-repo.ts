@@ -18,25 +18,10 @@
 //                                   checkpoints set aside by a rewind or a new take of a step: kept, not listed
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import {
-  copyFile,
-  lstat,
-  mkdir,
-  open,
-  readdir,
-  readFile,
-  readlink,
-  realpath,
-  rename,
-  rm,
-  rmdir,
-  stat,
-  symlink,
-  unlink,
-  writeFile,
-} from 'node:fs/promises';
+import { copyFile, lstat, mkdir, open, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { faheemHome } from '../home.js';
+import { WorkspaceFs } from '../security/workspace-fs.js';
 import { baseGitEnv, CheckpointError, git, splitZ } from './git.js';
 import { WorkspaceWatcher } from './watch.js';
 import { commitBody, usesSha1, writeObject } from './objects.js';
@@ -658,12 +643,19 @@ export class ShadowRepo {
   /** Paths the restore would write that the workspace has outside the "before" checkpoint (ignored or skipped). */
   private async keptPaths(before: string, target: string): Promise<string[]> {
     const kept: string[] = [];
+    const ws = await this.workspaceFs();
     for (const e of await this.diff(before, target)) {
       if (e.status !== 'A') continue;
-      const st = await lstat(path.join(this.workspace, e.path)).catch(() => undefined);
+      // Links not followed: behind a linked directory is not in the workspace.
+      const st = await ws.lstatEntry(e.path);
       if (st) kept.push(e.path);
     }
     return kept;
+  }
+
+  /** The workspace as the path resolver sees it (security/workspace-fs.ts). */
+  private workspaceFs(): Promise<WorkspaceFs> {
+    return WorkspaceFs.open(this.workspace, { who: 'restore' });
   }
 
   private async diff(a: string, b: string): Promise<DiffEntry[]> {
@@ -682,23 +674,26 @@ export class ShadowRepo {
     let written = 0;
     let removed = 0;
     const blocked: string[] = [];
+    // Every write and removal goes through the workspace resolver: never through a link, never
+    // outside (a link where a directory must be is replaced by the directory).
+    const ws = await this.workspaceFs();
     // Removals first, so that a file can become a directory and back.
     const dirs = new Set<string>();
     for (const e of entries) {
       const gone = e.status === 'D' || (e.status === 'T' && e.dstMode === '160000');
       if (gone || e.status === 'T') {
-        if (e.srcMode !== '160000') await unlink(path.join(this.workspace, e.path)).catch(() => undefined);
+        if (e.srcMode !== '160000') await ws.removeEntry(e.path);
         if (gone) removed++;
-        dirs.add(path.dirname(e.path));
+        dirs.add(path.posix.dirname(e.path));
       }
     }
-    for (const d of [...dirs].sort((a, b) => b.length - a.length)) await removeEmptyDirs(this.workspace, d);
+    for (const d of [...dirs].sort((a, b) => b.length - a.length)) if (d !== '.') await ws.removeEmptyDirs(d);
     const writes = entries.filter((e) => e.status !== 'D' && e.dstMode !== '160000');
     for (let i = 0; i < writes.length; i += 256) {
       const batch = writes.slice(i, i + 256);
       const blobs = await this.blobs(batch.map((e) => e.dst));
       for (const e of batch) {
-        const ok = await writeEntry(this.workspace, e, blobs.get(e.dst)!);
+        const ok = await writeEntry(ws, e, blobs.get(e.dst)!);
         if (ok) written++;
         else blocked.push(e.path);
         if (this.killAfterWrites && written >= this.killAfterWrites) process.kill(process.pid, 'SIGKILL');
@@ -826,41 +821,12 @@ async function writeJournal(file: string, journal: Journal): Promise<void> {
 }
 
 /** Writes one entry via a temporary file renamed into place; false when something the checkpoint does not own is in the way. */
-async function writeEntry(root: string, e: DiffEntry, content: Buffer): Promise<boolean> {
-  const full = path.join(root, e.path);
-  const dir = path.dirname(full);
-  try {
-    await mkdir(dir, { recursive: true });
-  } catch {
-    return false; // a file (ignored, say) where a directory must go
-  }
-  const tmp = path.join(dir, `.faheem-restore-${process.pid}-${randomBytes(4).toString('hex')}`);
-  try {
-    if (e.dstMode === '120000') await symlink(content.toString('utf8'), tmp);
-    else await writeFile(tmp, content, { mode: e.dstMode === '100755' ? 0o777 : 0o666 });
-    if (e.dstMode === '120000') {
-      const check = await readlink(tmp);
-      if (check !== content.toString('utf8')) throw new Error('symlink mismatch');
-    }
-    await rename(tmp, full);
-    return true;
-  } catch {
-    await rm(tmp, { force: true });
-    return false; // e.g. a directory that still holds ignored files where the file must go
-  }
-}
-
-/** Removes `rel` and its parents while they are empty, up to the workspace root. */
-async function removeEmptyDirs(root: string, rel: string): Promise<void> {
-  let d = rel;
-  while (d && d !== '.' && d !== path.sep) {
-    try {
-      await rmdir(path.join(root, d));
-    } catch {
-      return;
-    }
-    d = path.dirname(d);
-  }
+function writeEntry(ws: WorkspaceFs, e: DiffEntry, content: Buffer): Promise<boolean> {
+  return ws.putEntry(
+    e.path,
+    content,
+    e.dstMode === '120000' ? { linkTarget: content.toString('utf8') } : { mode: e.dstMode === '100755' ? 0o777 : 0o666 },
+  );
 }
 
 function parseTrailers(message: string): Trailers {

@@ -6,7 +6,7 @@ import { faheemHome } from '../home.js';
 import { commandBaseEnv, namedSecrets, secretValues } from '../security/env-policy.js';
 import type { TerminalState } from '../types.js';
 import { defineTool, type AnyTool } from './define.js';
-import { editFile } from './file-editor.js';
+import { editFile, undoDirFor } from './file-editor.js';
 import { DelegateTool } from './delegate.js';
 import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './in-workflow.js';
 import { hiddenDirs, type SandboxOptions } from './sandbox.js';
@@ -86,7 +86,7 @@ export function fileEditorTool(config: BuiltinConfig = {}) {
     summary: (args) => `file_editor ${args.command} ${args.path}`,
     interruptedMessage:
       'This edit may have been applied, but the worker running it stopped before it reported a result. View the file to see.',
-    execute: (args, ctx) => editFile(args, { workspace: ctx.workspace, undoDir: path.join(home(), 'undo', ctx.conversationId) }),
+    execute: async (args, ctx) => editFile(args, { workspace: ctx.workspace, undoDir: undoDirFor(home(), ctx.conversationId) }),
   });
 }
 

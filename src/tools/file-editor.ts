@@ -1,8 +1,12 @@
 // The file editor tool: view, create, str_replace, insert, undo_edit, confined to the workspace.
-// Undo history lives beside the worker (per conversation, 10 levels), not in workflow history.
+// Every path goes through the workspace resolver (security/workspace-fs.ts): never outside the
+// workspace, never through a link, regular files only (a FIFO or device is refused, never opened
+// blocking). Undo history lives beside the worker (per conversation, 10 levels), not in workflow
+// history; undo writes through the same resolver.
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, realpath, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { PathRefused, WorkspaceFs, type WorkspaceFile, type WorkspacePath } from '../security/workspace-fs.js';
 import type { ToolResult } from '../types.js';
 import { describeInvalid, FileEditorArgs } from './schemas.js';
 
@@ -12,120 +16,157 @@ const UNDO_LEVELS = 10;
 
 export interface FileEditorContext {
   workspace: string;
-  /** Folder for this conversation's undo history. */
+  /** Folder for this conversation's undo history (see undoDirFor). */
   undoDir: string;
 }
 
 const ok = (content: string): ToolResult => ({ content, isError: false });
 const fail = (content: string): ToolResult => ({ content, isError: true });
 
+/**
+ * The undo folder of a conversation under the worker's home: `<home>/undo/<id>`. An id that
+ * could name another folder (empty, `.`, `..`, with `/`, `\` or NUL) is refused: the folder must
+ * not move with the id.
+ */
+export function undoDirFor(home: string, conversationId: string): string {
+  if (!conversationId || conversationId === '.' || conversationId === '..' || /[/\\\0]/.test(conversationId)) {
+    throw new Error(`the conversation id ${JSON.stringify(conversationId)} cannot name an undo folder (no "/", "\\", NUL, "." or "..")`);
+  }
+  return path.join(home, 'undo', conversationId);
+}
+
 export async function editFile(rawArgs: unknown, ctx: FileEditorContext): Promise<ToolResult> {
   const parsed = FileEditorArgs.safeParse(rawArgs);
   if (!parsed.success) return fail(describeInvalid('file_editor', parsed.error));
-  const args = parsed.data;
-  const resolved = await resolveInWorkspace(args.path, ctx.workspace);
-  if ('error' in resolved) return fail(resolved.error);
-  const file = resolved.path;
-  const shown = path.relative(ctx.workspace, file) || '.';
+  try {
+    const ws = await WorkspaceFs.open(ctx.workspace);
+    return await run(parsed.data, ws, ws.resolve(parsed.data.path), ctx);
+  } catch (err) {
+    if (err instanceof PathRefused) return fail(err.message);
+    throw err;
+  }
+}
 
+type Args = ReturnType<typeof FileEditorArgs.parse>;
+
+async function run(args: Args, ws: WorkspaceFs, target: WorkspacePath, ctx: FileEditorContext): Promise<ToolResult> {
+  const shown = target.shown;
+  const file = target.abs;
   switch (args.command) {
     case 'view':
-      return view(file, shown, args.view_range);
+      return view(ws, target, args.view_range);
     case 'create': {
       if (args.file_text === undefined) return fail('create needs "file_text" (the whole content of the new file).');
-      const existing = await readText(file);
-      if (typeof existing === 'string') {
+      const made = await ws.create(target);
+      if (made === 'exists') {
+        const existing = await readText(ws, target);
+        if (typeof existing !== 'string') return fail(existing.error);
         // Creating the same content again is harmless (a retried call); anything else would lose data.
         if (existing === args.file_text) return ok(`${shown} already has exactly this content.`);
         return fail(`${shown} already exists. Use str_replace or insert to change it, or view it first.`);
       }
-      if (existing.error !== 'missing') return fail(existing.error);
-      await mkdir(path.dirname(file), { recursive: true });
-      await pushUndo(ctx.undoDir, file, null);
-      await writeFile(file, args.file_text);
+      try {
+        try {
+          await pushUndo(ctx.undoDir, file, null);
+        } catch (err) {
+          await made.close();
+          await ws.remove(target).catch(() => undefined);
+          throw err;
+        }
+        await made.replace(args.file_text);
+      } finally {
+        await made.close();
+      }
       return ok(`Created ${shown} (${lineCount(args.file_text)} lines).`);
     }
     case 'str_replace': {
       if (args.old_str === undefined || args.old_str === '') return fail('str_replace needs a non-empty "old_str".');
-      const text = await readText(file);
-      if (typeof text !== 'string') return fail(text.error);
-      const count = text.split(args.old_str).length - 1;
-      if (count === 0) return fail(`"old_str" does not occur in ${shown}. View the file and copy the exact text, whitespace included.`);
-      if (count > 1) {
-        const lines = occurrenceLines(text, args.old_str);
-        return fail(`"old_str" occurs ${count} times in ${shown} (lines ${lines.join(', ')}); include more context so that it is unique.`);
-      }
-      const at = text.indexOf(args.old_str);
-      const next = text.slice(0, at) + (args.new_str ?? '') + text.slice(at + args.old_str.length);
-      await pushUndo(ctx.undoDir, file, text);
-      await writeFile(file, next);
-      const startLine = text.slice(0, at).split('\n').length;
-      return ok(`Edited ${shown}.\n${snippet(next, startLine, lineCount(args.new_str ?? ''))}`);
+      return withText(ws, target, async (text, f) => {
+        const count = text.split(args.old_str!).length - 1;
+        if (count === 0) return fail(`"old_str" does not occur in ${shown}. View the file and copy the exact text, whitespace included.`);
+        if (count > 1) {
+          const lines = occurrenceLines(text, args.old_str!);
+          return fail(
+            `"old_str" occurs ${count} times in ${shown} (lines ${lines.join(', ')}); include more context so that it is unique.`,
+          );
+        }
+        const at = text.indexOf(args.old_str!);
+        const next = text.slice(0, at) + (args.new_str ?? '') + text.slice(at + args.old_str!.length);
+        await pushUndo(ctx.undoDir, file, text);
+        await f.replace(next);
+        const startLine = text.slice(0, at).split('\n').length;
+        return ok(`Edited ${shown}.\n${snippet(next, startLine, lineCount(args.new_str ?? ''))}`);
+      });
     }
     case 'insert': {
       if (args.insert_line === undefined) return fail('insert needs "insert_line" (0 inserts at the top).');
       if (args.new_str === undefined) return fail('insert needs "new_str" (the text to insert).');
-      const text = await readText(file);
-      if (typeof text !== 'string') return fail(text.error);
-      const lines = text.split('\n');
-      const total = text.endsWith('\n') ? lines.length - 1 : lines.length;
-      if (args.insert_line > total) return fail(`insert_line ${args.insert_line} is past the end of ${shown}, which has ${total} lines.`);
-      const inserted = args.new_str.endsWith('\n') ? args.new_str.slice(0, -1).split('\n') : args.new_str.split('\n');
-      lines.splice(args.insert_line, 0, ...inserted);
-      const next = lines.join('\n');
-      await pushUndo(ctx.undoDir, file, text);
-      await writeFile(file, next);
-      return ok(
-        `Inserted ${inserted.length} line(s) into ${shown} after line ${args.insert_line}.\n${snippet(next, args.insert_line + 1, inserted.length)}`,
-      );
+      const insertLine = args.insert_line;
+      const newStr = args.new_str;
+      return withText(ws, target, async (text, f) => {
+        const lines = text.split('\n');
+        const total = text.endsWith('\n') ? lines.length - 1 : lines.length;
+        if (insertLine > total) return fail(`insert_line ${insertLine} is past the end of ${shown}, which has ${total} lines.`);
+        const inserted = newStr.endsWith('\n') ? newStr.slice(0, -1).split('\n') : newStr.split('\n');
+        lines.splice(insertLine, 0, ...inserted);
+        const next = lines.join('\n');
+        await pushUndo(ctx.undoDir, file, text);
+        await f.replace(next);
+        return ok(
+          `Inserted ${inserted.length} line(s) into ${shown} after line ${insertLine}.\n${snippet(next, insertLine + 1, inserted.length)}`,
+        );
+      });
     }
     case 'undo_edit': {
-      const previous = await popUndo(ctx.undoDir, file);
-      if (previous === undefined) return fail(`There is no edit of ${shown} to undo.`);
+      const stack = await readUndo(ctx.undoDir, file);
+      if (stack.length === 0) return fail(`There is no edit of ${shown} to undo.`);
+      const previous = stack[stack.length - 1]!;
+      // Through the resolver like any edit: a file swapped for a link since is refused, not followed.
       if (previous === null) {
-        await rm(file, { force: true });
-        return ok(`Undid the creation of ${shown}; the file is removed.`);
+        await ws.remove(target);
+      } else {
+        const f = await ws.open(target, { write: true, create: true });
+        try {
+          await f.replace(previous);
+        } finally {
+          await f.close();
+        }
       }
-      await writeFile(file, previous);
-      return ok(`Undid the last edit of ${shown}.`);
+      await writeUndo(ctx.undoDir, file, stack.slice(0, -1));
+      return previous === null ? ok(`Undid the creation of ${shown}; the file is removed.`) : ok(`Undid the last edit of ${shown}.`);
     }
   }
 }
 
-/** Resolves a path against the workspace and refuses anything that ends up outside it, symlinks included. */
-export async function resolveInWorkspace(p: string, workspace: string): Promise<{ path: string } | { error: string }> {
-  const root = await realpath(workspace).catch(() => path.resolve(workspace));
-  const candidate = path.resolve(root, p);
-  // Resolve the deepest existing ancestor so a symlink cannot lead outside.
-  let existing = candidate;
-  let rest = '';
-  for (;;) {
-    const real = await realpath(existing).catch(() => undefined);
-    if (real !== undefined) {
-      existing = real;
-      break;
-    }
-    const parent = path.dirname(existing);
-    if (parent === existing) break;
-    rest = path.join(path.basename(existing), rest);
-    existing = parent;
+/** Opens the text file at `target` for writing, hands its text to `fn`, closes it. */
+async function withText(
+  ws: WorkspaceFs,
+  target: WorkspacePath,
+  fn: (text: string, f: WorkspaceFile) => Promise<ToolResult>,
+): Promise<ToolResult> {
+  const f = await ws.open(target, { write: true });
+  try {
+    const text = await textOf(f, target);
+    if (typeof text !== 'string') return fail(text.error);
+    return await fn(text, f);
+  } finally {
+    await f.close();
   }
-  const full = rest ? path.join(existing, rest) : existing;
-  const rel = path.relative(root, full);
-  if (rel.startsWith('..') || path.isAbsolute(rel)) {
-    return { error: `${p} is outside the workspace (${workspace}); only paths inside it can be used.` };
-  }
-  return { path: full };
 }
 
-async function view(file: string, shown: string, range: [number, number] | undefined): Promise<ToolResult> {
-  const info = await stat(file).catch(() => undefined);
+async function view(ws: WorkspaceFs, target: WorkspacePath, range: [number, number] | undefined): Promise<ToolResult> {
+  const shown = target.shown;
+  const info = await ws.lstat(target);
   if (!info) return fail(`${shown} does not exist.`);
   if (info.isDirectory()) {
-    const entries = await listDir(file, 2);
-    return ok(clip(`Files and folders in ${shown} (2 levels, hidden ones left out):\n${entries.join('\n') || '(empty)'}`));
+    const entries = await ws.list(target, 2);
+    return ok(
+      clip(
+        `Files and folders in ${shown} (2 levels, hidden ones left out; links are shown, not followed):\n${entries.join('\n') || '(empty)'}`,
+      ),
+    );
   }
-  const text = await readText(file);
+  const text = await readText(ws, target);
   if (typeof text !== 'string') return fail(text.error);
   const lines = text.split('\n');
   if (text.endsWith('\n')) lines.pop();
@@ -146,24 +187,21 @@ async function view(file: string, shown: string, range: [number, number] | undef
   return ok(clip(`${shown} (lines ${start}-${end} of ${lines.length}):\n${body}`));
 }
 
-async function listDir(dir: string, depth: number, prefix = ''): Promise<string[]> {
-  const out: string[] = [];
-  const entries = (await readdir(dir, { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
-  for (const e of entries) {
-    if (e.name.startsWith('.') || e.name === 'node_modules') continue;
-    out.push(`${prefix}${e.name}${e.isDirectory() ? '/' : ''}`);
-    if (e.isDirectory() && depth > 1) out.push(...(await listDir(path.join(dir, e.name), depth - 1, `${prefix}${e.name}/`)));
+async function readText(ws: WorkspaceFs, target: WorkspacePath): Promise<string | { error: string }> {
+  const f = await ws.open(target);
+  try {
+    return await textOf(f, target);
+  } finally {
+    await f.close();
   }
-  return out;
 }
 
-async function readText(file: string): Promise<string | { error: string }> {
-  const info = await stat(file).catch(() => undefined);
-  if (!info) return { error: 'missing' };
-  if (info.isDirectory()) return { error: `${path.basename(file)} is a directory.` };
-  if (info.size > MAX_FILE_BYTES) return { error: `${path.basename(file)} is ${info.size} bytes; files over 10 MB are not opened.` };
-  const buf = await readFile(file);
-  if (buf.includes(0)) return { error: `${path.basename(file)} looks binary; the editor handles text files only.` };
+async function textOf(f: WorkspaceFile, target: WorkspacePath): Promise<string | { error: string }> {
+  const name = target.shown;
+  if (f.size > MAX_FILE_BYTES) return { error: `${name} is ${f.size} bytes; files over 10 MB are not opened.` };
+  const buf = await f.read(MAX_FILE_BYTES + 1);
+  if (buf.length > MAX_FILE_BYTES) return { error: `${name} is over 10 MB; files over 10 MB are not opened.` };
+  if (buf.includes(0)) return { error: `${name} looks binary; the editor handles text files only.` };
   return buf.toString('utf8');
 }
 
@@ -211,16 +249,11 @@ async function readUndo(undoDir: string, file: string): Promise<(string | null)[
   }
 }
 
-async function pushUndo(undoDir: string, file: string, previous: string | null): Promise<void> {
-  const stack = [...(await readUndo(undoDir, file)), previous].slice(-UNDO_LEVELS);
+async function writeUndo(undoDir: string, file: string, stack: (string | null)[]): Promise<void> {
   await mkdir(undoDir, { recursive: true });
   await writeFile(undoFile(undoDir, file), JSON.stringify(stack));
 }
 
-async function popUndo(undoDir: string, file: string): Promise<string | null | undefined> {
-  const stack = await readUndo(undoDir, file);
-  if (stack.length === 0) return undefined;
-  const previous = stack.pop();
-  await writeFile(undoFile(undoDir, file), JSON.stringify(stack));
-  return previous;
+async function pushUndo(undoDir: string, file: string, previous: string | null): Promise<void> {
+  await writeUndo(undoDir, file, [...(await readUndo(undoDir, file)), previous].slice(-UNDO_LEVELS));
 }

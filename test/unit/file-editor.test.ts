@@ -1,12 +1,31 @@
 // src/tools/file-editor.ts on its own: real files.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, symlink, writeFile, mkdir } from 'node:fs/promises';
+import { execFileSync } from 'node:child_process';
+import { constants, existsSync } from 'node:fs';
+import { mkdtemp, open, readFile, rm, symlink, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { editFile } from '../../src/tools/file-editor.js';
+import { editFile, undoDirFor } from '../../src/tools/file-editor.js';
+import type { ToolResult } from '../../src/types.js';
 
 const tmp = (p: string) => mkdtemp(path.join(tmpdir(), p));
+
+/**
+ * `call`'s result; when it has not returned within 5 s (a FIFO opened blocking: the bug), the
+ * FIFO is opened for writing so that the stuck open returns, and the test fails.
+ */
+async function returnsOrUnblock(call: Promise<ToolResult>, fifo: string): Promise<ToolResult> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), 5000)));
+  const r = await Promise.race([call, deadline]);
+  clearTimeout(timer);
+  if (r !== 'hung') return r;
+  const w = await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).catch(() => undefined);
+  await w?.close();
+  await call.catch(() => undefined);
+  assert.fail('the call did not return within 5 s: it blocked on the FIFO');
+}
 
 describe('file_editor', () => {
   async function setup() {
@@ -88,7 +107,96 @@ describe('file_editor', () => {
     await symlink(outside, path.join(workspace, 'link'));
     const r = await editFile({ command: 'view', path: 'link/target.txt' }, ctx);
     assert.equal(r.isError, true);
-    assert.match(r.content, /outside the workspace/);
+    assert.match(r.content, /link is a symbolic link; file_editor does not follow links/);
+  });
+
+  // Finding: "file_editor writes through a dangling symlink".
+  test('create on a dangling link to a file outside is refused; nothing is written outside', async () => {
+    const { workspace, ctx } = await setup();
+    const outside = await tmp('fe-outside-');
+    await symlink(path.join(outside, 'planted.txt'), path.join(workspace, 'x'));
+    const r = await editFile({ command: 'create', path: 'x', file_text: 'pwned\n' }, ctx);
+    assert.equal(r.isError, true, r.content);
+    assert.match(r.content, /x is a symbolic link/);
+    assert.ok(!existsSync(path.join(outside, 'planted.txt')));
+    // Nor through a linked parent directory (its missing file would be made outside).
+    await symlink(outside, path.join(workspace, 'd'));
+    const r2 = await editFile({ command: 'create', path: 'd/new.txt', file_text: 'pwned\n' }, ctx);
+    assert.equal(r2.isError, true, r2.content);
+    assert.ok(!existsSync(path.join(outside, 'new.txt')));
+  });
+
+  // Finding: "undo_edit after swapping a file for a link writes outside".
+  test('undo_edit after the file was swapped for a link is refused; the link target is untouched', async () => {
+    const { workspace, ctx } = await setup();
+    const outside = await tmp('fe-outside-');
+    await writeFile(path.join(outside, 'victim.txt'), 'victim\n');
+    assert.equal((await editFile({ command: 'create', path: 'a.txt', file_text: 'one\n' }, ctx)).isError, false);
+    assert.equal((await editFile({ command: 'str_replace', path: 'a.txt', old_str: 'one', new_str: 'two' }, ctx)).isError, false);
+    await rm(path.join(workspace, 'a.txt'));
+    await symlink(path.join(outside, 'victim.txt'), path.join(workspace, 'a.txt'));
+    let r = await editFile({ command: 'undo_edit', path: 'a.txt' }, ctx);
+    assert.equal(r.isError, true, r.content);
+    assert.match(r.content, /symbolic link/);
+    assert.equal(await readFile(path.join(outside, 'victim.txt'), 'utf8'), 'victim\n');
+    // To a missing file outside: not created either.
+    await rm(path.join(workspace, 'a.txt'));
+    await symlink(path.join(outside, 'made.txt'), path.join(workspace, 'a.txt'));
+    r = await editFile({ command: 'undo_edit', path: 'a.txt' }, ctx);
+    assert.equal(r.isError, true, r.content);
+    assert.ok(!existsSync(path.join(outside, 'made.txt')));
+    // The refused undo is still there: with the file back, it applies.
+    await rm(path.join(workspace, 'a.txt'));
+    await writeFile(path.join(workspace, 'a.txt'), 'two\n');
+    r = await editFile({ command: 'undo_edit', path: 'a.txt' }, ctx);
+    assert.equal(r.isError, false, r.content);
+    assert.equal(await readFile(path.join(workspace, 'a.txt'), 'utf8'), 'one\n');
+  });
+
+  // Finding: "A FIFO hangs the worker".
+  test('view, str_replace and insert of a FIFO return an error at once', async () => {
+    const { workspace, ctx } = await setup();
+    const pipe = path.join(workspace, 'pipe');
+    execFileSync('mkfifo', [pipe]);
+    const calls: unknown[] = [
+      { command: 'view', path: 'pipe' },
+      { command: 'str_replace', path: 'pipe', old_str: 'a', new_str: 'b' },
+      { command: 'insert', path: 'pipe', insert_line: 0, new_str: 'b' },
+      { command: 'create', path: 'pipe', file_text: 'b' },
+    ];
+    for (const args of calls) {
+      const r = await returnsOrUnblock(editFile(args, ctx), pipe);
+      assert.equal(r.isError, true, JSON.stringify(args));
+      assert.match(r.content, /pipe is a FIFO \(named pipe\); file_editor reads and writes regular files only/, JSON.stringify(args));
+    }
+  });
+
+  test('a directory view shows links as links and does not descend into them', async () => {
+    const { workspace, ctx } = await setup();
+    const outside = await tmp('fe-outside-');
+    await writeFile(path.join(outside, 'outside-file.txt'), '');
+    await mkdir(path.join(workspace, 'src'));
+    await symlink(outside, path.join(workspace, 'out'));
+    const r = await editFile({ command: 'view', path: '.' }, ctx);
+    assert.equal(r.isError, false, r.content);
+    assert.match(r.content, /^out -> \(link\)$/m);
+    assert.doesNotMatch(r.content, /outside-file/);
+  });
+
+  test('NUL, `..` and absolute paths outside are refused', async () => {
+    const { ctx } = await setup();
+    for (const p of ['a\0b', '../x', 'a/../../x', '/tmp/x']) {
+      const r = await editFile({ command: 'create', path: p, file_text: 'x' }, ctx);
+      assert.equal(r.isError, true, p);
+      assert.match(r.content, /outside the workspace|NUL/, p);
+    }
+  });
+
+  test('the undo folder cannot be moved by the conversation id', () => {
+    assert.equal(undoDirFor('/h', 'conv.sub-1'), path.join('/h', 'undo', 'conv.sub-1'));
+    for (const id of ['../../etc', 'a/b', '..', '.', '', 'a\0b', 'a\\b']) {
+      assert.throws(() => undoDirFor('/h', id), /cannot name an undo folder/, JSON.stringify(id));
+    }
   });
 
   test('binary and huge files are refused, long views clipped', async () => {

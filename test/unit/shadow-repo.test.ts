@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile, appendFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, readdir, rm, symlink, writeFile, appendFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -178,6 +178,29 @@ describe('shadow repository', () => {
     const r = await repo.restore('g', s0.commit, 'r');
     assert.deepEqual(r.kept, ['grow']);
     assert.equal((await readFile(path.join(ws, 'grow'))).length, 500);
+  });
+
+  // Finding: "Rewind's restore follows a symlinked parent directory".
+  test('restore replaces a linked directory (ignored, so not in the checkpoint) instead of writing through it', async () => {
+    const { dir, ws, store } = await setup();
+    const outside = path.join(dir, 'outside');
+    await mkdir(outside);
+    await writeFile(path.join(outside, 'keep.txt'), 'outside\n');
+    const repo = await store.open(ws);
+    await mkdir(path.join(ws, 'd'));
+    await writeFile(path.join(ws, 'd', 'f.txt'), 'in the workspace\n');
+    const s0 = await repo.snapshot('l', 0);
+    // A command (or a hostile repository) ignores d and puts a link to outside where it was.
+    await rm(path.join(ws, 'd'), { recursive: true });
+    await writeFile(path.join(ws, '.gitignore'), 'd\n');
+    await symlink(outside, path.join(ws, 'd'));
+    await repo.snapshot('l', 1);
+    const r = await repo.restore('l', s0.commit, 'r');
+    assert.deepEqual(await readdir(outside), ['keep.txt']);
+    assert.equal(await readFile(path.join(outside, 'keep.txt'), 'utf8'), 'outside\n');
+    assert.ok((await lstat(path.join(ws, 'd'))).isDirectory());
+    assert.equal(await readFile(path.join(ws, 'd', 'f.txt'), 'utf8'), 'in the workspace\n');
+    assert.equal(r.written, 1);
   });
 
   test('a restore killed half way leaves a journal; the re-run completes it', async () => {
