@@ -2,6 +2,7 @@
 // worker makes them from its environment (where its files and secrets are); the exported
 // constants use the process's (read at their first call, not at import), and are what you pass to `Agent`.
 import path from 'node:path';
+import { conversationFolder } from '../conversation-id.js';
 import { faheemHome } from '../home.js';
 import { commandBaseEnv, namedSecrets, secretValues } from '../security/env-policy.js';
 import type { TerminalState } from '../types.js';
@@ -53,12 +54,15 @@ export function terminalTool(config: BuiltinConfig = {}) {
     // Interrupted by `pause --now`, runTerminal throws a ToolInterruptedError with the output so far.
     async execute(args, ctx) {
       const { env, home, secrets, baseEnv, secretEnv } = setup();
+      // The id names a folder of the worker's: one with `/` or `..` would reach another.
+      const outputs = conversationFolder(path.join(home, 'outputs'), ctx.conversationId);
+      if ('refused' in outputs) return { content: outputs.refused, isError: true };
       // Checked already against TerminalArgs (the tool's parameters) by runTool: not again.
       const result = await runTerminalCall(args, ctx.state ?? { cwd: ctx.workspace, env: {} }, {
         workspace: ctx.workspace,
         session: ctx.conversationId,
         signal: ctx.signal,
-        outputDir: path.join(home, 'outputs', ctx.conversationId),
+        outputDir: outputs.dir,
         secrets,
         baseEnv,
         secretEnv,
@@ -86,7 +90,11 @@ export function fileEditorTool(config: BuiltinConfig = {}) {
     summary: (args) => `file_editor ${args.command} ${args.path}`,
     interruptedMessage:
       'This edit may have been applied, but the worker running it stopped before it reported a result. View the file to see.',
-    execute: (args, ctx) => editFile(args, { workspace: ctx.workspace, undoDir: path.join(home(), 'undo', ctx.conversationId) }),
+    execute: (args, ctx) => {
+      const undo = conversationFolder(path.join(home(), 'undo'), ctx.conversationId);
+      if ('refused' in undo) return { content: undo.refused, isError: true };
+      return editFile(args, { workspace: ctx.workspace, undoDir: undo.dir });
+    },
   });
 }
 
