@@ -12,7 +12,7 @@ import { DelegateTool } from './delegate.js';
 import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './in-workflow.js';
 import { hiddenDirs, type SandboxOptions } from './sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
-import { riskyUnlessRatedLow } from './risk.js';
+import { riskyUnlessRatedLow, terminalNeedsApproval } from './risk.js';
 import { runTerminalCall } from './terminal.js';
 
 /** What the built-in tools are made from on a worker. */
@@ -44,7 +44,7 @@ export function terminalTool(config: BuiltinConfig = {}) {
     description: 'Run a bash command in the workspace and see its output and exit code.',
     parameters: TerminalArgs,
     retry: 'report',
-    needsApproval: riskyUnlessRatedLow,
+    needsApproval: terminalNeedsApproval,
     timeoutSeconds: (args) => (args.timeout ? Math.ceil(args.timeout) + 60 : undefined),
     summary: (args) =>
       args.is_input ? `terminal input ${JSON.stringify(args.command)}` : args.reset ? 'terminal reset' : `$ ${args.command}`,
