@@ -2,6 +2,7 @@
 // workflow; every call goes through Temporal, so any process can attach to the same conversation.
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { FaheemError } from './errors.js';
+import { checkConversationId } from './conversation-id.js';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { readEvents } from './conversation/read-events.js';
@@ -155,6 +156,10 @@ export function checkMessage(text: unknown): string {
 export interface CreateOptions {
   agent: Agent;
   workspace: string;
+  /**
+   * The conversation's id (default: generated, `conv-…`): 1–128 letters, digits, `.`, `_`, `:` and
+   * `-`, starting with a letter or digit, never `..`; others are an InvalidRequestError.
+   */
   id?: string;
   firstMessage?: string;
   /** Start running at once (with firstMessage). */
@@ -207,7 +212,7 @@ export function conversationStart(options: CreateOptions): {
     staticDetails: string;
   };
 } {
-  const id = options.id ?? `conv-${randomUUID().slice(0, 13)}`;
+  const id = options.id !== undefined ? checkConversationId(options.id, 'new') : `conv-${randomUUID().slice(0, 13)}`;
   if (options.firstMessage !== undefined) checkMessage(options.firstMessage);
   const input: ConversationInput = {
     options: {
@@ -279,8 +284,9 @@ export class Conversation {
     return new Conversation(client, start.id, handle);
   }
 
-  /** The same object for an existing conversation, from any process. */
+  /** The same object for an existing conversation, from any process (InvalidRequestError for an id that is not valid). */
   static async attach(client: Client, id: string): Promise<Conversation> {
+    checkConversationId(id);
     const handle = client.workflow.getHandle(id);
     let described: Awaited<ReturnType<WorkflowHandle['describe']>>;
     try {

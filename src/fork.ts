@@ -7,6 +7,7 @@ import { Conversation } from './client.js';
 import { defaultForkDir } from './checkpoints/shadow-repo.js';
 import { readEvents } from './conversation/read-events.js';
 import { FaheemError } from './errors.js';
+import { checkConversationId } from './conversation-id.js';
 import { emptyMetrics, type CarriedState, type ConversationInput } from './types.js';
 import { CARRIED_STATE_VERSION } from './workflows/legacy/carried-state.js';
 import { ConversationModelKey, ConversationStatusKey, forkPointQuery } from './workflows/messages.js';
@@ -38,6 +39,8 @@ export interface ForkOptions {
  * to write checkpoint N into its own workspace. Send it a message or resume it to go on.
  */
 export async function forkConversation(client: Client, sourceId: string, options: ForkOptions): Promise<Conversation> {
+  // The new id names its default workspace folder too: checked before anything is asked.
+  if (options.id !== undefined) checkConversationId(options.id, 'new');
   const source = await Conversation.attach(client, sourceId);
   const handle = client.workflow.getHandle(sourceId);
   const point = await handle.query(forkPointQuery, options.at);

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { ContentBlock, McpServer, StopReason } from '@agentclientprotocol/sdk';
 import { InvalidRequestError } from '../errors.js';
+import { expandEnv } from '../mcp/config.js';
 import type { ConfirmationPolicy, ConversationState, McpServersSpec } from '../types.js';
 
 /** The session modes an ACP session offers: the confirmation policies. */
@@ -92,15 +93,42 @@ export function secretName(value: string): string {
   return `FAHEEM_SECRET_ACP_${createHash('sha256').update(value).digest('hex').slice(0, 16).toUpperCase()}`;
 }
 
+/** A value that is one reference and nothing else: `${VAR}`. */
+const WHOLE_REFERENCE = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
+
+/**
+ * How `faheem acp` keeps an MCP env or header value out of the conversation's history (see
+ * {@link mcpServersOf}). With the worker in this process (`embedded`), the value, with its
+ * `${VAR}`s filled in from this process's environment as the worker would, goes into that
+ * environment as a FAHEEM_SECRET_ACP_* variable (so the worker masks it in outputs) and the config
+ * names it; with encrypted payloads it is written as it is; otherwise it is refused.
+ */
+export function secretKeeper(options: { embedded: boolean; encrypted: boolean; env: NodeJS.ProcessEnv }): (value: string) => string {
+  return (value) => {
+    if (options.embedded) {
+      const resolved = expandEnv(value, options.env);
+      const name = secretName(resolved);
+      options.env[name] = resolved;
+      return `\${${name}}`;
+    }
+    if (options.encrypted) return value;
+    throw new InvalidRequestError(
+      "an MCP server of this session has an env or header value with literal text, which would be written into the conversation's history: " +
+        'write the whole value as one ${VAR} (set VAR on the worker), or set FAHEEM_ENCRYPTION_KEY so the history is encrypted',
+    );
+  };
+}
+
 /**
  * The client's MCP servers (stdio and http) as ours. A value of an environment variable or header
  * is part of the conversation's history, so none is written there literally: `keep(value)` answers
  * what to write instead (a `${VAR}` the worker fills in), or throws when it cannot be kept out.
- * A value that is already a `${VAR}` reference goes as it is.
+ * Only a value that is one `${VAR}` and nothing else goes as it is; one that mixes references with
+ * text (`Bearer s3cret-${X}`) has literal text too, and goes through `keep` as a whole.
  */
 export function mcpServersOf(servers: readonly McpServer[], keep: (value: string) => string): McpServersSpec | undefined {
   const out: McpServersSpec = {};
-  const safe = (v: string) => (/\$\{[A-Za-z_][A-Za-z0-9_]*(:-[^}]*)?\}/.test(v) ? v : keep(v));
+  const safe = (v: string) => (WHOLE_REFERENCE.test(v) ? v : keep(v));
   for (const server of servers) {
     const name = server.name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 32) || 'server';
     if (out[name]) throw new InvalidRequestError(`two MCP servers are named ${JSON.stringify(name)}`);

@@ -22,6 +22,7 @@ import type {
 } from '@agentclientprotocol/sdk';
 import { Agent, Conversation, LLM } from '../client.js';
 import { ConversationClosedError, FaheemError, InvalidRequestError } from '../errors.js';
+import { checkConversationId } from '../conversation-id.js';
 import type { HooksConfig } from '../hooks/config.js';
 import { modelFacts } from '../llm/prices.js';
 import type { ConfirmationPolicy, ConversationState } from '../types.js';
@@ -123,6 +124,7 @@ export class AcpSessions {
    * the background until it stops or a prompt takes over. A closed conversation is an error.
    */
   async loadSession(params: LoadSessionRequest, ctx: AgentContext): Promise<LoadSessionResponse> {
+    checkConversationId(params.sessionId);
     const known = this.sessions.get(params.sessionId);
     if (known) await this.stopBackground(known);
     if (known?.turn) throw new InvalidRequestError(`session ${params.sessionId} has a prompt turn under way; cancel it first`);
@@ -253,6 +255,7 @@ export class AcpSessions {
   }
 
   private session(id: string): Session {
+    checkConversationId(id); // a malformed id is told the rule, not "unknown session"
     const session = this.sessions.get(id);
     if (!session) throw new SessionUnknownError(id);
     return session;

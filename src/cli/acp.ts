@@ -3,9 +3,9 @@
 // goes to stderr, which editors show as the agent's log.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { InvalidRequestError, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import { parseHooksFile, type HooksConfig } from '../hooks/config.js';
-import { secretName } from '../acp/prompt.js';
+import { secretKeeper } from '../acp/prompt.js';
 import type { ConfirmationPolicy } from '../types.js';
 
 function positiveInt(value: string): number {
@@ -67,18 +67,7 @@ export function acpCommand(): Command {
       // An MCP server's env and header values would be written into the conversation's history:
       // with the worker in this process they go into its environment instead (as FAHEEM_SECRET_*,
       // which MCP configs may name); with encryption the history is encrypted; otherwise they are refused.
-      const keepSecret = (value: string): string => {
-        if (backend.embeddedWorker) {
-          const name = secretName(value);
-          process.env[name] = value;
-          return `\${${name}}`;
-        }
-        if (encrypted) return value;
-        throw new InvalidRequestError(
-          "an MCP server of this session has a literal env or header value, which would be written into the conversation's history: " +
-            'write it as ${VAR} (set VAR on the worker), or set FAHEEM_ENCRYPTION_KEY so the history is encrypted',
-        );
-      };
+      const keepSecret = secretKeeper({ embedded: Boolean(backend.embeddedWorker), encrypted, env: process.env });
       const { connection, sessions } = startAcpAgent({
         client: backend.client,
         defaultMode: o.confirm,

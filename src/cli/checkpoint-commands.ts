@@ -4,6 +4,11 @@ import { Command } from 'commander';
 import pc from 'picocolors';
 import type { Conversation } from '../client.js';
 import { forkConversation } from '../fork.js';
+import { checkConversationId } from '../conversation-id.js';
+
+/** Ids given on the command line, checked before anything connects. */
+const conversationIdArg = (value: string) => checkConversationId(value);
+const newConversationIdArg = (value: string) => checkConversationId(value, 'new');
 
 /** What the time-travel commands borrow from the CLI's entry point. */
 export interface TimeTravelDeps {
@@ -17,7 +22,7 @@ export interface TimeTravelDeps {
 export function timeTravelCommands(deps: TimeTravelDeps): Command[] {
   const checkpoints = new Command('checkpoints')
     .description('the workspace checkpoints of a conversation, one per step (step 0: before the first step)')
-    .argument('<id>')
+    .argument('<id>', 'the conversation id', conversationIdArg)
     .option('--json', 'one JSON object a line')
     .action(async (id: string, o: { json?: boolean }) => {
       await deps.withConversation(id, async (conversation) => {
@@ -36,7 +41,7 @@ export function timeTravelCommands(deps: TimeTravelDeps): Command[] {
     });
   const rewind = new Command('rewind')
     .description('put the workspace and the conversation back as after step N (later steps stay readable, marked rewound); then paused')
-    .argument('<id>')
+    .argument('<id>', 'the conversation id', conversationIdArg)
     .requiredOption('--to <step>', 'the step to go back to (0: before the first step)', deps.nonNegativeInt)
     .action(async (id: string, o: { to: number }) => {
       await deps.withConversation(id, async (conversation) => {
@@ -49,9 +54,9 @@ export function timeTravelCommands(deps: TimeTravelDeps): Command[] {
     });
   const fork = new Command('fork')
     .description('a new conversation holding steps 1..N, in its own copy of the workspace as of step N; prints its id')
-    .argument('<id>')
+    .argument('<id>', 'the conversation id', conversationIdArg)
     .requiredOption('--at <step>', 'the step to fork at', deps.nonNegativeInt)
-    .option('--id <new>', "the new conversation's id (default: generated)")
+    .option('--id <new>', "the new conversation's id (default: generated)", newConversationIdArg)
     .option('--workspace <dir>', 'its workspace (default: a sibling of the original named after the new id)')
     .action(async (id: string, o: { at: number; id?: string; workspace?: string }) => {
       await deps.withClient(async (client) => {

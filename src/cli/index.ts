@@ -8,6 +8,7 @@ import { pathToFileURL } from 'node:url';
 import pc from 'picocolors';
 import { Agent, Conversation, LLM, checkMessage } from '../client.js';
 import { ConversationClosedError, FaheemError, NoWorkerError, UsageError } from '../errors.js';
+import { checkConversationId } from '../conversation-id.js';
 import { connectClient, taskQueue, toolTaskQueue } from '../connection.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
@@ -39,6 +40,10 @@ import {
 } from './presence.js';
 
 const UPDATE_TIMEOUT_MS = 30_000;
+
+/** An id argument, checked before anything connects: an invalid one is refused with the rule (exit 1). */
+const conversationIdArg = (value: string) => checkConversationId(value);
+const newConversationIdArg = (value: string) => checkConversationId(value, 'new');
 
 function positiveNumber(value: string): number {
   const n = Number(value);
@@ -321,7 +326,7 @@ program
   .command('start')
   .description('start a conversation with a first message and run it; prints its id')
   .argument('<message>', 'the first user message')
-  .option('--id <id>', 'conversation id (default: generated)')
+  .option('--id <id>', 'conversation id (default: generated)', newConversationIdArg)
   .option('--workspace <dir>', 'working directory of the agent', process.cwd())
   .option('--model <model>', "e.g. openai/gpt-4o (default: the worker's LLM_MODEL)")
   .addOption(
@@ -443,7 +448,7 @@ async function readMcpConfig(file: string) {
 program
   .command('send')
   .description('add a user message; it waits for resume unless --run')
-  .argument('<id>')
+  .argument('<id>', 'the conversation id', conversationIdArg)
   .argument('<message>')
   .option('--run', 'also run the conversation')
   .action(async (id: string, message: string, o: { run?: boolean }) => {
@@ -459,7 +464,7 @@ program
 program
   .command('pause')
   .description('pause now: no model call or tool run starts after this')
-  .argument('<id>')
+  .argument('<id>', 'the conversation id', conversationIdArg)
   .option('--now', 'also interrupt the running command')
   .action(async (id: string, o: { now?: boolean }) => {
     await withOpenConversation(id, 'pause', async (conversation) => {
@@ -470,7 +475,7 @@ program
 program
   .command('resume')
   .description('resume a paused (or idle, errored, stuck) conversation')
-  .argument('<id>')
+  .argument('<id>', 'the conversation id', conversationIdArg)
   .option('--wait', 'return when the run stops')
   .action(async (id: string, o: { wait?: boolean }) => {
     await withOpenConversation(id, 'resume', async (conversation) => {
@@ -484,7 +489,7 @@ program
 program
   .command('status')
   .description('current state of a conversation')
-  .argument('<id>')
+  .argument('<id>', 'the conversation id', conversationIdArg)
   .option('--json', 'one JSON object')
   .action(async (id: string, o: { json?: boolean }) => {
     await withClient(async (client) => {
@@ -502,7 +507,7 @@ program
 program
   .command('events')
   .description('the event log')
-  .argument('<id>')
+  .argument('<id>', 'the conversation id', conversationIdArg)
   .option('--json', 'one JSON object a line')
   .option('--follow', 'keep printing new events until the run stops, and the reply and command output as they stream')
   .option('--from <index>', 'start at this event index', (v) => Number(v), 0)
@@ -523,7 +528,7 @@ program
   .addOption(new Option('--status <status>', 'only this status').choices([...CONVERSATION_STATUSES]))
   .option('--json', 'one JSON object a line')
   .option('--limit <n>', 'at most this many', positiveInt, 100)
-  .option('--parent <id>', 'only the sub-agents (child conversations) of this conversation')
+  .option('--parent <id>', 'only the sub-agents (child conversations) of this conversation', conversationIdArg)
   .option('--schedule <name>', 'only the conversations this schedule started')
   .action(async (o: { status?: string; json?: boolean; limit: number; parent?: string; schedule?: string }) => {
     await withClient(async (client) => {
@@ -549,7 +554,7 @@ program
 program
   .command('close')
   .description('end the conversation workflow cleanly (its history stays readable)')
-  .argument('<id>')
+  .argument('<id>', 'the conversation id', conversationIdArg)
   .action(async (id: string) => {
     await withOpenConversation(id, 'close', async (conversation) => {
       await conversation.close();
@@ -559,7 +564,7 @@ program
 program
   .command('approve')
   .description('run the actions waiting for confirmation')
-  .argument('<id>')
+  .argument('<id>', 'the conversation id', conversationIdArg)
   .action(async (id: string) => {
     await withOpenConversation(id, 'approve', async (conversation) => {
       await answered(conversation.approve());
@@ -569,7 +574,7 @@ program
 program
   .command('reject')
   .description('refuse the actions waiting for confirmation; the model sees the reason and goes on')
-  .argument('<id>')
+  .argument('<id>', 'the conversation id', conversationIdArg)
   .option('--reason <reason>', 'why (the model reads it)')
   .action(async (id: string, o: { reason?: string }) => {
     await withOpenConversation(id, 'reject', async (conversation) => {

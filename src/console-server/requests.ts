@@ -1,17 +1,17 @@
 // What the console's API accepts (zod) and how an error becomes an HTTP answer: pure, unit-tested.
 import { z } from 'zod';
+import { conversationIdProblem } from '../conversation-id.js';
 import { FaheemError, HttpError } from '../errors.js';
 import { CONVERSATION_STATUSES, DEFAULTS } from '../types.js';
 
 /** The largest request body the console reads (a message at its longest, as JSON, with room to spare). */
 export const MAX_BODY_BYTES = DEFAULTS.maxMessageChars * 6 + 4096;
 
-/** A conversation id as the console accepts it in a path: Temporal's workflow ids, within reason. */
-export const conversationId = z
-  .string()
-  .min(1)
-  .max(400)
-  .regex(/^[^\s/?#]+$/, 'not a conversation id');
+/** A conversation id as the console accepts it in a path: a valid one (conversation-id.ts), sub-agents' included. */
+export const conversationId = z.string().superRefine((id, ctx) => {
+  const problem = conversationIdProblem(id);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 /** `GET /api/conversations` query: status filter, page size and the page token of the previous page. */
 export const listQuery = z.object({

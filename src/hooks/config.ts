@@ -3,6 +3,7 @@
 // the hooks of an event, and the config itself is kept with the conversation in workflow history.
 import { z } from 'zod';
 import { FaheemError } from '../errors.js';
+import { unsafeMatcherReason } from './matcher-safety.js';
 
 /** The hook events faheemcode runs, with Claude Code's names. */
 export const HOOK_EVENTS = ['PreToolUse', 'PostToolUse', 'UserPromptSubmit', 'Stop', 'SessionStart'] as const;
@@ -46,7 +47,9 @@ export interface HookMatcherGroup {
    * Tool-name pattern, as in Claude Code: absent, empty or `*` matches every tool; names of letters,
    * digits, `_` and `-` separated by `|` (`terminal|file_editor`) match exactly those tools; anything
    * else is a JavaScript regular expression tested against the tool name, unanchored
-   * (`mcp__github__.*`). Only PreToolUse and PostToolUse look at it.
+   * (`mcp__github__.*`), that cannot backtrack catastrophically (no repeated group holding a
+   * quantifier or `|`, no backreference, at most 3 of `*`, `+`, `{n,}`, at most 256 characters).
+   * Only PreToolUse and PostToolUse look at it.
    */
   matcher?: string;
   hooks: CommandHook[];
@@ -72,10 +75,14 @@ function matcherProblem(matcher: string): string | undefined {
   if (m === '' || m === '*' || PLAIN_NAMES.test(m)) return undefined;
   try {
     new RegExp(m);
-    return undefined;
   } catch (err) {
     return `is not a valid regular expression (${(err as Error).message})`;
   }
+  // Matchers run inside workflow code: one that can backtrack for ever would fail its tasks.
+  const unsafe = unsafeMatcherReason(m);
+  return unsafe
+    ? `${unsafe}: use tool names separated by | (terminal|file_editor), or a simple pattern such as mcp__github__.*`
+    : undefined;
 }
 
 const CommandHookSchema = z.object({
@@ -168,7 +175,8 @@ export function safeParseHooks(value: unknown): { ok: true; config: HooksConfig 
  * Parses a hooks value (`{"hooks": {…}}`, as `Conversation.create({ hooks })` gets it) into plain
  * data. Throws a {@link HooksConfigError} naming each problem: an unknown event (the message lists
  * the known ones), a hook that is not `"type": "command"`, an empty command, a bad timeout, an
- * invalid matcher regex. Keys other than `hooks` at the top level are ignored.
+ * invalid matcher regex or one that could backtrack catastrophically (`(a+)+`). Keys other than
+ * `hooks` at the top level are ignored.
  */
 export function parseHooks(value: unknown): HooksConfig {
   const r = safeParseHooks(value);
@@ -189,11 +197,22 @@ export function parseHooksFile(text: string): HooksConfig {
 
 const compiled = new Map<string, RegExp>();
 
+/** How {@link matchingHooks} treats matchers that parseHooks would refuse as unsafe. */
+export interface MatchOptions {
+  /**
+   * A matcher that could backtrack catastrophically (see unsafeMatcherReason) is not run and
+   * selects no tool. parseHooks refuses such matchers; they reach the workflow only from histories
+   * of before that check or from configs built by hand.
+   */
+  skipUnsafe?: boolean;
+}
+
 /** Whether a matcher (see {@link HookMatcherGroup.matcher}) selects this tool. */
-export function matcherMatches(matcher: string | undefined, toolName: string): boolean {
+export function matcherMatches(matcher: string | undefined, toolName: string, options: MatchOptions = {}): boolean {
   const m = (matcher ?? '').trim();
   if (m === '' || m === '*') return true;
   if (PLAIN_NAMES.test(m)) return m.split('|').includes(toolName);
+  if (options.skipUnsafe && unsafeMatcherReason(m)) return false;
   let re = compiled.get(m);
   if (!re) {
     try {
@@ -211,13 +230,18 @@ export function matcherMatches(matcher: string | undefined, toolName: string): b
  * PreToolUse and PostToolUse only the groups whose matcher selects `toolName` count (no tool name:
  * only the match-all groups); the other events take every group. Deterministic: safe in workflow code.
  */
-export function matchingHooks(config: HooksConfig | undefined, event: HookEventName, toolName?: string): CommandHook[] {
+export function matchingHooks(
+  config: HooksConfig | undefined,
+  event: HookEventName,
+  toolName?: string,
+  options: MatchOptions = {},
+): CommandHook[] {
   const groups = config?.hooks[event] ?? [];
   const byTool = TOOL_HOOK_EVENTS.includes(event);
   const out: CommandHook[] = [];
   const seen = new Set<string>();
   for (const g of groups) {
-    if (byTool && !matcherMatches(g.matcher, toolName ?? '')) continue;
+    if (byTool && !matcherMatches(g.matcher, toolName ?? '', options)) continue;
     for (const h of g.hooks) {
       const key = JSON.stringify([h.command, h.timeout ?? null, h.onFailure ?? null]);
       if (seen.has(key)) continue;
@@ -226,6 +250,15 @@ export function matchingHooks(config: HooksConfig | undefined, event: HookEventN
     }
   }
   return out;
+}
+
+/** Whether this event's groups have a matcher that parseHooks would now refuse as unsafe (see MatchOptions). */
+export function hasUnsafeMatcher(config: HooksConfig | undefined, event: HookEventName): boolean {
+  if (!TOOL_HOOK_EVENTS.includes(event)) return false;
+  return (config?.hooks[event] ?? []).some((g) => {
+    const m = (g.matcher ?? '').trim();
+    return m !== '' && m !== '*' && !PLAIN_NAMES.test(m) && unsafeMatcherReason(m) !== undefined;
+  });
 }
 
 /** Whether the config has any hook for this event (whatever the tool). */

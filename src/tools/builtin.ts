@@ -2,16 +2,17 @@
 // worker makes them from its environment (where its files and secrets are); the exported
 // constants use the process's (read at their first call, not at import), and are what you pass to `Agent`.
 import path from 'node:path';
+import { conversationFolder } from '../conversation-id.js';
 import { faheemHome } from '../home.js';
 import { commandBaseEnv, namedSecrets, secretValues } from '../security/env-policy.js';
 import type { TerminalState } from '../types.js';
 import { defineTool, type AnyTool } from './define.js';
-import { editFile, undoDirFor } from './file-editor.js';
+import { editFile } from './file-editor.js';
 import { DelegateTool } from './delegate.js';
 import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './in-workflow.js';
 import { hiddenDirs, type SandboxOptions } from './sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
-import { riskyUnlessRatedLow } from './risk.js';
+import { riskyUnlessRatedLow, terminalNeedsApproval } from './risk.js';
 import { runTerminalCall } from './terminal.js';
 
 /** What the built-in tools are made from on a worker. */
@@ -43,7 +44,7 @@ export function terminalTool(config: BuiltinConfig = {}) {
     description: 'Run a bash command in the workspace and see its output and exit code.',
     parameters: TerminalArgs,
     retry: 'report',
-    needsApproval: riskyUnlessRatedLow,
+    needsApproval: terminalNeedsApproval,
     timeoutSeconds: (args) => (args.timeout ? Math.ceil(args.timeout) + 60 : undefined),
     summary: (args) =>
       args.is_input ? `terminal input ${JSON.stringify(args.command)}` : args.reset ? 'terminal reset' : `$ ${args.command}`,
@@ -53,12 +54,15 @@ export function terminalTool(config: BuiltinConfig = {}) {
     // Interrupted by `pause --now`, runTerminal throws a ToolInterruptedError with the output so far.
     async execute(args, ctx) {
       const { env, home, secrets, baseEnv, secretEnv } = setup();
+      // The id names a folder of the worker's: one with `/` or `..` would reach another.
+      const outputs = conversationFolder(path.join(home, 'outputs'), ctx.conversationId);
+      if ('refused' in outputs) return { content: outputs.refused, isError: true };
       // Checked already against TerminalArgs (the tool's parameters) by runTool: not again.
       const result = await runTerminalCall(args, ctx.state ?? { cwd: ctx.workspace, env: {} }, {
         workspace: ctx.workspace,
         session: ctx.conversationId,
         signal: ctx.signal,
-        outputDir: path.join(home, 'outputs', ctx.conversationId),
+        outputDir: outputs.dir,
         secrets,
         baseEnv,
         secretEnv,
@@ -86,7 +90,11 @@ export function fileEditorTool(config: BuiltinConfig = {}) {
     summary: (args) => `file_editor ${args.command} ${args.path}`,
     interruptedMessage:
       'This edit may have been applied, but the worker running it stopped before it reported a result. View the file to see.',
-    execute: async (args, ctx) => editFile(args, { workspace: ctx.workspace, undoDir: undoDirFor(home(), ctx.conversationId) }),
+    execute: (args, ctx) => {
+      const undo = conversationFolder(path.join(home(), 'undo'), ctx.conversationId);
+      if ('refused' in undo) return { content: undo.refused, isError: true };
+      return editFile(args, { workspace: ctx.workspace, undoDir: undo.dir });
+    },
   });
 }
 

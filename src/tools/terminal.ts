@@ -10,7 +10,7 @@ import path from 'node:path';
 import { CONFIG_DEFAULTS } from '../config.js';
 import { ToolInterruptedError } from '../errors.js';
 import { commandBaseEnv, isSecretName, namedSecrets } from '../security/env-policy.js';
-import { redact } from '../security/redact.js';
+import { redact, redactPiece } from '../security/redact.js';
 import type { TerminalResult, TerminalState } from '../types.js';
 import { killGroup, sandboxedCommand, type SandboxOptions } from './sandbox.js';
 import type { z } from 'zod';
@@ -297,7 +297,7 @@ async function observeCommand(
   }
 
   if (outcome === 'quiet') {
-    const text = redact(await rc.output.render(ctx.outputDir), ctx.secrets ?? []);
+    const text = await rc.output.render(ctx.outputDir, ctx.secrets ?? []);
     rc.output = new OutputBuffer(MAX_OUTPUT_CHARS);
     return {
       content:
@@ -318,7 +318,7 @@ async function observeCommand(
   clearTimeout(grace);
   rc.proc.destroyOutput();
   try {
-    const text = redact(await rc.output.render(ctx.outputDir), ctx.secrets ?? []);
+    const text = await rc.output.render(ctx.outputDir, ctx.secrets ?? []);
     if (outcome === 'interrupt') throw new ToolInterruptedError(text);
     const secretValues = [...(ctx.secrets ?? []), ...Object.values(ctx.secretEnv ?? {})];
     const terminal = await readShellState(rc.stateDir, rc.startState, rc.envBase, secretValues);
@@ -389,8 +389,15 @@ function signalNumber(signal: NodeJS.Signals | null): number {
   return signal ? (table[signal] ?? 0) : 0;
 }
 
-/** Keeps the head and the tail of a long output in memory; the full text goes to a file. */
-class OutputBuffer {
+/** The most of a command's output kept for its full-output file. */
+const MAX_SPILL_CHARS = 50_000_000;
+
+/**
+ * Keeps the head and the tail of a long output in memory; the full text goes to a file. Both are
+ * masked like the observation: the file (which a sandboxed command can read) as a whole, the head
+ * and tail as pieces cut out of it (so a secret the cut went through leaves no part of itself).
+ */
+export class OutputBuffer {
   private head = '';
   private tail = '';
   private total = 0;
@@ -400,7 +407,7 @@ class OutputBuffer {
 
   push(chunk: string): void {
     this.total += chunk.length;
-    if (this.spilled < 50_000_000) {
+    if (this.spilled < MAX_SPILL_CHARS) {
       this.spill.push(chunk);
       this.spilled += chunk.length;
     }
@@ -413,21 +420,25 @@ class OutputBuffer {
     if (chunk) this.tail = (this.tail + chunk).slice(-half);
   }
 
-  async render(outputDir: string | undefined): Promise<string> {
+  /** The output as the model reads it, with `secrets` masked; a long one is cut, and kept whole (masked) in a file under `outputDir`. */
+  async render(outputDir: string | undefined, secrets: readonly string[]): Promise<string> {
     if (this.total <= this.limit) {
       const text = this.head + this.tail;
       this.spill = [];
-      return text;
+      return redact(text, secrets);
     }
     let where = '';
     if (outputDir) {
       await mkdir(outputDir, { recursive: true });
       const file = path.join(outputDir, `output-${Date.now()}.log`);
-      await writeFile(file, this.spill.join(''));
+      const full = this.spill.join('');
+      await writeFile(file, redactPiece(full, secrets, { after: full.length < this.total }));
       where = ` The full output is in ${file}.`;
     }
     this.spill = [];
     const omitted = this.total - this.head.length - this.tail.length;
-    return `${this.head}\n[… ${omitted} characters omitted: the output had ${this.total} characters and only the first and last ${this.limit / 2} are shown.${where}]\n${this.tail}`;
+    const head = redactPiece(this.head, secrets, { after: true });
+    const tail = redactPiece(this.tail, secrets, { before: true });
+    return `${head}\n[… ${omitted} characters omitted: the output had ${this.total} characters and only the first and last ${this.limit / 2} are shown.${where}]\n${tail}`;
   }
 }

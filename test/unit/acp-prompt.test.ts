@@ -2,7 +2,7 @@
 // modes, and stop reasons.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkMode, mcpServersOf, mentionOf, promptText, secretName, stopReasonOf } from '../../src/acp/prompt.js';
+import { checkMode, mcpServersOf, mentionOf, promptText, secretKeeper, secretName, stopReasonOf } from '../../src/acp/prompt.js';
 import { InvalidRequestError } from '../../src/errors.js';
 
 const ws = '/work/project';
@@ -99,4 +99,43 @@ test('stop reasons', () => {
     'max_tokens',
     'every reply cut: the cap is why',
   );
+});
+
+test('a value that mixes ${VAR} with literal text is kept out of the config as a whole; only a lone ${VAR} goes as it is', () => {
+  const kept: string[] = [];
+  const keep = (v: string) => (kept.push(v), `\${${secretName(v)}}`);
+  const servers = mcpServersOf(
+    [
+      {
+        name: 'm',
+        command: 'x',
+        args: [],
+        env: [
+          { name: 'A', value: '${HOME}' },
+          { name: 'B', value: 'sk-live-9d2f7a ${HOME}' },
+          { name: 'C', value: '${NOPE:-fallback-s3cret}' },
+        ],
+      },
+    ],
+    keep,
+  );
+  assert.deepEqual(servers?.m, {
+    command: 'x',
+    env: { A: '${HOME}', B: `\${${secretName('sk-live-9d2f7a ${HOME}')}}`, C: `\${${secretName('${NOPE:-fallback-s3cret}')}}` },
+  });
+  assert.ok(!JSON.stringify(servers).includes('sk-live-9d2f7a') && !JSON.stringify(servers).includes('fallback-s3cret'));
+  assert.deepEqual(kept, ['sk-live-9d2f7a ${HOME}', '${NOPE:-fallback-s3cret}']);
+});
+
+test('secretKeeper: the embedded worker fills in references as the worker would and keeps the whole value in its environment', () => {
+  const env: NodeJS.ProcessEnv = { TOKEN: 'tok-1f2e' };
+  const keep = secretKeeper({ embedded: true, encrypted: false, env });
+  const ref = keep('Bearer ${TOKEN}');
+  const name = secretName('Bearer tok-1f2e');
+  assert.equal(ref, `\${${name}}`);
+  assert.equal(env[name], 'Bearer tok-1f2e', 'a FAHEEM_SECRET_* value: the worker masks it');
+  assert.throws(() => keep('${UNSET_VAR_X}'), /UNSET_VAR_X.*not set/);
+  // Encrypted history: as it is (the worker fills it in). Neither: refused, saying what to do.
+  assert.equal(secretKeeper({ embedded: false, encrypted: true, env: {} })('Bearer ${T}'), 'Bearer ${T}');
+  assert.throws(() => secretKeeper({ embedded: false, encrypted: false, env: {} })('Bearer ${T}'), /one \$\{VAR\}.*FAHEEM_ENCRYPTION_KEY/);
 });

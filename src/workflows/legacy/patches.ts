@@ -79,6 +79,12 @@ export const PATCHES = {
     retire:
       'deprecatePatch once no conversation started before it is open (7 days after its last run); the reordering itself stays (it is what makes such histories replay).',
   },
+  'skip-unsafe-hook-matchers': {
+    guards:
+      'A PreToolUse/PostToolUse matcher that could backtrack catastrophically (src/hooks/matcher-safety.ts; parseHooks refuses it) is not run and selects no tool, so it cannot stall a workflow task. Asked only for an event whose groups have such a matcher; without it the matcher ran.',
+    since: '0.3.0 (issue 40)',
+    retire: 'deprecatePatch once no conversation started before it is open (7 days after its last run); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

@@ -2,7 +2,8 @@
 // activity on the workspace host, and what their decision means. The callers check `hooksDue`
 // first and only await when hooks are due (an await that resolves at once moves this task's
 // commands, which old histories must replay in their order).
-import { matchingHooks, hooksActivityTimeoutSeconds, type CommandHook, type HookEventName } from '../../hooks/config.js';
+import { hasUnsafeMatcher, matchingHooks, hooksActivityTimeoutSeconds, type CommandHook, type HookEventName } from '../../hooks/config.js';
+import { isPatched } from '../legacy/patches.js';
 import type { HookDecision } from '../../hooks/decision.js';
 import type { HookEvent, HookEventCommon, HookEventOf } from '../../hooks/event.js';
 import { failureMessage } from '../reply.js';
@@ -24,7 +25,10 @@ export interface DueHooks {
 
 /** The hooks due for this event, or undefined when there are none (then nothing is scheduled). */
 export function hooksDue(run: HooksRun, event: HookEventName, toolName?: string): DueHooks | undefined {
-  const commands = matchingHooks(run.options.hooks, event, toolName);
+  // A matcher that could backtrack for ever is not run (it would stall this task); histories from
+  // before that rule ran it, and replay as they were. Asked only when there is such a matcher.
+  const skipUnsafe = hasUnsafeMatcher(run.options.hooks, event) && isPatched('skip-unsafe-hook-matchers');
+  const commands = matchingHooks(run.options.hooks, event, toolName, { skipUnsafe });
   const worker = run.setup?.hookEvents?.includes(event) === true;
   return commands.length > 0 || worker ? { event, commands, worker } : undefined;
 }
