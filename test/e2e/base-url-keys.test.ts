@@ -56,6 +56,6 @@ test('an endpoint that needs the key the worker held back: the error says so and
   assert.equal(final.status, 'error');
   assert.match(final.lastError ?? '', /HTTP 401/);
   assert.match(final.lastError ?? '', /did not send its API key/);
-  assert.ok((final.lastError ?? '').includes(`FAHEEM_ALLOWED_BASE_URLS=${new URL(keyed.baseUrl).origin}`), final.lastError);
+  assert.ok((final.lastError ?? '').includes(`FAHEEM_ALLOWED_BASE_URLS=${new URL(keyed.baseUrl).origin}`), final.lastError ?? '');
   assert.ok(!(final.lastError ?? '').includes(FAKE_KEY));
 });
