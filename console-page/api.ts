@@ -1,12 +1,22 @@
 // The page's calls to the console's API: the token goes in a header, never in a URL after load.
 import { applyItem, type StreamItem, type TranscriptState } from './transcript.js';
 
+const TOKEN_KEY = 'faheem-console-token';
+
 /**
- * The token the printed URL carried. It stays in the address bar, so a reload still opens the page
- * (the page itself needs it); no referrer carries it away (Referrer-Policy: no-referrer).
+ * The token the printed URL carried, moved out of the address bar (and so out of history, bookmarks
+ * and screen shares) into this tab's sessionStorage, which a reload keeps; the page's cookie lets
+ * the reload load the page itself. A new tab needs the printed URL again.
  */
 export function takeToken(): string {
-  return new URLSearchParams(location.search).get('token') ?? '';
+  const params = new URLSearchParams(location.search);
+  const fromUrl = params.get('token');
+  if (fromUrl === null) return sessionStorage.getItem(TOKEN_KEY) ?? '';
+  sessionStorage.setItem(TOKEN_KEY, fromUrl);
+  params.delete('token');
+  const rest = params.toString();
+  history.replaceState(history.state, '', `${location.pathname}${rest ? `?${rest}` : ''}${location.hash}`);
+  return fromUrl;
 }
 
 let token = '';

@@ -2,6 +2,7 @@
 // typed object and passed in; nothing reads them at import time. Every value is checked (zod): a
 // bad one stops the worker with an error that names the variable. Names and defaults are the ones
 // the README lists.
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { InvalidRequestError } from './errors.js';
 import { faheemHome } from './home.js';
@@ -33,8 +34,10 @@ export interface WorkerConfig {
    * Worker Versioning); undefined: an unversioned worker, as before.
    */
   deployment: WorkerDeploymentVersion | undefined;
-  /** FAHEEM_METRICS_PORT: serve Prometheus text at `http://0.0.0.0:<port>/metrics` (undefined: no metrics). */
+  /** FAHEEM_METRICS_PORT: serve Prometheus text at `http://<metricsHost>:<port>/metrics` (undefined: no metrics). */
   metricsPort: number | undefined;
+  /** FAHEEM_METRICS_HOST: the address metrics listen on (default 127.0.0.1: this machine only). */
+  metricsHost: string;
 }
 
 /** A Worker Deployment version: the deployment's name and this build's id. */
@@ -86,6 +89,15 @@ const WorkerEnv = z.object({
       .max(65535, 'must be a port number')
       .optional(),
   ),
+  FAHEEM_METRICS_HOST: z.preprocess(
+    unset,
+    z
+      .string()
+      .trim()
+      .transform((v) => v.replace(/^\[(.*)\]$/, '$1'))
+      .refine((v) => isIP(v) !== 0, 'must be an IP address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)')
+      .optional(),
+  ),
 });
 
 /**
@@ -111,6 +123,7 @@ export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     live: e.FAHEEM_LIVE !== '0',
     deployment: deploymentFrom(e.FAHEEM_DEPLOYMENT, e.FAHEEM_BUILD_ID),
     metricsPort: e.FAHEEM_METRICS_PORT,
+    metricsHost: e.FAHEEM_METRICS_HOST ?? '127.0.0.1',
   };
 }
 

@@ -38,6 +38,8 @@ export interface WorkerHandle {
   deployment: WorkerDeploymentVersion | undefined;
   /** The port of its Prometheus endpoint; undefined: none. */
   metricsPort: number | undefined;
+  /** The address its Prometheus endpoint listens on (default 127.0.0.1). */
+  metricsHost: string;
   /** How a pause reaches this worker's calls in flight (worker commands, or heartbeats on an older server). */
   pauseChannel: PauseChannel;
 }
@@ -51,7 +53,7 @@ class WorkerLogger extends DefaultLogger {
 }
 
 let runtimeInstalled = false;
-function installRuntime(level: LogLevel, metricsPort: number | undefined): void {
+function installRuntime(level: LogLevel, metricsPort: number | undefined, metricsHost: string): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
@@ -59,12 +61,21 @@ function installRuntime(level: LogLevel, metricsPort: number | undefined): void 
       logger: new WorkerLogger(level),
       // One Prometheus endpoint for Temporal's worker metrics and ours (src/telemetry/metrics.ts).
       ...(metricsPort !== undefined
-        ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `0.0.0.0:${metricsPort}`, useSecondsForDurations: true } } } }
+        ? {
+            telemetryOptions: {
+              metrics: { prometheus: { bindAddress: `${bindHost(metricsHost)}:${metricsPort}`, useSecondsForDurations: true } },
+            },
+          }
         : {}),
     });
   } catch {
     // Already installed by the embedding program: keep its logger (and its metrics, if any).
   }
+}
+
+/** An address as a socket address's host part (an IPv6 literal in brackets). */
+function bindHost(host: string): string {
+  return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
 /** What `createWorker` takes. */
@@ -92,6 +103,8 @@ export interface CreateWorkerOptions {
   deployment?: WorkerDeploymentVersion;
   /** Serve Prometheus text at `/metrics` on this port (default: FAHEEM_METRICS_PORT; unset: none). */
   metricsPort?: number;
+  /** The address metrics listen on (default: FAHEEM_METRICS_HOST, else 127.0.0.1). */
+  metricsHost?: string;
 }
 
 /**
@@ -107,7 +120,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const env = options.env ?? process.env;
   const config = readWorkerConfig(env); // a bad FAHEEM_* value stops here, naming the variable
   const metricsPort = options.metricsPort ?? config.metricsPort;
-  installRuntime(config.logLevel, metricsPort);
+  const metricsHost = options.metricsHost ?? config.metricsHost;
+  installRuntime(config.logLevel, metricsPort, metricsHost);
   const deployment = options.deployment ?? config.deployment;
   const versioning = deployment ? deploymentOptions(deployment) : {};
   const sandbox = options.sandbox === false ? undefined : (options.sandbox ?? config.sandbox);
@@ -201,6 +215,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     sandbox,
     deployment,
     metricsPort,
+    metricsHost,
     pauseChannel,
     run: async () => {
       try {

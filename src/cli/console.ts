@@ -4,6 +4,7 @@ import pc from 'picocolors';
 import { connectClient } from '../connection.js';
 import { UsageError } from '../errors.js';
 import { DEFAULT_CONSOLE_PORT, startConsole } from '../console-server/server.js';
+import { exposureWarning } from '../server/exposure.js';
 
 function port(value: string): number {
   const n = Number(value);
@@ -17,7 +18,10 @@ export function consoleCommand(): Command {
     .description('a web page to watch and control conversations; prints the URL to open (it carries a token)')
     .option('--port <port>', 'port to listen on (0: a free one)', port, DEFAULT_CONSOLE_PORT)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .action(async (o: { port: number; host: string }) => {
+    .option('--ip <ip>', 'the same as --host (the name `server` and `codec-server` use)')
+    .action(async (opts: { port: number; host: string; ip?: string }) => {
+      const o = { ...opts, host: opts.ip ?? opts.host };
+      const flag = opts.ip !== undefined ? '--ip' : '--host';
       const client = await connectClient();
       const server = await startConsole({ client, host: o.host, port: o.port }).catch(async (err: NodeJS.ErrnoException) => {
         await client.connection.close();
@@ -32,11 +36,8 @@ export function consoleCommand(): Command {
           `faheem console on ${server.origin} (namespace ${client.options.namespace}); open the URL above, it carries the token. Ctrl-C stops it.`,
         ),
       );
-      if (o.host !== '127.0.0.1' && o.host !== 'localhost' && o.host !== '::1') {
-        console.error(
-          pc.yellow('faheem console: listening beyond this machine over plain HTTP; anyone with the URL can act on conversations.'),
-        );
-      }
+      const exposed = exposureWarning('console', o.host, flag);
+      if (exposed) console.error(pc.yellow(`faheem console: ${exposed}`));
       await new Promise<void>((resolve) => {
         process.once('SIGINT', () => resolve());
         process.once('SIGTERM', () => resolve());

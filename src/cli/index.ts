@@ -15,6 +15,7 @@ import { isTool, type AnyTool } from '../tools/define.js';
 import { describeSandbox, parseSandbox } from '../tools/sandbox.js';
 import { describePauseChannel } from '../pause-channel.js';
 import { DEFAULT_CODEC_PORT, DEFAULT_UI_ORIGINS, normalizeOrigin, startCodecServer, type CodecServer } from '../server/codec-server.js';
+import { exposureWarning } from '../server/exposure.js';
 import { encryptionCodec, parseEncryptionKeys } from '../security/codec.js';
 import { findTemporalCli } from '../server/temporal-cli.js';
 import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState } from '../types.js';
@@ -166,7 +167,10 @@ program
     DEFAULT_CODEC_PORT,
   )
   .action(async (o: { port: number; uiPort?: number; db: string; ip: string; headless?: boolean; codecPort: number }) => {
-    // With a key, the Web UI decodes through an in-process codec server (the browser calls it directly).
+    const exposed = exposureWarning('server', o.ip, '--ip');
+    if (exposed) console.error(pc.yellow(`faheem server: ${exposed}`));
+    // With a key, the Web UI decodes through an in-process codec server (the browser calls it directly),
+    // with a fresh token in the endpoint the Web UI is given.
     const codec = o.headless ? undefined : encryptionCodec();
     let codecServer: CodecServer | undefined;
     if (codec) {
@@ -184,7 +188,7 @@ program
       headless: o.headless ?? false,
       stdio: 'inherit',
       log: (l) => console.error(l),
-      ...(codecServer ? { codecEndpoint: codecServer.url } : {}),
+      ...(codecServer ? { codecEndpoint: codecServer.uiEndpoint } : {}),
     }).catch(async (err: unknown) => {
       await codecServer?.close();
       throw err;
@@ -194,7 +198,8 @@ program
     );
     if (codec && codecServer) {
       console.error(
-        `Encryption: payloads encrypted with key ${codec.keyId}; the Web UI decodes them through the codec server at ${codecServer.url}`,
+        `Encryption: payloads encrypted with key ${codec.keyId}; the Web UI decodes them through the codec server at ${codecServer.url} ` +
+          '(its token is in the endpoint the Web UI was given; `faheem codec-server` serves other clients)',
       );
     }
     const stop = () => void Promise.all([server.stop(), codecServer?.close()]).then(() => process.exit(0));
@@ -206,13 +211,21 @@ program
 program
   .command('codec-server')
   .description(
-    "serve Temporal's codec endpoints (/encode, /decode) with the encryption key, for the Web UI and `temporal --codec-endpoint`",
+    "serve Temporal's codec endpoints (/encode, /decode) with the encryption key, for the Web UI and `temporal --codec-endpoint`; every request needs its token",
   )
   .option('--port <port>', 'port to listen on', positiveInt, DEFAULT_CODEC_PORT)
   .option('--ip <ip>', 'address to listen on', '127.0.0.1')
-  .option('--token <token>', 'require Authorization: Bearer <token> (or FAHEEM_CODEC_TOKEN)')
+  .option(
+    '--token-file <file>',
+    'read the token every request needs from this file (or FAHEEM_CODEC_TOKEN; default: a new one, printed once)',
+  )
+  .option('--token <token>', 'the token on the command line (visible in `ps`: prefer --token-file or FAHEEM_CODEC_TOKEN)')
+  .option(
+    '--strict',
+    '/decode refuses payloads that are not encrypted (default: passes them through, for older histories and search attributes)',
+  )
   .option('--ui-origin <origin...>', `Web UI origins allowed to call it from the browser (default ${DEFAULT_UI_ORIGINS.join(', ')})`)
-  .action(async (o: { port: number; ip: string; token?: string; uiOrigin?: string[] }) => {
+  .action(async (o: { port: number; ip: string; token?: string; tokenFile?: string; strict?: boolean; uiOrigin?: string[] }) => {
     const codec = encryptionCodec();
     if (!codec)
       throw new UsageError('no encryption key: set FAHEEM_ENCRYPTION_KEY (base64 of 32 bytes) or FAHEEM_ENCRYPTION_KEYS=id1:key1,id2:key2');
@@ -225,23 +238,65 @@ program
     } catch (err) {
       throw new UsageError(`--ui-origin: ${(err as Error).message}`);
     }
-    const token = o.token ?? (process.env.FAHEEM_CODEC_TOKEN || undefined);
+    const given = await codecToken(o);
+    const exposed = exposureWarning('codec-server', o.ip, '--ip');
+    if (exposed) console.error(pc.yellow(`faheem codec-server: ${exposed}`));
     const server = await startCodecServer({
       codec,
       port: o.port,
       host: o.ip,
-      ...(token ? { token } : {}),
+      ...(given ? { token: given } : {}),
+      strict: o.strict ?? false,
       ...(uiOrigins ? { uiOrigins } : {}),
+    }).catch((err: unknown) => {
+      if (err instanceof FaheemError && err.code === 'invalid_request') throw new UsageError(err.message);
+      throw err;
     });
     console.error(
       `faheem codec server at ${server.url} (POST /encode, /decode; key ${codec.keyId}${codec.keys.length > 1 ? `, decrypts ${codec.keys.map((k) => k.id).join(', ')}` : ''}; ` +
-        `browser origins ${(uiOrigins ?? DEFAULT_UI_ORIGINS).join(', ')}${token ? '; bearer token required' : ''})`,
+        `browser origins ${(uiOrigins ?? DEFAULT_UI_ORIGINS).join(', ')}; bearer token required` +
+        `${o.strict ? '; strict: /decode refuses payloads that are not encrypted' : ''})`,
     );
-    console.error(`Web UI: temporal server start-dev --ui-codec-endpoint ${server.url}, or set it under "Data Encoder" in the UI`);
+    // A token it made is shown once, here; one the user gave stays out of the output.
+    const shown = given ? '<token>' : server.token;
+    if (!given) console.error(`Token (new, shown once; give your own with --token-file or FAHEEM_CODEC_TOKEN): ${server.token}`);
+    console.error(
+      `Web UI: temporal server start-dev --ui-codec-endpoint ${server.url}/${shown}, or that URL under "Data Encoder" in the UI`,
+    );
+    console.error(
+      `temporal CLI: --codec-endpoint ${server.url} --codec-auth "Bearer ${shown}" (or TEMPORAL_CODEC_ENDPOINT, TEMPORAL_CODEC_AUTH)`,
+    );
     const stop = () => void server.close().then(() => process.exit(0));
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+
+/**
+ * The codec server's token: --token-file, else FAHEEM_CODEC_TOKEN, else --token (with a warning:
+ * argv shows in `ps`); undefined: none given, the server makes one.
+ */
+async function codecToken(o: { token?: string; tokenFile?: string }): Promise<string | undefined> {
+  if (o.tokenFile !== undefined) {
+    let text: string;
+    try {
+      text = await readFile(o.tokenFile, 'utf8');
+    } catch (err) {
+      throw new UsageError(`--token-file ${o.tokenFile}: ${(err as Error).message}`);
+    }
+    const token = text.trim();
+    if (!token) throw new UsageError(`--token-file ${o.tokenFile} is empty: write the token into it (e.g. openssl rand -hex 32)`);
+    return token;
+  }
+  const env = process.env.FAHEEM_CODEC_TOKEN?.trim();
+  if (env) return env;
+  if (o.token !== undefined) {
+    console.error(
+      pc.yellow('faheem codec-server: --token shows in `ps` to every user of this machine; prefer --token-file FILE or FAHEEM_CODEC_TOKEN'),
+    );
+    return o.token;
+  }
+  return undefined;
+}
 
 program
   .command('temporal-cli')
@@ -291,7 +346,12 @@ program
   )
   .option('--deployment <name>', 'run under Worker Versioning in this Worker Deployment (default: FAHEEM_DEPLOYMENT); needs --build-id')
   .option('--build-id <id>', "this build's id in the deployment (default: FAHEEM_BUILD_ID)")
-  .option('--metrics-port <port>', 'serve Prometheus metrics at http://0.0.0.0:<port>/metrics (default: FAHEEM_METRICS_PORT)', positiveInt)
+  .option(
+    '--metrics-port <port>',
+    'serve Prometheus metrics at http://127.0.0.1:<port>/metrics (default: FAHEEM_METRICS_PORT)',
+    positiveInt,
+  )
+  .option('--metrics-host <ip>', 'the address metrics listen on (default: FAHEEM_METRICS_HOST, else 127.0.0.1)')
   .action(
     async (o: {
       tools?: string[];
@@ -300,6 +360,7 @@ program
       deployment?: string;
       buildId?: string;
       metricsPort?: number;
+      metricsHost?: string;
     }) => {
       const sandbox = parseSandbox(o.sandbox ?? process.env.FAHEEM_SANDBOX, o.sandboxNetwork ?? process.env.FAHEEM_SANDBOX_NETWORK);
       const tools = await loadTools(o.tools ?? []);
@@ -307,13 +368,19 @@ program
       if (o.deployment !== undefined) process.env.FAHEEM_DEPLOYMENT = o.deployment;
       if (o.buildId !== undefined) process.env.FAHEEM_BUILD_ID = o.buildId;
       if (o.metricsPort !== undefined) process.env.FAHEEM_METRICS_PORT = String(o.metricsPort);
+      if (o.metricsHost !== undefined) process.env.FAHEEM_METRICS_HOST = o.metricsHost;
       // Loaded here: the worker (the Temporal worker's native bridge, the model SDKs) is most of the
       // CLI's start-up time, and every other command does without it.
       const { createWorker } = await import('../worker.js');
       const worker = await createWorker({ tools, sandbox: sandbox ?? false });
       if (worker.deployment)
         console.error(`faheem worker: version ${worker.deployment.buildId} of deployment ${worker.deployment.deploymentName}`);
-      if (worker.metricsPort !== undefined) console.error(`faheem worker: metrics at http://0.0.0.0:${worker.metricsPort}/metrics`);
+      if (worker.metricsPort !== undefined) {
+        const host = worker.metricsHost.includes(':') ? `[${worker.metricsHost}]` : worker.metricsHost;
+        console.error(`faheem worker: metrics at http://${host}:${worker.metricsPort}/metrics`);
+        const exposed = exposureWarning('metrics', worker.metricsHost, '--metrics-host');
+        if (exposed) console.error(pc.yellow(`faheem worker: ${exposed}`));
+      }
       console.error(`faheem worker: ${describeSandbox(worker.sandbox)}`);
       console.error(`faheem worker: ${describePauseChannel(worker.pauseChannel)}`);
       console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);

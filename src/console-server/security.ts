@@ -56,19 +56,37 @@ export function hostAllowed(hostHeader: string | undefined, bound: { host: strin
 
 /**
  * Whether a state-changing request may go on: no Origin (not a browser's cross-site form or fetch)
- * or the console's own origin (`http://` + its Host header), and no `Sec-Fetch-Site: cross-site`.
+ * or the console's own origin (`scheme://` + its Host header; `scheme` is what browsers reach it with:
+ * `http`, or `https` behind a TLS proxy), and no `Sec-Fetch-Site: cross-site`.
  */
-export function originAllowed(headers: {
-  origin?: string | undefined;
-  host?: string | undefined;
-  'sec-fetch-site'?: string | undefined;
-}): boolean {
+export function originAllowed(
+  headers: {
+    origin?: string | undefined;
+    host?: string | undefined;
+    'sec-fetch-site'?: string | undefined;
+  },
+  scheme: 'http' | 'https' = 'http',
+): boolean {
   const site = headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return false;
   const origin = headers.origin;
   if (origin === undefined) return true;
   if (!headers.host) return false;
-  return origin.toLowerCase() === `http://${headers.host.toLowerCase()}`;
+  return origin.toLowerCase() === `${scheme}://${headers.host.toLowerCase()}`;
+}
+
+/** The cookie that lets a reload open the page once the token has left the address bar (per port: cookies are not). */
+export function pageCookieName(port: number): string {
+  return `faheem_console_page_${port}`;
+}
+
+/** The value of cookie `name` in a Cookie header, if present. */
+export function cookieValue(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
 }
 
 /** The headers every answer carries: nothing is framed, sniffed, referred or loaded from elsewhere. */

@@ -25,7 +25,17 @@ import {
   parseOr400,
   type ActionName,
 } from './requests.js';
-import { SECURITY_HEADERS, TOKEN_HEADER, checkToken, hostAllowed, newToken, originAllowed, urlHost } from './security.js';
+import {
+  SECURITY_HEADERS,
+  TOKEN_HEADER,
+  checkToken,
+  cookieValue,
+  hostAllowed,
+  newToken,
+  originAllowed,
+  pageCookieName,
+  urlHost,
+} from './security.js';
 import { withTimeout } from '../timeout.js';
 
 /** How the console is started. */
@@ -42,6 +52,8 @@ export interface ConsoleOptions {
   assetsDir?: string;
   /** How long an action waits for a worker to answer before saying none did (default 20 s). */
   answerTimeoutMs?: number;
+  /** The scheme browsers reach the console with: `http` (default), or `https` behind a TLS proxy (the POST Origin check). */
+  scheme?: 'http' | 'https';
 }
 
 /** A running console. */
@@ -88,6 +100,10 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const client = options.client;
   const host = options.host ?? '127.0.0.1';
   const token = newToken();
+  // Unlocks the page (which holds nothing secret) on a reload once the token has left the address
+  // bar; never the API. A cookie goes to every port of the host, so it is not the token.
+  const pageKey = newToken();
+  const scheme = options.scheme ?? 'http';
   const assetsDir = options.assetsDir ?? defaultAssetsDir();
   const uiBase = (options.temporalUiUrl ?? (process.env.TEMPORAL_UI_URL || 'http://localhost:8233')).replace(/\/+$/, '');
   const answerTimeoutMs = options.answerTimeoutMs ?? 20_000;
@@ -313,8 +329,15 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       // The page itself needs the token (it is in the URL printed); its script and style hold nothing secret.
       if (asset === 'index.html') {
         const check = checkToken(url.searchParams.get('token'), token);
-        if (check === 'missing') throw new HttpError(401, 'open the URL `faheem console` printed: it carries the token');
+        const cookie = cookieValue(req.headers.cookie, pageCookieName(port));
+        const reload = check === 'missing' && cookie !== undefined && checkToken(cookie, pageKey) === 'ok';
+        if (check === 'missing' && !reload) throw new HttpError(401, 'open the URL `faheem console` printed: it carries the token');
         if (check === 'wrong') throw new HttpError(403, 'wrong token: open the URL `faheem console` printed');
+        if (check === 'ok')
+          res.setHeader(
+            'Set-Cookie',
+            `${pageCookieName(port)}=${pageKey}; Path=/; HttpOnly; SameSite=Strict${scheme === 'https' ? '; Secure' : ''}`,
+          );
       }
       return serveAsset(res, asset);
     }
@@ -335,7 +358,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       });
     if (parts[0] !== 'conversations') throw new HttpError(404, 'not found');
     if (method === 'POST') {
-      if (!originAllowed({ origin: req.headers.origin, host: req.headers.host, 'sec-fetch-site': header(req, 'sec-fetch-site') }))
+      if (!originAllowed({ origin: req.headers.origin, host: req.headers.host, 'sec-fetch-site': header(req, 'sec-fetch-site') }, scheme))
         throw new HttpError(403, 'cross-origin request refused');
       if (parts.length !== 3 || !isAction(parts[2]!)) throw new HttpError(404, 'not found');
       const id = parseOr400(conversationId, parts[1]);
@@ -365,9 +388,10 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       json(res, status, { error });
     });
   });
-  // Slow or stuck clients do not hold sockets for ever; the follow stream keeps itself alive.
+  // Slow or stuck clients do not hold sockets for ever. requestTimeout bounds receiving a request
+  // (bodies are at most MAX_BODY_BYTES), not the answer: follow streams stay open as long as they run.
   server.headersTimeout = 20_000;
-  server.requestTimeout = 0;
+  server.requestTimeout = 120_000;
   server.on('clientError', (_err, socket) => socket.destroy());
 
   await new Promise<void>((resolve, reject) => {

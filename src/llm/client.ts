@@ -12,7 +12,15 @@ import { anthropicPrompt, thinkingAllowed } from './anthropic-messages.js';
 import { chatRefusesTools, isReasoningModel, ResponsesAssembler, responsesPrompt, wireApiFor } from './openai-responses.js';
 import { adaptiveThinkingModels, lifecycleWarning, modelLifecycle } from './lifecycle.js';
 import { costOf, modelFacts, priceTable, type Price } from './prices.js';
-import { ModelConfigError, PROVIDERS, resolveModel, type ResolvedModel } from './provider.js';
+import {
+  ALLOWED_BASE_URLS_VAR,
+  allowedBaseUrls,
+  ModelConfigError,
+  PROVIDERS,
+  resolveModel,
+  withheldKeyHint,
+  type ResolvedModel,
+} from './provider.js';
 import { AnthropicAssembler, OpenAIAssembler, type AssembledReply, type PartialListener, type StreamedToolCall } from './stream.js';
 
 // Client errors a retry cannot fix: the conversation goes to `error` with the reason.
@@ -132,6 +140,9 @@ export class ModelClients {
     const wire = env.LLM_WIRE_API?.trim().toLowerCase();
     if (wire && wire !== 'responses' && wire !== 'chat')
       this.warn(`LLM_WIRE_API=${wire} is not responses or chat: the default applies (responses on OpenAI's own endpoint, chat elsewhere)`);
+    const { invalid } = allowedBaseUrls(env);
+    if (invalid.length)
+      this.warn(`${ALLOWED_BASE_URLS_VAR}: ${invalid.map((v) => JSON.stringify(v)).join(', ')} not an http(s) URL, ignored`);
   }
 
   /** Resolves the conversation's model; a configuration error is not retried. */
@@ -365,7 +376,9 @@ export class ModelClients {
       (err instanceof OpenAI.APIError || (anthropicSdk !== undefined && err instanceof anthropicSdk.APIError)) &&
       err.status !== undefined
     ) {
-      const text = redact(`HTTP ${err.status} from ${resolved.baseUrl}: ${apiMessage(err)}`, secrets);
+      // Refused for want of the key the worker held back: say so, and how to allow the endpoint.
+      const withheld = resolved.keyWithheld && (err.status === 401 || err.status === 403) ? ` (${withheldKeyHint(resolved.baseUrl)})` : '';
+      const text = redact(`HTTP ${err.status} from ${resolved.baseUrl}: ${apiMessage(err)}${withheld}`, secrets);
       if (isContextOverflow(err.status, text)) return ApplicationFailure.nonRetryable(text, CONTEXT_WINDOW_EXCEEDED);
       if (NOT_RETRYABLE.has(err.status)) return ApplicationFailure.nonRetryable(text, 'ModelRequestRejected');
       const wait = retryAfterMs(err.headers as Headers | undefined);

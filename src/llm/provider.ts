@@ -19,6 +19,8 @@ export interface ResolvedModel {
   provider: string;
   baseUrl: string;
   apiKey: string;
+  /** The worker has a key for this model but did not send it: the conversation's endpoint is not one it allows. */
+  keyWithheld?: true;
 }
 
 /** Defined with the other errors (src/errors.ts): a FaheemError with code `model_config`. */
@@ -28,7 +30,8 @@ import { ModelConfigError } from '../errors.js';
 /**
  * `anthropic/…` models are called through Anthropic's Messages API (its base URL here is the one
  * the OpenAI-compatibility layer had; the Messages client drops the `/v1`). `env` is the worker's environment. An explicit base URL (the conversation's, then LLM_BASE_URL)
- * wins over the provider's; the provider's key variable wins over LLM_API_KEY.
+ * wins over the provider's; the provider's key variable wins over LLM_API_KEY. The key goes only to an
+ * endpoint the worker allows (see {@link keyFor}); another gets none.
  */
 export function resolveModel(model: string | undefined, baseUrl: string | undefined, env: NodeJS.ProcessEnv): ResolvedModel {
   const name = (model || env.LLM_MODEL || '').trim();
@@ -44,9 +47,107 @@ export function resolveModel(model: string | undefined, baseUrl: string | undefi
     throw new ModelConfigError(`unknown provider "${prefix}" in model "${name}": set LLM_BASE_URL to its OpenAI-compatible endpoint`);
   }
   const keyVar = provider?.keyVar;
-  const apiKey = (keyVar && env[keyVar]) || env.LLM_API_KEY || '';
-  if (!apiKey && provider?.keyRequired && !explicitBase) {
+  // The endpoints the worker names itself always get the key; a conversation's own only when allowed.
+  const { apiKey, withheld } = keyFor(endpoint, provider ? prefix : undefined, env);
+  if (!apiKey && !withheld && provider?.keyRequired && !explicitBase) {
     throw new ModelConfigError(`no API key for ${name}: set ${keyVar} or LLM_API_KEY on the worker`);
   }
-  return { apiModel, provider: provider ? prefix : 'custom', baseUrl: endpoint, apiKey: apiKey || 'not-needed' };
+  return {
+    apiModel,
+    provider: provider ? prefix : 'custom',
+    baseUrl: endpoint,
+    apiKey: apiKey || 'not-needed',
+    ...(withheld ? { keyWithheld: true } : {}),
+  };
+}
+
+// ---- Which endpoints get the worker's key ----
+// A conversation names its own `llm.baseUrl`, and whoever can start a conversation is not thereby
+// trusted with the worker's keys: they go only to the endpoints the worker itself names.
+
+/** The worker variable that lists more endpoints its keys may go to (comma-separated URL prefixes). */
+export const ALLOWED_BASE_URLS_VAR = 'FAHEEM_ALLOWED_BASE_URLS';
+
+function parse(url: string): URL | undefined {
+  try {
+    const u = new URL(url.trim());
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `url` lies under the URL prefix `prefix`: same scheme, host and port (parsed, so
+ * `https://api.openai.com.evil.com` is not under `https://api.openai.com`, nor `:8443` under the
+ * default port), and a path equal to the prefix's or below it at a `/` (`/v1` covers `/v1/chat`,
+ * not `/v10`). Dot segments are resolved first, so `/v1/../admin` is not under `/v1`.
+ */
+export function underPrefix(url: string, prefix: string): boolean {
+  const u = parse(url);
+  const p = parse(prefix);
+  if (!u || !p) return false;
+  if (u.protocol !== p.protocol || u.host !== p.host) return false;
+  const base = p.pathname.replace(/\/+$/, '');
+  return base === '' || u.pathname === base || u.pathname.startsWith(`${base}/`);
+}
+
+/** The entries of FAHEEM_ALLOWED_BASE_URLS, and those that are not http(s) URLs (to warn about). */
+export function allowedBaseUrls(env: NodeJS.ProcessEnv): { prefixes: string[]; invalid: string[] } {
+  const entries = (env[ALLOWED_BASE_URLS_VAR] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return { prefixes: entries.filter((s) => parse(s)), invalid: entries.filter((s) => !parse(s)) };
+}
+
+/**
+ * Whether the worker allows its key to go to `endpoint` for a model of `provider` (`openai`,
+ * `anthropic`, …; anything else has no endpoint of its own): under LLM_BASE_URL, under
+ * ANTHROPIC_BASE_URL for anthropic, on the provider's own host, or under a FAHEEM_ALLOWED_BASE_URLS prefix.
+ */
+export function endpointAllowed(endpoint: string, provider: string | undefined, env: NodeJS.ProcessEnv): boolean {
+  const own = provider ? PROVIDERS[provider]?.baseUrl : undefined;
+  const allowed = [
+    env.LLM_BASE_URL,
+    provider === 'anthropic' ? env.ANTHROPIC_BASE_URL : undefined,
+    own ? parse(own)?.origin : undefined,
+    ...allowedBaseUrls(env).prefixes,
+  ].filter((p): p is string => typeof p === 'string' && p.trim() !== '');
+  return allowed.some((p) => underPrefix(endpoint, p));
+}
+
+/** The key a model call sends, and whether the worker held one back. */
+export interface EndpointKey {
+  /** The key to send; '' when there is none to send. */
+  apiKey: string;
+  /** The worker has a key for this model but the endpoint is not one it allows: none was sent. */
+  withheld: boolean;
+}
+
+/**
+ * The key for a call to `endpoint` with a model of `provider`: the provider's key variable, else
+ * LLM_API_KEY, when {@link endpointAllowed}; otherwise none (a local server needs none; one that
+ * does answers 401, and the error says why).
+ */
+export function keyFor(endpoint: string, provider: string | undefined, env: NodeJS.ProcessEnv): EndpointKey {
+  const keyVar = provider ? PROVIDERS[provider]?.keyVar : undefined;
+  const key = (keyVar && env[keyVar]) || env.LLM_API_KEY || '';
+  if (!key || endpointAllowed(endpoint, provider, env)) return { apiKey: key, withheld: false };
+  return { apiKey: '', withheld: true };
+}
+
+/** What a 401/403 from an endpoint that was sent no key says, so the operator knows what to change. */
+export function withheldKeyHint(endpoint: string): string {
+  let origin = endpoint;
+  try {
+    origin = new URL(endpoint).origin;
+  } catch {
+    // shown as given
+  }
+  return (
+    `the worker did not send its API key to ${endpoint}: a conversation's own base URL gets the key only when the worker allows it ` +
+    `(LLM_BASE_URL, the provider's own endpoint, or ${ALLOWED_BASE_URLS_VAR}). To allow it, set ${ALLOWED_BASE_URLS_VAR}=${origin} ` +
+    `(comma-separated URL prefixes) where the worker runs`
+  );
 }

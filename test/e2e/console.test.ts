@@ -171,7 +171,9 @@ test('the list shows a conversation by id; model output with <script> and onerro
   await page.getByText(XSS).first().waitFor({ timeout: 30_000 });
   assert.equal(await page.evaluate('typeof window.__xss'), 'undefined');
   assert.equal(await page.locator('.transcript script, .transcript img').count(), 0);
-  // A reload still opens it (the token stays in the URL).
+  // The token has left the address bar (history, bookmarks, screen shares); a reload still opens it.
+  assert.ok(!page.url().includes('token='), page.url());
+  assert.ok(!page.url().includes(token), page.url());
   await page.reload();
   await page.getByText(XSS).first().waitFor({ timeout: 30_000 });
   const link = await page.getByRole('link', { name: 'Open in Temporal Web UI' }).getAttribute('href');

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { execa, type ResultPromise } from 'execa';
@@ -64,6 +64,8 @@ let raw: Connection;
 let plainClient: Client; // the default data converter: what anyone without the key sees
 let codecServer: ResultPromise | undefined;
 let codecUrl = '';
+/** The token the codec server made and printed once. */
+let codecToken = '';
 let uiOrigin = '';
 let browser: Browser | undefined;
 let worker: WorkerProcess | undefined;
@@ -110,16 +112,21 @@ before(async () => {
     'the codec server',
     () => {
       if (codecServer!.exitCode !== null) throw new Error(`codec-server exited: ${out}`);
-      return out.includes('faheem codec server at');
+      return out.includes('temporal CLI:');
     },
     30_000,
   );
+  // No token given: it made one and printed it once, with the endpoint for the Web UI.
+  codecToken = /Token \(new, shown once[^)]*\): (\S+)/.exec(out)?.[1] ?? '';
+  assert.match(codecToken, /^[A-Za-z0-9_-]{43}$/, out);
+  assert.ok(out.includes(`--ui-codec-endpoint ${codecUrl}/${codecToken}`), out);
+  assert.ok(out.includes(`--codec-endpoint ${codecUrl} --codec-auth "Bearer ${codecToken}"`), out);
   h = await startHarness({
     name: 'encryption',
     script: () => ({ content: 'ok' }),
     ui: true,
     uiPort,
-    codecEndpoint: codecUrl,
+    codecEndpoint: `${codecUrl}/${codecToken}`,
     env: { FAHEEM_ENCRYPTION_KEY: KEY_A },
     record: false,
   });
@@ -369,14 +376,17 @@ describe('with a key, against a dev server', () => {
       60_000,
       250,
     );
-    assert.ok(codecCalls.includes('POST /decode'), `the browser called the codec server: ${codecCalls.join(', ')}`);
+    assert.ok(
+      codecCalls.includes(`POST /${codecToken}/decode`),
+      `the browser called the codec server, with the token in the path: ${codecCalls.join(', ')}`,
+    );
   });
 
   test('the codec server: /encode, /decode, CORS for the Web UI, errors', async () => {
     const post = (op: string, body: unknown, headers: Record<string, string> = {}) =>
       fetch(`${codecUrl}/${op}`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', ...headers },
+        headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', Authorization: `Bearer ${codecToken}`, ...headers },
         body: JSON.stringify(body),
       });
     const plainJson = {
@@ -419,6 +429,8 @@ describe('with a key, against a dev server', () => {
       'json',
       '--codec-endpoint',
       codecUrl,
+      '--codec-auth',
+      `Bearer ${codecToken}`,
     ]);
     assert.ok(historyText(historyFromJSON(JSON.parse(shown.stdout))).includes(MESSAGE), 'temporal workflow show --codec-endpoint decodes');
 
@@ -448,7 +460,7 @@ describe('with a key, against a dev server', () => {
     const rebound = await new Promise<number>((resolve, reject) => {
       const req = httpRequest(
         `${codecUrl}/decode`,
-        { method: 'POST', headers: { Host: 'evil.example', 'Content-Type': 'application/json' } },
+        { method: 'POST', headers: { Host: 'evil.example', 'Content-Type': 'application/json', Authorization: `Bearer ${codecToken}` } },
         (res) => {
           res.resume();
           resolve(res.statusCode ?? 0);
@@ -468,33 +480,50 @@ describe('with a key, against a dev server', () => {
       /encrypted with key [0-9a-f]{8}, which is not in FAHEEM_ENCRYPTION_KEYS\/FAHEEM_ENCRYPTION_KEY/,
     );
     assert.equal((await post('decode', { nope: 1 })).status, 400);
-    assert.equal((await fetch(`${codecUrl}/decode`, { method: 'POST', body: 'not json' })).status, 400);
+    assert.equal((await fetch(`${codecUrl}/${codecToken}/decode`, { method: 'POST', body: 'not json' })).status, 400);
 
-    // With a token (flag or FAHEEM_CODEC_TOKEN): 401 without `Authorization: Bearer <token>`.
-    const port = await freePort();
-    let out = '';
-    const guarded = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'codec-server', '--port', String(port)], {
-      cwd: ROOT,
-      env: { FAHEEM_ENCRYPTION_KEY: KEY_A, FAHEEM_CODEC_TOKEN: TOKEN },
-      all: true,
-      reject: false,
-    });
-    guarded.all?.on('data', (d: Buffer) => (out += d.toString()));
-    try {
-      await waitFor('the guarded codec server', () => out.includes('bearer token required'), 30_000);
-      const url = `http://127.0.0.1:${port}/encode`;
-      const body = JSON.stringify({ payloads: [plainJson] });
-      assert.equal((await fetch(url, { method: 'POST', body })).status, 401);
-      assert.equal((await fetch(url, { method: 'POST', body, headers: { Authorization: 'Bearer wrong' } })).status, 401);
-      assert.equal((await fetch(url, { method: 'POST', body, headers: { Authorization: `Bearer ${TOKEN}` } })).status, 200);
-      const pre = await fetch(url, {
-        method: 'OPTIONS',
-        headers: { Origin: 'http://localhost:8233', 'Access-Control-Request-Method': 'POST' },
+    // A token of one's own (FAHEEM_CODEC_TOKEN, --token-file, or --token with a warning): 401 without
+    // `Authorization: Bearer <token>`, and the token is not printed; --ip beyond loopback warns.
+    const tokenFile = path.join(h.home, 'codec-token');
+    await writeFile(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
+    const variants: { args: string[]; env: Record<string, string>; said?: RegExp }[] = [
+      { args: [], env: { FAHEEM_CODEC_TOKEN: TOKEN } },
+      {
+        args: ['--token-file', tokenFile, '--ip', '0.0.0.0'],
+        env: {},
+        said: /--ip 0\.0\.0\.0 listens on every network interface.*whoever holds its token can decrypt/,
+      },
+      { args: ['--token', TOKEN], env: {}, said: /--token shows in `ps`.*prefer --token-file FILE or FAHEEM_CODEC_TOKEN/ },
+    ];
+    for (const v of variants) {
+      const port = await freePort();
+      let out = '';
+      const guarded = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'codec-server', '--port', String(port), ...v.args], {
+        cwd: ROOT,
+        env: { FAHEEM_ENCRYPTION_KEY: KEY_A, FAHEEM_CODEC_TOKEN: '', ...v.env },
+        all: true,
+        reject: false,
       });
-      assert.equal(pre.status, 204, 'the preflight carries no token and is answered');
-    } finally {
-      guarded.kill('SIGTERM');
-      await guarded;
+      guarded.all?.on('data', (d: Buffer) => (out += d.toString()));
+      try {
+        await waitFor('the guarded codec server', () => out.includes('temporal CLI:'), 30_000);
+        if (v.said) assert.match(out, v.said);
+        assert.ok(!out.includes(`Token (new`), 'no token made when one is given');
+        if (!v.args.includes('--token')) assert.ok(!out.includes(TOKEN), `the token given is not printed: ${out}`);
+        const url = `http://127.0.0.1:${port}/encode`;
+        const body = JSON.stringify({ payloads: [plainJson] });
+        assert.equal((await fetch(url, { method: 'POST', body })).status, 401);
+        assert.equal((await fetch(url, { method: 'POST', body, headers: { Authorization: 'Bearer wrong' } })).status, 401);
+        assert.equal((await fetch(url, { method: 'POST', body, headers: { Authorization: `Bearer ${TOKEN}` } })).status, 200);
+        const pre = await fetch(url, {
+          method: 'OPTIONS',
+          headers: { Origin: 'http://localhost:8233', 'Access-Control-Request-Method': 'POST' },
+        });
+        assert.equal(pre.status, 204, 'the preflight carries no token and is answered');
+      } finally {
+        guarded.kill('SIGTERM');
+        await guarded;
+      }
     }
 
     // Without a key, or with a malformed one, it says so and exits.
@@ -544,7 +573,10 @@ describe('with a key, against a dev server', () => {
         new RegExp(`Encryption: payloads encrypted with key ${ID_A}; the Web UI decodes them through the codec server at ${endpoint}`),
       );
       const settings = (await (await fetch(`http://127.0.0.1:${uiPort}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string } };
-      assert.equal(settings.Codec?.Endpoint, endpoint);
+      // The Web UI's endpoint carries the in-process server's token; without it, nothing is decoded.
+      const uiEndpoint = settings.Codec?.Endpoint ?? '';
+      assert.match(uiEndpoint, new RegExp(`^${endpoint}/[A-Za-z0-9_-]{43}$`));
+      assert.equal((await fetch(`${endpoint}/decode`, { method: 'POST', body: '{"payloads": []}' })).status, 401);
       const [enc] = await encryptionCodec({ FAHEEM_ENCRYPTION_KEY: KEY_A })!.encode([jsonPayload('via faheem server') as never]);
       const body = {
         payloads: [
@@ -554,7 +586,7 @@ describe('with a key, against a dev server', () => {
           },
         ],
       };
-      const res = await fetch(`${endpoint}/decode`, {
+      const res = await fetch(`${uiEndpoint}/decode`, {
         method: 'POST',
         headers: { Origin: `http://localhost:${uiPort}` },
         body: JSON.stringify(body),

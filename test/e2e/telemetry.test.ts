@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
 import { createServer, type Server } from 'node:http';
+import { networkInterfaces } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
@@ -33,6 +34,7 @@ const spans: OtlpSpan[] = [];
 const bodies: string[] = [];
 let otlpUrl = '';
 let metricsPort = 0;
+let workerOutput: () => string = () => '';
 
 before(async () => {
   // The OTLP/HTTP receiver: POST /v1/traces with an ExportTraceServiceRequest in JSON.
@@ -53,10 +55,11 @@ before(async () => {
   otlpUrl = `http://127.0.0.1:${port}`;
   metricsPort = await freePort();
   h = await startHarness({ name: 'telemetry', script: countdown });
-  await h.startWorker(
+  const worker = await h.startWorker(
     { OTEL_EXPORTER_OTLP_ENDPOINT: otlpUrl, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'faheem-test' },
     ['--metrics-port', String(metricsPort)],
   );
+  workerOutput = worker.output;
 });
 after(async () => {
   await h?.close();
@@ -148,6 +151,19 @@ test('/metrics after the countdown: model calls, tokens by type, cost, tool call
     const body = await res.text();
     return body.includes('faheem_tool_calls_total') && body.includes('faheem_step_duration_seconds') ? body : undefined;
   });
+  // Metrics listen on loopback only (unless --metrics-host says otherwise): this machine's other
+  // addresses refuse the connection.
+  assert.ok(workerOutput().includes(`metrics at http://127.0.0.1:${metricsPort}/metrics`), workerOutput());
+  const outside = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && a.family === 'IPv4' && !a.internal);
+  if (outside) {
+    const refused = await fetch(`http://${outside.address}:${metricsPort}/metrics`).then(
+      () => false,
+      () => true,
+    );
+    assert.ok(refused, `metrics answered on ${outside.address}`);
+  }
   const value = (pattern: RegExp): number => {
     const line = text.split('\n').find((l) => pattern.test(l) && !l.startsWith('#'));
     return line ? Number(line.trim().split(/\s+/).pop()) : NaN;

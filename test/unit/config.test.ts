@@ -31,6 +31,7 @@ test('each variable is read into its field', () => {
     FAHEEM_DEPLOYMENT: 'faheem',
     FAHEEM_BUILD_ID: 'v7',
     FAHEEM_METRICS_PORT: '9464',
+    FAHEEM_METRICS_HOST: '[::1]',
   });
   assert.deepEqual(c, {
     home: '/srv/faheem',
@@ -43,8 +44,10 @@ test('each variable is read into its field', () => {
     live: false,
     deployment: { deploymentName: 'faheem', buildId: 'v7' },
     metricsPort: 9464,
+    metricsHost: '::1',
   });
   assert.equal(readWorkerConfig({ FAHEEM_WORKFLOW_THREADS: '' }).workflowThreads, undefined, 'empty is unset');
+  assert.equal(readWorkerConfig({}).metricsHost, '127.0.0.1', 'metrics listen on loopback unless told otherwise');
 });
 
 test('a bad value is an error that names the variable', () => {
@@ -56,6 +59,7 @@ test('a bad value is an error that names the variable', () => {
     [{ FAHEEM_LOG_LEVEL: 'loud' }, /^FAHEEM_LOG_LEVEL="loud" must be one of TRACE, DEBUG, INFO, WARN, ERROR/],
     [{ FAHEEM_SPAWN_HELPER: 'no' }, /^FAHEEM_SPAWN_HELPER="no" must be 0 \(off\) or 1 \(on\)/],
     [{ FAHEEM_LIVE: 'off' }, /^FAHEEM_LIVE="off" must be 0 \(off\) or 1 \(on\)/],
+    [{ FAHEEM_METRICS_HOST: 'my host' }, /^FAHEEM_METRICS_HOST="my host" must be an IP address/],
   ];
   for (const [env, message] of bad) {
     assert.throws(

@@ -1,7 +1,15 @@
 // The console's request checks: token, Host header (DNS rebinding), Origin of state-changing requests.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SECURITY_HEADERS, checkToken, hostAllowed, newToken, originAllowed } from '../../src/console-server/security.js';
+import {
+  SECURITY_HEADERS,
+  checkToken,
+  cookieValue,
+  hostAllowed,
+  newToken,
+  originAllowed,
+  pageCookieName,
+} from '../../src/console-server/security.js';
 
 test('tokens are 32 random bytes, base64url, different each start', () => {
   const a = newToken();
@@ -58,6 +66,16 @@ test('originAllowed: no Origin, or our own; never a cross-site fetch', () => {
   // Another port on localhost (the Temporal Web UI, say) is same-site but not same-origin.
   assert.equal(originAllowed({ host, 'sec-fetch-site': 'same-site' }), false);
   assert.equal(originAllowed({ origin: 'http://127.0.0.1:8234' }), false);
+  // Behind a TLS proxy the browser's origin is https: the scheme the console is reached with counts.
+  assert.equal(originAllowed({ host: 'faheem.example', origin: 'https://faheem.example' }, 'https'), true);
+  assert.equal(originAllowed({ host: 'faheem.example', origin: 'http://faheem.example' }, 'https'), false);
+});
+
+test('the page cookie: named per port, read from a Cookie header', () => {
+  assert.equal(pageCookieName(8234), 'faheem_console_page_8234');
+  assert.equal(cookieValue('a=1; faheem_console_page_8234=xyz; b=2', 'faheem_console_page_8234'), 'xyz');
+  assert.equal(cookieValue('faheem_console_page_8235=xyz', 'faheem_console_page_8234'), undefined);
+  assert.equal(cookieValue(undefined, 'x'), undefined);
 });
 
 test('every answer carries a strict CSP, nosniff and no referrer', () => {
