@@ -26,6 +26,7 @@ export const ALLOWED_OUTSIDE = [
   'src/tools/risk.ts',
   'src/tools/interrupted.ts',
   'src/hooks/config.ts',
+  'src/hooks/matcher-safety.ts',
   'src/skills/prompt.ts',
   'src/live/stream-id.ts',
 ];

@@ -25,6 +25,7 @@ import { constants, type Dirent, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, rmdir, stat, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { FaheemError } from '../errors.js';
 
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
@@ -37,13 +38,12 @@ const DIR_FLAGS = constants.O_RDONLY | O_DIRECTORY | O_NOFOLLOW;
 export type RefusalReason = 'nul' | 'outside' | 'link' | 'not_regular' | 'not_directory' | 'missing' | 'exists' | 'moved' | 'too_big';
 
 /** A path the rule refuses; `message` is what the model reads. */
-export class PathRefused extends Error {
+export class PathRefused extends FaheemError {
   constructor(
     message: string,
     readonly reason: RefusalReason,
   ) {
-    super(message);
-    this.name = 'PathRefused';
+    super('invalid_request', message);
   }
 }
 
