@@ -277,25 +277,36 @@ function networkOf(address: string, bits: number): string {
 export const INTERNET_LAUNCHER = `trap '' INT
 cmdpath=$PATH; PATH=$1; tmp=$2; slirp=$3; nsenter=$4; ip=$5; blocked=$6; shift 6
 d=$(mktemp -d -p "$tmp" faheem-net.XXXXXX) || exit 125
-if ! mkfifo -m 600 "$d/i" "$d/b" "$d/r" "$d/e"; then rm -rf "$d"; exit 125; fi
-exec 3<>"$d/i" 8<"$d/i" 4<>"$d/b" 5<>"$d/r" 6<>"$d/e" 7<"$d/e"
+if ! mkfifo -m 600 "$d/i" "$d/b" "$d/r" "$d/e" "$d/s"; then rm -rf "$d"; exit 125; fi
+exec 3<>"$d/i" 8<"$d/i" 4<>"$d/b" 5<>"$d/r" 6<>"$d/e" 7<"$d/e" 9<>"$d/s"
 rm -rf "$d"
-fail() { echo "[faheem sandbox: $1; the command was not started]" >&2; [ -n "$sp" ] && kill -KILL "$sp" 2>/dev/null; kill -KILL $$; exit 1; }
 (
   exec 3>&- 6>&- 0</dev/null
-  pid= sp=
+  pid= sp= released=
+  # Any way out but the release stops the sandbox: it must never wait, nor run without its network.
+  trap '[ -n "$released" ] || { [ -n "$sp" ] && kill -KILL "$sp"; [ -n "$pid" ] && kill -KILL "$pid"; kill -KILL $$; } 2>/dev/null' EXIT
+  fail() { echo "[faheem sandbox: $1; the command was not started]" >&2; exit 1; }
   while IFS= read -r line <&8; do case $line in *'"child-pid"'*) pid=\${line//[!0-9]/}; break;; esac; done
   exec 8<&-
   [ -n "$pid" ] || exit 0
+  # bwrap sets up the namespace's loopback before it waits on --block-fd; touching the namespace
+  # before that races with it (its netlink call fails). A route to 127.0.0.1 says it is done.
+  for ((n = 0; n < 5000; n++)); do
+    t=; IFS= read -r -d '' t <"/proc/$pid/net/fib_trie" 2>/dev/null
+    [[ $t == *127.0.0.1* ]] && break
+    [ -e "/proc/$pid" ] || fail 'the sandbox ended before its network was made'
+    read -r -t 0.002 -u 9 _
+  done
+  exec 9<&-
   userns=(); [ "$(readlink /proc/$pid/ns/user)" = "$(readlink /proc/self/ns/user)" ] || userns=(--user --preserve-credentials)
   "$slirp" --configure --mtu=65520 --disable-host-loopback --ready-fd 5 --exit-fd 7 "$pid" tap0 </dev/null >/dev/null 2>&1 4>&- &
   sp=$!
   exec 7<&-
-  for a in $blocked; do echo "route add prohibit $a"; done | "$nsenter" --target "$pid" --net "\${userns[@]}" "$ip" -batch - >/dev/null 2>&1 4>&- 5>&- || fail 'could not refuse the private networks in its namespace (nsenter, ip)'
+  for a in $blocked; do echo "route replace prohibit $a"; done | "$nsenter" --target "$pid" --net "\${userns[@]}" "$ip" -batch - 2>&1 >/dev/null 4>&- 5>&- | head -3 >&2; [ "\${PIPESTATUS[1]}" = 0 ] || fail 'could not refuse the private networks in its namespace (nsenter, ip)'
   read -r -N1 -t 10 ok <&5 || fail 'slirp4netns did not start its network'
-  printf 1 >&4
+  printf 1 >&4 && released=1
 ) &
-exec 5>&- 7<&- 8<&-
+exec 5>&- 7<&- 8<&- 9<&-
 PATH=$cmdpath exec "$@"
 `;
 
