@@ -154,7 +154,7 @@ test('with a worker: status answers from the workflow, doctor passes, --model ma
   }
   assert.match(doctor.stdout, /^! encryption .*no encryption key configured/m);
   // Where bubblewrap works (here, and on CI), the default sandbox.
-  assert.match(doctor.stdout, /^✓ sandbox bubblewrap .*: a trial command runs confined, network internet/m);
+  assert.match(doctor.stdout, /^✓ sandbox +bubblewrap .*: a trial command runs confined, network internet/m);
   assert.match(doctor.stdout, /ConversationStatus, ConversationModel registered/);
 
   const call = await faheem(['doctor', '--model', 'openai/gpt-4o-mini']);

@@ -55,7 +55,8 @@ describe('sandboxed workers', () => {
     const workspace = await h.workspace();
     const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'go', ...options });
     const final = await conversation.run();
-    return { conversation, workspace, final, obs: observations(await conversation.events()) };
+    const events = await conversation.events();
+    return { conversation, workspace, final, events, obs: observations(events) };
   }
   /** The host's processes whose command line starts with this (not the sandbox's, which holds it as an argument). */
   const processes = async (start: string) => (await execa('pgrep', ['-f', `^${start}`], { reject: false })).stdout.trim();
@@ -92,6 +93,14 @@ describe('sandboxed workers', () => {
     assert.match(alone.stderr, /needs a sandbox: drop --sandbox none/);
     assert.match(fresh.output(), /faheem worker: commands run UNSANDBOXED, with this user's rights: bubblewrap is not installed/);
     assert.doesNotMatch(fresh.output(), /commands run under bubblewrap/);
+    // Each conversation whose tools it runs records it in its setup (for people: an environment error event).
+    const { final, events } = await run([], { toolTaskQueue: 'unused-plain-tools' });
+    assert.equal(final.status, 'finished');
+    const setup = events.filter((e) => e.kind === 'error' && e.source === 'environment').map((e) => (e as { message: string }).message);
+    assert.ok(
+      setup.some((m) => /^On unused-plain-tools, commands run UNSANDBOXED, with this user's rights: bubblewrap is not installed/.test(m)),
+      setup.join('\n'),
+    );
     await fresh.kill();
     await rm(nodeOnly, { recursive: true, force: true });
   });
