@@ -6,7 +6,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { InvalidRequestError } from './errors.js';
 import { faheemHome } from './home.js';
-import { sandboxFromEnv, type SandboxOptions } from './tools/sandbox.js';
+import { sandboxFromEnv, type SandboxRequest } from './tools/sandbox.js';
 
 /** A log level of the Temporal worker runtime. */
 export type WorkerLogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
@@ -25,8 +25,8 @@ export interface WorkerConfig {
   transcriptCacheBytes: number;
   /** FAHEEM_SPAWN_HELPER: start commands through the spawn helper process (`0` turns it off). */
   spawnHelper: boolean;
-  /** FAHEEM_SANDBOX / FAHEEM_SANDBOX_NETWORK: the sandbox commands run under (undefined: none). */
-  sandbox: SandboxOptions | undefined;
+  /** FAHEEM_SANDBOX / FAHEEM_SANDBOX_NETWORK: the sandbox asked for (unset: bwrap where it works, network internet). */
+  sandbox: SandboxRequest;
   /** FAHEEM_LIVE: publish live lines (the reply as it streams, command output as it comes) to followers (`0` turns it off). */
   live: boolean;
   /**

@@ -7,7 +7,7 @@ import { createActivities } from './activities/index.js';
 import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
 import type { WorkerHooks } from './hooks/run-hook.js';
-import { checkSandbox, type SandboxOptions } from './tools/sandbox.js';
+import { resolveSandbox, type SandboxOptions, type SandboxRequest } from './tools/sandbox.js';
 import { readWorkerConfig, type WorkerDeploymentVersion } from './config.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
@@ -34,6 +34,8 @@ export interface WorkerHandle {
   toolTaskQueue: string;
   /** The sandbox this worker's commands run under; undefined: unsandboxed. */
   sandbox: SandboxOptions | undefined;
+  /** Set when the default sandbox could not be had here: what commands get instead, and why (also printed at start). */
+  sandboxWarning: string | undefined;
   /** The Worker Deployment version it serves; undefined: unversioned. */
   deployment: WorkerDeploymentVersion | undefined;
   /** The port of its Prometheus endpoint; undefined: none. */
@@ -85,11 +87,13 @@ export interface CreateWorkerOptions {
   /** Environment to read TEMPORAL_*, LLM_*, FAHEEM_* and secrets from (default: process.env). */
   env?: NodeJS.ProcessEnv;
   /**
-   * Run terminal commands and `ctx.exec` under this sandbox (`{ kind: 'bwrap', network: 'host' | 'none' }`);
-   * `false` runs them unsandboxed. Default: FAHEEM_SANDBOX / FAHEEM_SANDBOX_NETWORK. A sandbox that cannot
-   * run here fails createWorker with the reason.
+   * Run terminal commands, `ctx.exec`, hooks and MCP stdio servers under this sandbox (`{ kind: 'bwrap',
+   * network: 'internet' | 'none' | 'host' }`, which must work here: otherwise createWorker fails with the
+   * reason), or a request as parseSandbox makes it; `false` runs them unsandboxed. Default:
+   * FAHEEM_SANDBOX / FAHEEM_SANDBOX_NETWORK, and unset, bwrap with the internet network where it works
+   * (where it does not, the worker warns and `sandboxWarning` says why).
    */
-  sandbox?: SandboxOptions | false;
+  sandbox?: SandboxOptions | SandboxRequest | false;
   /**
    * TypeScript hooks by event (`{ PreToolUse: (event) => ({ decision: 'deny', reason }) }`), run on
    * this host after each conversation's command hooks for the same event; see WorkerHooks.
@@ -124,8 +128,17 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   installRuntime(config.logLevel, metricsPort, metricsHost);
   const deployment = options.deployment ?? config.deployment;
   const versioning = deployment ? deploymentOptions(deployment) : {};
-  const sandbox = options.sandbox === false ? undefined : (options.sandbox ?? config.sandbox);
-  if (sandbox) await checkSandbox(sandbox, env); // asked for but unusable: fail now, not on the first command
+  const request: SandboxRequest =
+    options.sandbox === false
+      ? { kind: 'none', network: 'internet', networkChosen: false }
+      : options.sandbox === undefined
+        ? config.sandbox
+        : 'networkChosen' in options.sandbox
+          ? options.sandbox
+          : { kind: 'bwrap', network: options.sandbox.network, networkChosen: true };
+  // Asked for but unusable: fail now, not on the first command; the default falls back and says so.
+  const { sandbox, warning: sandboxWarning } = await resolveSandbox(request, env);
+  if (sandboxWarning) console.warn(`faheem worker: ${sandboxWarning}`);
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
   // Worker commands carry a pause to the calls in flight; without them heartbeats must, ten a second.
@@ -150,13 +163,14 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
         sinks: tracing.sinks,
       }
     : source;
-  const mcp = new McpManager({ env });
+  const mcp = new McpManager({ env, ...(sandbox ? { sandbox } : {}) });
   const activities = createActivities({
     env,
     config,
     tools: options.tools ?? [],
     mcp,
     ...(sandbox ? { sandbox } : {}),
+    ...(sandboxWarning ? { sandboxWarning } : {}),
     ...(options.hooks ? { hooks: options.hooks } : {}),
     metrics: createMetrics(Runtime.instance().metricMeter),
     heartbeatEveryMs: cadence.beatEveryMs,
@@ -213,6 +227,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     taskQueue: mainQueue,
     toolTaskQueue: toolsQueue,
     sandbox,
+    sandboxWarning,
     deployment,
     metricsPort,
     metricsHost,

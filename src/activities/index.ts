@@ -39,6 +39,8 @@ export interface ActivitiesOptions {
   mcp?: McpManager;
   /** Confine terminal commands and ctx.exec (default: none; createWorker reads FAHEEM_SANDBOX). */
   sandbox?: SandboxOptions;
+  /** Why commands here are less confined than the default (createWorker's fallback): recorded in each conversation's setup. */
+  sandboxWarning?: string;
   /** TypeScript hooks, run by runHooks after a conversation's command hooks. */
   hooks?: WorkerHooks;
   /** Where model and tool calls are counted (createWorker: the runtime's Prometheus meter). */
@@ -85,7 +87,15 @@ export function createActivities(options: ActivitiesOptions = {}) {
   return {
     callModel: instrumentCallModel(createCallModel(models, transcripts, new SetupCache(), registry, live, beatEveryMs), instrument),
     condense: createCondense(models, transcripts, beatEveryMs),
-    prepareTools: createPrepareTools({ registry, mcp, secretValues: secrets, home, hookEvents: workerHookEvents(hooks), checkpoints }),
+    prepareTools: createPrepareTools({
+      registry,
+      mcp,
+      secretValues: secrets,
+      home,
+      hookEvents: workerHookEvents(hooks),
+      checkpoints,
+      ...(options.sandboxWarning ? { sandboxWarning: options.sandboxWarning } : {}),
+    }),
     releaseTools: createReleaseTools(mcp),
     runTool: instrumentRunTool(tools.runTool, instrument),
     runHooks: createRunHooks({

@@ -28,6 +28,8 @@ export function createPrepareTools(deps: {
   hookEvents?: readonly HookEventName[];
   /** Where the checkpoint before the first step goes when the input asks for it. */
   checkpoints?: CheckpointStore;
+  /** The worker's fallback from its default sandbox, told in the setup (an environment error event: for people, not the model). */
+  sandboxWarning?: string;
 }) {
   return async function prepareTools(input: PrepareToolsInput): Promise<PrepareToolsResult> {
     const ctx = Context.current();
@@ -35,6 +37,7 @@ export function createPrepareTools(deps: {
     const queue = ctx.info.taskQueue;
     await checkWorkspace(input.workspace, queue);
     const errors: string[] = [];
+    if (deps.sandboxWarning) errors.push(`On ${queue}, ${deps.sandboxWarning}`);
     const tools: ToolSpec[] = [];
     // MCP tools come from the servers; a sub-agent given some of them by name gets just those.
     const mcpWanted = input.tools.filter((n) => n.startsWith('mcp__'));

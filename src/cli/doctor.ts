@@ -2,7 +2,7 @@
 // knowing); the command fails when a line is ✗. Every check has its own short time limit.
 import { Client, isGrpcServiceError, type Connection } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
-import { checkSandbox, sandboxFromEnv } from '../tools/sandbox.js';
+import { checkSandbox, resolveSandbox, sandboxFromEnv } from '../tools/sandbox.js';
 import pc from 'picocolors';
 import { CONNECT_TIMEOUT_MS, connectConfig, connectConnection, taskQueue, toolTaskQueue } from '../connection.js';
 import { ModelConfigError, PROVIDERS, resolveModel } from '../llm/provider.js';
@@ -348,21 +348,27 @@ async function newestConversationEncoding(
 // ---- The sandbox ----
 
 async function sandboxCheck(env: NodeJS.ProcessEnv): Promise<CheckLine[]> {
-  let sandbox: ReturnType<typeof sandboxFromEnv>;
+  let request: ReturnType<typeof sandboxFromEnv>;
   try {
-    sandbox = sandboxFromEnv(env);
+    request = sandboxFromEnv(env);
   } catch (err) {
     return [line('fail', 'sandbox', message(err))];
   }
-  if (!sandbox) {
-    return [
-      line('warn', 'sandbox', 'commands run unsandboxed (FAHEEM_SANDBOX is not set here; `faheem worker --sandbox bwrap` confines them)'),
-    ];
+  if (request.kind === 'none') {
+    return [line('warn', 'sandbox', "commands run unsandboxed, with the worker user's rights (FAHEEM_SANDBOX=none)")];
   }
-  // The same trial the worker runs at start, so doctor passes only where the worker's sandbox works.
+  // The same resolution the worker makes at start, so doctor passes only where the worker's sandbox works.
   try {
+    const { sandbox, warning } = await resolveSandbox(request, env);
+    if (!sandbox || warning) return [line('warn', 'sandbox', warning ?? 'commands run unsandboxed')];
     const version = await checkSandbox(sandbox, env);
-    return [line('ok', 'sandbox', `${version}: a trial command runs confined${sandbox.network === 'none' ? ' (no network)' : ''}`)];
+    const net =
+      sandbox.network === 'internet'
+        ? 'network internet (no loopback, host or private addresses)'
+        : sandbox.network === 'none'
+          ? 'no network'
+          : "network host: commands reach this host's loopback services";
+    return [line(sandbox.network === 'host' ? 'warn' : 'ok', 'sandbox', `${version}: a trial command runs confined, ${net}`)];
   } catch (err) {
     return [line('fail', 'sandbox', message(err))];
   }

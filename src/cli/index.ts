@@ -335,14 +335,14 @@ program
   .addOption(
     new Option(
       '--sandbox <kind>',
-      'run commands under bubblewrap: workspace writable, rest read-only, home hidden (default: FAHEEM_SANDBOX)',
+      'bwrap: run commands under bubblewrap (workspace writable, rest read-only, home hidden); none: unsandboxed (default: FAHEEM_SANDBOX, else bwrap where it works)',
     ).choices(['bwrap', 'none']),
   )
   .addOption(
     new Option(
       '--sandbox-network <mode>',
-      'with --sandbox bwrap: none cuts commands off the network (default: FAHEEM_SANDBOX_NETWORK, else host)',
-    ).choices(['none', 'host']),
+      "internet: public addresses only, never this host's or private ones; none: no network; host: the worker's network, loopback services included (unsafe) (default: FAHEEM_SANDBOX_NETWORK, else internet)",
+    ).choices(['internet', 'none', 'host']),
   )
   .option('--deployment <name>', 'run under Worker Versioning in this Worker Deployment (default: FAHEEM_DEPLOYMENT); needs --build-id')
   .option('--build-id <id>', "this build's id in the deployment (default: FAHEEM_BUILD_ID)")
@@ -372,7 +372,7 @@ program
       // Loaded here: the worker (the Temporal worker's native bridge, the model SDKs) is most of the
       // CLI's start-up time, and every other command does without it.
       const { createWorker } = await import('../worker.js');
-      const worker = await createWorker({ tools, sandbox: sandbox ?? false });
+      const worker = await createWorker({ tools, sandbox });
       if (worker.deployment)
         console.error(`faheem worker: version ${worker.deployment.buildId} of deployment ${worker.deployment.deploymentName}`);
       if (worker.metricsPort !== undefined) {
@@ -381,7 +381,8 @@ program
         const exposed = exposureWarning('metrics', worker.metricsHost, '--metrics-host');
         if (exposed) console.error(pc.yellow(`faheem worker: ${exposed}`));
       }
-      console.error(`faheem worker: ${describeSandbox(worker.sandbox)}`);
+      // Unsandboxed by fallback, the warning createWorker printed is the line.
+      if (worker.sandbox || !worker.sandboxWarning) console.error(`faheem worker: ${describeSandbox(worker.sandbox)}`);
       console.error(`faheem worker: ${describePauseChannel(worker.pauseChannel)}`);
       console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);
       if (tools.length > 0) console.error(`faheem worker: your tools: ${tools.map((t) => t.name).join(', ')}`);

@@ -1,12 +1,15 @@
 // Connections to the MCP servers of each conversation, on the tool-host worker. One connection (for stdio:
 // one child process) per conversation, server and config; started on first use, shared by concurrent
 // callers, dropped when the server goes away and started again on the next use, closed after idleMs.
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { Readable, type Stream } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ContentBlock, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { isWorkerOwnVariable } from '../security/env-policy.js';
+import { commandBaseEnv, isWorkerOwnVariable } from '../security/env-policy.js';
+import { hiddenDirs, sandboxedCommand, type SandboxOptions } from '../tools/sandbox.js';
 import { expandEnv, mcpToolName, type McpServer, type McpServers } from './config.js';
 
 export interface McpToolAnnotations {
@@ -45,6 +48,11 @@ export interface McpManagerOptions {
   idleMs?: number;
   /** Limit for starting a server and for listing its tools. Default 30 s. */
   connectTimeoutMs?: number;
+  /**
+   * Start stdio servers under this sandbox, as the conversation's commands are (its workspace writable,
+   * the same network). Default: unsandboxed.
+   */
+  sandbox?: SandboxOptions;
 }
 
 const CLIENT_INFO = { name: 'faheemcode', version: '0.1.0' };
@@ -282,12 +290,14 @@ function annotationsOf(tool: Tool): McpToolAnnotations {
 
 export class McpManager {
   private readonly env: NodeJS.ProcessEnv;
+  private readonly sandbox: SandboxOptions | undefined;
   private readonly idleMs: number;
   private readonly connectTimeoutMs: number;
   private readonly entries = new Map<string, Entry>();
 
   constructor(options: McpManagerOptions = {}) {
     this.env = options.env ?? process.env;
+    this.sandbox = options.sandbox;
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 30_000;
   }
@@ -458,7 +468,7 @@ export class McpManager {
     for (const [k, e] of this.entries) {
       if (e.conversationId === conversationId && e.server === server) void this.closeEntry(k, e);
     }
-    const promise = this.start(key, server, config, childCwd);
+    const promise = this.start(key, server, config, childCwd, cwd);
     const created: Entry = { conversationId, server, promise };
     this.entries.set(key, created);
     promise.then(
@@ -473,7 +483,13 @@ export class McpManager {
     return promise;
   }
 
-  private async start(key: string, server: string, config: McpServer, cwd: string | undefined): Promise<Connection> {
+  private async start(
+    key: string,
+    server: string,
+    config: McpServer,
+    cwd: string | undefined,
+    workspace: string | undefined,
+  ): Promise<Connection> {
     const label = describeServer(server, config);
     const verb = 'command' in config ? 'start' : 'connect to';
     let transport: Transport;
@@ -482,11 +498,21 @@ export class McpManager {
     try {
       if ('command' in config) {
         const env = expandValues(config.env, this.env, 'env');
-        // Only the SDK's safe defaults (PATH, HOME, …) plus what the config asks for: the worker's secrets stay out.
+        // What commands start from (the allowlist) plus what the config asks for: the worker's secrets stay out.
+        const base = { ...getDefaultEnvironment(), ...commandBaseEnv(this.env), ...env };
+        // Sandboxed like the conversation's commands: its workspace is the one writable directory.
+        const ws = this.sandbox ? (workspace ?? (await mkdtemp(path.join(os.tmpdir(), 'faheem-mcp-')))) : undefined;
+        const run = sandboxedCommand(
+          this.sandbox,
+          { workspace: ws ?? '/', ...(cwd ? { cwd } : {}), hide: this.sandbox ? hiddenDirs(this.env) : [] },
+          config.command,
+          config.args ?? [],
+          base,
+        );
         const stdio = new StdioClientTransport({
-          command: config.command,
-          args: config.args ?? [],
-          env: { ...getDefaultEnvironment(), ...env },
+          command: run.file,
+          args: run.args,
+          env: run.env,
           cwd,
           stderr: 'pipe',
         });

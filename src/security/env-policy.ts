@@ -1,5 +1,6 @@
 // Which of the worker's environment variables go where: one policy for secrets (masked everywhere),
-// for what commands and ctx.exec programs start from, and for what an MCP server config may name.
+// for what commands, ctx.exec programs, hooks and MCP stdio servers start from (an allowlist), and
+// for what an MCP server config may name.
 import { PROVIDERS } from '../llm/provider.js';
 
 /** The prefix of users' own secrets for tools: FAHEEM_SECRET_<NAME>=value. */
@@ -30,15 +31,39 @@ export function namedSecrets(env: NodeJS.ProcessEnv = process.env): Record<strin
   return out;
 }
 
-/** Whether commands (the terminal, ctx.exec) see this variable: not a secret, not the model's or Temporal's settings. */
-export function isCommandVariable(name: string): boolean {
-  return !isSecretName(name) && !name.startsWith('LLM_') && !name.startsWith('TEMPORAL_');
+/**
+ * The variables every command starts with (when the worker has them): what programs need to find
+ * their tools, speak the user's language and know the terminal. LC_* too. Nothing else of the
+ * worker's environment reaches a command unless FAHEEM_COMMAND_ENV names it.
+ */
+export const COMMAND_ENV_NAMES = ['PATH', 'HOME', 'LANG', 'TERM', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'COLUMNS', 'LINES'] as const;
+
+/** The names FAHEEM_COMMAND_ENV adds (comma-separated), less the worker's own (its keys never go to a command). */
+export function extraCommandNames(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env.FAHEEM_COMMAND_ENV ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n) && !isWorkerOwnVariable(n) && !n.startsWith(NAMED_SECRET_PREFIX));
 }
 
-/** The worker's environment without its secrets: commands never see the LLM key. */
+/**
+ * Whether commands (the terminal, ctx.exec, hooks, MCP stdio servers) start with this variable: one
+ * of COMMAND_ENV_NAMES, an LC_* locale setting, or a name FAHEEM_COMMAND_ENV lists. An allowlist:
+ * a variable the worker happens to have (AWS_SECRET_ACCESS_KEY, DATABASE_URL, SSH_AUTH_SOCK) stays out.
+ */
+export function isCommandVariable(name: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  if ((COMMAND_ENV_NAMES as readonly string[]).includes(name) || /^LC_[A-Z_]+$/.test(name)) return true;
+  return extraCommandNames(env).includes(name);
+}
+
+/** What commands start from: the allowlisted variables of the worker's environment (see isCommandVariable). */
 export function commandBaseEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const extra = new Set(extraCommandNames(env));
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && isCommandVariable(k)) out[k] = v;
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) continue;
+    if ((COMMAND_ENV_NAMES as readonly string[]).includes(k) || /^LC_[A-Z_]+$/.test(k) || extra.has(k)) out[k] = v;
+  }
   return out;
 }
 

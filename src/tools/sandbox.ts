@@ -1,8 +1,9 @@
-// Sandboxed commands: with `faheem worker --sandbox bwrap` every terminal command (and every process a
-// tool starts with ctx.exec) runs under bubblewrap: the filesystem read-only except the workspace and
-// a private /tmp, the worker's home and FAHEEM_HOME hidden, its own PID namespace (killing the sandbox
-// ends every process in it), no capabilities, and optionally no network.
-import { lstatSync, realpathSync, statSync } from 'node:fs';
+// Sandboxed commands: where bubblewrap works, every terminal command (and every process a tool
+// starts with ctx.exec, every hook command and MCP stdio server) runs under it: the filesystem
+// read-only except the workspace and a private /tmp, the worker's home and FAHEEM_HOME hidden, its own
+// PID namespace (killing the sandbox ends every process in it; no other process's /proc/*/environ),
+// no capabilities, and a network of its own (see SandboxNetwork).
+import { accessSync, constants as fsConstants, lstatSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,48 +12,111 @@ import { faheemHome } from '../home.js';
 import type { ExecOptions, ExecResult } from './define.js';
 
 export const SANDBOX_KINDS = ['bwrap'] as const;
-export const SANDBOX_NETWORKS = ['host', 'none'] as const;
+export const SANDBOX_NETWORKS = ['internet', 'none', 'host'] as const;
+/**
+ * `internet`: a network namespace of its own behind slirp4netns (user-mode NAT): public addresses
+ * only; the worker's loopback, the host's own addresses, private (RFC 1918, CGNAT) and link-local
+ * ranges are unreachable. `none`: only a loopback of its own. `host`: the worker's network, its
+ * loopback services (Temporal, metrics, codec server, console) included: unsafe, opt-in.
+ */
 export type SandboxNetwork = (typeof SANDBOX_NETWORKS)[number];
 
 /** How a worker confines the commands it runs (absent: unsandboxed, with the worker user's rights). */
 export interface SandboxOptions {
   kind: 'bwrap';
-  /** `host`: the worker's network; `none`: only a loopback of its own. */
+  /** See SandboxNetwork. */
   network: SandboxNetwork;
+}
+
+/**
+ * What a worker was asked for (flags or environment): `default` is bwrap where it works, unsandboxed
+ * (said at start) where it does not; `bwrap` must work; `none` is the opt-out. `networkChosen`: the
+ * network was named, so it must work too (the default `internet` falls back to `none`).
+ */
+export interface SandboxRequest {
+  kind: 'default' | 'bwrap' | 'none';
+  network: SandboxNetwork;
+  networkChosen: boolean;
 }
 
 export { SandboxError };
 
 /**
- * The sandbox from a kind and a network mode as a user writes them (flags or environment); undefined
- * for none. `network` alone is refused: it means nothing without a sandbox.
+ * What a user asks for, from a kind and a network mode as written (flags or environment). Unknown
+ * values are refused, and so is `--sandbox none` with `--sandbox-network none` (no sandbox cannot
+ * cut the network).
  */
-export function parseSandbox(kind: string | undefined, network: string | undefined): SandboxOptions | undefined {
+export function parseSandbox(kind: string | undefined, network: string | undefined): SandboxRequest {
   const k = kind?.trim().toLowerCase() ?? '';
   const n = network?.trim().toLowerCase() ?? '';
   if (n && !(SANDBOX_NETWORKS as readonly string[]).includes(n)) {
-    throw new SandboxError(`the sandbox network "${network}" is not known; use ${SANDBOX_NETWORKS.join(' or ')}`);
+    throw new SandboxError(`the sandbox network "${network}" is not known; use ${SANDBOX_NETWORKS.join(', ')}`);
   }
-  if (k === '' || k === 'none' || k === 'off') {
-    if (n === 'none') throw new SandboxError('a sandbox network of "none" needs a sandbox: add --sandbox bwrap (or FAHEEM_SANDBOX=bwrap)');
-    return undefined;
+  const net = { network: (n || 'internet') as SandboxNetwork, networkChosen: n !== '' };
+  if (k === '' || k === 'default' || k === 'auto') return { kind: 'default', ...net };
+  if (k === 'none' || k === 'off') {
+    if (n === 'none') throw new SandboxError('a sandbox network of "none" needs a sandbox: drop --sandbox none (bwrap is the default)');
+    return { kind: 'none', ...net };
   }
   if (!(SANDBOX_KINDS as readonly string[]).includes(k)) {
     throw new SandboxError(`the sandbox "${kind}" is not known; use ${SANDBOX_KINDS.join(', ')} (or none)`);
   }
-  return { kind: 'bwrap', network: (n || 'host') as SandboxNetwork };
+  return { kind: 'bwrap', ...net };
 }
 
-/** The sandbox a worker's environment asks for: FAHEEM_SANDBOX=bwrap, FAHEEM_SANDBOX_NETWORK=none|host. */
-export function sandboxFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxOptions | undefined {
+/** The sandbox a worker's environment asks for: FAHEEM_SANDBOX=bwrap|none, FAHEEM_SANDBOX_NETWORK=internet|none|host. */
+export function sandboxFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxRequest {
   return parseSandbox(env.FAHEEM_SANDBOX, env.FAHEEM_SANDBOX_NETWORK);
 }
 
 /** One line for the worker's start: what its commands can do. */
 export function describeSandbox(sandbox: SandboxOptions | undefined): string {
-  return sandbox
-    ? `commands run under bubblewrap (workspace writable, /tmp private, network ${sandbox.network})`
-    : "commands run unsandboxed, with this user's rights (use --sandbox bwrap to confine them)";
+  if (!sandbox) return "commands run unsandboxed, with this user's rights (--sandbox none)";
+  const net =
+    sandbox.network === 'internet'
+      ? 'network internet: public addresses only, never this host or private ones'
+      : sandbox.network === 'host'
+        ? "network host: this host's network, its loopback services included (unsafe)"
+        : 'network none';
+  return `commands run under bubblewrap (workspace writable, /tmp private, ${net})`;
+}
+
+/** What a request resolved to on this host: the sandbox (or none) and, when it fell back, why. */
+export interface ResolvedSandbox {
+  sandbox: SandboxOptions | undefined;
+  /** Set when the default could not be had: one line saying what commands get instead, and why. */
+  warning?: string;
+}
+
+/**
+ * Resolves a request on this host: an explicit `bwrap` (or a named network) that does not work
+ * throws a SandboxError saying what to do; the default falls back, never silently and never to a
+ * more open network: bwrap without a working `internet` network gets `none`, no bwrap gets no sandbox.
+ * The probe is run once a process for each setting (see checkSandbox).
+ */
+export async function resolveSandbox(request: SandboxRequest, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedSandbox> {
+  if (request.kind === 'none') return { sandbox: undefined };
+  const wanted: SandboxOptions = { kind: 'bwrap', network: request.network };
+  try {
+    await checkSandbox(wanted, env);
+    return { sandbox: wanted };
+  } catch (err) {
+    if (!(err instanceof SandboxError)) throw err;
+    const part = (err as SandboxError & { part?: string }).part;
+    if (part === 'network' && !request.networkChosen) {
+      const fallback: SandboxOptions = { kind: 'bwrap', network: 'none' };
+      await checkSandbox(fallback, env); // bwrap itself worked: this is expected to
+      return {
+        sandbox: fallback,
+        warning: `commands get no network: the sandbox's internet network cannot start here (${err.message}); install slirp4netns, nsenter (util-linux) and ip (iproute2), or choose --sandbox-network none|host`,
+      };
+    }
+    if (request.kind === 'bwrap' || part === 'network') throw err;
+    return {
+      sandbox: undefined,
+      warning: `commands run UNSANDBOXED, with this user's rights: ${err.message.replace(/^the sandbox bwrap was asked for, but /, '')}. Install bubblewrap (apt-get install bubblewrap slirp4netns) to confine them, or pass --sandbox none to say this is meant`,
+    };
+  }
 }
 
 /** What one sandboxed process sees besides the read-only filesystem. */
@@ -68,6 +132,8 @@ export interface BwrapPlan {
   hide?: readonly string[];
   /** More paths to show at the same place, after the hiding (e.g. the terminal's state directory). */
   binds?: readonly { path: string; readOnly?: boolean }[];
+  /** With the internet network: a resolv.conf naming slirp4netns's DNS forwarder, shown as /etc/resolv.conf. */
+  resolvConf?: string;
 }
 
 const isWithin = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
@@ -96,32 +162,228 @@ export function bwrapArgs(sandbox: SandboxOptions, plan: BwrapPlan): string[] {
     const p = path.resolve(b.path);
     args.push(b.readOnly ? '--ro-bind' : '--bind', p, p);
   }
-  // Hiding /run hides the host's sockets (Docker, D-Bus); name resolution may live there too.
+  // Hiding /run hides the host's sockets (Docker, D-Bus); name resolution may live there too. With
+  // the internet network, names are resolved by slirp4netns's forwarder (the host's may be on loopback).
   const resolv = realTarget('/etc/resolv.conf');
-  if (resolv && needed.some((d) => isWithin(resolv, d))) args.push('--ro-bind', resolv, resolv);
+  if (sandbox.network === 'internet' && plan.resolvConf) args.push('--ro-bind', plan.resolvConf, resolv ?? '/etc/resolv.conf');
+  else if (resolv && needed.some((d) => isWithin(resolv, d))) args.push('--ro-bind', resolv, resolv);
   // Not recursive: the workspace and the binds inside a hidden directory stay as they are.
   for (const d of needed) if (d !== tmp) args.push('--remount-ro', d);
   args.push('--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL');
-  if (sandbox.network === 'none') args.push('--unshare-net');
+  if (sandbox.network !== 'host') args.push('--unshare-net');
   args.push('--chdir', plan.cwd ? path.resolve(ws, plan.cwd) : ws);
   return args;
 }
 
 /**
- * The program and arguments that run `file args` under the sandbox, or unchanged without one. The
- * outer bwrap ignores SIGINT (so C-c reaches the command, not the sandbox) and the command gets the
- * default action back; killing bwrap (SIGTERM, SIGKILL) ends every process in the sandbox.
+ * Variables that change what the host-side programs (env, bash, bwrap, slirp4netns, nsenter, ip) do:
+ * the dynamic loader's, bash's start-up files and exported functions, resolver and locale overrides.
+ * A command's exported state may hold them (`export LD_PRELOAD=./x.so`): the sandbox's own programs
+ * start without them, and the command gets them back inside (bwrap --setenv).
+ */
+export function isHostUnsafeVariable(name: string): boolean {
+  return /^(LD_|BASH_FUNC_)|^(BASH_ENV|ENV|SHELLOPTS|BASHOPTS|PS4|GCONV_PATH|LOCPATH|NLSPATH|HOSTALIASES|RESOLV_HOST_CONF|LOCALDOMAIN|RES_OPTIONS|MALLOC_CONF)$/.test(
+    name,
+  );
+}
+
+/**
+ * The programs the sandbox runs on the host, found once on the worker's PATH (never on a command's:
+ * a conversation's `export PATH=./bin:$PATH` must not choose what runs outside the sandbox).
+ */
+const programs = new Map<string, string>();
+function hostProgram(name: string): string {
+  let file = programs.get(name);
+  if (!file) {
+    file = findProgram(name, process.env);
+    if (file) programs.set(name, file);
+  }
+  return file ?? name; // not found: starting it fails with ENOENT, which says so
+}
+
+/** A program's absolute path on this PATH, if it is there. */
+function findProgram(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin').split(':')) {
+    if (!dir.startsWith('/')) continue;
+    const file = path.join(dir, name);
+    try {
+      accessSync(file, fsConstants.X_OK);
+      if (statSync(file).isFile()) return file;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** Whether a program is on this PATH (for the checks). */
+function hasProgram(name: string, env: NodeJS.ProcessEnv): boolean {
+  return findProgram(name, env) !== undefined;
+}
+
+/** The PATH the sandbox's own host-side programs use: the worker's directories that hold them. */
+function hostPath(): string {
+  const dirs = ['env', 'bash', 'bwrap', 'mktemp', 'slirp4netns', 'nsenter', 'ip']
+    .map((p) => path.dirname(hostProgram(p)))
+    .filter((d) => d !== '.');
+  return [...new Set([...dirs, '/usr/sbin', '/usr/bin', '/sbin', '/bin'])].join(':');
+}
+
+/**
+ * The addresses a command on the internet network must not reach, as routes to refuse inside its
+ * namespace: private (RFC 1918), shared (CGNAT, 100.64/10, used by tailnets), link-local (cloud
+ * metadata at 169.254.169.254), "this network", multicast and reserved ranges, and each of this host's
+ * own addresses and attached networks (its services bound to 0.0.0.0, its neighbours: a Temporal in
+ * the next container). slirp4netns's own --disable-host-loopback refuses 127/8 and its gateway.
+ */
+export function blockedNetworks(interfaces: NodeJS.Dict<os.NetworkInterfaceInfo[]> = os.networkInterfaces()): string[] {
+  const out = [
+    '0.0.0.0/8',
+    '10.0.0.0/8',
+    '100.64.0.0/10',
+    '169.254.0.0/16',
+    '172.16.0.0/12',
+    '192.168.0.0/16',
+    '224.0.0.0/4',
+    '240.0.0.0/4',
+  ];
+  for (const infos of Object.values(interfaces)) {
+    for (const i of infos ?? []) {
+      if (i.family !== 'IPv4' || i.internal) continue;
+      out.push(`${i.address}/32`);
+      const bits = Number((i.cidr ?? '').split('/')[1]);
+      if (Number.isInteger(bits) && bits > 0 && bits < 32) out.push(`${networkOf(i.address, bits)}/${bits}`);
+    }
+  }
+  return [...new Set(out)];
+}
+
+function networkOf(address: string, bits: number): string {
+  const n = address.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
+  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
+  const net = (n & mask) >>> 0;
+  return [net >>> 24, (net >>> 16) & 255, (net >>> 8) & 255, net & 255].join('.');
+}
+
+/**
+ * The internet network's start, run by bash on the host before bwrap: bwrap stops before the
+ * command (--block-fd) and says its child's pid (--info-fd); the routes to refuse are added in the
+ * child's network namespace (nsenter, as the namespace's owner) while slirp4netns gives it a tap
+ * device; only when both are done does the command start. Any failure kills bwrap: the command
+ * never runs with a half-made network. slirp4netns exits when the sandbox does (--exit-fd: the last
+ * writer of that pipe is the sandbox). Arguments: PATH for these programs, the temporary directory,
+ * slirp4netns, nsenter, ip, the networks to refuse (space-separated), then bwrap and its arguments.
+ */
+export const INTERNET_LAUNCHER = `trap '' INT
+cmdpath=$PATH; PATH=$1; tmp=$2; slirp=$3; nsenter=$4; ip=$5; blocked=$6; shift 6
+d=$(mktemp -d -p "$tmp" faheem-net.XXXXXX) || exit 125
+if ! mkfifo -m 600 "$d/i" "$d/b" "$d/r" "$d/e" "$d/s"; then rm -rf "$d"; exit 125; fi
+exec 3<>"$d/i" 8<"$d/i" 4<>"$d/b" 5<>"$d/r" 6<>"$d/e" 7<"$d/e" 9<>"$d/s"
+rm -rf "$d"
+(
+  exec 3>&- 6>&- 0</dev/null
+  pid= sp= released=
+  # Any way out but the release stops the sandbox: it must never wait, nor run without its network.
+  trap '[ -n "$released" ] || { [ -n "$sp" ] && kill -KILL "$sp"; [ -n "$pid" ] && kill -KILL "$pid"; kill -KILL $$; } 2>/dev/null' EXIT
+  fail() { echo "[faheem sandbox: $1; the command was not started]" >&2; exit 1; }
+  while IFS= read -r line <&8; do case $line in *'"child-pid"'*) pid=\${line//[!0-9]/}; break;; esac; done
+  exec 8<&-
+  [ -n "$pid" ] || exit 0
+  # bwrap sets up the namespace's loopback before it waits on --block-fd; touching the namespace
+  # before that races with it (its netlink call fails). A route to 127.0.0.1 says it is done.
+  for ((n = 0; n < 5000; n++)); do
+    t=; IFS= read -r -d '' t <"/proc/$pid/net/fib_trie" 2>/dev/null
+    [[ $t == *127.0.0.1* ]] && break
+    [ -e "/proc/$pid" ] || fail 'the sandbox ended before its network was made'
+    read -r -t 0.002 -u 9 _
+  done
+  exec 9<&-
+  userns=(); [ "$(readlink /proc/$pid/ns/user)" = "$(readlink /proc/self/ns/user)" ] || userns=(--user --preserve-credentials)
+  "$slirp" --configure --mtu=65520 --disable-host-loopback --ready-fd 5 --exit-fd 7 "$pid" tap0 </dev/null >/dev/null 2>&1 4>&- &
+  sp=$!
+  exec 7<&-
+  for a in $blocked; do echo "route replace prohibit $a"; done | "$nsenter" --target "$pid" --net "\${userns[@]}" "$ip" -batch - 2>&1 >/dev/null 4>&- 5>&- | head -3 >&2; [ "\${PIPESTATUS[1]}" = 0 ] || fail 'could not refuse the private networks in its namespace (nsenter, ip)'
+  read -r -N1 -t 10 ok <&5 || fail 'slirp4netns did not start its network'
+  printf 1 >&4 && released=1
+) &
+exec 5>&- 7<&- 8<&- 9<&-
+PATH=$cmdpath exec "$@"
+`;
+
+/** A resolv.conf naming slirp4netns's DNS forwarder (10.0.2.3), kept under FAHEEM_HOME (made again if removed). */
+function internetResolvConf(): string {
+  const file = path.join(faheemHome(process.env), 'sandbox', 'resolv.conf');
+  try {
+    if (statSync(file).isFile()) return file;
+  } catch {
+    // not made yet
+  }
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, 'nameserver 10.0.2.3\n', { mode: 0o644 });
+  return file;
+}
+
+/**
+ * The program, arguments and environment that run `file args` with environment `env` under the
+ * sandbox, or unchanged without one. The sandbox's own programs are the worker's (absolute paths)
+ * and start without the variables that would change them (isHostUnsafeVariable; the command gets
+ * those back inside). The outer bwrap ignores SIGINT (so C-c reaches the command, not the sandbox) and
+ * the command gets the default action back; killing bwrap (SIGTERM, SIGKILL) ends every process in
+ * the sandbox, and with the internet network its slirp4netns too.
  */
 export function sandboxedCommand(
   sandbox: SandboxOptions | undefined,
   plan: BwrapPlan,
   file: string,
   args: readonly string[],
-): { file: string; args: string[] } {
-  if (!sandbox) return { file, args: [...args] };
+  env: Record<string, string> = {},
+): { file: string; args: string[]; env: Record<string, string> } {
+  if (!sandbox) return { file, args: [...args], env };
+  const outer: Record<string, string> = {};
+  const inner: string[] = [];
+  for (const [k, v] of Object.entries(env)) {
+    if (isHostUnsafeVariable(k)) inner.push('--setenv', k, v);
+    else outer[k] = v;
+  }
+  const resolvConf = sandbox.network === 'internet' ? (plan.resolvConf ?? internetResolvConf()) : undefined;
+  const bwrap = [
+    hostProgram('bwrap'),
+    ...bwrapArgs(sandbox, { ...plan, ...(resolvConf ? { resolvConf } : {}) }),
+    ...inner,
+    '--',
+    hostProgram('env'),
+    '--default-signal=INT',
+    '--',
+    file,
+    ...args,
+  ];
+  if (sandbox.network !== 'internet') return { file: hostProgram('env'), args: ['--ignore-signal=INT', ...bwrap], env: outer };
+  const launcher = [
+    hostPath(),
+    os.tmpdir(),
+    hostProgram('slirp4netns'),
+    hostProgram('nsenter'),
+    hostProgram('ip'),
+    blockedNetworks().join(' '),
+  ];
+  const [bwrapFile, ...bwrapRest] = bwrap;
   return {
-    file: 'env',
-    args: ['--ignore-signal=INT', 'bwrap', ...bwrapArgs(sandbox, plan), '--', 'env', '--default-signal=INT', '--', file, ...args],
+    file: hostProgram('bash'),
+    args: [
+      '--norc',
+      '--noprofile',
+      '-c',
+      INTERNET_LAUNCHER,
+      'faheem-sandbox',
+      ...launcher,
+      bwrapFile!,
+      '--info-fd',
+      '3',
+      '--block-fd',
+      '4',
+      ...bwrapRest,
+    ],
+    env: outer,
   };
 }
 
@@ -150,30 +412,69 @@ export function hiddenDirs(env: NodeJS.ProcessEnv = process.env): string[] {
   return out;
 }
 
+/** A sandbox that cannot work here; `part` says whether bubblewrap or the internet network is what fails. */
+function sandboxFailure(part: 'bwrap' | 'network', message: string): SandboxError {
+  return Object.assign(new SandboxError(message), { part });
+}
+
+// One probe a process for each setting: a worker checks once at start, and doctor once.
+const probes = new Map<string, Promise<string>>();
+
 /**
- * Checks that the sandbox works here, the way commands will use it: bwrap is installed and a trial
- * command runs inside. Throws a SandboxError that says what to do; returns bwrap's version.
+ * Checks that the sandbox works here, the way commands will use it: bwrap (and, for the internet
+ * network, slirp4netns, nsenter and ip) installed, and a trial command runs inside. Throws a
+ * SandboxError that says what to do (its `part`: `bwrap` or `network`); returns bwrap's version.
+ * Run once a process for each sandbox and PATH.
  */
-export async function checkSandbox(sandbox: SandboxOptions, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export function checkSandbox(sandbox: SandboxOptions, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+  const key = `${sandbox.network}\0${env.PATH ?? ''}`;
+  let probe = probes.get(key);
+  if (!probe) {
+    probe = probeSandbox(sandbox, env);
+    probes.set(key, probe);
+    probe.catch(() => probes.delete(key)); // a failure is checked again next time (something may have been installed)
+  }
+  return probe;
+}
+
+async function probeSandbox(sandbox: SandboxOptions, env: NodeJS.ProcessEnv): Promise<string> {
   const { execa } = await import('execa'); // loaded when used: most CLI commands never run a program
-  const version = await execa('bwrap', ['--version'], { env, reject: false, timeout: 10_000 });
-  if (version.exitCode !== 0) {
-    const missing = (version as { code?: string }).code === 'ENOENT';
-    throw new SandboxError(
-      missing
-        ? 'the sandbox bwrap was asked for, but bubblewrap is not installed (bwrap is not on PATH): install it (`apt-get install bubblewrap`) or start the worker without --sandbox'
-        : `the sandbox bwrap was asked for, but \`bwrap --version\` failed: ${(version.stderr || version.stdout || version.message || '').trim()}`,
+  if (!hasProgram('bwrap', env)) {
+    throw sandboxFailure(
+      'bwrap',
+      'the sandbox bwrap was asked for, but bubblewrap is not installed (bwrap is not on PATH): install it (`apt-get install bubblewrap`) or start the worker with --sandbox none',
     );
+  }
+  const version = await execa(findProgram('bwrap', env) ?? 'bwrap', ['--version'], { env, reject: false, timeout: 10_000 });
+  if (version.exitCode !== 0) {
+    throw sandboxFailure(
+      'bwrap',
+      `the sandbox bwrap was asked for, but \`bwrap --version\` failed: ${(version.stderr || version.stdout || version.message || '').trim()}`,
+    );
+  }
+  if (sandbox.network === 'internet') {
+    const missing = ['slirp4netns', 'nsenter', 'ip'].filter((p) => !hasProgram(p, env));
+    if (missing.length > 0) {
+      throw sandboxFailure(
+        'network',
+        `the internet network needs ${missing.join(', ')}, not on PATH (apt-get install slirp4netns util-linux iproute2)`,
+      );
+    }
   }
   const workspace = await mkdtemp(path.join(os.tmpdir(), 'faheem-sandbox-check-'));
   try {
     const script =
       'touch ./written || exit 3; ' +
       'if touch /faheem-sandbox-check 2>/dev/null; then rm -f /faheem-sandbox-check; echo "/ is writable inside the sandbox"; exit 4; fi';
-    const { file, args } = sandboxedCommand(sandbox, { workspace, hide: hiddenDirs(env) }, 'sh', ['-c', script]);
-    const trial = await execa(file, args, { env, reject: false, timeout: 20_000, all: true });
+    const trialOf = async (s: SandboxOptions) => {
+      const run = sandboxedCommand(s, { workspace, hide: hiddenDirs(env) }, 'sh', ['-c', script], { PATH: env.PATH ?? '/usr/bin:/bin' });
+      return execa(run.file, run.args, { env: run.env, extendEnv: false, reject: false, timeout: 20_000, all: true });
+    };
+    // bubblewrap itself first (without the internet network), so a failure names the right part.
+    const trial = await trialOf(sandbox.network === 'internet' ? { kind: 'bwrap', network: 'none' } : sandbox);
     if (trial.exitCode !== 0) {
-      throw new SandboxError(
+      throw sandboxFailure(
+        'bwrap',
         `the sandbox bwrap was asked for, but bubblewrap cannot make its sandbox here: ${(trial.all || trial.message || '').trim() || `exit code ${trial.exitCode}`}. ` +
           'It needs user and PID namespaces (run as root, or allow unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1; ' +
           'in a container, allow them or run it privileged), and GNU env (coreutils 8.31 or later)',
@@ -182,7 +483,16 @@ export async function checkSandbox(sandbox: SandboxOptions, env: NodeJS.ProcessE
     try {
       statSync(path.join(workspace, 'written'));
     } catch {
-      throw new SandboxError('the sandbox bwrap was asked for, but a trial command could not write in its workspace');
+      throw sandboxFailure('bwrap', 'the sandbox bwrap was asked for, but a trial command could not write in its workspace');
+    }
+    if (sandbox.network === 'internet') {
+      const net = await trialOf(sandbox);
+      if (net.exitCode !== 0) {
+        throw sandboxFailure(
+          'network',
+          `the internet network (slirp4netns) does not start here: ${(net.all || net.message || '').trim() || `exit code ${net.exitCode}`}`,
+        );
+      }
     }
   } finally {
     await rm(workspace, { recursive: true, force: true });
@@ -211,10 +521,13 @@ export async function execInWorkspace(
   if (options.signal?.aborted) throw new ToolInterruptedError('', `${command} was not started: the call was interrupted`);
   const { execa } = await import('execa');
   const cwd = path.resolve(options.workspace, options.cwd ?? '.');
-  const run = sandboxedCommand(options.sandbox, { workspace: options.workspace, cwd, hide: options.hide }, command, args);
+  const run = sandboxedCommand(options.sandbox, { workspace: options.workspace, cwd, hide: options.hide }, command, args, {
+    ...options.baseEnv,
+    ...options.env,
+  });
   const child = execa(run.file, run.args, {
     cwd,
-    env: { ...options.baseEnv, ...options.env },
+    env: run.env,
     extendEnv: false,
     ...(options.input !== undefined ? { input: options.input } : { stdin: 'ignore' as const }),
     detached: true, // its own process group: stopping it stops what it started

@@ -7,6 +7,7 @@
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { FaheemError } from '../errors.js';
+import { commandBaseEnv } from '../security/env-policy.js';
 import { fileURLToPath } from 'node:url';
 
 export interface SpawnOptions {
@@ -182,8 +183,11 @@ class Helper {
     const entry = helperEntry();
     // Detached: a Ctrl-C meant for the worker (which then drains its running commands) does not
     // reach the helper. It still exits when the worker does: its IPC channel closes.
+    // Only the allowlisted variables: commands are its children, and /proc/<its pid>/environ is
+    // readable by them (unsandboxed, as $PPID); the worker's keys must not be in it.
     this.child = fork(entry.file, [], {
       execArgv: entry.execArgv,
+      env: commandBaseEnv({ ...process.env, FAHEEM_COMMAND_ENV: '' }),
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'], // its stderr: a crash is seen in the worker's log
       detached: true,

@@ -54,7 +54,7 @@ export interface TerminalContext {
   outputDir?: string;
   /** Values to hide from output. */
   secrets?: readonly string[];
-  /** The environment commands start from (the worker's, minus secrets). */
+  /** The environment commands start from (commandBaseEnv: the allowlisted variables of the worker's). */
   baseEnv?: Record<string, string>;
   /** Which running command is ours: the conversation id. */
   session?: string;
@@ -178,12 +178,21 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
   // --norc: a bash whose stdin is a socket (as a child's pipes are, from Node) and whose SHLVL is
   // unset or 0 (a worker started by systemd, a container) would read ~/.bashrc first, taking its
   // time (a pyenv init there made each command take seconds) and changing what commands see.
-  const shell = sandboxedCommand(ctx.sandbox, { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds }, 'bash', [
-    '--norc',
-    '--noprofile',
-    '-c',
-    WRAPPER,
-  ]);
+  const shell = sandboxedCommand(
+    ctx.sandbox,
+    { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds },
+    'bash',
+    ['--norc', '--noprofile', '-c', WRAPPER],
+    {
+      ...baseEnv,
+      ...state.env,
+      ...mentioned,
+      __FAHEEM_CMD: command,
+      __FAHEEM_STATE: stateDir,
+      __FAHEEM_WS: ctx.workspace,
+      __FAHEEM_CWD: state.cwd,
+    },
+  );
   // Started by the spawn helper, so this (large) worker does not fork for every command.
   let proc: SpawnedCommand;
   try {
@@ -192,15 +201,7 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
       shell.args,
       {
         cwd: ctx.workspace,
-        env: {
-          ...baseEnv,
-          ...state.env,
-          ...mentioned,
-          __FAHEEM_CMD: command,
-          __FAHEEM_STATE: stateDir,
-          __FAHEEM_WS: ctx.workspace,
-          __FAHEEM_CWD: state.cwd,
-        },
+        env: shell.env,
         detached: true, // its own process group (and, sandboxed, PID namespace): everything it started stops together
       },
       ctx.spawnHelper,

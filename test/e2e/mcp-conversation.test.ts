@@ -48,7 +48,11 @@ function turns(...replies: ScriptedReply[]) {
 const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, arguments: args }] });
 const observations = (events: ConversationEvent[]) => events.filter((e): e is ObservationEvent => e.kind === 'observation');
 
-/** Each server carries a unique argument so the test can find its process (server-memory ignores extra arguments). */
+/**
+ * Each server carries a unique argument so the test can find its process (server-memory ignores extra arguments).
+ * It writes MEMORY_FILE, in `dir`: the conversations that use it work there, because a stdio server runs in
+ * the conversation's sandbox, where its workspace is the one writable directory.
+ */
 function memoryServer(tag: string): McpServersSpec[string] {
   return { command: process.execPath, args: [memoryJs, `--faheem-test=${tag}`], env: { MEMORY_FILE_PATH: '${MEMORY_FILE}' } };
 }
@@ -86,6 +90,7 @@ test('stdio servers: the model sees mcp__<server>__<tool>; calls work; a server 
       memory: memoryServer(tag),
       broken: { command: process.execPath, args: ['-e', "console.error('boom: no database at db.internal:5432'); process.exit(3)"] },
     },
+    { workspace: dir },
   );
   const final = await conversation.run();
   assert.equal(final.status, 'finished');
@@ -152,7 +157,7 @@ test('annotations choose approval under risky: read-only runs, destructive waits
   const conversation = await start(
     [call('mcp__memory__read_graph', {}), call('mcp__memory__delete_entities', { entityNames: ['nobody'] })],
     { memory: memoryServer(tag) },
-    { confirmationPolicy: 'risky' },
+    { confirmationPolicy: 'risky', workspace: dir },
   );
   const waiting = await conversation.run();
   assert.equal(waiting.status, 'waiting_for_confirmation');
@@ -177,6 +182,7 @@ test('a worker killed mid-conversation: the new worker starts the MCP server aga
       call('mcp__memory__open_nodes', { names: ['survivor'] }),
     ],
     { memory: memoryServer(tag) },
+    { workspace: dir },
   );
   assert.equal((await conversation.run()).status, 'finished');
   await worker.kill('SIGKILL');

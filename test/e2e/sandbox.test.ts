@@ -5,7 +5,7 @@
 // none` cuts the network, and ctx.exec runs a custom tool's programs under the same sandbox.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -27,7 +27,7 @@ describe('sandboxed workers', () => {
     h = await startHarness({ name: 'sandbox', script: () => ({ content: 'ok' }) });
     modelPort = new URL(h.model.baseUrl).port;
     [sandboxed, noNet] = await Promise.all([
-      h.startWorker({}, ['--sandbox', 'bwrap', '--tools', TOOLS]),
+      h.startWorker({}, ['--sandbox', 'bwrap', '--sandbox-network', 'host', '--tools', TOOLS]),
       // Only a tools worker that matters here: its own tool queue, an unused main queue.
       h.startWorker(
         {
@@ -55,36 +55,67 @@ describe('sandboxed workers', () => {
     const workspace = await h.workspace();
     const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'go', ...options });
     const final = await conversation.run();
-    return { conversation, workspace, final, obs: observations(await conversation.events()) };
+    const events = await conversation.events();
+    return { conversation, workspace, final, events, obs: observations(events) };
   }
   /** The host's processes whose command line starts with this (not the sandbox's, which holds it as an argument). */
   const processes = async (start: string) => (await execa('pgrep', ['-f', `^${start}`], { reject: false })).stdout.trim();
 
   test('the worker says how commands run; an unusable or inconsistent sandbox stops it at once', async () => {
-    assert.match(sandboxed.output(), /faheem worker: commands run under bubblewrap \(workspace writable, \/tmp private, network host\)/);
+    assert.match(
+      sandboxed.output(),
+      /faheem worker: commands run under bubblewrap \(workspace writable, \/tmp private, network host: this host's network/,
+    );
     assert.match(noNet.output(), /network none/);
     const bin = path.join(ROOT, 'bin', 'faheem.js');
+    // A fresh machine without bubblewrap: node is there, bwrap is not.
+    const nodeOnly = await mkdtemp(path.join(os.tmpdir(), 'faheem-node-only-'));
+    await symlink(process.execPath, path.join(nodeOnly, 'node'));
     // A worker that waited instead of stopping at once would be killed at the deadline (exit code undefined).
-    const [missing, alone, plain] = await Promise.all([
+    const [missing, alone, fresh] = await Promise.all([
       execa(process.execPath, [bin, 'worker', '--sandbox', 'bwrap'], {
         env: { ...h.env, PATH: '/nonexistent' },
         extendEnv: false,
         reject: false,
         timeout: 60_000,
       }),
-      execa(process.execPath, [bin, 'worker', '--sandbox-network', 'none'], { env: h.env, reject: false, timeout: 60_000 }),
-      // The default: unsandboxed, and it says so (its own queues, so it takes no work from the others).
-      h.startWorker({ FAHEEM_TASK_QUEUE: 'unused-plain', FAHEEM_TOOL_TASK_QUEUE: 'unused-plain-tools' }),
+      execa(process.execPath, [bin, 'worker', '--sandbox', 'none', '--sandbox-network', 'none'], {
+        env: h.env,
+        reject: false,
+        timeout: 60_000,
+      }),
+      // The default where bubblewrap is missing: it starts, unsandboxed, and says so (its own queues, so it takes no work from the others).
+      h.startWorker({ PATH: nodeOnly, FAHEEM_TASK_QUEUE: 'unused-plain', FAHEEM_TOOL_TASK_QUEUE: 'unused-plain-tools' }),
     ]);
     assert.equal(missing.exitCode, 1);
     assert.match(missing.stderr, /bubblewrap is not installed \(bwrap is not on PATH\): install it \(`apt-get install bubblewrap`\)/);
     assert.equal(alone.exitCode, 1);
-    assert.match(alone.stderr, /needs a sandbox: add --sandbox bwrap/);
-    assert.match(
-      plain.output(),
-      /faheem worker: commands run unsandboxed, with this user's rights \(use --sandbox bwrap to confine them\)/,
+    assert.match(alone.stderr, /needs a sandbox: drop --sandbox none/);
+    assert.match(fresh.output(), /faheem worker: commands run UNSANDBOXED, with this user's rights: bubblewrap is not installed/);
+    assert.doesNotMatch(fresh.output(), /commands run under bubblewrap/);
+    // Each conversation whose tools it runs records it in its setup (for people: an environment error event).
+    const { final, events } = await run([], { toolTaskQueue: 'unused-plain-tools' });
+    assert.equal(final.status, 'finished');
+    const setup = events.filter((e) => e.kind === 'error' && e.source === 'environment').map((e) => (e as { message: string }).message);
+    assert.ok(
+      setup.some((m) => /^On unused-plain-tools, commands run UNSANDBOXED, with this user's rights: bubblewrap is not installed/.test(m)),
+      setup.join('\n'),
     );
-    await plain.kill();
+    await fresh.kill();
+    await rm(nodeOnly, { recursive: true, force: true });
+  });
+
+  test("a conversation's exported PATH does not choose the sandbox's own programs: a fake env in the workspace never runs on the host", async () => {
+    const escaped = `/usr/local/faheem-escaped-${process.pid}`;
+    const { final, obs } = await run([
+      sh(
+        `mkdir -p bin && printf '#!/bin/sh\\ntouch ${escaped}\\nexec /usr/bin/env "$@"\\n' > bin/env && chmod +x bin/env && printf '#!/bin/sh\\ntouch ${escaped}\\nexec /usr/bin/bwrap "$@"\\n' > bin/bwrap && chmod +x bin/bwrap && export PATH="$PWD/bin:$PATH"`,
+      ),
+      sh('echo next; command -v env'),
+    ]);
+    assert.equal(final.status, 'finished');
+    assert.match(obs[1]!.content, /^next\n.*\/bin\/env\n/);
+    assert.ok(!existsSync(escaped), `${escaped} was written: the command's PATH chose a program run outside the sandbox`);
   });
 
   test('writes outside the workspace fail with a readable observation; the home and FAHEEM_HOME are hidden; the workspace is writable', async () => {
@@ -118,7 +149,7 @@ describe('sandboxed workers', () => {
     assert.equal(final.status, 'finished');
     // The worker that ran it goes; another sandboxed worker takes the conversation over.
     await sandboxed.kill();
-    sandboxed = await h.startWorker({}, ['--sandbox', 'bwrap', '--tools', TOOLS]);
+    sandboxed = await h.startWorker({}, ['--sandbox', 'bwrap', '--sandbox-network', 'host', '--tools', TOOLS]);
     h.model.setScript(turns(sh('pwd; echo "$GREETING"'), sh('cd /usr && ls -d local'), sh('pwd; touch here.txt')));
     await conversation.sendMessage('again');
     assert.equal((await conversation.run()).status, 'finished');

@@ -13,7 +13,7 @@ test('the defaults the README lists', () => {
   assert.equal(c.terminalSoftTimeoutMs, 30_000);
   assert.equal(c.transcriptCacheBytes, 512 * 1024 * 1024);
   assert.equal(c.spawnHelper, true);
-  assert.equal(c.sandbox, undefined);
+  assert.deepEqual(c.sandbox, { kind: 'default', network: 'internet', networkChosen: false });
   assert.equal(c.live, true);
 });
 
@@ -40,7 +40,7 @@ test('each variable is read into its field', () => {
     terminalSoftTimeoutMs: 2500,
     transcriptCacheBytes: 64 * 1024 * 1024,
     spawnHelper: false,
-    sandbox: { kind: 'bwrap', network: 'none' },
+    sandbox: { kind: 'bwrap', network: 'none', networkChosen: true },
     live: false,
     deployment: { deploymentName: 'faheem', buildId: 'v7' },
     metricsPort: 9464,

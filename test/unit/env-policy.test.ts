@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   commandBaseEnv,
+  extraCommandNames,
   isCommandVariable,
   isSecretName,
   isWorkerOwnVariable,
@@ -37,19 +38,57 @@ test('secret values: long enough ones, and each key of a key list', () => {
   assert.deepEqual(namedSecrets({ FAHEEM_SECRET_DEPLOY: 'x', FAHEEM_SECRET_EMPTY: '', OTHER: 'y' }), { DEPLOY: 'x' });
 });
 
-test("commands see neither secrets nor the model's and Temporal's settings; faheem settings they do", () => {
-  const env = commandBaseEnv({
+test("commands start from an allowlist: the worker's other variables (cloud keys, database URLs, agent sockets) stay out", () => {
+  const worker = {
     PATH: '/bin',
+    HOME: '/root',
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    TERM: 'xterm',
+    TZ: 'UTC',
+    TMPDIR: '/tmp',
     LLM_MODEL: 'm',
     LLM_API_KEY: 'k',
     TEMPORAL_ADDRESS: 'a',
     GITHUB_TOKEN: 't',
+    AWS_SECRET_ACCESS_KEY: 'aws',
+    DATABASE_URL: 'postgres://u:p@db/x',
+    STRIPE_SECRET_KEY: 'sk_live',
+    OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer x',
+    SSH_AUTH_SOCK: '/run/ssh.sock',
+    NODE_OPTIONS: '--require ./x.js',
     FAHEEM_HOME: '/h',
     FAHEEM_SECRET_X: 's',
+  };
+  assert.deepEqual(commandBaseEnv(worker), {
+    PATH: '/bin',
+    HOME: '/root',
+    LANG: 'C.UTF-8',
+    LC_ALL: 'C.UTF-8',
+    TERM: 'xterm',
+    TZ: 'UTC',
+    TMPDIR: '/tmp',
   });
-  assert.deepEqual(env, { PATH: '/bin', FAHEEM_HOME: '/h' });
-  assert.equal(isCommandVariable('PATH'), true);
-  assert.equal(isCommandVariable('TEMPORAL_NAMESPACE'), false);
+  assert.equal(isCommandVariable('PATH', {}), true);
+  assert.equal(isCommandVariable('LC_CTYPE', {}), true);
+  assert.equal(isCommandVariable('AWS_SECRET_ACCESS_KEY', {}), false);
+  assert.equal(isCommandVariable('TEMPORAL_NAMESPACE', {}), false);
+});
+
+test("FAHEEM_COMMAND_ENV adds names to the list, never the worker's own variables or named secrets", () => {
+  const env = commandBaseEnv({
+    PATH: '/bin',
+    FAHEEM_COMMAND_ENV: ' NPM_CONFIG_REGISTRY, GOPATH ,LLM_API_KEY,OPENAI_API_KEY,FAHEEM_HOME,FAHEEM_SECRET_X,bad-name',
+    NPM_CONFIG_REGISTRY: 'https://r',
+    GOPATH: '/go',
+    LLM_API_KEY: 'k',
+    OPENAI_API_KEY: 'o',
+    FAHEEM_HOME: '/h',
+    FAHEEM_SECRET_X: 's',
+    OTHER: 'x',
+  });
+  assert.deepEqual(env, { PATH: '/bin', NPM_CONFIG_REGISTRY: 'https://r', GOPATH: '/go' });
+  assert.deepEqual(extraCommandNames({ FAHEEM_COMMAND_ENV: 'A,,B' }), ['A', 'B']);
 });
 
 test("an MCP config may name users' secrets, never the worker's own variables", () => {

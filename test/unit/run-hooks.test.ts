@@ -17,7 +17,8 @@ const env: NodeJS.ProcessEnv = {
   HOME: process.env.HOME,
   LLM_API_KEY: FAKE_KEY,
   GITHUB_TOKEN: 'ghp_faketoken123',
-  VISIBLE: 'yes',
+  VISIBLE: 'yes', // named in FAHEEM_COMMAND_ENV: hooks start from the allowlist, as commands do
+  FAHEEM_COMMAND_ENV: 'VISIBLE',
 };
 const deps: HookRunnerDeps = { env, secretValues: [FAKE_KEY, 'ghp_faketoken123'] };
 

@@ -6,13 +6,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { execa } from 'execa';
-import { bwrapArgs, describeSandbox, hiddenDirs, parseSandbox, sandboxedCommand, type SandboxOptions } from '../../src/tools/sandbox.js';
+import {
+  blockedNetworks,
+  bwrapArgs,
+  describeSandbox,
+  hiddenDirs,
+  isHostUnsafeVariable,
+  parseSandbox,
+  resolveSandbox,
+  sandboxedCommand,
+  type SandboxOptions,
+} from '../../src/tools/sandbox.js';
 import { runTerminal } from '../../src/tools/terminal.js';
 
 import { ROOT, waitFor } from '../support/harness.js';
 
 const HOST: SandboxOptions = { kind: 'bwrap', network: 'host' };
 const NONE: SandboxOptions = { kind: 'bwrap', network: 'none' };
+const INTERNET: SandboxOptions = { kind: 'bwrap', network: 'internet' };
 
 describe('the bubblewrap argument list', () => {
   test('read-only root, private /tmp, the home hidden, the workspace writable, own PID namespace, no capabilities', () => {
@@ -94,23 +105,111 @@ describe('the bubblewrap argument list', () => {
   });
 
   test('the command runs through env: the sandbox ignores C-c, the command gets it; no sandbox, no change', () => {
-    assert.deepEqual(sandboxedCommand(undefined, { workspace: '/w' }, 'bash', ['-c', 'x']), { file: 'bash', args: ['-c', 'x'] });
+    assert.deepEqual(sandboxedCommand(undefined, { workspace: '/w' }, 'bash', ['-c', 'x'], { A: '1' }), {
+      file: 'bash',
+      args: ['-c', 'x'],
+      env: { A: '1' },
+    });
     const { file, args } = sandboxedCommand(HOST, { workspace: '/w' }, 'bash', ['-c', 'x']);
-    assert.equal(file, 'env');
-    assert.deepEqual(args.slice(0, 2), ['--ignore-signal=INT', 'bwrap']);
-    assert.deepEqual(args.slice(args.indexOf('--')), ['--', 'env', '--default-signal=INT', '--', 'bash', '-c', 'x']);
+    assert.match(file, /^\/.*\/env$/, "the worker's env, by its absolute path");
+    assert.equal(args[0], '--ignore-signal=INT');
+    assert.match(args[1]!, /^\/.*\/bwrap$/);
+    const rest = args.slice(args.indexOf('--'));
+    assert.match(rest[1]!, /^\/.*\/env$/);
+    assert.deepEqual([rest[0], ...rest.slice(2)], ['--', '--default-signal=INT', '--', 'bash', '-c', 'x']);
   });
 
-  test('settings: bwrap with host or none; none alone, or unknown values, are refused', () => {
-    assert.equal(parseSandbox(undefined, undefined), undefined);
-    assert.equal(parseSandbox('none', 'host'), undefined);
-    assert.deepEqual(parseSandbox('bwrap', undefined), HOST);
-    assert.deepEqual(parseSandbox('BWRAP', 'none'), NONE);
-    assert.throws(() => parseSandbox(undefined, 'none'), /needs a sandbox: add --sandbox bwrap/);
+  test("a command's exported PATH or LD_PRELOAD never chooses or changes the sandbox's own programs; the command still gets them", () => {
+    const env = { PATH: '/ws/bin:/usr/bin', LD_PRELOAD: '/ws/evil.so', BASH_ENV: '/ws/rc', 'BASH_FUNC_mktemp%%': '() { :; }', KEEP: 'k' };
+    for (const sandbox of [HOST, INTERNET]) {
+      const run = sandboxedCommand(sandbox, { workspace: '/ws' }, 'bash', ['-c', 'x'], env);
+      assert.ok(run.file.startsWith('/') && !run.file.startsWith('/ws'), run.file);
+      assert.deepEqual(run.env, { PATH: '/ws/bin:/usr/bin', KEEP: 'k' });
+      const setenv = run.args.flatMap((a, i) => (a === '--setenv' ? [run.args.slice(i + 1, i + 3).join('=')] : []));
+      assert.deepEqual(setenv.sort(), ['BASH_ENV=/ws/rc', 'BASH_FUNC_mktemp%%=() { :; }', 'LD_PRELOAD=/ws/evil.so']);
+      for (const a of run.args) assert.ok(!a.startsWith('/ws/bin'), `no program from the command's PATH: ${a}`);
+    }
+    assert.ok(isHostUnsafeVariable('LD_LIBRARY_PATH') && !isHostUnsafeVariable('PATH') && !isHostUnsafeVariable('LANG'));
+  });
+
+  test("internet: bash starts slirp4netns for the namespace bwrap made, refusing private and this host's networks; resolv.conf names its DNS", () => {
+    const run = sandboxedCommand(INTERNET, { workspace: '/w', resolvConf: '/h/resolv.conf' }, 'bash', ['-c', 'x']);
+    assert.match(run.file, /^\/.*\/bash$/);
+    assert.deepEqual(run.args.slice(0, 3), ['--norc', '--noprofile', '-c']);
+    assert.match(run.args[3]!, /slirp4netns|\$slirp/);
+    const [, , , , name, , , slirp, nsenter, ip, blocked, bwrap, ...rest] = run.args;
+    assert.equal(name, 'faheem-sandbox');
+    assert.match(slirp!, /slirp4netns$/);
+    assert.match(nsenter!, /nsenter$/);
+    assert.match(ip!, /ip$/);
+    assert.ok(blocked!.split(' ').includes('10.0.0.0/8') && blocked!.split(' ').includes('169.254.0.0/16'));
+    assert.match(bwrap!, /bwrap$/);
+    assert.deepEqual(rest.slice(0, 4), ['--info-fd', '3', '--block-fd', '4']);
+    assert.ok(rest.includes('--unshare-net'));
+    const at = rest.indexOf('/h/resolv.conf');
+    assert.equal(rest[at - 1], '--ro-bind');
+    assert.ok(!bwrapArgs(HOST, { workspace: '/w', resolvConf: '/h/resolv.conf' }).includes('/h/resolv.conf'));
+  });
+
+  test("blocked networks: the private, shared, link-local and reserved ranges, and each of this host's addresses and networks", () => {
+    const nets = blockedNetworks({
+      lo: [{ address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '', internal: true, cidr: '127.0.0.1/8' }],
+      eth0: [
+        { address: '203.0.113.7', netmask: '255.255.255.0', family: 'IPv4', mac: '', internal: false, cidr: '203.0.113.7/24' },
+        { address: 'fe80::1', netmask: 'ffff:ffff:ffff:ffff::', family: 'IPv6', mac: '', internal: false, cidr: 'fe80::1/64', scopeid: 2 },
+      ],
+    });
+    for (const n of [
+      '10.0.0.0/8',
+      '172.16.0.0/12',
+      '192.168.0.0/16',
+      '100.64.0.0/10',
+      '169.254.0.0/16',
+      '203.0.113.7/32',
+      '203.0.113.0/24',
+    ]) {
+      assert.ok(nets.includes(n), n);
+    }
+    assert.ok(!nets.some((n) => n.startsWith('127.') || n.includes(':')), nets.join(' '));
+  });
+
+  test('settings: bwrap by default with the internet network; none is the opt-out; unknown values are refused', () => {
+    assert.deepEqual(parseSandbox(undefined, undefined), { kind: 'default', network: 'internet', networkChosen: false });
+    assert.deepEqual(parseSandbox('none', 'host'), { kind: 'none', network: 'host', networkChosen: true });
+    assert.deepEqual(parseSandbox('bwrap', undefined), { kind: 'bwrap', network: 'internet', networkChosen: false });
+    assert.deepEqual(parseSandbox('BWRAP', 'none'), { kind: 'bwrap', network: 'none', networkChosen: true });
+    assert.deepEqual(parseSandbox(undefined, 'host'), { kind: 'default', network: 'host', networkChosen: true });
+    assert.throws(() => parseSandbox('none', 'none'), /needs a sandbox: drop --sandbox none/);
     assert.throws(() => parseSandbox('docker', undefined), /"docker" is not known; use bwrap/);
-    assert.throws(() => parseSandbox('bwrap', 'lan'), /"lan" is not known; use host or none/);
+    assert.throws(() => parseSandbox('bwrap', 'lan'), /"lan" is not known; use internet, none, host/);
     assert.equal(describeSandbox(NONE), 'commands run under bubblewrap (workspace writable, /tmp private, network none)');
-    assert.match(describeSandbox(undefined), /unsandboxed, with this user's rights \(use --sandbox bwrap/);
+    assert.match(describeSandbox(INTERNET), /network internet: public addresses only, never this host or private ones/);
+    assert.match(describeSandbox(undefined), /unsandboxed, with this user's rights \(--sandbox none\)/);
+  });
+
+  test('the default falls back, and says so: no bwrap, no sandbox; an explicit bwrap or network that does not work fails', async () => {
+    const noBwrap = { ...process.env, PATH: '/nonexistent' };
+    const fallback = await resolveSandbox(parseSandbox(undefined, undefined), noBwrap);
+    assert.equal(fallback.sandbox, undefined);
+    assert.match(fallback.warning!, /commands run UNSANDBOXED.*bubblewrap is not installed/);
+    await assert.rejects(resolveSandbox(parseSandbox('bwrap', undefined), noBwrap), /bubblewrap is not installed \(bwrap is not on PATH\)/);
+    assert.deepEqual(await resolveSandbox(parseSandbox('none', undefined), noBwrap), { sandbox: undefined });
+    // bwrap here, but none of the internet network's programs: no network rather than the host's.
+    // Outside /tmp: the sandbox's private /tmp would hide it from the trial command.
+    const bin = await mkdtemp(path.join(existsSync('/var/tmp') ? '/var/tmp' : ROOT, 'faheem-sbx-bin-'));
+    try {
+      for (const p of ['bwrap', 'env', 'sh', 'touch', 'rm']) {
+        const found = (await execa('sh', ['-c', `command -v ${p}`])).stdout.trim();
+        await execa('ln', ['-s', found, path.join(bin, p)]);
+      }
+      const onlyBwrap = { ...process.env, PATH: bin };
+      const net = await resolveSandbox(parseSandbox(undefined, undefined), onlyBwrap);
+      assert.deepEqual(net.sandbox, NONE);
+      assert.match(net.warning!, /commands get no network: .*needs slirp4netns, nsenter, ip/);
+      await assert.rejects(resolveSandbox(parseSandbox(undefined, 'internet'), onlyBwrap), /needs slirp4netns, nsenter, ip/);
+    } finally {
+      await rm(bin, { recursive: true, force: true });
+    }
   });
 
   test('real bwrap: the workspace inside a hidden home is writable, the rest of the home is not there', async () => {
@@ -122,8 +221,10 @@ describe('the bubblewrap argument list', () => {
       await writeFile(path.join(home, 'secret.txt'), 'top secret');
       await writeFile(path.join(ws, '.faheem', 'inner.txt'), 'inner secret');
       const script = 'cat ../secret.txt; ls -A .faheem; echo ok > w.txt; echo no > ../x.txt; echo no > .faheem/y.txt; echo done';
-      const { file, args } = sandboxedCommand(HOST, { workspace: ws, hide: [home, path.join(ws, '.faheem')] }, 'sh', ['-c', script]);
-      const r = await execa(file, args, { all: true, reject: false });
+      const { file, args, env } = sandboxedCommand(HOST, { workspace: ws, hide: [home, path.join(ws, '.faheem')] }, 'sh', ['-c', script], {
+        PATH: process.env.PATH!,
+      });
+      const r = await execa(file, args, { env, extendEnv: false, all: true, reject: false });
       assert.equal(r.exitCode, 0, r.all);
       assert.match(r.all, /secret\.txt: No such file or directory/);
       assert.doesNotMatch(r.all, /top secret|inner secret|inner\.txt/);
@@ -137,41 +238,42 @@ describe('the bubblewrap argument list', () => {
   });
 });
 
-describe('the terminal under bubblewrap (in this process)', () => {
-  const processes = async (start: string) => (await execa('pgrep', ['-f', `^${start}`], { reject: false })).stdout.trim();
-  const ctx = async (session: string) => ({
-    workspace: await mkdtemp(path.join(os.tmpdir(), 'faheem-sbx-ws-')),
-    sandbox: HOST,
-    sandboxHide: hiddenDirs(),
-    session,
-    softTimeoutMs: 1000,
-  });
+for (const sandbox of [HOST, INTERNET])
+  describe(`the terminal under bubblewrap, network ${sandbox.network} (in this process)`, () => {
+    const processes = async (start: string) => (await execa('pgrep', ['-f', `^${start}`], { reject: false })).stdout.trim();
+    const ctx = async (session: string) => ({
+      workspace: await mkdtemp(path.join(os.tmpdir(), 'faheem-sbx-ws-')),
+      sandbox,
+      sandboxHide: hiddenDirs(),
+      session,
+      softTimeoutMs: 1000,
+    });
 
-  test('C-c reaches the command, not the sandbox: it ends with 130 and its shell state is kept; the background job goes with it', async () => {
-    const c = await ctx(`cc-${process.pid}`);
-    const marker = `3013.${process.pid}`;
-    const first = await runTerminal(
-      { command: `export KEPT=yes; sleep ${marker} & echo started; sleep 100` },
-      { cwd: c.workspace, env: {} },
-      c,
-    );
-    assert.equal(first.exitCode, -1, first.content);
-    assert.match(first.content, /^started\n\[The command is still running/);
-    assert.ok(await processes(`sleep ${marker}`));
-    const stopped = await runTerminal({ command: 'C-c', is_input: true }, first.terminal, c);
-    assert.equal(stopped.exitCode, 130, stopped.content);
-    assert.deepEqual(stopped.terminal.env, { KEPT: 'yes' }, 'the EXIT trap still wrote the state');
-    await waitFor('the background job to end', async () => (await processes(`sleep ${marker}`)) === '', 5_000);
-  });
+    test('C-c reaches the command, not the sandbox: it ends with 130 and its shell state is kept; the background job goes with it', async () => {
+      const c = await ctx(`cc-${sandbox.network}-${process.pid}`);
+      const marker = `3013${sandbox.network === 'host' ? 1 : 2}.${process.pid}`;
+      const first = await runTerminal(
+        { command: `export KEPT=yes; sleep ${marker} & echo started; sleep 100` },
+        { cwd: c.workspace, env: {} },
+        c,
+      );
+      assert.equal(first.exitCode, -1, first.content);
+      assert.match(first.content, /^started\n\[The command is still running/);
+      assert.ok(await processes(`sleep ${marker}`));
+      const stopped = await runTerminal({ command: 'C-c', is_input: true }, first.terminal, c);
+      assert.equal(stopped.exitCode, 130, stopped.content);
+      assert.deepEqual(stopped.terminal.env, { KEPT: 'yes' }, 'the EXIT trap still wrote the state');
+      await waitFor('the background job to end', async () => (await processes(`sleep ${marker}`)) === '', 5_000);
+    });
 
-  test('reset stops the running command and everything it started', async () => {
-    const c = await ctx(`reset-${process.pid}`);
-    const marker = `3014.${process.pid}`;
-    const first = await runTerminal({ command: `(setsid sleep ${marker} &); sleep ${marker}` }, { cwd: c.workspace, env: {} }, c);
-    assert.equal(first.exitCode, -1, first.content);
-    await waitFor('both sleeps', async () => (await processes(`sleep ${marker}`)).split('\n').length === 2, 5_000);
-    const reset = await runTerminal({ command: '', reset: true }, first.terminal, c);
-    assert.match(reset.content, /the running command was stopped/);
-    await waitFor('every sleep to end, even the one in its own session', async () => (await processes(`sleep ${marker}`)) === '', 5_000);
+    test('reset stops the running command and everything it started', async () => {
+      const c = await ctx(`reset-${sandbox.network}-${process.pid}`);
+      const marker = `3014${sandbox.network === 'host' ? 1 : 2}.${process.pid}`;
+      const first = await runTerminal({ command: `(setsid sleep ${marker} &); sleep ${marker}` }, { cwd: c.workspace, env: {} }, c);
+      assert.equal(first.exitCode, -1, first.content);
+      await waitFor('both sleeps', async () => (await processes(`sleep ${marker}`)).split('\n').length === 2, 5_000);
+      const reset = await runTerminal({ command: '', reset: true }, first.terminal, c);
+      assert.match(reset.content, /the running command was stopped/);
+      await waitFor('every sleep to end, even the one in its own session', async () => (await processes(`sleep ${marker}`)) === '', 5_000);
+    });
   });
-});
