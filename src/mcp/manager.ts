@@ -8,7 +8,7 @@ import { Readable, type Stream } from 'node:stream';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ContentBlock, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { commandBaseEnv, isWorkerOwnVariable } from '../security/env-policy.js';
+import { commandBaseEnv, isMcpOfferedVariable, isWorkerOwnVariable } from '../security/env-policy.js';
 import { hiddenDirs, sandboxedCommand, type SandboxOptions } from '../tools/sandbox.js';
 import { expandEnv, mcpToolName, type McpServer, type McpServers } from './config.js';
 
@@ -230,13 +230,21 @@ export { isWorkerOwnVariable };
 
 function expandValues(values: Record<string, string> | undefined, env: NodeJS.ProcessEnv, what: string): Record<string, string> {
   const out: Record<string, string> = {};
+  // Only what the worker offers is filled in; a name it does not offer reads as unset (its default, if any, applies).
+  const offered: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(env)) if (isMcpOfferedVariable(k, env)) offered[k] = v;
   for (const [k, v] of Object.entries(values ?? {})) {
     try {
-      for (const [, name] of v.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)/g)) {
-        if (name && isWorkerOwnVariable(name))
+      for (const [, name, fallback] of v.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)(:-)?/g)) {
+        if (!name) continue;
+        if (isWorkerOwnVariable(name))
           throw new Error(`\${${name}} is the worker's own and is never given to MCP servers; give the server a variable of its own`);
+        if (!fallback && !isMcpOfferedVariable(name, env))
+          throw new Error(
+            `\${${name}} is not offered to MCP servers on this worker: list it in the worker's FAHEEM_MCP_ENV (comma-separated names), or give it as FAHEEM_SECRET_${name}`,
+          );
       }
-      out[k] = expandEnv(v, env);
+      out[k] = expandEnv(v, offered);
     } catch (err) {
       throw new Error(`${what} ${k}: ${errorMessage(err)}`);
     }

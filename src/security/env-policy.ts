@@ -76,3 +76,21 @@ export function isWorkerOwnVariable(name: string): boolean {
   if (name.startsWith(NAMED_SECRET_PREFIX)) return false;
   return /^(LLM_|TEMPORAL_|FAHEEM_)/.test(name) || Object.values(PROVIDERS).some((p) => p.keyVar === name);
 }
+
+/** The names FAHEEM_MCP_ENV offers to conversations' MCP configs (comma-separated), less the worker's own. */
+export function mcpOfferedNames(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env.FAHEEM_MCP_ENV ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n) && !isWorkerOwnVariable(n));
+}
+
+/**
+ * Whether a conversation's MCP config may name this variable as `${NAME}`: a user's secret for tools
+ * (FAHEEM_SECRET_*) or a name the worker's FAHEEM_MCP_ENV offers. Whoever starts a conversation
+ * writes that config, and a remote URL or a networked server could carry any other value away.
+ */
+export function isMcpOfferedVariable(name: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  if (isWorkerOwnVariable(name)) return false;
+  return name.startsWith(NAMED_SECRET_PREFIX) || mcpOfferedNames(env).includes(name);
+}

@@ -27,7 +27,7 @@ let http: ChildProcess | undefined;
 before(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'faheem-mcp-'));
   h = await startHarness({ name: 'mcp', script: () => ({ content: 'ok' }) });
-  worker = await h.startWorker({ MEMORY_FILE: path.join(dir, 'memory.jsonl'), MCP_TOKEN: TOKEN });
+  worker = await h.startWorker({ MEMORY_FILE: path.join(dir, 'memory.jsonl'), MCP_TOKEN: TOKEN, FAHEEM_MCP_ENV: 'MEMORY_FILE,MCP_TOKEN' });
 });
 after(async () => {
   if (http && http.exitCode === null) {
@@ -187,7 +187,7 @@ test('a worker killed mid-conversation: the new worker starts the MCP server aga
   assert.equal((await conversation.run()).status, 'finished');
   await worker.kill('SIGKILL');
   await waitFor('the server to go with its worker', async () => !(await running(tag)), 30_000);
-  worker = await h.startWorker({ MEMORY_FILE: path.join(dir, 'memory.jsonl'), MCP_TOKEN: TOKEN });
+  worker = await h.startWorker({ MEMORY_FILE: path.join(dir, 'memory.jsonl'), MCP_TOKEN: TOKEN, FAHEEM_MCP_ENV: 'MEMORY_FILE,MCP_TOKEN' });
   await conversation.sendMessage('read it back');
   const final = await conversation.run();
   assert.equal(final.status, 'finished');

@@ -146,7 +146,9 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 describe('MCP over stdio: server-everything', () => {
-  const manager = new McpManager({ env: { ...process.env, GREETING_NAME: 'world' } });
+  const manager = new McpManager({
+    env: { ...process.env, GREETING_NAME: 'world', FAHEEM_MCP_ENV: 'GREETING_NAME,MCP_TEST_LEVEL,MCP_TEST_MISSING_KEY' },
+  });
   after(() => manager.closeAll());
 
   test('lists tools with schemas and annotations, and calls them', async () => {
@@ -417,7 +419,7 @@ describe('MCP over stdio: server-memory', () => {
 });
 
 describe('MCP over streamable HTTP', () => {
-  const manager = new McpManager({ env: { ...process.env, MCP_TEST_TOKEN: 's3cret' } });
+  const manager = new McpManager({ env: { ...process.env, MCP_TEST_TOKEN: 's3cret', FAHEEM_MCP_ENV: 'MCP_TEST_TOKEN,MCP_TEST_NO_TOKEN' } });
   let port = 0;
   let server: { child: ChildProcess; output: () => string } | undefined;
   before(async () => {
@@ -475,6 +477,12 @@ describe('MCP over streamable HTTP', () => {
       assert.match(
         result.errors[0]?.message ?? '',
         /could not connect to "rec" .*header Authorization: \$\{MCP_TEST_NO_TOKEN\} is not set/,
+      );
+      // A variable the worker has but does not offer (FAHEEM_MCP_ENV) is never sent, whoever wrote the config.
+      result = await manager.listTools('conv-headers', { rec: { url, headers: { Authorization: 'Bearer ${HOME}' } } });
+      assert.match(
+        result.errors[0]?.message ?? '',
+        /header Authorization: \$\{HOME\} is not offered to MCP servers on this worker: list it in the worker's FAHEEM_MCP_ENV/,
       );
       assert.equal(seen.length, 1);
     } finally {

@@ -4,6 +4,7 @@ import {
   commandBaseEnv,
   extraCommandNames,
   isCommandVariable,
+  isMcpOfferedVariable,
   isSecretName,
   isWorkerOwnVariable,
   namedSecrets,
@@ -104,4 +105,13 @@ test("an MCP config may name users' secrets, never the worker's own variables", 
     assert.ok(isWorkerOwnVariable(name), name);
   }
   for (const name of ['FAHEEM_SECRET_GITHUB', 'GITHUB_TOKEN', 'HOME']) assert.ok(!isWorkerOwnVariable(name), name);
+});
+
+test('an MCP config gets only what the worker offers: FAHEEM_SECRET_* and the names FAHEEM_MCP_ENV lists', () => {
+  const env = { GITHUB_TOKEN: 'g', AWS_SECRET_ACCESS_KEY: 'a', HOME: '/root', FAHEEM_MCP_ENV: 'GITHUB_TOKEN, LLM_API_KEY,bad name' };
+  assert.ok(isMcpOfferedVariable('FAHEEM_SECRET_GITHUB', env));
+  assert.ok(isMcpOfferedVariable('GITHUB_TOKEN', env));
+  // Present on the worker but not offered; or the worker's own, which no list can offer.
+  for (const name of ['AWS_SECRET_ACCESS_KEY', 'HOME', 'LLM_API_KEY', 'FAHEEM_MCP_ENV']) assert.ok(!isMcpOfferedVariable(name, env), name);
+  assert.ok(!isMcpOfferedVariable('GITHUB_TOKEN', {}), 'nothing is offered without the list');
 });
