@@ -156,6 +156,13 @@ export function bwrapArgs(sandbox: SandboxOptions, plan: BwrapPlan): string[] {
 
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
   for (const d of outside) args.push('--tmpfs', d);
+  // A starting directory outside the workspace is visible read-only, as the rest of / is; one under
+  // the private /tmp (an MCP server's `cwd`, a clone in /tmp) is shown there read-only too, before the
+  // workspace (which may be inside it and stays writable). Never one that is, or holds, a hidden
+  // directory: the start then fails, saying it cannot change to it.
+  const cwd = plan.cwd ? path.resolve(ws, plan.cwd) : ws;
+  const showCwd = !isWithin(cwd, ws) && isWithin(cwd, tmp) && cwd !== tmp && !hidden.some((d) => isWithin(cwd, d) || isWithin(d, cwd));
+  if (showCwd) args.push('--ro-bind-try', cwd, cwd);
   args.push('--bind', ws, ws);
   for (const d of inside) args.push('--tmpfs', d);
   for (const b of plan.binds ?? []) {
@@ -171,7 +178,7 @@ export function bwrapArgs(sandbox: SandboxOptions, plan: BwrapPlan): string[] {
   for (const d of needed) if (d !== tmp) args.push('--remount-ro', d);
   args.push('--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL');
   if (sandbox.network !== 'host') args.push('--unshare-net');
-  args.push('--chdir', plan.cwd ? path.resolve(ws, plan.cwd) : ws);
+  args.push('--chdir', cwd);
   return args;
 }
 

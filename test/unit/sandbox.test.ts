@@ -26,6 +26,21 @@ const NONE: SandboxOptions = { kind: 'bwrap', network: 'none' };
 const INTERNET: SandboxOptions = { kind: 'bwrap', network: 'internet' };
 
 describe('the bubblewrap argument list', () => {
+  test('a starting directory under the private /tmp is shown read-only, unless it is or holds a hidden one', () => {
+    const bound = (cwd: string) => {
+      const args = bwrapArgs(HOST, { workspace: '/tmp/clone/ws', cwd, hide: ['/root', '/tmp/faheem-home'] });
+      const at = args.indexOf('--ro-bind-try');
+      // Before the workspace's bind, so a workspace inside it stays writable.
+      if (at !== -1) assert.ok(at < args.indexOf('--bind'), args.join(' '));
+      return at === -1 ? undefined : args[at + 1];
+    };
+    assert.equal(bound('/tmp/clone'), '/tmp/clone');
+    assert.equal(bound('/tmp/faheem-home/x'), undefined);
+    assert.equal(bound('/tmp'), undefined);
+    assert.equal(bound('/usr/lib'), undefined, 'outside /tmp it is visible already');
+    assert.equal(bound('sub'), undefined, 'inside the workspace');
+  });
+
   test('read-only root, private /tmp, the home hidden, the workspace writable, own PID namespace, no capabilities', () => {
     const args = bwrapArgs(HOST, { workspace: '/tmp/ws', hide: ['/root', '/tmp/faheem-home'] });
     assert.deepEqual(args, [
