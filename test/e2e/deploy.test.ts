@@ -8,7 +8,7 @@
 // `deploy status --json` counts open conversations per version.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../../src/client.js';
@@ -57,7 +57,11 @@ let a: WorkerProcess;
 before(async () => {
   h = await startHarness({ name: 'deploy', script });
 });
-after(async () => h?.close());
+let goDir: string | undefined;
+after(async () => {
+  await h?.close();
+  if (goDir) await rm(goDir, { recursive: true, force: true });
+});
 
 const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait', 'delegate'] });
 const version = (buildId: string) => ({ FAHEEM_DEPLOYMENT: DEPLOYMENT, FAHEEM_BUILD_ID: buildId });
@@ -81,7 +85,10 @@ test('set-current B and drain A: running, paused, finished, waiting and approval
   a = await h.startWorker(version('A'));
   await deploy(['set-current', 'A', '--deployment', DEPLOYMENT]);
 
-  const goFile = path.join(await h.workspace(), 'go');
+  // Outside /tmp, which each sandboxed command has a private one of: the commands of two conversations
+  // wait for this file, and the test makes it.
+  goDir = await mkdtemp('/var/tmp/faheem-deploy-go-');
+  const goFile = path.join(goDir, 'go');
   const start = async (firstMessage: string, extra: Partial<Parameters<typeof Conversation.create>[1]> = {}) =>
     Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage, run: true, ...extra });
   const approvalWorkspace = await h.workspace();
