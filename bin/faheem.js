@@ -8,4 +8,11 @@ if (!existsSync(cli)) {
   console.error('faheem: dist/ is missing (the compiled CLI); run `npm run build` first.');
   process.exit(1);
 }
+// The module compile cache first (Node 22.1+, under ~/.faheem): it covers only what is imported after it.
+try {
+  const { enableCompileCache } = await import(new URL('../dist/compile-cache.js', import.meta.url).href);
+  enableCompileCache();
+} catch {
+  // a start without the cache is only slower
+}
 await import(cli.href);

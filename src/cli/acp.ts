@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
 import { parseHooksFile, type HooksConfig } from '../hooks/config.js';
 import { secretKeeper } from '../acp/prompt.js';
+import { flushCompileCache } from '../compile-cache.js';
 import type { ConfirmationPolicy } from '../types.js';
 
 function positiveInt(value: string): number {
@@ -81,6 +82,7 @@ export function acpCommand(): Command {
       log(
         `faheem acp: ready (protocol version 1; ${backend.embeddedWorker ? 'embedded server and worker' : 'Temporal at the configured address'})`,
       );
+      flushCompileCache(); // an editor may kill the agent rather than close it: keep what its start compiled
       const stop = () => connection.close();
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);

@@ -29,6 +29,7 @@ import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './checkpoint-commands.js';
 import { consoleCommand } from './console.js';
 import { acpCommand } from './acp.js';
+import { flushCompileCache } from '../compile-cache.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import { withTimeout } from '../timeout.js';
 import {
@@ -386,6 +387,7 @@ program
       console.error(`faheem worker: ${describePauseChannel(worker.pauseChannel)}`);
       console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);
       if (tools.length > 0) console.error(`faheem worker: your tools: ${tools.map((t) => t.name).join(', ')}`);
+      flushCompileCache(); // a worker is often stopped by a kill: keep what its start compiled
       await worker.run();
     },
   );

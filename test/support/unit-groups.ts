@@ -12,4 +12,5 @@ export const HEAVY_UNIT_FILES = [
   'checkpoint-watch.test.ts',
   'dev-server.test.ts',
   'checkpoint-objects.test.ts',
+  'compile-cache.test.ts',
 ];
