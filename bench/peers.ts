@@ -10,12 +10,14 @@
 // model is told `steps:N please`, asks for N commands and then answers in plain text. Every figure
 // is the run's wall time over its N+1 model calls (as bench/run.ts's stepTime).
 import { execa } from 'execa';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Conversation } from '../src/client.js';
+import { commandBaseEnv } from '../src/security/env-policy.js';
 import type { Script } from '../src/testing/scripted-model.js';
 import { ROOT, startHarness, type Harness } from '../test/support/harness.js';
 import { benchAgent } from './step.js';
@@ -134,6 +136,9 @@ async function peerPerStep(h: Harness, dir: string, peerScript: string): Promise
   const before = h.model.requests.length;
   const r = await execa('node', [peerScript, h.model.baseUrl, String(steps), workspace], {
     cwd: dir,
+    // The environment faheemcode's commands start from, so both sides' shells see the same one.
+    env: commandBaseEnv(process.env),
+    extendEnv: false,
     all: true,
     reject: false,
     timeout: 1_800_000,
@@ -148,6 +153,28 @@ async function peerPerStep(h: Harness, dir: string, peerScript: string): Promise
   // It reports total / N; report total / (N + 1) like ours.
   const perCall = (ms: number) => (ms * out.steps) / (out.steps + 1);
   return { langgraph: perCall(out.langgraph_ms_per_step), bare: perCall(out.bare_loop_ms_per_step) };
+}
+
+/**
+ * The sanity floor: what the bare loop does a step, with nothing around it, in this process: one
+ * HTTP call to the same model server and one `bash --norc --noprofile -c 'echo step i'`, as the
+ * peer's commands run. A bare loop far slower than this (over 2×) means the peers ran slowed down
+ * (a shell reading ~/.bashrc, a different environment), and their figures are not to be trusted.
+ */
+async function spawnPlusHttpPerStep(h: Harness, n: number): Promise<number> {
+  const workspace = await h.workspace();
+  const url = `${h.model.baseUrl.replace(/\/$/, '')}/chat/completions`;
+  const body = JSON.stringify({ model: 'fake-model', messages: [{ role: 'user', content: 'steps:0 please' }] });
+  const env = commandBaseEnv(process.env);
+  const t0 = performance.now();
+  for (let i = 1; i <= n; i++) {
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    await r.text();
+    execFileSync('/bin/bash', ['--norc', '--noprofile', '-c', `echo step ${i}`], { cwd: workspace, env, encoding: 'utf8' });
+  }
+  const perStep = (performance.now() - t0) / n;
+  await rm(workspace, { recursive: true, force: true });
+  return perStep;
 }
 
 const peersDir = path.resolve(ROOT, process.env.FAHEEM_PEERS_DIR ?? '../shared/peers');
@@ -170,6 +197,7 @@ try {
   const first = await faheemPerStep(h);
   const lg = peer ? await peerPerStep(h, peer.dir, peerScript) : undefined;
   const second = await faheemPerStep(h);
+  const floor = await spawnPlusHttpPerStep(h, steps);
   // The two runs bracket the peer's: their mean evens out drift over the run.
   const faheem = (first + second) / 2;
   console.log(
@@ -180,8 +208,17 @@ try {
       langgraph_ms_per_step: lg ? round(lg.langgraph) : null,
       bare_loop_ms_per_step: lg ? round(lg.bare) : null,
       ratio_vs_langgraph: lg ? round(faheem / lg.langgraph) : null,
+      spawn_plus_http_ms_per_step: round(floor),
     }),
   );
+  if (lg) {
+    const sane = lg.bare <= 2 * floor;
+    console.log(
+      `sanity: the bare loop takes ${fmt(lg.bare)} ms a step against ${fmt(floor)} ms for one HTTP call plus one bash spawn here ` +
+        `(${(lg.bare / floor).toFixed(2)}×): ${sane ? 'ok (within 2×)' : 'NOT OK: over 2×, the peers ran slowed down; do not use these figures'}`,
+    );
+    if (!sane) process.exitCode = 1;
+  }
   console.log(
     `time per step, ${steps} steps: faheemcode ${fmt(faheem)} ms (runs: ${fmt(first)} before the peer, ${fmt(second)} after)` +
       (lg
@@ -191,4 +228,4 @@ try {
 } finally {
   await h.close();
 }
-process.exit(0);
+process.exit(process.exitCode ?? 0);
