@@ -114,7 +114,7 @@ export async function resolveSandbox(request: SandboxRequest, env: NodeJS.Proces
     if (request.kind === 'bwrap' || part === 'network') throw err;
     return {
       sandbox: undefined,
-      warning: `commands run UNSANDBOXED, with this user's rights: ${err.message.replace(/^the sandbox bwrap was asked for, but /, '')}. Install bubblewrap (apt-get install bubblewrap slirp4netns) to confine them, or pass --sandbox none to say this is meant`,
+      warning: `commands run UNSANDBOXED, with this user's rights: ${err.message.replace(/^the sandbox bwrap was asked for, but /, '').replace(/: install it \(`apt-get install bubblewrap`\) or start the worker with --sandbox none$/, '')}. Install bubblewrap (apt-get install bubblewrap slirp4netns) to confine them, or pass --sandbox none to say this is meant`,
     };
   }
 }
