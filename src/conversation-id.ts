@@ -29,7 +29,12 @@ export function conversationIdProblem(id: unknown, use: ConversationIdUse = 'exi
   if (use === 'new' || id.length > MAX_EXISTING_ID) return problem;
   // A sub-agent of a conversation whose own id is valid.
   const parent = id.replace(SUB_AGENT_SUFFIX, '');
-  return parent !== id && CONVERSATION_ID_PATTERN.test(parent) ? undefined : problem;
+  if (parent !== id && CONVERSATION_ID_PATTERN.test(parent)) return undefined;
+  // A conversation started before ids were checked ('fix bug', 'café') must stay reachable: an
+  // existing id needs only to be safe as one file name (no separator, NUL or control character,
+  // not hidden).
+  const unsafe = [...id].some((c) => c === '/' || c === '\\' || c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f);
+  return id !== '' && !id.startsWith('.') && !unsafe ? undefined : problem;
 }
 
 /**

@@ -512,7 +512,7 @@ export class McpManager {
         const ws = this.sandbox ? (workspace ?? (await mkdtemp(path.join(os.tmpdir(), 'faheem-mcp-')))) : undefined;
         const run = sandboxedCommand(
           this.sandbox,
-          { workspace: ws ?? '/', ...(cwd ? { cwd } : {}), hide: this.sandbox ? hiddenDirs(this.env) : [] },
+          { workspace: ws ?? '/', ...(cwd ? { cwd } : {}), hide: this.sandbox ? hiddenDirs(this.env) : [], newSession: true },
           config.command,
           config.args ?? [],
           base,

@@ -60,7 +60,7 @@ export interface WorkspacePath {
 /** Whether `child` is `root` or below it. */
 export function isInside(root: string, child: string): boolean {
   const rel = path.relative(root, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
 }
 
 /**

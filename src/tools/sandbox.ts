@@ -134,6 +134,12 @@ export interface BwrapPlan {
   binds?: readonly { path: string; readOnly?: boolean }[];
   /** With the internet network: a resolv.conf naming slirp4netns's DNS forwarder, shown as /etc/resolv.conf. */
   resolvConf?: string;
+  /**
+   * A session of its own (`--new-session`): no controlling terminal, so the program cannot push
+   * keystrokes into the worker's terminal (TIOCSTI). For programs not started detached (MCP stdio
+   * servers); commands are, and need their process group for C-c.
+   */
+  newSession?: boolean;
 }
 
 const isWithin = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
@@ -177,6 +183,7 @@ export function bwrapArgs(sandbox: SandboxOptions, plan: BwrapPlan): string[] {
   // Not recursive: the workspace and the binds inside a hidden directory stay as they are.
   for (const d of needed) if (d !== tmp) args.push('--remount-ro', d);
   args.push('--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL');
+  if (plan.newSession) args.push('--new-session');
   if (sandbox.network !== 'host') args.push('--unshare-net');
   args.push('--chdir', cwd);
   return args;
@@ -278,7 +285,8 @@ function networkOf(address: string, bits: number): string {
  * child's network namespace (nsenter, as the namespace's owner) while slirp4netns gives it a tap
  * device; only when both are done does the command start. Any failure kills bwrap: the command
  * never runs with a half-made network. slirp4netns exits when the sandbox does (--exit-fd: the last
- * writer of that pipe is the sandbox). Arguments: PATH for these programs, the temporary directory,
+ * writer of that pipe is the sandbox). slirp4netns parses the sandbox's packets, so it runs in a
+ * mount namespace of its own under seccomp (--enable-sandbox --enable-seccomp). Arguments: PATH for these programs, the temporary directory,
  * slirp4netns, nsenter, ip, the networks to refuse (space-separated), then bwrap and its arguments.
  */
 export const INTERNET_LAUNCHER = `trap '' INT
@@ -306,7 +314,7 @@ rm -rf "$d"
   done
   exec 9<&-
   userns=(); [ "$(readlink /proc/$pid/ns/user)" = "$(readlink /proc/self/ns/user)" ] || userns=(--user --preserve-credentials)
-  "$slirp" --configure --mtu=65520 --disable-host-loopback --ready-fd 5 --exit-fd 7 "$pid" tap0 </dev/null >/dev/null 2>&1 4>&- &
+  "$slirp" --configure --mtu=65520 --disable-host-loopback --enable-sandbox --enable-seccomp --ready-fd 5 --exit-fd 7 "$pid" tap0 </dev/null >/dev/null 2>&1 4>&- &
   sp=$!
   exec 7<&-
   for a in $blocked; do echo "route replace prohibit $a"; done | "$nsenter" --target "$pid" --net "\${userns[@]}" "$ip" -batch - 2>&1 >/dev/null 4>&- 5>&- | head -3 >&2; [ "\${PIPESTATUS[1]}" = 0 ] || fail 'could not refuse the private networks in its namespace (nsenter, ip)'

@@ -48,12 +48,15 @@ test('ids with a path, `..`, NUL, spaces or a bad start are refused with the rul
     'x'.repeat(129),
   ]) {
     assert.match(conversationIdProblem(id, 'new') ?? '', RULE, JSON.stringify(id));
-    assert.match(conversationIdProblem(id) ?? '', RULE, JSON.stringify(id));
     assert.throws(
-      () => checkConversationId(id),
+      () => checkConversationId(id, 'new'),
       (err: unknown) => err instanceof InvalidRequestError && RULE.test(err.message),
     );
   }
+  // An existing id (made before ids were checked) needs only to be safe as one file name.
+  for (const id of ['../x', '..', 'a..b', 'a/b', '/abs', 'x/../y', 'a\0b', '', '.hidden', 'a\nb', 'x'.repeat(256)])
+    assert.match(conversationIdProblem(id) ?? '', RULE, JSON.stringify(id));
+  for (const id of ['a b', '-x', ':x', 'é', 'x'.repeat(129), 'fix bug', 'a@b']) assert.equal(conversationIdProblem(id), undefined, id);
   for (const notText of [undefined, null, 3, {}]) assert.match(conversationIdProblem(notText) ?? '', RULE);
   assert.equal(CONVERSATION_ID_PATTERN.test('x'.repeat(128)), true);
 });
@@ -63,9 +66,9 @@ test("a sub-agent's longer id is an existing id, never a new one", () => {
   assert.equal(conversationIdProblem(`${parent}.sub-1`), undefined);
   assert.equal(conversationIdProblem(`${parent}.sub-1.sub-2`), undefined);
   assert.match(conversationIdProblem(`${parent}.sub-1`, 'new') ?? '', RULE);
-  assert.match(conversationIdProblem(`${'p'.repeat(129)}.sub-1`) ?? '', RULE, 'the parent part is over 128');
-  assert.match(conversationIdProblem(`${parent}.sub-x`) ?? '', RULE);
+  assert.match(conversationIdProblem(`${parent}.sub-x`, 'new') ?? '', RULE);
   assert.match(conversationIdProblem('.sub-1') ?? '', RULE);
+  assert.match(conversationIdProblem(`${'p'.repeat(129)}.sub-1`, 'new') ?? '', RULE);
   assert.match(conversationIdProblem(`${parent}${'.sub-1'.repeat(30)}`) ?? '', RULE, 'over 255 characters');
 });
 

@@ -37,6 +37,7 @@ describe('resolveLexically (pure)', () => {
     assert.deepEqual(resolveLexically(root, given, '/w/real/x').parts, ['x']);
     assert.deepEqual(resolveLexically(root, given, '/w/alias/x/y').parts, ['x', 'y']);
     assert.deepEqual(resolveLexically(root, given, 'a/../b').parts, ['b']);
+    assert.deepEqual(resolveLexically(root, given, '..config').parts, ['..config'], 'a name that starts with .. is inside');
     assert.equal(resolveLexically(root, given, '.').shown, '.');
     assert.equal(resolveLexically(root, given, '').shown, '.');
   });
