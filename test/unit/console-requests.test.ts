@@ -93,9 +93,11 @@ test('list and follow queries: defaults, limits, page tokens', () => {
     400,
   );
   assert.equal(
-    status(() => parseOr400(conversationId, 'a b')),
+    status(() => parseOr400(conversationId, 'a/b')),
     400,
   );
+  // An id made before ids were checked stays reachable (safe as one file name).
+  assert.equal(parseOr400(conversationId, 'fix bug'), 'fix bug');
   assert.equal(parseOr400(conversationId, 'conv-1.sub-1'), 'conv-1.sub-1');
 });
 
