@@ -10,6 +10,7 @@ import path from 'node:path';
 import { SandboxError, ToolInterruptedError } from '../errors.js';
 import { faheemHome } from '../home.js';
 import type { ExecOptions, ExecResult } from './define.js';
+import { fileURLToPath } from 'node:url';
 
 export const SANDBOX_KINDS = ['bwrap'] as const;
 export const SANDBOX_NETWORKS = ['internet', 'none', 'host'] as const;
@@ -140,6 +141,8 @@ export interface BwrapPlan {
    * servers); commands are, and need their process group for C-c.
    */
   newSession?: boolean;
+  /** Directories to show read-only where the private /tmp would hide them (see bwrapArgs). */
+  show?: readonly string[];
 }
 
 const isWithin = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
@@ -163,12 +166,16 @@ export function bwrapArgs(sandbox: SandboxOptions, plan: BwrapPlan): string[] {
   const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
   for (const d of outside) args.push('--tmpfs', d);
   // A starting directory outside the workspace is visible read-only, as the rest of / is; one under
-  // the private /tmp (an MCP server's `cwd`, a clone in /tmp) is shown there read-only too, before the
-  // workspace (which may be inside it and stays writable). Never one that is, or holds, a hidden
-  // directory: the start then fails, saying it cannot change to it.
+  // the private /tmp (an MCP server's `cwd`, a clone in /tmp) is shown there read-only too, and so are
+  // the plan's `show` directories (the worker's own package and directory, whose node_modules an MCP
+  // server may run from), before the workspace (which may be inside one and stays writable). Never
+  // one that is, or holds, a hidden directory: a start there fails, saying it cannot change to it.
   const cwd = plan.cwd ? path.resolve(ws, plan.cwd) : ws;
-  const showCwd = !isWithin(cwd, ws) && isWithin(cwd, tmp) && cwd !== tmp && !hidden.some((d) => isWithin(cwd, d) || isWithin(d, cwd));
-  if (showCwd) args.push('--ro-bind-try', cwd, cwd);
+  const shown = [cwd, ...(plan.show ?? []).map((d) => path.resolve(d))].filter(
+    (d, i, all) =>
+      all.indexOf(d) === i && !isWithin(d, ws) && isWithin(d, tmp) && d !== tmp && !hidden.some((h) => isWithin(d, h) || isWithin(h, d)),
+  );
+  for (const d of shown) args.push('--ro-bind-try', d, d);
   args.push('--bind', ws, ws);
   for (const d of inside) args.push('--tmpfs', d);
   for (const b of plan.binds ?? []) {
@@ -338,6 +345,11 @@ function internetResolvConf(): string {
   return file;
 }
 
+/** The worker's own package (where its node_modules are) and working directory. */
+function workerDirs(): string[] {
+  return [fileURLToPath(new URL('../..', import.meta.url)), process.cwd()];
+}
+
 /**
  * The program, arguments and environment that run `file args` with environment `env` under the
  * sandbox, or unchanged without one. The sandbox's own programs are the worker's (absolute paths)
@@ -363,7 +375,7 @@ export function sandboxedCommand(
   const resolvConf = sandbox.network === 'internet' ? (plan.resolvConf ?? internetResolvConf()) : undefined;
   const bwrap = [
     hostProgram('bwrap'),
-    ...bwrapArgs(sandbox, { ...plan, ...(resolvConf ? { resolvConf } : {}) }),
+    ...bwrapArgs(sandbox, { show: workerDirs(), ...plan, ...(resolvConf ? { resolvConf } : {}) }),
     ...inner,
     '--',
     hostProgram('env'),

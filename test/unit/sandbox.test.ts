@@ -39,6 +39,12 @@ describe('the bubblewrap argument list', () => {
     assert.equal(bound('/tmp'), undefined);
     assert.equal(bound('/usr/lib'), undefined, 'outside /tmp it is visible already');
     assert.equal(bound('sub'), undefined, 'inside the workspace');
+    const shown = bwrapArgs(HOST, { workspace: '/tmp/ws', show: ['/tmp/pkg', '/tmp/faheem-home'], hide: ['/tmp/faheem-home'] });
+    assert.deepEqual(
+      shown.flatMap((a, i) => (a === '--ro-bind-try' ? [shown[i + 1]] : [])),
+      ['/tmp/pkg'],
+      "the worker's package under /tmp is shown, a hidden directory never",
+    );
   });
 
   test('read-only root, private /tmp, the home hidden, the workspace writable, own PID namespace, no capabilities', () => {
