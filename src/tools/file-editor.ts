@@ -16,24 +16,12 @@ const UNDO_LEVELS = 10;
 
 export interface FileEditorContext {
   workspace: string;
-  /** Folder for this conversation's undo history (see undoDirFor). */
+  /** Folder for this conversation's undo history (builtin.ts names it with conversationFolder). */
   undoDir: string;
 }
 
 const ok = (content: string): ToolResult => ({ content, isError: false });
 const fail = (content: string): ToolResult => ({ content, isError: true });
-
-/**
- * The undo folder of a conversation under the worker's home: `<home>/undo/<id>`. An id that
- * could name another folder (empty, `.`, `..`, with `/`, `\` or NUL) is refused: the folder must
- * not move with the id.
- */
-export function undoDirFor(home: string, conversationId: string): string {
-  if (!conversationId || conversationId === '.' || conversationId === '..' || /[/\\\0]/.test(conversationId)) {
-    throw new Error(`the conversation id ${JSON.stringify(conversationId)} cannot name an undo folder (no "/", "\\", NUL, "." or "..")`);
-  }
-  return path.join(home, 'undo', conversationId);
-}
 
 export async function editFile(rawArgs: unknown, ctx: FileEditorContext): Promise<ToolResult> {
   const parsed = FileEditorArgs.safeParse(rawArgs);
