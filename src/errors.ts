@@ -189,13 +189,6 @@ export class HttpError extends FaheemError {
   }
 }
 
-/**
- * The failure type model activities give a prompt too long for the model's context window (any
- * provider): the workflow condenses and asks once more instead of failing the conversation.
- * (The same string as `FAILURE_TYPES.ContextWindowExceeded` in failure-types.ts.)
- */
-export const CONTEXT_WINDOW_EXCEEDED = 'ContextWindowExceeded';
-
 /** A Worker Deployment request the server refused or that cannot be done (no such deployment or version, a check that found breaking histories). */
 export class DeployError extends FaheemError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -7,6 +7,7 @@
 // These strings are recorded in workflow histories (an activity's failure is an event). Workflow
 // code branches on one of them only (ContextWindowExceeded, in runner/model-call.ts); renaming any
 // of them would change what old histories mean, so they stay as they are.
+import { ApplicationFailure, type Duration } from '@temporalio/common';
 import type { FaheemErrorCode } from './errors.js';
 
 /** What the table says about one failure type. */
@@ -145,4 +146,32 @@ export function failureTypeOf(err: unknown): string | undefined {
 export function failureCodeOf(err: unknown): FaheemErrorCode | undefined {
   const type = failureTypeOf(err);
   return type !== undefined && isFailureType(type) ? FAILURE_TYPES[type].code : undefined;
+}
+
+/** What a failure may carry beside its message. */
+export interface FailureOptions {
+  /** Data for the catcher (kept in history with the failure). */
+  readonly details?: unknown[];
+  /** A retryable failure's next attempt waits this long instead of the retry policy's backoff. */
+  readonly nextRetryDelay?: Duration;
+  /** What caused it. */
+  readonly cause?: Error;
+}
+
+/**
+ * The ApplicationFailure of one table type: retryable exactly when the table says so.
+ *
+ * ```ts
+ * throw failure(FAILURE.WorkspaceUnavailable, `the workspace ${dir} is not a directory`);
+ * ```
+ */
+export function failure(type: FailureType, message: string, options: FailureOptions = {}): ApplicationFailure {
+  return ApplicationFailure.create({
+    type,
+    message,
+    nonRetryable: !FAILURE_TYPES[type].retryable,
+    ...(options.details ? { details: options.details } : {}),
+    ...(options.nextRetryDelay !== undefined ? { nextRetryDelay: options.nextRetryDelay } : {}),
+    ...(options.cause ? { cause: options.cause } : {}),
+  });
 }

@@ -3,8 +3,7 @@
 import { Context } from '@temporalio/activity';
 import type { CheckpointStore } from '../checkpoints/shadow-repo.js';
 import { checkpointWithin } from './checkpoint-with.js';
-import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE } from '../failure-types.js';
+import { FAILURE, failure } from '../failure-types.js';
 import { access, constants, open, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { McpManager, McpToolInfo } from '../mcp/manager.js';
@@ -103,7 +102,7 @@ async function checkWorkspace(workspace: string, queue: string): Promise<void> {
     (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 'does not exist' : err.message),
   );
   if (problem) {
-    throw ApplicationFailure.nonRetryable(`the workspace ${workspace} ${problem} on the host of ${queue}`, FAILURE.WorkspaceUnavailable);
+    throw failure(FAILURE.WorkspaceUnavailable, `the workspace ${workspace} ${problem} on the host of ${queue}`);
   }
 }
 

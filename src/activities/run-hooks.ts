@@ -1,8 +1,8 @@
 // Activity: run the hooks of one conversation event on the workspace's host (tool task queue) and
 // say what they decided. One activity an event, so each shows in the Web UI with its outcomes.
 import { Context } from '@temporalio/activity';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import { FAILURE } from '../failure-types.js';
+import { CancelledFailure } from '@temporalio/common';
+import { FAILURE, failure } from '../failure-types.js';
 import { safeParseHooks } from '../hooks/config.js';
 import type { RunHooksInput, RunHooksResult } from '../hooks/event.js';
 import { executeHooks, type HookRunnerDeps } from '../hooks/run-hook.js';
@@ -24,7 +24,7 @@ export function createRunHooks(deps: HookRunnerDeps) {
   return async function runHooks(input: RunHooksInput): Promise<RunHooksResult> {
     const name = input?.event?.hook_event_name;
     const checked = safeParseHooks({ hooks: { [String(name)]: [{ hooks: input?.hooks ?? [] }] } });
-    if (!checked.ok) throw ApplicationFailure.nonRetryable(`runHooks: ${checked.error}`, FAILURE.InvalidHooks);
+    if (!checked.ok) throw failure(FAILURE.InvalidHooks, `runHooks: ${checked.error}`);
     const ctx = Context.current();
     try {
       return await withHeartbeat(

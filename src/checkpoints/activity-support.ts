@@ -1,8 +1,7 @@
 // What the checkpoint activities share: input schemas, and turning store errors into the failures
 // the workflow should see (shown as they are, or retried).
-import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
-import { FAILURE } from '../failure-types.js';
+import { FAILURE, failure } from '../failure-types.js';
 import { CheckpointError } from './git.js';
 
 const id = z.string().min(1).max(1000);
@@ -24,9 +23,9 @@ export const checkpointInputs = {
 export function parseInput<T>(schema: z.ZodType<T>, input: unknown, activity: string): T {
   const parsed = schema.safeParse(input);
   if (!parsed.success)
-    throw ApplicationFailure.nonRetryable(
-      `${activity}: invalid input: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    throw failure(
       FAILURE.CheckpointInvalid,
+      `${activity}: invalid input: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
     );
   return parsed.data;
 }
@@ -47,7 +46,6 @@ export async function asActivity<T>(work: () => Promise<T>): Promise<T> {
       invalid: FAILURE.CheckpointInvalid,
       git_failed: FAILURE.CheckpointGitFailed,
     }[err.reason];
-    if (err.reason === 'git_failed') throw ApplicationFailure.retryable(err.message, type);
-    throw ApplicationFailure.nonRetryable(err.message, type);
+    throw failure(type, err.message);
   }
 }

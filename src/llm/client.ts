@@ -4,6 +4,7 @@
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Stream } from '@anthropic-ai/sdk/streaming';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { FAILURE, failure } from '../failure-types.js';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { redact, secretValues } from '../security/redact.js';
@@ -27,8 +28,6 @@ import { AnthropicAssembler, OpenAIAssembler, type AssembledReply, type PartialL
 const NOT_RETRYABLE = new Set([400, 401, 403, 404, 413, 422]);
 
 // The failure type of a prompt longer than the model's context window: the workflow condenses and retries.
-export { CONTEXT_WINDOW_EXCEEDED } from '../errors.js';
-import { CONTEXT_WINDOW_EXCEEDED } from '../errors.js';
 
 const CONTEXT_OVERFLOW =
   /prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|context window|exceeds the context|input is too long|too many (input )?tokens|reduce the length of the (messages|prompt)/i;
@@ -150,7 +149,7 @@ export class ModelClients {
     try {
       return resolveModel(llm.model, llm.baseUrl, this.env);
     } catch (err) {
-      if (err instanceof ModelConfigError) throw ApplicationFailure.nonRetryable(err.message, 'ModelConfigError');
+      if (err instanceof ModelConfigError) throw failure(FAILURE.ModelConfigError, err.message);
       throw err;
     }
   }
@@ -217,7 +216,7 @@ export class ModelClients {
           : wire === 'responses'
             ? await this.streamResponses(resolved, request, maxTokens, signal)
             : await this.streamOpenAI(resolved, request, maxTokens, signal);
-      if (!reply.complete) throw ApplicationFailure.retryable('the model stream ended before the reply did', 'ModelBadResponse');
+      if (!reply.complete) throw failure(FAILURE.ModelBadResponse, 'the model stream ended before the reply did');
       const usage: TokenUsage = {
         promptTokens: reply.inputTokens + reply.cacheReadTokens + reply.cacheWriteTokens,
         completionTokens: reply.outputTokens,
@@ -320,8 +319,8 @@ export class ModelClients {
       const { code, message } = assembler.failure;
       const text = this.redact(`the model failed to answer (${code ?? 'no code'}): ${message}`);
       // The server's own trouble (or a rate limit) passes; what the request itself caused does not.
-      if (!code || /server_error|rate_limit|overloaded|timeout/.test(code)) throw ApplicationFailure.retryable(text, 'ModelUnavailable');
-      throw ApplicationFailure.nonRetryable(text, 'ModelRequestRejected');
+      if (!code || /server_error|rate_limit|overloaded|timeout/.test(code)) throw failure(FAILURE.ModelUnavailable, text);
+      throw failure(FAILURE.ModelRequestRejected, text);
     }
     return assembler.result();
   }
@@ -379,17 +378,14 @@ export class ModelClients {
       // Refused for want of the key the worker held back: say so, and how to allow the endpoint.
       const withheld = resolved.keyWithheld && (err.status === 401 || err.status === 403) ? ` (${withheldKeyHint(resolved.baseUrl)})` : '';
       const text = redact(`HTTP ${err.status} from ${resolved.baseUrl}: ${apiMessage(err)}${withheld}`, secrets);
-      if (isContextOverflow(err.status, text)) return ApplicationFailure.nonRetryable(text, CONTEXT_WINDOW_EXCEEDED);
-      if (NOT_RETRYABLE.has(err.status)) return ApplicationFailure.nonRetryable(text, 'ModelRequestRejected');
+      if (isContextOverflow(err.status, text)) return failure(FAILURE.ContextWindowExceeded, text);
+      if (NOT_RETRYABLE.has(err.status)) return failure(FAILURE.ModelRequestRejected, text);
       const wait = retryAfterMs(err.headers as Headers | undefined);
       // A provider that says when to come back (with a 429, 503 or 529, usually) is asked again then.
-      if (wait !== undefined) return ApplicationFailure.create({ message: text, type: 'ModelUnavailable', nextRetryDelay: wait });
-      return ApplicationFailure.retryable(text, 'ModelUnavailable');
+      if (wait !== undefined) return failure(FAILURE.ModelUnavailable, text, { nextRetryDelay: wait });
+      return failure(FAILURE.ModelUnavailable, text);
     }
-    return ApplicationFailure.retryable(
-      redact(`could not reach ${resolved.baseUrl}: ${(err as Error).message}`, secrets),
-      'ModelUnavailable',
-    );
+    return failure(FAILURE.ModelUnavailable, redact(`could not reach ${resolved.baseUrl}: ${(err as Error).message}`, secrets));
   }
 
   /** Masks the worker's secrets in a text. */

@@ -1,8 +1,7 @@
 // The conversation's signals, queries and updates: each handler (and its validator) calls one
 // method of the run. The definitions (names, argument types) are in ../messages.ts.
 import { condition, setHandler } from '@temporalio/workflow';
-import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE } from '../../failure-types.js';
+import { FAILURE, failure } from '../../failure-types.js';
 import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import type { ChildReport } from '../../types.js';
 import { eventsPage } from '../event-log.js';
@@ -105,7 +104,7 @@ export function registerHandlers(run: ConversationRun): void {
       description: DESCRIPTIONS.rewind,
       validator: (request: { to: number }) => {
         const refusal = run.rewindRefusal(request?.to);
-        if (refusal) throw ApplicationFailure.create({ message: refusal, type: FAILURE.InvalidRequest, nonRetryable: true });
+        if (refusal) throw failure(FAILURE.InvalidRequest, refusal);
       },
     },
   );

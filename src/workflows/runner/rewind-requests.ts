@@ -1,7 +1,6 @@
 // Rewinds asked for through the rewind update: at most one at a time, and each answer kept until the
 // update that asked reads it (the loop carries the rewind out, workspace-checkpoints.ts).
-import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE } from '../../failure-types.js';
+import { FAILURE, failure } from '../../failure-types.js';
 import type { RewindAnswer } from '../rewind-rules.js';
 
 /** Rewinds asked for (at most one at a time) and their answers, until the asker has read them. */
@@ -33,12 +32,7 @@ export class RewindRequests {
   take(id: number): RewindAnswer {
     const result = this.answers.get(id);
     this.answers.delete(id);
-    if (!result?.answer)
-      throw ApplicationFailure.create({
-        message: result?.error ?? 'the rewind did not happen',
-        type: FAILURE.RewindFailed,
-        nonRetryable: true,
-      });
+    if (!result?.answer) throw failure(FAILURE.RewindFailed, result?.error ?? 'the rewind did not happen');
     return result.answer;
   }
 }
