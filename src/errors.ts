@@ -29,6 +29,9 @@ export type FaheemErrorCode =
   | 'live_offset_truncated'
   | 'deploy';
 
+/** Where an error keeps the names of its class and their ancestors up to FaheemError (shared across copies). */
+const KINDS = Symbol.for('faheemcode.errorKinds');
+
 /**
  * The base of every error faheemcode throws on purpose; `name` is the class's own name.
  *
@@ -46,7 +49,30 @@ export class FaheemError extends Error {
     this.code = code;
     // The subclass's name, so stack traces and `String(err)` say what it is.
     this.name = new.target.name;
+    Object.defineProperty(this, KINDS, { value: kindsOf(new.target), enumerable: false });
   }
+
+  /**
+   * `err instanceof X` by the class names an error was made with, not by prototype: the SDK, the
+   * CLI and `faheem acp` may load two copies of this package, whose classes differ but whose
+   * errors are the same kinds (Temporal's own errors do the same).
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (typeof value !== 'object' || value === null) return false;
+    const kinds = (value as { [KINDS]?: unknown })[KINDS];
+    if (Array.isArray(kinds)) return kinds.includes(this.name);
+    return Function.prototype[Symbol.hasInstance].call(this, value);
+  }
+}
+
+/** The class names from `target` up to and including FaheemError. */
+function kindsOf(target: abstract new (...args: never[]) => unknown): string[] {
+  const kinds: string[] = [];
+  for (let c: unknown = target; typeof c === 'function' && c !== Error; c = Object.getPrototypeOf(c)) {
+    kinds.push((c as { name: string }).name);
+    if ((c as { name: string }).name === 'FaheemError') break;
+  }
+  return kinds;
 }
 
 /** No conversation (workflow) has this id on the server. */

@@ -122,3 +122,20 @@ test('classes defined elsewhere are the same classes', () => {
   assert.equal(ProviderModelConfigError, ModelConfigError);
   assert.equal(ConsoleHttpError, HttpError);
 });
+
+test('instanceof holds across two copies of the package (by kind, not by prototype)', async () => {
+  // A second copy of the module: its classes are other objects, as when the SDK and the CLI each load one.
+  const copy = (await import(`../../src/errors.js?copy=${Date.now()}`)) as typeof import('../../src/errors.js');
+  assert.notEqual(copy.FaheemError, FaheemError);
+  const theirs = new copy.ConversationNotFoundError('c1');
+  assert.ok(theirs instanceof FaheemError);
+  assert.ok(theirs instanceof ConversationNotFoundError);
+  assert.ok(!(theirs instanceof ConversationClosedError));
+  assert.ok(new ConversationClosedError('c1') instanceof copy.FaheemError);
+  assert.ok(new ConversationClosedError('c1') instanceof copy.ConversationClosedError);
+  // A subclass defined elsewhere is still its own kind and a FaheemError.
+  assert.ok(new HooksConfigError('bad') instanceof copy.FaheemError);
+  assert.ok(!(new Error('plain') instanceof FaheemError));
+  assert.ok(!FaheemError[Symbol.hasInstance](null) && !FaheemError[Symbol.hasInstance]('text'));
+  assert.ok(new Error('plain') instanceof Error);
+});
