@@ -3,10 +3,15 @@
 // before the reply ends" by a condition it controls, never by a reply delay that a busy machine
 // can outrun.
 import type { ServerResponse } from 'node:http';
-import type { RecordedRequest } from './scripted-model.js';
+
+/** What a gate holds: a server's record of one request, marked with the gate it is held at. */
+export interface GatedRequest {
+  /** The gate this request was held at, if any. */
+  heldAt?: string;
+}
 
 /** The gates of one scripted server: held requests, releases, and waits for a request to arrive at a gate. */
-export interface Gates {
+export interface Gates<R extends GatedRequest = GatedRequest> {
   /**
    * Opens the gate `name`: every reply held at it goes on, and later replies that name it are not
    * held (until {@link Gates.hold} closes it again). Releasing a gate nobody waits at is fine.
@@ -15,28 +20,28 @@ export interface Gates {
   /** Closes the gate `name` again (a released gate stays open until then). */
   hold(name: string): void;
   /** The requests held at `name` right now (their replies not yet sent, their clients still there). */
-  held(name: string): RecordedRequest[];
+  held(name: string): R[];
   /**
    * Resolves with the request once one is held at `name` (at once if one is held already); rejects
    * after `timeoutMs` (default 60 s: a deadline for a loaded machine, not a timing).
    */
-  reached(name: string, timeoutMs?: number): Promise<RecordedRequest>;
+  reached(name: string, timeoutMs?: number): Promise<R>;
 }
 
 /** The server side of {@link Gates}: what the scripted servers call while answering. */
-export interface GateKeeper extends Gates {
+export interface GateKeeper<R extends GatedRequest = GatedRequest> extends Gates<R> {
   /**
    * Holds `recorded` at `name` until the gate is released (resolves true) or the client goes away
    * (resolves false: a pause or an abort cancelled the call).
    */
-  pass(name: string, recorded: RecordedRequest, res: ServerResponse): Promise<boolean>;
+  pass(name: string, recorded: R, res: ServerResponse): Promise<boolean>;
 }
 
 /** Makes the gates of one scripted server (each server has its own). */
-export function createGates(): GateKeeper {
+export function createGates<R extends GatedRequest>(): GateKeeper<R> {
   const open = new Set<string>();
-  const holding = new Map<string, { recorded: RecordedRequest; go: () => void }[]>();
-  const arrivals = new Map<string, ((r: RecordedRequest) => void)[]>();
+  const holding = new Map<string, { recorded: R; go: () => void }[]>();
+  const arrivals = new Map<string, ((r: R) => void)[]>();
   const list = (name: string) => holding.get(name) ?? [];
   return {
     release(name) {
@@ -60,7 +65,7 @@ export function createGates(): GateKeeper {
           );
           reject(new Error(`no request reached the gate "${name}" within ${timeoutMs} ms`));
         }, timeoutMs);
-        const arrive = (r: RecordedRequest) => {
+        const arrive = (r: R) => {
           clearTimeout(timer);
           resolve(r);
         };

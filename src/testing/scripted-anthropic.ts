@@ -242,7 +242,7 @@ export async function startScriptedAnthropic(script: Script, options: ScriptedAn
   const requests: RecordedRequest[] = [];
   const seen = new Set<string>();
   let ids = 0;
-  const gates = createGates();
+  const gates = createGates<RecordedRequest>();
 
   const server = createServer((req, res) => {
     if (gateRequest(gates, req, res)) return;

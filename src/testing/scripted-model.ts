@@ -4,9 +4,12 @@
 // asked for) and the others with one JSON body.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createGates, type Gates } from './gates.js';
+import { createGates, type Gates as GatesOf } from './gates.js';
 
-export { createGates, type GateKeeper, type Gates } from './gates.js';
+export { createGates, type GateKeeper, type GatedRequest } from './gates.js';
+
+/** The gates of a scripted server, holding its recorded requests. */
+export type Gates = GatesOf<RecordedRequest>;
 
 /** A tool call in a scripted reply. */
 export interface ScriptedToolCall {
@@ -137,7 +140,7 @@ export async function startScriptedModel(script: Script, port = 0): Promise<Scri
   let current = script;
   const requests: RecordedRequest[] = [];
   let ids = 0;
-  const gates = createGates();
+  const gates = createGates<RecordedRequest>();
 
   const server = createServer((req, res) => {
     if (gateRequest(gates, req, res)) return;

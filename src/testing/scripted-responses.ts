@@ -245,7 +245,7 @@ export async function startScriptedResponses(script: Script, options: ScriptedRe
   let routing = options.routing;
   const minCache = options.minCacheTokens ?? 1_024;
 
-  const gates = createGates();
+  const gates = createGates<RecordedRequest>();
   const server = createServer((req, res) => {
     if (gateRequest(gates, req, res)) return;
     void handle(req, res);
