@@ -22,6 +22,7 @@ import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type Conversa
 import { shutdownTracing } from '../telemetry/tracing.js';
 import { ConversationStatusKey } from '../workflows/messages.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
+import { configurationLines } from './config-lines.js';
 import { doctor } from './doctor.js';
 import { scheduleCommand } from './schedule.js';
 import { deployCommand } from './deploy.js';
@@ -669,8 +670,10 @@ program
   .command('doctor')
   .description('check each part: server, namespace, search attributes, workers, model, encryption key, sandbox (one line each)')
   .option('--model [model]', 'also make one tiny call to this model (default: LLM_MODEL), as the worker would')
-  .action(async (o: { model?: string | true }) => {
+  .option('--config', 'list every environment variable faheem reads, with its value here or its default (secrets masked)')
+  .action(async (o: { model?: string | true; config?: boolean }) => {
     const { ok, summary } = await doctor({ ...(o.model !== undefined ? { model: o.model } : {}) });
+    for (const line of configurationLines(process.env, o.config === true)) console.log(line);
     if (!ok) throw new UsageError(summary);
     console.log(pc.green(summary));
   });
