@@ -192,7 +192,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     // If this worker dies, its conversations' next tasks move to another worker after 2 s, not 10 s.
     stickyQueueScheduleToStartTimeout: '2 seconds',
     // Workflow tasks run in worker threads; the SDK's default of one made a single core the ceiling of
-    // many conversations (docs/benchmarks.md: 50 at once, 25 → 13 s with two).
+    // many conversations (docs/behaviour.md, worker tuning: 50 at once, 25 → 13 s with two).
     workflowThreadPoolSize: config.workflowThreads ?? Math.min(2, availableParallelism()),
     shutdownGraceTime: '2 seconds',
     ...versioning,

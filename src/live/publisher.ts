@@ -17,7 +17,7 @@ import { LIVE_TOPIC, STEP_TOPIC, liveStreamId, type LiveItem } from './stream-id
  * ~9 ms of worker CPU and ~13 ms of server CPU on a 2-core machine (a signal and an update, a
  * workflow task each, on the stream workflow): which is why nothing is published for a
  * conversation nobody follows, and a growing line less and less often (bench/live.ts,
- * docs/benchmarks.md "Live view").
+ * docs/performance.md).
  */
 export const FLUSH_MS = FLUSH_MIN_MS;
 /** How long an activity's end waits for its last lines to be published. */

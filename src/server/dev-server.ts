@@ -37,7 +37,7 @@ export interface DevServer {
 }
 
 /**
- * Server settings for an agent's pace (see docs/benchmarks.md). The dev server has one history
+ * Server settings for an agent's pace (see docs/behaviour.md). The dev server has one history
  * shard, and each shard reads its task queues at most 20 times a second by default: under steady
  * work every task (a workflow task, an activity) then waits ~40 ms before it is dispatched, which made
  * a step cost ~130 ms instead of ~20. Eager dispatch hands a model call straight back to the worker
