@@ -140,15 +140,28 @@ async function main(): Promise<number> {
         '--test-reporter=./test/support/file-times.mjs',
         `--test-reporter-destination=${timesFile}`,
       ];
-      const r = await execa(process.execPath, ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, ...reporters, ...files], {
-        cwd: ROOT,
-        env,
-        stdio: 'inherit',
-        reject: false,
-      });
+      const cpuFile = path.join(tmpdir(), `faheem-test-cpu-${process.pid}.jsonl`);
+      const r = await execa(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--import',
+          './test/support/cpu-account.mjs',
+          '--test',
+          `--test-concurrency=${concurrency}`,
+          ...reporters,
+          ...files,
+        ],
+        { cwd: ROOT, env: { ...env, FAHEEM_TEST_CPU_FILE: cpuFile }, stdio: 'inherit', reject: false },
+      );
       if (existsSync(timesFile)) {
         console.log(readFileSync(timesFile, 'utf8'));
         rmSync(timesFile);
+      }
+      if (existsSync(cpuFile)) {
+        console.log(cpuReport(readFileSync(cpuFile, 'utf8'), (Date.now() - t0) / 1000));
+        rmSync(cpuFile);
       }
       const took = `${layer} ${((Date.now() - t0) / 1000).toFixed(1)} s${r.exitCode === 0 ? '' : ` (failed, exit ${r.exitCode})`}`;
       times.push(took);
@@ -157,10 +170,36 @@ async function main(): Promise<number> {
       if (gate && r.exitCode !== 0) console.log(`== the gate failed: see the 'not ok' lines above`);
     }
   } finally {
+    const serverCpu = processCpuSeconds(server?.process.pid);
+    if (serverCpu !== undefined) console.log(`== the shared dev server used ${serverCpu.toFixed(1)} CPU-s`);
     await server?.stop();
   }
   console.log(`== test times: ${times.join(', ')}`);
   return failed ? 1 : 0;
+}
+
+/** CPU-seconds a live process has used so far (its own), from /proc; undefined where there is none. */
+function processCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The CPU each test file used (cpu-account.mjs's lines), most first, and the share of the cores the group kept busy. */
+function cpuReport(lines: string, wallS: number): string {
+  const rows = lines
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { file: string; cpuS: number })
+    .sort((a, b) => b.cpuS - a.cpuS);
+  const total = rows.reduce((s, r) => s + r.cpuS, 0);
+  const body = rows.map((r) => `${r.cpuS.toFixed(1).padStart(7)} s  ${path.relative(ROOT, path.resolve(ROOT, r.file))}`).join('\n');
+  return `== CPU per test file (its processes and those it waited for): ${total.toFixed(0)} CPU-s in ${wallS.toFixed(0)} s on ${CORES} core(s)\n${body}\n`;
 }
 
 main().then(
