@@ -1,0 +1,52 @@
+"""Large payloads: kept as files named by their SHA-256, with the claim the TypeScript driver writes
+and reads (an ExternalStorageReference naming `faheem-local-files`); a missing file says what to do."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+from temporalio.api.common.v1 import Payload
+
+from faheemcode.errors import PayloadUnavailableError
+from faheemcode.payloads import PAYLOAD_SIZE_THRESHOLD, data_converter, payload_dir
+
+
+def test_the_folder_is_the_workers() -> None:
+    assert payload_dir({"FAHEEM_HOME": "/h"}) == Path("/h/payloads")
+    assert payload_dir({"FAHEEM_HOME": "/h", "FAHEEM_PAYLOAD_DIR": "/p"}) == Path("/p")
+
+
+@pytest.mark.parametrize("encrypt", [False, True], ids=["plain", "encrypted"])
+def test_a_large_payload_goes_to_a_file_and_comes_back(tmp_path: Path, encrypt: bool) -> None:
+    env = {"FAHEEM_PAYLOAD_DIR": str(tmp_path)}
+    if encrypt:
+        env["FAHEEM_ENCRYPTION_KEY"] = base64.b64encode(bytes(32)).decode()
+    converter = data_converter(env)
+    big = {"text": "x" * (PAYLOAD_SIZE_THRESHOLD + 10)}
+    (reference,) = asyncio.run(converter.encode([big]))
+    # The claim, in the wire form TypeScript's ExternalStorage reads (extstore-helpers in @temporalio/common).
+    assert reference.metadata["encoding"] == b"json/protobuf"
+    assert reference.metadata["messageType"] == b"temporal.api.sdk.v1.ExternalStorageReference"
+    claim = json.loads(reference.data)
+    assert claim["driverName"] == "faheem-local-files"
+    (stored,) = list(tmp_path.glob("*.bin"))
+    digest = claim["claimData"]["sha256"]
+    assert stored.name == f"{digest}.bin" and hashlib.sha256(stored.read_bytes()).hexdigest() == digest
+    kept = Payload()
+    kept.ParseFromString(stored.read_bytes())
+    assert (kept.metadata["encoding"] == b"binary/encrypted") is encrypt  # the codec runs first
+    assert asyncio.run(converter.decode([reference])) == [big]
+
+
+def test_a_missing_file_names_the_folder_and_the_variable(tmp_path: Path) -> None:
+    converter = data_converter({"FAHEEM_PAYLOAD_DIR": str(tmp_path)})
+    (reference,) = asyncio.run(converter.encode(["y" * (PAYLOAD_SIZE_THRESHOLD + 1)]))
+    for f in tmp_path.glob("*.bin"):
+        f.unlink()
+    with pytest.raises(PayloadUnavailableError, match="FAHEEM_PAYLOAD_DIR"):
+        asyncio.run(converter.decode([reference]))
