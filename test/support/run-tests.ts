@@ -1,4 +1,4 @@
-// Runs the test layers: `node --import tsx test/support/run-tests.ts [unit] [workflow] [e2e] [all] [files…]`,
+// Runs the test layers: `node --import tsx test/support/run-tests.ts [unit] [workflow] [e2e] [all] [python] [files…]`,
 // building dist/ first when src/ changed since the last build (FAHEEM_TEST_NO_BUILD=1 skips that).
 // One Temporal dev server is started for the whole run and handed to the test files
 // (FAHEEM_TEST_TEMPORAL_ADDRESS): each file takes a namespace of its own on it (test/support/namespace.ts),
@@ -9,6 +9,9 @@
 // only when the gate passed (FAHEEM_TEST_KEEP_GOING=1 runs it anyway), so a break shows early.
 // How many files run at once follows the cores this process may use (os.availableParallelism(),
 // which honours `taskset`); FAHEEM_E2E_CONCURRENCY overrides it for the e2e layer.
+// `python` (never part of `all`) runs the Python client's pytest suite (python/tests) with the
+// interpreter FAHEEM_TEST_PYTHON (default .faheem/python-venv/bin/python, made by python/scripts/venv.sh)
+// against the same shared dev server.
 import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -87,12 +90,18 @@ async function main(): Promise<number> {
   const args = process.argv.slice(2);
   // Test files named on the command line run as one group, at the e2e concurrency.
   const named = args.filter((a) => a.endsWith('.test.ts'));
-  const asked = args.filter((a) => !a.endsWith('.test.ts'));
-  const layers: Layer[] =
-    asked.includes('all') || (asked.length === 0 && named.length === 0) ? ['unit', 'workflow', 'e2e'] : (asked as Layer[]);
+  const python = args.includes('python');
+  const asked = args.filter((a) => !a.endsWith('.test.ts') && a !== 'python');
+  // `python` alone runs only pytest.
+  const onlyPython = python && asked.length === 0 && named.length === 0;
+  const layers: Layer[] = onlyPython
+    ? []
+    : asked.includes('all') || (asked.length === 0 && named.length === 0)
+      ? ['unit', 'workflow', 'e2e']
+      : (asked as Layer[]);
   for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, e2e or all`);
 
-  const needsDist = named.length > 0 || layers.some((l) => l !== 'unit');
+  const needsDist = python || named.length > 0 || layers.some((l) => l !== 'unit');
   if (needsDist && process.env.FAHEEM_TEST_NO_BUILD !== '1') await buildIfStale();
   let server: DevServer | undefined;
   const env: Record<string, string> = {};
@@ -109,8 +118,9 @@ async function main(): Promise<number> {
     // `all`: the fast gate (the workflow and unit files side by side), then the e2e files, only when
     // the gate passed. A layer asked for alone runs at its own concurrency.
     const filesOf = (l: Layer) => order(LAYERS[l].dirs.flatMap(testFiles));
-    const groups: { layer: string; files: string[]; concurrency: number; gate?: boolean }[] =
-      asked.includes('all') || asked.length === 0
+    const groups: { layer: string; files: string[]; concurrency: number; gate?: boolean }[] = onlyPython
+      ? []
+      : asked.includes('all') || asked.length === 0
         ? named.length > 0 && asked.length === 0
           ? []
           : [
@@ -168,6 +178,16 @@ async function main(): Promise<number> {
       console.log(`== test:${took}`);
       if (r.exitCode !== 0) failed = true;
       if (gate && r.exitCode !== 0) console.log(`== the gate failed: see the 'not ok' lines above`);
+    }
+    if (python) {
+      const interpreter = process.env.FAHEEM_TEST_PYTHON || path.join(ROOT, '.faheem', 'python-venv', 'bin', 'python');
+      console.log(`== test:python: pytest python/tests with ${interpreter}`);
+      const t0 = Date.now();
+      const r = await execa(interpreter, ['-m', 'pytest', 'python/tests', '-q'], { cwd: ROOT, env, stdio: 'inherit', reject: false });
+      const took = `python ${((Date.now() - t0) / 1000).toFixed(1)} s${r.exitCode === 0 ? '' : ` (failed, exit ${r.exitCode ?? r.code})`}`;
+      times.push(took);
+      console.log(`== test:${took}`);
+      if (r.exitCode !== 0) failed = true;
     }
   } finally {
     const serverCpu = processCpuSeconds(server?.process.pid);
