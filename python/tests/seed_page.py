@@ -11,6 +11,9 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "seed-pause-and-resume.
 #: The page the product started from, beside the repository (the issue's ../shared/); FAHEEM_SEED_PAGE overrides.
 ORIGINAL = Path(os.environ.get("FAHEEM_SEED_PAGE") or ROOT.parent / "shared" / "seed-pause-and-resume.txt")
 
+#: The example as the repository ships it (the README runs it): the page's, byte for byte.
+EXAMPLE = ROOT / "examples" / "pause-and-resume.py"
+
 START = "Pause agent execution mid-task by calling conversation.pause():\n"
 END = "You can run the example code as-is.\n"
 

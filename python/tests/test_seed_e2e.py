@@ -24,6 +24,7 @@ PAUSED_MESSAGE = "Actually, stop working on countdown.txt."
 
 
 def run_seed(stack: Stack, tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], Path, dict[str, str]]:
+    # The page's example, unchanged (test_seed_page checks examples/pause-and-resume.py is it too).
     script = tmp_path / "seed.py"
     script.write_text(ready_to_run_example(FIXTURE.read_text(encoding="utf-8")), encoding="utf-8")
     workspace = tmp_path / "workspace"
