@@ -18,6 +18,7 @@ from seed_page import FIXTURE, ready_to_run_example
 
 from faheemcode.codec import encryption_codec
 from faheemcode.connection import LOOP, _connect
+from faheemcode.errors import ConversationNotFoundError, DecryptionError
 from faheemcode.sdk import Conversation, ExecutionStatus
 
 PAUSED_MESSAGE = "Actually, stop working on countdown.txt."
@@ -115,6 +116,14 @@ def test_the_seed_script_runs_unchanged(encrypt: bool, tmp_path: Path, stack_fac
         assert PAUSED_MESSAGE not in raw  # Temporal holds ciphertext only
         assert PAUSED_MESSAGE in history_text(history, codec)  # and it is the message
     conversation.close()
+
+    # Attaching says clearly what is wrong: an unknown id; an encrypted conversation without the key.
+    with pytest.raises(ConversationNotFoundError):
+        Conversation.attach("conv-not-there", env=env)
+    if encrypt:
+        keyless = {k: v for k, v in env.items() if k != "FAHEEM_ENCRYPTION_KEY"}
+        with pytest.raises(DecryptionError, match="encrypted and this process has no key"):
+            Conversation.attach(conversation.id, env=keyless)
 
 
 async def _history(env: dict[str, str], conversation_id: str):  # type: ignore[no-untyped-def]
