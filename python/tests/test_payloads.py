@@ -8,8 +8,10 @@ import base64
 import hashlib
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
+from conftest import ROOT
 from temporalio.api.common.v1 import Payload
 
 from faheemcode.errors import PayloadUnavailableError
@@ -50,3 +52,21 @@ def test_a_missing_file_names_the_folder_and_the_variable(tmp_path: Path) -> Non
         f.unlink()
     with pytest.raises(PayloadUnavailableError, match="FAHEEM_PAYLOAD_DIR"):
         asyncio.run(converter.decode([reference]))
+
+
+STORE = ROOT / "test" / "fixtures" / "payload-store"
+CLAIMS: list[dict[str, Any]] = json.loads((STORE / "claims.json").read_text())["claims"]
+
+
+@pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: f"stored-by-{c['madeBy']}")
+def test_a_payload_either_language_stored_is_read_from_the_same_folder(claim: dict[str, Any]) -> None:
+    # The fixtures are shared with test/unit/payload-store.test.ts, which reads both too.
+    wire = claim["reference"]
+    reference = Payload(
+        metadata={k: base64.b64decode(v) for k, v in wire["metadata"].items()},
+        data=base64.b64decode(wire["data"]),
+    )
+    for e in wire["externalPayloads"]:
+        reference.external_payloads.add().size_bytes = e["sizeBytes"]
+    converter = data_converter({"FAHEEM_PAYLOAD_DIR": str(STORE)})
+    assert asyncio.run(converter.decode([reference])) == [claim["value"]]
