@@ -15,10 +15,12 @@ from faheemcode.errors import ConversationClosedError, InvalidRequestError
 from faheemcode.sdk import LLM, Agent, Conversation, ExecutionStatus, Tool
 
 
-@pytest.fixture(scope="module")
-def stack() -> Iterator[Stack]:
-    # The countdown's second model call is held at the gate "api" until the test releases it.
-    s = start_stack("python-api", gates={1: "api"})
+@pytest.fixture(scope="module", params=[False, True], ids=["plain", "encrypted"])
+def stack(request: pytest.FixtureRequest) -> Iterator[Stack]:
+    # The countdown's second model call is held at the gate "api" (never released). Encrypted, the
+    # workflow's refusal reaches this client inside the failure's encoded (encrypted) attributes.
+    encrypt = bool(request.param)
+    s = start_stack(f"python-api-{'enc' if encrypt else 'plain'}", encrypt=encrypt, gates={1: "api"})
     yield s
     s.stop()
 
