@@ -70,3 +70,50 @@ def test_a_payload_either_language_stored_is_read_from_the_same_folder(claim: di
         reference.external_payloads.add().size_bytes = e["sizeBytes"]
     converter = data_converter({"FAHEEM_PAYLOAD_DIR": str(STORE)})
     assert asyncio.run(converter.decode([reference])) == [claim["value"]]
+
+
+def test_a_shared_folder_object_store_keeps_payloads_under_payloads(tmp_path: Path) -> None:
+    env = {"FAHEEM_OBJECT_STORE": f"file://{tmp_path}/store", "FAHEEM_PAYLOAD_DIR": str(tmp_path / "local")}
+    converter = data_converter(env)
+    big = ["z" * (PAYLOAD_SIZE_THRESHOLD + 5)]
+    (reference,) = asyncio.run(converter.encode(big))
+    claim = json.loads(reference.data)
+    assert claim["driverName"] == "aws.s3driver"  # Temporal's S3 driver, as the TypeScript side writes it
+    stored = tmp_path / "store" / "payloads" / claim["claimData"]["key"]
+    assert stored.is_file() and not (tmp_path / "local").exists()
+    assert asyncio.run(converter.decode([reference])) == big
+    # An older claim of the folder's driver is still read.
+    older = data_converter({"FAHEEM_PAYLOAD_DIR": str(tmp_path / "local")})
+    (local_ref,) = asyncio.run(older.encode(big))
+    assert asyncio.run(converter.decode([local_ref])) == big
+
+
+def test_an_s3_object_store_is_refused_clearly(tmp_path: Path) -> None:
+    stored = data_converter({"FAHEEM_OBJECT_STORE": f"file://{tmp_path}"})
+    (reference,) = asyncio.run(stored.encode(["w" * (PAYLOAD_SIZE_THRESHOLD + 1)]))
+    s3 = data_converter({"FAHEEM_OBJECT_STORE": "s3://bucket/prefix"})
+    with pytest.raises(PayloadUnavailableError, match="s3://bucket/prefix"):
+        asyncio.run(s3.decode([reference]))
+    with pytest.raises(PayloadUnavailableError, match="must be s3://bucket/prefix or file:///path"):
+        data_converter({"FAHEEM_OBJECT_STORE": "ftp://x"})
+
+
+def test_the_typescript_s3_drivers_claim_is_read(tmp_path: Path) -> None:
+    # @temporalio/external-storage-s3 1.22 writes {bucket, key, hashAlgorithm, hashValue} (camelCase)
+    # and keys objects v0/d/sha256/<hex>; Temporal's Python driver would refuse that spelling.
+    inner = Payload(metadata={"encoding": b"json/plain"}, data=b'"from typescript"')
+    data = inner.SerializeToString()
+    digest = hashlib.sha256(data).hexdigest()
+    key = f"v0/d/sha256/{digest}"
+    (tmp_path / "payloads" / "v0" / "d" / "sha256").mkdir(parents=True)
+    (tmp_path / "payloads" / key).write_bytes(data)
+    claim = {"driverName": "aws.s3driver", "claimData": {"bucket": "faheem", "key": key, "hashAlgorithm": "sha256", "hashValue": digest}}
+    reference = Payload(
+        metadata={"encoding": b"json/protobuf", "messageType": b"temporal.api.sdk.v1.ExternalStorageReference"},
+        data=json.dumps(claim).encode(),
+    )
+    converter = data_converter({"FAHEEM_OBJECT_STORE": f"file://{tmp_path}"})
+    assert asyncio.run(converter.decode([reference])) == ["from typescript"]
+    (tmp_path / "payloads" / key).write_bytes(data + b"x")
+    with pytest.raises(PayloadUnavailableError, match="altered"):
+        asyncio.run(converter.decode([reference]))
