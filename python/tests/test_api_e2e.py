@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import Stack, start_stack
 
 from faheemcode.errors import ConversationClosedError, InvalidRequestError
 from faheemcode.sdk import LLM, Agent, Conversation, ExecutionStatus, Tool
+
+from conftest import Stack, start_stack
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["plain", "encrypted"])

@@ -9,11 +9,12 @@ import json
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from temporalio.api.common.v1 import Payload
 
 from faheemcode.codec import EncryptionCodec, encryption_codec, key_fingerprint, parse_encryption_keys
 from faheemcode.errors import DecryptionError, EncryptionConfigError
+
+from conftest import ROOT
 
 SHARED: dict[str, Any] = json.loads((ROOT / "test" / "fixtures" / "codec-vectors.json").read_text())
 

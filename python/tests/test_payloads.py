@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT
 from temporalio.api.common.v1 import Payload
 
 from faheemcode.errors import PayloadUnavailableError
 from faheemcode.payloads import PAYLOAD_SIZE_THRESHOLD, data_converter, payload_dir
+
+from conftest import ROOT
 
 
 def test_the_folder_is_the_workers() -> None:
@@ -107,9 +108,15 @@ def test_the_typescript_s3_drivers_claim_is_read(tmp_path: Path) -> None:
     key = f"v0/d/sha256/{digest}"
     (tmp_path / "payloads" / "v0" / "d" / "sha256").mkdir(parents=True)
     (tmp_path / "payloads" / key).write_bytes(data)
-    claim = {"driverName": "aws.s3driver", "claimData": {"bucket": "faheem", "key": key, "hashAlgorithm": "sha256", "hashValue": digest}}
+    claim = {
+        "driverName": "aws.s3driver",
+        "claimData": {"bucket": "faheem", "key": key, "hashAlgorithm": "sha256", "hashValue": digest},
+    }
     reference = Payload(
-        metadata={"encoding": b"json/protobuf", "messageType": b"temporal.api.sdk.v1.ExternalStorageReference"},
+        metadata={
+            "encoding": b"json/protobuf",
+            "messageType": b"temporal.api.sdk.v1.ExternalStorageReference",
+        },
         data=json.dumps(claim).encode(),
     )
     converter = data_converter({"FAHEEM_OBJECT_STORE": f"file://{tmp_path}"})

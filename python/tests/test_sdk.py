@@ -44,7 +44,11 @@ def test_the_key_stays_out_of_the_conversation_and_is_said_once() -> None:
     assert caught[0].filename == __file__  # it points at the caller's line
     assert "worker" in str(caught[0].message)
     inputs = conversation_input(Agent(llm=llm), "/tmp/ws", env={})
-    assert "sk-secret" not in repr(inputs) and "sk-secret" not in repr(llm) and "sk-secret" not in llm.model_dump_json()
+    assert (
+        "sk-secret" not in repr(inputs)
+        and "sk-secret" not in repr(llm)
+        and "sk-secret" not in llm.model_dump_json()
+    )
 
 
 def test_a_conversation_input_as_the_typescript_client_builds_it() -> None:
@@ -56,7 +60,10 @@ def test_a_conversation_input_as_the_typescript_client_builds_it() -> None:
     assert options["maxIterations"] == 7
     assert options["confirmationPolicy"] == "never"
     assert options["idleTimeoutMs"] == 7 * 24 * 3600 * 1000
-    assert conversation_input(agent, "ws", env={"FAHEEM_TOOL_TASK_QUEUE": "tools"})["options"]["toolTaskQueue"] == "tools"
+    assert (
+        conversation_input(agent, "ws", env={"FAHEEM_TOOL_TASK_QUEUE": "tools"})["options"]["toolTaskQueue"]
+        == "tools"
+    )
     with pytest.raises(InvalidRequestError, match="never, always or risky"):
         conversation_input(agent, "ws", confirmation_policy="sometimes", env={})  # type: ignore[arg-type]
 
@@ -100,7 +107,14 @@ def test_the_state_query_answer_is_read_from_camel_case() -> None:
         "runNumber": 1,
         "events": 9,
         "pendingMessages": 1,
-        "metrics": {"accumulatedCost": 0.5, "promptTokens": 10, "completionTokens": 2, "cacheReadTokens": 0, "llmCalls": 2, "calls": []},
+        "metrics": {
+            "accumulatedCost": 0.5,
+            "promptTokens": 10,
+            "completionTokens": 2,
+            "cacheReadTokens": 0,
+            "llmCalls": 2,
+            "calls": [],
+        },
         "lastError": None,
         "workspace": "/w",
         "model": "openai/gpt-4o",
@@ -114,13 +128,31 @@ def test_the_state_query_answer_is_read_from_camel_case() -> None:
     }
     state = ConversationState.model_validate(raw)
     assert state.execution_status is ExecutionStatus.PAUSED
-    assert (state.run_number, state.pending_messages, state.metrics.accumulated_cost, state.metrics.llm_calls) == (1, 1, 0.5, 2)
+    assert (
+        state.run_number,
+        state.pending_messages,
+        state.metrics.accumulated_cost,
+        state.metrics.llm_calls,
+    ) == (1, 1, 0.5, 2)
     with pytest.raises(ValidationError):
         ConversationState.model_validate({**raw, "status": "dancing"})
 
 
 def test_events_keep_their_kind_specific_fields() -> None:
     e = Event.model_validate(
-        {"index": 3, "timestamp": "2026-12-04T00:00:00Z", "kind": "action", "source": "agent", "tool": "terminal", "toolCallId": "c1"}
+        {
+            "index": 3,
+            "timestamp": "2026-12-04T00:00:00Z",
+            "kind": "action",
+            "source": "agent",
+            "tool": "terminal",
+            "toolCallId": "c1",
+        }
     )
-    assert (e.index, e.kind, e.get("tool"), e.get("toolCallId"), e.get("missing", 0)) == (3, "action", "terminal", "c1", 0)
+    assert (e.index, e.kind, e.get("tool"), e.get("toolCallId"), e.get("missing", 0)) == (
+        3,
+        "action",
+        "terminal",
+        "c1",
+        0,
+    )

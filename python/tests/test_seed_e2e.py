@@ -12,14 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import FAKE_KEY, Stack, start_stack
-from history_text import history_text
-from seed_page import FIXTURE, ready_to_run_example
 
 from faheemcode.codec import encryption_codec
 from faheemcode.connection import LOOP, _connect
 from faheemcode.errors import ConversationNotFoundError, DecryptionError
 from faheemcode.sdk import Conversation, ExecutionStatus
+
+from conftest import FAKE_KEY, Stack, start_stack
+from history_text import history_text
+from seed_page import FIXTURE, ready_to_run_example
 
 PAUSED_MESSAGE = "Actually, stop working on countdown.txt."
 
@@ -67,7 +68,9 @@ def only_conversation(env: dict[str, str]) -> str:
 def test_the_seed_script_runs_unchanged(encrypt: bool, tmp_path: Path, stack_factory: list[Stack]) -> None:
     # The countdown's second model call is held at a gate: the seed's pause (after its 2-second
     # sleep) lands while the countdown is under way, however slow the machine.
-    stack = start_stack(f"python-seed-{'enc' if encrypt else 'plain'}", encrypt=encrypt, gates={1: "countdown"})
+    stack = start_stack(
+        f"python-seed-{'enc' if encrypt else 'plain'}", encrypt=encrypt, gates={1: "countdown"}
+    )
     stack_factory.append(stack)
 
     result, workspace, env = run_seed(stack, tmp_path)

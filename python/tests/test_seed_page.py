@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from seed_page import EXAMPLE, FIXTURE, ORIGINAL, ready_to_run_example
 
 

@@ -54,9 +54,7 @@ def _decode_key(text: str, where: str) -> bytes:
     t = text.strip()
     # Standard or URL-safe base64, padding optional (as the TypeScript side accepts).
     if t == "" or not _BASE64.match(t):
-        raise EncryptionConfigError(
-            f"{where} is not base64 (make a key with `openssl rand -base64 32`)"
-        )
+        raise EncryptionConfigError(f"{where} is not base64 (make a key with `openssl rand -base64 32`)")
     std = t.replace("-", "+").replace("_", "/").rstrip("=")
     try:
         key = base64.b64decode(std + "=" * (-len(std) % 4))
@@ -112,9 +110,7 @@ def parse_encryption_keys(env: Mapping[str, str] | None = None) -> list[Encrypti
         )
         final_id = key_id or key_fingerprint(key)
         if any(k.id == final_id for k in keys):
-            raise EncryptionConfigError(
-                f'FAHEEM_ENCRYPTION_KEYS has the key id "{final_id}" twice'
-            )
+            raise EncryptionConfigError(f'FAHEEM_ENCRYPTION_KEYS has the key id "{final_id}" twice')
         keys.append(EncryptionKey(final_id, key))
     return keys
 
@@ -138,9 +134,7 @@ class EncryptionCodec(PayloadCodec):
         self._by_id: dict[str, bytes] = {}
         for k in self.keys:
             if len(k.key) != KEY_BYTES:
-                raise EncryptionConfigError(
-                    f'key "{k.id}" is {len(k.key)} bytes; it must be {KEY_BYTES}'
-                )
+                raise EncryptionConfigError(f'key "{k.id}" is {len(k.key)} bytes; it must be {KEY_BYTES}')
             self._by_id[k.id] = k.key
         for k in self.keys:
             self._by_id.setdefault(key_fingerprint(k.key), k.key)

@@ -47,9 +47,7 @@ class _Loop:
         with self._lock:
             if self._loop is None or self._loop.is_closed():
                 loop = asyncio.new_event_loop()
-                thread = threading.Thread(
-                    target=loop.run_forever, name="faheemcode-temporal", daemon=True
-                )
+                thread = threading.Thread(target=loop.run_forever, name="faheemcode-temporal", daemon=True)
                 thread.start()
                 self._loop, self._thread = loop, thread
             return self._loop
@@ -84,9 +82,7 @@ class _Loop:
         """Runs ``coro`` on the loop and blocks this thread until it is done."""
         if _on_loop_thread(self._loop):
             coro.close()
-            raise RuntimeError(
-                "faheemcode's blocking calls cannot run on its own event loop thread"
-            )
+            raise RuntimeError("faheemcode's blocking calls cannot run on its own event loop thread")
         return self.submit(coro).result()
 
 

@@ -182,7 +182,9 @@ class FileObjectStoreDriver(StorageDriver):
                     f"no object {key} in file://{self.root}; set FAHEEM_OBJECT_STORE to the store the worker uses"
                 ) from err
             if hashlib.sha256(data).hexdigest() != expected:
-                raise PayloadUnavailableError(f"object {key} in file://{self.root} was altered (its sha256 differs)")
+                raise PayloadUnavailableError(
+                    f"object {key} in file://{self.root} was altered (its sha256 differs)"
+                )
             payload = Payload()
             payload.ParseFromString(data)
             out.append(payload)
@@ -241,8 +243,7 @@ def external_storage(env: Mapping[str, str] | None = None) -> ExternalStorage:
     if store is None:
         return ExternalStorage(drivers=[local], payload_size_threshold=PAYLOAD_SIZE_THRESHOLD)
     shared: StorageDriver = (
-        FileObjectStoreDriver(store) if isinstance(store, Path)
-        else UnreadableStoreDriver(store)
+        FileObjectStoreDriver(store) if isinstance(store, Path) else UnreadableStoreDriver(store)
     )
     return ExternalStorage(
         drivers=[shared, local],

@@ -32,7 +32,11 @@ class Agent(BaseModel):
     def _named(cls, value: Sequence[Any]) -> list[Any]:
         # A plain name, a Tool, or a tool class with a `name` (TerminalTool) are all fine.
         return [
-            Tool(name=t) if isinstance(t, str) else Tool(name=t.name) if not isinstance(t, (Tool, dict)) else t
+            Tool(name=t)
+            if isinstance(t, str)
+            else Tool(name=t.name)
+            if not isinstance(t, (Tool, dict))
+            else t
             for t in value
         ]
 

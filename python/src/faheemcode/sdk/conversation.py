@@ -13,6 +13,7 @@ import os
 import re
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Mapping
+from functools import partial
 from typing import Any, Literal, TypeVar
 
 from temporalio.client import (
@@ -206,7 +207,9 @@ class Conversation:
         setup = self._call(lambda: self._handle.query("setup"))
         tools = [t["name"] for t in (setup or {}).get("tools", []) if isinstance(t, dict) and t.get("name")]
         llm = LLM(model=state.model or None)
-        self.agent = Agent(llm=llm, tools=tools or list(Agent.model_fields["tools"].get_default(call_default_factory=True)))
+        self.agent = Agent(
+            llm=llm, tools=tools or list(Agent.model_fields["tools"].get_default(call_default_factory=True))
+        )
         llm._bind(self)
         return self
 
@@ -283,15 +286,15 @@ class Conversation:
         and yields them as they are recorded, until the conversation closes (or you stop iterating)."""
         next_index = from_index
         while True:
-            for event in self._call(lambda: self._read_events(next_index)):
+            for event in self._call(partial(self._read_events, next_index)):
                 next_index = event.index + 1
                 yield event
             if not follow:
                 return
-            news = self._call(lambda: self._next_change({"afterEvents": next_index}))
+            news = self._call(partial(self._next_change, {"afterEvents": next_index}))
             if news is None:
                 # Closed, or a workflow that cannot tell of news: read what is left, then stop.
-                yield from self._call(lambda: self._read_events(next_index))
+                yield from self._call(partial(self._read_events, next_index))
                 return
 
     def wait_until_stopped(self, *, after_run: int | None = None) -> ConversationState:
@@ -331,7 +334,9 @@ class Conversation:
         page = await handle.query("events", args=[start, limit])
         return [Event.model_validate(e) for e in page]
 
-    async def _held_events(self, handle: WorkflowHandle[Any, Any], start: int, end: int | None = None) -> list[Event]:
+    async def _held_events(
+        self, handle: WorkflowHandle[Any, Any], start: int, end: int | None = None
+    ) -> list[Event]:
         out: list[Event] = []
         nxt = start
         while True:
@@ -374,7 +379,9 @@ class Conversation:
             handle = self._client.get_workflow_handle(self.id, run_id=runs[k]["runId"])
             got = await self._held_events(handle, i, stop)
             if not got or got[0].index != i:
-                raise FaheemError(f"events {i}–{stop - 1} of {self.id} could not be read from run {runs[k]['runId']}")
+                raise FaheemError(
+                    f"events {i}–{stop - 1} of {self.id} could not be read from run {runs[k]['runId']}"
+                )
             out.extend(got)
             i = got[-1].index + 1
         return out

@@ -42,7 +42,10 @@ def _warn_key_stays_here() -> None:
 def _caller_level() -> int:
     """The stack level of the first frame outside this package and pydantic (the user's ``LLM(...)``)."""
     level, frame = 1, sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in ("faheemcode", "pydantic"):
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] in (
+        "faheemcode",
+        "pydantic",
+    ):
         level, frame = level + 1, frame.f_back  # type: ignore[assignment]
     return level
 
