@@ -99,7 +99,7 @@ async function main(): Promise<number> {
     : asked.includes('all') || (asked.length === 0 && named.length === 0)
       ? ['unit', 'workflow', 'e2e']
       : (asked as Layer[]);
-  for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, e2e or all`);
+  for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, e2e, all or python`);
 
   const needsDist = python || named.length > 0 || layers.some((l) => l !== 'unit');
   if (needsDist && process.env.FAHEEM_TEST_NO_BUILD !== '1') await buildIfStale();
