@@ -11,7 +11,12 @@ from pydantic import SecretStr, ValidationError
 
 from faheemcode.errors import InvalidRequestError
 from faheemcode.sdk import LLM, Agent, ConversationState, Event, ExecutionStatus, Tool, WorkerKeyWarning
-from faheemcode.sdk.conversation import check_conversation_id, check_message, conversation_input
+from faheemcode.sdk.conversation import (
+    check_conversation_id,
+    check_existing_conversation_id,
+    check_message,
+    conversation_input,
+)
 from faheemcode.tools.file_editor import FileEditorTool
 from faheemcode.tools.terminal import TerminalTool
 
@@ -78,6 +83,14 @@ def test_messages_and_ids_are_checked_before_they_are_sent() -> None:
     for bad in ("", "-x", "a..b", "a/b", "x" * 129):
         with pytest.raises(InvalidRequestError, match="not valid"):
             check_conversation_id(bad)
+
+
+def test_an_existing_id_may_be_a_sub_agents_or_older_but_never_a_path() -> None:
+    for ok in ("conv-1.sub-2", "conv-1.sub-2.sub-1", "an older id with spaces", "x" * 255):
+        assert check_existing_conversation_id(ok) == ok
+    for bad in ("", ".hidden", "a/b", "a\\b", "a..b", "tab\there", "x" * 256):
+        with pytest.raises(InvalidRequestError, match="not valid"):
+            check_existing_conversation_id(bad)
 
 
 def test_a_tool_name_is_checked() -> None:

@@ -35,7 +35,7 @@ from ..errors import (
     InvalidRequestError,
     PayloadUnavailableError,
 )
-from .agent import Agent
+from .agent import DEFAULT_TOOLS, Agent
 from .llm import LLM
 from .state import STOPPED, ConversationState, Event, ExecutionStatus, Metrics
 
@@ -46,6 +46,8 @@ MAX_MESSAGE_CHARS = 100_000
 DEFAULT_MAX_ITERATIONS = 500
 DEFAULT_IDLE_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000
 CONVERSATION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$")
+MAX_EXISTING_ID = 255
+DEFAULT_MODEL_TEXT = "the worker's LLM_MODEL"
 _EVENTS_PAGE = 10_000
 STATUS_KEY = SearchAttributeKey.for_keyword("ConversationStatus")
 MODEL_KEY = SearchAttributeKey.for_keyword("ConversationModel")
@@ -78,6 +80,28 @@ def check_conversation_id(conversation_id: object) -> str:
     return conversation_id
 
 
+def check_existing_conversation_id(conversation_id: object) -> str:
+    """An id to attach to: a new conversation's id, a sub-agent's (``<id>.sub-<n>``) or an older id
+    (up to 255 characters), never a path (``/``, ``\\``, a leading ``.``, ``..``) nor control
+    characters; else InvalidRequestError. The TypeScript side's rule for existing ids."""
+    if (
+        isinstance(conversation_id, str)
+        and CONVERSATION_ID.match(conversation_id)
+        and ".." not in conversation_id
+    ):
+        return conversation_id
+    if (
+        not isinstance(conversation_id, str)
+        or not conversation_id
+        or len(conversation_id) > MAX_EXISTING_ID
+        or ".." in conversation_id
+        or conversation_id.startswith(".")
+        or any(c in "/\\" or ord(c) < 0x20 or ord(c) == 0x7F for c in conversation_id)
+    ):
+        return check_conversation_id(conversation_id)  # raises, with the rule
+    return conversation_id
+
+
 def conversation_input(
     agent: Agent,
     workspace: str,
@@ -103,11 +127,6 @@ def conversation_input(
     if max_budget_per_run is not None:
         options["maxBudgetPerRunUsd"] = max_budget_per_run
     return {"options": options}
-
-
-def _one_line(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 class Conversation:
@@ -155,7 +174,7 @@ class Conversation:
         model = spec["llm"].get("model")
         details = "\n\n".join(
             [
-                f"**Model:** {model or 'the worker' + chr(39) + 's LLM_MODEL'}",
+                f"**Model:** {model or DEFAULT_MODEL_TEXT}",
                 f"**Workspace:** `{self.workspace}`",
                 f"**Tools:** {', '.join(spec['tools'])}",
                 f"**Max iterations per run:** {args['options']['maxIterations']} · "
@@ -194,8 +213,7 @@ class Conversation:
             ConversationNotFoundError: no such conversation.
             DecryptionError: it is encrypted and this process has no (or the wrong) key.
         """
-        if not isinstance(conversation_id, str) or not conversation_id or ".." in conversation_id:
-            check_conversation_id(conversation_id)
+        check_existing_conversation_id(conversation_id)
         self = cls.__new__(cls)
         self.id = conversation_id
         self._env = env
@@ -207,9 +225,7 @@ class Conversation:
         setup = self._call(lambda: self._handle.query("setup"))
         tools = [t["name"] for t in (setup or {}).get("tools", []) if isinstance(t, dict) and t.get("name")]
         llm = LLM(model=state.model or None)
-        self.agent = Agent(
-            llm=llm, tools=tools or list(Agent.model_fields["tools"].get_default(call_default_factory=True))
-        )
+        self.agent = Agent(llm=llm, tools=tools or list(DEFAULT_TOOLS))
         llm._bind(self)
         return self
 
