@@ -66,8 +66,8 @@ def only_conversation(env: dict[str, str]) -> str:
 @pytest.mark.e2e
 @pytest.mark.parametrize("encrypt", [False, True], ids=["plain", "encrypted"])
 def test_the_seed_script_runs_unchanged(encrypt: bool, tmp_path: Path, stack_factory: list[Stack]) -> None:
-    # The countdown's second model call is held at a gate: the seed's pause (after its 2-second
-    # sleep) lands while the countdown is under way, however slow the machine.
+    # The countdown's second model call is held at a gate: the countdown cannot end before the
+    # seed's pause (after its 2-second sleep), however slow the machine.
     stack = start_stack(
         f"python-seed-{'enc' if encrypt else 'plain'}", encrypt=encrypt, gates={1: "countdown"}
     )
