@@ -197,6 +197,9 @@ export interface CreateOptions {
   hostWaitMs?: number;
 }
 
+/** The longest title (the first message on one line) a conversation's memo and Web UI summary hold. */
+const TITLE_CHARS = 120;
+
 /**
  * How a conversation workflow is started for these options: its id, and the workflow's input, task
  * queue, search attributes and Web UI texts. `Conversation.create` starts it; schedules start the
@@ -248,7 +251,7 @@ export function conversationStart(options: CreateOptions): {
         { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
         { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
       ],
-      staticSummary: options.firstMessage ? oneLine(options.firstMessage, 120) : `Conversation in ${input.options.workspace}`,
+      staticSummary: options.firstMessage ? oneLine(options.firstMessage, TITLE_CHARS) : `Conversation in ${input.options.workspace}`,
       staticDetails: [
         `**Model:** ${model}`,
         `**Workspace:** \`${input.options.workspace}\``,
@@ -275,11 +278,16 @@ export class Conversation {
   /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
   static async create(client: Client, options: CreateOptions): Promise<Conversation> {
     const start = conversationStart(options);
-    // The workspace in the memo too: listings (`session/list` of `faheem acp`) filter by it without a query.
+    // The workspace and the title (the first message on one line) in the memo too: listings (the
+    // console's, `session/list` of `faheem acp`) show and filter them without a query per row.
+    const firstMessage = start.workflow.args[0].firstMessage;
     const handle = await client.workflow.start('conversation', {
       workflowId: start.id,
       ...start.workflow,
-      memo: { workspace: start.workflow.args[0].options.workspace },
+      memo: {
+        workspace: start.workflow.args[0].options.workspace,
+        ...(firstMessage !== undefined ? { title: oneLine(firstMessage, TITLE_CHARS) } : {}),
+      },
     });
     return new Conversation(client, start.id, handle);
   }
