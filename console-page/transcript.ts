@@ -27,13 +27,18 @@ export interface TranscriptState {
   streaming: Streaming | null;
   /** A running command's output so far, by tool call id (dropped when its observation lands). */
   outputs: Record<string, string>;
-  /** Live lines of model calls up to this one (callOf) are late: their reply has landed. */
+  /** Live lines (without eventCount) of model calls up to this step are late: their reply has landed. */
   landedStep: number;
+  /**
+   * The index of the last event that ended a model call (its reply, a pause, an error, the run's
+   * stop): a live line of a call that began at or before it (eventCount) is late, and shows nothing.
+   */
+  endedAt: number;
 }
 
 /** An empty transcript. */
 export function emptyTranscript(): TranscriptState {
-  return { events: [], nextIndex: 0, liveOffset: undefined, streaming: null, outputs: {}, landedStep: 0 };
+  return { events: [], nextIndex: 0, liveOffset: undefined, streaming: null, outputs: {}, landedStep: 0, endedAt: -1 };
 }
 
 /**
@@ -57,6 +62,21 @@ function isReply(e: ConversationEvent): boolean {
   return (e.kind === 'message' && e.source === 'agent') || e.kind === 'action';
 }
 
+/** Whether an event ends the model call under way: its reply, a pause or an error cut it, or the run stopped. */
+function endsCall(e: ConversationEvent): boolean {
+  return isReply(e) || e.kind === 'pause' || e.kind === 'error' || (e.kind === 'status' && e.status !== 'running');
+}
+
+/**
+ * Whether a live line belongs to a call that has ended. Live lines and events come by different
+ * channels, so a call's last lines may come after its reply (or, opening a finished conversation,
+ * every line after every event): they must not bring a streaming box back.
+ */
+function isLate(state: TranscriptState, item: LiveDelta): boolean {
+  if (item.eventCount !== undefined) return item.eventCount <= state.endedAt;
+  return item.step !== undefined && item.step <= state.landedStep;
+}
+
 /** The state after one more stream item. Events already seen (a reconnect) are ignored. */
 export function applyItem(state: TranscriptState, item: StreamItem): TranscriptState {
   if (isEvent(item)) {
@@ -65,9 +85,13 @@ export function applyItem(state: TranscriptState, item: StreamItem): TranscriptS
     if (isReply(item)) {
       // The reply has landed: its event replaces the streamed text.
       next.landedStep = Math.max(state.landedStep, state.streaming?.step ?? 0);
+    }
+    if (endsCall(item)) {
+      // Landed, cut off (paused, failed) or the run stopped: the streamed text goes.
+      next.endedAt = item.index;
       next.streaming = null;
-    } else if (item.kind === 'pause' || item.kind === 'error' || (item.kind === 'message' && item.source === 'user')) {
-      // The call streaming was cut off (paused, failed) or a new turn begins: its partial text goes.
+    } else if (item.kind === 'message' && item.source === 'user') {
+      // A new turn begins: the partial text goes.
       next.streaming = null;
     }
     if (item.kind === 'observation' && item.toolCallId in state.outputs) {
@@ -91,14 +115,14 @@ export function applyItem(state: TranscriptState, item: StreamItem): TranscriptS
         next.outputs = { ...state.outputs, [item.toolCallId]: '' };
         return next;
       }
-      if (callOf(item) !== undefined && callOf(item)! <= state.landedStep) return next;
+      if (isLate(state, item)) return next;
       next.streaming = { step: callOf(item) ?? state.streaming?.step, text: '', thinking: '', toolArgs: {} };
       return next;
     }
     case 'model_delta':
     case 'thinking_delta': {
       const call = callOf(item);
-      if (call !== undefined && call <= state.landedStep) return next; // late: its reply has landed
+      if (isLate(state, item)) return next;
       const current =
         state.streaming && (call === undefined || state.streaming.step === undefined || state.streaming.step === call)
           ? state.streaming

@@ -138,6 +138,48 @@ test('thoughts go in their own block; file edits become diffs; model text stays 
   assert.equal(fileEditDiff('garbage'), undefined);
 });
 
+test('no streaming box is left once a call has ended, however late its live lines come', () => {
+  const action: ConversationEvent = {
+    index: 1,
+    timestamp: t,
+    source: 'agent',
+    kind: 'action',
+    tool: 'finish',
+    toolCallId: 'c1',
+    replyId: 'r1',
+    arguments: { message: 'done' },
+  };
+  const finished: ConversationEvent = { index: 3, timestamp: t, source: 'environment', kind: 'status', status: 'finished' };
+  // Opening a finished conversation: every event first, then the live stream from its start.
+  let s = fold([
+    user(0, 'hi'),
+    action,
+    finished,
+    live(0, 'model_delta', 'Do', { step: 1, eventCount: 1 }),
+    live(1, 'model_delta', 'ne', { step: 1, eventCount: 1 }),
+  ]);
+  assert.ok(!buildBlocks(s).some((b) => b.type === 'streaming'));
+  // The reply landed before any of its lines were seen: they come late, and stay out.
+  s = fold([user(0, 'hi'), agent(1, 'Hello'), live(0, 'model_delta', 'Hel', { step: 1, eventCount: 1 })]);
+  assert.ok(!buildBlocks(s).some((b) => b.type === 'streaming'));
+  // A call cut by a pause: its late lines too.
+  s = fold([
+    user(0, 'hi'),
+    live(0, 'model_delta', 'Par', { step: 1, eventCount: 1 }),
+    { index: 1, timestamp: t, source: 'user', kind: 'pause', now: false },
+    live(1, 'model_delta', 'tial', { step: 1, eventCount: 1 }),
+  ]);
+  assert.ok(!buildBlocks(s).some((b) => b.type === 'streaming'));
+  // The next call (it began after those events) streams.
+  s = applyItem(s, live(2, 'model_delta', 'Again', { step: 1, eventCount: 3 }));
+  const last = buildBlocks(s).at(-1);
+  assert.ok(last?.type === 'streaming' && last.text === 'Again');
+  // A retry of an ended call brings nothing back either.
+  s = applyItem(s, agent(3, 'Again and done'));
+  s = applyItem(s, live(3, 'retry', '', { step: 1, eventCount: 3, attempt: 2 }));
+  assert.ok(!buildBlocks(s).some((b) => b.type === 'streaming'));
+});
+
 test('errors and status changes are their own blocks', () => {
   const s = fold([
     { index: 0, timestamp: t, source: 'environment', kind: 'error', message: 'model call failed' },
