@@ -217,8 +217,8 @@ function BlockView({ b }: { b: Block }) {
           {b.diff ? (
             <pre class="diff">
               {b.diff.map((l, i) => (
-                <span key={i} class={l.sign === '+' ? 'add' : l.sign === '-' ? 'del' : ''}>
-                  {`${l.sign} ${l.text}\n`}
+                <span key={i} class={l.sign === '+' ? 'add' : l.sign === '-' ? 'del' : l.sign === '@' ? 'hunk' : ''}>
+                  {l.sign === '@' ? `${l.text}\n` : `${l.sign}${l.text}\n`}
                 </span>
               ))}
             </pre>

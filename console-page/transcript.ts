@@ -3,6 +3,7 @@
 import type { ConversationEvent } from '../src/types/public.js';
 import type { LiveDelta } from '../src/live/types.js';
 import { reasoningText } from '../src/text.js';
+import { fileEditDiff, type DiffLine } from './diff.js';
 
 /** One line of the follow stream: an event, a live line, or the stream's own end marker. */
 export type StreamItem = ConversationEvent | LiveDelta | { end: true; closed?: boolean; error?: string };
@@ -144,34 +145,7 @@ export function applyItem(state: TranscriptState, item: StreamItem): TranscriptS
   }
 }
 
-/** One line of a file edit shown as a diff. */
-export interface DiffLine {
-  sign: '+' | '-' | ' ';
-  text: string;
-}
-
-/** What a file_editor call changes, as diff lines (undefined for a view or unknown arguments). */
-export function fileEditDiff(args: unknown): DiffLine[] | undefined {
-  if (!args || typeof args !== 'object') return undefined;
-  const a = args as Record<string, unknown>;
-  const lines = (v: unknown, sign: DiffLine['sign']): DiffLine[] =>
-    typeof v === 'string'
-      ? v
-          .replace(/\n$/, '')
-          .split('\n')
-          .map((text) => ({ sign, text }))
-      : [];
-  switch (a.command) {
-    case 'create':
-      return lines(a.file_text, '+');
-    case 'str_replace':
-      return [...lines(a.old_str, '-'), ...lines(a.new_str, '+')];
-    case 'insert':
-      return lines(a.new_str ?? a.text, '+');
-    default:
-      return undefined;
-  }
-}
+export { fileEditDiff, type DiffLine } from './diff.js';
 
 /** One block of the rendered transcript. */
 export type Block =
@@ -219,6 +193,7 @@ function toolTitle(tool: string, args: unknown): string {
 export function buildBlocks(state: TranscriptState): Block[] {
   const blocks: Block[] = [];
   const toolAt = new Map<string, number>();
+  const argsOf = new Map<string, unknown>();
   for (const e of state.events) {
     const key = `e${e.index}`;
     const time = e.timestamp.slice(11, 19);
@@ -241,6 +216,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
         if (e.thought) blocks.push({ type: 'message', key: `${key}m`, source: 'agent', text: e.thought, time });
         const diff = e.tool === 'file_editor' ? fileEditDiff(e.arguments) : undefined;
         toolAt.set(e.toolCallId, blocks.length);
+        argsOf.set(e.toolCallId, e.arguments);
         blocks.push({
           type: 'tool',
           key,
@@ -259,8 +235,11 @@ export function buildBlocks(state: TranscriptState): Block[] {
         const at = toolAt.get(e.toolCallId);
         const block = at !== undefined ? blocks[at] : undefined;
         if (block?.type === 'tool') {
+          // A landed edit's diff gets its line numbers; a failed one changed nothing.
+          const diff = block.diff && !e.isError ? fileEditDiff(argsOf.get(e.toolCallId), e.content) : undefined;
           blocks[at!] = {
             ...block,
+            diff,
             output: e.content,
             running: false,
             isError: e.isError,

@@ -200,7 +200,7 @@ test('Pause, Send (while paused), Resume act on a running conversation', async (
   const done = await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
   assert.equal(done.pendingMessages, 0);
   // The transcript shows the file edit as a diff and the final reply.
-  await page.getByText('+ Hello, World!').first().waitFor({ timeout: 30_000 });
+  await page.getByText('+Hello, World!').first().waitFor({ timeout: 30_000 });
   await page
     .getByText(/I created hello\.txt/)
     .first()
@@ -439,7 +439,7 @@ test('a narrow window shows the list above the conversation; the README screensh
     .getByText(/hello\.py greets by name/)
     .first()
     .waitFor({ timeout: 30_000 });
-  await page.getByText('+ def greet(name):').first().waitFor({ timeout: 10_000 });
+  await page.getByText('+def greet(name):').first().waitFor({ timeout: 10_000 });
   // The README's screenshot is rewritten only when asked (FAHEEM_UPDATE_SCREENSHOTS=1).
   const dir =
     process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));

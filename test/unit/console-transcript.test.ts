@@ -125,15 +125,85 @@ test('thoughts go in their own block; file edits become diffs; model text stays 
   const tool = blocks[2];
   assert.ok(tool?.type === 'tool');
   assert.equal(tool.title, 'str_replace a.py');
+  // Before the edit has landed, the diff has no line numbers (the fragment's own would mislead).
   assert.deepEqual(tool.diff, [
+    { sign: '@', text: '@@ a.py' },
     { sign: '-', text: 'x = 1' },
     { sign: '+', text: 'x = 2' },
     { sign: '+', text: 'y = 3' },
   ]);
+  // Landed: the observation's snippet says where, and the hunk header says so.
+  const landed = buildBlocks(
+    applyItem(s, {
+      index: 1,
+      timestamp: t,
+      source: 'environment',
+      kind: 'observation',
+      tool: 'file_editor',
+      toolCallId: 'c1',
+      content: 'Edited a.py.\n     4\ta\n     5\tb\n     6\timport os\n     7\tx = 2\n     8\ty = 3\n     9\tz',
+      isError: false,
+    }),
+  ).at(-1);
+  assert.ok(landed?.type === 'tool');
+  assert.equal(landed.diff?.[0]?.text, '@@ -7,1 +7,2 @@ a.py');
+  // A failed edit changed nothing: no diff, its error shows.
+  const failed = buildBlocks(
+    applyItem(s, {
+      index: 1,
+      timestamp: t,
+      source: 'environment',
+      kind: 'observation',
+      tool: 'file_editor',
+      toolCallId: 'c1',
+      content: '"old_str" does not occur in a.py.',
+      isError: true,
+    }),
+  ).at(-1);
+  assert.ok(failed?.type === 'tool');
+  assert.equal(failed.diff, undefined);
+  assert.equal(failed.output, '"old_str" does not occur in a.py.');
   assert.deepEqual(fileEditDiff({ command: 'create', path: 'n', file_text: 'a\nb\n' }), [
+    { sign: '@', text: '@@ -0,0 +1,2 @@ n' },
     { sign: '+', text: 'a' },
     { sign: '+', text: 'b' },
   ]);
+  // Lines both sides share are context; only what changed is marked.
+  assert.deepEqual(
+    fileEditDiff(
+      { command: 'str_replace', path: 'p', old_str: 'a\nb\nc', new_str: 'a\nB\nc' },
+      'Edited p.\n     7\tq\n     8\tr\n     9\ts\n    10\ta\n    11\tB\n    12\tc\n    13\tt',
+    ),
+    [
+      { sign: '@', text: '@@ -10,3 +10,3 @@ p' },
+      { sign: ' ', text: 'a' },
+      { sign: '-', text: 'b' },
+      { sign: '+', text: 'B' },
+      { sign: ' ', text: 'c' },
+    ],
+  );
+  assert.deepEqual(fileEditDiff({ command: 'insert', path: 'p', insert_line: 4, new_str: 'z' }), [
+    { sign: '@', text: '@@ -4,0 +5,1 @@ p' },
+    { sign: '+', text: 'z' },
+  ]);
+  // A replacement inside a line shows as whole lines of the file (from the snippet); the same text
+  // earlier in the context is not taken for it.
+  assert.deepEqual(
+    fileEditDiff(
+      { command: 'str_replace', path: 'g.py', old_str: 'Hello', new_str: 'Hi' },
+      'Edited g.py.\n     5\tprint("Hi")\n     6\tx\n     7\ty\n     8\t    return f"Hi, {name}"\n     9\tz',
+    ),
+    [
+      { sign: '@', text: '@@ -8,1 +8,1 @@ g.py' },
+      { sign: '-', text: '    return f"Hello, {name}"' },
+      { sign: '+', text: '    return f"Hi, {name}"' },
+    ],
+  );
+  // Markup in a diff is text like any other.
+  assert.deepEqual(fileEditDiff({ command: 'create', path: '<p>', file_text: '<script>x</script>' })?.[1], {
+    sign: '+',
+    text: '<script>x</script>',
+  });
   assert.equal(fileEditDiff({ command: 'view', path: 'n' }), undefined);
   assert.equal(fileEditDiff('garbage'), undefined);
 });
