@@ -5,6 +5,7 @@ import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { followConversation, getJson, postJson, setToken, takeToken } from './api.js';
 import { buildBlocks, emptyTranscript, type Block, type TranscriptState } from './transcript.js';
+import { enabledControls } from './controls.js';
 import type { ChildNode as TreeNode, ConversationPage as Page, ConversationRow as Row } from '../src/console-server/rows.js';
 
 const STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'] as const;
@@ -337,6 +338,10 @@ function ConversationView({ id }: { id: string }) {
 
   const waiting = state?.status === 'waiting_for_confirmation';
   const m = state?.metrics;
+  // Until the first answer, nothing is known: every control waits.
+  const can = detail
+    ? enabledControls({ status: state?.status, closed, pendingMessages: state?.pendingMessages })
+    : enabledControls({ status: null, closed: true });
 
   return (
     <main class="conversation" aria-label={`Conversation ${id}`}>
@@ -366,19 +371,35 @@ function ConversationView({ id }: { id: string }) {
       ) : null}
 
       <div class="controls">
-        <button type="button" disabled={busy || closed} onClick={() => void act('pause')}>
+        <button
+          type="button"
+          disabled={busy || !can.pause}
+          aria-describedby="pause-help"
+          title="Stop before the next step; a command that runs now finishes first"
+          onClick={() => void act('pause')}
+        >
           Pause
         </button>
-        <button type="button" disabled={busy || closed} onClick={() => void act('pause', { now: true })}>
+        <button
+          type="button"
+          disabled={busy || !can.pauseNow}
+          aria-describedby="pause-help"
+          title="Stop at once: the running command is interrupted too"
+          onClick={() => void act('pause', { now: true })}
+        >
           Pause now
         </button>
-        <button type="button" disabled={busy || closed} onClick={() => void act('resume')}>
+        <button type="button" disabled={busy || !can.resume} onClick={() => void act('resume')}>
           Resume
         </button>
-        <button type="button" disabled={busy || closed} onClick={() => void act('close')}>
+        <button type="button" disabled={busy || !can.close} onClick={() => void act('close')}>
           Close
         </button>
       </div>
+      <p class="hint" id="pause-help">
+        <strong>Pause</strong> stops before the next step (a command that runs now finishes first); <strong>Pause now</strong> also
+        interrupts the running command. A message sent while paused waits for <strong>Resume</strong>.
+      </p>
 
       {waiting ? (
         <div class="approval">
@@ -391,14 +412,14 @@ function ConversationView({ id }: { id: string }) {
             ))}
           </ul>
           <div class="approval-row">
-            <button type="button" disabled={busy} onClick={() => void act('approve')}>
+            <button type="button" disabled={busy || !can.approve} onClick={() => void act('approve')}>
               Approve
             </button>
             <label for="reject-reason">Reason</label>
             <input id="reject-reason" value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
             <button
               type="button"
-              disabled={busy}
+              disabled={busy || !can.reject}
               onClick={() =>
                 void act('reject', { reason }).then((ok) => {
                   if (ok) setReason('');
@@ -423,10 +444,10 @@ function ConversationView({ id }: { id: string }) {
           id="message"
           rows={3}
           value={message}
-          disabled={closed}
+          disabled={!can.send}
           onInput={(e) => setMessage((e.target as HTMLTextAreaElement).value)}
         />
-        <button type="submit" disabled={busy || closed}>
+        <button type="submit" disabled={busy || !can.send}>
           Send
         </button>
       </form>

@@ -137,6 +137,26 @@ async function openConversation(id: string, viewport = { width: 1280, height: 80
   return page;
 }
 
+/**
+ * Waits until the page's controls are enabled (true) or disabled (false) as said: they follow the
+ * status the page last fetched.
+ */
+async function controlsAre(page: Page, expected: Record<string, boolean>): Promise<void> {
+  const seen = async () => {
+    const out: Record<string, boolean> = {};
+    for (const name of Object.keys(expected)) out[name] = await page.getByRole('button', { name, exact: true }).isEnabled();
+    return out;
+  };
+  await waitFor(
+    `controls ${JSON.stringify(expected)}`,
+    async () => JSON.stringify(await seen()) === JSON.stringify(expected),
+    15_000,
+    100,
+  ).catch(async (err: unknown) => {
+    throw new Error(`controls are ${JSON.stringify(await seen())}, not ${JSON.stringify(expected)}`, { cause: err });
+  });
+}
+
 /** A raw request, so that the Host and Origin headers are exactly what the test says. */
 function request(
   pathname: string,
@@ -185,10 +205,16 @@ test('Pause, Send (while paused), Resume act on a running conversation', async (
   const conversation = await create('Create countdown.txt with 100 down to 1');
   const held = await h.model.reached('countdown');
   const page = await openConversation(conversation.id);
+  // Running: the pauses apply, Resume does not; the difference between the two is written beside them.
+  await controlsAre(page, { Pause: true, 'Pause now': true, Resume: false, Send: true, Close: true });
+  assert.equal(await page.getByRole('button', { name: 'Approve', exact: true }).count(), 0);
+  assert.match(await page.locator('#pause-help').innerText(), /Pause now also interrupts the running command/);
+  assert.equal(await page.getByRole('button', { name: 'Pause now', exact: true }).getAttribute('aria-describedby'), 'pause-help');
   await page.getByRole('button', { name: 'Pause', exact: true }).click();
   await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);
   await waitFor('the held call cancelled by the pause', () => held.aborted);
   await page.locator('.conv-head .status').filter({ hasText: 'paused' }).waitFor({ timeout: 10_000 });
+  await controlsAre(page, { Pause: false, 'Pause now': false, Resume: true, Send: true, Close: true });
 
   await page.getByLabel('Message').fill("Actually, stop. Create hello.txt with 'Hello, World!' instead.");
   await page.getByRole('button', { name: 'Send', exact: true }).click();
@@ -207,10 +233,11 @@ test('Pause, Send (while paused), Resume act on a running conversation', async (
     .waitFor({ timeout: 30_000 });
 
   // Close ends it; the buttons say so by being disabled.
+  await controlsAre(page, { Pause: false, 'Pause now': false, Resume: false, Send: true, Close: true });
   await page.getByRole('button', { name: 'Close', exact: true }).click();
   await waitFor('closed', () => conversation.isClosed(), 30_000, 200);
   await page.locator('.conv-head .status').filter({ hasText: '(closed)' }).waitFor({ timeout: 10_000 });
-  assert.equal(await page.getByRole('button', { name: 'Resume', exact: true }).isDisabled(), true);
+  await controlsAre(page, { Pause: false, 'Pause now': false, Resume: false, Send: false, Close: false });
   await page.close();
 });
 
@@ -256,6 +283,7 @@ test('Approve runs the action that waits; Reject sends the reason to the model',
   await approved.waitUntil((s) => s.status === 'waiting_for_confirmation', 100, 60_000);
   const page = await openConversation(approved.id);
   await page.getByText('echo approved-and-ran').first().waitFor({ timeout: 10_000 });
+  await controlsAre(page, { Approve: true, Reject: true, Pause: false, 'Pause now': false, Resume: false, Close: true });
   await page.getByRole('button', { name: 'Approve', exact: true }).click();
   await approved.waitUntil((s) => s.status === 'finished', 100, 60_000);
   await page.locator('pre.output').filter({ hasText: 'approved-and-ran' }).first().waitFor({ timeout: 30_000 });
@@ -353,6 +381,7 @@ test("a streaming reply appears in the page before the call completes; a running
   await page.locator('pre.output:not(.live)').filter({ hasText: 'second-line' }).waitFor({ timeout: 30_000 });
   await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
   await page.getByText('Both lines printed.').first().waitFor({ timeout: 30_000 });
+  assert.equal(await streaming.count(), 0);
   await page.close();
 });
 
