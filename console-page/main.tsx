@@ -433,7 +433,7 @@ function ConversationView({ id }: { id: string }) {
           type="button"
           disabled={busy || !can.pause}
           aria-describedby="pause-help"
-          title="Stop before the next step; a command that runs now finishes first"
+          title="Stop now: the model call under way is dropped; a command that runs now finishes first"
           onClick={() => void act('pause')}
         >
           Pause
@@ -455,8 +455,8 @@ function ConversationView({ id }: { id: string }) {
         </button>
       </div>
       <p class="hint" id="pause-help">
-        <strong>Pause</strong> stops before the next step (a command that runs now finishes first); <strong>Pause now</strong> also
-        interrupts the running command. A message sent while paused waits for <strong>Resume</strong>.
+        <strong>Pause</strong> stops the agent: the model call under way is dropped, a command that runs now finishes first.{' '}
+        <strong>Pause now</strong> also interrupts the running command. A message sent while paused waits for <strong>Resume</strong>.
       </p>
 
       {waiting ? (
