@@ -211,6 +211,8 @@ export function conversationStart(options: CreateOptions): {
     taskQueue: string;
     args: [ConversationInput];
     typedSearchAttributes: { key: typeof ConversationStatusKey | typeof ConversationModelKey; value: string }[];
+    /** The workspace and the title (the first message on one line): listings show them from one visibility request. */
+    memo: { workspace: string; title?: string };
     staticSummary: string;
     staticDetails: string;
   };
@@ -251,6 +253,12 @@ export function conversationStart(options: CreateOptions): {
         { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
         { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
       ],
+      // The workspace and the title in the memo too: listings (the console's, `session/list` of
+      // `faheem acp`) show and filter them without a query per row.
+      memo: {
+        workspace: input.options.workspace,
+        ...(options.firstMessage !== undefined ? { title: oneLine(options.firstMessage, TITLE_CHARS) } : {}),
+      },
       staticSummary: options.firstMessage ? oneLine(options.firstMessage, TITLE_CHARS) : `Conversation in ${input.options.workspace}`,
       staticDetails: [
         `**Model:** ${model}`,
@@ -278,17 +286,7 @@ export class Conversation {
   /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
   static async create(client: Client, options: CreateOptions): Promise<Conversation> {
     const start = conversationStart(options);
-    // The workspace and the title (the first message on one line) in the memo too: listings (the
-    // console's, `session/list` of `faheem acp`) show and filter them without a query per row.
-    const firstMessage = start.workflow.args[0].firstMessage;
-    const handle = await client.workflow.start('conversation', {
-      workflowId: start.id,
-      ...start.workflow,
-      memo: {
-        workspace: start.workflow.args[0].options.workspace,
-        ...(firstMessage !== undefined ? { title: oneLine(firstMessage, TITLE_CHARS) } : {}),
-      },
-    });
+    const handle = await client.workflow.start('conversation', { workflowId: start.id, ...start.workflow });
     return new Conversation(client, start.id, handle);
   }
 
