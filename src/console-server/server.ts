@@ -13,7 +13,7 @@ import { NoWorkerError } from '../errors.js';
 import { DEFAULTS } from '../types.js';
 import type { ConversationEvent, ConversationState } from '../types.js';
 import type { LiveDelta } from '../live/types.js';
-import { StateCache, attach, childTree, listConversations } from './conversations.js';
+import { StateCache, attach, childTree, listConversations, shownModel } from './conversations.js';
 import { startConversation } from '../start-conversation.js';
 import { toolTaskQueue, taskQueue } from '../connection.js';
 import { workerWarnings, workspaceProblem } from '../cli/presence.js';
@@ -174,7 +174,13 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         : {
             status: String(described.searchAttributes.ConversationStatus?.[0] ?? 'unknown'),
             closed,
-            model: String(described.searchAttributes.ConversationModel?.[0] ?? ''),
+            model:
+              shownModel(
+                described.searchAttributes.ConversationModel?.[0] === undefined
+                  ? null
+                  : String(described.searchAttributes.ConversationModel[0]),
+                undefined,
+              ) ?? '',
           },
     };
   }
