@@ -325,6 +325,11 @@ test('search finds a conversation by title, id or workspace; with the status fil
   await shows('the id', [title]);
   await search.fill(path.basename(workspace));
   await shows('the workspace', [title]);
+  // A conversation with no title in its memo (started without a message, or before titles were kept) lists by its id.
+  const untitled = await Conversation.create(h.client, { agent: agent(), workspace, id: `console-untitled-${Date.now()}` });
+  await search.fill(untitled.id);
+  await shows('an untitled one', [untitled.id]);
+  await untitled.close();
   await search.fill('zebra');
   await page.getByLabel('Status').selectOption('running');
   await shows('zebra and running', []);
