@@ -5,6 +5,7 @@ import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { followConversation, getJson, postJson, setToken, takeToken } from './api.js';
 import { buildBlocks, emptyTranscript, type Block, type TranscriptState } from './transcript.js';
+import { enabledControls } from './controls.js';
 import type { ChildNode as TreeNode, ConversationPage as Page, ConversationRow as Row } from '../src/console-server/rows.js';
 
 const STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'] as const;
@@ -37,10 +38,22 @@ const when = (iso: string) => {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 };
-const idFromHash = () => {
+/** What the address's hash shows: a conversation (`#/c/ID`), the new-conversation form (`#/new`), or nothing chosen. */
+type Route = { kind: 'conversation'; id: string } | { kind: 'new' } | { kind: 'none' };
+const routeFromHash = (): Route => {
+  if (location.hash === '#/new') return { kind: 'new' };
   const m = /^#\/c\/(.+)$/.exec(location.hash);
-  return m ? decodeURIComponent(m[1]!) : null;
+  if (!m) return { kind: 'none' };
+  try {
+    return { kind: 'conversation', id: decodeURIComponent(m[1]!) };
+  } catch {
+    return { kind: 'none' };
+  }
 };
+/** The model a conversation uses, or what it is when no call has named it yet. */
+const modelName = (m: string | null | undefined) => m || "worker's model";
+/** How long the search box waits for more typing before it asks. */
+const SEARCH_DELAY_MS = 250;
 
 function StatusBadge({ status, closed }: { status: string | null; closed?: boolean }) {
   const s = status ?? 'unknown';
@@ -55,6 +68,8 @@ function StatusBadge({ status, closed }: { status: string | null; closed?: boole
 /** The conversations, a page at a time, children under their parent; the first page refreshes itself. */
 function ConversationList({ selected }: { selected: string | null }) {
   const [status, setStatus] = useState('');
+  const [typed, setTyped] = useState('');
+  const [search, setSearch] = useState('');
   const [first, setFirst] = useState<Row[]>([]);
   const [more, setMore] = useState<Row[]>([]);
   const [next, setNext] = useState<string | null>(null);
@@ -65,9 +80,15 @@ function ConversationList({ selected }: { selected: string | null }) {
   const query = (pageToken?: string) => {
     const p = new URLSearchParams({ pageSize: '50' });
     if (status) p.set('status', status);
+    if (search.trim()) p.set('q', search.trim());
     if (pageToken) p.set('pageToken', pageToken);
     return `/api/conversations?${p}`;
   };
+
+  useEffect(() => {
+    const timer = setTimeout(() => setSearch(typed), SEARCH_DELAY_MS);
+    return () => clearTimeout(timer);
+  }, [typed]);
 
   useEffect(() => {
     let stop = false;
@@ -90,7 +111,7 @@ function ConversationList({ selected }: { selected: string | null }) {
       stop = true;
       clearInterval(timer);
     };
-  }, [status]);
+  }, [status, search]);
 
   const loadMore = async () => {
     const token = next ?? firstNext;
@@ -129,10 +150,12 @@ function ConversationList({ selected }: { selected: string | null }) {
         class={r.id === selected ? 'row selected' : 'row'}
         aria-current={r.id === selected ? 'true' : undefined}
       >
-        <span class="row-id">{r.id}</span>
+        <span class="row-title">{r.title ?? r.id}</span>
         <StatusBadge status={r.status} closed={r.closed} />
+        {r.title ? <span class="row-id">{r.id}</span> : null}
+        {r.workspace ? <span class="row-workspace">{r.workspace}</span> : null}
         <span class="row-meta">
-          {r.model ?? ''} · {cost(r.cost)} · {when(r.lastActivity)}
+          {modelName(r.model)} · {cost(r.cost)} · {when(r.lastActivity)}
         </span>
       </a>
       {byParent.get(r.id) ? <ul class="children">{byParent.get(r.id)!.map(item)}</ul> : null}
@@ -143,6 +166,20 @@ function ConversationList({ selected }: { selected: string | null }) {
     <nav class="list" aria-label="Conversations">
       <div class="list-head">
         <h2>Conversations</h2>
+        <a class="new-link" href="#/new">
+          New conversation
+        </a>
+      </div>
+      <div class="list-filters">
+        <label>
+          Search{' '}
+          <input
+            type="search"
+            value={typed}
+            placeholder="title, id or folder"
+            onInput={(e) => setTyped((e.target as HTMLInputElement).value)}
+          />
+        </label>
         <label>
           Status{' '}
           <select value={status} onChange={(e) => setStatus((e.target as HTMLSelectElement).value)}>
@@ -160,7 +197,12 @@ function ConversationList({ selected }: { selected: string | null }) {
           {error}
         </p>
       ) : null}
-      {rows.length === 0 && !error ? <p class="muted">No conversations{status ? ` with status ${status}` : ''}.</p> : null}
+      {rows.length === 0 && !error ? (
+        <p class="muted">
+          No conversations{status ? ` with status ${status}` : ''}
+          {search.trim() ? ` matching “${search.trim()}”` : ''}.
+        </p>
+      ) : null}
       <ul class="rows">{(byParent.get(null) ?? []).map(item)}</ul>
       {hasMore ? (
         <button type="button" onClick={() => void loadMore()} disabled={loading}>
@@ -217,8 +259,8 @@ function BlockView({ b }: { b: Block }) {
           {b.diff ? (
             <pre class="diff">
               {b.diff.map((l, i) => (
-                <span key={i} class={l.sign === '+' ? 'add' : l.sign === '-' ? 'del' : ''}>
-                  {`${l.sign} ${l.text}\n`}
+                <span key={i} class={l.sign === '+' ? 'add' : l.sign === '-' ? 'del' : l.sign === '@' ? 'hunk' : ''}>
+                  {l.sign === '@' ? `${l.text}\n` : `${l.sign}${l.text}\n`}
                 </span>
               ))}
             </pre>
@@ -272,6 +314,18 @@ function ConversationView({ id }: { id: string }) {
   const [reason, setReason] = useState('');
   const [transcript, setTranscript] = useState<TranscriptState>(emptyTranscript);
   const transcriptRef = useRef(transcript);
+  // What the server warned of when this page started it (no worker polling, a workspace on another host).
+  const [warnings] = useState<string[]>(() => {
+    const key = `faheem-warnings:${id}`;
+    const saved = sessionStorage.getItem(key);
+    sessionStorage.removeItem(key);
+    try {
+      const list: unknown = saved ? JSON.parse(saved) : [];
+      return Array.isArray(list) ? list.map(String) : [];
+    } catch {
+      return [];
+    }
+  });
 
   const refresh = useCallback(async () => {
     try {
@@ -337,6 +391,10 @@ function ConversationView({ id }: { id: string }) {
 
   const waiting = state?.status === 'waiting_for_confirmation';
   const m = state?.metrics;
+  // Until the first answer, nothing is known: every control waits.
+  const can = detail
+    ? enabledControls({ status: state?.status, closed, pendingMessages: state?.pendingMessages })
+    : enabledControls({ status: null, closed: true });
 
   return (
     <main class="conversation" aria-label={`Conversation ${id}`}>
@@ -352,10 +410,15 @@ function ConversationView({ id }: { id: string }) {
       {m ? (
         <p class="metrics">
           cost {cost(m.accumulatedCost)} · tokens {m.promptTokens} in / {m.completionTokens} out · {m.llmCalls} model calls
-          {state?.model ? ` · ${state.model}` : ''}
+          {` · ${modelName(state?.model)}`}
           {state?.pendingMessages ? ` · ${state.pendingMessages} message(s) waiting for Resume` : ''}
         </p>
       ) : null}
+      {warnings.map((w, i) => (
+        <p class="note" key={i}>
+          {w}
+        </p>
+      ))}
       {state?.lastError ? <p class="event-error">last error: {state.lastError}</p> : null}
       {state?.waitingForHost ? <p class="note">waiting for workspace host {state.waitingForHost}: start `faheem worker` there</p> : null}
       {detail?.stateError ? <p class="note">live state unavailable: {detail.stateError}</p> : null}
@@ -366,19 +429,35 @@ function ConversationView({ id }: { id: string }) {
       ) : null}
 
       <div class="controls">
-        <button type="button" disabled={busy || closed} onClick={() => void act('pause')}>
+        <button
+          type="button"
+          disabled={busy || !can.pause}
+          aria-describedby="pause-help"
+          title="Stop now: the model call under way is dropped; a command that runs now finishes first"
+          onClick={() => void act('pause')}
+        >
           Pause
         </button>
-        <button type="button" disabled={busy || closed} onClick={() => void act('pause', { now: true })}>
+        <button
+          type="button"
+          disabled={busy || !can.pauseNow}
+          aria-describedby="pause-help"
+          title="Stop at once: the running command is interrupted too"
+          onClick={() => void act('pause', { now: true })}
+        >
           Pause now
         </button>
-        <button type="button" disabled={busy || closed} onClick={() => void act('resume')}>
+        <button type="button" disabled={busy || !can.resume} onClick={() => void act('resume')}>
           Resume
         </button>
-        <button type="button" disabled={busy || closed} onClick={() => void act('close')}>
+        <button type="button" disabled={busy || !can.close} onClick={() => void act('close')}>
           Close
         </button>
       </div>
+      <p class="hint" id="pause-help">
+        <strong>Pause</strong> stops the agent: the model call under way is dropped, a command that runs now finishes first.{' '}
+        <strong>Pause now</strong> also interrupts the running command. A message sent while paused waits for <strong>Resume</strong>.
+      </p>
 
       {waiting ? (
         <div class="approval">
@@ -391,14 +470,14 @@ function ConversationView({ id }: { id: string }) {
             ))}
           </ul>
           <div class="approval-row">
-            <button type="button" disabled={busy} onClick={() => void act('approve')}>
+            <button type="button" disabled={busy || !can.approve} onClick={() => void act('approve')}>
               Approve
             </button>
             <label for="reject-reason">Reason</label>
             <input id="reject-reason" value={reason} onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
             <button
               type="button"
-              disabled={busy}
+              disabled={busy || !can.reject}
               onClick={() =>
                 void act('reject', { reason }).then((ok) => {
                   if (ok) setReason('');
@@ -423,10 +502,10 @@ function ConversationView({ id }: { id: string }) {
           id="message"
           rows={3}
           value={message}
-          disabled={closed}
+          disabled={!can.send}
           onInput={(e) => setMessage((e.target as HTMLTextAreaElement).value)}
         />
-        <button type="submit" disabled={busy || closed}>
+        <button type="submit" disabled={busy || !can.send}>
           Send
         </button>
       </form>
@@ -448,24 +527,113 @@ function ConversationView({ id }: { id: string }) {
   );
 }
 
-function App() {
-  const [selected, setSelected] = useState<string | null>(idFromHash());
+/** The form's defaults, from the console (its own working folder). */
+interface Defaults {
+  workspace: string;
+}
+
+/** "New conversation": what `faheem start` takes; the server checks it and starts it the same way. */
+function NewConversation() {
+  const [message, setMessage] = useState('');
+  const [workspace, setWorkspace] = useState('');
+  const [model, setModel] = useState('');
+  const [confirm, setConfirm] = useState('never');
+  const [id, setId] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+
   useEffect(() => {
-    const on = () => setSelected(idFromHash());
+    void getJson<Defaults>('/api/defaults').then(
+      (d) => setWorkspace((w) => w || d.workspace),
+      () => undefined,
+    );
+  }, []);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const started = await postJson<{ id: string; warnings: string[] }>('/api/conversations', { message, workspace, model, confirm, id });
+      if (started.warnings.length) sessionStorage.setItem(`faheem-warnings:${started.id}`, JSON.stringify(started.warnings));
+      location.hash = `#/c/${encodeURIComponent(started.id)}`;
+    } catch (err) {
+      setError((err as Error).message);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <main class="conversation new" aria-label="New conversation">
+      <h2>New conversation</h2>
+      <form class="new-form" onSubmit={(e) => void submit(e)}>
+        <label for="new-message">First message</label>
+        <textarea
+          id="new-message"
+          rows={4}
+          value={message}
+          placeholder="What should the agent do?"
+          onInput={(e) => setMessage((e.target as HTMLTextAreaElement).value)}
+        />
+        <label for="new-workspace">Workspace</label>
+        <input
+          id="new-workspace"
+          value={workspace}
+          placeholder="/absolute/path/to/the/project"
+          onInput={(e) => setWorkspace((e.target as HTMLInputElement).value)}
+        />
+        <label for="new-model">Model</label>
+        <input
+          id="new-model"
+          value={model}
+          placeholder="the worker's model (LLM_MODEL), or e.g. openai/gpt-4o"
+          onInput={(e) => setModel((e.target as HTMLInputElement).value)}
+        />
+        <label for="new-confirm">Ask before actions</label>
+        <select id="new-confirm" value={confirm} onChange={(e) => setConfirm((e.target as HTMLSelectElement).value)}>
+          <option value="never">never</option>
+          <option value="risky">risky ones</option>
+          <option value="always">always</option>
+        </select>
+        <label for="new-id">Conversation id</label>
+        <input id="new-id" value={id} placeholder="generated" onInput={(e) => setId((e.target as HTMLInputElement).value)} />
+        {error ? (
+          <p class="error" role="alert">
+            {error}
+          </p>
+        ) : null}
+        <button type="submit" disabled={busy}>
+          Start
+        </button>
+      </form>
+    </main>
+  );
+}
+
+function App() {
+  const [route, setRoute] = useState<Route>(routeFromHash());
+  useEffect(() => {
+    const on = () => setRoute(routeFromHash());
     addEventListener('hashchange', on);
     return () => removeEventListener('hashchange', on);
   }, []);
+  const selected = route.kind === 'conversation' ? route.id : null;
   return (
     <div class="layout">
       <header class="top">
         <h1>faheem console</h1>
       </header>
       <ConversationList selected={selected} />
-      {selected ? (
-        <ConversationView id={selected} key={selected} />
+      {route.kind === 'conversation' ? (
+        <ConversationView id={route.id} key={route.id} />
+      ) : route.kind === 'new' ? (
+        <NewConversation />
       ) : (
         <main class="conversation empty">
-          <p class="muted">Choose a conversation.</p>
+          <p class="muted">
+            Choose a conversation, or start a <a href="#/new">new one</a>.
+          </p>
         </main>
       )}
     </div>

@@ -3,6 +3,7 @@
 import type { ConversationEvent } from '../src/types/public.js';
 import type { LiveDelta } from '../src/live/types.js';
 import { reasoningText } from '../src/text.js';
+import { fileEditDiff, type DiffLine } from './diff.js';
 
 /** One line of the follow stream: an event, a live line, or the stream's own end marker. */
 export type StreamItem = ConversationEvent | LiveDelta | { end: true; closed?: boolean; error?: string };
@@ -27,13 +28,18 @@ export interface TranscriptState {
   streaming: Streaming | null;
   /** A running command's output so far, by tool call id (dropped when its observation lands). */
   outputs: Record<string, string>;
-  /** Live lines of model calls up to this one (callOf) are late: their reply has landed. */
+  /** Live lines (without eventCount) of model calls up to this step are late: their reply has landed. */
   landedStep: number;
+  /**
+   * The index of the last event that ended a model call (its reply, a pause, an error, the run's
+   * stop): a live line of a call that began at or before it (eventCount) is late, and shows nothing.
+   */
+  endedAt: number;
 }
 
 /** An empty transcript. */
 export function emptyTranscript(): TranscriptState {
-  return { events: [], nextIndex: 0, liveOffset: undefined, streaming: null, outputs: {}, landedStep: 0 };
+  return { events: [], nextIndex: 0, liveOffset: undefined, streaming: null, outputs: {}, landedStep: 0, endedAt: -1 };
 }
 
 /**
@@ -57,6 +63,21 @@ function isReply(e: ConversationEvent): boolean {
   return (e.kind === 'message' && e.source === 'agent') || e.kind === 'action';
 }
 
+/** Whether an event ends the model call under way: its reply, a pause or an error cut it, or the run stopped. */
+function endsCall(e: ConversationEvent): boolean {
+  return isReply(e) || e.kind === 'pause' || e.kind === 'error' || (e.kind === 'status' && e.status !== 'running');
+}
+
+/**
+ * Whether a live line belongs to a call that has ended. Live lines and events come by different
+ * channels, so a call's last lines may come after its reply (or, opening a finished conversation,
+ * every line after every event): they must not bring a streaming box back.
+ */
+function isLate(state: TranscriptState, item: LiveDelta): boolean {
+  if (item.eventCount !== undefined) return item.eventCount <= state.endedAt;
+  return item.step !== undefined && item.step <= state.landedStep;
+}
+
 /** The state after one more stream item. Events already seen (a reconnect) are ignored. */
 export function applyItem(state: TranscriptState, item: StreamItem): TranscriptState {
   if (isEvent(item)) {
@@ -65,9 +86,13 @@ export function applyItem(state: TranscriptState, item: StreamItem): TranscriptS
     if (isReply(item)) {
       // The reply has landed: its event replaces the streamed text.
       next.landedStep = Math.max(state.landedStep, state.streaming?.step ?? 0);
+    }
+    if (endsCall(item)) {
+      // Landed, cut off (paused, failed) or the run stopped: the streamed text goes.
+      next.endedAt = item.index;
       next.streaming = null;
-    } else if (item.kind === 'pause' || item.kind === 'error' || (item.kind === 'message' && item.source === 'user')) {
-      // The call streaming was cut off (paused, failed) or a new turn begins: its partial text goes.
+    } else if (item.kind === 'message' && item.source === 'user') {
+      // A new turn begins: the partial text goes.
       next.streaming = null;
     }
     if (item.kind === 'observation' && item.toolCallId in state.outputs) {
@@ -91,14 +116,14 @@ export function applyItem(state: TranscriptState, item: StreamItem): TranscriptS
         next.outputs = { ...state.outputs, [item.toolCallId]: '' };
         return next;
       }
-      if (callOf(item) !== undefined && callOf(item)! <= state.landedStep) return next;
+      if (isLate(state, item)) return next;
       next.streaming = { step: callOf(item) ?? state.streaming?.step, text: '', thinking: '', toolArgs: {} };
       return next;
     }
     case 'model_delta':
     case 'thinking_delta': {
       const call = callOf(item);
-      if (call !== undefined && call <= state.landedStep) return next; // late: its reply has landed
+      if (isLate(state, item)) return next;
       const current =
         state.streaming && (call === undefined || state.streaming.step === undefined || state.streaming.step === call)
           ? state.streaming
@@ -120,34 +145,7 @@ export function applyItem(state: TranscriptState, item: StreamItem): TranscriptS
   }
 }
 
-/** One line of a file edit shown as a diff. */
-export interface DiffLine {
-  sign: '+' | '-' | ' ';
-  text: string;
-}
-
-/** What a file_editor call changes, as diff lines (undefined for a view or unknown arguments). */
-export function fileEditDiff(args: unknown): DiffLine[] | undefined {
-  if (!args || typeof args !== 'object') return undefined;
-  const a = args as Record<string, unknown>;
-  const lines = (v: unknown, sign: DiffLine['sign']): DiffLine[] =>
-    typeof v === 'string'
-      ? v
-          .replace(/\n$/, '')
-          .split('\n')
-          .map((text) => ({ sign, text }))
-      : [];
-  switch (a.command) {
-    case 'create':
-      return lines(a.file_text, '+');
-    case 'str_replace':
-      return [...lines(a.old_str, '-'), ...lines(a.new_str, '+')];
-    case 'insert':
-      return lines(a.new_str ?? a.text, '+');
-    default:
-      return undefined;
-  }
-}
+export { fileEditDiff, type DiffLine } from './diff.js';
 
 /** One block of the rendered transcript. */
 export type Block =
@@ -195,6 +193,7 @@ function toolTitle(tool: string, args: unknown): string {
 export function buildBlocks(state: TranscriptState): Block[] {
   const blocks: Block[] = [];
   const toolAt = new Map<string, number>();
+  const argsOf = new Map<string, unknown>();
   for (const e of state.events) {
     const key = `e${e.index}`;
     const time = e.timestamp.slice(11, 19);
@@ -217,6 +216,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
         if (e.thought) blocks.push({ type: 'message', key: `${key}m`, source: 'agent', text: e.thought, time });
         const diff = e.tool === 'file_editor' ? fileEditDiff(e.arguments) : undefined;
         toolAt.set(e.toolCallId, blocks.length);
+        argsOf.set(e.toolCallId, e.arguments);
         blocks.push({
           type: 'tool',
           key,
@@ -235,8 +235,11 @@ export function buildBlocks(state: TranscriptState): Block[] {
         const at = toolAt.get(e.toolCallId);
         const block = at !== undefined ? blocks[at] : undefined;
         if (block?.type === 'tool') {
+          // A landed edit's diff gets its line numbers; a failed one changed nothing.
+          const diff = block.diff && !e.isError ? fileEditDiff(argsOf.get(e.toolCallId), e.content) : undefined;
           blocks[at!] = {
             ...block,
+            diff,
             output: e.content,
             running: false,
             isError: e.isError,

@@ -197,6 +197,9 @@ export interface CreateOptions {
   hostWaitMs?: number;
 }
 
+/** The longest title (the first message on one line) a conversation's memo and Web UI summary hold. */
+const TITLE_CHARS = 120;
+
 /**
  * How a conversation workflow is started for these options: its id, and the workflow's input, task
  * queue, search attributes and Web UI texts. `Conversation.create` starts it; schedules start the
@@ -208,6 +211,8 @@ export function conversationStart(options: CreateOptions): {
     taskQueue: string;
     args: [ConversationInput];
     typedSearchAttributes: { key: typeof ConversationStatusKey | typeof ConversationModelKey; value: string }[];
+    /** The workspace and the title (the first message on one line): listings show them from one visibility request. */
+    memo: { workspace: string; title?: string };
     staticSummary: string;
     staticDetails: string;
   };
@@ -248,7 +253,13 @@ export function conversationStart(options: CreateOptions): {
         { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
         { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
       ],
-      staticSummary: options.firstMessage ? oneLine(options.firstMessage, 120) : `Conversation in ${input.options.workspace}`,
+      // The workspace and the title in the memo too: listings (the console's, `session/list` of
+      // `faheem acp`) show and filter them without a query per row.
+      memo: {
+        workspace: input.options.workspace,
+        ...(options.firstMessage !== undefined ? { title: oneLine(options.firstMessage, TITLE_CHARS) } : {}),
+      },
+      staticSummary: options.firstMessage ? oneLine(options.firstMessage, TITLE_CHARS) : `Conversation in ${input.options.workspace}`,
       staticDetails: [
         `**Model:** ${model}`,
         `**Workspace:** \`${input.options.workspace}\``,
@@ -275,12 +286,7 @@ export class Conversation {
   /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
   static async create(client: Client, options: CreateOptions): Promise<Conversation> {
     const start = conversationStart(options);
-    // The workspace in the memo too: listings (`session/list` of `faheem acp`) filter by it without a query.
-    const handle = await client.workflow.start('conversation', {
-      workflowId: start.id,
-      ...start.workflow,
-      memo: { workspace: start.workflow.args[0].options.workspace },
-    });
+    const handle = await client.workflow.start('conversation', { workflowId: start.id, ...start.workflow });
     return new Conversation(client, start.id, handle);
   }
 

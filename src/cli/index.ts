@@ -1,12 +1,12 @@
 // The `faheem` command line. Talks to Temporal only (never to a worker), so it works from any machine.
 import { LivePrinter } from './live-format.js';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pc from 'picocolors';
-import { Agent, Conversation, LLM, checkMessage } from '../client.js';
+import { Conversation, checkMessage } from '../client.js';
 import { ConversationClosedError, FaheemError, NoWorkerError, UsageError } from '../errors.js';
 import { checkConversationId } from '../conversation-id.js';
 import { connectClient, taskQueue, toolTaskQueue } from '../connection.js';
@@ -29,6 +29,7 @@ import { deployCommand } from './deploy.js';
 import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './checkpoint-commands.js';
 import { consoleCommand } from './console.js';
+import { startConversation } from '../start-conversation.js';
 import { acpCommand } from './acp.js';
 import { flushCompileCache } from '../compile-cache.js';
 import { scheduleRunsQuery } from '../schedules.js';
@@ -448,32 +449,20 @@ program
       const hooks = o.hooks ? await readHooksFile(o.hooks) : undefined;
       await withClient(async (client) => {
         const warnings = workerWarnings(client, { taskQueue: taskQueue(), toolTaskQueue: toolTaskQueue() });
-        // The built-ins, and whatever tools the workspace host's worker was given (--tools).
-        const agent = new Agent({
-          llm: new LLM({
-            usageId: 'agent',
-            ...(o.model ? { model: o.model } : {}),
-            ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}),
-          }),
-          tools: ['terminal', 'file_editor', 'task_tracker', 'wait', ...(o.delegate ? ['delegate'] : [])],
-          hostTools: true,
-        });
-        const conversation = await Conversation.create(client, {
-          agent,
+        const conversation = await startConversation(client, {
+          message,
           workspace: o.workspace,
           ...(o.id ? { id: o.id } : {}),
-          firstMessage: message,
-          run: true,
+          ...(o.model ? { model: o.model } : {}),
+          ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}),
+          confirm: o.confirm,
           maxIterations: o.maxIterations,
-          confirmationPolicy: o.confirm,
-          ...(o.budget !== undefined ? { maxBudgetPerRunUsd: o.budget } : {}),
-          ...(o.confirmTimeout !== undefined ? { confirmationTimeoutMs: o.confirmTimeout * 1000 } : {}),
+          ...(o.budget !== undefined ? { budget: o.budget } : {}),
+          ...(o.confirmTimeout !== undefined ? { confirmTimeoutSeconds: o.confirmTimeout } : {}),
           ...(mcpServers ? { mcpServers } : {}),
           ...(hooks ? { hooks } : {}),
           ...(o.checkpoints === false ? { checkpoints: false } : {}),
-        }).catch((err: unknown) => {
-          if (err instanceof WorkflowExecutionAlreadyStartedError) throw new UsageError(`a conversation with id "${o.id}" already exists`);
-          throw err;
+          ...(o.delegate ? { delegate: true } : {}),
         });
         printWarnings(await warnings); // stderr: stdout stays the id alone
         if (o.follow) {

@@ -1,8 +1,10 @@
 // What the console's API accepts (zod) and how an error becomes an HTTP answer: pure, unit-tested.
+import path from 'node:path';
 import { z } from 'zod';
 import { conversationIdProblem } from '../conversation-id.js';
 import { FaheemError, HttpError } from '../errors.js';
-import { CONVERSATION_STATUSES, DEFAULTS } from '../types.js';
+import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy } from '../types.js';
+import { checkMessageText } from '../workflows/messages.js';
 
 /** The largest request body the console reads (a message at its longest, as JSON, with room to spare). */
 export const MAX_BODY_BYTES = DEFAULTS.maxMessageChars * 6 + 4096;
@@ -22,7 +24,60 @@ export const listQuery = z.object({
     .max(4096)
     .regex(/^[A-Za-z0-9_-]*$/, 'not a page token')
     .optional(),
+  /** Words the title, id or workspace must all contain. */
+  q: z.string().max(200).optional(),
 });
+
+/** An empty text box is no value. */
+const blankIsNone = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+/**
+ * `POST /api/conversations`: the "New conversation" form, what `faheem start` takes. The message
+ * follows the workflow's own rule; the workspace is an absolute path (the console's own working
+ * directory means nothing in a browser); model and id may be left empty (the worker's model, a
+ * generated id).
+ */
+export const newConversationBody = z
+  .object({
+    message: z.string().superRefine((text, ctx) => {
+      try {
+        checkMessageText(text);
+      } catch (err) {
+        ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      }
+    }),
+    workspace: z
+      .string()
+      .trim()
+      .min(1, 'say which folder the agent works in')
+      .max(4096)
+      .refine((p) => path.isAbsolute(p), 'give the folder as an absolute path (it starts with /)'),
+    model: z.preprocess(
+      blankIsNone,
+      z
+        .string()
+        .trim()
+        .max(200)
+        .regex(/^[^\s]+$/, 'a model name has no spaces (e.g. openai/gpt-4o)')
+        .optional(),
+    ),
+    confirm: z.enum(['never', 'always', 'risky'] as const satisfies readonly ConfirmationPolicy[]).default('never'),
+    id: z.preprocess(
+      blankIsNone,
+      z
+        .string()
+        .trim()
+        .superRefine((id, ctx) => {
+          const problem = conversationIdProblem(id, 'new');
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        })
+        .optional(),
+    ),
+  })
+  .strict();
+
+/** The form's fields, checked. */
+export type NewConversation = z.infer<typeof newConversationBody>;
 
 /** `GET /api/conversations/:id/follow` query: the first event index and live offset wanted. */
 export const followQuery = z.object({
@@ -78,6 +133,7 @@ export function errorAnswer(err: unknown): { status: number; error: string } {
         return { status: 404, error: err.message };
       case 'conversation_closed':
       case 'invalid_request':
+      case 'usage':
         return { status: 409, error: err.message };
       case 'no_worker':
       case 'timeout':

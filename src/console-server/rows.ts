@@ -4,10 +4,15 @@
 /** One conversation as the list shows it. */
 export interface ConversationRow {
   id: string;
+  /** The first message on one line (the memo's title; null for conversations started before it held one). */
+  title: string | null;
+  /** The workspace on its host (from the memo). */
+  workspace: string | null;
   /** The ConversationStatus search attribute (null before a worker ever ran it). */
   status: string | null;
   /** Whether the workflow has completed (closed, or its idle timeout). */
   closed: boolean;
+  /** The model its calls use (null while it is the worker's and no call has said which). */
   model: string | null;
   /** USD, from the conversation's state (null until known). */
   cost: number | null;

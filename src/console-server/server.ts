@@ -10,9 +10,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NoWorkerError } from '../errors.js';
+import { DEFAULTS } from '../types.js';
 import type { ConversationEvent, ConversationState } from '../types.js';
 import type { LiveDelta } from '../live/types.js';
-import { CostCache, attach, childTree, listConversations } from './conversations.js';
+import { StateCache, attach, childTree, listConversations, shownModel } from './conversations.js';
+import { startConversation } from '../start-conversation.js';
+import { toolTaskQueue, taskQueue } from '../connection.js';
+import { workerWarnings, workspaceProblem } from '../cli/presence.js';
 import {
   HttpError,
   MAX_BODY_BYTES,
@@ -22,6 +26,7 @@ import {
   followQuery,
   isAction,
   listQuery,
+  newConversationBody,
   parseOr400,
   type ActionName,
 } from './requests.js';
@@ -107,7 +112,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const assetsDir = options.assetsDir ?? defaultAssetsDir();
   const uiBase = (options.temporalUiUrl ?? (process.env.TEMPORAL_UI_URL || 'http://localhost:8233')).replace(/\/+$/, '');
   const answerTimeoutMs = options.answerTimeoutMs ?? 20_000;
-  const costs = new CostCache(client);
+  const states = new StateCache(client);
   const namespace = client.options.namespace;
   let port = options.port ?? DEFAULT_CONSOLE_PORT;
   const streams = new Set<AbortController>();
@@ -131,11 +136,11 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     let stateError: string | undefined;
     try {
       state = await answered(conversation.state());
-      costs.set(id, `${described.runId}:${described.historyLength}`, state.metrics.accumulatedCost);
+      states.set(id, `${described.runId}:${described.historyLength}`, { cost: state.metrics.accumulatedCost, model: state.model ?? '' });
     } catch (err) {
       stateError = errorAnswer(err).error;
     }
-    const tree = await childTree(client, id, 3, costs).catch(() => []);
+    const tree = await childTree(client, id, 3, states).catch(() => []);
     return {
       id,
       closed,
@@ -169,7 +174,13 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         : {
             status: String(described.searchAttributes.ConversationStatus?.[0] ?? 'unknown'),
             closed,
-            model: String(described.searchAttributes.ConversationModel?.[0] ?? ''),
+            model:
+              shownModel(
+                described.searchAttributes.ConversationModel?.[0] === undefined
+                  ? null
+                  : String(described.searchAttributes.ConversationModel[0]),
+                undefined,
+              ) ?? '',
           },
     };
   }
@@ -206,6 +217,33 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         return { ok: true };
       }
     }
+  }
+
+  /**
+   * The "New conversation" form: checked (zod), the workspace looked at on this machine when the
+   * tools run here (as `faheem start` does), then started through the CLI's own path.
+   */
+  async function create(body: unknown): Promise<{ id: string; warnings: string[] }> {
+    const form = parseOr400(newConversationBody, body);
+    const toolQueue = toolTaskQueue();
+    const warnings: string[] = [];
+    const problem = await workspaceProblem(form.workspace);
+    if (problem) {
+      // The tools run on another host: the workspace may be there.
+      if (toolQueue.endsWith(`@${os.hostname()}`)) throw new HttpError(400, `workspace ${problem}: create it or choose another folder`);
+      warnings.push(`workspace ${problem} on this machine; the host behind the tool queue ${toolQueue} must have it`);
+    }
+    const present = workerWarnings(client, { taskQueue: taskQueue(), toolTaskQueue: toolQueue });
+    const conversation = await startConversation(client, {
+      message: form.message,
+      workspace: form.workspace,
+      ...(form.id ? { id: form.id } : {}),
+      ...(form.model ? { model: form.model } : {}),
+      confirm: form.confirm,
+      maxIterations: DEFAULTS.maxIterations,
+    });
+    warnings.push(...(await present).map((w) => w.replace(/^warning: /, '')));
+    return { id: conversation.id, warnings };
   }
 
   /**
@@ -356,10 +394,16 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
           throw new HttpError(400, 'malformed path');
         }
       });
+    if (parts.length === 1 && parts[0] === 'defaults') {
+      if (method !== 'GET') throw new HttpError(405, 'method not allowed');
+      // What the form starts with: this machine's folder the console was started in.
+      return json(res, 200, { workspace: process.cwd(), confirm: 'never' });
+    }
     if (parts[0] !== 'conversations') throw new HttpError(404, 'not found');
     if (method === 'POST') {
       if (!originAllowed({ origin: req.headers.origin, host: req.headers.host, 'sec-fetch-site': header(req, 'sec-fetch-site') }, scheme))
         throw new HttpError(403, 'cross-origin request refused');
+      if (parts.length === 1) return json(res, 201, await create(await readJson(req)));
       if (parts.length !== 3 || !isAction(parts[2]!)) throw new HttpError(404, 'not found');
       const id = parseOr400(conversationId, parts[1]);
       const body = await readJson(req);
@@ -372,7 +416,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
         pageSize: q.pageSize,
         ...(q.status ? { status: q.status } : {}),
         ...(q.pageToken ? { pageToken: q.pageToken } : {}),
-        costs,
+        ...(q.q ? { search: q.q } : {}),
+        states,
       });
       return json(res, 200, page);
     }

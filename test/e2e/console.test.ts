@@ -12,6 +12,8 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
 import { countdownScript, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import { startConsole } from '../../src/console-server/server.js';
+import type { ConversationInput } from '../../src/types.js';
+import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -33,7 +35,7 @@ function script(req: RecordedRequest): ScriptedReply {
   const first = String(req.body.messages.find((m) => m.role === 'user')?.content ?? '');
   const tools = req.body.messages.filter((m) => m.role === 'tool').length;
   if (first.startsWith('XSS')) return { content: XSS };
-  if (first.startsWith('Risky')) {
+  if (first.startsWith('Risky') || first.startsWith('Run the test suite')) {
     return tools === 0
       ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo approved-and-ran' } }] }
       : { content: 'The command ran.' };
@@ -63,6 +65,27 @@ function script(req: RecordedRequest): ScriptedReply {
     return { content: 'notes.txt has 2 lines and hello.py greets by name. Run `python3 -c "import hello; print(hello.greet(\'you\'))"`.' };
   }
   if (first.startsWith('Sub:')) return { content: 'The workspace is empty.' };
+  if (first.startsWith('Count the TODO')) {
+    return tools === 0
+      ? { toolCalls: [{ name: 'terminal', arguments: { command: 'grep -rc TODO . || echo "no TODO comments"' } }] }
+      : { content: 'There are no TODO comments in this workspace.' };
+  }
+  if (first.startsWith('Write a haiku')) {
+    return tools === 0
+      ? {
+          toolCalls: [
+            {
+              name: 'file_editor',
+              arguments: {
+                command: 'create',
+                path: 'haiku.txt',
+                file_text: 'A worker restarts\nthe workflow keeps its place\nnothing is lost here\n',
+              },
+            },
+          ],
+        }
+      : { content: 'haiku.txt holds a haiku about durable workflows.' };
+  }
   if (first.startsWith('Delegate')) {
     return tools === 0
       ? { toolCalls: [{ name: 'delegate', arguments: { task: 'Sub: look at the workspace' } }] }
@@ -137,6 +160,26 @@ async function openConversation(id: string, viewport = { width: 1280, height: 80
   return page;
 }
 
+/**
+ * Waits until the page's controls are enabled (true) or disabled (false) as said: they follow the
+ * status the page last fetched.
+ */
+async function controlsAre(page: Page, expected: Record<string, boolean>): Promise<void> {
+  const seen = async () => {
+    const out: Record<string, boolean> = {};
+    for (const name of Object.keys(expected)) out[name] = await page.getByRole('button', { name, exact: true }).isEnabled();
+    return out;
+  };
+  await waitFor(
+    `controls ${JSON.stringify(expected)}`,
+    async () => JSON.stringify(await seen()) === JSON.stringify(expected),
+    15_000,
+    100,
+  ).catch(async (err: unknown) => {
+    throw new Error(`controls are ${JSON.stringify(await seen())}, not ${JSON.stringify(expected)}`, { cause: err });
+  });
+}
+
 /** A raw request, so that the Host and Origin headers are exactly what the test says. */
 function request(
   pathname: string,
@@ -181,14 +224,138 @@ test('the list shows a conversation by id; model output with <script> and onerro
   await page.close();
 });
 
+/** A conversation's start input (its first history event), decoded. */
+async function startInput(id: string): Promise<ConversationInput> {
+  const history = await h.client.workflow.getHandle(id).fetchHistory();
+  const payloads = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+  const [input] = await decodeArrayFromPayloads(h.client.options.loadedDataConverter, payloads);
+  return input as ConversationInput;
+}
+
+test('New conversation: the form starts one as `faheem start` does, it runs to finished, and the list shows its title, workspace and model', async () => {
+  const workspace = await h.workspace();
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(url);
+  await page.getByRole('link', { name: 'New conversation' }).click();
+  await page.getByRole('heading', { name: 'New conversation' }).waitFor({ timeout: 10_000 });
+  // The folder the console was started in is where the form begins.
+  await waitFor('the default workspace', async () => (await page.getByLabel('Workspace').inputValue()) === ROOT, 10_000);
+  const message = 'Tour: count the lines of notes.txt and write a greeting script';
+  await page.getByLabel('First message').fill(message);
+  const start = page.getByRole('button', { name: 'Start', exact: true });
+  const refused = async (pattern: RegExp) => {
+    await start.click();
+    await page.getByRole('alert').filter({ hasText: pattern }).waitFor({ timeout: 10_000 });
+  };
+  // Bad input says why, in the page; nothing starts.
+  await page.getByLabel('Workspace').fill(path.join(workspace, 'missing'));
+  await refused(/missing does not exist: create it or choose another folder/);
+  await writeFile(path.join(workspace, 'a-file'), '');
+  await page.getByLabel('Workspace').fill(path.join(workspace, 'a-file'));
+  await refused(/a-file is not a directory/);
+  await page.getByLabel('Workspace').fill('relative/folder');
+  await refused(/absolute path/);
+  await page.getByLabel('Workspace').fill(workspace);
+  await page.getByLabel('Conversation id', { exact: true }).fill('../escape');
+  await refused(/is not valid/);
+  await page.getByLabel('Model').fill('not a model');
+  await page.getByLabel('Conversation id', { exact: true }).fill('');
+  await refused(/a model name has no spaces/);
+  await page.getByLabel('Model').fill('');
+  const id = `console-form-${Date.now()}`;
+  await page.getByLabel('Conversation id', { exact: true }).fill(id);
+  await page.getByLabel('Ask before actions').selectOption('never');
+  await start.click();
+  // It opens the new conversation, which runs to finished on the worker's model.
+  await page.getByRole('heading', { name: id }).waitFor({ timeout: 30_000 });
+  const conversation = await Conversation.attach(h.client, id);
+  const done = await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  assert.equal(done.workspace, workspace);
+  await page
+    .getByText(/hello\.py greets by name/)
+    .first()
+    .waitFor({ timeout: 30_000 });
+  // The edit's card is a unified diff, its line numbers from the observation.
+  await page.locator('pre.diff').filter({ hasText: '@@ -2,1 +2,1 @@ hello.py' }).waitFor({ timeout: 10_000 });
+  await page.locator('pre.diff').filter({ hasText: '+    return f"Hello, {name}! Welcome."' }).waitFor({ timeout: 10_000 });
+  await page.locator('pre.diff').filter({ hasText: '-    return f"Hello, {name}!"' }).first().waitFor({ timeout: 10_000 });
+  // The list shows the title, the workspace and the model the calls used (not "default").
+  const row = page.locator('.rows a.row').filter({ hasText: id });
+  await row.locator('.row-title').filter({ hasText: message }).waitFor({ timeout: 30_000 });
+  await row.locator('.row-workspace').filter({ hasText: workspace }).waitFor({ timeout: 10_000 });
+  // (The worker's LLM_MODEL is openai/gpt-4o-mini; its calls name the model they used.)
+  await row.locator('.row-meta').filter({ hasText: 'gpt-4o-mini' }).waitFor({ timeout: 30_000 });
+  assert.ok(!(await row.innerText()).includes('default'), await row.innerText());
+  await page.locator('.metrics').filter({ hasText: 'gpt-4o-mini' }).waitFor({ timeout: 10_000 });
+  await controlsAre(page, { Pause: false, 'Pause now': false, Resume: false, Send: true, Close: true });
+
+  // The same start as the CLI's: the input differs only in what was asked differently.
+  const cli = await h.cli(['start', message, '--workspace', workspace]);
+  const [fromForm, fromCli] = await Promise.all([startInput(id), startInput(cli.stdout.trim())]);
+  assert.deepEqual(fromForm, fromCli);
+  await page.close();
+});
+
+test('search finds a conversation by title, id or workspace; with the status filter too', async () => {
+  const workspace = await h.workspace();
+  const wanted = await Conversation.create(h.client, {
+    agent: agent(),
+    workspace,
+    firstMessage: 'XSS search: a uniquely named zebra task',
+    run: true,
+    id: `console-search-${Date.now()}`,
+  });
+  await wanted.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  const other = await create('XSS search: something else entirely');
+  await other.waitUntil((s) => s.status === 'finished', 100, 60_000);
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  await page.goto(url);
+  const titles = () => page.locator('.rows .row-title').allTextContents();
+  const shows = async (what: string, expected: string[]) =>
+    waitFor(`the list for ${what}`, async () => JSON.stringify(await titles()) === JSON.stringify(expected), 15_000).catch(
+      async (err: unknown) => {
+        throw new Error(`the list for ${what} shows ${JSON.stringify(await titles())}`, { cause: err });
+      },
+    );
+  const search = page.getByLabel('Search');
+  const title = 'XSS search: a uniquely named zebra task';
+  await search.fill('ZEBRA uniquely');
+  await shows('title words', [title]);
+  await search.fill(wanted.id);
+  await shows('the id', [title]);
+  await search.fill(path.basename(workspace));
+  await shows('the workspace', [title]);
+  // A conversation with no title in its memo (started without a message, or before titles were kept) lists by its id.
+  const untitled = await Conversation.create(h.client, { agent: agent(), workspace, id: `console-untitled-${Date.now()}` });
+  await search.fill(untitled.id);
+  await shows('an untitled one', [untitled.id]);
+  await untitled.close();
+  await search.fill('zebra');
+  await page.getByLabel('Status').selectOption('running');
+  await shows('zebra and running', []);
+  await page.getByText('No conversations with status running matching “zebra”.').waitFor({ timeout: 10_000 });
+  await page.getByLabel('Status').selectOption('finished');
+  await shows('zebra and finished', [title]);
+  await search.fill('');
+  await page.getByLabel('Status').selectOption('');
+  await waitFor('every conversation again', async () => (await titles()).length > 2, 15_000);
+  await page.close();
+});
+
 test('Pause, Send (while paused), Resume act on a running conversation', async () => {
   const conversation = await create('Create countdown.txt with 100 down to 1');
   const held = await h.model.reached('countdown');
   const page = await openConversation(conversation.id);
+  // Running: the pauses apply, Resume does not; the difference between the two is written beside them.
+  await controlsAre(page, { Pause: true, 'Pause now': true, Resume: false, Send: true, Close: true });
+  assert.equal(await page.getByRole('button', { name: 'Approve', exact: true }).count(), 0);
+  assert.match(await page.locator('#pause-help').innerText(), /Pause now also interrupts the running command/);
+  assert.equal(await page.getByRole('button', { name: 'Pause now', exact: true }).getAttribute('aria-describedby'), 'pause-help');
   await page.getByRole('button', { name: 'Pause', exact: true }).click();
   await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);
   await waitFor('the held call cancelled by the pause', () => held.aborted);
   await page.locator('.conv-head .status').filter({ hasText: 'paused' }).waitFor({ timeout: 10_000 });
+  await controlsAre(page, { Pause: false, 'Pause now': false, Resume: true, Send: true, Close: true });
 
   await page.getByLabel('Message').fill("Actually, stop. Create hello.txt with 'Hello, World!' instead.");
   await page.getByRole('button', { name: 'Send', exact: true }).click();
@@ -200,17 +367,18 @@ test('Pause, Send (while paused), Resume act on a running conversation', async (
   const done = await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
   assert.equal(done.pendingMessages, 0);
   // The transcript shows the file edit as a diff and the final reply.
-  await page.getByText('+ Hello, World!').first().waitFor({ timeout: 30_000 });
+  await page.getByText('+Hello, World!').first().waitFor({ timeout: 30_000 });
   await page
     .getByText(/I created hello\.txt/)
     .first()
     .waitFor({ timeout: 30_000 });
 
   // Close ends it; the buttons say so by being disabled.
+  await controlsAre(page, { Pause: false, 'Pause now': false, Resume: false, Send: true, Close: true });
   await page.getByRole('button', { name: 'Close', exact: true }).click();
   await waitFor('closed', () => conversation.isClosed(), 30_000, 200);
   await page.locator('.conv-head .status').filter({ hasText: '(closed)' }).waitFor({ timeout: 10_000 });
-  assert.equal(await page.getByRole('button', { name: 'Resume', exact: true }).isDisabled(), true);
+  await controlsAre(page, { Pause: false, 'Pause now': false, Resume: false, Send: false, Close: false });
   await page.close();
 });
 
@@ -256,6 +424,7 @@ test('Approve runs the action that waits; Reject sends the reason to the model',
   await approved.waitUntil((s) => s.status === 'waiting_for_confirmation', 100, 60_000);
   const page = await openConversation(approved.id);
   await page.getByText('echo approved-and-ran').first().waitFor({ timeout: 10_000 });
+  await controlsAre(page, { Approve: true, Reject: true, Pause: false, 'Pause now': false, Resume: false, Close: true });
   await page.getByRole('button', { name: 'Approve', exact: true }).click();
   await approved.waitUntil((s) => s.status === 'finished', 100, 60_000);
   await page.locator('pre.output').filter({ hasText: 'approved-and-ran' }).first().waitFor({ timeout: 30_000 });
@@ -353,6 +522,8 @@ test("a streaming reply appears in the page before the call completes; a running
   await page.locator('pre.output:not(.live)').filter({ hasText: 'second-line' }).waitFor({ timeout: 30_000 });
   await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
   await page.getByText('Both lines printed.').first().waitFor({ timeout: 30_000 });
+  assert.equal(await streaming.count(), 0);
+  assert.equal(await streaming.count(), 0);
   await page.close();
 });
 
@@ -402,7 +573,7 @@ test('a sub-agent shows under its parent in the list and in the tree; the list p
   await parent.waitUntil((s) => s.status === 'finished', 100, 60_000);
   const child = `${parent.id}.sub-1`;
   const page = await openConversation(parent.id);
-  const parentItem = page.locator('.rows > li').filter({ has: page.getByRole('link', { name: new RegExp(`^${parent.id}`) }) });
+  const parentItem = page.locator('.rows > li').filter({ has: page.getByRole('link', { name: new RegExp(parent.id) }) });
   await parentItem
     .locator('ul.children')
     .getByRole('link', { name: new RegExp(child) })
@@ -431,26 +602,65 @@ test('a sub-agent shows under its parent in the list and in the tree; the list p
   assert.ok(finished.conversations.length > 0 && finished.conversations.every((c) => all.conversations.some((a) => a.id === c.id)));
 });
 
-test('a narrow window shows the list above the conversation; the README screenshot', async () => {
+test('a narrow window shows the list above the conversation', async () => {
   const conversation = await create('Tour: count the lines of notes.txt and write a greeting script', { id: `console-tour-${Date.now()}` });
   await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
-  const page = await openConversation(conversation.id);
-  await page
-    .getByText(/hello\.py greets by name/)
-    .first()
-    .waitFor({ timeout: 30_000 });
-  await page.getByText('+ def greet(name):').first().waitFor({ timeout: 10_000 });
-  // The README's screenshot is rewritten only when asked (FAHEEM_UPDATE_SCREENSHOTS=1).
-  const dir =
-    process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
-  await mkdir(dir, { recursive: true });
-  await page.screenshot({ path: path.join(dir, 'console.png') });
-  await page.close();
-
   const narrow = await openConversation(conversation.id, { width: 400, height: 800 });
   const list = await narrow.getByRole('navigation', { name: 'Conversations' }).boundingBox();
   const main = await narrow.getByRole('main').boundingBox();
   assert.ok(list && main && list.y + list.height <= main.y + 1, JSON.stringify({ list, main }));
   assert.ok(main.width <= 400, JSON.stringify(main));
   await narrow.close();
+});
+
+test('the README screenshot: the console after a run of 5 conversations', async () => {
+  // A namespace of its own, so the list is what a person has after five tasks, not this file's tests.
+  const docs = await startHarness({ name: 'console-docs', script });
+  const server = await startConsole({ client: docs.client, port: 0 });
+  try {
+    await docs.startWorker();
+    const make = async (firstMessage: string, extra: Partial<CreateOptions> = {}) =>
+      Conversation.create(docs.client, { agent: agent(), workspace: await docs.workspace(), firstMessage, run: true, ...extra });
+    const finished = (c: Conversation) => c.waitUntil((s) => s.status === 'finished', 100, 60_000);
+    await finished(await make('Count the TODO comments in the workspace and list the files that have them'));
+    await finished(await make('Write a haiku about durable workflows in haiku.txt'));
+    const release = await make('Run the test suite before the release', { confirmationPolicy: 'always' });
+    await release.waitUntil((s) => s.status === 'waiting_for_confirmation', 100, 60_000);
+    const countdownRun = await make('Create countdown.txt with 100 down to 1');
+    await docs.model.reached('countdown');
+    await countdownRun.pause();
+    await countdownRun.waitUntil((s) => s.status === 'paused', 100, 30_000);
+    const tour = await make('Tour: count the lines of notes.txt and write a greeting script', { id: 'conv-greeting-script' });
+    await finished(tour);
+
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await page.goto(server.url);
+    await page.getByRole('link', { name: /conv-greeting-script/ }).click({ timeout: 30_000 });
+    await page.getByRole('heading', { name: tour.id }).waitFor({ timeout: 10_000 });
+    await page
+      .getByText(/hello\.py greets by name/)
+      .first()
+      .waitFor({ timeout: 30_000 });
+    await page.getByText('+def greet(name):').first().waitFor({ timeout: 10_000 });
+    // Five rows, each with its title, and the models and costs asked in the background.
+    await waitFor(
+      'five rows with their model',
+      async () => {
+        const metas = await page.locator('.rows .row-meta').allTextContents();
+        return metas.length === 5 && metas.every((m) => m.includes('openai/gpt-4o-mini') && m.includes('$'));
+      },
+      30_000,
+    );
+    // The README's screenshot is rewritten only when asked (FAHEEM_UPDATE_SCREENSHOTS=1).
+    const dir =
+      process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
+    await mkdir(dir, { recursive: true });
+    await page.screenshot({ path: path.join(dir, 'console.png') });
+    await page.close();
+    await countdownRun.close();
+    await release.close();
+  } finally {
+    await server.close();
+    await docs.close();
+  }
 });

@@ -70,6 +70,8 @@ test('a schedule is created, triggered (its conversation runs), listed, paused, 
   assert.match(run.id, /^nightly-countdown-/);
   const status = JSON.parse((await h.cli(['status', run.id, '--json'])).stdout) as { workspace?: string; iterations: number };
   assert.ok(status.iterations > 0);
+  // Its memo has the title and workspace that listings (the console's) show.
+  assert.deepEqual((await h.client.workflow.getHandle(run.id).describe()).memo, { workspace, title: 'Write countdown.txt' });
 
   await h.cli(['schedule', 'pause', 'nightly-countdown']);
   await waitFor('paused in the list', async () => (await schedules()).find((s) => s.name === 'nightly-countdown')?.paused === true);

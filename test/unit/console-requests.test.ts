@@ -9,9 +9,11 @@ import {
   followQuery,
   isAction,
   listQuery,
+  newConversationBody,
   parseOr400,
 } from '../../src/console-server/requests.js';
-import { listQueryText } from '../../src/console-server/conversations.js';
+import { listQueryText, matchesSearch, shownModel } from '../../src/console-server/conversations.js';
+import { DEFAULTS } from '../../src/types.js';
 import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, NoWorkerError } from '../../src/errors.js';
 
 const status = (f: () => unknown) => {
@@ -117,4 +119,54 @@ test('errors: ours by code, others 500 with a short message', () => {
   assert.equal(other.status, 500);
   assert.ok(other.error.length < 600);
   assert.equal(errorAnswer('plain').error, 'plain');
+});
+
+test('the new-conversation form: the message and id rules of `faheem start`, an absolute workspace, empty fields as none', () => {
+  const ok = parseOr400(newConversationBody, { message: 'Fix the bug', workspace: '/tmp/w', model: '', confirm: 'risky', id: '  ' });
+  assert.deepEqual({ ...ok }, { message: 'Fix the bug', workspace: '/tmp/w', confirm: 'risky', model: undefined, id: undefined });
+  assert.deepEqual(parseOr400(newConversationBody, { message: 'x', workspace: ' /w ', model: 'openai/gpt-4o', id: 'my-task.1' }), {
+    message: 'x',
+    workspace: '/w',
+    model: 'openai/gpt-4o',
+    confirm: 'never',
+    id: 'my-task.1',
+  });
+  const refused = (body: unknown) => {
+    try {
+      parseOr400(newConversationBody, body);
+    } catch (err) {
+      assert.ok(err instanceof HttpError);
+      assert.equal(err.status, 400);
+      return err.message;
+    }
+    assert.fail(`accepted ${JSON.stringify(body)}`);
+  };
+  assert.match(refused({ message: '   ', workspace: '/w' }), /^message: the message is empty/);
+  assert.match(refused({ message: 'x'.repeat(DEFAULTS.maxMessageChars + 1), workspace: '/w' }), /longer than/);
+  assert.match(refused({ message: 'x', workspace: 'relative/dir' }), /^workspace: give the folder as an absolute path/);
+  assert.match(refused({ message: 'x', workspace: '' }), /^workspace: say which folder/);
+  assert.match(refused({ message: 'x', workspace: '/w', id: '../etc' }), /^id: conversation id "..\/etc" is not valid/);
+  // An id only an old conversation may have (a space) is not one a new conversation may take.
+  assert.match(refused({ message: 'x', workspace: '/w', id: 'fix bug' }), /^id: conversation id/);
+  assert.match(refused({ message: 'x', workspace: '/w', model: 'gpt 4' }), /^model: a model name has no spaces/);
+  assert.match(refused({ message: 'x', workspace: '/w', confirm: 'sometimes' }), /^confirm:/);
+  assert.match(refused({ message: 'x', workspace: '/w', extra: 1 }), /extra/);
+  assert.match(refused({ workspace: '/w' }), /^message:/);
+});
+
+test('search: every word in the title, id or workspace, any case; the model shown is the one the calls used', () => {
+  const row = { id: 'conv-1a2b', title: 'Fix the Login bug', workspace: '/home/me/shop' };
+  assert.ok(matchesSearch(row, 'login'));
+  assert.ok(matchesSearch(row, 'shop fix'));
+  assert.ok(matchesSearch(row, 'CONV-1A'));
+  assert.ok(matchesSearch(row, '  '));
+  assert.ok(!matchesSearch(row, 'login payments'));
+  // A conversation started before titles were kept is found by id and workspace.
+  assert.ok(matchesSearch({ id: 'old-one', title: null, workspace: null }, 'old'));
+  assert.ok(!matchesSearch({ id: 'old-one', title: null, workspace: null }, 'null'));
+  assert.equal(shownModel('default', 'scripted/demo'), 'scripted/demo');
+  assert.equal(shownModel('default', ''), null);
+  assert.equal(shownModel('default', undefined), null);
+  assert.equal(shownModel('openai/gpt-4o', undefined), 'openai/gpt-4o');
+  assert.equal(shownModel(null, undefined), null);
 });

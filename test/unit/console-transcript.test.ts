@@ -125,17 +125,129 @@ test('thoughts go in their own block; file edits become diffs; model text stays 
   const tool = blocks[2];
   assert.ok(tool?.type === 'tool');
   assert.equal(tool.title, 'str_replace a.py');
+  // Before the edit has landed, the diff has no line numbers (the fragment's own would mislead).
   assert.deepEqual(tool.diff, [
+    { sign: '@', text: '@@ a.py' },
     { sign: '-', text: 'x = 1' },
     { sign: '+', text: 'x = 2' },
     { sign: '+', text: 'y = 3' },
   ]);
+  // Landed: the observation's snippet says where, and the hunk header says so.
+  const landed = buildBlocks(
+    applyItem(s, {
+      index: 1,
+      timestamp: t,
+      source: 'environment',
+      kind: 'observation',
+      tool: 'file_editor',
+      toolCallId: 'c1',
+      content: 'Edited a.py.\n     4\ta\n     5\tb\n     6\timport os\n     7\tx = 2\n     8\ty = 3\n     9\tz',
+      isError: false,
+    }),
+  ).at(-1);
+  assert.ok(landed?.type === 'tool');
+  assert.equal(landed.diff?.[0]?.text, '@@ -7,1 +7,2 @@ a.py');
+  // A failed edit changed nothing: no diff, its error shows.
+  const failed = buildBlocks(
+    applyItem(s, {
+      index: 1,
+      timestamp: t,
+      source: 'environment',
+      kind: 'observation',
+      tool: 'file_editor',
+      toolCallId: 'c1',
+      content: '"old_str" does not occur in a.py.',
+      isError: true,
+    }),
+  ).at(-1);
+  assert.ok(failed?.type === 'tool');
+  assert.equal(failed.diff, undefined);
+  assert.equal(failed.output, '"old_str" does not occur in a.py.');
   assert.deepEqual(fileEditDiff({ command: 'create', path: 'n', file_text: 'a\nb\n' }), [
+    { sign: '@', text: '@@ -0,0 +1,2 @@ n' },
     { sign: '+', text: 'a' },
     { sign: '+', text: 'b' },
   ]);
+  // Lines both sides share are context; only what changed is marked.
+  assert.deepEqual(
+    fileEditDiff(
+      { command: 'str_replace', path: 'p', old_str: 'a\nb\nc', new_str: 'a\nB\nc' },
+      'Edited p.\n     7\tq\n     8\tr\n     9\ts\n    10\ta\n    11\tB\n    12\tc\n    13\tt',
+    ),
+    [
+      { sign: '@', text: '@@ -10,3 +10,3 @@ p' },
+      { sign: ' ', text: 'a' },
+      { sign: '-', text: 'b' },
+      { sign: '+', text: 'B' },
+      { sign: ' ', text: 'c' },
+    ],
+  );
+  assert.deepEqual(fileEditDiff({ command: 'insert', path: 'p', insert_line: 4, new_str: 'z' }), [
+    { sign: '@', text: '@@ -4,0 +5,1 @@ p' },
+    { sign: '+', text: 'z' },
+  ]);
+  // A replacement inside a line shows as whole lines of the file (from the snippet); the same text
+  // earlier in the context is not taken for it.
+  assert.deepEqual(
+    fileEditDiff(
+      { command: 'str_replace', path: 'g.py', old_str: 'Hello', new_str: 'Hi' },
+      'Edited g.py.\n     5\tprint("Hi")\n     6\tx\n     7\ty\n     8\t    return f"Hi, {name}"\n     9\tz',
+    ),
+    [
+      { sign: '@', text: '@@ -8,1 +8,1 @@ g.py' },
+      { sign: '-', text: '    return f"Hello, {name}"' },
+      { sign: '+', text: '    return f"Hi, {name}"' },
+    ],
+  );
+  // Markup in a diff is text like any other.
+  assert.deepEqual(fileEditDiff({ command: 'create', path: '<p>', file_text: '<script>x</script>' })?.[1], {
+    sign: '+',
+    text: '<script>x</script>',
+  });
   assert.equal(fileEditDiff({ command: 'view', path: 'n' }), undefined);
   assert.equal(fileEditDiff('garbage'), undefined);
+});
+
+test('no streaming box is left once a call has ended, however late its live lines come', () => {
+  const action: ConversationEvent = {
+    index: 1,
+    timestamp: t,
+    source: 'agent',
+    kind: 'action',
+    tool: 'finish',
+    toolCallId: 'c1',
+    replyId: 'r1',
+    arguments: { message: 'done' },
+  };
+  const finished: ConversationEvent = { index: 3, timestamp: t, source: 'environment', kind: 'status', status: 'finished' };
+  // Opening a finished conversation: every event first, then the live stream from its start.
+  let s = fold([
+    user(0, 'hi'),
+    action,
+    finished,
+    live(0, 'model_delta', 'Do', { step: 1, eventCount: 1 }),
+    live(1, 'model_delta', 'ne', { step: 1, eventCount: 1 }),
+  ]);
+  assert.ok(!buildBlocks(s).some((b) => b.type === 'streaming'));
+  // The reply landed before any of its lines were seen: they come late, and stay out.
+  s = fold([user(0, 'hi'), agent(1, 'Hello'), live(0, 'model_delta', 'Hel', { step: 1, eventCount: 1 })]);
+  assert.ok(!buildBlocks(s).some((b) => b.type === 'streaming'));
+  // A call cut by a pause: its late lines too.
+  s = fold([
+    user(0, 'hi'),
+    live(0, 'model_delta', 'Par', { step: 1, eventCount: 1 }),
+    { index: 1, timestamp: t, source: 'user', kind: 'pause', now: false },
+    live(1, 'model_delta', 'tial', { step: 1, eventCount: 1 }),
+  ]);
+  assert.ok(!buildBlocks(s).some((b) => b.type === 'streaming'));
+  // The next call (it began after those events) streams.
+  s = applyItem(s, live(2, 'model_delta', 'Again', { step: 1, eventCount: 3 }));
+  const last = buildBlocks(s).at(-1);
+  assert.ok(last?.type === 'streaming' && last.text === 'Again');
+  // A retry of an ended call brings nothing back either.
+  s = applyItem(s, agent(3, 'Again and done'));
+  s = applyItem(s, live(3, 'retry', '', { step: 1, eventCount: 3, attempt: 2 }));
+  assert.ok(!buildBlocks(s).some((b) => b.type === 'streaming'));
 });
 
 test('errors and status changes are their own blocks', () => {

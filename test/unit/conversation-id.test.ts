@@ -85,6 +85,12 @@ test('the SDK refuses an invalid id before it talks to Temporal', async () => {
   assert.throws(() => conversationStart({ agent, workspace: '/tmp', id: '../x' }), RULE);
   assert.equal(conversationStart({ agent, workspace: '/tmp', id: 'mine-1' }).id, 'mine-1');
   assert.match(conversationStart({ agent, workspace: '/tmp' }).id, CONVERSATION_ID_PATTERN);
+  // The memo a listing reads: the workspace, and the first message on one line as the title.
+  assert.deepEqual(conversationStart({ agent, workspace: '/tmp/w/', firstMessage: '  Fix\n the   bug ' }).workflow.memo, {
+    workspace: '/tmp/w',
+    title: 'Fix the bug',
+  });
+  assert.deepEqual(conversationStart({ agent, workspace: '/tmp' }).workflow.memo, { workspace: '/tmp' });
   // No client is used: the id is refused first.
   await assert.rejects(Conversation.attach(undefined as never, '../x'), RULE);
   await assert.rejects(Conversation.create(undefined as never, { agent, workspace: '/tmp', id: 'a/b' }), RULE);

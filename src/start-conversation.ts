@@ -1,0 +1,65 @@
+// Starting a conversation as `faheem start` does. The CLI and the console's "New conversation" form
+// share this one path, so a conversation started from either has the same agent and limits.
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { Agent, Conversation, LLM } from './client.js';
+import { UsageError } from './errors.js';
+import type { HooksConfig } from './hooks/config.js';
+import type { ConfirmationPolicy, McpServersSpec } from './types.js';
+
+/** What `faheem start` (and the console's form) asks for. */
+export interface StartRequest {
+  /** The first user message. */
+  message: string;
+  /** The agent's working directory on the workspace host. */
+  workspace: string;
+  /** The conversation id (default: generated). */
+  id?: string;
+  /** e.g. `openai/gpt-4o` (default: the worker's LLM_MODEL). */
+  model?: string;
+  reasoningEffort?: 'low' | 'medium' | 'high';
+  confirm: ConfirmationPolicy;
+  maxIterations: number;
+  /** Pause a run once it has cost this much (USD). */
+  budget?: number;
+  /** Reject actions nobody approved within this many seconds. */
+  confirmTimeoutSeconds?: number;
+  mcpServers?: McpServersSpec;
+  hooks?: HooksConfig;
+  /** false: no checkpoint of the workspace per step. */
+  checkpoints?: boolean;
+  /** Give the agent the delegate tool. */
+  delegate?: boolean;
+}
+
+/**
+ * Starts a conversation with the built-in tools and whatever tools the workspace host's worker was
+ * given, running at once on its first message. A taken id is a UsageError that says so.
+ */
+export async function startConversation(client: Client, r: StartRequest): Promise<Conversation> {
+  const agent = new Agent({
+    llm: new LLM({
+      usageId: 'agent',
+      ...(r.model ? { model: r.model } : {}),
+      ...(r.reasoningEffort ? { reasoningEffort: r.reasoningEffort } : {}),
+    }),
+    tools: ['terminal', 'file_editor', 'task_tracker', 'wait', ...(r.delegate ? ['delegate'] : [])],
+    hostTools: true,
+  });
+  return Conversation.create(client, {
+    agent,
+    workspace: r.workspace,
+    ...(r.id ? { id: r.id } : {}),
+    firstMessage: r.message,
+    run: true,
+    maxIterations: r.maxIterations,
+    confirmationPolicy: r.confirm,
+    ...(r.budget !== undefined ? { maxBudgetPerRunUsd: r.budget } : {}),
+    ...(r.confirmTimeoutSeconds !== undefined ? { confirmationTimeoutMs: r.confirmTimeoutSeconds * 1000 } : {}),
+    ...(r.mcpServers ? { mcpServers: r.mcpServers } : {}),
+    ...(r.hooks ? { hooks: r.hooks } : {}),
+    ...(r.checkpoints === false ? { checkpoints: false } : {}),
+  }).catch((err: unknown) => {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) throw new UsageError(`a conversation with id "${r.id}" already exists`);
+    throw err;
+  });
+}
