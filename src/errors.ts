@@ -27,7 +27,8 @@ export type FaheemErrorCode =
   | 'workspace_unavailable'
   | 'tool_not_started'
   | 'live_offset_truncated'
-  | 'deploy';
+  | 'deploy'
+  | 'object_store';
 
 /**
  * The base of every error faheemcode throws on purpose; `name` is the class's own name.
