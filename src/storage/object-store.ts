@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { FaheemError } from '../errors.js';
 
 /** Why the object store failed. */
-export type ObjectStoreFailure = 'config' | 'not_found' | 'too_large' | 'unreachable' | 'fenced';
+export type ObjectStoreFailure = 'config' | 'not_found' | 'too_large' | 'denied' | 'unreachable' | 'fenced';
 
 /** The object store (FAHEEM_OBJECT_STORE) cannot do what was asked; `reason` says which kind. */
 export class ObjectStoreError extends FaheemError {
@@ -194,7 +194,15 @@ function isMissing(err: unknown): boolean {
 
 function unreachable(what: string, location: string, err: unknown): ObjectStoreError {
   if (err instanceof ObjectStoreError) return err;
-  const e = err as { name?: string; message?: string };
+  const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e?.$metadata?.httpStatusCode;
+  if (status === 401 || status === 403) {
+    return new ObjectStoreError(
+      'denied',
+      `${what} in ${location} was refused (${e?.name ?? status}): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`,
+      { cause: err },
+    );
+  }
   return new ObjectStoreError('unreachable', `${what} in ${location} failed: ${e?.name ?? 'Error'}: ${e?.message ?? String(err)}`, {
     cause: err,
   });
