@@ -3,6 +3,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import { FAILURE } from '../failure-types.js';
+import { ObjectStoreError } from '../storage/object-store.js';
 import { CheckpointError } from './git.js';
 
 const id = z.string().min(1).max(1000);
@@ -40,6 +41,7 @@ export async function asActivity<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
+    if (err instanceof ObjectStoreError) throw objectStoreFailure(err);
     if (!(err instanceof CheckpointError)) throw err;
     const type = {
       git_missing: FAILURE.CheckpointGitMissing,
@@ -50,4 +52,12 @@ export async function asActivity<T>(work: () => Promise<T>): Promise<T> {
     if (err.reason === 'git_failed') throw ApplicationFailure.retryable(err.message, type);
     throw ApplicationFailure.nonRetryable(err.message, type);
   }
+}
+
+/** An object store error as the failure the workflow sees: fenced and configuration are final. */
+export function objectStoreFailure(err: ObjectStoreError): ApplicationFailure {
+  if (err.reason === 'fenced') return ApplicationFailure.nonRetryable(err.message, FAILURE.HostFenced);
+  if (err.reason === 'unreachable' || err.reason === 'not_found')
+    return ApplicationFailure.retryable(err.message, FAILURE.ObjectStoreUnreachable);
+  return ApplicationFailure.nonRetryable(err.message, FAILURE.ObjectStoreConfig);
 }

@@ -161,10 +161,53 @@ export async function findManifest(
   return manifest;
 }
 
+/** Fetches a manifest's bundles, in order, into a (bare) repository: its commit is there after. */
+export async function fetchChain(
+  store: ObjectStore,
+  manifest: StepManifest,
+  gitDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  const codec = encryptionCodec(env);
+  const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-chain-'));
+  try {
+    const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
+    for (const [i, key] of manifest.bundles.entries()) {
+      const file = path.join(scratch, `${i}.bundle`);
+      await writeFile(file, await openObject(await store.getBytes(key), codec));
+      await git(['fetch', '--quiet', '--no-tags', file, `+refs/*:refs/faheem-shipped/${i}/*`], { env: gitEnv, cwd: scratch });
+    }
+    // The commit is kept by a ref of its own; the fetched refs go.
+    await git(['update-ref', `refs/faheem-shipped/at/${manifest.commit}`, manifest.commit], { env: gitEnv, cwd: scratch });
+    for (const i of manifest.bundles.keys()) {
+      const refs = (await git(['for-each-ref', '--format=%(refname)', `refs/faheem-shipped/${i}/`], { env: gitEnv, cwd: scratch })).stdout
+        .toString()
+        .split('\n')
+        .filter(Boolean);
+      for (const ref of refs) await git(['update-ref', '-d', ref], { env: gitEnv, cwd: scratch });
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Writes a commit's tree into `dir` (created when missing); files it also has are replaced, others left. */
+export async function checkoutTree(gitDir: string, commit: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-checkout-'));
+  try {
+    await mkdir(dir, { recursive: true });
+    const index = { ...baseGitEnv(env), GIT_DIR: gitDir, GIT_INDEX_FILE: path.join(scratch, 'index'), GIT_WORK_TREE: path.resolve(dir) };
+    await git(['read-tree', commit], { env: index, cwd: scratch });
+    await git(['checkout-index', '--all', '--force'], { env: index, cwd: scratch });
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
 /**
  * Writes a shipped checkpoint's files into `dir` (created when missing): the bundles are applied
- * to a scratch repository in order and the commit's tree is checked out there. Files in `dir` that
- * the checkpoint also has are replaced; others are left. Returns the manifest restored.
+ * to a scratch repository in order and the commit's tree is checked out from there. Returns the
+ * manifest restored.
  */
 export async function materialiseWorkspace(
   store: ObjectStore,
@@ -172,21 +215,12 @@ export async function materialiseWorkspace(
   dir: string,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<StepManifest> {
-  const codec = encryptionCodec(env);
   const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-pull-'));
   try {
     const gitDir = path.join(scratch, 'repo.git');
-    const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
     await git(['init', '--quiet', '--bare', gitDir], { env: baseGitEnv(env), cwd: scratch });
-    for (const [i, key] of manifest.bundles.entries()) {
-      const file = path.join(scratch, `${i}.bundle`);
-      await writeFile(file, await openObject(await store.getBytes(key), codec));
-      await git(['fetch', '--quiet', '--no-tags', file, `+refs/*:refs/pulled/${i}/*`], { env: gitEnv, cwd: scratch });
-    }
-    await mkdir(dir, { recursive: true });
-    const index = { ...gitEnv, GIT_INDEX_FILE: path.join(scratch, 'index'), GIT_WORK_TREE: path.resolve(dir) };
-    await git(['read-tree', manifest.commit], { env: index, cwd: scratch });
-    await git(['checkout-index', '--all', '--force'], { env: index, cwd: scratch });
+    await fetchChain(store, manifest, gitDir, env);
+    await checkoutTree(gitDir, manifest.commit, dir, env);
     return manifest;
   } finally {
     await rm(scratch, { recursive: true, force: true });

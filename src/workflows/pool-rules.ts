@@ -1,0 +1,10 @@
+// Names a pool's queues: pure, shared by the workflow (where it sends a claim) and the worker (what
+// it polls).
+
+/** The queue a pool's hosts poll for claims: `<task queue>-pool@<pool>`. */
+export function poolQueueName(taskQueue: string, pool: string): string {
+  return `${taskQueue}-pool@${pool}`;
+}
+
+/** A pool name: letters, digits, `.`, `_` and `-`, 1 to 64, starting with a letter or digit. */
+export const POOL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
