@@ -53,9 +53,9 @@ export function workspacesDir(env: NodeJS.ProcessEnv): string {
   return path.resolve(env.FAHEEM_WORKSPACES_DIR || path.join(homedir(), '.faheem', 'workspaces'));
 }
 
-/** A pooled conversation's folder on a host. */
+/** A pooled conversation's folder on a host (the id encoded as in refs: no two ids share one). */
 export function pooledWorkspace(dir: string, conversationId: string): string {
-  return path.join(dir, encodeRefPart(conversationId).replace(/%/g, '_'));
+  return path.join(dir, encodeRefPart(conversationId));
 }
 
 /** What a host remembers of a claim it holds: `<workspaces>/.claims/<id>.json`. */

@@ -14,4 +14,5 @@ export const HEAVY_UNIT_FILES = [
   'checkpoint-objects.test.ts',
   'compile-cache.test.ts',
   'workspace-shipping.test.ts',
+  'pool-hosts.test.ts',
 ];

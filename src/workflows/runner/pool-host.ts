@@ -11,7 +11,7 @@
 import { ActivityFailure, TimeoutFailure, isCancellation, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../../activities/index.js';
-import { poolQueueName } from '../pool-rules.js';
+import { movedCwd, poolQueueName } from '../pool-rules.js';
 import { hostWait } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 import { NotStarted, OutcomeUnknown } from './host-errors.js';
@@ -21,12 +21,6 @@ export type PoolHostRun = Pick<
   ConversationRun,
   'append' | 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'publishDetails' | 'setToolState' | 'toolStateOf'
 >;
-
-/** The terminal's directory on the new host: the same place inside the workspace. */
-export function movedCwd(cwd: string, fromWorkspace: string, toWorkspace: string): string {
-  if (cwd === fromWorkspace) return toWorkspace;
-  return cwd.startsWith(`${fromWorkspace}/`) ? `${toWorkspace}${cwd.slice(fromWorkspace.length)}` : toWorkspace;
-}
 
 function timeoutOf(err: unknown): TimeoutType | undefined {
   return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure ? (err.cause.timeoutType ?? undefined) : undefined;
