@@ -45,7 +45,9 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
     startToCloseTimeout: '10 minutes',
     heartbeatTimeout: '1 minute',
     retry: { initialInterval: '1 second' }, // until a host of the pool takes it
-    summary: reason ? `move to another host of pool ${pool}` : `claim a host of pool ${pool}`,
+    summary: reason
+      ? `host_changed: leave host ${options.poolHost?.host} (${reason}) for another of pool ${pool}`
+      : `claim a host of pool ${pool}`,
   });
   const lastStep = lastAcceptedStep(run);
   const from = options.poolHost?.host ?? null;
