@@ -165,6 +165,8 @@ export interface CreateOptions {
   pool?: string;
   /** With `pool`: the workspace starts from this folder's files, uploaded at start (default: empty). */
   workspaceFrom?: string;
+  /** With `pool`: idle this long, it releases its host folder (hibernates; default 10 minutes; paused: at once). */
+  poolIdleReleaseMs?: number;
   /**
    * The conversation's id (default: generated, `conv-…`): 1–128 letters, digits, `.`, `_`, `:` and
    * `-`, starting with a letter or digit, never `..`; others are an InvalidRequestError.
@@ -244,6 +246,7 @@ export function conversationStart(options: CreateOptions): {
       agent: options.agent.spec,
       toolTaskQueue: pool !== undefined ? poolQueueName(taskQueue, pool) : (options.toolTaskQueue ?? defaultToolTaskQueue()),
       ...(pool !== undefined ? { pool } : {}),
+      ...(pool !== undefined && options.poolIdleReleaseMs !== undefined ? { poolIdleReleaseMs: options.poolIdleReleaseMs } : {}),
       maxIterations: options.maxIterations ?? DEFAULTS.maxIterations,
       confirmationPolicy: options.confirmationPolicy ?? 'never',
       idleTimeoutMs: options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,

@@ -224,6 +224,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       restoreWorkspace: activities.restoreWorkspace,
       forkWorkspace: activities.forkWorkspace,
       listCheckpoints: activities.listCheckpoints,
+      // A pooled conversation that hibernates gives its folder back on the host that holds it.
+      releasePoolHost: activities.releasePoolHost,
       // Conversations that scheduled these before tools were open still get an answer.
       runTerminal: activities.runTerminal,
       editFile: activities.editFile,

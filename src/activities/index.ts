@@ -27,7 +27,14 @@ import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
 import { LivePublisher } from '../live/publisher.js';
 import { taskQueue, toolTaskQueue } from '../connection.js';
-import { claimPoolHost, shipAfterSnapshot, type ClaimInput, type ClaimResult, type PoolSettings } from '../workspaces/pool.js';
+import {
+  claimPoolHost,
+  releasePoolHost,
+  shipAfterSnapshot,
+  type ClaimInput,
+  type ClaimResult,
+  type PoolSettings,
+} from '../workspaces/pool.js';
 import { objectStoreFailure } from '../checkpoints/activity-support.js';
 import { ObjectStoreError } from '../storage/object-store.js';
 import { ApplicationFailure } from '@temporalio/common';
@@ -124,6 +131,11 @@ export function createActivities(options: ActivitiesOptions = {}) {
         if (err instanceof ObjectStoreError) throw objectStoreFailure(err);
         throw err;
       }
+    },
+    /** On the host's queue: a hibernating pooled conversation gives back its folder here. */
+    async releasePoolHost(input: { conversationId: string; epoch: number }): Promise<boolean> {
+      if (!pool) return false;
+      return releasePoolHost(pool, checkpoints, String(input.conversationId), Number(input.epoch));
     },
     restoreWorkspace: createRestoreWorkspace(checkpoints),
     forkWorkspace: createForkWorkspace(checkpoints),

@@ -235,8 +235,12 @@ export interface ConversationOptions {
    * that host's, set when a host claims the conversation.
    */
   pool?: string;
-  /** The host of the pool that holds it now, and its fence epoch (set by the workflow). */
+  /** The host of the pool that holds it now, and its fence epoch (set by the workflow; absent while it hibernates). */
   poolHost?: { host: string; epoch: number };
+  /** A pooled conversation idle this long releases its host folder (default 10 minutes; paused: at once). */
+  poolIdleReleaseMs?: number;
+  /** The host a hibernating pooled conversation released (set by the workflow). */
+  poolReleasedBy?: string;
 }
 
 /** A sub-agent as its parent sees it. */

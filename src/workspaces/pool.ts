@@ -192,3 +192,23 @@ export function shipAfterSnapshot(settings: PoolSettings, env: NodeJS.ProcessEnv
     await writeClaim(settings, { ...claim, last: manifest });
   };
 }
+
+/**
+ * Hibernation: the conversation releases its folder on this host (its checkpoints are in the store
+ * already; the next claim, on any host, restores the last one). The claim ends with it: a snapshot
+ * this host takes of it later is refused. Safe to retry; a claim held by another epoch is left alone.
+ */
+export async function releasePoolHost(
+  settings: PoolSettings,
+  checkpoints: CheckpointStore,
+  conversationId: string,
+  epoch: number,
+): Promise<boolean> {
+  const claim = await readClaim(settings, conversationId);
+  if (!claim || claim.epoch !== epoch) return false;
+  const repo = await checkpoints.open(claim.workspace).catch(() => undefined);
+  repo?.stopWatching();
+  await rm(claimFile(settings, conversationId), { force: true });
+  await rm(claim.workspace, { recursive: true, force: true });
+  return true;
+}

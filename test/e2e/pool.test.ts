@@ -9,7 +9,7 @@ import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promis
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Conversation } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
 import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 import { startSeaweedS3, type SeaweedS3 } from '../support/seaweedfs.js';
@@ -136,4 +136,43 @@ test('a lost host: the conversation moves, the call in flight is "outcome unknow
   const { stdout: text } = await h.cli(['events', id]);
   assert.match(text, new RegExp(`workspace moved from host ${holder.id} to ${other.id}`));
   await other.worker.kill();
+});
+
+test('idle past its bound a pooled conversation hibernates: its folder goes, and any host takes it up again', async () => {
+  const hosts = [await startHost('host-c'), await startHost('host-d')];
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    const last = req.body.messages.at(-1);
+    if (last?.role === 'tool') return { content: 'Done.' };
+    const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content);
+    return { toolCalls: [{ name: 'terminal', arguments: { command: text.includes('again') ? 'cat h.txt' : 'echo hello > h.txt' } }] };
+  });
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
+    pool: 'p1',
+    poolIdleReleaseMs: 500,
+    firstMessage: 'Write it',
+    run: true,
+  });
+  const first = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(first.status, 'finished', first.lastError ?? '');
+  const holder = hosts.find((x) => x.id === first.host)!;
+  assert.ok(holder, `held by ${first.host}`);
+  const folder = path.join(holder.dir, conversation.id);
+  await waitFor('the conversation to hibernate', async () => {
+    const s = await conversation.state();
+    return s.host === null && !existsSync(folder);
+  });
+
+  await conversation.sendMessage('Show it again');
+  const second = await conversation.run();
+  assert.equal(second.status, 'finished', second.lastError ?? '');
+  const events = await conversation.events();
+  const observations = events.filter((e) => e.kind === 'observation');
+  assert.match(observations.at(-1)?.kind === 'observation' ? observations.at(-1)!.content : '', /hello/);
+  const woke = events.filter((e) => e.kind === 'host_changed').at(-1);
+  assert.ok(woke?.kind === 'host_changed', JSON.stringify(events.filter((e) => e.kind === 'host_changed')));
+  assert.equal(woke.from, holder.id);
+  assert.match(woke.reason, /hibernation/);
+  assert.equal(woke.restoredFromStep, 1);
+  for (const host of hosts) await host.worker.kill();
 });

@@ -12,6 +12,8 @@ import { ActivityFailure, TimeoutFailure, isCancellation, proxyActivities, workf
 import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../../activities/index.js';
 import { movedCwd, poolQueueName } from '../pool-rules.js';
+import { DEFAULTS } from '../../types.js';
+import { isPatched } from '../legacy/patches.js';
 import { hostWait } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 import { NotStarted, OutcomeUnknown } from './host-errors.js';
@@ -50,7 +52,8 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
       : `claim a host of pool ${pool}`,
   });
   const lastStep = lastAcceptedStep(run);
-  const from = options.poolHost?.host ?? null;
+  const released = options.poolReleasedBy;
+  const from = options.poolHost?.host ?? released ?? null;
   const claimed = await claims.claimPoolHost({ conversationId: run.id, pool, ...(lastStep !== undefined ? { lastStep } : {}) });
   const terminal = run.toolStateOf('terminal') as { cwd?: unknown; env?: unknown } | undefined;
   if (terminal && typeof terminal.cwd === 'string')
@@ -58,13 +61,14 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
   options.toolTaskQueue = claimed.toolTaskQueue;
   options.workspace = claimed.workspace;
   options.poolHost = { host: claimed.host, epoch: claimed.epoch };
+  delete options.poolReleasedBy;
   run.append({
     kind: 'host_changed',
     source: 'environment',
     from,
     to: claimed.host,
     restoredFromStep: claimed.restoredFromStep ?? null,
-    reason: reason ?? `first host of pool ${pool}`,
+    reason: reason ?? (released !== undefined ? `woke from hibernation (released by ${released})` : `first host of pool ${pool}`),
   });
   run.publishDetails();
   return claimed.restoredFromStep;
@@ -109,4 +113,38 @@ export async function onPoolHost<T>(
       throw err;
     }
   }
+}
+
+/** What hibernation reads and writes of the run. */
+export type HibernateRun = Pick<ConversationRun, 'options' | 'publishDetails' | 'id' | 'status'>;
+
+/**
+ * How long a stopped pooled conversation keeps its host folder before it hibernates: 0 when
+ * paused, the bound when idle; undefined when it has no host to release (or is not pooled).
+ */
+export function hibernationBound(run: HibernateRun): number | undefined {
+  const { options } = run;
+  if (options.pool === undefined || !options.poolHost || !isPatched('pooled-workspaces')) return undefined;
+  return run.status === 'paused' ? 0 : (options.poolIdleReleaseMs ?? DEFAULTS.poolIdleReleaseMs);
+}
+
+/**
+ * Hibernation: the host gives the workspace folder back (every accepted step is in the store), and
+ * the next host call claims a host of the pool again (any, restoring the last step). A host that
+ * is gone has nothing to give back.
+ */
+export async function hibernate(run: HibernateRun): Promise<void> {
+  const { options } = run;
+  const held = options.poolHost!;
+  const host = proxyActivities<Activities>({
+    taskQueue: options.toolTaskQueue,
+    scheduleToStartTimeout: hostWait(options),
+    startToCloseTimeout: '1 minute',
+    retry: { maximumAttempts: 3 },
+    summary: `hibernate: release the workspace folder on host ${held.host}`,
+  });
+  await host.releasePoolHost({ conversationId: run.id, epoch: held.epoch }).catch(() => false);
+  delete options.poolHost;
+  options.poolReleasedBy = held.host;
+  run.publishDetails();
 }
