@@ -14,7 +14,7 @@ import { applyOutcome, finishMovedStep, takeTurn } from './runner/turn.js';
 import { moveToNewVersionDue, targetVersionChanged } from './runner/versioning.js';
 import { temporalEffects } from './runner/effects.js';
 import { isPatched } from './legacy/patches.js';
-import { hibernate, hibernationBound } from './runner/pool-host.js';
+import { hibernate, hibernationBound, poolHostDue, takePoolHost } from './runner/pool-host.js';
 
 /** Why the loop of one workflow run ended. */
 type RunEnd = 'continue-as-new' | 'closed' | 'idle-timeout' | 'sub-agent-done';
@@ -56,6 +56,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     // A rewind asked for is carried out once nothing runs (its request paused the conversation).
     if (run.rewinds.pending) {
       if (run.checkpointPending) await run.checkpointsSettled();
+      // A hibernating pooled conversation takes a host first: the restore runs where its workspace is.
+      if (poolHostDue(run)) await takePoolHost(run);
       await performRewind(run, acts);
       continue;
     }

@@ -226,3 +226,21 @@ export async function materialiseWorkspace(
     await rm(scratch, { recursive: true, force: true });
   }
 }
+
+/**
+ * A fork of a pooled conversation at `step`: the new conversation's manifest of that step names the
+ * source's bundles (they are immutable), so whichever host claims the fork restores that step.
+ */
+export async function forkShipped(
+  store: ObjectStore,
+  sourceId: string,
+  step: number,
+  newId: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  const codec = encryptionCodec(env);
+  const manifest = await findManifest(store, sourceId, step, env);
+  if (!manifest) throw new ObjectStoreError('not_found', `step ${step} of conversation ${sourceId} was never shipped to ${store.location}`);
+  const forked: StepManifest = { ...manifest, epoch: 1, host: 'fork' };
+  await store.put(manifestKey(conversationPrefix(newId), step, 1), await sealObject(Buffer.from(JSON.stringify(forked)), codec));
+}

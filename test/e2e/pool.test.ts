@@ -176,3 +176,51 @@ test('idle past its bound a pooled conversation hibernates: its folder goes, and
   assert.equal(woke.restoredFromStep, 1);
   for (const host of hosts) await host.worker.kill();
 });
+
+test('rewind and fork of a hibernating pooled conversation, on whichever host takes it', async () => {
+  const hosts = [await startHost('host-e'), await startHost('host-f')];
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    const last = req.body.messages.at(-1);
+    if (last?.role === 'tool') return { content: 'Done.' };
+    const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content);
+    const command = text.includes('second') ? 'echo two > g.txt' : text.includes('show') ? 'ls; cat f.txt' : 'echo one > f.txt';
+    return { toolCalls: [{ name: 'terminal', arguments: { command } }] };
+  });
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
+    pool: 'p1',
+    poolIdleReleaseMs: 500,
+    firstMessage: 'first',
+    run: true,
+  });
+  const hibernated = () => waitFor('the conversation to hibernate', async () => (await conversation.state()).host === null);
+  assert.equal((await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000)).status, 'finished');
+  await conversation.sendMessage('second');
+  assert.equal((await conversation.run()).status, 'finished');
+  await hibernated();
+  const steps = (await conversation.checkpoints()).filter((c) => !c.rewound).map((c) => c.step);
+  assert.ok(steps.includes(1), JSON.stringify(steps));
+
+  // The fork at step 1: its own pooled workspace, restored from the source's shipped step 1.
+  const { stdout } = await h.cli(['fork', conversation.id, '--at', '1']);
+  const forked = await Conversation.attach(h.client, stdout.trim().split('\n').pop()!.trim());
+  await forked.sendMessage('show it');
+  const fromFork = await forked.run();
+  assert.equal(fromFork.status, 'finished', fromFork.lastError ?? '');
+  assert.ok(hosts.some((x) => x.id === fromFork.host));
+  const forkEvents = await forked.events();
+  const shown = forkEvents.filter((e) => e.kind === 'observation').at(-1);
+  assert.match(shown?.kind === 'observation' ? shown.content : '', /one/);
+  assert.deepEqual((await readdir(fromFork.workspace)).sort(), ['f.txt'], "the fork has step 1's files only");
+
+  // The rewind to step 1 (on a host claimed for it), then a step there: g.txt is gone.
+  await h.cli(['rewind', conversation.id, '--to', '1']);
+  await conversation.sendMessage('show it');
+  const after = await conversation.run();
+  assert.equal(after.status, 'finished', after.lastError ?? '');
+  const listed = (await conversation.events()).filter((e) => e.kind === 'observation').at(-1);
+  const text = listed?.kind === 'observation' ? listed.content : '';
+  assert.match(text, /f\.txt/);
+  assert.doesNotMatch(text, /g\.txt/);
+  for (const host of hosts) await host.worker.kill();
+});

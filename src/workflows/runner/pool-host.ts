@@ -148,3 +148,13 @@ export async function hibernate(run: HibernateRun): Promise<void> {
   options.poolReleasedBy = held.host;
   run.publishDetails();
 }
+
+/** Whether a pooled conversation needs a host claimed before a call that does not go through onHost (a rewind's restore). */
+export function poolHostDue(run: Pick<ConversationRun, 'options'>): boolean {
+  return run.options.pool !== undefined && !run.options.poolHost && isPatched('pooled-workspaces');
+}
+
+/** Claims a host of the pool now (asked after poolHostDue). */
+export async function takePoolHost(run: PoolHostRun): Promise<void> {
+  await claimHost(run, undefined);
+}
