@@ -272,6 +272,17 @@ export function buildBlocks(state: TranscriptState): Block[] {
       case 'status':
         blocks.push({ type: 'note', key, text: `status → ${e.status}${e.reason ? ` (${e.reason})` : ''}`, time });
         break;
+      case 'host_changed':
+        blocks.push({
+          type: 'note',
+          key,
+          text:
+            e.from === null
+              ? `workspace on host ${e.to}`
+              : `workspace moved from host ${e.from} to ${e.to} (${e.reason}); restored as of step ${e.restoredFromStep ?? 'none'}`,
+          time,
+        });
+        break;
       case 'host':
         blocks.push({
           type: 'note',

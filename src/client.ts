@@ -10,6 +10,7 @@ import { parseHooks, type HooksConfig } from './hooks/config.js';
 import { markRewound, rewoundRanges, type RewindAnswer } from './workflows/rewind-rules.js';
 import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, WaitTimeoutError } from './errors.js';
 import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
+import { POOL_NAME, poolQueueName } from './workflows/pool-rules.js';
 import { parseMcpServers } from './mcp/config.js';
 import { explainUnreadable } from './security/codec.js';
 import { oneLine } from './text.js';
@@ -155,7 +156,17 @@ export function checkMessage(text: unknown): string {
 /** What `Conversation.create` takes: the agent, the workspace (on the worker's host), and the conversation's limits. */
 export interface CreateOptions {
   agent: Agent;
-  workspace: string;
+  /** The workspace folder on the tool host; with `pool`, not given (the pool's host has it). */
+  workspace?: string;
+  /**
+   * A pool of hosts (workers started with `--pool NAME`): the workspace lives in the object store
+   * (FAHEEM_OBJECT_STORE) and on one live host of the pool at a time, and moves when that host is lost.
+   */
+  pool?: string;
+  /** With `pool`: the workspace starts from this folder's files, uploaded at start (default: empty). */
+  workspaceFrom?: string;
+  /** With `pool`: idle this long, it releases its host folder (hibernates; default 10 minutes; paused: at once). */
+  poolIdleReleaseMs?: number;
   /**
    * The conversation's id (default: generated, `conv-…`): 1–128 letters, digits, `.`, `_`, `:` and
    * `-`, starting with a letter or digit, never `..`; others are an InvalidRequestError.
@@ -200,6 +211,14 @@ export interface CreateOptions {
 /** The longest title (the first message on one line) a conversation's memo and Web UI summary hold. */
 const TITLE_CHARS = 120;
 
+function checkPoolName(pool: string): string {
+  if (!POOL_NAME.test(pool))
+    throw new InvalidRequestError(
+      `pool ${JSON.stringify(pool)}: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit`,
+    );
+  return pool;
+}
+
 /**
  * How a conversation workflow is started for these options: its id, and the workflow's input, task
  * queue, search attributes and Web UI texts. `Conversation.create` starts it; schedules start the
@@ -219,11 +238,20 @@ export function conversationStart(options: CreateOptions): {
 } {
   const id = options.id !== undefined ? checkConversationId(options.id, 'new') : `conv-${randomUUID().slice(0, 13)}`;
   if (options.firstMessage !== undefined) checkMessage(options.firstMessage);
+  const pool = options.pool !== undefined ? checkPoolName(options.pool) : undefined;
+  if (pool === undefined && options.workspace === undefined) throw new InvalidRequestError('a conversation needs a workspace (or a pool)');
+  if (pool !== undefined && options.workspace !== undefined)
+    throw new InvalidRequestError('a pooled conversation has no workspace folder of its own: pass workspaceFrom to start from one');
+  if (pool === undefined && options.workspaceFrom !== undefined) throw new InvalidRequestError('workspaceFrom goes with pool');
+  const taskQueue = options.taskQueue ?? defaultTaskQueue();
   const input: ConversationInput = {
     options: {
-      workspace: path.resolve(options.workspace),
+      // Pooled: a stand-in until a host of the pool claims it (the workflow then sets the host's path and queue).
+      workspace: pool !== undefined ? `/faheem-pool/${pool}/${id}` : path.resolve(options.workspace!),
       agent: options.agent.spec,
-      toolTaskQueue: options.toolTaskQueue ?? defaultToolTaskQueue(),
+      toolTaskQueue: pool !== undefined ? poolQueueName(taskQueue, pool) : (options.toolTaskQueue ?? defaultToolTaskQueue()),
+      ...(pool !== undefined ? { pool } : {}),
+      ...(pool !== undefined && options.poolIdleReleaseMs !== undefined ? { poolIdleReleaseMs: options.poolIdleReleaseMs } : {}),
       maxIterations: options.maxIterations ?? DEFAULTS.maxIterations,
       confirmationPolicy: options.confirmationPolicy ?? 'never',
       idleTimeoutMs: options.idleTimeoutMs ?? DEFAULTS.idleTimeoutMs,
@@ -246,7 +274,7 @@ export function conversationStart(options: CreateOptions): {
   return {
     id,
     workflow: {
-      taskQueue: options.taskQueue ?? defaultTaskQueue(),
+      taskQueue,
       args: [input],
       // Visible (faheem list, faheem status without a worker) before any worker has picked it up.
       typedSearchAttributes: [
@@ -286,6 +314,8 @@ export class Conversation {
   /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
   static async create(client: Client, options: CreateOptions): Promise<Conversation> {
     const start = conversationStart(options);
+    // Its files go up before it starts: the first host to claim it restores them.
+    if (options.workspaceFrom !== undefined) await (await import('./workspaces/seed.js')).seedWorkspace(start.id, options.workspaceFrom);
     const handle = await client.workflow.start('conversation', { workflowId: start.id, ...start.workflow });
     return new Conversation(client, start.id, handle);
   }

@@ -134,7 +134,7 @@ export function taskQueue(env: NodeJS.ProcessEnv = process.env): string {
   return env.FAHEEM_TASK_QUEUE || DEFAULTS.taskQueue;
 }
 
-/** Tools run on the host that has the workspace; by default this host. */
+/** Tools run on the host that has the workspace; by default this host (FAHEEM_HOST_ID, else the hostname). */
 export function toolTaskQueue(env: NodeJS.ProcessEnv = process.env): string {
-  return env.FAHEEM_TOOL_TASK_QUEUE || `${taskQueue(env)}-tools@${os.hostname()}`;
+  return env.FAHEEM_TOOL_TASK_QUEUE || `${taskQueue(env)}-tools@${env.FAHEEM_HOST_ID || os.hostname()}`;
 }

@@ -27,7 +27,8 @@ export type FaheemErrorCode =
   | 'workspace_unavailable'
   | 'tool_not_started'
   | 'live_offset_truncated'
-  | 'deploy';
+  | 'deploy'
+  | 'object_store';
 
 /** Where an error keeps the names of its class and their ancestors up to FaheemError (shared across copies). */
 const KINDS = Symbol.for('faheemcode.errorKinds');

@@ -93,6 +93,24 @@ export const FAILURE_TYPES = {
     thrownBy: 'the checkpoint activities',
     means: 'a git command failed; retried',
   },
+  HostFenced: {
+    code: 'object_store',
+    retryable: false,
+    thrownBy: 'the checkpoint and tool activities of a pooled conversation, claimPoolHost',
+    means: 'this host no longer holds the conversation (it moved to another host of the pool): its results are not accepted',
+  },
+  ObjectStoreConfig: {
+    code: 'object_store',
+    retryable: false,
+    thrownBy: 'claimPoolHost, the checkpoint activities of a pooled conversation',
+    means: 'the object store is not set up (FAHEEM_OBJECT_STORE), refuses the credentials, or an object is over its size cap',
+  },
+  ObjectStoreUnreachable: {
+    code: 'object_store',
+    retryable: true,
+    thrownBy: 'claimPoolHost, the checkpoint activities of a pooled conversation',
+    means: 'the object store did not answer; retried',
+  },
   RewindFailed: {
     code: 'checkpoint',
     retryable: false,

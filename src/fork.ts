@@ -7,6 +7,7 @@ import { Conversation } from './client.js';
 import { defaultForkDir } from './checkpoints/shadow-repo.js';
 import { readEvents } from './conversation/read-events.js';
 import { FaheemError } from './errors.js';
+import { poolQueueName } from './workflows/pool-rules.js';
 import { checkConversationId } from './conversation-id.js';
 import { emptyMetrics, type CarriedState, type ConversationInput } from './types.js';
 import { CARRIED_STATE_VERSION } from './workflows/legacy/carried-state.js';
@@ -52,7 +53,12 @@ export async function forkConversation(client: Client, sourceId: string, options
   }
   const id = options.id ?? `conv-${randomUUID().slice(0, 13)}`;
   const sourceWorkspace = point.options.workspace;
-  const workspace = path.resolve(options.workspace ?? defaultForkDir(sourceWorkspace, id));
+  // A pooled conversation's fork is pooled too: its workspace is the source's shipped step, in the store.
+  const pool = point.options.pool;
+  if (pool !== undefined && options.workspace !== undefined)
+    throw new ForkError('a fork of a pooled conversation is pooled too: it has no workspace folder to choose');
+  const workspace =
+    pool !== undefined ? `/faheem-pool/${pool}/${id}` : path.resolve(options.workspace ?? defaultForkDir(sourceWorkspace, id));
   // Every event up to the checkpoint, those earlier runs hold included; the fork holds them itself.
   const all = await readEvents(handle, 0, point.checkpoint.index + 1);
   // Without readers' marks: the rewind events it carries say what is out of the prompt.
@@ -86,11 +92,23 @@ export async function forkConversation(client: Client, sourceId: string, options
     terminal.cwd = workspace + terminal.cwd.slice(sourceWorkspace.length);
   }
   // A fork is a conversation of its own, not a sub-agent.
-  const { parent: _parent, ...options_ } = point.options;
+  const { parent: _parent, poolHost: _host, poolReleasedBy: _released, ...options_ } = point.options;
+  if (pool !== undefined) {
+    const { objectStore } = await import('./storage/object-store.js');
+    const { forkShipped } = await import('./workspaces/shipping.js');
+    const store = objectStore();
+    if (!store) throw new ForkError('forking a pooled conversation reads the object store: set FAHEEM_OBJECT_STORE');
+    await forkShipped(store, sourceId, checkpoint.step, id);
+    carried.forkMade = true; // the first host of the pool to claim it restores the step
+  }
   const input: ConversationInput = {
-    options: { ...options_, workspace },
+    options: {
+      ...options_,
+      workspace,
+      ...(pool !== undefined ? { toolTaskQueue: poolQueueName(options.taskQueue ?? defaultTaskQueue(), pool) } : {}),
+    },
     carried,
-    fork: { origin: carried.forkedFrom as NonNullable<CarriedState['forkedFrom']>, sourceWorkspace },
+    ...(pool === undefined ? { fork: { origin: carried.forkedFrom as NonNullable<CarriedState['forkedFrom']>, sourceWorkspace } } : {}),
   };
   await client.workflow.start('conversation', {
     workflowId: id,

@@ -114,6 +114,7 @@ export {
   type EventSource,
   type ForkOrigin,
   type HostEvent,
+  type HostChangedEvent,
   type InstructionsEvent,
   type LLMSpec,
   type McpHttpServerSpec,

@@ -10,8 +10,12 @@ import type { ConfirmationPolicy, McpServersSpec } from './types.js';
 export interface StartRequest {
   /** The first user message. */
   message: string;
-  /** The agent's working directory on the workspace host. */
-  workspace: string;
+  /** The agent's working directory on the workspace host (not with `pool`). */
+  workspace?: string;
+  /** A pool of hosts whose workspace this conversation gets, instead of a folder on one host. */
+  pool?: string;
+  /** With `pool`: a folder whose files the workspace starts from (uploaded now). */
+  workspaceFrom?: string;
   /** The conversation id (default: generated). */
   id?: string;
   /** e.g. `openai/gpt-4o` (default: the worker's LLM_MODEL). */
@@ -47,7 +51,8 @@ export async function startConversation(client: Client, r: StartRequest): Promis
   });
   return Conversation.create(client, {
     agent,
-    workspace: r.workspace,
+    ...(r.pool === undefined ? { workspace: r.workspace } : { pool: r.pool }),
+    ...(r.workspaceFrom !== undefined ? { workspaceFrom: r.workspaceFrom } : {}),
     ...(r.id ? { id: r.id } : {}),
     firstMessage: r.message,
     run: true,

@@ -16,6 +16,7 @@ import { dataConverter } from './storage/local-payloads.js';
 import { tracedWorkflowSource, workflowSource } from './workflow-source.js';
 import { heartbeatCadence, pauseChannelOf, type PauseChannel } from './pause-channel.js';
 import { shutdownTracing, startTracing } from './telemetry/tracing.js';
+import { poolQueue, poolSettings, type PoolSettings } from './workspaces/pool.js';
 
 export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
 export { readWorkerConfig, type WorkerConfig, type WorkerDeploymentVersion, type WorkerLogLevel } from './config.js';
@@ -44,6 +45,8 @@ export interface WorkerHandle {
   metricsHost: string;
   /** How a pause reaches this worker's calls in flight (worker commands, or heartbeats on an older server). */
   pauseChannel: PauseChannel;
+  /** The pool this worker hosts workspaces of (--pool / FAHEEM_POOL); undefined: none. */
+  pool: Pick<PoolSettings, 'pool' | 'hostId' | 'workspacesDir'> | undefined;
 }
 
 /** The default logger, less the warning that the tools worker runs no workflows (by design). */
@@ -109,6 +112,12 @@ export interface CreateWorkerOptions {
   metricsPort?: number;
   /** The address metrics listen on (default: FAHEEM_METRICS_HOST, else 127.0.0.1). */
   metricsHost?: string;
+  /**
+   * Host workspaces of this pool (default: FAHEEM_POOL): take pooled conversations from the pool's
+   * queue, materialise their workspaces under FAHEEM_WORKSPACES_DIR, ship each checkpoint to
+   * FAHEEM_OBJECT_STORE (required).
+   */
+  pool?: string;
 }
 
 /**
@@ -164,7 +173,9 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       }
     : source;
   const mcp = new McpManager({ env, ...(sandbox ? { sandbox } : {}) });
+  const pool = poolSettings(env, options.pool ?? env.FAHEEM_POOL);
   const activities = createActivities({
+    ...(pool ? { pool } : {}),
     env,
     config,
     tools: options.tools ?? [],
@@ -213,6 +224,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       restoreWorkspace: activities.restoreWorkspace,
       forkWorkspace: activities.forkWorkspace,
       listCheckpoints: activities.listCheckpoints,
+      // A pooled conversation that hibernates gives its folder back on the host that holds it.
+      releasePoolHost: activities.releasePoolHost,
       // Conversations that scheduled these before tools were open still get an answer.
       runTerminal: activities.runTerminal,
       editFile: activities.editFile,
@@ -223,9 +236,22 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     // The tool queue is part of the same version: a pinned conversation's tools run on its own build.
     ...versioning,
   });
+  // A pool's hosts take its conversations' claims from the pool's queue (one host at a time each).
+  const claims = pool
+    ? await Worker.create({
+        connection,
+        namespace,
+        taskQueue: poolQueue(mainQueue, pool.pool),
+        dataConverter: dataConverter(env),
+        activities: { claimPoolHost: activities.claimPoolHost },
+        shutdownGraceTime: '2 seconds',
+        ...versioning,
+      })
+    : undefined;
   return {
     taskQueue: mainQueue,
     toolTaskQueue: toolsQueue,
+    pool: pool ? { pool: pool.pool, hostId: pool.hostId, workspacesDir: pool.workspacesDir } : undefined,
     sandbox,
     sandboxWarning,
     deployment,
@@ -234,7 +260,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     pauseChannel,
     run: async () => {
       try {
-        await Promise.all([main.run(), tools.run()]);
+        await Promise.all([main.run(), tools.run(), claims?.run()]);
       } finally {
         await mcp.closeAll().catch(() => undefined);
         await connection.close();
@@ -244,6 +270,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     shutdown: () => {
       main.shutdown();
       tools.shutdown();
+      claims?.shutdown();
     },
   };
 }

@@ -333,6 +333,18 @@ export class UpdateMapper {
             content: { type: 'text', text: `A UserPromptSubmit hook refused this message: ${e.reason}` },
           },
         ];
+      case 'host_changed':
+        return e.from === null
+          ? []
+          : [
+              {
+                sessionUpdate: 'agent_thought_chunk',
+                content: {
+                  type: 'text',
+                  text: `The workspace moved from host ${e.from} to ${e.to} (${e.reason}); restored as of step ${e.restoredFromStep ?? 'none'}.\n`,
+                },
+              },
+            ];
       case 'host':
         return e.available
           ? []

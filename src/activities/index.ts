@@ -26,7 +26,18 @@ import { createLegacyToolActivities } from './legacy.js';
 import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
 import { LivePublisher } from '../live/publisher.js';
-import { taskQueue } from '../connection.js';
+import { taskQueue, toolTaskQueue } from '../connection.js';
+import {
+  claimPoolHost,
+  releasePoolHost,
+  shipAfterSnapshot,
+  type ClaimInput,
+  type ClaimResult,
+  type PoolSettings,
+} from '../workspaces/pool.js';
+import { objectStoreFailure } from '../checkpoints/activity-support.js';
+import { ObjectStoreError } from '../storage/object-store.js';
+import { FAILURE, failure } from '../failure-types.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
@@ -47,6 +58,8 @@ export interface ActivitiesOptions {
   metrics?: FaheemMetrics;
   /** How often model and tool calls heartbeat (createWorker: from its server's pause channel; default 50 ms). */
   heartbeatEveryMs?: number;
+  /** The pool this worker hosts (createWorker: --pool / FAHEEM_POOL): its checkpoints are shipped, it takes claims. */
+  pool?: PoolSettings;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -67,7 +80,8 @@ export function createActivities(options: ActivitiesOptions = {}) {
   // Model calls and condensation read the same transcripts: one cache serves both.
   const transcripts = new TranscriptCache(config.transcriptCacheBytes);
   const starts = new StartLog(path.join(home, 'started'));
-  const checkpoints = CheckpointStore.fromEnv(env);
+  const pool = options.pool;
+  const checkpoints = CheckpointStore.fromEnv(env, pool ? { afterSnapshot: shipAfterSnapshot(pool, env) } : {});
   const live = new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
   const beatEveryMs = options.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
   const tools = createRunTool({
@@ -107,6 +121,21 @@ export function createActivities(options: ActivitiesOptions = {}) {
     // Replay-era activities (see legacy.ts).
     ...createLegacyToolActivities(tools.runTool),
     checkpointWorkspace: createCheckpointWorkspace(checkpoints),
+    /** On a pool's queue: takes a pooled conversation on this host (workspaces/pool.ts). */
+    async claimPoolHost(input: ClaimInput): Promise<ClaimResult> {
+      if (!pool) throw failure(FAILURE.ObjectStoreConfig, 'this worker hosts no pool (faheem worker --pool NAME)');
+      try {
+        return await claimPoolHost(pool, checkpoints, toolTaskQueue(env), input, env);
+      } catch (err) {
+        if (err instanceof ObjectStoreError) throw objectStoreFailure(err);
+        throw err;
+      }
+    },
+    /** On the host's queue: a hibernating pooled conversation gives back its folder here. */
+    async releasePoolHost(input: { conversationId: string; epoch: number }): Promise<boolean> {
+      if (!pool) return false;
+      return releasePoolHost(pool, checkpoints, String(input.conversationId), Number(input.epoch));
+    },
     restoreWorkspace: createRestoreWorkspace(checkpoints),
     forkWorkspace: createForkWorkspace(checkpoints),
     listCheckpoints: createListCheckpoints(checkpoints),

@@ -1,7 +1,9 @@
 // What the checkpoint activities share: input schemas, and turning store errors into the failures
 // the workflow should see (shown as they are, or retried).
 import { z } from 'zod';
+import type { ApplicationFailure } from '@temporalio/common';
 import { FAILURE, failure } from '../failure-types.js';
+import { ObjectStoreError } from '../storage/object-store.js';
 import { CheckpointError } from './git.js';
 
 const id = z.string().min(1).max(1000);
@@ -39,6 +41,7 @@ export async function asActivity<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
+    if (err instanceof ObjectStoreError) throw objectStoreFailure(err);
     if (!(err instanceof CheckpointError)) throw err;
     const type = {
       git_missing: FAILURE.CheckpointGitMissing,
@@ -48,4 +51,11 @@ export async function asActivity<T>(work: () => Promise<T>): Promise<T> {
     }[err.reason];
     throw failure(type, err.message);
   }
+}
+
+/** An object store error as the failure the workflow sees: fenced and configuration are final. */
+export function objectStoreFailure(err: ObjectStoreError): ApplicationFailure {
+  if (err.reason === 'fenced') return failure(FAILURE.HostFenced, err.message);
+  if (err.reason === 'unreachable' || err.reason === 'not_found') return failure(FAILURE.ObjectStoreUnreachable, err.message);
+  return failure(FAILURE.ObjectStoreConfig, err.message);
 }

@@ -52,6 +52,11 @@ export interface CheckpointStoreOptions {
    * without running git (default true; off for workspaces that other machines write to).
    */
   watch?: boolean;
+  /**
+   * Runs after each step's snapshot, before it is answered (a pool's host ships it to the object
+   * store there: workspaces/pool.ts); its failure is the snapshot's.
+   */
+  afterSnapshot?: (workspace: string, gitDir: string, conversationId: string, info: CheckpointInfo) => Promise<void>;
 }
 
 /** At most this many workspaces are watched by one store; the least recently used one stops. */
@@ -70,9 +75,10 @@ export class CheckpointStore {
    * The store a worker uses: under `faheemHome(env)`, the cap from
    * FAHEEM_CHECKPOINT_MAX_FILE_BYTES (bytes), borrowing unless FAHEEM_CHECKPOINT_BORROW=0.
    */
-  static fromEnv(env: NodeJS.ProcessEnv = process.env): CheckpointStore {
+  static fromEnv(env: NodeJS.ProcessEnv = process.env, extra: Pick<CheckpointStoreOptions, 'afterSnapshot'> = {}): CheckpointStore {
     const cap = Number(env.FAHEEM_CHECKPOINT_MAX_FILE_BYTES);
     return new CheckpointStore({
+      ...extra,
       home: faheemHome(env),
       ...(Number.isFinite(cap) && cap > 0 ? { maxFileBytes: cap } : {}),
       borrow: env.FAHEEM_CHECKPOINT_BORROW !== '0',
@@ -179,6 +185,7 @@ export class ShadowRepo {
   private readonly clean = new Map<string, { gen: number; head: string; info: CheckpointInfo }>();
   /** How many snapshots were answered without running git (tests and benches read it). */
   unchangedSnapshots = 0;
+  private readonly afterSnapshot: CheckpointStoreOptions['afterSnapshot'];
 
   private constructor(
     /** The workspace's real path. */
@@ -190,6 +197,7 @@ export class ShadowRepo {
     const id = createHash('sha256').update(workspace).digest('hex').slice(0, 24);
     this.gitDir = path.join(options.home, 'checkpoints', `${id}.git`);
     this.maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    this.afterSnapshot = options.afterSnapshot;
     const env = options.env ?? process.env;
     this.killAfterWrites = Number(env.FAHEEM_TEST_CHECKPOINT_KILL_AFTER_WRITES) || 0;
     this.env = { ...baseGitEnv(env), GIT_DIR: this.gitDir, GIT_WORK_TREE: workspace };
@@ -398,7 +406,11 @@ export class ShadowRepo {
    */
   snapshot(conversationId: string, step: number): Promise<CheckpointInfo> {
     if (!Number.isInteger(step) || step < 0) throw new CheckpointError('invalid', `a checkpoint's step is a whole number ≥ 0, not ${step}`);
-    return this.serial(conversationId, () => this.take(conversationId, step, 'step', `${this.ns(conversationId)}/step-${step}`));
+    return this.serial(conversationId, async () => {
+      const info = await this.take(conversationId, step, 'step', `${this.ns(conversationId)}/step-${step}`);
+      await this.afterSnapshot?.(this.workspace, this.gitDir, conversationId, info);
+      return info;
+    });
   }
 
   private async take(conversationId: string, step: number, kind: CheckpointKind, refName: string): Promise<CheckpointInfo> {

@@ -55,6 +55,12 @@ export function formatEvent(e: ConversationEvent): string {
       return e.available
         ? `${n} ${time} ${pc.green(`workspace host ${e.queue} is back`)}`
         : `${n} ${time} ${pc.yellow(`waiting for workspace host ${e.queue}: no worker there has picked up the next call (start \`faheem worker\` on that host)`)}`;
+    case 'host_changed':
+      return `${n} ${time} ${pc.yellow(
+        e.from === null
+          ? `workspace on host ${e.to}${e.restoredFromStep === null ? '' : `, as of step ${e.restoredFromStep}`}`
+          : `workspace moved from host ${e.from} to ${e.to} (${e.reason}); restored as of step ${e.restoredFromStep ?? 'none (empty)'}`,
+      )}`;
     case 'child':
       return e.status === 'started'
         ? `${n} ${time} ${pc.cyan(`↳ sub-agent ${e.childId} started: ${clip(e.task, 200)}`)}`
@@ -139,6 +145,7 @@ export function stateJson(s: ConversationState): Record<string, unknown> {
     },
     lastError: s.lastError,
     workspace: s.workspace,
+    ...(s.pool !== undefined ? { pool: s.pool, host: s.host ?? null } : {}),
     model: s.model,
     closed: s.closed,
     pendingActions: s.pendingActions,

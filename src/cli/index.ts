@@ -31,6 +31,8 @@ import { timeTravelCommands } from './checkpoint-commands.js';
 import { consoleCommand } from './console.js';
 import { startConversation } from '../start-conversation.js';
 import { acpCommand } from './acp.js';
+import { workspaceCommand } from './workspace-commands.js';
+import { poolQueueName } from '../workflows/pool-rules.js';
 import { flushCompileCache } from '../compile-cache.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import { withTimeout } from '../timeout.js';
@@ -355,8 +357,10 @@ program
     positiveInt,
   )
   .option('--metrics-host <ip>', 'the address metrics listen on (default: FAHEEM_METRICS_HOST, else 127.0.0.1)')
+  .option('--pool <name>', 'also host workspaces of this pool (default: FAHEEM_POOL); needs FAHEEM_OBJECT_STORE')
   .action(
     async (o: {
+      pool?: string;
       tools?: string[];
       sandbox?: string;
       sandboxNetwork?: string;
@@ -372,6 +376,7 @@ program
       if (o.buildId !== undefined) process.env.FAHEEM_BUILD_ID = o.buildId;
       if (o.metricsPort !== undefined) process.env.FAHEEM_METRICS_PORT = String(o.metricsPort);
       if (o.metricsHost !== undefined) process.env.FAHEEM_METRICS_HOST = o.metricsHost;
+      if (o.pool !== undefined) process.env.FAHEEM_POOL = o.pool;
       // Loaded here: the worker (the Temporal worker's native bridge, the model SDKs) is most of the
       // CLI's start-up time, and every other command does without it.
       const { createWorker } = await import('../worker.js');
@@ -387,6 +392,8 @@ program
       // Unsandboxed by fallback, the warning createWorker printed is the line.
       if (worker.sandbox || !worker.sandboxWarning) console.error(`faheem worker: ${describeSandbox(worker.sandbox)}`);
       console.error(`faheem worker: ${describePauseChannel(worker.pauseChannel)}`);
+      if (worker.pool)
+        console.error(`faheem worker: host ${worker.pool.hostId} of pool ${worker.pool.pool}, workspaces in ${worker.pool.workspacesDir}`);
       console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);
       if (tools.length > 0) console.error(`faheem worker: your tools: ${tools.map((t) => t.name).join(', ')}`);
       flushCompileCache(); // a worker is often stopped by a kill: keep what its start compiled
@@ -419,6 +426,8 @@ program
     'hooks in Claude Code\'s format: a JSON file {"hooks": {"PreToolUse": [{"matcher", "hooks": [{"type": "command", "command"}]}], …}}',
   )
   .option('--no-checkpoints', 'no checkpoint of the workspace per step (no rewind or fork)')
+  .option('--pool <name>', 'the workspace belongs to this pool of hosts (workers with --pool), kept in FAHEEM_OBJECT_STORE')
+  .option('--workspace-from <dir>', "with --pool: start from this folder's files (uploaded now; default: empty)")
   .option('--wait', 'return when the run stops')
   .option('--follow', 'print events as they happen until the run stops')
   .action(
@@ -439,19 +448,25 @@ program
         delegate?: boolean;
         wait?: boolean;
         follow?: boolean;
+        pool?: string;
+        workspaceFrom?: string;
       },
     ) => {
       checkMessage(message);
-      const workspace = await startWorkspaceCheck(path.resolve(o.workspace), toolTaskQueue());
+      if (o.workspaceFrom !== undefined && o.pool === undefined) throw new UsageError('--workspace-from goes with --pool');
+      // A pooled workspace is on whichever host of the pool holds it: nothing to check here.
+      const workspace = o.pool === undefined ? await startWorkspaceCheck(path.resolve(o.workspace), toolTaskQueue()) : {};
       if (workspace.error) throw new UsageError(workspace.error);
       if (workspace.warning) printWarnings([workspace.warning]);
       const mcpServers = o.mcpConfig ? await readMcpConfig(o.mcpConfig) : undefined;
       const hooks = o.hooks ? await readHooksFile(o.hooks) : undefined;
       await withClient(async (client) => {
-        const warnings = workerWarnings(client, { taskQueue: taskQueue(), toolTaskQueue: toolTaskQueue() });
+        const toolQueue = o.pool === undefined ? toolTaskQueue() : poolQueueName(taskQueue(), o.pool);
+        const warnings = workerWarnings(client, { taskQueue: taskQueue(), toolTaskQueue: toolQueue });
         const conversation = await startConversation(client, {
           message,
-          workspace: o.workspace,
+          ...(o.pool === undefined ? { workspace: o.workspace } : { pool: o.pool }),
+          ...(o.workspaceFrom !== undefined ? { workspaceFrom: o.workspaceFrom } : {}),
           ...(o.id ? { id: o.id } : {}),
           ...(o.model ? { model: o.model } : {}),
           ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}),
@@ -654,6 +669,8 @@ for (const command of timeTravelCommands({
 })) {
   program.addCommand(command);
 }
+
+program.addCommand(workspaceCommand());
 
 program
   .command('doctor')

@@ -8,7 +8,9 @@ export const NAMED_SECRET_PREFIX = 'FAHEEM_SECRET_';
 
 /** Environment variable names whose values are treated as secrets (masked in every output). */
 export function isSecretName(name: string): boolean {
-  return /(^LLM_API_KEY$|_API_KEY$|_TOKEN$|_SECRET$|PASSWORD|^TEMPORAL_TLS_|^FAHEEM_SECRET_|^FAHEEM_ENCRYPTION_KEYS?$)/i.test(name);
+  return /(^LLM_API_KEY$|_API_KEY$|_TOKEN$|_SECRET$|PASSWORD|^TEMPORAL_TLS_|^FAHEEM_SECRET_|^FAHEEM_ENCRYPTION_KEYS?$|^AWS_SECRET_ACCESS_KEY$)/i.test(
+    name,
+  );
 }
 
 /** The values of the secret variables in `env` (6 characters or more), each key of FAHEEM_ENCRYPTION_KEYS too. */

@@ -2,8 +2,9 @@
 // go to files instead of Temporal history, through Temporal's own external-storage hook. Files are
 // named by content hash, so storing the same payload twice is harmless. Every process that reads
 // such a conversation (workers, clients, the CLI) must see the same folder: on one host that is
-// ~/.faheem/payloads; across hosts, point FAHEEM_PAYLOAD_DIR at shared storage or plug in another
-// StorageDriver (an object store) in its place.
+// ~/.faheem/payloads. Across hosts, FAHEEM_OBJECT_STORE names an object store (S3 or a shared
+// folder) and payloads go there through Temporal's own S3 driver (@temporalio/external-storage-s3),
+// its client being our object store; the folder's driver stays registered to read older claims.
 import { ExternalStorage, StorageDriverClaim, type DataConverter, type StorageDriver } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { createHash } from 'node:crypto';
@@ -12,6 +13,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { faheemHome } from '../home.js';
 import { encryptionCodec } from '../security/codec.js';
+import { objectStore, type ObjectStore } from './object-store.js';
+import { S3StorageDriver, type S3StorageDriverClient } from '@temporalio/external-storage-s3';
 
 const Payload = proto.temporal.api.common.v1.Payload;
 
@@ -56,8 +59,40 @@ export class LocalFilePayloadDriver implements StorageDriver {
   }
 }
 
+/** Where payloads go inside the object store. */
+export const PAYLOADS_PREFIX = 'payloads';
+
+/**
+ * Temporal's S3 driver talks to this client; it puts the driver's keys under the store's own prefix
+ * (a file store or an S3 bucket alike). The bucket the driver names is the store's, so it is not used.
+ */
+export class ObjectStorePayloadClient implements S3StorageDriverClient {
+  constructor(private readonly store: ObjectStore) {}
+  async putObject(_bucket: string, key: string, data: Uint8Array): Promise<void> {
+    await this.store.put(`${PAYLOADS_PREFIX}/${key}`, data);
+  }
+  async objectExists(_bucket: string, key: string): Promise<boolean> {
+    return (await this.store.head(`${PAYLOADS_PREFIX}/${key}`)) !== undefined;
+  }
+  async getObject(_bucket: string, key: string): Promise<Uint8Array> {
+    return this.store.getBytes(`${PAYLOADS_PREFIX}/${key}`);
+  }
+  describe(): Record<string, string> {
+    return { store: this.store.location };
+  }
+}
+
+/**
+ * Where large payloads go: the object store when FAHEEM_OBJECT_STORE is set (Temporal's S3 driver,
+ * capped at the store's size), else the payload folder. Payloads are encoded (encrypted, with a key)
+ * before they get here, so the store holds ciphertext.
+ */
 export function externalStorage(env: NodeJS.ProcessEnv = process.env): ExternalStorage {
-  return new ExternalStorage({ drivers: [new LocalFilePayloadDriver(payloadDir(env))], payloadSizeThreshold: PAYLOAD_SIZE_THRESHOLD });
+  const local = new LocalFilePayloadDriver(payloadDir(env));
+  const store = objectStore(env);
+  if (!store) return new ExternalStorage({ drivers: [local], payloadSizeThreshold: PAYLOAD_SIZE_THRESHOLD });
+  const shared = new S3StorageDriver({ client: new ObjectStorePayloadClient(store), bucket: 'faheem', maxPayloadSize: store.maxBytes });
+  return new ExternalStorage({ drivers: [shared, local], driverSelector: () => shared, payloadSizeThreshold: PAYLOAD_SIZE_THRESHOLD });
 }
 
 /**

@@ -229,6 +229,18 @@ export interface ConversationOptions {
   hooks?: HooksConfig;
   /** After this long with no worker picking up a call on the tool queue, say so (default 30 s). */
   hostWaitMs?: number;
+  /**
+   * The pool of hosts whose workspace this is (`faheem start --pool`): the workspace lives in the
+   * object store and on one live host of the pool at a time; `workspace` and `toolTaskQueue` are
+   * that host's, set when a host claims the conversation.
+   */
+  pool?: string;
+  /** The host of the pool that holds it now, and its fence epoch (set by the workflow; absent while it hibernates). */
+  poolHost?: { host: string; epoch: number };
+  /** A pooled conversation idle this long releases its host folder (default 10 minutes; paused: at once). */
+  poolIdleReleaseMs?: number;
+  /** The host a hibernating pooled conversation released (set by the workflow). */
+  poolReleasedBy?: string;
 }
 
 /** A sub-agent as its parent sees it. */
@@ -392,6 +404,20 @@ export interface HostEvent extends EventBase {
   available: boolean;
 }
 
+/**
+ * A pooled conversation moved to another host of its pool: its workspace there was restored from
+ * the checkpoint shipped after step `restoredFromStep` (null: nothing was shipped yet).
+ */
+export interface HostChangedEvent extends EventBase {
+  kind: 'host_changed';
+  /** The host that held it (lost), or null for the first host. */
+  from: string | null;
+  to: string;
+  restoredFromStep: number | null;
+  /** Why it moved, in words. */
+  reason: string;
+}
+
 /** A sub-agent started by a delegate call, or one that ended. */
 export interface ChildEvent extends EventBase {
   kind: 'child';
@@ -452,6 +478,7 @@ export type ConversationEvent =
   | CheckpointEvent
   | RewindEvent
   | HostEvent
+  | HostChangedEvent
   | ChildEvent
   | InstructionsEvent
   | MessageEvent
@@ -487,6 +514,10 @@ export interface ConversationState {
   runCost: number;
   /** Sub-agents started by delegate calls (their costs are in metrics.accumulatedCost). */
   children: ChildSummary[];
+  /** A pooled conversation's pool (absent for others). */
+  pool?: string;
+  /** The host of the pool holding it now (null until one claims it); `workspace` is its path there. */
+  host?: string | null;
   /** The agent's last answer (its reply without tool calls, or finish's message). */
   finalMessage: string | null;
   /** Set for a sub-agent: its parent conversation. */

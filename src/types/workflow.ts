@@ -89,6 +89,8 @@ export const DEFAULTS = {
   eventsPageChars: 200_000,
   /** A call on the workspace host not picked up for this long: the conversation says it is waiting for the host. */
   hostWaitMs: 30_000,
+  /** A pooled conversation idle (not paused) this long hibernates: its host folder is released (paused: at once). */
+  poolIdleReleaseMs: 10 * 60 * 1000,
   /** AGENTS.md beyond this many characters is cut (it goes into every prompt). */
   maxInstructionsChars: 20_000,
   /** The longest one `wait` call may sleep. */

@@ -14,6 +14,7 @@ import { applyOutcome, finishMovedStep, takeTurn } from './runner/turn.js';
 import { moveToNewVersionDue, targetVersionChanged } from './runner/versioning.js';
 import { temporalEffects } from './runner/effects.js';
 import { isPatched } from './legacy/patches.js';
+import { hibernate, hibernationBound, poolHostDue, takePoolHost } from './runner/pool-host.js';
 
 /** Why the loop of one workflow run ended. */
 type RunEnd = 'continue-as-new' | 'closed' | 'idle-timeout' | 'sub-agent-done';
@@ -55,6 +56,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     // A rewind asked for is carried out once nothing runs (its request paused the conversation).
     if (run.rewinds.pending) {
       if (run.checkpointPending) await run.checkpointsSettled();
+      // A hibernating pooled conversation takes a host first: the restore runs where its workspace is.
+      if (poolHostDue(run)) await takePoolHost(run);
       await performRewind(run, acts);
       continue;
     }
@@ -70,6 +73,21 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       break;
     }
     if (run.status !== 'running' && !run.closeRequested) {
+      // A pooled conversation gives its host folder back when paused, or idle past a bound (hibernation).
+      const bound = hibernationBound(run);
+      if (bound !== undefined) {
+        const seen = run.wakeups;
+        const woke =
+          bound > 0 &&
+          (await condition(() => run.closeRequested || run.status === 'running' || run.wakeups !== seen, bound, {
+            summary: `hibernate after ${formatDuration(bound)} idle: release the host folder`,
+          }));
+        if (!woke) {
+          if (run.checkpointPending) await run.checkpointsSettled();
+          await hibernate(run);
+        }
+        continue;
+      }
       // Idle (or paused, finished, …): wait for something to happen, at most the idle timeout.
       const seen = run.wakeups;
       const woke = await condition(() => run.closeRequested || run.status === 'running' || run.wakeups !== seen, options.idleTimeoutMs, {
@@ -100,6 +118,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
 
   // The last step's checkpoint is recorded before the run ends (and carried when it continues).
   if (run.checkpointPending) await run.checkpointsSettled();
+  // A closed pooled conversation gives its host folder back (its steps are in the store).
+  if (end === 'closed' && hibernationBound(run) !== undefined) await hibernate(run);
   // The conversation ends: stop its MCP servers on the workspace host.
   const continuing = end === 'continue-as-new';
   if ((!continuing || run.closeRequested) && run.setup && options.mcpServers && Object.keys(options.mcpServers).length > 0) {

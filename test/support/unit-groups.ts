@@ -13,4 +13,6 @@ export const HEAVY_UNIT_FILES = [
   'dev-server.test.ts',
   'checkpoint-objects.test.ts',
   'compile-cache.test.ts',
+  'workspace-shipping.test.ts',
+  'pool-hosts.test.ts',
 ];

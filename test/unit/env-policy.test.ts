@@ -22,6 +22,7 @@ test('secret names', () => {
     'FAHEEM_SECRET_X',
     'FAHEEM_ENCRYPTION_KEY',
     'FAHEEM_ENCRYPTION_KEYS',
+    'AWS_SECRET_ACCESS_KEY',
   ]) {
     assert.ok(isSecretName(name), name);
   }

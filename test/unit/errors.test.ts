@@ -24,6 +24,7 @@ import { ModelConfigError as ProviderModelConfigError, resolveModel } from '../.
 import { HttpError as ConsoleHttpError } from '../../src/console-server/requests.js';
 import { NotStarted } from '../../src/workflows/runner/host-call.js';
 import { CheckpointError } from '../../src/checkpoints/git.js';
+import { ObjectStoreError } from '../../src/storage/object-store.js';
 import * as pkg from '../../src/index.js';
 import { CommandInterrupted } from '../../src/tools/terminal.js';
 
@@ -45,6 +46,7 @@ test('every kind is a FaheemError with its own name and code', () => {
     [new HttpError(415, 'json please'), 'HttpError', 'http'],
     [new HooksConfigError('bad hooks'), 'HooksConfigError', 'hooks_config'],
     [new CheckpointError('not_found', 'no such checkpoint'), 'CheckpointError', 'checkpoint'],
+    [new ObjectStoreError('too_large', 'past the cap'), 'ObjectStoreError', 'object_store'],
     [new NotStarted(), 'NotStarted', 'tool_not_started'],
   ];
   const codes = new Set<string>();

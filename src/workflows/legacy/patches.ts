@@ -85,6 +85,12 @@ export const PATCHES = {
     since: '0.3.0 (issue 40)',
     retire: 'deprecatePatch once no conversation started before it is open (7 days after its last run); remove a release later.',
   },
+  'pooled-workspaces': {
+    guards:
+      'A conversation with options.pool claims a host of its pool and moves to another when that host is lost (runner/pool-host.ts). Asked only by pooled conversations, which no earlier history has.',
+    since: '0.3.0 (issue 43)',
+    retire: 'Never needed for replay (no earlier history is pooled); kept so a pooled history marks where the pool path began.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

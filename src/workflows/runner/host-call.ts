@@ -3,27 +3,34 @@
 // NotStarted. Used by every activity the loop runs on the host's queue that may wait for a worker.
 import { ActivityFailure, TimeoutFailure, isCancellation, type ActivityOptions } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
-import { FaheemError } from '../../errors.js';
+import { NotStarted } from './host-errors.js';
 import { hostWait } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
+import { isPatched } from '../legacy/patches.js';
+import { onPoolHost } from './pool-host.js';
 
 /** What waiting for the host reads and writes of the run. */
-export type HostCallRun = Pick<ConversationRun, 'append' | 'halted' | 'inFlight' | 'options' | 'publishDetails'>;
+export type HostCallRun = Pick<
+  ConversationRun,
+  'append' | 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'publishDetails' | 'setToolState' | 'toolStateOf'
+>;
 
-/** A host call that was never picked up, dropped because the conversation paused or closed. */
-export class NotStarted extends FaheemError {
-  constructor() {
-    super('tool_not_started', 'the tool call was not started: the conversation paused or closed first');
-  }
-}
+export { NotStarted } from './host-errors.js';
 
 /**
  * Runs a call on the workspace host. If no worker there picks it up within hostWaitMs, the
  * conversation says it is waiting for that host (status, events, Web UI) and asks again, now
- * without a limit; a call that never started is safe to schedule again.
+ * without a limit; a call that never started is safe to schedule again. A pooled conversation's
+ * call goes to its pool instead (`mayHaveEffects`: a tool call, see pool-host.ts).
  */
-export async function onHost<T>(run: HostCallRun, call: (extra: ActivityOptions, rescheduled: boolean) => Promise<T>): Promise<T> {
+export async function onHost<T>(
+  run: HostCallRun,
+  call: (extra: ActivityOptions, rescheduled: boolean) => Promise<T>,
+  mayHaveEffects = false,
+): Promise<T> {
   const { options } = run;
+  // A pooled conversation's host is any live host of its pool (pool-host.ts); no history from before pools has one.
+  if (options.pool !== undefined && isPatched('pooled-workspaces')) return onPoolHost(run, call, mayHaveEffects);
   try {
     return await call({ scheduleToStartTimeout: hostWait(options) }, false);
   } catch (err) {

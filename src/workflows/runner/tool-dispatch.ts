@@ -15,6 +15,7 @@ import type { ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 import { durableWait, type WaitRun } from './durable-wait.js';
 import { NotStarted, onHost, type HostCallRun } from './host-call.js';
+import { OutcomeUnknown } from './host-errors.js';
 import { delegate, type DelegatingRun } from './sub-agents.js';
 
 /** What running a tool call reads and writes of the run (sub-agents, waits and host calls included). */
@@ -72,6 +73,7 @@ export async function runTool(
     if (err instanceof NotStarted) {
       return { content: 'Not run: the conversation was paused (or closed) while waiting for the workspace host.', isError: true };
     }
+    if (err instanceof OutcomeUnknown) return { content: err.message, isError: true };
     if (isCancellation(err) || flight.interruptRequested) return interruptedResult(interruptedPartial(err));
     return { content: `The tool failed: ${failureMessage(err)}`, isError: true };
   } finally {
@@ -95,29 +97,32 @@ function runOnHost(
   const timeout = plan?.timeoutSeconds;
   const state = run.toolStateOf(action.tool);
   return scope.run(() =>
-    onHost(run, (extra, rescheduled) =>
-      acts.tool.runTool.executeWithOptions(
-        {
-          ...TOOL_CALL,
-          ...(timeout ? { startToCloseTimeout: `${Math.ceil(timeout)} seconds` } : {}),
-          taskQueue: options.toolTaskQueue,
-          summary: oneLine(plan?.summary ?? action.tool, 120),
-          ...extra,
-        },
-        [
+    onHost(
+      run,
+      (extra, rescheduled) =>
+        acts.tool.runTool.executeWithOptions(
           {
-            conversationId: run.id,
-            workspace: options.workspace,
-            toolCallId: action.toolCallId,
-            tool: action.tool,
-            arguments: action.arguments,
-            ...(state !== undefined ? { state } : {}),
-            ...(spec?.mcp && mcpConfig ? { mcp: { ...spec.mcp, config: mcpConfig } } : {}),
-            ...(rescheduled ? { rescheduled: true } : {}),
-            ...(checkpointStep !== undefined ? { checkpoint: { step: checkpointStep } } : {}),
+            ...TOOL_CALL,
+            ...(timeout ? { startToCloseTimeout: `${Math.ceil(timeout)} seconds` } : {}),
+            taskQueue: options.toolTaskQueue,
+            summary: oneLine(plan?.summary ?? action.tool, 120),
+            ...extra,
           },
-        ],
-      ),
+          [
+            {
+              conversationId: run.id,
+              workspace: options.workspace,
+              toolCallId: action.toolCallId,
+              tool: action.tool,
+              arguments: action.arguments,
+              ...(state !== undefined ? { state } : {}),
+              ...(spec?.mcp && mcpConfig ? { mcp: { ...spec.mcp, config: mcpConfig } } : {}),
+              ...(rescheduled ? { rescheduled: true } : {}),
+              ...(checkpointStep !== undefined ? { checkpoint: { step: checkpointStep } } : {}),
+            },
+          ],
+        ),
+      true,
     ),
   );
 }

@@ -1,0 +1,108 @@
+// What shipping checkpoints to the object store costs (figures, not asserts): `npm run bench:pool`.
+// In one process, no Temporal server: a pool host's shadow repository and the store, as the worker
+// runs them.
+//  - ship: per step, a one-file change in a 10-file and in a 10,000-file workspace: the CPU (this
+//    process and git's, from /proc) and the bytes shipped, with the snapshot alone beside it;
+//  - restore: a claim on another host that restores the 10,000-file workspace from the store.
+// The store: a folder (default), or SeaweedFS's S3 (BENCH_POOL_S3=1, built by scripts/build-seaweedfs.sh).
+// BENCH_POOL_STEPS (20) sets the steps measured.
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { CheckpointStore } from '../src/checkpoints/shadow-repo.js';
+import { FileObjectStore, objectStore, type ObjectStore } from '../src/storage/object-store.js';
+import { claimPoolHost, shipAfterSnapshot, type PoolSettings } from '../src/workspaces/pool.js';
+import { startSeaweedS3, type SeaweedS3 } from '../test/support/seaweedfs.js';
+import { cpuMs } from './cpu.js';
+
+const STEPS = Number(process.env.BENCH_POOL_STEPS ?? 20);
+const fmt = (n: number, d = 1) => (Number.isFinite(n) ? n.toFixed(d) : 'n/a');
+
+async function storeBytes(store: ObjectStore, prefix: string): Promise<number> {
+  let total = 0;
+  for (const key of await store.list(prefix)) total += (await store.head(key))?.size ?? 0;
+  return total;
+}
+
+async function fill(dir: string, files: number): Promise<void> {
+  for (let i = 0; i < files; i++) {
+    const sub = path.join(dir, `d${Math.floor(i / 100)}`);
+    if (i % 100 === 0) await mkdir(sub, { recursive: true });
+    await writeFile(path.join(sub, `f${i}.txt`), `file ${i}\n${'x'.repeat(200)}\n`);
+  }
+}
+
+async function ship(root: string, store: ObjectStore, files: number): Promise<void> {
+  const id = `bench-${files}`;
+  const settings = (hostId: string): PoolSettings => ({ pool: 'bench', hostId, workspacesDir: path.join(root, hostId, 'ws'), store });
+  const host = (hostId: string, shipping: boolean) =>
+    new CheckpointStore({
+      home: path.join(root, hostId, 'home'),
+      watch: false,
+      ...(shipping ? { afterSnapshot: shipAfterSnapshot(settings(hostId), {}) } : {}),
+    });
+  const a = host('a', true);
+  const claim = await claimPoolHost(settings('a'), a, 'q', { conversationId: id, pool: 'bench' }, {});
+  await fill(claim.workspace, files);
+  let t = performance.now();
+  const repo = await a.open(claim.workspace);
+  await repo.snapshot(id, 0);
+  const firstMs = performance.now() - t;
+  const firstBytes = await storeBytes(store, `conversations/${id}/`);
+
+  // The same steps without shipping, in a copy of the workspace: the yardstick.
+  const plainDir = path.join(root, 'plain', id);
+  await mkdir(plainDir, { recursive: true });
+  await fill(plainDir, files);
+  const plain = await host('plain', false).open(plainDir);
+  await plain.snapshot(id, 0);
+
+  const measure = async (dir: string, r: typeof repo) => {
+    const cpu0 = cpuMs(process.pid);
+    t = performance.now();
+    for (let step = 1; step <= STEPS; step++) {
+      await writeFile(path.join(dir, 'd0', 'f0.txt'), `changed at step ${step}\n`);
+      await r.snapshot(id, step);
+    }
+    return { cpu: (cpuMs(process.pid) - cpu0) / STEPS, wall: (performance.now() - t) / STEPS };
+  };
+  const before = await storeBytes(store, `conversations/${id}/`);
+  const shipped = await measure(claim.workspace, repo);
+  const bytes = ((await storeBytes(store, `conversations/${id}/`)) - before) / STEPS;
+  const yardstick = await measure(plainDir, plain);
+  console.log(
+    `| ${files} | ${fmt(firstMs, 0)} ms, ${fmt(firstBytes / 1024, 0)} KiB | ${fmt(yardstick.cpu)} | ${fmt(shipped.cpu)} | ` +
+      `${fmt(shipped.cpu - yardstick.cpu)} | ${fmt(shipped.wall - yardstick.wall)} | ${fmt(bytes / 1024, 1)} KiB |`,
+  );
+
+  if (files >= 10_000) {
+    const b = host('b', true);
+    const cpu0 = cpuMs(process.pid);
+    t = performance.now();
+    const moved = await claimPoolHost(settings('b'), b, 'q', { conversationId: id, pool: 'bench', lastStep: STEPS }, {});
+    restoreLine = `restore of the ${files}-file workspace on another host (claim: fence, bundles, checkout): ${fmt(performance.now() - t, 0)} ms wall, ${fmt(cpuMs(process.pid) - cpu0, 0)} ms CPU (restored from step ${moved.restoredFromStep})`;
+  }
+}
+
+let restoreLine = '';
+const root = await mkdtemp(path.join(os.tmpdir(), 'faheem-bench-pool-'));
+let s3: SeaweedS3 | undefined;
+try {
+  let store: ObjectStore;
+  if (process.env.BENCH_POOL_S3 === '1') {
+    s3 = await startSeaweedS3('bench-pool');
+    store = objectStore({ ...s3.env, FAHEEM_OBJECT_STORE: `s3://${s3.bucket}/bench` })!;
+  } else {
+    store = new FileObjectStore(path.join(root, 'store'));
+  }
+  console.log(`store ${store.location}, ${STEPS} steps of a one-file change, ${os.cpus().length} cores`);
+  console.log(
+    '| files | first (full) shipment | CPU ms a step, snapshot only | with shipping | shipping adds (CPU ms) | shipping adds (wall ms) | bytes a step |',
+  );
+  console.log('|---|---|---|---|---|---|---|');
+  for (const files of [10, 10_000]) await ship(root, store, files);
+  console.log(restoreLine);
+} finally {
+  await s3?.stop();
+  await rm(root, { recursive: true, force: true });
+}

@@ -1,0 +1,340 @@
+// The object store: what must outlive a host (large payloads, the shipped checkpoints of pooled
+// conversations). One interface, two places: a shared folder (`file:///path`) or any S3-compatible
+// store (`s3://bucket/prefix`, over the AWS SDK v3 client). FAHEEM_OBJECT_STORE unset: no store, and
+// everything stays on one host as before.
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  NotFound,
+  S3Client,
+  type S3ClientConfig,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
+import { FaheemError } from '../errors.js';
+
+/** Why the object store failed. */
+export type ObjectStoreFailure = 'config' | 'not_found' | 'too_large' | 'denied' | 'unreachable' | 'fenced';
+
+/** The object store (FAHEEM_OBJECT_STORE) cannot do what was asked; `reason` says which kind. */
+export class ObjectStoreError extends FaheemError {
+  /** The kind of failure. */
+  readonly reason: ObjectStoreFailure;
+
+  constructor(reason: ObjectStoreFailure, message: string, options?: { cause?: unknown }) {
+    super('object_store', message, options);
+    this.reason = reason;
+  }
+}
+
+/** An object larger than this is refused (FAHEEM_OBJECT_MAX_BYTES changes it). */
+export const DEFAULT_MAX_OBJECT_BYTES = 1024 * 1024 * 1024;
+
+/** What `head` knows of a stored object. */
+export interface ObjectInfo {
+  readonly key: string;
+  readonly size: number;
+}
+
+/**
+ * A flat store of immutable-by-convention objects under `/`-separated keys. Keys are relative
+ * (`conversations/c1/bundles/3.bundle`); the store adds its own prefix.
+ */
+export interface ObjectStore {
+  /** Where it is, without credentials (for messages and `doctor`). */
+  readonly location: string;
+  /** The largest object `put` accepts, in bytes. */
+  readonly maxBytes: number;
+  /** Writes an object whole: a reader sees the old one or the new one, never half. */
+  put(key: string, body: Uint8Array | Readable): Promise<void>;
+  /** The object's bytes as a stream; `ObjectStoreError` (`not_found`) when there is none. */
+  get(key: string): Promise<Readable>;
+  /** The object's bytes; `ObjectStoreError` (`not_found`) when there is none. */
+  getBytes(key: string): Promise<Uint8Array>;
+  /** The object's size, or undefined when there is none. */
+  head(key: string): Promise<ObjectInfo | undefined>;
+  /** Every key that starts with `prefix`, in key order. */
+  list(prefix: string): Promise<string[]>;
+}
+
+const KEY = /^[A-Za-z0-9._\-=%+@]+(\/[A-Za-z0-9._\-=%+@]+)*$/;
+
+/** Refuses a key that could leave the store's prefix or that S3 and a folder would read differently. */
+export function checkKey(key: string): string {
+  if (!KEY.test(key) || key.split('/').some((part) => part === '.' || part === '..') || key.length > 900) {
+    throw new ObjectStoreError('config', `not a valid object key: ${JSON.stringify(key.slice(0, 200))}`);
+  }
+  return key;
+}
+
+function tooLarge(key: string, maxBytes: number): ObjectStoreError {
+  return new ObjectStoreError(
+    'too_large',
+    `object ${key} is larger than the store's cap of ${maxBytes} bytes (FAHEEM_OBJECT_MAX_BYTES); a workspace this large cannot be shipped`,
+  );
+}
+
+/** Counts the bytes going through and fails past the cap, so a stream never writes more than it. */
+function capped(key: string, maxBytes: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      seen += chunk.length;
+      if (seen > maxBytes) done(tooLarge(key, maxBytes));
+      else done(null, chunk);
+    },
+  });
+}
+
+async function collect(stream: Readable): Promise<Uint8Array> {
+  const parts: Buffer[] = [];
+  for await (const chunk of stream) parts.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array));
+  return new Uint8Array(Buffer.concat(parts));
+}
+
+/** A shared folder as the store (`file:///path`): every host must see the same folder. */
+export class FileObjectStore implements ObjectStore {
+  readonly location: string;
+
+  constructor(
+    private readonly root: string,
+    readonly maxBytes: number = DEFAULT_MAX_OBJECT_BYTES,
+  ) {
+    this.location = `file://${root}`;
+  }
+
+  private file(key: string): string {
+    return path.join(this.root, ...checkKey(key).split('/'));
+  }
+
+  async put(key: string, body: Uint8Array | Readable): Promise<void> {
+    const file = this.file(key);
+    if (body instanceof Uint8Array && body.length > this.maxBytes) throw tooLarge(key, this.maxBytes);
+    await mkdir(path.dirname(file), { recursive: true });
+    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    try {
+      const source = body instanceof Uint8Array ? Readable.from([Buffer.from(body)]) : body;
+      await pipeline(source, capped(key, this.maxBytes), createWriteStream(tmp));
+      await rename(tmp, file); // atomic: a reader never sees half an object
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  async get(key: string): Promise<Readable> {
+    const file = this.file(key);
+    if (!(await this.head(key))) throw new ObjectStoreError('not_found', `no object ${key} in ${this.location}`);
+    return createReadStream(file);
+  }
+
+  async getBytes(key: string): Promise<Uint8Array> {
+    return collect(await this.get(key));
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    const info = await stat(this.file(key)).catch(() => undefined);
+    return info?.isFile() ? { key, size: info.size } : undefined;
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const out: string[] = [];
+    const walk = async (dir: string, rel: string): Promise<void> => {
+      const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const e of entries) {
+        const key = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) {
+          if (key.startsWith(prefix) || prefix.startsWith(`${key}/`)) await walk(path.join(dir, e.name), key);
+        } else if (e.isFile() && !e.name.endsWith('.tmp') && key.startsWith(prefix)) out.push(key);
+      }
+    };
+    await walk(this.root, '');
+    return out.sort();
+  }
+}
+
+/** The settings of an S3-compatible store, read from the standard AWS variables. */
+export function s3ClientConfig(env: NodeJS.ProcessEnv): S3ClientConfig {
+  const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
+  const keyId = env.AWS_ACCESS_KEY_ID;
+  const secret = env.AWS_SECRET_ACCESS_KEY;
+  return {
+    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    ...(endpoint ? { endpoint, forcePathStyle: true } : {}), // path-style: SeaweedFS, MinIO and most self-hosted stores
+    ...(keyId && secret
+      ? {
+          credentials: {
+            accessKeyId: keyId,
+            secretAccessKey: secret,
+            ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+          },
+        }
+      : {}),
+    maxAttempts: 4,
+  };
+}
+
+function isMissing(err: unknown): boolean {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return (
+    err instanceof NoSuchKey ||
+    err instanceof NotFound ||
+    e?.name === 'NoSuchKey' ||
+    e?.name === 'NotFound' ||
+    e?.$metadata?.httpStatusCode === 404
+  );
+}
+
+function unreachable(what: string, location: string, err: unknown): ObjectStoreError {
+  if (err instanceof ObjectStoreError) return err;
+  const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  const status = e?.$metadata?.httpStatusCode;
+  if (status === 401 || status === 403) {
+    return new ObjectStoreError(
+      'denied',
+      `${what} in ${location} was refused (${e?.name ?? status}): check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY`,
+      { cause: err },
+    );
+  }
+  return new ObjectStoreError('unreachable', `${what} in ${location} failed: ${e?.name ?? 'Error'}: ${e?.message ?? String(err)}`, {
+    cause: err,
+  });
+}
+
+/** Any S3-compatible store (`s3://bucket/prefix`). */
+export class S3ObjectStore implements ObjectStore {
+  readonly location: string;
+  private readonly prefix: string;
+
+  constructor(
+    readonly client: S3Client,
+    readonly bucket: string,
+    prefix: string,
+    readonly maxBytes: number = DEFAULT_MAX_OBJECT_BYTES,
+  ) {
+    this.prefix = prefix.replace(/^\/+|\/+$/g, '');
+    this.location = `s3://${bucket}${this.prefix ? `/${this.prefix}` : ''}`;
+  }
+
+  private key(key: string): string {
+    checkKey(key);
+    return this.prefix ? `${this.prefix}/${key}` : key;
+  }
+
+  async put(key: string, body: Uint8Array | Readable): Promise<void> {
+    if (body instanceof Uint8Array && body.length > this.maxBytes) throw tooLarge(key, this.maxBytes);
+    const Body = body instanceof Uint8Array ? body : body.pipe(capped(key, this.maxBytes));
+    try {
+      // Upload sends a small body in one PUT and a large or unsized stream in parts.
+      await new Upload({ client: this.client, params: { Bucket: this.bucket, Key: this.key(key), Body } }).done();
+    } catch (err) {
+      throw unreachable(`writing ${key}`, this.location, err);
+    }
+  }
+
+  async get(key: string): Promise<Readable> {
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+      return out.Body as Readable;
+    } catch (err) {
+      if (isMissing(err)) throw new ObjectStoreError('not_found', `no object ${key} in ${this.location}`);
+      throw unreachable(`reading ${key}`, this.location, err);
+    }
+  }
+
+  async getBytes(key: string): Promise<Uint8Array> {
+    return collect(await this.get(key));
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    try {
+      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+      return { key, size: out.ContentLength ?? 0 };
+    } catch (err) {
+      if (isMissing(err)) return undefined;
+      throw unreachable(`looking up ${key}`, this.location, err);
+    }
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const full = this.prefix ? `${this.prefix}/${prefix}` : prefix;
+    const out: string[] = [];
+    let token: string | undefined;
+    try {
+      do {
+        const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: full, ContinuationToken: token }));
+        for (const o of page.Contents ?? []) if (o.Key) out.push(this.prefix ? o.Key.slice(this.prefix.length + 1) : o.Key);
+        token = page.IsTruncated ? page.NextContinuationToken : undefined;
+      } while (token);
+    } catch (err) {
+      throw unreachable(`listing ${prefix}`, this.location, err);
+    }
+    return out.sort();
+  }
+}
+
+/** What FAHEEM_OBJECT_STORE names. */
+export type ObjectStoreUrl = { kind: 'file'; root: string } | { kind: 's3'; bucket: string; prefix: string };
+
+/** Reads FAHEEM_OBJECT_STORE's value; a clear error for anything else. */
+export function parseObjectStoreUrl(value: string): ObjectStoreUrl {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ObjectStoreError('config', `FAHEEM_OBJECT_STORE must be s3://bucket/prefix or file:///path, not ${JSON.stringify(value)}`);
+  }
+  if (url.protocol === 'file:') {
+    if (url.host) throw new ObjectStoreError('config', `FAHEEM_OBJECT_STORE ${value}: a file URL has no host (file:///path)`);
+    return { kind: 'file', root: fileURLToPath(url) };
+  }
+  if (url.protocol === 's3:') {
+    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(url.hostname)) {
+      throw new ObjectStoreError('config', `FAHEEM_OBJECT_STORE ${value}: ${JSON.stringify(url.hostname)} is not a valid bucket name`);
+    }
+    if (url.username || url.password)
+      throw new ObjectStoreError('config', 'FAHEEM_OBJECT_STORE holds no credentials: use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY');
+    return { kind: 's3', bucket: url.hostname, prefix: decodeURIComponent(url.pathname).replace(/^\/+|\/+$/g, '') };
+  }
+  throw new ObjectStoreError('config', `FAHEEM_OBJECT_STORE must be s3://bucket/prefix or file:///path, not ${JSON.stringify(value)}`);
+}
+
+function maxBytesFrom(env: NodeJS.ProcessEnv): number {
+  const raw = env.FAHEEM_OBJECT_MAX_BYTES;
+  if (!raw) return DEFAULT_MAX_OBJECT_BYTES;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n <= 0)
+    throw new ObjectStoreError('config', `FAHEEM_OBJECT_MAX_BYTES must be a positive whole number of bytes, not ${JSON.stringify(raw)}`);
+  return n;
+}
+
+const stores = new Map<string, ObjectStore>();
+
+/**
+ * The object store FAHEEM_OBJECT_STORE names, or undefined when it is unset (one host, as before).
+ * One instance per settings in a process: the S3 client keeps its connections.
+ */
+export function objectStore(env: NodeJS.ProcessEnv = process.env): ObjectStore | undefined {
+  const value = env.FAHEEM_OBJECT_STORE?.trim();
+  if (!value) return undefined;
+  const parsed = parseObjectStoreUrl(value);
+  const maxBytes = maxBytesFrom(env);
+  const config = parsed.kind === 's3' ? s3ClientConfig(env) : undefined;
+  const cacheKey = JSON.stringify([value, maxBytes, config?.endpoint, config?.region, env.AWS_ACCESS_KEY_ID ?? '']);
+  let store = stores.get(cacheKey);
+  if (!store) {
+    store =
+      parsed.kind === 'file'
+        ? new FileObjectStore(parsed.root, maxBytes)
+        : new S3ObjectStore(new S3Client(config!), parsed.bucket, parsed.prefix, maxBytes);
+    stores.set(cacheKey, store);
+  }
+  return store;
+}

@@ -1,0 +1,160 @@
+// Host calls of a pooled conversation (options.pool): the conversation is pinned to one live host of
+// its pool at a time. The first host call claims a host (claimPoolHost on the pool's queue: any
+// host of the pool takes it and restores the workspace from the object store); later calls go to
+// that host's own queue. The lost-host rule:
+// - a call no worker there picks up within hostWaitMs provably never started: the conversation
+//   moves to another host (restored from the last shipped checkpoint) and the call runs there;
+// - a call whose host stopped heartbeating may have run: the conversation moves, and the call
+//   comes back as OutcomeUnknown (an observation saying so), never run again, never a success.
+// Every move bumps the fence epoch, so the lost host can never ship again or be believed.
+// Only pooled conversations reach this module: histories from before pools never do.
+import { ActivityFailure, TimeoutFailure, isCancellation, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import { TimeoutType } from '@temporalio/common';
+import type { Activities } from '../../activities/index.js';
+import { movedCwd, poolQueueName } from '../pool-rules.js';
+import { DEFAULTS } from '../../types.js';
+import { isPatched } from '../legacy/patches.js';
+import { hostWait } from './activity-proxies.js';
+import type { ConversationRun } from './conversation-run.js';
+import { NotStarted, OutcomeUnknown } from './host-errors.js';
+
+/** What a pooled host call reads and writes of the run. */
+export type PoolHostRun = Pick<
+  ConversationRun,
+  'append' | 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'publishDetails' | 'setToolState' | 'toolStateOf'
+>;
+
+function timeoutOf(err: unknown): TimeoutType | undefined {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure ? (err.cause.timeoutType ?? undefined) : undefined;
+}
+
+/** The last step whose checkpoint the workflow accepted (shipped before it was answered). */
+function lastAcceptedStep(run: PoolHostRun): number | undefined {
+  const entries = run.checkpoints.all();
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (!e.rewound && e.commit) return e.step;
+  }
+  return undefined;
+}
+
+/** Claims a host of the pool (the first, or another after a loss) and points the run's host calls at it. */
+async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<number | undefined> {
+  const { options } = run;
+  const pool = options.pool!;
+  const claims = proxyActivities<Activities>({
+    taskQueue: poolQueueName(workflowInfo().taskQueue, pool),
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: { initialInterval: '1 second' }, // until a host of the pool takes it
+    summary: reason
+      ? `host_changed: leave host ${options.poolHost?.host} (${reason}) for another of pool ${pool}`
+      : `claim a host of pool ${pool}`,
+  });
+  const lastStep = lastAcceptedStep(run);
+  const released = options.poolReleasedBy;
+  const from = options.poolHost?.host ?? released ?? null;
+  const claimed = await claims.claimPoolHost({ conversationId: run.id, pool, ...(lastStep !== undefined ? { lastStep } : {}) });
+  const terminal = run.toolStateOf('terminal') as { cwd?: unknown; env?: unknown } | undefined;
+  if (terminal && typeof terminal.cwd === 'string')
+    run.setToolState('terminal', { ...terminal, cwd: movedCwd(terminal.cwd, options.workspace, claimed.workspace) });
+  options.toolTaskQueue = claimed.toolTaskQueue;
+  options.workspace = claimed.workspace;
+  options.poolHost = { host: claimed.host, epoch: claimed.epoch };
+  delete options.poolReleasedBy;
+  run.append({
+    kind: 'host_changed',
+    source: 'environment',
+    from,
+    to: claimed.host,
+    restoredFromStep: claimed.restoredFromStep ?? null,
+    reason: reason ?? (released !== undefined ? `woke from hibernation (released by ${released})` : `first host of pool ${pool}`),
+  });
+  run.publishDetails();
+  return claimed.restoredFromStep;
+}
+
+/**
+ * A host call of a pooled conversation. `mayHaveEffects`: a tool call, which is never run again
+ * once it may have started (it becomes OutcomeUnknown); other host calls (setup, checkpoints) are
+ * idempotent and run again on the new host.
+ */
+export async function onPoolHost<T>(
+  run: PoolHostRun,
+  call: (extra: ActivityOptions, rescheduled: boolean) => Promise<T>,
+  mayHaveEffects: boolean,
+): Promise<T> {
+  if (!run.options.poolHost) await claimHost(run, undefined);
+  for (let moves = 0; ; moves++) {
+    const host = run.options.poolHost!.host;
+    try {
+      // One attempt of a tool call: a retry after a lost heartbeat would run it again on a host that may have run it.
+      return await call(
+        { scheduleToStartTimeout: hostWait(run.options), ...(mayHaveEffects ? { retry: { maximumAttempts: 1 } } : {}) },
+        false,
+      );
+    } catch (err) {
+      if (isCancellation(err) || run.halted) throw isCancellation(err) ? err : new NotStarted();
+      const timeout = timeoutOf(err);
+      if (timeout === TimeoutType.SCHEDULE_TO_START) {
+        // Never started: safe to run on the next host.
+        await claimHost(run, `host ${host} picked up no call for ${hostWait(run.options)} ms`);
+        continue;
+      }
+      if (timeout === TimeoutType.HEARTBEAT) {
+        const restored = await claimHost(run, `host ${host} stopped heartbeating mid-call`);
+        if (!mayHaveEffects && moves < 3) continue;
+        throw new OutcomeUnknown(
+          `outcome unknown: the host ${host} was lost while this call was running, so it may or may not have taken effect there. ` +
+            `The conversation moved to host ${run.options.poolHost!.host}, and the workspace is as of step ${restored ?? 0} ` +
+            '(changes after that step are gone). The call was not run again: check the workspace and redo it if needed.',
+        );
+      }
+      throw err;
+    }
+  }
+}
+
+/** What hibernation reads and writes of the run. */
+export type HibernateRun = Pick<ConversationRun, 'options' | 'publishDetails' | 'id' | 'status'>;
+
+/**
+ * How long a stopped pooled conversation keeps its host folder before it hibernates: 0 when
+ * paused, the bound when idle; undefined when it has no host to release (or is not pooled).
+ */
+export function hibernationBound(run: HibernateRun): number | undefined {
+  const { options } = run;
+  if (options.pool === undefined || !options.poolHost || !isPatched('pooled-workspaces')) return undefined;
+  return run.status === 'paused' ? 0 : (options.poolIdleReleaseMs ?? DEFAULTS.poolIdleReleaseMs);
+}
+
+/**
+ * Hibernation: the host gives the workspace folder back (every accepted step is in the store), and
+ * the next host call claims a host of the pool again (any, restoring the last step). A host that
+ * is gone has nothing to give back.
+ */
+export async function hibernate(run: HibernateRun): Promise<void> {
+  const { options } = run;
+  const held = options.poolHost!;
+  const host = proxyActivities<Activities>({
+    taskQueue: options.toolTaskQueue,
+    scheduleToStartTimeout: hostWait(options),
+    startToCloseTimeout: '1 minute',
+    retry: { maximumAttempts: 3 },
+    summary: `hibernate: release the workspace folder on host ${held.host}`,
+  });
+  await host.releasePoolHost({ conversationId: run.id, epoch: held.epoch }).catch(() => false);
+  delete options.poolHost;
+  options.poolReleasedBy = held.host;
+  run.publishDetails();
+}
+
+/** Whether a pooled conversation needs a host claimed before a call that does not go through onHost (a rewind's restore). */
+export function poolHostDue(run: Pick<ConversationRun, 'options'>): boolean {
+  return run.options.pool !== undefined && !run.options.poolHost && isPatched('pooled-workspaces');
+}
+
+/** Claims a host of the pool now (asked after poolHostDue). */
+export async function takePoolHost(run: PoolHostRun): Promise<void> {
+  await claimHost(run, undefined);
+}

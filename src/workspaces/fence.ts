@@ -1,0 +1,83 @@
+// The fence of a pooled conversation's workspace in the object store. Each host that holds the
+// conversation does so in an epoch (1, 2, …); when the conversation moves to another host the
+// epoch goes up and the fence records the last step the old epoch's host had shipped and the
+// workflow accepted. A manifest written by a lost host after that (its clock, its retries, a
+// process that comes back) names an older epoch and a later step: readers never take it, and a
+// shipper that reads the fence refuses to write. Pure: the store and the workflow both use it.
+import { z } from 'zod';
+
+/** One epoch that has ended: its host, and the last step of it that counts. */
+export const EndedEpoch = z.object({
+  epoch: z.number().int().positive(),
+  host: z.string().max(256),
+  lastStep: z.number().int().min(0),
+});
+export type EndedEpoch = z.infer<typeof EndedEpoch>;
+
+/** `conversations/<id>/fence.json`. */
+export const Fence = z.object({
+  /** The epoch whose host may ship now. */
+  epoch: z.number().int().positive(),
+  /** The host that holds it in that epoch. */
+  host: z.string().max(256),
+  ended: z.array(EndedEpoch).max(10_000),
+});
+export type Fence = z.infer<typeof Fence>;
+
+/** A shipped checkpoint: `conversations/<id>/steps/<step>@<epoch>.json`. */
+export const StepManifest = z.object({
+  step: z.number().int().min(0),
+  epoch: z.number().int().positive(),
+  host: z.string().max(256),
+  /** The checkpoint's commit in the shadow repository. */
+  commit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
+  /** The bundles to apply, in order, from a full one: their keys in the store. */
+  bundles: z.array(z.string().max(1024)).min(1).max(100),
+});
+export type StepManifest = z.infer<typeof StepManifest>;
+
+/** The first fence of a conversation, held by `host`. */
+export function firstFence(host: string): Fence {
+  return { epoch: 1, host, ended: [] };
+}
+
+/** The fence after the conversation moved to `host`: the old epoch ends at `lastStep`. */
+export function moveFence(fence: Fence, host: string, lastStep: number): Fence {
+  return { epoch: fence.epoch + 1, host, ended: [...fence.ended, { epoch: fence.epoch, host: fence.host, lastStep }] };
+}
+
+/** Whether a manifest counts under this fence: the current epoch's, or an ended epoch's up to its last step. */
+export function manifestCounts(fence: Fence | undefined, m: Pick<StepManifest, 'epoch' | 'step'>): boolean {
+  if (!fence) return m.epoch === 1;
+  if (m.epoch === fence.epoch) return true;
+  const ended = fence.ended.find((e) => e.epoch === m.epoch);
+  return ended !== undefined && m.step <= ended.lastStep;
+}
+
+/** Whether a host in `epoch` may ship now (a lost host's epoch has ended). */
+export function mayShip(fence: Fence | undefined, epoch: number): boolean {
+  return fence ? fence.epoch === epoch : epoch === 1;
+}
+
+/** The key of a step's manifest, and what a manifest key says. */
+export function manifestKey(prefix: string, step: number, epoch: number): string {
+  return `${prefix}/steps/${String(step).padStart(8, '0')}@${epoch}.json`;
+}
+export function parseManifestKey(key: string): { step: number; epoch: number } | undefined {
+  const m = /\/steps\/(\d{8,})@(\d+)\.json$/.exec(key);
+  return m ? { step: Number(m[1]), epoch: Number(m[2]) } : undefined;
+}
+
+/**
+ * Of the manifest keys found, the one to restore: the highest step that counts under the fence
+ * (at or below `atStep` when given), its latest epoch first.
+ */
+export function pickManifest(fence: Fence | undefined, keys: readonly string[], atStep?: number): string | undefined {
+  let best: { key: string; step: number; epoch: number } | undefined;
+  for (const key of keys) {
+    const m = parseManifestKey(key);
+    if (!m || !manifestCounts(fence, m) || (atStep !== undefined && m.step > atStep)) continue;
+    if (!best || m.step > best.step || (m.step === best.step && m.epoch > best.epoch)) best = { key, ...m };
+  }
+  return best?.key;
+}

@@ -1,0 +1,214 @@
+// Pools of hosts (worker side). A worker started with --pool NAME (FAHEEM_POOL) hosts workspaces of
+// that pool: it polls the pool's queue for claims (a pooled conversation that needs a host) and its
+// own tool queue for everything else the conversation runs there. A claim bumps the conversation's
+// fence epoch (fence.ts), restores the workspace from the last shipped checkpoint under
+// FAHEEM_WORKSPACES_DIR/<id>, seeds this host's shadow repository with the shipped history, and
+// answers with this host's queue and the path. From then on every checkpoint of that workspace is
+// shipped before the activity that took it returns.
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { homedir, hostname } from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { baseGitEnv, git } from '../checkpoints/git.js';
+import { encodeRefPart, type CheckpointStore } from '../checkpoints/shadow-repo.js';
+import type { CheckpointInfo } from '../checkpoints/types.js';
+import { encryptionCodec } from '../security/codec.js';
+import { ObjectStoreError, objectStore, type ObjectStore } from '../storage/object-store.js';
+import { StepManifest, firstFence, moveFence } from './fence.js';
+import { checkoutTree, fetchChain, findManifest, readFence, shipCheckpoint, writeFence } from './shipping.js';
+
+import { POOL_NAME } from '../workflows/pool-rules.js';
+export { poolQueueName as poolQueue } from '../workflows/pool-rules.js';
+
+/** A pool name: short, and safe in a queue name. */
+export const PoolName = z.string().regex(POOL_NAME, '1 to 64 letters, digits, dot, dash and underscore');
+
+/** This worker's part in a pool, from its environment. */
+export interface PoolSettings {
+  pool: string;
+  /** FAHEEM_HOST_ID (default: the hostname). */
+  hostId: string;
+  /** FAHEEM_WORKSPACES_DIR (default ~/.faheem/workspaces). */
+  workspacesDir: string;
+  store: ObjectStore;
+}
+
+/** The pool this worker hosts, or undefined; a pool without FAHEEM_OBJECT_STORE is refused. */
+export function poolSettings(env: NodeJS.ProcessEnv, pool = env.FAHEEM_POOL): PoolSettings | undefined {
+  if (!pool) return undefined;
+  const name = PoolName.safeParse(pool);
+  if (!name.success) throw new ObjectStoreError('config', `pool ${JSON.stringify(pool)}: ${name.error.issues[0]?.message}`);
+  const store = objectStore(env);
+  if (!store) throw new ObjectStoreError('config', `a worker of pool ${pool} needs FAHEEM_OBJECT_STORE: the pool's workspaces live there`);
+  return { pool, hostId: hostId(env), workspacesDir: workspacesDir(env), store };
+}
+
+/** FAHEEM_HOST_ID, else the hostname. */
+export function hostId(env: NodeJS.ProcessEnv): string {
+  return env.FAHEEM_HOST_ID || hostname();
+}
+
+/** FAHEEM_WORKSPACES_DIR, else ~/.faheem/workspaces. */
+export function workspacesDir(env: NodeJS.ProcessEnv): string {
+  return path.resolve(env.FAHEEM_WORKSPACES_DIR || path.join(homedir(), '.faheem', 'workspaces'));
+}
+
+/** A pooled conversation's folder on a host (the id encoded as in refs: no two ids share one). */
+export function pooledWorkspace(dir: string, conversationId: string): string {
+  return path.join(dir, encodeRefPart(conversationId));
+}
+
+/** What a host remembers of a claim it holds: `<workspaces>/.claims/<id>.json`. */
+const Claim = z.object({
+  conversationId: z.string(),
+  epoch: z.number().int().positive(),
+  host: z.string(),
+  workspace: z.string(),
+  last: StepManifest.optional(),
+});
+type Claim = z.infer<typeof Claim>;
+
+function claimFile(settings: PoolSettings, conversationId: string): string {
+  return path.join(settings.workspacesDir, '.claims', `${encodeRefPart(conversationId)}.json`);
+}
+
+async function readClaim(settings: PoolSettings, conversationId: string): Promise<Claim | undefined> {
+  const text = await readFile(claimFile(settings, conversationId), 'utf8').catch(() => undefined);
+  return text ? Claim.parse(JSON.parse(text)) : undefined;
+}
+
+async function writeClaim(settings: PoolSettings, claim: Claim): Promise<void> {
+  const file = claimFile(settings, claim.conversationId);
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(`${file}.tmp`, JSON.stringify(claim));
+  await rename(`${file}.tmp`, file);
+}
+
+/** Input of the `claimPoolHost` activity. */
+export const ClaimInput = z.object({
+  conversationId: z.string().min(1).max(1000),
+  pool: PoolName,
+  /** The last step whose shipped checkpoint the workflow accepted (undefined: none yet). */
+  lastStep: z.number().int().min(0).optional(),
+});
+export type ClaimInput = z.infer<typeof ClaimInput>;
+
+/** What a claim answers. */
+export interface ClaimResult {
+  host: string;
+  /** This host's tool queue: every later host call of the conversation goes there. */
+  toolTaskQueue: string;
+  /** The workspace's path on this host. */
+  workspace: string;
+  epoch: number;
+  /** The step the workspace was restored from (undefined: nothing shipped yet, an empty folder). */
+  restoredFromStep?: number;
+  /** The previous holder, when the conversation moved. */
+  from?: string;
+}
+
+/**
+ * Takes a pooled conversation on this host (the activity on the pool's queue). Safe to retry: each
+ * attempt takes a new epoch, so an attempt that lost the race is fenced like a lost host.
+ */
+export async function claimPoolHost(
+  settings: PoolSettings,
+  checkpoints: CheckpointStore,
+  toolTaskQueue: string,
+  raw: ClaimInput,
+  env: NodeJS.ProcessEnv,
+): Promise<ClaimResult> {
+  const input = ClaimInput.parse(raw);
+  const codec = encryptionCodec(env);
+  const { store } = settings;
+  const fence = await readFence(store, input.conversationId, codec);
+  const manifest = await findManifest(store, input.conversationId, input.lastStep, env).catch((err: unknown) => {
+    // The accepted step's manifest is missing (never shipped): the nearest before it.
+    if (err instanceof ObjectStoreError && err.reason === 'not_found') return findManifest(store, input.conversationId, undefined, env);
+    throw err;
+  });
+  const next = fence ? moveFence(fence, settings.hostId, input.lastStep ?? manifest?.step ?? 0) : firstFence(settings.hostId);
+  const workspace = pooledWorkspace(settings.workspacesDir, input.conversationId);
+  // A copy left from an earlier claim on this host is stale: the store decides what the workspace is.
+  await rm(workspace, { recursive: true, force: true });
+  await mkdir(workspace, { recursive: true });
+  if (manifest) {
+    const repo = await checkpoints.open(workspace);
+    repo.stopWatching();
+    await fetchChain(store, manifest, repo.gitDir, env);
+    await checkoutTree(repo.gitDir, manifest.commit, workspace, env);
+    // The shipped checkpoint becomes this host's head of the conversation: the next snapshot is its child.
+    const ns = `refs/faheem/${encodeRefPart(input.conversationId)}`;
+    const gitEnv = { ...baseGitEnv(env), GIT_DIR: repo.gitDir };
+    await git(['update-ref', `${ns}/head`, manifest.commit], { env: gitEnv, cwd: workspace });
+    await git(['update-ref', `${ns}/step-${manifest.step}`, manifest.commit], { env: gitEnv, cwd: workspace });
+  }
+  await writeFence(store, input.conversationId, next, codec);
+  await writeClaim(settings, {
+    conversationId: input.conversationId,
+    epoch: next.epoch,
+    host: settings.hostId,
+    workspace,
+    ...(manifest ? { last: { ...manifest, epoch: next.epoch } } : {}),
+  });
+  return {
+    host: settings.hostId,
+    toolTaskQueue,
+    workspace,
+    epoch: next.epoch,
+    ...(manifest ? { restoredFromStep: manifest.step } : {}),
+    ...(fence ? { from: fence.host } : {}),
+  };
+}
+
+/**
+ * The hook the checkpoint store runs after each snapshot on a pool's host: a snapshot of a pooled
+ * workspace (under FAHEEM_WORKSPACES_DIR, claimed here) is shipped before it is answered. A host
+ * whose claim has ended (fenced) fails: its step's result is never accepted.
+ */
+export function shipAfterSnapshot(settings: PoolSettings, env: NodeJS.ProcessEnv) {
+  return async (workspace: string, gitDir: string, conversationId: string, info: CheckpointInfo): Promise<void> => {
+    if (path.dirname(path.resolve(workspace)) !== settings.workspacesDir) return;
+    const claim = await readClaim(settings, conversationId);
+    if (!claim || path.resolve(claim.workspace) !== path.resolve(workspace)) {
+      throw new ObjectStoreError(
+        'fenced',
+        `conversation ${conversationId} is not held by host ${settings.hostId}: its checkpoint is not shipped`,
+      );
+    }
+    const manifest = await shipCheckpoint(
+      settings.store,
+      {
+        conversationId,
+        step: info.step,
+        epoch: claim.epoch,
+        host: settings.hostId,
+        gitDir,
+        commit: info.commit,
+        ...(claim.last ? { previous: claim.last } : {}),
+      },
+      env,
+    );
+    await writeClaim(settings, { ...claim, last: manifest });
+  };
+}
+
+/**
+ * Hibernation: the conversation releases its folder on this host (its checkpoints are in the store
+ * already; the next claim, on any host, restores the last one). The claim ends with it: a snapshot
+ * this host takes of it later is refused. Safe to retry; a claim held by another epoch is left alone.
+ */
+export async function releasePoolHost(
+  settings: PoolSettings,
+  checkpoints: CheckpointStore,
+  conversationId: string,
+  epoch: number,
+): Promise<boolean> {
+  const claim = await readClaim(settings, conversationId);
+  if (!claim || claim.epoch !== epoch) return false;
+  const repo = await checkpoints.open(claim.workspace).catch(() => undefined);
+  repo?.stopWatching();
+  await rm(claimFile(settings, conversationId), { force: true });
+  await rm(claim.workspace, { recursive: true, force: true });
+  return true;
+}

@@ -1,0 +1,226 @@
+// Two hosts of one pool on this machine (two workers, each with its own FAHEEM_HOST_ID,
+// FAHEEM_WORKSPACES_DIR and FAHEEM_HOME), the object store on a real S3 server (SeaweedFS). The host
+// holding a conversation is SIGKILLed mid-call and its folders deleted: the conversation moves to
+// the other host, restored from the last shipped checkpoint; the call in flight comes back as
+// "outcome unknown" and is not run again; the workspace holds exactly what the finished steps made.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import { Agent, Conversation, LLM } from '../../src/client.js';
+import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
+import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
+import { startSeaweedS3, type SeaweedS3 } from '../support/seaweedfs.js';
+
+let s3: SeaweedS3;
+let h: Harness;
+let root: string;
+before(async () => {
+  s3 = await startSeaweedS3();
+  root = await mkdtemp(path.join(tmpdir(), 'faheem-pool-'));
+  h = await startHarness({
+    name: 'pool',
+    script: () => ({ content: 'ok' }),
+    env: { ...s3.env, FAHEEM_OBJECT_STORE: `s3://${s3.bucket}/pool-test`, FAHEEM_TERMINAL_SOFT_TIMEOUT_S: '600' },
+  });
+});
+after(async () => {
+  await h?.close();
+  await s3?.stop();
+  if (root) await rm(root, { recursive: true, force: true });
+});
+
+interface Host {
+  id: string;
+  dir: string;
+  home: string;
+  worker: WorkerProcess;
+}
+
+async function startHost(id: string): Promise<Host> {
+  const dir = path.join(root, id, 'workspaces');
+  const home = path.join(root, id, 'home');
+  await mkdir(home, { recursive: true });
+  const worker = await h.startWorker({ FAHEEM_HOST_ID: id, FAHEEM_WORKSPACES_DIR: dir, FAHEEM_HOME: home }, ['--pool', 'p1']);
+  assert.match(worker.output(), new RegExp(`host ${id} of pool p1`));
+  return { id, dir, home, worker };
+}
+
+/** Step by step: how many tool results the prompt holds says which step this is. */
+function script(req: RecordedRequest): ScriptedReply {
+  const results = req.body.messages.filter((m) => m.role === 'tool').length;
+  if (results === 0) return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo one > a.txt' } }] };
+  if (results === 1) return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo two > b.txt; touch started; sleep 600' } }] };
+  if (results === 2) return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo three > c.txt; ls' } }] };
+  return { content: 'Done.' };
+}
+
+test('a lost host: the conversation moves, the call in flight is "outcome unknown", the workspace is as of the last step', async () => {
+  const hosts = [await startHost('host-a'), await startHost('host-b')];
+  const seed = path.join(root, 'seed');
+  await mkdir(seed);
+  await writeFile(path.join(seed, 'seed.txt'), 'from the seed\n');
+  h.model.setScript(script);
+
+  const { stdout } = await h.cli(['start', 'Work in the pool', '--pool', 'p1', '--workspace-from', seed]);
+  const id = stdout.trim().split('\n').pop()!.trim();
+  const conversation = await Conversation.attach(h.client, id);
+
+  // The second command is running on the holder when its marker appears there.
+  const holder = await waitFor('the second command to start on a host', async () => {
+    const s = await conversation.state();
+    const host = hosts.find((x) => x.id === s.host);
+    return host && existsSync(path.join(host.dir, id, 'started')) ? host : undefined;
+  }).catch(async (err: unknown) => {
+    console.log(
+      'the conversation and the hosts when the wait failed:',
+      JSON.stringify(await conversation.state()),
+      JSON.stringify(await conversation.events()),
+      hosts.map((x) => x.worker.output()).join('\n----\n'),
+    );
+    throw err;
+  });
+  const other = hosts.find((x) => x !== holder)!;
+  assert.equal(await readFile(path.join(holder.dir, id, 'seed.txt'), 'utf8'), 'from the seed\n', 'restored from the seed');
+
+  // Lose the host: kill its worker and wipe its folders.
+  await holder.worker.kill('SIGKILL');
+  await rm(path.join(root, holder.id), { recursive: true, force: true });
+
+  const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(final.status, 'finished', final.lastError ?? '');
+  assert.equal(final.host, other.id);
+  assert.equal(final.pool, 'p1');
+  assert.equal(final.workspace, path.join(other.dir, id));
+
+  const events = await conversation.events();
+  const moves = events.filter((e) => e.kind === 'host_changed');
+  assert.equal(moves.length, 2, JSON.stringify(moves));
+  assert.deepEqual(
+    moves.map((e) => e.kind === 'host_changed' && [e.from, e.to]),
+    [
+      [null, holder.id],
+      [holder.id, other.id],
+    ],
+  );
+  const move = moves[1]!;
+  assert.ok(move.kind === 'host_changed' && move.restoredFromStep === 1, JSON.stringify(move));
+  assert.match(move.kind === 'host_changed' ? move.reason : '', /heartbeat/);
+
+  const observations = events.filter((e) => e.kind === 'observation');
+  assert.equal(observations.length, 3);
+  const unknown = observations[1]!;
+  assert.ok(unknown.kind === 'observation');
+  assert.match(unknown.content, /outcome unknown/);
+  assert.match(unknown.content, /host-\w was lost/);
+  assert.match(unknown.content, /as of step 1/);
+
+  // The workspace: the seed, step 1's file and step 3's; nothing of the call that was lost.
+  const workspace = path.join(other.dir, id);
+  assert.deepEqual((await readdir(workspace)).sort(), ['a.txt', 'c.txt', 'seed.txt']);
+  assert.equal(await readFile(path.join(workspace, 'a.txt'), 'utf8'), 'one\n');
+
+  // Pulled from the store anywhere: the latest, and as of step 1.
+  const pulled = path.join(root, 'pulled');
+  await h.cli(['workspace', 'pull', id, pulled]);
+  assert.deepEqual((await readdir(pulled)).sort(), ['a.txt', 'c.txt', 'seed.txt']);
+  const atOne = path.join(root, 'at-one');
+  await h.cli(['workspace', 'pull', id, atOne, '--step', '1']);
+  assert.deepEqual((await readdir(atOne)).sort(), ['a.txt', 'seed.txt']);
+
+  const { stdout: json } = await h.cli(['status', id, '--json']);
+  const status = JSON.parse(json) as { pool?: string; host?: string; workspace?: string };
+  assert.deepEqual([status.pool, status.host, status.workspace], ['p1', other.id, workspace]);
+  const { stdout: text } = await h.cli(['events', id]);
+  assert.match(text, new RegExp(`workspace moved from host ${holder.id} to ${other.id}`));
+  await other.worker.kill();
+});
+
+test('idle past its bound a pooled conversation hibernates: its folder goes, and any host takes it up again', async () => {
+  const hosts = [await startHost('host-c'), await startHost('host-d')];
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    const last = req.body.messages.at(-1);
+    if (last?.role === 'tool') return { content: 'Done.' };
+    const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content);
+    return { toolCalls: [{ name: 'terminal', arguments: { command: text.includes('again') ? 'cat h.txt' : 'echo hello > h.txt' } }] };
+  });
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
+    pool: 'p1',
+    poolIdleReleaseMs: 500,
+    firstMessage: 'Write it',
+    run: true,
+  });
+  const first = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(first.status, 'finished', first.lastError ?? '');
+  const holder = hosts.find((x) => x.id === first.host)!;
+  assert.ok(holder, `held by ${first.host}`);
+  const folder = path.join(holder.dir, conversation.id);
+  await waitFor('the conversation to hibernate', async () => {
+    const s = await conversation.state();
+    return s.host === null && !existsSync(folder);
+  });
+
+  await conversation.sendMessage('Show it again');
+  const second = await conversation.run();
+  assert.equal(second.status, 'finished', second.lastError ?? '');
+  const events = await conversation.events();
+  const observations = events.filter((e) => e.kind === 'observation');
+  assert.match(observations.at(-1)?.kind === 'observation' ? observations.at(-1)!.content : '', /hello/);
+  const woke = events.filter((e) => e.kind === 'host_changed').at(-1);
+  assert.ok(woke?.kind === 'host_changed', JSON.stringify(events.filter((e) => e.kind === 'host_changed')));
+  assert.equal(woke.from, holder.id);
+  assert.match(woke.reason, /hibernation/);
+  assert.equal(woke.restoredFromStep, 1);
+  for (const host of hosts) await host.worker.kill();
+});
+
+test('rewind and fork of a hibernating pooled conversation, on whichever host takes it', async () => {
+  const hosts = [await startHost('host-e'), await startHost('host-f')];
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    const last = req.body.messages.at(-1);
+    if (last?.role === 'tool') return { content: 'Done.' };
+    const text = typeof last?.content === 'string' ? last.content : JSON.stringify(last?.content);
+    const command = text.includes('second') ? 'echo two > g.txt' : text.includes('show') ? 'ls; cat f.txt' : 'echo one > f.txt';
+    return { toolCalls: [{ name: 'terminal', arguments: { command } }] };
+  });
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
+    pool: 'p1',
+    poolIdleReleaseMs: 500,
+    firstMessage: 'first',
+    run: true,
+  });
+  const hibernated = () => waitFor('the conversation to hibernate', async () => (await conversation.state()).host === null);
+  assert.equal((await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000)).status, 'finished');
+  await conversation.sendMessage('second');
+  assert.equal((await conversation.run()).status, 'finished');
+  await hibernated();
+  const steps = (await conversation.checkpoints()).filter((c) => !c.rewound).map((c) => c.step);
+  assert.ok(steps.includes(1), JSON.stringify(steps));
+
+  // The fork at step 1: its own pooled workspace, restored from the source's shipped step 1.
+  const { stdout } = await h.cli(['fork', conversation.id, '--at', '1']);
+  const forked = await Conversation.attach(h.client, stdout.trim().split('\n').pop()!.trim());
+  await forked.sendMessage('show it');
+  const fromFork = await forked.run();
+  assert.equal(fromFork.status, 'finished', fromFork.lastError ?? '');
+  assert.ok(hosts.some((x) => x.id === fromFork.host));
+  const forkEvents = await forked.events();
+  const shown = forkEvents.filter((e) => e.kind === 'observation').at(-1);
+  assert.match(shown?.kind === 'observation' ? shown.content : '', /one/);
+  assert.deepEqual((await readdir(fromFork.workspace)).sort(), ['f.txt'], "the fork has step 1's files only");
+
+  // The rewind to step 1 (on a host claimed for it), then a step there: g.txt is gone.
+  await h.cli(['rewind', conversation.id, '--to', '1']);
+  await conversation.sendMessage('show it');
+  const after = await conversation.run();
+  assert.equal(after.status, 'finished', after.lastError ?? '');
+  const listed = (await conversation.events()).filter((e) => e.kind === 'observation').at(-1);
+  const text = listed?.kind === 'observation' ? listed.content : '';
+  assert.match(text, /f\.txt/);
+  assert.doesNotMatch(text, /g\.txt/);
+  for (const host of hosts) await host.worker.kill();
+});
