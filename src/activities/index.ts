@@ -94,6 +94,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
       home,
       hookEvents: workerHookEvents(hooks),
       checkpoints,
+      ...(env.LLM_MODEL?.trim() ? { workerModel: env.LLM_MODEL.trim() } : {}),
       ...(options.sandboxWarning ? { sandboxWarning: options.sandboxWarning } : {}),
     }),
     releaseTools: createReleaseTools(mcp),
