@@ -4,7 +4,7 @@
 // its activities has a live sink open (and for a little while after). A conversation nobody
 // follows costs its worker nothing but its share of that one query.
 import type { Client } from '@temporalio/client';
-import { LIVE_STREAM_WORKFLOW, liveStreamId } from './stream-id.js';
+import { RUNNING_STREAMS_QUERY, liveStreamId } from './stream-id.js';
 
 /** How often the list of followed conversations is read while sinks are open. */
 export const REFRESH_MS = 250;
@@ -89,8 +89,7 @@ export class FollowedConversations {
     const found = new Set<string>();
     try {
       this.queries++;
-      const query = `WorkflowType = '${LIVE_STREAM_WORKFLOW}' AND ExecutionStatus = 'Running'`;
-      for await (const w of client.workflow.list({ query, pageSize: 1000 })) {
+      for await (const w of client.workflow.list({ query: RUNNING_STREAMS_QUERY, pageSize: 1000 })) {
         if (w.workflowId.endsWith(SUFFIX)) found.add(w.workflowId.slice(0, -SUFFIX.length));
         if (found.size >= MAX_LISTED) break;
       }

@@ -9,6 +9,19 @@ export function liveStreamId(conversationId: string): string {
 /** The stream workflow's type name. */
 export const LIVE_STREAM_WORKFLOW = 'liveStream';
 
+/**
+ * The `TemporalNamespaceDivision` of stream workflows. Temporal leaves a workflow with a division
+ * out of every list whose query does not name one (the Web UI's default list, `temporal workflow
+ * list`, `faheem list`), as it does for its own schedule workflows: the list shows conversations only.
+ */
+export const LIVE_DIVISION = 'faheem-live';
+
+/**
+ * The visibility query of running stream workflows: it must name the division to see them (and
+ * also sees streams that older clients started without one).
+ */
+export const RUNNING_STREAMS_QUERY = `(TemporalNamespaceDivision = '${LIVE_DIVISION}' OR TemporalNamespaceDivision IS NULL) AND WorkflowType = '${LIVE_STREAM_WORKFLOW}' AND ExecutionStatus = 'Running'`;
+
 /** The topic live lines go to (what followers read). */
 export const LIVE_TOPIC = 'live';
 
