@@ -47,6 +47,8 @@ export interface ActivitiesOptions {
   metrics?: FaheemMetrics;
   /** How often model and tool calls heartbeat (createWorker: from its server's pause channel; default 50 ms). */
   heartbeatEveryMs?: number;
+  /** Where live lines go (createWorker shares it with its change notices; default: one of their own). */
+  live?: LivePublisher;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -68,7 +70,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
   const transcripts = new TranscriptCache(config.transcriptCacheBytes);
   const starts = new StartLog(path.join(home, 'started'));
   const checkpoints = CheckpointStore.fromEnv(env);
-  const live = new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
+  const live = options.live ?? new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
   const beatEveryMs = options.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
   const tools = createRunTool({
     heartbeatEveryMs: beatEveryMs,

@@ -23,6 +23,8 @@ export class FollowedConversations {
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private client: Client | undefined;
+  /** When the list was last read (ms since the epoch). */
+  private readAt = 0;
   /** Visibility queries made (benches read it). */
   queries = 0;
 
@@ -57,6 +59,16 @@ export class FollowedConversations {
       this.open--;
       this.lastClose = Date.now();
     };
+  }
+
+  /**
+   * Whether someone follows the conversation, from a list read at most a refresh period ago (read
+   * now when the list is not being kept fresh).
+   */
+  async check(client: Client, conversationId: string): Promise<boolean> {
+    this.client ??= client;
+    if (!this.timer || Date.now() - this.readAt > 2 * this.refreshMs) await this.refresh();
+    return this.ids.has(conversationId);
   }
 
   /** A publish found the stream gone (its followers left): not followed until listed again. */
@@ -98,6 +110,7 @@ export class FollowedConversations {
     }
     const before = this.ids;
     this.ids = found;
+    this.readAt = Date.now();
     for (const id of found) {
       if (before.has(id)) continue;
       for (const listener of this.listeners.get(id) ?? []) listener();

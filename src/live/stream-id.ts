@@ -33,6 +33,23 @@ export const LIVE_TOPIC = 'live';
 export const STEP_TOPIC = 'step';
 
 /**
+ * The topic of change notices: after each workflow task of a conversation that adds events or
+ * changes its status, the worker publishes what it now has (a ChangeNotice), so that followers
+ * wait on the stream for news instead of asking the conversation (which would write its history).
+ */
+export const CHANGE_TOPIC = 'change';
+
+/** What a change notice says: enough to decide whether to read the events again. */
+export interface ChangeNotice {
+  /** Events the conversation has recorded. */
+  events: number;
+  status: string;
+  runNumber: number;
+  /** The workflow is closing or continuing as new: ask it directly. */
+  closing?: boolean;
+}
+
+/**
  * What the worker publishes for one live line (the client adds `live` and `offset`); `step_start`
  * is the marker of STEP_TOPIC.
  */

@@ -9,7 +9,16 @@ import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/commo
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
 import { FAILURE, failureTypeOf } from '../failure-types.js';
-import { LIVE_DIVISION, LIVE_STREAM_WORKFLOW, LIVE_TOPIC, STEP_TOPIC, liveStreamId, type LiveStreamInput } from './stream-id.js';
+import {
+  CHANGE_TOPIC,
+  LIVE_DIVISION,
+  LIVE_STREAM_WORKFLOW,
+  LIVE_TOPIC,
+  STEP_TOPIC,
+  liveStreamId,
+  type ChangeNotice,
+  type LiveStreamInput,
+} from './stream-id.js';
 import { LIVE_KINDS, type LiveDelta } from './types.js';
 
 const LiveItemSchema = z.object({
@@ -22,8 +31,23 @@ const LiveItemSchema = z.object({
   attempt: z.number().int().optional(),
 });
 
+const ChangeNoticeSchema = z.object({
+  events: z.number().int().nonnegative(),
+  status: z.string(),
+  runNumber: z.number().int(),
+  closing: z.boolean().optional(),
+});
+
 /** Temporal's division attribute: a stream workflow carries LIVE_DIVISION in it (see stream-id.ts). */
 export const DIVISION_KEY = defineSearchAttributeKey('TemporalNamespaceDivision', SearchAttributeType.KEYWORD);
+
+/** What a reader reads: live lines (into its queue), change notices (to `onChange`), or both. */
+export interface LiveReaderOptions {
+  /** Read live lines (default true). */
+  lines?: boolean;
+  /** Called with each change notice read (none are read without it). */
+  onChange?: (notice: ChangeNotice) => void;
+}
 
 /** How long to wait before looking again for a stream that is not there (not started, or ended); doubling up to MAX_RETRY_MS. */
 const RETRY_MS = 250;
@@ -48,6 +72,7 @@ export class LiveReader {
     private readonly client: Client,
     private readonly conversationId: string,
     from = 0,
+    private readonly options: LiveReaderOptions = {},
   ) {
     this.next = from;
     this.stopping = new Promise((resolve) => this.abort.signal.addEventListener('abort', () => resolve(undefined), { once: true }));
@@ -156,7 +181,11 @@ export class LiveReader {
         if (!started) started = await this.ensureStream();
         const stream = WorkflowStreamClient.create(this.client, liveStreamId(this.conversationId));
         // Step markers too (never yielded): the reader's position then matches the stream's offset.
-        const items = stream.subscribe<unknown>([LIVE_TOPIC, STEP_TOPIC], this.next, { pollCooldown: '5 milliseconds', resultType: true });
+        const topics = [
+          ...(this.options.lines === false ? [] : [LIVE_TOPIC, STEP_TOPIC]),
+          ...(this.options.onChange ? [CHANGE_TOPIC] : []),
+        ];
+        const items = stream.subscribe<unknown>(topics, this.next, { pollCooldown: '5 milliseconds', resultType: true });
         for (;;) {
           // Each poll under its own signal (Temporal keeps a listener per call on it): stop() cancels
           // the poll under way, and nothing is left pending or retrying.
@@ -170,6 +199,11 @@ export class LiveReader {
           if (item.offset < this.next && this.next !== 0) continue;
           this.next = item.offset + 1;
           this.retryMs = RETRY_MS;
+          if (item.topic === CHANGE_TOPIC) {
+            const notice = ChangeNoticeSchema.safeParse(item.data);
+            if (notice.success) this.options.onChange?.(notice.data);
+            continue;
+          }
           if (item.topic !== LIVE_TOPIC) continue;
           const parsed = LiveItemSchema.safeParse(item.data);
           if (parsed.success) this.push({ live: true, ...parsed.data, offset: item.offset });

@@ -6,11 +6,13 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import {
+  CHANGE_TOPIC,
   LIVE_DIVISION,
   LIVE_STREAM_WORKFLOW,
   LIVE_TOPIC,
   STEP_TOPIC,
   liveStreamId,
+  type ChangeNotice,
   type LiveItem,
   type LiveStreamInput,
 } from '../../src/live/stream-id.js';
@@ -129,4 +131,24 @@ test('a long history continues as new; offsets go on and a follower reads across
   // The new run stays out of the namespace's default list, as the first was.
   assert.equal(now.typedSearchAttributes.get(DIVISION_KEY), LIVE_DIVISION);
   assert.deepEqual(seen, [...Array.from({ length: 30 }, (_, i) => `l${i}`), 'last']);
+});
+
+test('a cut never drops the latest change notice: a follower that comes after it still reads it', limit, async () => {
+  const s = await startStream();
+  // The conversation's news, then the next model call's step marker, which drops the lines before it.
+  s.stream.topic<ChangeNotice>(CHANGE_TOPIC).publish({ events: 7, status: 'running', runNumber: 1 });
+  await s.publish([line('old'), marker, line('new')]);
+  const notices: ChangeNotice[] = [];
+  const reader = new LiveReader(env.client, s.conversationId, 0, { onChange: (n) => notices.push(n) });
+  const lines: string[] = [];
+  try {
+    await waitFor('the follower to read the notice and the line of the step under way', () => {
+      lines.push(...reader.take().map((d) => d.text));
+      return notices.length > 0 && lines.includes('new');
+    });
+  } finally {
+    reader.stop();
+  }
+  assert.deepEqual(notices, [{ events: 7, status: 'running', runNumber: 1 }]);
+  assert.deepEqual(lines, ['new'], 'the lines before the marker are gone');
 });
