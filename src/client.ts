@@ -449,7 +449,8 @@ export class Conversation {
     const deadline = Date.now() + timeoutMs;
     let lastError: unknown;
     let s: ConversationState | undefined;
-    let changes: ChangeWatch | undefined;
+    // Reading starts at once: the stream is then running (and its worker knows) when news comes.
+    const changes = this.watchChanges();
     try {
       for (;;) {
         if (s && done(s)) return s;
@@ -460,20 +461,17 @@ export class Conversation {
             { cause: lastError },
           );
         }
-        if (s) {
-          changes ??= this.watchChanges();
-          await changes.waiter.wait(news(s), deadline);
-        }
+        if (s) await changes.waiter.wait(news(s), deadline);
         try {
           s = await this.state();
         } catch (err) {
           if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(this.id);
           lastError = err;
-          if (!changes) await sleep(FALLBACK_MS); // no state yet: not in a tight loop
+          if (!s) await sleep(FALLBACK_MS); // no state yet: not in a tight loop
         }
       }
     } finally {
-      changes?.stop();
+      changes.stop();
     }
   }
 

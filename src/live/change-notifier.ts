@@ -11,6 +11,7 @@ import type { Client } from '@temporalio/client';
 import type { InjectedSinks } from '@temporalio/worker';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import type { ChangeSinks } from '../workflows/runner/effects.js';
+import type { StreamSinks } from '../workflows/live-stream.js';
 import type { FollowedConversations } from './followed.js';
 import { CHANGE_TOPIC, liveStreamId, type ChangeNotice } from './stream-id.js';
 
@@ -39,9 +40,12 @@ export class ChangeNotifier {
     private readonly followed: FollowedConversations,
   ) {}
 
-  /** The sink the worker registers (`sinks` of Worker.create). */
-  sinks(): InjectedSinks<ChangeSinks> {
-    return { faheemChanges: { changed: { fn: (info, notice) => this.notice(info.workflowId, notice), callDuringReplay: false } } };
+  /** The sinks the worker registers (`sinks` of Worker.create): changes, and streams that start. */
+  sinks(): InjectedSinks<ChangeSinks & StreamSinks> {
+    return {
+      faheemChanges: { changed: { fn: (info, notice) => this.notice(info.workflowId, notice), callDuringReplay: false } },
+      faheemStreams: { started: { fn: (_info, conversationId) => this.followed.started(conversationId), callDuringReplay: false } },
+    };
   }
 
   /** A conversation changed: publish the notice if somebody follows it. */
@@ -116,5 +120,8 @@ function dispose(p: Pending): void {
   void stream?.[Symbol.asyncDispose]().catch(() => undefined);
 }
 
-/** The change sink of workers with no followers to tell (replayers, tests' workers): it drops each notice. */
-export const DROP_CHANGES: InjectedSinks<ChangeSinks> = { faheemChanges: { changed: { fn: () => undefined } } };
+/** The sinks of workers with no followers to tell (replayers, tests' workers): they drop each call. */
+export const DROP_CHANGES: InjectedSinks<ChangeSinks & StreamSinks> = {
+  faheemChanges: { changed: { fn: () => undefined } },
+  faheemStreams: { started: { fn: () => undefined } },
+};

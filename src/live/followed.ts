@@ -13,6 +13,8 @@ const LINGER_MS = 3_000;
 /** At most this many followed conversations are listed (beyond, the oldest stream starts are not seen). */
 const MAX_LISTED = 10_000;
 const SUFFIX = liveStreamId('');
+/** A stream that said it started counts as followed this long, listed or not. */
+const STARTED_GRACE_MS = 10_000;
 
 /** The followed conversations of one worker; see the module comment. */
 export class FollowedConversations {
@@ -25,6 +27,8 @@ export class FollowedConversations {
   private client: Client | undefined;
   /** When the list was last read (ms since the epoch). */
   private readAt = 0;
+  /** Streams that told this worker they started, and when (see started()). */
+  private readonly startedAt = new Map<string, number>();
   /** Visibility queries made (benches read it). */
   queries = 0;
 
@@ -67,8 +71,22 @@ export class FollowedConversations {
    */
   async check(client: Client, conversationId: string): Promise<boolean> {
     this.client ??= client;
+    // A stale yes costs one publish that fails; a stale no is read again first.
+    if (this.ids.has(conversationId)) return true;
     if (!this.timer || Date.now() - this.readAt > 2 * this.refreshMs) await this.refresh();
     return this.ids.has(conversationId);
+  }
+
+  /**
+   * A stream workflow of this worker started (its first task ran here): the conversation is
+   * followed from now, before the list shows it (the list may lag by a refresh period, or more on
+   * a cluster with Elasticsearch). Kept as followed for STARTED_GRACE_MS whatever the list says.
+   */
+  started(conversationId: string): void {
+    this.startedAt.set(conversationId, Date.now());
+    if (this.ids.has(conversationId)) return;
+    this.ids.add(conversationId);
+    for (const listener of this.listeners.get(conversationId) ?? []) listener();
   }
 
   /** A publish found the stream gone (its followers left): not followed until listed again. */
@@ -107,6 +125,11 @@ export class FollowedConversations {
       }
     } catch {
       return; // the server is away: keep what we knew
+    }
+    const now = Date.now();
+    for (const [id, at] of this.startedAt) {
+      if (now - at > STARTED_GRACE_MS) this.startedAt.delete(id);
+      else found.add(id);
     }
     const before = this.ids;
     this.ids = found;

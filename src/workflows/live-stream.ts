@@ -10,7 +10,7 @@
 // every offset of the last run (its start time in ms × 1000), so a follower's stale offset is never
 // mistaken for a new line. It also carries change notices (the worker's word that the conversation
 // has news, for followers that wait on it): a cut never drops the latest one.
-import { allHandlersFinished, condition, setWorkflowOptions, sleep, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, proxySinks, setWorkflowOptions, sleep, workflowInfo, type Sinks } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
 import { CHANGE_TOPIC, STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
 import { isPatched } from './legacy/patches.js';
@@ -26,8 +26,18 @@ export const IDLE = '15 minutes';
 /** No follower polling through a whole period of this long ends the run (followers start it again). */
 const UNFOLLOWED = '1 minute';
 
+/** The worker's side of a stream's start (src/live/followed.ts: `started`). */
+export interface StreamSinks extends Sinks {
+  faheemStreams: { started(conversationId: string): void };
+}
+
+const streamSinks = proxySinks<StreamSinks>().faheemStreams;
+
 /** The live stream of one conversation; see the module comment. */
 export async function liveStream(input: LiveStreamInput): Promise<void> {
+  // Tell the worker at once that the conversation is followed (no command: a sink, never on
+  // replay), so that it publishes without waiting for its list of streams to show this one.
+  if (!workflowInfo().unsafe.isReplaying) streamSinks.started(input.conversationId);
   const prior = input.streamState as WorkflowStreamState | undefined;
   const initial = prior ?? { log: [], base_offset: Date.now() * 1000, publisher_sequences: {}, publisher_last_seen: {} };
   const stream = new WorkflowStream(initial);
