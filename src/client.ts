@@ -15,6 +15,7 @@ import { parseMcpServers } from './mcp/config.js';
 import { explainUnreadable } from './security/codec.js';
 import { oneLine } from './text.js';
 import { LiveReader } from './live/subscribe.js';
+import { ChangeWaiter, FALLBACK_MS, moreThan, stopped, type NewsTest } from './live/change-waiter.js';
 import { followLive, type FollowSource } from './live/follow.js';
 import type { LiveDelta } from './live/types.js';
 import { TOOL_NAME } from './tools/define.js';
@@ -29,13 +30,10 @@ import {
   pauseSignal,
   runUpdate,
   stateQuery,
-  waitForChangeUpdate,
   rewindUpdate,
   checkpointsQuery,
   checkMessageText,
   type PauseRequest,
-  type WaitAnswer,
-  type WaitRequest,
 } from './workflows/messages.js';
 import {
   DEFAULTS,
@@ -367,21 +365,14 @@ export class Conversation {
 
   /**
    * Resolves with the state once the conversation is not running (or, with `afterRun`, once a later
-   * run has begun): one wait on the workflow, however long the run.
+   * run has begun). It waits on the conversation's change notices (see waitUntil), never writing
+   * its history.
    */
   async waitUntilStopped(options: { afterRun?: number; pollMs?: number; timeoutMs?: number } = {}): Promise<ConversationState> {
     const { afterRun } = options;
     const done = (s: ConversationState) => s.status !== 'running' || (afterRun !== undefined && s.runNumber > afterRun);
-    const deadline = Date.now() + (options.timeoutMs ?? Infinity);
-    for (;;) {
-      const answer = await this.nextChange({ whenStopped: true, ...(afterRun !== undefined ? { afterRun } : {}) }, deadline);
-      if (!answer) return this.waitUntil(done, options.pollMs, Math.max(0, deadline - Date.now())); // cannot wait on it: poll
-      const s = await this.state();
-      if (done(s)) return s;
-      if (Date.now() > deadline) throw new WaitTimeoutError(this.id, `timed out waiting for conversation ${this.id}`);
-      // Answered because the run is ending (continue-as-new): ask the next run.
-      await sleep(options.pollMs ?? 100);
-    }
+    // The notices say the status: the state is asked again only once one says the run stopped.
+    return this.waitState(done, options.timeoutMs ?? Infinity, (s) => stopped(s.events, afterRun));
   }
 
   /** Pause now. With `now`, the running command is interrupted too. */
@@ -475,33 +466,48 @@ export class Conversation {
   }
 
   /**
-   * Waits until the state satisfies `done`, tolerating a worker that is briefly away. It waits on the
-   * workflow (the `waitForChange` update answers when there is news), not by polling; `pollMs` is
-   * only the pace of the fallback for conversations whose workflow cannot answer it (closed, or
-   * started by an older version).
+   * Waits until the state satisfies `done`, tolerating a worker that is briefly away. It waits for
+   * the change notices the worker publishes on the conversation's live stream (nothing is written
+   * to the conversation's history), asking the state after each; with no notice it asks again after
+   * a delay that grows from 1 s to 10 s (a conversation closed, or run by an older worker). `pollMs`
+   * is kept for callers; the notices set the pace.
    */
-  async waitUntil(done: (s: ConversationState) => boolean, pollMs = 100, timeoutMs = Infinity): Promise<ConversationState> {
+  async waitUntil(done: (s: ConversationState) => boolean, _pollMs = 100, timeoutMs = Infinity): Promise<ConversationState> {
+    return this.waitState(done, timeoutMs, (s) => moreThan(s.events));
+  }
+
+  /** waitUntil, asking the state again when a change notice passes `news(state seen)` (or with none, after a while). */
+  private async waitState(
+    done: (s: ConversationState) => boolean,
+    timeoutMs: number,
+    news: (s: ConversationState) => NewsTest,
+  ): Promise<ConversationState> {
     const deadline = Date.now() + timeoutMs;
     let lastError: unknown;
     let s: ConversationState | undefined;
-    for (;;) {
-      if (s && done(s)) return s;
-      if (Date.now() > deadline) {
-        throw new WaitTimeoutError(
-          this.id,
-          `timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`,
-          { cause: lastError },
-        );
+    // Reading starts at once: the stream is then running (and its worker knows) when news comes.
+    const changes = this.watchChanges();
+    try {
+      for (;;) {
+        if (s && done(s)) return s;
+        if (Date.now() > deadline) {
+          throw new WaitTimeoutError(
+            this.id,
+            `timed out waiting for conversation ${this.id}${lastError ? `: ${(lastError as Error).message}` : ''}`,
+            { cause: lastError },
+          );
+        }
+        if (s) await changes.waiter.wait(news(s), deadline);
+        try {
+          s = await this.state();
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(this.id);
+          lastError = err;
+          if (!s) await sleep(FALLBACK_MS); // no state yet: not in a tight loop
+        }
       }
-      // Wait for news (a new event) on the workflow; without it (closed, older version) poll.
-      const news = s ? await this.nextChange({ afterEvents: s.events }, deadline) : undefined;
-      if (s && (!news || news.events <= s.events)) await sleep(pollMs);
-      try {
-        s = await this.state();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw new ConversationNotFoundError(this.id);
-        lastError = err;
-      }
+    } finally {
+      changes.stop();
     }
   }
 
@@ -524,22 +530,23 @@ export class Conversation {
   follow(options?: FollowOptions): AsyncGenerator<ConversationEvent | LiveDelta>;
   async *follow(options: FollowOptions = {}): AsyncGenerator<ConversationEvent | LiveDelta> {
     const signal = options.signal;
-    // The wait for news left behind when the follow ends is cancelled, not left pending (one
-    // signal per wait: Temporal keeps a listener per call on it).
-    let waiting: AbortController | undefined;
+    // News comes as change notices on the live stream (one reader for the lines and the notices);
+    // the wait left behind when the follow ends is let go, not left pending.
+    const waiter = new ChangeWaiter();
+    const waiting = new AbortController();
     const source: FollowSource = {
       events: (from) => this.events(from),
       state: () => this.state(),
       news: async (after) => {
-        const wait = (waiting = new AbortController());
-        const answer = await this.client.withAbortSignal(wait.signal, () => this.nextChange({ afterEvents: after }, Infinity));
-        if (!answer || answer.events <= after) await sleep(options.pollMs ?? 200);
+        await waiter.wait(moreThan(after), Infinity, waiting.signal);
         return this.events(after);
       },
     };
-    const reader = options.live ? new LiveReader(this.client, this.id, options.liveFrom ?? 0) : undefined;
+    const reader = options.live
+      ? new LiveReader(this.client, this.id, options.liveFrom ?? 0, { onChange: waiter.notice })
+      : new LiveReader(this.client, this.id, 0, { lines: false, onChange: waiter.notice });
     try {
-      if (reader) {
+      if (options.live) {
         yield* followLive(source, reader, options);
         return;
       }
@@ -562,29 +569,16 @@ export class Conversation {
         if (signal?.aborted) return;
       }
     } finally {
-      waiting?.abort();
-      reader?.stop();
+      waiting.abort();
+      reader.stop();
     }
   }
 
-  private waitingUnsupported = false;
-
-  /**
-   * Waits on the workflow for `request` (see WaitRequest); undefined when it cannot be asked (closed,
-   * an older version without waitForChange, no answer by the deadline).
-   */
-  private async nextChange(request: WaitRequest, deadline: number): Promise<WaitAnswer | undefined> {
-    if (this.waitingUnsupported) return undefined;
-    const wait = () => this.handle.executeUpdate(waitForChangeUpdate, { args: [request] });
-    try {
-      // A finite wait gives up at its deadline; the workflow answers the abandoned wait at the next change.
-      return Number.isFinite(deadline) ? await this.client.withDeadline(Math.max(deadline, Date.now() + 1), wait) : await wait();
-    } catch (err) {
-      // Our waitForChange handler never fails: a failed update means the workflow has no such
-      // handler (started by an older version). Anything else (deadline, closed) only ends this wait.
-      if (err instanceof WorkflowUpdateFailedError) this.waitingUnsupported = true;
-      return undefined;
-    }
+  /** Starts reading the conversation's change notices (for one wait; `stop()` when done). */
+  private watchChanges(): ChangeWatch {
+    const waiter = new ChangeWaiter();
+    const reader = new LiveReader(this.client, this.id, 0, { lines: false, onChange: waiter.notice });
+    return { waiter, stop: () => reader.stop() };
   }
 
   /** Whether the workflow itself has completed (closed or idle timeout). */
@@ -609,11 +603,17 @@ function abortedWith<T>(signal: AbortSignal | undefined, value: T): { promise: P
   return { promise, cancel };
 }
 
+/** A reader of change notices and the waiter it feeds. */
+interface ChangeWatch {
+  waiter: ChangeWaiter;
+  stop(): void;
+}
+
 /** What `Conversation.follow` takes. */
 export interface FollowOptions {
   /** The first event's index (default 0). */
   fromIndex?: number;
-  /** The pace of the fallback for conversations that cannot tell of news (closed, older versions). */
+  /** Kept for callers: change notices set the pace now (with a fallback of 1 s growing to 10 s). */
   pollMs?: number;
   /** Stop once this holds and every event has been yielded (checked whenever there is news). */
   until?: (s: ConversationState) => boolean;

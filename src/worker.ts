@@ -3,7 +3,11 @@
 import type { LogMetadata } from '@temporalio/common';
 import { DefaultLogger, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
 import { availableParallelism } from 'node:os';
+import { Client } from '@temporalio/client';
 import { createActivities } from './activities/index.js';
+import { ChangeNotifier } from './live/change-notifier.js';
+import { LivePublisher } from './live/publisher.js';
+import { secretValues } from './security/env-policy.js';
 import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
 import type { WorkerHooks } from './hooks/run-hook.js';
@@ -174,8 +178,13 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     : source;
   const mcp = new McpManager({ env, ...(sandbox ? { sandbox } : {}) });
   const pool = poolSettings(env, options.pool ?? env.FAHEEM_POOL);
+  // Live lines and change notices go to the conversations' streams while somebody follows them:
+  // one list of followed conversations serves both.
+  const live = new LivePublisher({ taskQueue: taskQueue(env), secrets: secretValues(env), enabled: config.live });
+  const changes = new ChangeNotifier(new Client({ connection, namespace, dataConverter: dataConverter(env) }), live.followed);
   const activities = createActivities({
     ...(pool ? { pool } : {}),
+    live,
     env,
     config,
     tools: options.tools ?? [],
@@ -194,6 +203,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     namespace,
     taskQueue: mainQueue,
     ...workflowCode,
+    // The workflow tells the worker of each change (a sink: no history), for followers.
+    sinks: { ...('sinks' in workflowCode ? workflowCode.sinks : {}), ...changes.sinks() },
     dataConverter: dataConverter(env),
     activities: { callModel: activities.callModel, condense: activities.condense },
     // How often heartbeats reach the server (src/pause-channel.ts): once a second when worker
@@ -262,6 +273,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       try {
         await Promise.all([main.run(), tools.run(), claims?.run()]);
       } finally {
+        changes.stop();
         await mcp.closeAll().catch(() => undefined);
         await connection.close();
         await shutdownTracing().catch(() => undefined);

@@ -60,6 +60,8 @@ export interface ActivitiesOptions {
   heartbeatEveryMs?: number;
   /** The pool this worker hosts (createWorker: --pool / FAHEEM_POOL): its checkpoints are shipped, it takes claims. */
   pool?: PoolSettings;
+  /** Where live lines go (createWorker shares it with its change notices; default: one of their own). */
+  live?: LivePublisher;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -82,7 +84,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
   const starts = new StartLog(path.join(home, 'started'));
   const pool = options.pool;
   const checkpoints = CheckpointStore.fromEnv(env, pool ? { afterSnapshot: shipAfterSnapshot(pool, env) } : {});
-  const live = new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
+  const live = options.live ?? new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
   const beatEveryMs = options.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
   const tools = createRunTool({
     heartbeatEveryMs: beatEveryMs,
@@ -108,6 +110,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
       home,
       hookEvents: workerHookEvents(hooks),
       checkpoints,
+      ...(env.LLM_MODEL?.trim() ? { workerModel: env.LLM_MODEL.trim() } : {}),
       ...(options.sandboxWarning ? { sandboxWarning: options.sandboxWarning } : {}),
     }),
     releaseTools: createReleaseTools(mcp),

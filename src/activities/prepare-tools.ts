@@ -27,6 +27,8 @@ export function createPrepareTools(deps: {
   hookEvents?: readonly HookEventName[];
   /** Where the checkpoint before the first step goes when the input asks for it. */
   checkpoints?: CheckpointStore;
+  /** The model this worker calls for conversations that name none (LLM_MODEL), reported as workerModel. */
+  workerModel?: string;
   /** The worker's fallback from its default sandbox, told in the setup (an environment error event: for people, not the model). */
   sandboxWarning?: string;
 }) {
@@ -85,6 +87,7 @@ export function createPrepareTools(deps: {
       ...(skills.skills.length ? { skills: skills.skills } : {}),
       ...(skills.warnings.length ? { warnings: skills.warnings } : {}),
       ...(deps.hookEvents?.length ? { hookEvents: [...deps.hookEvents] } : {}),
+      ...(deps.workerModel ? { workerModel: deps.workerModel } : {}),
     };
   };
 }

@@ -6,6 +6,7 @@ import { Worker } from '@temporalio/worker';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { liveStreamId } from '../live/stream-id.js';
+import { DROP_CHANGES } from '../live/change-notifier.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import { workflowSource } from '../workflow-source.js';
 
@@ -113,7 +114,7 @@ export async function checkHistories(
   let checked = 0;
   const seen = new Map<string, number>();
   for await (const result of Worker.runReplayHistories(
-    { ...workflowSource(env), dataConverter: dataConverter(env), replayName: 'faheem-deploy-check' },
+    { ...workflowSource(env), dataConverter: dataConverter(env), replayName: 'faheem-deploy-check', sinks: DROP_CHANGES },
     feed(),
   )) {
     const n = seen.get(result.workflowId) ?? 0;

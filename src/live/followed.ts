@@ -4,7 +4,7 @@
 // its activities has a live sink open (and for a little while after). A conversation nobody
 // follows costs its worker nothing but its share of that one query.
 import type { Client } from '@temporalio/client';
-import { LIVE_STREAM_WORKFLOW, liveStreamId } from './stream-id.js';
+import { RUNNING_STREAMS_QUERY, liveStreamId } from './stream-id.js';
 
 /** How often the list of followed conversations is read while sinks are open. */
 export const REFRESH_MS = 250;
@@ -13,6 +13,8 @@ const LINGER_MS = 3_000;
 /** At most this many followed conversations are listed (beyond, the oldest stream starts are not seen). */
 const MAX_LISTED = 10_000;
 const SUFFIX = liveStreamId('');
+/** A stream that said it started counts as followed this long, listed or not. */
+const STARTED_GRACE_MS = 10_000;
 
 /** The followed conversations of one worker; see the module comment. */
 export class FollowedConversations {
@@ -23,6 +25,10 @@ export class FollowedConversations {
   private timer: NodeJS.Timeout | undefined;
   private refreshing: Promise<void> | undefined;
   private client: Client | undefined;
+  /** When the list was last read (ms since the epoch). */
+  private readAt = 0;
+  /** Streams that told this worker they started, and when (see started()). */
+  private readonly startedAt = new Map<string, number>();
   /** Visibility queries made (benches read it). */
   queries = 0;
 
@@ -59,6 +65,30 @@ export class FollowedConversations {
     };
   }
 
+  /**
+   * Whether someone follows the conversation, from a list read at most a refresh period ago (read
+   * now when the list is not being kept fresh).
+   */
+  async check(client: Client, conversationId: string): Promise<boolean> {
+    this.client ??= client;
+    // A stale yes costs one publish that fails; a stale no is read again first.
+    if (this.ids.has(conversationId)) return true;
+    if (!this.timer || Date.now() - this.readAt > 2 * this.refreshMs) await this.refresh();
+    return this.ids.has(conversationId);
+  }
+
+  /**
+   * A stream workflow of this worker started (its first task ran here): the conversation is
+   * followed from now, before the list shows it (the list may lag by a refresh period, or more on
+   * a cluster with Elasticsearch). Kept as followed for STARTED_GRACE_MS whatever the list says.
+   */
+  started(conversationId: string): void {
+    this.startedAt.set(conversationId, Date.now());
+    if (this.ids.has(conversationId)) return;
+    this.ids.add(conversationId);
+    for (const listener of this.listeners.get(conversationId) ?? []) listener();
+  }
+
   /** A publish found the stream gone (its followers left): not followed until listed again. */
   forget(conversationId: string): void {
     this.ids.delete(conversationId);
@@ -89,16 +119,21 @@ export class FollowedConversations {
     const found = new Set<string>();
     try {
       this.queries++;
-      const query = `WorkflowType = '${LIVE_STREAM_WORKFLOW}' AND ExecutionStatus = 'Running'`;
-      for await (const w of client.workflow.list({ query, pageSize: 1000 })) {
+      for await (const w of client.workflow.list({ query: RUNNING_STREAMS_QUERY, pageSize: 1000 })) {
         if (w.workflowId.endsWith(SUFFIX)) found.add(w.workflowId.slice(0, -SUFFIX.length));
         if (found.size >= MAX_LISTED) break;
       }
     } catch {
       return; // the server is away: keep what we knew
     }
+    const now = Date.now();
+    for (const [id, at] of this.startedAt) {
+      if (now - at > STARTED_GRACE_MS) this.startedAt.delete(id);
+      else found.add(id);
+    }
     const before = this.ids;
     this.ids = found;
+    this.readAt = Date.now();
     for (const id of found) {
       if (before.has(id)) continue;
       for (const listener of this.listeners.get(id) ?? []) listener();

@@ -9,6 +9,19 @@ export function liveStreamId(conversationId: string): string {
 /** The stream workflow's type name. */
 export const LIVE_STREAM_WORKFLOW = 'liveStream';
 
+/**
+ * The `TemporalNamespaceDivision` of stream workflows. Temporal leaves a workflow with a division
+ * out of every list whose query does not name one (the Web UI's default list, `temporal workflow
+ * list`, `faheem list`), as it does for its own schedule workflows: the list shows conversations only.
+ */
+export const LIVE_DIVISION = 'faheem-live';
+
+/**
+ * The visibility query of running stream workflows: it must name the division to see them (and
+ * also sees streams that older clients started without one).
+ */
+export const RUNNING_STREAMS_QUERY = `(TemporalNamespaceDivision = '${LIVE_DIVISION}' OR TemporalNamespaceDivision IS NULL) AND WorkflowType = '${LIVE_STREAM_WORKFLOW}' AND ExecutionStatus = 'Running'`;
+
 /** The topic live lines go to (what followers read). */
 export const LIVE_TOPIC = 'live';
 
@@ -18,6 +31,23 @@ export const LIVE_TOPIC = 'live';
  * which is what a follower that comes late is shown. Followers never read this topic.
  */
 export const STEP_TOPIC = 'step';
+
+/**
+ * The topic of change notices: after each workflow task of a conversation that adds events or
+ * changes its status, the worker publishes what it now has (a ChangeNotice), so that followers
+ * wait on the stream for news instead of asking the conversation (which would write its history).
+ */
+export const CHANGE_TOPIC = 'change';
+
+/** What a change notice says: enough to decide whether to read the events again. */
+export interface ChangeNotice {
+  /** Events the conversation has recorded. */
+  events: number;
+  status: string;
+  runNumber: number;
+  /** The workflow is closing or continuing as new: ask it directly. */
+  closing?: boolean;
+}
 
 /**
  * What the worker publishes for one live line (the client adds `live` and `offset`); `step_start`

@@ -5,10 +5,20 @@
 // publish only to conversations whose stream runs (live/followed.ts), so a conversation nobody
 // follows costs nothing, and the stream ends a minute after its last follower left.
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
 import { FAILURE, failureTypeOf } from '../failure-types.js';
-import { LIVE_STREAM_WORKFLOW, LIVE_TOPIC, STEP_TOPIC, liveStreamId, type LiveStreamInput } from './stream-id.js';
+import {
+  CHANGE_TOPIC,
+  LIVE_DIVISION,
+  LIVE_STREAM_WORKFLOW,
+  LIVE_TOPIC,
+  STEP_TOPIC,
+  liveStreamId,
+  type ChangeNotice,
+  type LiveStreamInput,
+} from './stream-id.js';
 import { LIVE_KINDS, type LiveDelta } from './types.js';
 
 const LiveItemSchema = z.object({
@@ -20,6 +30,24 @@ const LiveItemSchema = z.object({
   toolName: z.string().optional(),
   attempt: z.number().int().optional(),
 });
+
+const ChangeNoticeSchema = z.object({
+  events: z.number().int().nonnegative(),
+  status: z.string(),
+  runNumber: z.number().int(),
+  closing: z.boolean().optional(),
+});
+
+/** Temporal's division attribute: a stream workflow carries LIVE_DIVISION in it (see stream-id.ts). */
+export const DIVISION_KEY = defineSearchAttributeKey('TemporalNamespaceDivision', SearchAttributeType.KEYWORD);
+
+/** What a reader reads: live lines (into its queue), change notices (to `onChange`), or both. */
+export interface LiveReaderOptions {
+  /** Read live lines (default true). */
+  lines?: boolean;
+  /** Called with each change notice read (none are read without it). */
+  onChange?: (notice: ChangeNotice) => void;
+}
 
 /** How long to wait before looking again for a stream that is not there (not started, or ended); doubling up to MAX_RETRY_MS. */
 const RETRY_MS = 250;
@@ -35,6 +63,7 @@ export class LiveReader {
   private readonly stopping: Promise<undefined>;
   private poll: AbortController | undefined;
   private retryMs = RETRY_MS;
+  private noDivision = false;
 
   /**
    * @param from - The first offset wanted (0: from the oldest line kept).
@@ -43,6 +72,7 @@ export class LiveReader {
     private readonly client: Client,
     private readonly conversationId: string,
     from = 0,
+    private readonly options: LiveReaderOptions = {},
   ) {
     this.next = from;
     this.stopping = new Promise((resolve) => this.abort.signal.addEventListener('abort', () => resolve(undefined), { once: true }));
@@ -120,13 +150,22 @@ export class LiveReader {
       const description = await this.client.workflow.getHandle(this.conversationId).describe();
       if (description.status.name !== 'RUNNING') return false;
       const input: LiveStreamInput = { conversationId: this.conversationId };
-      await this.client.workflow.start(LIVE_STREAM_WORKFLOW, {
-        workflowId: liveStreamId(this.conversationId),
-        taskQueue: description.taskQueue,
-        args: [input],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        // Its tasks are tiny; one lost with a dead worker is given to another soon (default: 10 s).
-        workflowTaskTimeout: '3 seconds',
+      const start = (division: boolean) =>
+        this.client.workflow.start(LIVE_STREAM_WORKFLOW, {
+          workflowId: liveStreamId(this.conversationId),
+          taskQueue: description.taskQueue,
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          // Its tasks are tiny; one lost with a dead worker is given to another soon (default: 10 s).
+          workflowTaskTimeout: '3 seconds',
+          // Out of the namespace's default list: the Web UI shows one row per conversation.
+          ...(division ? { typedSearchAttributes: [{ key: DIVISION_KEY, value: LIVE_DIVISION }] } : {}),
+        });
+      // A server that refuses the division (InvalidArgument) gets the stream in its list instead of none.
+      await start(!this.noDivision).catch(async (err: unknown) => {
+        if (this.noDivision || !isInvalidArgument(err)) throw err;
+        this.noDivision = true;
+        await start(false);
       });
       return true;
     } catch {
@@ -142,7 +181,11 @@ export class LiveReader {
         if (!started) started = await this.ensureStream();
         const stream = WorkflowStreamClient.create(this.client, liveStreamId(this.conversationId));
         // Step markers too (never yielded): the reader's position then matches the stream's offset.
-        const items = stream.subscribe<unknown>([LIVE_TOPIC, STEP_TOPIC], this.next, { pollCooldown: '5 milliseconds', resultType: true });
+        const topics = [
+          ...(this.options.lines === false ? [] : [LIVE_TOPIC, STEP_TOPIC]),
+          ...(this.options.onChange ? [CHANGE_TOPIC] : []),
+        ];
+        const items = stream.subscribe<unknown>(topics, this.next, { pollCooldown: '5 milliseconds', resultType: true });
         for (;;) {
           // Each poll under its own signal (Temporal keeps a listener per call on it): stop() cancels
           // the poll under way, and nothing is left pending or retrying.
@@ -156,6 +199,11 @@ export class LiveReader {
           if (item.offset < this.next && this.next !== 0) continue;
           this.next = item.offset + 1;
           this.retryMs = RETRY_MS;
+          if (item.topic === CHANGE_TOPIC) {
+            const notice = ChangeNoticeSchema.safeParse(item.data);
+            if (notice.success) this.options.onChange?.(notice.data);
+            continue;
+          }
           if (item.topic !== LIVE_TOPIC) continue;
           const parsed = LiveItemSchema.safeParse(item.data);
           if (parsed.success) this.push({ live: true, ...parsed.data, offset: item.offset });
@@ -182,4 +230,12 @@ export class LiveReader {
       this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
     }
   }
+}
+
+/** Whether the server refused a request as invalid (gRPC INVALID_ARGUMENT), at any depth of causes. */
+function isInvalidArgument(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === 3) return true;
+  }
+  return false;
 }

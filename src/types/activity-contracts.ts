@@ -165,6 +165,8 @@ export interface PrepareToolsResult {
   warnings?: string[];
   /** The events this worker has TypeScript hooks for (createWorker({ hooks })): runHooks is worth calling for them even without command hooks. */
   hookEvents?: HookEventName[];
+  /** The model this worker calls for conversations that name none (its LLM_MODEL); absent in older results. */
+  workerModel?: string;
 }
 
 export interface TerminalCallInput extends ToolCallInput {

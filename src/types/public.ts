@@ -108,6 +108,8 @@ export interface ConversationSetup {
   skills?: SkillInfo[];
   /** The events the host's worker has TypeScript hooks for (runHooks runs for them even without command hooks). */
   hookEvents?: HookEventName[];
+  /** The model the host's worker calls when the conversation names none (its LLM_MODEL), for the Web UI's summaries. */
+  workerModel?: string;
 }
 
 export interface RepositoryInstructions {

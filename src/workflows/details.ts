@@ -65,3 +65,12 @@ export function formatDuration(ms: number): string {
   const h = ms / 3_600_000;
   return h >= 48 ? `${Math.round(h / 24)} days` : h >= 1 ? `${Math.round(h)} hours` : `${Math.round(ms / 60_000)} minutes`;
 }
+
+/**
+ * The model a model call's summary names: the conversation's own, else the one its host's worker
+ * reported at setup (its LLM_MODEL, as configured), else (a setup of an older worker) the one that
+ * answered the last call as the provider names it; "the worker's model" only when none is known.
+ */
+export function modelLabel(conversationModel: string, workerModel: string | undefined, lastCallModel: string | undefined): string {
+  return conversationModel || workerModel || lastCallModel || "the worker's model";
+}

@@ -8,10 +8,11 @@
 // (older ones are truncated: a follower that far behind starts from the oldest kept), and the run continues-as-new when its history grows long. With
 // no publishing for IDLE the run ends; the next publish starts a new run whose offsets begin above
 // every offset of the last run (its start time in ms × 1000), so a follower's stale offset is never
-// mistaken for a new line.
-import { allHandlersFinished, condition, setWorkflowOptions, sleep, workflowInfo } from '@temporalio/workflow';
+// mistaken for a new line. It also carries change notices (the worker's word that the conversation
+// has news, for followers that wait on it): a cut never drops the latest one.
+import { allHandlersFinished, condition, proxySinks, setWorkflowOptions, sleep, workflowInfo, type Sinks } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import { STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
+import { CHANGE_TOPIC, STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
 import { isPatched } from './legacy/patches.js';
 
 /** Lines kept; past this the oldest half goes. */
@@ -25,8 +26,18 @@ export const IDLE = '15 minutes';
 /** No follower polling through a whole period of this long ends the run (followers start it again). */
 const UNFOLLOWED = '1 minute';
 
+/** The worker's side of a stream's start (src/live/followed.ts: `started`). */
+export interface StreamSinks extends Sinks {
+  faheemStreams: { started(conversationId: string): void };
+}
+
+const streamSinks = proxySinks<StreamSinks>().faheemStreams;
+
 /** The live stream of one conversation; see the module comment. */
 export async function liveStream(input: LiveStreamInput): Promise<void> {
+  // Tell the worker at once that the conversation is followed (no command: a sink, never on
+  // replay), so that it publishes without waiting for its list of streams to show this one.
+  if (!workflowInfo().unsafe.isReplaying) streamSinks.started(input.conversationId);
   const prior = input.streamState as WorkflowStreamState | undefined;
   const initial = prior ?? { log: [], base_offset: Date.now() * 1000, publisher_sequences: {}, publisher_last_seen: {} };
   const stream = new WorkflowStream(initial);
@@ -71,6 +82,9 @@ export async function liveStream(input: LiveStreamInput): Promise<void> {
   for (;;) {
     await condition(() => (polling(), end().next !== seen || long() || idle));
     const e = end();
+    // The latest change notice stays readable whatever is cut below: a follower parked before it
+    // would otherwise never see it (the cut sends it back to the oldest line kept).
+    const notice = lastChangeNotice(stream);
     // A new step began: the lines before it are of steps whose events have landed.
     const step = lastStepMarker(stream, seen, e.next);
     if (step !== undefined) stream.truncate(step);
@@ -79,7 +93,8 @@ export async function liveStream(input: LiveStreamInput): Promise<void> {
     // A flood within one step (a noisy command) is bounded by bytes too: the newest lines stay.
     const cut = bytesCut(stream, input.limits?.maxBytes ?? MAX_BYTES);
     if (cut !== undefined) stream.truncate(cut);
-    seen = e.next;
+    if (notice && notice.offset < end().next - end().length) keepNotice(stream, notice.line);
+    seen = end().next;
     if (long()) {
       await stream.continueAsNew<typeof liveStream>((state) => [{ ...input, streamState: state }]);
     }
@@ -115,6 +130,22 @@ function logEnd(stream: WorkflowStream): { length: number; next: number } {
   if (own) return { length: own.log.length, next: own.base + own.log.length };
   const s = stream.getState();
   return { length: s.log.length, next: s.base_offset + s.log.length };
+}
+
+/** The last change notice in the log (its line and offset), if any. */
+function lastChangeNotice(stream: WorkflowStream): { line: OwnLine; offset: number } | undefined {
+  const own = ownLog(stream);
+  if (!own) return undefined;
+  for (let i = own.log.length - 1; i >= 0; i--) {
+    const line = own.log[i];
+    if (line?.topic === CHANGE_TOPIC) return { line, offset: own.base + i };
+  }
+  return undefined;
+}
+
+/** Appends a change notice that a cut dropped again, as it was (its payload is not decoded here). */
+function keepNotice(stream: WorkflowStream, line: OwnLine): void {
+  ownLog(stream)?.log.push(line);
 }
 
 /** The offset of the last step marker among the lines [from, to), if any. */

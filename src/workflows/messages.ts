@@ -63,7 +63,9 @@ export interface WaitAnswer {
 
 /**
  * Waits, without polling, until there is something to report (new events, the run stopped, the
- * conversation closing or continuing as new). Old clients poll the `state` query instead.
+ * conversation closing or continuing as new). Kept registered for clients of older versions (and
+ * the histories they wrote); clients now wait on the change notices of the conversation's live
+ * stream (live/change-waiter.ts), which write nothing to the conversation's history.
  */
 export const waitForChangeUpdate = defineUpdate<WaitAnswer, [request: WaitRequest]>('waitForChange');
 
@@ -105,7 +107,7 @@ export const DESCRIPTIONS = {
   addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',
   run: 'Set the conversation running and answer with the run number (while waiting for confirmation, this approves the pending actions).',
   waitForChange:
-    'Answer (events, status, run) once the event log is longer than afterEvents, or with whenStopped once the run stops; also when the conversation closes or continues as new. How clients wait without polling.',
+    'Kept for clients of older versions: answer (events, status, run) once the event log is longer than afterEvents, or with whenStopped once the run stops; also when the conversation closes or continues as new. Each wait is written to this history; clients now wait on the change notices of the live stream instead.',
   eventRuns:
     'Which run of this conversation recorded which events: events a run no longer holds (condensed, then continued as new) are read from the run that recorded them.',
   childStatus: 'A sub-agent (child conversation) reports its status and cost to its parent.',

@@ -36,6 +36,66 @@ after(async () => {
   await h?.close();
 });
 
+test('the workflow list shows one row per conversation, with its status column (the streams stay out)', async () => {
+  // Five conversations: three run to the end, one is paused mid-call, one waits for its first run.
+  h.model.setScript((req) => {
+    const first = String(req.body.messages.find((m) => m.role === 'user')?.content ?? '');
+    if (first.startsWith('Refactor')) return { content: 'Working on it', gate: 'hold' };
+    return req.body.messages.some((m) => m.role === 'tool')
+      ? { content: 'Done.' }
+      : { toolCalls: [{ name: 'terminal', arguments: { command: 'ls' } }] };
+  });
+  h.model.hold('hold');
+  const agent = new Agent({ llm: new LLM({}), tools: ['terminal'] });
+  const start = async (firstMessage: string, run: boolean) =>
+    Conversation.create(h.client, { agent, workspace: await h.workspace(), firstMessage, run });
+  const finished = await Promise.all(
+    ['Add a README with build instructions', 'Fix the failing date parser test', 'List the files in the repository'].map((m) =>
+      start(m, true),
+    ),
+  );
+  // Each followed to its end, live: each has its stream workflow, which the list must not show.
+  await Promise.all(
+    finished.map(async (c) => {
+      for await (const item of c.follow({ live: true, until: (s) => s.status === 'finished' })) void item;
+    }),
+  );
+  const paused = await start('Refactor the HTTP client into its own module', true);
+  await h.model.reached('hold');
+  await paused.pause();
+  await paused.waitUntil((s) => s.status === 'paused', 100, 60_000);
+  h.model.release('hold');
+  const idle = await start('Upgrade the dependencies', false);
+  const ids = [...finished, paused, idle].map((c) => c.id);
+
+  const page = await browser.newPage({ viewport: { width: 1400, height: 700 } });
+  // The columns a person picks once with "Configure columns" (kept in the browser): the conversation's status.
+  const columns = ['Status', 'Workflow ID', 'ConversationStatus', 'Type', 'Start', 'End'].map((label, i) => ({
+    label,
+    pinned: i < 2,
+  }));
+  await page.addInitScript(
+    `localStorage.setItem('namespace-workflow-table-columns', ${JSON.stringify(JSON.stringify({ default: columns }))})`,
+  );
+  await page.goto(`${h.server.uiUrl}/namespaces/default/workflows`);
+  await waitFor(
+    'every conversation in the list',
+    async () => {
+      const text = await page.evaluate('document.body.innerText').then(String);
+      return ids.every((id) => text.includes(id)) && text.includes('paused') ? text : undefined;
+    },
+    60_000,
+    250,
+  );
+  const text = String(await page.evaluate('document.body.innerText'));
+  assert.ok(!text.includes('::live') && !text.includes('liveStream'), 'no stream workflow in the list');
+  const dir =
+    process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
+  await mkdir(dir, { recursive: true });
+  await page.screenshot({ path: path.join(dir, 'web-ui-list.png'), fullPage: true });
+  await Promise.all([...finished, paused, idle].map((c) => c.close()));
+});
+
 test('a conversation reads like a log in the Web UI', async () => {
   let turn = 0;
   const script: Script = () =>

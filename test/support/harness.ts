@@ -16,6 +16,7 @@ import { startScriptedAnthropic, type ScriptedAnthropicOptions } from '../../src
 import { startScriptedResponses, type ScriptedResponsesOptions } from '../../src/testing/scripted-responses.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
 import { testNamespace } from './namespace.js';
+import { LIVE_DIVISION } from '../../src/live/stream-id.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAKE_KEY = 'sk-faheem-test-secret-4f1c9a7e2b';
@@ -126,7 +127,9 @@ async function recordHistories(client: Client, address: string, name: string): P
   // Every run of a conversation: the latest as `<name>--<id>.json`, each earlier run (continued as
   // new) as `<name>--<id>@<run id>.json`, so a run that started from carried state is kept too.
   const seen = new Set<string>();
-  for await (const wf of client.workflow.list({ query: `WorkflowType IN ('conversation', 'liveStream')` })) {
+  // Stream workflows are listed only by a query that names their division (live/stream-id.ts).
+  const query = `(TemporalNamespaceDivision = '${LIVE_DIVISION}' OR TemporalNamespaceDivision IS NULL) AND WorkflowType IN ('conversation', 'liveStream')`;
+  for await (const wf of client.workflow.list({ query })) {
     // The CLI writes the standard proto JSON that historyFromJSON reads back.
     const { stdout } = await execa(cli, ['workflow', 'show', '--address', address, '-w', wf.workflowId, '-r', wf.runId, '-o', 'json']);
     const file = seen.has(wf.workflowId) ? `${name}--${wf.workflowId}@${wf.runId}.json` : `${name}--${wf.workflowId}.json`;

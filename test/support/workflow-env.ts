@@ -3,6 +3,7 @@
 // in the test (stand-ins for OUR activities only: Temporal, the client and the worker are real).
 // One dev server for the run (FAHEEM_TEST_TEMPORAL_ADDRESS, set by test/support/run-tests.ts), or
 // one per file when a file runs alone; each file gets its own namespace and task queues.
+import { DROP_CHANGES } from '../../src/live/change-notifier.js';
 import { Context } from '@temporalio/activity';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
@@ -290,6 +291,7 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
         namespace,
         taskQueue: queue,
         workflowBundle: { codePath: await workflowBundle() },
+        sinks: DROP_CHANGES,
         activities,
         maxHeartbeatThrottleInterval: '100 milliseconds',
         defaultHeartbeatThrottleInterval: '100 milliseconds',

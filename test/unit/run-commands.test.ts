@@ -10,6 +10,7 @@ import * as commands from '../../src/workflows/runner/commands.js';
 import type { Effect, Facts, Model } from '../../src/workflows/runner/commands.js';
 import { ConversationRun, type RunEnvironment } from '../../src/workflows/runner/conversation-run.js';
 import type { EffectsPort } from '../../src/workflows/runner/effects.js';
+import type { ChangeNotice } from '../../src/live/stream-id.js';
 import * as S from '../../src/workflows/runner/run-state.js';
 import { CARRIED_STATE_VERSION } from '../../src/workflows/legacy/carried-state.js';
 import type { PatchId } from '../../src/workflows/legacy/patches.js';
@@ -460,6 +461,26 @@ describe('ConversationRun without Temporal', () => {
     const held = run.log.held();
     assert.equal(held.find((e) => e.index === index)?.kind, 'message');
     assert.equal(held.at(-1)?.kind, 'status', 'the status event came after it');
+  });
+
+  test('each change is announced once, for followers: the event count, status and run number', () => {
+    const { env } = recordingEnv();
+    const notices: ChangeNotice[] = [];
+    const run = ConversationRun.fromInput(input({ firstMessage: 'hello', run: true }), {
+      ...env,
+      effects: { ...env.effects, changed: (n) => notices.push(n) },
+    });
+    run.begin();
+    run.setStatus('running'); // no change: no notice
+    run.pause({ reason: 'x' }); // two events: the status and the pause
+    run.close();
+    assert.deepEqual(notices, [
+      { events: 1, status: 'idle', runNumber: 0 },
+      { events: 2, status: 'running', runNumber: 1 },
+      { events: 3, status: 'paused', runNumber: 1 },
+      { events: 4, status: 'paused', runNumber: 1 },
+      { events: 4, status: 'paused', runNumber: 1, closing: true },
+    ]);
   });
 
   test('a sub-agent reports to its parent on every status change', () => {

@@ -6,14 +6,17 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import {
+  CHANGE_TOPIC,
+  LIVE_DIVISION,
   LIVE_STREAM_WORKFLOW,
   LIVE_TOPIC,
   STEP_TOPIC,
   liveStreamId,
+  type ChangeNotice,
   type LiveItem,
   type LiveStreamInput,
 } from '../../src/live/stream-id.js';
-import { LiveReader } from '../../src/live/subscribe.js';
+import { DIVISION_KEY, LiveReader } from '../../src/live/subscribe.js';
 import { waitFor } from '../support/harness.js';
 import { startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env.js';
 
@@ -32,7 +35,13 @@ async function startStream(limits?: LiveStreamInput['limits'], taskQueue = env.t
   const conversationId = `live-test-${process.pid}-${++n}`;
   const workflowId = liveStreamId(conversationId);
   const input: LiveStreamInput = { conversationId, ...(limits ? { limits } : {}) };
-  await env.client.workflow.start(LIVE_STREAM_WORKFLOW, { workflowId, taskQueue, args: [input] });
+  // In its division, as followers start it (live/subscribe.ts).
+  await env.client.workflow.start(LIVE_STREAM_WORKFLOW, {
+    workflowId,
+    taskQueue,
+    args: [input],
+    typedSearchAttributes: [{ key: DIVISION_KEY, value: LIVE_DIVISION }],
+  });
   // A short backup interval: after dispose the client's last sleep still holds the process this long.
   const stream = WorkflowStreamClient.create(env.client, workflowId, { batchInterval: '50 milliseconds' });
   clients.push(stream);
@@ -117,6 +126,29 @@ test('a long history continues as new; offsets go on and a follower reads across
   } finally {
     reader.stop();
   }
-  assert.notEqual((await s.handle.describe()).runId, first, 'the stream continued as new');
+  const now = await s.handle.describe();
+  assert.notEqual(now.runId, first, 'the stream continued as new');
+  // The new run stays out of the namespace's default list, as the first was.
+  assert.equal(now.typedSearchAttributes.get(DIVISION_KEY), LIVE_DIVISION);
   assert.deepEqual(seen, [...Array.from({ length: 30 }, (_, i) => `l${i}`), 'last']);
+});
+
+test('a cut never drops the latest change notice: a follower that comes after it still reads it', limit, async () => {
+  const s = await startStream();
+  // The conversation's news, then the next model call's step marker, which drops the lines before it.
+  s.stream.topic<ChangeNotice>(CHANGE_TOPIC).publish({ events: 7, status: 'running', runNumber: 1 });
+  await s.publish([line('old'), marker, line('new')]);
+  const notices: ChangeNotice[] = [];
+  const reader = new LiveReader(env.client, s.conversationId, 0, { onChange: (n) => notices.push(n) });
+  const lines: string[] = [];
+  try {
+    await waitFor('the follower to read the notice and the line of the step under way', () => {
+      lines.push(...reader.take().map((d) => d.text));
+      return notices.length > 0 && lines.includes('new');
+    });
+  } finally {
+    reader.stop();
+  }
+  assert.deepEqual(notices, [{ events: 7, status: 'running', runNumber: 1 }]);
+  assert.deepEqual(lines, ['new'], 'the lines before the marker are gone');
 });

@@ -114,7 +114,24 @@ export class ConversationRun {
     this.current = { state: step.state, session: step.session };
     for (const event of step.events) this.append(event);
     this.flush(step.effects);
+    this.announce();
     return step.value;
+  }
+
+  private announced = '';
+
+  /** Tells followers (through the worker, not the history) what the conversation now has, if it changed. */
+  announce(): void {
+    const notice = {
+      events: this.log.count,
+      status: this.status,
+      runNumber: this.runNumber,
+      ...(this.closeRequested || this.draining ? { closing: true } : {}),
+    };
+    const key = `${notice.events}/${notice.status}/${notice.runNumber}/${notice.closing === true}`;
+    if (key === this.announced) return;
+    this.announced = key;
+    this.env.effects.changed?.(notice);
   }
 
   /** Carries out effects in their order (each upsert and signal is a command replay checks); the details once, last. */
@@ -309,6 +326,7 @@ export class ConversationRun {
   append(event: NewEvent): ConversationEvent {
     const recorded = this.log.append(event, new Date().toISOString());
     this.updateSession(S.woken);
+    this.announce();
     return recorded;
   }
 
@@ -665,6 +683,7 @@ export class ConversationRun {
   /** The run is ending: waiting clients are answered now (they ask the next run). */
   drain(): void {
     this.updateSession((s) => ({ ...s, draining: true }));
+    this.announce();
     // A rewind asked for as the run ends is not carried out: say so to whoever waits for it.
     const pending = this.rewinds.pending;
     if (pending)

@@ -2,7 +2,15 @@
 // UI's details, the report to a parent. ConversationRun flushes a command's effects through it once,
 // in the order the command gave them (upserts and signals are commands that replay checks); the
 // details, which are not a command, are published once per flush. Unit tests pass a recording port.
-import { getExternalWorkflowHandle, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import {
+  getExternalWorkflowHandle,
+  proxySinks,
+  setCurrentDetails,
+  upsertSearchAttributes,
+  workflowInfo,
+  type Sinks,
+} from '@temporalio/workflow';
+import type { ChangeNotice } from '../../live/stream-id.js';
 import type { ChildReport, ConversationStatus } from '../../types.js';
 import { ConversationModelKey, ConversationStatusKey, childStatusSignal } from '../messages.js';
 
@@ -14,7 +22,19 @@ export interface EffectsPort {
   details(text: string): void;
   /** Tells the parent conversation this sub-agent's status and tree cost. */
   signalParent(parentId: string, report: ChildReport): void;
+  /**
+   * Tells the worker what the conversation now has, for its followers (no command, no history: a
+   * sink, called only when the workflow runs live, never on replay).
+   */
+  changed?(notice: ChangeNotice): void;
 }
+
+/** The worker's side of `changed` (src/live/change-notifier.ts registers it as CHANGE_SINK). */
+export interface ChangeSinks extends Sinks {
+  faheemChanges: { changed(notice: ChangeNotice): void };
+}
+
+const changeSink = proxySinks<ChangeSinks>().faheemChanges;
 
 /** The port inside the workflow. */
 export const temporalEffects: EffectsPort = {
@@ -32,5 +52,10 @@ export const temporalEffects: EffectsPort = {
     getExternalWorkflowHandle(parentId)
       .signal(childStatusSignal, report)
       .catch(() => undefined);
+  },
+  changed(notice) {
+    // On replay the worker would drop the call anyway; not making it keeps replayers (deploy check)
+    // from logging a sink they never registered.
+    if (!workflowInfo().unsafe.isReplaying) changeSink.changed(notice);
   },
 };

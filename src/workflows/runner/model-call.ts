@@ -8,11 +8,23 @@ import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activity-proxies.js';
 import { modelCallCancelled } from './in-flight.js';
 import type { ConversationRun } from './conversation-run.js';
+import { modelLabel } from '../details.js';
 
 /** What a model call reads and writes of the run. */
 export type ModelCallRun = Pick<
   ConversationRun,
-  'id' | 'inFlight' | 'halted' | 'model' | 'modelSaw' | 'offeredTools' | 'options' | 'setup' | 'steps' | 'systemPrompt' | 'takeRecentEvents'
+  | 'id'
+  | 'inFlight'
+  | 'halted'
+  | 'metrics'
+  | 'model'
+  | 'modelSaw'
+  | 'offeredTools'
+  | 'options'
+  | 'setup'
+  | 'steps'
+  | 'systemPrompt'
+  | 'takeRecentEvents'
 >;
 
 /** What came of a model call. */
@@ -30,9 +42,11 @@ export async function callModel(run: ModelCallRun, acts: ConversationActivities)
   const { seen, recent } = run.takeRecentEvents();
   const setup = run.setup;
   const scope = run.inFlight.beginModel();
+  // The Web UI's summary of the call (user metadata: replay does not compare it).
+  const model = modelLabel(run.model, setup?.workerModel, run.metrics.calls?.at(-1)?.model);
   try {
     const reply = await scope.run(() =>
-      acts.model.callModel.executeWithOptions({ ...MODEL_CALL, summary: `LLM ${run.model || 'default model'} · step ${step}` }, [
+      acts.model.callModel.executeWithOptions({ ...MODEL_CALL, summary: `LLM ${model} · step ${step}` }, [
         {
           conversationId: run.id,
           step,

@@ -50,6 +50,7 @@ export async function prepareTools(run: SetupRun, acts: ConversationActivities, 
       ...(result.instructions ? { instructions: result.instructions } : {}),
       ...(result.skills?.length ? { skills: result.skills } : {}),
       ...(result.hookEvents?.length ? { hookEvents: result.hookEvents } : {}),
+      ...(result.workerModel ? { workerModel: result.workerModel } : {}),
     });
     if (result.instructions) run.append({ kind: 'instructions', source: 'environment', ...result.instructions });
     if (result.skills?.length || result.warnings?.length) {

@@ -1,0 +1,18 @@
+// What a worker knows of who follows a conversation, from what its stream workflows tell it: a stream
+// that starts makes its conversation followed at once, before the worker's list shows it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { FollowedConversations } from '../../src/live/followed.js';
+
+test('a stream that starts makes its conversation followed at once, and wakes its sinks', () => {
+  const followed = new FollowedConversations();
+  let woken = 0;
+  // watch() needs a client only to read the list; this test never lets it read.
+  const unwatch = followed.watch(undefined as never, 'conv-1', () => woken++);
+  followed.stop();
+  assert.equal(followed.has('conv-1'), false);
+  followed.started('conv-1');
+  assert.equal(followed.has('conv-1'), true);
+  assert.equal(woken, 1);
+  unwatch();
+});
