@@ -46,7 +46,7 @@ test('run() and follow() wait on updates: a couple of calls however long the run
     workspace: await h.workspace(),
     firstMessage: 'think six times',
   });
-  const final = await conversation.run();
+  const final = await conversation.run().then(() => conversation.state());
   assert.equal(final.status, 'finished');
   assert.ok(calls.query <= 2, `state queries while waiting: ${calls.query}`);
   // One update to run, one to wait for the run to stop, whatever the number of steps.
