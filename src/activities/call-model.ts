@@ -63,13 +63,14 @@ export function createCallModel(
 
   async function call(input: ModelCallInput, ctx: Context, sink: LiveSink): Promise<ModelCallResult> {
     sink.push({ kind: 'step_start', text: '', step: input.step, eventCount: input.eventCount });
-    // An earlier attempt that showed part of a reply and could not say why it ended (its worker
-    // died): the reply it showed is void. One that failed here said so in its own line.
+    // An earlier attempt that could not say why it ended (its worker died): any reply it showed is
+    // void. (Its heartbeats reach the server at most once a second, so whether it had shown one is
+    // not known here.) One that failed in its worker said so in its own line, and why.
     const earlier = ctx.info.heartbeatDetails as AttemptDetails | undefined;
-    if (ctx.info.attempt > 1 && earlier?.partial && !earlier.reported) {
+    if (ctx.info.attempt > 1 && !earlier?.reported) {
       sink.push({
         kind: 'retry',
-        text: `the model call of step ${input.step} started again (attempt ${ctx.info.attempt}): drop the partial reply the earlier attempt showed`,
+        text: `the model call of step ${input.step} started again (attempt ${ctx.info.attempt}) after its worker stopped answering: drop any partial reply the earlier attempt showed`,
         step: input.step,
         eventCount: input.eventCount,
         attempt: ctx.info.attempt,
