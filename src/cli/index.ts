@@ -9,7 +9,7 @@ import pc from 'picocolors';
 import { Agent, Conversation, LLM, checkMessage } from '../client.js';
 import { ConversationClosedError, FaheemError, NoWorkerError, UsageError, WaitTimeoutError } from '../errors.js';
 import { checkConversationId } from '../conversation-id.js';
-import { connectClient, taskQueue, toolTaskQueue } from '../connection.js';
+import { connectClient, connectConfig, taskQueue, toolTaskQueue } from '../connection.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
 import { describeSandbox, parseSandbox } from '../tools/sandbox.js';
@@ -908,10 +908,19 @@ try {
   process.exit(err instanceof GaveUpError ? EXIT.timeout : 1);
 }
 
+/** The address the CLI talks to (TEMPORAL_ADDRESS or the envconfig profile's), for error lines. */
+function temporalAddress(): string {
+  try {
+    return connectConfig().connectionOptions.address;
+  } catch {
+    return process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
+  }
+}
+
 /** The one line the CLI prints for an error: ours say what to do; Temporal's get a hint. */
 function describe(err: unknown): string {
   if (err instanceof FaheemError) return err.message;
-  const temporal = describeTemporalError(err, process.env.TEMPORAL_ADDRESS ?? 'localhost:7233');
+  const temporal = describeTemporalError(err, temporalAddress());
   if (temporal) return temporal;
   if (err instanceof WorkflowNotFoundError) return `${err.message} (the conversation may be closed; see \`faheem list\`)`;
   return (err as Error | undefined)?.message ?? String(err);

@@ -105,16 +105,15 @@ function grpcOf(err: unknown): { code: number; details?: string } | undefined {
 export function describeTemporalError(err: unknown, address: string): string | undefined {
   const grpc = grpcOf(err);
   if (!grpc) return undefined;
-  const what = err instanceof ServiceError ? err.message.replace(/^Failed to /, '').replace(/ Workflow$/, ' the conversation') : 'call';
   switch (grpc.code) {
     case grpcStatus.DEADLINE_EXCEEDED:
-      return `no answer to the ${what.toLowerCase()} in time: is \`npx faheem worker\` running against the Temporal server at ${address}?`;
+      return `no answer in time: is \`npx faheem worker\` running against the Temporal server at ${address}?`;
     case grpcStatus.UNAVAILABLE:
       return `lost the Temporal server at ${address} (${grpc.details ?? 'unavailable'}); is \`npx faheem server\` still running?`;
     case grpcStatus.RESOURCE_EXHAUSTED:
       return `the Temporal server at ${address} is busy (${grpc.details ?? 'resource exhausted'}); try again`;
     default:
-      return `${err instanceof Error ? err.message : 'Temporal call failed'}: ${grpc.details ?? String(grpc.code)}`;
+      return `the Temporal server at ${address} refused the call: ${grpc.details ?? `gRPC status ${grpc.code}`}`;
   }
 }
 

@@ -5,6 +5,9 @@ import { test } from 'node:test';
 import { EXIT, answeredLine, closedLine, lastPauseReason, outcomeOf, pausedLine, queuedLine, resumedLine } from '../../src/cli/outcome.js';
 import type { ConversationEvent } from '../../src/types.js';
 import { stopReason } from '../../src/conversation/stop-reason.js';
+import { ServiceError } from '@temporalio/client';
+import { describeTemporalError, isUnanswered } from '../../src/cli/waiting.js';
+import { ConversationClosedError, NoWorkerError } from '../../src/errors.js';
 
 const run = (status: Parameters<typeof outcomeOf>[0]['status'], extra: Partial<Parameters<typeof outcomeOf>[0]> = {}) =>
   outcomeOf({ id: 'conv-1', status, lastError: null, ...extra });
@@ -71,4 +74,18 @@ test("run()'s reason: the last error, the pause's reason, what waits; null for a
   assert.equal(stopReason(s('stuck', 'the same action 4 times')), 'the same action 4 times');
   assert.equal(stopReason(s('paused'), 'budget'), 'budget');
   assert.equal(stopReason({ ...s('waiting_for_confirmation'), pendingActions: [{}] }), '1 action waits for approve() or reject()');
+});
+
+test('a raw Temporal error reads as what happened; one nobody answered is waited out, a refusal is not', () => {
+  const grpc = (code: number, details: string) => Object.assign(new Error(details), { code, details, metadata: {} });
+  const noAnswer = new ServiceError('Failed to query Workflow', { cause: grpc(4, 'context deadline exceeded') });
+  const line = describeTemporalError(noAnswer, '127.0.0.1:7233');
+  assert.match(line ?? '', /^no answer in time: is `npx faheem worker` running against the Temporal server at 127\.0\.0\.1:7233\?$/);
+  assert.doesNotMatch(line ?? '', /Failed to query/);
+  assert.match(describeTemporalError(grpc(14, 'No connection established'), 'h:1') ?? '', /^lost the Temporal server at h:1/);
+  assert.equal(describeTemporalError(new Error('plain'), 'h:1'), undefined);
+  assert.equal(isUnanswered(noAnswer), true);
+  assert.equal(isUnanswered(new NoWorkerError('none')), true);
+  assert.equal(isUnanswered(new ConversationClosedError('conv-1')), false);
+  assert.equal(isUnanswered(new ServiceError('Failed to query Workflow', { cause: grpc(3, 'bad') })), false);
 });
