@@ -249,7 +249,7 @@ test("`faheem start --delegate` and `events --follow` show the children's progre
   );
   const workspace = await h.workspace();
   const { stdout: id } = await h.cli(['start', 'delegate from the cli', '--workspace', workspace, '--delegate']);
-  const { stdout } = await h.cli(['events', id.trim(), '--follow']);
+  const { stdout } = await h.cli(['events', id.trim(), '--follow', '--until-stop']);
   const lines = stdout.split('\n');
   const started = lines.findIndex((l) => /↳ sub-agent .*\.sub-1 started: nested work/.test(l));
   assert.ok(started >= 0, stdout);
