@@ -132,8 +132,6 @@ async function withOpenConversation(
   });
 }
 
-const client = (conversation: Conversation): Client => conversation.client;
-
 const stopped = (s: ConversationState) => s.status !== 'running';
 
 /** What a following command prints, and until when it follows. */
@@ -200,6 +198,7 @@ async function followEvents(conversation: Conversation, plan: FollowPlan): Promi
         // Nobody answered (no worker, or it went away): the watch has said so; ask again once one polls.
         if (!isUnanswered(err) || abort.signal.aborted) throw err;
         await watch.present();
+        // A worker polls again but the query failed anyway (a busy server): not in a tight loop.
         await delay(500);
       }
     }
@@ -832,8 +831,8 @@ program
       const closedNow =
         polling &&
         (await withTimeout(
-          client(conversation)
-            .workflow.getHandle(conversation.id)
+          conversation.client.workflow
+            .getHandle(conversation.id)
             .result()
             .then(
               () => true,
