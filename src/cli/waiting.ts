@@ -33,17 +33,21 @@ export function watchWorker(client: Client, id: string, warn: (line: string) => 
   let markCompleted = () => undefined as void;
   const completed = new Promise<void>((resolve) => (markCompleted = resolve));
   const look = async () => {
-    const queues = await conversationQueues(client, id).catch(() => undefined);
-    if (!queues) return;
+    // The main queue first (the describe names it): the warning must not wait for the tool queue,
+    // which is read from the start input (one more call).
     const d = await client.workflow
       .getHandle(id)
       .describe()
       .catch(() => undefined);
-    if (d && d.status.name !== 'RUNNING') markCompleted();
-    const [main, tools] = await Promise.all([
-      queuePollers(client, queues.taskQueue, 'workflow').catch(() => undefined),
-      queues.toolTaskQueue ? queuePollers(client, queues.toolTaskQueue, 'activity').catch(() => undefined) : undefined,
-    ]);
+    if (!d) return;
+    if (d.status.name !== 'RUNNING') markCompleted();
+    const tools =
+      polling === undefined
+        ? conversationQueues(client, id)
+            .then((q) => (q.toolTaskQueue ? queuePollers(client, q.toolTaskQueue, 'activity') : undefined))
+            .catch(() => undefined)
+        : undefined;
+    const main = await queuePollers(client, d.taskQueue, 'workflow').catch(() => undefined);
     if (!main) return;
     if (!main.polling && polling !== false) {
       warn(
@@ -53,13 +57,16 @@ export function watchWorker(client: Client, id: string, warn: (line: string) => 
     } else if (main.polling && polling === false) {
       warn(`a worker polls ${main.queue} again; going on`);
     }
-    if (tools && !tools.polling && polling === undefined) {
-      warn(`warning: ${noToolWorker(tools)}: its commands and edits wait until the workspace host runs \`npx faheem worker\``);
-    }
+    const first = polling === undefined;
     polling = main.polling;
     if (polling) {
       for (const w of waiters) w();
       waiters = [];
+    }
+    // Once, at the first look: the workspace host's tool queue.
+    const toolPollers = first ? await tools : undefined;
+    if (toolPollers && !toolPollers.polling) {
+      warn(`warning: ${noToolWorker(toolPollers)}: its commands and edits wait until the workspace host runs \`npx faheem worker\``);
     }
   };
   const loop = async () => {

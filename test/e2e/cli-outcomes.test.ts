@@ -98,21 +98,32 @@ test('with no worker, a waiting command warns within seconds and keeps waiting, 
   // A task queue nobody polls: as if no worker ran.
   const nobody = { FAHEEM_TASK_QUEUE: 'cli-outcomes-nobody', FAHEEM_TOOL_TASK_QUEUE: 'cli-outcomes-nobody-tools' };
   const workspace = await h.workspace();
-  const id = (await h.cli(['start', 'Create countdown.txt', '--workspace', workspace], { env: nobody })).stdout.trim();
+  const noWorker = /no worker polls the task queue cli-outcomes-nobody: start one with `npx faheem worker`/;
 
+  // start --follow says "conversation <id>" once it has started it; the warning comes within 5 s of
+  // that (the bound leaves out the process's own start-up, which a loaded machine stretches).
+  const starter = spawnCli(['start', 'Create countdown.txt', '--workspace', workspace, '--follow'], nobody);
+  const started = await waitFor(
+    'start --follow to start the conversation',
+    () => /conversation (\S+)/.exec(starter.out.stderr),
+    60_000,
+    50,
+  );
+  const id = started[1]!;
+  await waitFor('the no-worker warning of start --follow', () => noWorker.test(starter.out.stderr), 5_000, 50);
+  assert.equal(starter.child.exitCode, null, 'it keeps waiting');
+
+  // events --follow warns too, long before its queries would give up (30 s), and keeps waiting.
   const follower = spawnCli(['events', id, '--follow'], nobody);
-  // The warning arrives before this bound (the follow's own queries would give up only after 30 s).
-  await waitFor('the no-worker warning', () => /no worker polls the task queue cli-outcomes-nobody/.test(follower.out.stderr), 5_000, 50);
-  assert.match(follower.out.stderr, /npx faheem worker/);
+  await waitFor('the no-worker warning of events --follow', () => noWorker.test(follower.out.stderr), 20_000, 50);
   assert.equal(follower.child.exitCode, null, 'it keeps waiting');
-  follower.child.kill('SIGINT');
-  await follower.child;
+  for (const p of [starter, follower]) p.child.kill('SIGINT');
+  await Promise.all([starter.child, follower.child]);
 
   const gaveUp = await h.cli(['resume', id, '--wait', '--timeout', '1'], { env: nobody, reject: false });
   assert.equal(gaveUp.exitCode, 124, gaveUp.stderr);
-  assert.match(gaveUp.stderr, /no worker polls the task queue cli-outcomes-nobody/);
   assert.match(gaveUp.stderr, /gave up after 1 s \(--timeout\)/);
-  for (const r of [gaveUp, follower.out]) assert.doesNotMatch(r.stderr, /Failed to query|ServiceError/);
+  for (const r of [gaveUp, follower.out, starter.out]) assert.doesNotMatch(r.stderr, /Failed to query|ServiceError/);
   await h.client.workflow.getHandle(id).terminate('test done');
 });
 
