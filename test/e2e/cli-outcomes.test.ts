@@ -16,11 +16,18 @@ before(async () => {
   h = await startHarness({ name: 'cli-outcomes', script: countdownScript({ delayMs: 0 }), record: false });
   await h.startWorker();
 });
-after(async () => h?.close());
+// A command a failed test left running would keep this file's process alive.
+const spawned: ReturnType<typeof execa>[] = [];
+after(async () => {
+  for (const child of spawned) if (child.exitCode === null) child.kill('SIGKILL');
+  await Promise.allSettled(spawned);
+  await h?.close();
+});
 
 /** `faheem <args>` as a process of its own, its output collected as it comes. */
 function spawnCli(args: string[], env: Record<string, string> = {}) {
   const child = execa('node', [path.join(ROOT, 'bin/faheem.js'), ...args], { cwd: ROOT, env: { ...h.env, ...env }, reject: false });
+  spawned.push(child);
   const out = { stdout: '', stderr: '' };
   child.stdout?.on('data', (d: Buffer) => (out.stdout += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (out.stderr += d.toString()));
