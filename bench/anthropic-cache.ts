@@ -42,7 +42,7 @@ async function measure(h: Harness, name: string, script: Script, message: string
   const agent = new Agent({ llm: new LLM({ model: `anthropic/${MODEL}` }), tools: ['terminal', 'file_editor', 'task_tracker'] });
   const conversation = await Conversation.create(h.client, { agent, workspace: await h.workspace(), maxIterations: 100 });
   await conversation.sendMessage(message);
-  const final = await conversation.run();
+  const final = await conversation.run().then(() => conversation.state());
   if (final.status !== 'finished') throw new Error(`${name} ended ${final.status}: ${final.lastError}`);
   const m: Metrics = final.metrics;
   const prompts = h.model.requests

@@ -111,7 +111,7 @@ async function firstWords(h: Harness, rounds: number) {
     const workspace = await h.workspace();
     const id = `firstwords-${Date.now()}-${r}`;
     await cli(['start', 'Say forty words', '--id', id, '--workspace', workspace]);
-    const follower = cli(['events', id, '--follow', '--json']);
+    const follower = cli(['events', id, '--follow', '--until-stop', '--json']);
     let firstLive: number | undefined;
     let buf = '';
     follower.stdout?.on('data', (d: Buffer) => {

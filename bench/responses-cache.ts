@@ -79,7 +79,7 @@ try {
         const agent = new Agent({ llm: new LLM({ model: `openai/${MODEL}` }), tools: ['terminal', 'file_editor', 'task_tracker'] });
         const conversation = await Conversation.create(h.client, { agent, workspace: await h.workspace(), maxIterations: 200 });
         await conversation.sendMessage(task(n + 1));
-        const final = await conversation.run();
+        const final = await conversation.run().then(() => conversation.state());
         if (final.status !== 'finished') throw new Error(`ended ${final.status}: ${final.lastError}`);
         return final;
       }),

@@ -8,7 +8,7 @@ import pc from 'picocolors';
 import { connectClient } from '../src/connection.js';
 import { startDevServer, type DevServer } from '../src/server/dev-server.js';
 import { PROJECT_ROOT } from '../src/server/temporal-cli.js';
-import { countdownScript, startScriptedModel, type ScriptedModel } from '../src/testing/scripted-model.js';
+import { SCRIPTED_DEMO } from '../src/llm/worker-model.js';
 import { createWorker } from '../src/worker.js';
 import { pauseAndResume } from './pause-and-resume.js';
 
@@ -34,14 +34,13 @@ if (!(await reachable())) {
   console.log(pc.dim(`Using the Temporal server already running at ${address}.`));
 }
 
-let scripted: ScriptedModel | undefined;
-if (!process.env.LLM_API_KEY && !process.env.LLM_BASE_URL) {
-  scripted = await startScriptedModel(countdownScript({ delayMs: 400 }));
-  process.env.LLM_BASE_URL = scripted.baseUrl;
-  process.env.LLM_MODEL = 'offline-scripted-demo';
+// The worker serves the offline scripted model itself for LLM_MODEL=scripted/demo (and says so).
+const scripted = !process.env.LLM_API_KEY && !process.env.LLM_BASE_URL;
+if (scripted) {
+  process.env.LLM_MODEL = SCRIPTED_DEMO;
   console.log(
     pc.yellow(
-      'No model configured (LLM_API_KEY / LLM_BASE_URL unset): using the OFFLINE SCRIPTED MODEL, a stand-in that replays a fixed script.\n' +
+      `No model configured (LLM_API_KEY / LLM_BASE_URL unset): using the OFFLINE SCRIPTED MODEL (LLM_MODEL=${SCRIPTED_DEMO}), a stand-in that replays a fixed script.\n` +
         'For a real agent set LLM_MODEL (e.g. anthropic/claude-sonnet-4-6), LLM_API_KEY and, for other endpoints, LLM_BASE_URL.',
     ),
   );
@@ -97,6 +96,5 @@ try {
   // Already stopping: the Temporal runtime shuts workers down on SIGINT by itself.
 }
 await workerDone;
-await scripted?.close();
 if (server && process.env.FAHEEM_DEMO_KEEP_SERVER !== '1') await server.stop();
 process.exit(0);

@@ -14,6 +14,7 @@ import { POOL_NAME, poolQueueName } from './workflows/pool-rules.js';
 import { parseMcpServers } from './mcp/config.js';
 import { explainUnreadable } from './security/codec.js';
 import { oneLine } from './text.js';
+import { lastPauseReason, stopReason, type RunResult } from './conversation/stop-reason.js';
 import { LiveReader } from './live/subscribe.js';
 import { ChangeWaiter, FALLBACK_MS, moreThan, stopped, type NewsTest } from './live/change-waiter.js';
 import { followLive, type FollowSource } from './live/follow.js';
@@ -53,6 +54,7 @@ import {
 
 export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool, WaitTool } from './tools/builtin.js';
 export { ConversationNotFoundError };
+export type { RunResult };
 
 /** A tool for `Agent`: a tool made with `defineTool` (or a built-in like `TerminalTool`), or its name. */
 export type AgentTool = { readonly name: string } | string;
@@ -348,19 +350,38 @@ export class Conversation {
    */
   async sendMessage(text: string): Promise<number> {
     checkMessage(text);
+    await this.afterRunStarts();
     const { index } = await this.update(() => this.handle.executeUpdate(addMessageUpdate, { args: [text] }));
     return index;
   }
 
   /** Sets the conversation running without waiting; answers with the run number. */
   async resume(): Promise<{ runNumber: number; status: string }> {
+    await this.afterRunStarts();
     return this.update(() => this.handle.executeUpdate(runUpdate));
   }
 
-  /** Runs (or resumes) and resolves with the state when the run stops: finished, paused, error, … */
-  async run(options: { pollMs?: number } = {}): Promise<ConversationState> {
-    const { runNumber } = await this.update(() => this.handle.executeUpdate(runUpdate));
-    return this.waitUntilStopped({ afterRun: runNumber, ...(options.pollMs ? { pollMs: options.pollMs } : {}) });
+  /**
+   * Runs (or resumes) and resolves when the run stops, with its status (finished, paused, error,
+   * stuck, waiting_for_confirmation) and why (`reason`: the last error, who paused it; null for a
+   * finish); the rest is in `state()`. The run is under way before any later call on this object
+   * reaches the workflow: `conversation.run(); await conversation.state()` reads `running`.
+   */
+  async run(options: { pollMs?: number } = {}): Promise<RunResult> {
+    const starting = this.update(() => this.handle.executeUpdate(runUpdate));
+    this.runStarting = starting.catch(() => undefined);
+    const { runNumber } = await starting;
+    const s = await this.waitUntilStopped({ afterRun: runNumber, ...(options.pollMs ? { pollMs: options.pollMs } : {}) });
+    const pauseReason = s.status === 'paused' ? lastPauseReason(await this.events(Math.max(0, s.events - 50))) : undefined;
+    return { status: s.status, reason: stopReason(s, pauseReason) };
+  }
+
+  /** The run update of the latest `run()` while it is on its way: later calls go after it, in order. */
+  private runStarting: Promise<unknown> | undefined;
+
+  /** Waits until the latest `run()` has set the conversation running (at once when none is on its way). */
+  private async afterRunStarts(): Promise<void> {
+    if (this.runStarting) await this.runStarting;
   }
 
   /**
@@ -377,16 +398,19 @@ export class Conversation {
 
   /** Pause now. With `now`, the running command is interrupted too. */
   async pause(request: PauseRequest = {}): Promise<void> {
+    await this.afterRunStarts();
     await this.handle.signal(pauseSignal, request).catch((err: unknown) => this.rethrow(err));
   }
 
   /** Runs the actions waiting for confirmation. */
   async approve(): Promise<number> {
+    await this.afterRunStarts();
     return (await this.update(() => this.handle.executeUpdate(approveUpdate))).approved;
   }
 
   /** Refuses the actions waiting for confirmation; the model sees `reason` and goes on. */
   async reject(reason = ''): Promise<number> {
+    await this.afterRunStarts();
     return (await this.update(() => this.handle.executeUpdate(rejectUpdate, { args: [reason] }))).rejected;
   }
 
@@ -400,6 +424,7 @@ export class Conversation {
 
   /** Ends the conversation workflow cleanly (its history stays readable). */
   async close(): Promise<void> {
+    await this.afterRunStarts();
     await this.handle.signal(closeSignal).catch((err: unknown) => this.rethrow(err));
   }
 
@@ -435,6 +460,7 @@ export class Conversation {
 
   /** The current state (status, iterations, metrics, last error, …); `executionStatus` is `status`, as the seed calls it. */
   async state(): Promise<ConversationState & { executionStatus: ConversationState['status'] }> {
+    await this.afterRunStarts();
     const s = await this.handle.query(stateQuery);
     return { ...s, executionStatus: s.status };
   }

@@ -23,6 +23,7 @@ export {
   type AgentTool,
   type CreateOptions,
   type FollowOptions,
+  type RunResult,
 } from './client.js';
 export { LIVE_KINDS, type LiveDelta, type LiveKind } from './live/types.js';
 export { connectClient } from './connection.js';

@@ -21,6 +21,8 @@ import { tracedWorkflowSource, workflowSource } from './workflow-source.js';
 import { heartbeatCadence, pauseChannelOf, type PauseChannel } from './pause-channel.js';
 import { shutdownTracing, startTracing } from './telemetry/tracing.js';
 import { poolQueue, poolSettings, type PoolSettings } from './workspaces/pool.js';
+import { activityFailureLine } from './worker-log.js';
+import { workerIdentity, workerModel } from './llm/worker-model.js';
 
 export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
 export { readWorkerConfig, type WorkerConfig, type WorkerDeploymentVersion, type WorkerLogLevel } from './config.js';
@@ -51,12 +53,19 @@ export interface WorkerHandle {
   pauseChannel: PauseChannel;
   /** The pool this worker hosts workspaces of (--pool / FAHEEM_POOL); undefined: none. */
   pool: Pick<PoolSettings, 'pool' | 'hostId' | 'workspacesDir'> | undefined;
+  /** The model conversations that name none call (LLM_MODEL; `scripted/demo`: the offline scripted model); undefined: none. */
+  model: string | undefined;
 }
 
 /** The default logger, less the warning that the tools worker runs no workflows (by design). */
 class WorkerLogger extends DefaultLogger {
   override log(level: LogLevel, message: string, meta?: LogMetadata): void {
     if (message.startsWith('No workflows registered')) return;
+    // One line per failed attempt (the stack adds nothing a user can act on; DEBUG keeps it all).
+    if (message === 'Activity failed' && meta && this.level !== 'DEBUG' && this.level !== 'TRACE') {
+      super.log(level, activityFailureLine(meta), {});
+      return;
+    }
     super.log(level, message, meta);
   }
 }
@@ -134,8 +143,8 @@ export interface CreateWorkerOptions {
  * ```
  */
 export async function createWorker(options: CreateWorkerOptions = {}): Promise<WorkerHandle> {
-  const env = options.env ?? process.env;
-  const config = readWorkerConfig(env); // a bad FAHEEM_* value stops here, naming the variable
+  const given = options.env ?? process.env;
+  const config = readWorkerConfig(given); // a bad FAHEEM_* value stops here, naming the variable
   const metricsPort = options.metricsPort ?? config.metricsPort;
   const metricsHost = options.metricsHost ?? config.metricsHost;
   installRuntime(config.logLevel, metricsPort, metricsHost);
@@ -150,10 +159,22 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
           ? options.sandbox
           : { kind: 'bwrap', network: options.sandbox.network, networkChosen: true };
   // Asked for but unusable: fail now, not on the first command; the default falls back and says so.
-  const { sandbox, warning: sandboxWarning } = await resolveSandbox(request, env);
+  const { sandbox, warning: sandboxWarning } = await resolveSandbox(request, given);
   if (sandboxWarning) console.warn(`faheem worker: ${sandboxWarning}`);
   await ensureSearchAttributes();
   const { connection, namespace } = await connectWorker();
+  // The model, said at start (loudly when there is none, or it is the scripted stand-in) and put in
+  // the worker's identity, where `faheem doctor` reads it; scripted/demo starts its server here.
+  const model = await workerModel(given);
+  const env = model.env;
+  (model.warn ? console.warn : console.error)(`faheem worker: ${model.announce}`);
+  const identity = workerIdentity(model.name);
+  // A worker that fails to start leaves no scripted model's server listening behind it.
+  const orClose = <T>(work: Promise<T>): Promise<T> =>
+    work.catch(async (err: unknown) => {
+      await model.scripted?.close().catch(() => undefined);
+      throw err;
+    });
   // Worker commands carry a pause to the calls in flight; without them heartbeats must, ten a second.
   // Not knowing (no answer within 5 s, no permission) is taken as not having them, and said.
   const pauseChannel = await connection
@@ -198,66 +219,75 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
 
-  const main = await Worker.create({
-    connection,
-    namespace,
-    taskQueue: mainQueue,
-    ...workflowCode,
-    // The workflow tells the worker of each change (a sink: no history), for followers.
-    sinks: { ...('sinks' in workflowCode ? workflowCode.sinks : {}), ...changes.sinks() },
-    dataConverter: dataConverter(env),
-    activities: { callModel: activities.callModel, condense: activities.condense },
-    // How often heartbeats reach the server (src/pause-channel.ts): once a second when worker
-    // commands carry a pause, every 100 ms when only a heartbeat's answer can.
-    maxHeartbeatThrottleInterval: cadence.modelThrottleMs,
-    defaultHeartbeatThrottleInterval: cadence.modelThrottleMs,
-    // If this worker dies, its conversations' next tasks move to another worker after 2 s, not 10 s.
-    stickyQueueScheduleToStartTimeout: '2 seconds',
-    // Workflow tasks run in worker threads; the SDK's default of one made a single core the ceiling of
-    // many conversations (docs/behaviour.md, worker tuning: 50 at once, 25 → 13 s with two).
-    workflowThreadPoolSize: config.workflowThreads ?? Math.min(2, availableParallelism()),
-    shutdownGraceTime: '2 seconds',
-    ...versioning,
-  });
-  const tools = await Worker.create({
-    connection,
-    namespace,
-    taskQueue: toolsQueue,
-    dataConverter: dataConverter(env),
-    ...(tracing ? { interceptors: tracing.workerInterceptors } : {}),
-    activities: {
-      runTool: activities.runTool,
-      runHooks: activities.runHooks,
-      prepareTools: activities.prepareTools,
-      releaseTools: activities.releaseTools,
-      // Checkpoints live in the workspace host's shadow repository: they run where the workspace is.
-      checkpointWorkspace: activities.checkpointWorkspace,
-      restoreWorkspace: activities.restoreWorkspace,
-      forkWorkspace: activities.forkWorkspace,
-      listCheckpoints: activities.listCheckpoints,
-      // A pooled conversation that hibernates gives its folder back on the host that holds it.
-      releasePoolHost: activities.releasePoolHost,
-      // Conversations that scheduled these before tools were open still get an answer.
-      runTerminal: activities.runTerminal,
-      editFile: activities.editFile,
-    },
-    maxHeartbeatThrottleInterval: cadence.toolsThrottleMs,
-    defaultHeartbeatThrottleInterval: cadence.toolsThrottleMs,
-    shutdownGraceTime: '2 seconds',
-    // The tool queue is part of the same version: a pinned conversation's tools run on its own build.
-    ...versioning,
-  });
+  const main = await orClose(
+    Worker.create({
+      connection,
+      namespace,
+      taskQueue: mainQueue,
+      identity,
+      ...workflowCode,
+      // The workflow tells the worker of each change (a sink: no history), for followers.
+      sinks: { ...('sinks' in workflowCode ? workflowCode.sinks : {}), ...changes.sinks() },
+      dataConverter: dataConverter(env),
+      activities: { callModel: activities.callModel, condense: activities.condense },
+      // How often heartbeats reach the server (src/pause-channel.ts): once a second when worker
+      // commands carry a pause, every 100 ms when only a heartbeat's answer can.
+      maxHeartbeatThrottleInterval: cadence.modelThrottleMs,
+      defaultHeartbeatThrottleInterval: cadence.modelThrottleMs,
+      // If this worker dies, its conversations' next tasks move to another worker after 2 s, not 10 s.
+      stickyQueueScheduleToStartTimeout: '2 seconds',
+      // Workflow tasks run in worker threads; the SDK's default of one made a single core the ceiling of
+      // many conversations (docs/behaviour.md, worker tuning: 50 at once, 25 → 13 s with two).
+      workflowThreadPoolSize: config.workflowThreads ?? Math.min(2, availableParallelism()),
+      shutdownGraceTime: '2 seconds',
+      ...versioning,
+    }),
+  );
+  const tools = await orClose(
+    Worker.create({
+      connection,
+      namespace,
+      taskQueue: toolsQueue,
+      identity,
+      dataConverter: dataConverter(env),
+      ...(tracing ? { interceptors: tracing.workerInterceptors } : {}),
+      activities: {
+        runTool: activities.runTool,
+        runHooks: activities.runHooks,
+        prepareTools: activities.prepareTools,
+        releaseTools: activities.releaseTools,
+        // Checkpoints live in the workspace host's shadow repository: they run where the workspace is.
+        checkpointWorkspace: activities.checkpointWorkspace,
+        restoreWorkspace: activities.restoreWorkspace,
+        forkWorkspace: activities.forkWorkspace,
+        listCheckpoints: activities.listCheckpoints,
+        // A pooled conversation that hibernates gives its folder back on the host that holds it.
+        releasePoolHost: activities.releasePoolHost,
+        // Conversations that scheduled these before tools were open still get an answer.
+        runTerminal: activities.runTerminal,
+        editFile: activities.editFile,
+      },
+      maxHeartbeatThrottleInterval: cadence.toolsThrottleMs,
+      defaultHeartbeatThrottleInterval: cadence.toolsThrottleMs,
+      shutdownGraceTime: '2 seconds',
+      // The tool queue is part of the same version: a pinned conversation's tools run on its own build.
+      ...versioning,
+    }),
+  );
   // A pool's hosts take its conversations' claims from the pool's queue (one host at a time each).
   const claims = pool
-    ? await Worker.create({
-        connection,
-        namespace,
-        taskQueue: poolQueue(mainQueue, pool.pool),
-        dataConverter: dataConverter(env),
-        activities: { claimPoolHost: activities.claimPoolHost },
-        shutdownGraceTime: '2 seconds',
-        ...versioning,
-      })
+    ? await orClose(
+        Worker.create({
+          connection,
+          namespace,
+          taskQueue: poolQueue(mainQueue, pool.pool),
+          identity,
+          dataConverter: dataConverter(env),
+          activities: { claimPoolHost: activities.claimPoolHost },
+          shutdownGraceTime: '2 seconds',
+          ...versioning,
+        }),
+      )
     : undefined;
   return {
     taskQueue: mainQueue,
@@ -269,12 +299,14 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     metricsPort,
     metricsHost,
     pauseChannel,
+    model: model.name,
     run: async () => {
       try {
         await Promise.all([main.run(), tools.run(), claims?.run()]);
       } finally {
         changes.stop();
         await mcp.closeAll().catch(() => undefined);
+        await model.scripted?.close().catch(() => undefined);
         await connection.close();
         await shutdownTracing().catch(() => undefined);
       }

@@ -2,6 +2,8 @@
 // (activity cancellation) aborts the request at once and a dead worker is noticed quickly. The
 // skeleton (`streamModelCall`) is shared with condensation.
 import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, msToNumber } from '@temporalio/common';
+import { nextRetry, retryLine } from '../llm/retry-note.js';
 import type { TranscriptCache } from '../conversation/read-events.js';
 import type { SetupCache } from '../conversation/setup-cache.js';
 import type { ModelClients, ModelOutcome, ModelRequest } from '../llm/client.js';
@@ -22,6 +24,7 @@ export async function streamModelCall(
   prepare: () => Promise<Omit<ModelRequest, 'onPartial'>>,
   onPartial?: PartialListener,
   beatEveryMs?: number,
+  details?: () => unknown,
 ): Promise<ModelOutcome> {
   const ctx = Context.current();
   return withHeartbeat(
@@ -29,7 +32,7 @@ export async function streamModelCall(
       const request = await prepare();
       return models.complete({ ...request, ...(onPartial ? { onPartial } : {}) }, ctx.cancellationSignal);
     },
-    { context: ctx, everyMs: beatEveryMs },
+    { context: ctx, everyMs: beatEveryMs, ...(details ? { details } : {}) },
   );
 }
 
@@ -60,10 +63,14 @@ export function createCallModel(
 
   async function call(input: ModelCallInput, ctx: Context, sink: LiveSink): Promise<ModelCallResult> {
     sink.push({ kind: 'step_start', text: '', step: input.step, eventCount: input.eventCount });
-    if (ctx.info.attempt > 1) {
+    // An earlier attempt that could not say why it ended (its worker died): any reply it showed is
+    // void. (Its heartbeats reach the server at most once a second, so whether it had shown one is
+    // not known here.) One that failed in its worker said so in its own line, and why.
+    const earlier = ctx.info.heartbeatDetails as AttemptDetails | undefined;
+    if (ctx.info.attempt > 1 && !earlier?.reported) {
       sink.push({
         kind: 'retry',
-        text: `the model call of step ${input.step} started again (attempt ${ctx.info.attempt}): drop the partial reply the earlier attempt showed`,
+        text: `the model call of step ${input.step} started again (attempt ${ctx.info.attempt}) after its worker stopped answering: drop any partial reply the earlier attempt showed`,
         step: input.step,
         eventCount: input.eventCount,
         attempt: ctx.info.attempt,
@@ -75,45 +82,80 @@ export function createCallModel(
       for (const item of replyDeltas(shown, p, input.step, input.eventCount)) sink.push(item);
       shown = p;
     };
-    const reply = await streamModelCall(
-      models,
-      async () => {
-        // The transcript and the setup are read here, not passed in, so that history holds them once.
-        const handle = ctx.client.workflow.getHandle(input.conversationId);
-        const events = await transcripts.read(handle, input.eventCount, ctx.info.attempt, input.recent);
-        let systemPrompt = input.systemPrompt;
-        if (input.setupVersion !== undefined) {
-          const setup = await setups.read(handle, input.setupVersion, ctx.info.workflowExecution?.runId ?? '', ctx.info.attempt);
-          specs = setup.tools;
-          systemPrompt = withSkills(withInstructions(systemPrompt, setup.instructions), setup.skills);
-        } else {
-          // A conversation from before tools were open: the built-ins by name.
-          specs = input.tools.flatMap((name) => {
-            const tool = registry.get(name);
-            return tool ? [toolSpec(tool)] : [];
-          });
-        }
-        return { llm: input.llm, messages: buildMessages(events, systemPrompt), tools: specs, conversationId: input.conversationId };
-      },
-      listener,
-      beatEveryMs,
-    );
-    const byName = new Map(specs.map((t) => [t.name, t]));
-    const toolCalls = reply.toolCalls.map((call, i) => {
-      const c = { id: call.id || `call_${input.step}_${input.eventCount}_${i}`, name: call.name, arguments: call.arguments };
-      return { ...c, ...(call.itemId ? { itemId: call.itemId } : {}), plan: planCall(registry, byName.get(c.name), c) };
-    });
-    return {
-      id: reply.id || `reply_${input.step}_${input.eventCount}`,
-      model: reply.model,
-      content: reply.content,
-      toolCalls,
-      usage: reply.usage,
-      cost: reply.cost,
-      latencyMs: reply.latencyMs,
-      // Absent when empty, so results without them look as they did.
-      ...(reply.reasoning.length ? { reasoning: reply.reasoning } : {}),
-      ...(reply.truncated ? { truncated: true } : {}),
-    };
+    try {
+      return await reply();
+    } catch (err) {
+      if (ctx.cancellationSignal.aborted || err instanceof CancelledFailure) throw err;
+      // Followers see why, and whether and when it is tried again (the workflow records the last failure).
+      const failure = err instanceof ApplicationFailure ? err : undefined;
+      const next = failure?.nonRetryable ? undefined : nextRetry(ctx.info.retryPolicy, ctx.info.attempt, retryDelayOf(failure));
+      if (next || !failure?.nonRetryable) {
+        sink.push({
+          kind: 'retry',
+          text: retryLine((err as Error).message, next, ctx.info.attempt, shown !== undefined),
+          step: input.step,
+          eventCount: input.eventCount,
+          attempt: ctx.info.attempt,
+        });
+      }
+      ctx.heartbeat({ partial: shown !== undefined, reported: true } satisfies AttemptDetails);
+      throw err;
+    }
+
+    async function reply(): Promise<ModelCallResult> {
+      const reply = await streamModelCall(
+        models,
+        async () => {
+          // The transcript and the setup are read here, not passed in, so that history holds them once.
+          const handle = ctx.client.workflow.getHandle(input.conversationId);
+          const events = await transcripts.read(handle, input.eventCount, ctx.info.attempt, input.recent);
+          let systemPrompt = input.systemPrompt;
+          if (input.setupVersion !== undefined) {
+            const setup = await setups.read(handle, input.setupVersion, ctx.info.workflowExecution?.runId ?? '', ctx.info.attempt);
+            specs = setup.tools;
+            systemPrompt = withSkills(withInstructions(systemPrompt, setup.instructions), setup.skills);
+          } else {
+            // A conversation from before tools were open: the built-ins by name.
+            specs = input.tools.flatMap((name) => {
+              const tool = registry.get(name);
+              return tool ? [toolSpec(tool)] : [];
+            });
+          }
+          return { llm: input.llm, messages: buildMessages(events, systemPrompt), tools: specs, conversationId: input.conversationId };
+        },
+        listener,
+        beatEveryMs,
+        () => ({ partial: shown !== undefined }) satisfies AttemptDetails,
+      );
+      const byName = new Map(specs.map((t) => [t.name, t]));
+      const toolCalls = reply.toolCalls.map((call, i) => {
+        const c = { id: call.id || `call_${input.step}_${input.eventCount}_${i}`, name: call.name, arguments: call.arguments };
+        return { ...c, ...(call.itemId ? { itemId: call.itemId } : {}), plan: planCall(registry, byName.get(c.name), c) };
+      });
+      return {
+        id: reply.id || `reply_${input.step}_${input.eventCount}`,
+        model: reply.model,
+        content: reply.content,
+        toolCalls,
+        usage: reply.usage,
+        cost: reply.cost,
+        latencyMs: reply.latencyMs,
+        // Absent when empty, so results without them look as they did.
+        ...(reply.reasoning.length ? { reasoning: reply.reasoning } : {}),
+        ...(reply.truncated ? { truncated: true } : {}),
+      };
+    }
   }
+}
+
+/** What a model call's heartbeats carry: whether it showed part of a reply, and (last) whether it said why it failed. */
+interface AttemptDetails {
+  partial: boolean;
+  reported?: boolean;
+}
+
+/** A provider's own "come back in" (Retry-After), which Temporal uses instead of the policy's delay. */
+function retryDelayOf(failure: ApplicationFailure | undefined): number | undefined {
+  const delay = failure?.nextRetryDelay;
+  return delay === undefined || delay === null ? undefined : msToNumber(delay);
 }

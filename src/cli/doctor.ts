@@ -11,6 +11,7 @@ import { dataConverter } from '../storage/local-payloads.js';
 import { redact, secretValues } from '../security/redact.js';
 import { noToolWorker, noWorkflowWorker, queuePollers, startInputPayloads } from './presence.js';
 import { withTimeout } from '../timeout.js';
+import { SCRIPTED_DEMO, modelOfIdentity } from '../llm/worker-model.js';
 import { WORKER_COMMANDS_CONFIG, describePauseChannel, pauseChannelOf, type PauseChannel } from '../pause-channel.js';
 
 /**
@@ -58,7 +59,7 @@ export async function doctor(options: DoctorOptions = {}): Promise<{ ok: boolean
   // Independent checks run together; lines print in a fixed order as each is known.
   const groups: Promise<CheckLine[]>[] = [
     server.then((s) => s.lines),
-    modelChecks(env, options.model),
+    server.then((s) => modelChecks(env, options.model, s.workerModels)),
     server.then((s) => encryptionCheck(env, s.client)),
     sandboxCheck(env),
   ];
@@ -101,7 +102,9 @@ async function within<T>(ms: number, what: string, fn: () => Promise<T>): Promis
 
 // ---- The server, its namespace, the search attributes, the workers ----
 
-async function serverChecks(env: NodeJS.ProcessEnv): Promise<{ lines: CheckLine[]; client?: Client; connection?: Connection }> {
+async function serverChecks(
+  env: NodeJS.ProcessEnv,
+): Promise<{ lines: CheckLine[]; client?: Client; connection?: Connection; workerModels?: WorkerReport[] }> {
   const { connectionOptions, namespace } = connectConfig();
   let connection: Connection;
   try {
@@ -156,7 +159,17 @@ async function serverChecks(env: NodeJS.ProcessEnv): Promise<{ lines: CheckLine[
       line('fail', 'tool worker', `${noToolWorker(tools)}: commands for workspaces on this host wait; run \`npx faheem worker\` here`),
     );
   }
-  return { lines, client, connection };
+  const workerModels =
+    main instanceof Error || !main.polling
+      ? undefined
+      : main.identities.map((identity) => ({ identity, model: modelOfIdentity(identity) }));
+  return { lines, client, connection, ...(workerModels ? { workerModels } : {}) };
+}
+
+/** A worker polling the main queue, and the model its identity names (undefined: an older worker that names none). */
+interface WorkerReport {
+  identity: string;
+  model: string | undefined;
 }
 
 const count = (identities: string[]) => (identities.length === 1 ? '1 worker polls' : `${identities.length} workers poll`);
@@ -183,7 +196,10 @@ async function searchAttributesCheck(connection: Connection, namespace: string):
 
 // ---- The model ----
 
-async function modelChecks(env: NodeJS.ProcessEnv, model: string | true | undefined): Promise<CheckLine[]> {
+async function modelChecks(env: NodeJS.ProcessEnv, model: string | true | undefined, workers?: WorkerReport[]): Promise<CheckLine[]> {
+  // The workers' own word first: the model is theirs, not this shell's.
+  const reported = (workers ?? []).filter((w): w is WorkerReport & { model: string } => w.model !== undefined);
+  if (model === undefined && reported.length > 0) return [workerModelLine(reported)];
   const name = model === true || model === undefined ? undefined : model;
   const lines: CheckLine[] = [];
   let resolved: ReturnType<typeof resolveModel>;
@@ -192,11 +208,12 @@ async function modelChecks(env: NodeJS.ProcessEnv, model: string | true | undefi
   } catch (err) {
     if (!(err instanceof ModelConfigError)) throw err;
     // Without --model this describes the environment here; the worker's is what counts.
-    const detail = `${err.message}${model === undefined ? ' (this checks the environment here; the worker needs it)' : ''}`;
+    const detail = `${err.message}${model === undefined ? ' (no worker reports its model: this checks the environment here; the worker needs it)' : ''}`;
     return [line(model === undefined ? 'warn' : 'fail', 'model', detail)];
   }
   const shown = name || env.LLM_MODEL || resolved.apiModel;
-  lines.push(line('ok', 'model', `${shown} → ${resolved.baseUrl} (${keySource(env, resolved.provider)})`));
+  const here = model === undefined ? '; no worker reports its model: this is the environment here' : '';
+  lines.push(line('ok', 'model', `${shown} → ${resolved.baseUrl} (${keySource(env, resolved.provider)}${here})`));
   if (model === undefined) return lines;
 
   // Loaded only for this check: the model SDKs and the price catalogue would slow every CLI command.
@@ -225,6 +242,20 @@ async function modelChecks(env: NodeJS.ProcessEnv, model: string | true | undefi
     lines.push(line('fail', 'model call', redact(why, secrets)));
   }
   return lines;
+}
+
+/** The model line from what the workers report (their identities): theirs, never a key. */
+export function workerModelLine(reported: { identity: string; model: string }[]): CheckLine {
+  const byModel = new Map<string, string[]>();
+  for (const w of reported) byModel.set(w.model, [...(byModel.get(w.model) ?? []), w.identity.split(' ')[0]!]);
+  const parts = [...byModel].map(([m, ids]) => `${m === 'none' ? 'no model' : m} (${ids.join(', ')})`);
+  const none = byModel.has('none');
+  const scripted = byModel.has(SCRIPTED_DEMO);
+  const detail =
+    `the worker${reported.length > 1 ? 's' : ''} report${reported.length > 1 ? '' : 's'} ${parts.join('; ')}` +
+    (none ? ': a conversation that names no model fails there; set LLM_MODEL where the worker runs' : '') +
+    (scripted ? `: ${SCRIPTED_DEMO} is the offline scripted model, a stand-in that replays a fixed script` : '');
+  return line(none || scripted ? 'warn' : 'ok', 'model', detail);
 }
 
 /** Which variable the key comes from (never any of its characters). */

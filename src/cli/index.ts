@@ -7,9 +7,9 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pc from 'picocolors';
 import { Conversation, checkMessage } from '../client.js';
-import { ConversationClosedError, FaheemError, NoWorkerError, UsageError } from '../errors.js';
+import { ConversationClosedError, FaheemError, NoWorkerError, UsageError, WaitTimeoutError } from '../errors.js';
 import { checkConversationId } from '../conversation-id.js';
-import { connectClient, taskQueue, toolTaskQueue } from '../connection.js';
+import { connectClient, connectConfig, taskQueue, toolTaskQueue } from '../connection.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
 import { describeSandbox, parseSandbox } from '../tools/sandbox.js';
@@ -37,9 +37,22 @@ import { flushCompileCache } from '../compile-cache.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import { withTimeout } from '../timeout.js';
 import {
+  EXIT,
+  answeredLine,
+  closedLine,
+  lastPauseReason,
+  outcomeOf,
+  pausedLine,
+  queuedLine,
+  resumedLine,
+  type Outcome,
+} from './outcome.js';
+import { describeTemporalError, isUnanswered, watchWorker } from './waiting.js';
+import {
   conversationWorkerWarnings,
   formatLastKnown,
   printWarnings,
+  queuePollers,
   startWorkspaceCheck,
   stateOrLastKnown,
   workerWarnings,
@@ -95,51 +108,184 @@ async function answered<T>(promise: Promise<T>): Promise<T> {
   );
 }
 
+/** What a changing command knows of the conversation before it acts, without asking a worker. */
+interface OpenConversation {
+  /** The status it last recorded (its ConversationStatus search attribute); null before a worker ran it. */
+  status: string | null;
+  /** Whether a worker polls its task queue (asked in the background). */
+  workerPolling: Promise<boolean>;
+}
+
 /** Attaches to a conversation that is still open (its workflow running), for a command that changes it. */
-async function withOpenConversation(id: string, verb: string, fn: (conversation: Conversation) => Promise<void>): Promise<void> {
+async function withOpenConversation(
+  id: string,
+  verb: string,
+  fn: (conversation: Conversation, open: OpenConversation) => Promise<void>,
+): Promise<void> {
   await withClient(async (client) => {
     const conversation = await attach(client, id);
-    if (await conversation.isClosed())
+    const d = await client.workflow.getHandle(conversation.id).describe();
+    if (d.status.name !== 'RUNNING')
       throw new ConversationClosedError(conversation.id, `cannot ${verb}: conversation ${conversation.id} is closed`);
-    await fn(conversation);
+    const status = d.typedSearchAttributes.get(ConversationStatusKey);
+    const workerPolling = queuePollers(client, d.taskQueue, 'workflow').then(
+      (p) => p.polling,
+      () => true, // cannot tell: say nothing of a missing worker
+    );
+    await fn(conversation, { status: status === undefined ? null : String(status), workerPolling });
   });
 }
 
 const stopped = (s: ConversationState) => s.status !== 'running';
 
+/** What a following command prints, and until when it follows. */
+interface FollowPlan {
+  json: boolean;
+  fromIndex?: number;
+  indent?: string;
+  live?: boolean;
+  /** Stop once this holds (and every event is printed); default: until the conversation is closed. */
+  until?: (s: ConversationState) => boolean;
+  /** Give up after this many ms (`--timeout`). */
+  timeoutMs?: number;
+  /** Warnings (no worker) go here. */
+  warn?: (line: string) => void;
+}
+
 /**
  * Prints events as they come, and (`live`) the reply as it streams and commands' output as it
  * comes (with `json`, as live lines beside the events); a sub-agent's progress follows, indented,
- * under its delegate call.
+ * under its delegate call. With no worker it says so (within seconds) and goes on waiting: a query
+ * nobody answered is asked again once a worker polls. Answers with the last state it saw.
  */
-async function followEvents(
-  conversation: Conversation,
-  json: boolean,
-  fromIndex = 0,
-  indent = '',
-  live = false,
-): Promise<ConversationState> {
+async function followEvents(conversation: Conversation, plan: FollowPlan): Promise<ConversationState> {
+  const { json, indent = '', live = false } = plan;
+  const until = plan.until ?? ((s: ConversationState) => s.closed);
   const children: Promise<unknown>[] = [];
   const printer = new LivePrinter();
-  for await (const e of conversation.follow({ fromIndex, until: stopped, live })) {
-    if ('live' in e) {
-      if (json) console.log(JSON.stringify(e));
-      else process.stdout.write(printer.line(e));
-      continue;
+  const watch = watchWorker(conversation.client, conversation.id, plan.warn ?? printWarning);
+  const abort = new AbortController();
+  // A conversation whose workflow completed without a close (its idle timeout) ends the follow too.
+  void watch.completed.then(() => setTimeout(() => abort.abort(), 2_000).unref());
+  let next = plan.fromIndex ?? 0;
+  let liveFrom: number | undefined;
+  const follow = async () => {
+    for (;;) {
+      try {
+        for await (const e of conversation.follow({
+          fromIndex: next,
+          until,
+          live,
+          signal: abort.signal,
+          ...(liveFrom !== undefined ? { liveFrom } : {}),
+        })) {
+          if ('live' in e) {
+            liveFrom = e.offset + 1;
+            if (json) console.log(JSON.stringify(e));
+            else process.stdout.write(printer.line(e));
+            continue;
+          }
+          next = e.index + 1;
+          if (!json) process.stdout.write(printer.beforeEvent());
+          console.log(json ? JSON.stringify(e) : indentLines(formatEvent(e), indent));
+          if (!json && e.kind === 'child' && e.status === 'started') {
+            children.push(
+              Conversation.attach(conversation.client, e.childId)
+                .then((child) => followEvents(child, { json: false, indent: `${indent}    `, until: stopped }))
+                .catch((err: Error) => console.log(indentLines(pc.dim(`(cannot follow ${e.childId}: ${err.message})`), `${indent}    `))),
+            );
+          }
+        }
+        if (!json) process.stdout.write(printer.beforeEvent());
+        return;
+      } catch (err) {
+        // Nobody answered (no worker, or it went away): the watch has said so; ask again once one polls.
+        if (!isUnanswered(err) || abort.signal.aborted) throw err;
+        await watch.present();
+        // A worker polls again but the query failed anyway (a busy server): not in a tight loop.
+        await delay(500);
+      }
     }
-    if (!json) process.stdout.write(printer.beforeEvent());
-    console.log(json ? JSON.stringify(e) : indentLines(formatEvent(e), indent));
-    if (!json && e.kind === 'child' && e.status === 'started') {
-      children.push(
-        Conversation.attach(conversation.client, e.childId)
-          .then((child) => followEvents(child, false, 0, `${indent}    `))
-          .catch((err: Error) => console.log(indentLines(pc.dim(`(cannot follow ${e.childId}: ${err.message})`), `${indent}    `))),
-      );
+  };
+  try {
+    await (plan.timeoutMs !== undefined
+      ? withTimeout(follow(), plan.timeoutMs, () => timedOut(conversation.id, plan.timeoutMs!))
+      : follow());
+    await Promise.all(children);
+  } finally {
+    watch.stop();
+    abort.abort();
+  }
+  return stateOf(conversation, plan.warn);
+}
+
+/** The state, asked again once a worker polls when nobody answered (a waiting command goes on waiting). */
+async function stateOf(conversation: Conversation, warn?: (line: string) => void): Promise<ConversationState> {
+  try {
+    return await conversation.state();
+  } catch (err) {
+    if (!isUnanswered(err)) throw err;
+    const watch = watchWorker(conversation.client, conversation.id, warn ?? printWarning);
+    try {
+      await watch.present();
+      return await conversation.state();
+    } finally {
+      watch.stop();
     }
   }
-  await Promise.all(children);
-  return conversation.state();
 }
+
+/** Why a waiting command gave up: its `--timeout` ran out. */
+class GaveUpError extends WaitTimeoutError {}
+function timedOut(id: string, ms: number): GaveUpError {
+  return new GaveUpError(id, `gave up after ${ms / 1000} s (--timeout): ${id} had not stopped; it goes on without this command`);
+}
+
+/**
+ * Waits for the run (after run `afterRun`) to stop, warning when no worker is there, and answers
+ * how it ended. Gives up after `timeoutMs` (a GaveUpError).
+ */
+async function waitForOutcome(conversation: Conversation, options: { afterRun?: number; timeoutMs?: number }): Promise<Outcome> {
+  const watch = watchWorker(conversation.client, conversation.id, printWarning);
+  const wait = async () => {
+    for (;;) {
+      try {
+        return await conversation.waitUntilStopped(options.afterRun !== undefined ? { afterRun: options.afterRun } : {});
+      } catch (err) {
+        if (!isUnanswered(err)) throw err;
+        await watch.present();
+      }
+    }
+  };
+  try {
+    const s = await (options.timeoutMs !== undefined
+      ? withTimeout(wait(), options.timeoutMs, () => timedOut(conversation.id, options.timeoutMs!))
+      : wait());
+    return await outcomeWithReason(conversation, s);
+  } finally {
+    watch.stop();
+  }
+}
+
+/** The outcome of a stopped run; a pause's reason is read from the last events. */
+async function outcomeWithReason(conversation: Conversation, s: ConversationState): Promise<Outcome> {
+  const reason = s.status === 'paused' ? lastPauseReason(await conversation.events(Math.max(0, s.events - 50)).catch(() => [])) : undefined;
+  return outcomeOf(s, reason);
+}
+
+/** Ends the command with the outcome's exit code; its line goes to stderr (under `--quiet`, only when it failed). */
+function exitWith(outcome: Outcome, quiet = false): void {
+  if (!quiet || outcome.failed) console.error(outcome.failed ? pc.red(`faheem: ${outcome.line}`) : pc.dim(outcome.line));
+  process.exitCode = outcome.code;
+}
+
+/** A line for the user on stdout, unless `--quiet`. */
+function say(line: string, quiet: boolean | undefined): void {
+  if (!quiet) console.log(line);
+}
+
+const printWarning = (line: string) => printWarnings([line]);
+const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 function indentLines(text: string, indent: string): string {
   return indent
@@ -152,7 +298,6 @@ function indentLines(text: string, indent: string): string {
 
 const program = new Command('faheem')
   .description('Coding agents as durable Temporal workflows')
-  .showHelpAfterError()
   .configureOutput({ outputError: (str, write) => write(pc.red(str)) })
   // A malformed FAHEEM_ENCRYPTION_KEY(S) stops every command at once, naming the variable.
   .hook('preAction', () => void parseEncryptionKeys());
@@ -358,9 +503,11 @@ program
   )
   .option('--metrics-host <ip>', 'the address metrics listen on (default: FAHEEM_METRICS_HOST, else 127.0.0.1)')
   .option('--pool <name>', 'also host workspaces of this pool (default: FAHEEM_POOL); needs FAHEEM_OBJECT_STORE')
+  .option('--model <model>', 'the model of conversations that name none (default: LLM_MODEL); scripted/demo: the offline scripted model')
   .action(
     async (o: {
       pool?: string;
+      model?: string;
       tools?: string[];
       sandbox?: string;
       sandboxNetwork?: string;
@@ -377,6 +524,7 @@ program
       if (o.metricsPort !== undefined) process.env.FAHEEM_METRICS_PORT = String(o.metricsPort);
       if (o.metricsHost !== undefined) process.env.FAHEEM_METRICS_HOST = o.metricsHost;
       if (o.pool !== undefined) process.env.FAHEEM_POOL = o.pool;
+      if (o.model !== undefined) process.env.LLM_MODEL = o.model;
       // Loaded here: the worker (the Temporal worker's native bridge, the model SDKs) is most of the
       // CLI's start-up time, and every other command does without it.
       const { createWorker } = await import('../worker.js');
@@ -428,8 +576,10 @@ program
   .option('--no-checkpoints', 'no checkpoint of the workspace per step (no rewind or fork)')
   .option('--pool <name>', 'the workspace belongs to this pool of hosts (workers with --pool), kept in FAHEEM_OBJECT_STORE')
   .option('--workspace-from <dir>', "with --pool: start from this folder's files (uploaded now; default: empty)")
-  .option('--wait', 'return when the run stops')
-  .option('--follow', 'print events as they happen until the run stops')
+  .option('--wait', 'return when the run stops; the exit code says how (0 finished, 1 error, 2 stuck, 3 paused, 4 waits for approval)')
+  .option('--follow', 'print events as they happen until the run stops; exit code as --wait')
+  .option('--timeout <seconds>', 'with --wait or --follow: give up after this long (exit 124)', positiveNumber)
+  .option('-q, --quiet', 'with --wait or --follow: no line on stderr when the run finished')
   .action(
     async (
       message: string,
@@ -450,6 +600,8 @@ program
         follow?: boolean;
         pool?: string;
         workspaceFrom?: string;
+        timeout?: number;
+        quiet?: boolean;
       },
     ) => {
       checkMessage(message);
@@ -479,15 +631,17 @@ program
           ...(o.checkpoints === false ? { checkpoints: false } : {}),
           ...(o.delegate ? { delegate: true } : {}),
         });
-        printWarnings(await warnings); // stderr: stdout stays the id alone
+        // stderr: stdout stays the id alone. Waiting, the watch says it (and again if a worker goes).
+        if (!o.wait && !o.follow) printWarnings(await warnings);
+        const timeoutMs = o.timeout !== undefined ? o.timeout * 1000 : undefined;
         if (o.follow) {
           console.error(pc.dim(`conversation ${conversation.id}`));
-          const s = await followEvents(conversation, false, 0, '', true);
-          console.error(`status: ${colorStatus(s.status)}`);
+          const s = await followEvents(conversation, { json: false, live: true, until: stopped, ...(timeoutMs ? { timeoutMs } : {}) });
+          exitWith(await outcomeWithReason(conversation, s), o.quiet);
           return;
         }
-        if (o.wait) await conversation.waitUntilStopped();
         console.log(conversation.id);
+        if (o.wait) exitWith(await waitForOutcome(conversation, { ...(timeoutMs ? { timeoutMs } : {}) }), o.quiet);
       });
     },
   );
@@ -526,13 +680,16 @@ program
   .argument('<id>', 'the conversation id', conversationIdArg)
   .argument('<message>')
   .option('--run', 'also run the conversation')
-  .action(async (id: string, message: string, o: { run?: boolean }) => {
+  .option('-q, --quiet', 'print nothing on success')
+  .action(async (id: string, message: string, o: { run?: boolean; quiet?: boolean }) => {
     checkMessage(message);
     await withOpenConversation(id, 'send a message', async (conversation) => {
       const warned = o.run ? conversationWorkerWarnings(conversation.client, conversation.id).then(printWarnings) : undefined;
       await answered(conversation.sendMessage(message));
       if (o.run) await answered(conversation.resume());
       await warned;
+      const s = await answered(conversation.state());
+      say(queuedLine(conversation.id, s.status, s.pendingMessages, o.run ?? false), o.quiet);
     });
   });
 
@@ -541,9 +698,11 @@ program
   .description('pause now: no model call or tool run starts after this')
   .argument('<id>', 'the conversation id', conversationIdArg)
   .option('--now', 'also interrupt the running command')
-  .action(async (id: string, o: { now?: boolean }) => {
-    await withOpenConversation(id, 'pause', async (conversation) => {
+  .option('-q, --quiet', 'print nothing on success')
+  .action(async (id: string, o: { now?: boolean; quiet?: boolean }) => {
+    await withOpenConversation(id, 'pause', async (conversation, open) => {
       await conversation.pause({ now: o.now ?? false });
+      say(pausedLine(conversation.id, open.status, o.now ?? false, await open.workerPolling), o.quiet);
     });
   });
 
@@ -551,13 +710,30 @@ program
   .command('resume')
   .description('resume a paused (or idle, errored, stuck) conversation')
   .argument('<id>', 'the conversation id', conversationIdArg)
-  .option('--wait', 'return when the run stops')
-  .action(async (id: string, o: { wait?: boolean }) => {
-    await withOpenConversation(id, 'resume', async (conversation) => {
-      const warned = conversationWorkerWarnings(conversation.client, conversation.id).then(printWarnings);
-      const { runNumber } = await answered(conversation.resume());
-      await warned;
-      if (o.wait) await conversation.waitUntilStopped({ afterRun: runNumber });
+  .option('--wait', 'return when the run stops; the exit code says how (0 finished, 1 error, 2 stuck, 3 paused, 4 waits for approval)')
+  .option('--timeout <seconds>', 'with --wait: give up after this long (exit 124)', positiveNumber)
+  .option('-q, --quiet', 'print nothing on success')
+  .action(async (id: string, o: { wait?: boolean; timeout?: number; quiet?: boolean }) => {
+    await withOpenConversation(id, 'resume', async (conversation, open) => {
+      const timeoutMs = o.timeout !== undefined ? o.timeout * 1000 : undefined;
+      let answer: { runNumber: number; status: string };
+      if (o.wait) {
+        // Waiting anyway: the run update waits for a worker too, with the warning the watch prints.
+        const watch = watchWorker(conversation.client, conversation.id, printWarning);
+        try {
+          const update = conversation.resume();
+          answer = await (timeoutMs !== undefined ? withTimeout(update, timeoutMs, () => timedOut(conversation.id, timeoutMs)) : update);
+        } finally {
+          watch.stop();
+        }
+      } else {
+        const warned = conversationWorkerWarnings(conversation.client, conversation.id).then(printWarnings);
+        answer = await answered(conversation.resume());
+        await warned;
+      }
+      say(resumedLine(conversation.id, answer, open.status), o.quiet);
+      if (!o.wait) return;
+      exitWith(await waitForOutcome(conversation, { afterRun: answer.runNumber, ...(timeoutMs ? { timeoutMs } : {}) }), o.quiet);
     });
   });
 
@@ -584,18 +760,39 @@ program
   .description('the event log')
   .argument('<id>', 'the conversation id', conversationIdArg)
   .option('--json', 'one JSON object a line')
-  .option('--follow', 'keep printing new events until the run stops, and the reply and command output as they stream')
-  .option('--from <index>', 'start at this event index', (v) => Number(v), 0)
-  .action(async (id: string, o: { json?: boolean; follow?: boolean; from: number }) => {
-    await withClient(async (client) => {
-      const conversation = await attach(client, id);
-      if (o.follow) {
-        await followEvents(conversation, o.json ?? false, o.from, '', true);
-        return;
-      }
-      for (const e of await answered(conversation.events(o.from))) console.log(o.json ? JSON.stringify(e) : formatEvent(e));
-    });
-  });
+  .option(
+    '--follow',
+    'keep printing new events, and the reply and command output as they stream, through pauses, messages and resumes until the conversation is closed (or Ctrl-C)',
+  )
+  .option('--until-stop', 'with --follow: end when the run stops; the exit code says how (0 finished, 1 error, 2 stuck, 3 paused)')
+  .option('--timeout <seconds>', 'with --follow: give up after this long (exit 124)', positiveNumber)
+  .option('-q, --quiet', 'with --follow: no closing line on stderr unless it failed')
+  .option('--from <index>', 'start at this event index', nonNegativeInt, 0)
+  .action(
+    async (id: string, o: { json?: boolean; follow?: boolean; untilStop?: boolean; timeout?: number; quiet?: boolean; from: number }) => {
+      if (o.untilStop && !o.follow) throw new UsageError('--until-stop goes with --follow');
+      await withClient(async (client) => {
+        const conversation = await attach(client, id);
+        if (o.follow) {
+          const s = await followEvents(conversation, {
+            json: o.json ?? false,
+            fromIndex: o.from,
+            live: true,
+            ...(o.untilStop ? { until: stopped } : {}),
+            ...(o.timeout !== undefined ? { timeoutMs: o.timeout * 1000 } : {}),
+          });
+          const outcome = await outcomeWithReason(conversation, s);
+          // Followed to the close: the conversation ended; its last run's status is only told.
+          exitWith(
+            o.untilStop || !s.closed ? outcome : { code: 0, failed: false, line: `${s.id} closed (its last run: ${s.status})` },
+            o.quiet,
+          );
+          return;
+        }
+        for (const e of await answered(conversation.events(o.from))) console.log(o.json ? JSON.stringify(e) : formatEvent(e));
+      });
+    },
+  );
 
 program
   .command('list')
@@ -630,9 +827,26 @@ program
   .command('close')
   .description('end the conversation workflow cleanly (its history stays readable)')
   .argument('<id>', 'the conversation id', conversationIdArg)
-  .action(async (id: string) => {
-    await withOpenConversation(id, 'close', async (conversation) => {
+  .option('-q, --quiet', 'print nothing on success')
+  .action(async (id: string, o: { quiet?: boolean }) => {
+    await withOpenConversation(id, 'close', async (conversation, open) => {
       await conversation.close();
+      // With a worker there, the workflow ends within moments: say so once it has.
+      const polling = await open.workerPolling;
+      const closedNow =
+        polling &&
+        (await withTimeout(
+          conversation.client.workflow
+            .getHandle(conversation.id)
+            .result()
+            .then(
+              () => true,
+              () => true,
+            ),
+          UPDATE_TIMEOUT_MS,
+          () => new NoWorkerError('no worker closed it in time'),
+        ).catch(() => false));
+      say(closedLine(conversation.id, open.status, closedNow), o.quiet);
     });
   });
 
@@ -640,9 +854,10 @@ program
   .command('approve')
   .description('run the actions waiting for confirmation')
   .argument('<id>', 'the conversation id', conversationIdArg)
-  .action(async (id: string) => {
+  .option('-q, --quiet', 'print nothing on success')
+  .action(async (id: string, o: { quiet?: boolean }) => {
     await withOpenConversation(id, 'approve', async (conversation) => {
-      await answered(conversation.approve());
+      say(answeredLine(conversation.id, 'approved', await answered(conversation.approve())), o.quiet);
     });
   });
 
@@ -651,9 +866,10 @@ program
   .description('refuse the actions waiting for confirmation; the model sees the reason and goes on')
   .argument('<id>', 'the conversation id', conversationIdArg)
   .option('--reason <reason>', 'why (the model reads it)')
-  .action(async (id: string, o: { reason?: string }) => {
+  .option('-q, --quiet', 'print nothing on success')
+  .action(async (id: string, o: { reason?: string; quiet?: boolean }) => {
     await withOpenConversation(id, 'reject', async (conversation) => {
-      await answered(conversation.reject(o.reason ?? ''));
+      say(answeredLine(conversation.id, 'rejected', await answered(conversation.reject(o.reason ?? '')), o.reason), o.quiet);
     });
   });
 
@@ -684,18 +900,36 @@ program
     console.log(pc.green(summary));
   });
 
+/** A bad flag or argument: the error and one hint naming the command's help, not the whole help. */
+function hintAfterErrors(command: Command, path: string): void {
+  command.showHelpAfterError(pc.dim(`(\`${path} --help\` lists the options)`));
+  for (const sub of command.commands) hintAfterErrors(sub, `${path} ${sub.name()}`);
+}
+hintAfterErrors(program, 'faheem');
+
 try {
   await program.parseAsync(process.argv);
   // Open handles (gRPC) can keep Node alive; the command is done.
-  if (!['server', 'worker', 'codec-server'].includes(process.argv[2] ?? '')) process.exit(0);
+  if (!['server', 'worker', 'codec-server'].includes(process.argv[2] ?? '')) process.exit(); // with process.exitCode
 } catch (err) {
   console.error(pc.red(`faheem: ${describe(err)}`));
-  process.exit(1);
+  process.exit(err instanceof GaveUpError ? EXIT.timeout : 1);
+}
+
+/** The address the CLI talks to (TEMPORAL_ADDRESS or the envconfig profile's), for error lines. */
+function temporalAddress(): string {
+  try {
+    return connectConfig().connectionOptions.address;
+  } catch {
+    return process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
+  }
 }
 
 /** The one line the CLI prints for an error: ours say what to do; Temporal's get a hint. */
 function describe(err: unknown): string {
   if (err instanceof FaheemError) return err.message;
+  const temporal = describeTemporalError(err, temporalAddress());
+  if (temporal) return temporal;
   if (err instanceof WorkflowNotFoundError) return `${err.message} (the conversation may be closed; see \`faheem list\`)`;
   return (err as Error | undefined)?.message ?? String(err);
 }

@@ -1,7 +1,7 @@
 // How `faheem events --follow` prints live lines as text: the reply as it streams (written as it
-// comes, on one growing line), thinking dimmed, a tool call's arguments as they form, a command's
-// output as it comes, and a retry marker saying that the text above it is void. Pure: it returns
-// what to write; the caller writes it.
+// comes, on one growing line), thinking dimmed, a command's output as it comes, and a retry marker
+// saying that the text above it is void. Not a tool call's arguments as they form: raw JSON, which
+// the action event then shows formatted. Pure: it returns what to write; the caller writes it.
 import pc from 'picocolors';
 import type { LiveDelta } from '../live/types.js';
 
@@ -26,14 +26,15 @@ export class LivePrinter {
       out += this.close() + pc.yellow(`[${plainText(d.text)}]`) + '\n';
       return out;
     }
+    // A tool call's arguments as they form are raw JSON: the action event that follows shows the call.
+    if (d.kind === 'model_delta' && d.toolCallId) return '';
     if (this.open !== key) {
       out += this.close();
       this.open = key;
       if (d.kind === 'thinking_delta') out += pc.dim('thinking: ');
-      else if (d.kind === 'model_delta' && d.toolCallId) out += pc.dim(`${plainText(d.toolName ?? 'tool')} ← `);
     }
     const text = plainText(d.text);
-    if (d.kind === 'thinking_delta' || (d.kind === 'model_delta' && d.toolCallId)) out += pc.dim(text);
+    if (d.kind === 'thinking_delta') out += pc.dim(text);
     else if (d.kind === 'output_delta') out += pc.dim(text);
     else out += text;
     if (text.endsWith('\n') && d.kind === 'output_delta') this.open = `${key}:nl`;

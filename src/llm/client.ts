@@ -13,6 +13,7 @@ import { anthropicPrompt, thinkingAllowed } from './anthropic-messages.js';
 import { chatRefusesTools, isReasoningModel, ResponsesAssembler, responsesPrompt, wireApiFor } from './openai-responses.js';
 import { adaptiveThinkingModels, lifecycleWarning, modelLifecycle } from './lifecycle.js';
 import { costOf, modelFacts, priceTable, type Price } from './prices.js';
+import { SCRIPTED_DEMO } from './worker-model.js';
 import {
   ALLOWED_BASE_URLS_VAR,
   allowedBaseUrls,
@@ -242,6 +243,7 @@ export class ModelClients {
 
   /** The call's cost at list prices; a model with no known price is said once and counts 0. */
   cost(resolved: ResolvedModel, usage: TokenUsage): number {
+    if (resolved.apiModel === SCRIPTED_DEMO) return 0; // the offline stand-in is free: nothing to warn of
     const cost = costOf(resolved.apiModel, usage, this.prices, resolved.provider);
     if (cost === undefined) {
       this.once(
@@ -385,13 +387,42 @@ export class ModelClients {
       if (wait !== undefined) return failure(FAILURE.ModelUnavailable, text, { nextRetryDelay: wait });
       return failure(FAILURE.ModelUnavailable, text);
     }
-    return failure(FAILURE.ModelUnavailable, redact(`could not reach ${resolved.baseUrl}: ${(err as Error).message}`, secrets));
+    return failure(FAILURE.ModelUnavailable, redact(`could not reach ${resolved.baseUrl}: ${networkReason(err)}`, secrets));
   }
 
   /** Masks the worker's secrets in a text. */
   redact(text: string): string {
     return redact(text, this.secrets);
   }
+}
+
+/** What the network said, in words (the SDKs say only "Connection error."): `connection refused (ECONNREFUSED)`. */
+export function networkReason(err: unknown): string {
+  const words: Record<string, string> = {
+    ECONNREFUSED: 'connection refused',
+    ECONNRESET: 'connection reset',
+    ENOTFOUND: 'host not found',
+    EAI_AGAIN: 'host name lookup failed',
+    ETIMEDOUT: 'connection timed out',
+    EHOSTUNREACH: 'host unreachable',
+    ENETUNREACH: 'network unreachable',
+    UND_ERR_CONNECT_TIMEOUT: 'connection timed out',
+    UND_ERR_SOCKET: 'connection closed',
+  };
+  // The code sits on the error or down its causes (the SDK's error, fetch's TypeError, the socket's).
+  const chain: string[] = [];
+  for (let e: unknown = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && words[code]) return `${words[code]} (${code})`;
+    if (e instanceof AggregateError) {
+      const inner: unknown = e.errors.find((x: unknown) => typeof (x as NodeJS.ErrnoException | undefined)?.code === 'string');
+      if (inner) return networkReason(inner);
+    }
+    const text = e.message.replace(/\.$/, '');
+    if (text && !chain.includes(text)) chain.push(text);
+  }
+  // No code: the messages down the chain ("Connection error: fetch failed: bad port").
+  return chain.length ? chain.join(': ') : String(err);
 }
 
 /** The API's own message (`error.message` in the body) rather than the SDK's status-prefixed one. */

@@ -33,7 +33,7 @@ async function countdown(llm?: LLM): Promise<{ final: ConversationState; request
   const from = h.model.requests.length;
   const conversation = await Conversation.create(h.client, { agent: agent(llm), workspace: await h.workspace() });
   await conversation.sendMessage('Write the numbers 100 down to 1 into countdown.txt.');
-  const final = await conversation.run();
+  const final = await conversation.run().then(() => conversation.state());
   return { final, requests: h.model.requests.slice(from), conversation };
 }
 
@@ -110,7 +110,7 @@ test('an OpenAI-compatible conversation is streamed with usage, and every call c
     workspace: await h.workspace(),
   });
   await conversation.sendMessage('Write the numbers 100 down to 1 into countdown.txt.');
-  const final = await conversation.run();
+  const final = await conversation.run().then(() => conversation.state());
   assert.equal(final.status, 'finished', final.lastError ?? '');
   const requests = openai.requests.slice(from);
   assert.equal(prompts(requests), 11);
@@ -162,7 +162,7 @@ test('a pause aborts a Messages call mid-stream; resume finishes', async () => {
     await waitFor('the request aborted', () => slow.aborted);
     assert.equal(h.model.held('mid-stream').length, 0);
     h.model.setScript(countdownScript({ delayMs: 0 }));
-    const final = await conversation.run();
+    const final = await conversation.run().then(() => conversation.state());
     assert.equal(final.status, 'finished', final.lastError ?? '');
   } finally {
     h.model.setScript(countdownScript({ delayMs: 0 }));

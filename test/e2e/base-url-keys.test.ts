@@ -34,7 +34,7 @@ async function run(baseUrl: string) {
     workspace: await h.workspace(),
   });
   await conversation.sendMessage('Say done.');
-  return conversation.run();
+  return conversation.run().then(() => conversation.state());
 }
 
 test("a conversation's own base URL gets no worker key; an allowed one and the worker's own do", async () => {

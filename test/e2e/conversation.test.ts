@@ -25,7 +25,7 @@ async function runWith(script: Script, message = 'Go', extra: { maxIterations?: 
   const workspace = await h.workspace();
   const conversation = await Conversation.create(h.client, { agent: agent(), workspace, ...extra });
   await conversation.sendMessage(message);
-  const final = await conversation.run();
+  const final = await conversation.run().then(() => conversation.state());
   return { conversation, final, workspace, events: await conversation.events() };
 }
 

@@ -106,7 +106,7 @@ test('needsApproval under the risky policy: a rule on the arguments, or always',
     ],
     { confirmationPolicy: 'risky' },
   );
-  const waiting = await conversation.run();
+  const waiting = await conversation.run().then(() => conversation.state());
   assert.equal(waiting.status, 'waiting_for_confirmation', 'the small refund ran; the big one waits');
   assert.deepEqual(
     waiting.pendingActions.map((a) => [a.tool, (a.arguments as { amount: number }).amount]),

@@ -81,7 +81,7 @@ test('two delegate calls run two child conversations in parallel; their answers 
   );
   const workspace = await h.workspace();
   const parent = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'split the work' });
-  const final = await parent.run();
+  const final = await parent.run().then(() => parent.state());
   assert.equal(final.status, 'finished');
   assert.equal(await readFile(path.join(workspace, 'a.txt'), 'utf8'), 'line1\nline2\n');
   assert.equal(await readFile(path.join(workspace, 'b.txt'), 'utf8'), 'line1\nline2\n');
@@ -224,7 +224,7 @@ test('a child that errors gives the parent an error observation with its reason;
     }),
   );
   const parent = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'try a doomed task' });
-  const final = await parent.run();
+  const final = await parent.run().then(() => parent.state());
   assert.equal(final.status, 'finished');
   const [obs] = observations(await parent.events());
   assert.equal(obs!.isError, true);
@@ -249,7 +249,7 @@ test("`faheem start --delegate` and `events --follow` show the children's progre
   );
   const workspace = await h.workspace();
   const { stdout: id } = await h.cli(['start', 'delegate from the cli', '--workspace', workspace, '--delegate']);
-  const { stdout } = await h.cli(['events', id.trim(), '--follow']);
+  const { stdout } = await h.cli(['events', id.trim(), '--follow', '--until-stop']);
   const lines = stdout.split('\n');
   const started = lines.findIndex((l) => /↳ sub-agent .*\.sub-1 started: nested work/.test(l));
   assert.ok(started >= 0, stdout);

@@ -87,7 +87,7 @@ test('a pause during a model retry backoff cancels the retries; resume calls the
   const whilePaused = h.model.requests.length;
   h.model.setScript(() => ({ content: 'Hello!' }));
   assert.equal(h.model.requests.length, whilePaused);
-  const final = await conversation.run();
+  const final = await conversation.run().then(() => conversation.state());
   assert.equal(final.status, 'finished');
   assert.equal(final.lastError, null);
 });

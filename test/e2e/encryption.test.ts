@@ -306,7 +306,7 @@ describe('with a key, against a dev server', () => {
       continueAsNewEverySteps: 1,
     });
     for (let i = 1; i < 6; i++) await conversation.sendMessage(marker(i));
-    const final = await conversation.run();
+    const final = await conversation.run().then(() => conversation.state());
     assert.equal(final.status, 'finished', final.lastError ?? '');
     const dir = path.join(h.home, 'payloads');
     const files = await waitFor('stored payload files', async () => {

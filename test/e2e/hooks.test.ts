@@ -127,7 +127,7 @@ test('UserPromptSubmit refuses a message (the model never sees it); a Stop hook 
 
   const before = h.model.requests.length;
   await conversation.sendMessage('my password is hunter2');
-  final = await conversation.run();
+  final = await conversation.run().then(() => conversation.state());
   const seen = h.model.requests.slice(before).flatMap((r) => r.body.messages.map((m) => String(m.content)));
   assert.ok(!seen.some((t) => t.includes('hunter2')), 'the refused message never reached the model');
   const events = await conversation.events();

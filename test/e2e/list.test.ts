@@ -67,14 +67,14 @@ test('list --status finds each conversation by its status', async () => {
   }
 });
 
-test('events --follow prints a readable log until the run stops; task_tracker keeps a plan', async () => {
+test('events --follow --until-stop prints a readable log until the run stops; task_tracker keeps a plan', async () => {
   const conversation = await Conversation.create(h.client, {
     agent: agent(),
     workspace: await h.workspace(),
     firstMessage: 'tasks',
     run: true,
   });
-  const { stdout } = await h.cli(['events', conversation.id, '--follow']);
+  const { stdout } = await h.cli(['events', conversation.id, '--follow', '--until-stop']);
   assert.match(stdout, /user: tasks/);
   assert.match(stdout, /task_tracker/);
   assert.match(stdout, /\[~\] write tests/);

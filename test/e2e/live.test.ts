@@ -238,8 +238,8 @@ test('faheem events --follow --json prints live lines beside the events; without
     p.stdout?.on('data', (d: Buffer) => (out += d.toString()));
     return { done: p, out: () => out };
   };
-  const jsonCli = cli(['events', conversation.id, '--follow', '--json']);
-  const textCli = cli(['events', conversation.id, '--follow']);
+  const jsonCli = cli(['events', conversation.id, '--follow', '--until-stop', '--json']);
+  const textCli = cli(['events', conversation.id, '--follow', '--until-stop']);
   await waitFor('both CLIs following', () => jsonCli.out().includes('"index":0') && textCli.out().includes('Through the CLI'), 60_000);
   release();
   const [json, text] = await Promise.all([jsonCli.done, textCli.done]);

@@ -159,7 +159,7 @@ test('annotations choose approval under risky: read-only runs, destructive waits
     { memory: memoryServer(tag) },
     { confirmationPolicy: 'risky', workspace: dir },
   );
-  const waiting = await conversation.run();
+  const waiting = await conversation.run().then(() => conversation.state());
   assert.equal(waiting.status, 'waiting_for_confirmation');
   assert.deepEqual(
     waiting.pendingActions.map((a) => a.tool),

@@ -105,7 +105,7 @@ describe('large payloads in the S3 store', () => {
       continueAsNewEverySteps: 1,
     });
     for (let i = 1; i < 6; i++) await conversation.sendMessage(marker(i));
-    const final = await conversation.run();
+    const final = await conversation.run().then(() => conversation.state());
     assert.equal(final.status, 'finished', final.lastError ?? '');
     const store = storeAt('payloads-test');
     const keys = await waitFor('payloads in the store', async () => {

@@ -40,7 +40,7 @@ async function start(script: Script, options: Partial<CreateOptions> = {}) {
 describe('confirmation mode', () => {
   test('always: waits, approve runs the action', async () => {
     const { conversation, workspace } = await start(oneCommand('echo approved > out.txt'), { confirmationPolicy: 'always' });
-    const waiting = await conversation.run();
+    const waiting = await conversation.run().then(() => conversation.state());
     assert.equal(waiting.status, 'waiting_for_confirmation');
     assert.equal(waiting.pendingActions.length, 1);
     await assert.rejects(readFile(path.join(workspace, 'out.txt')), 'nothing ran before approval');
@@ -115,7 +115,7 @@ describe('confirmation mode', () => {
 describe('limits', () => {
   test('the same action with the same result 4 times → stuck, with the reason', async () => {
     const { conversation } = await start(() => ({ toolCalls: [{ name: 'terminal', arguments: { command: 'echo same' } }] }));
-    const final = await conversation.run();
+    const final = await conversation.run().then(() => conversation.state());
     assert.equal(final.status, 'stuck');
     assert.match(final.lastError ?? '', /same action with the same result 4 times/);
     assert.equal(final.iterations, 4);
@@ -125,7 +125,7 @@ describe('limits', () => {
     const { conversation } = await start(() => ({
       toolCalls: [{ name: 'file_editor', arguments: { command: 'view', path: 'nope.txt' } }],
     }));
-    const final = await conversation.run();
+    const final = await conversation.run().then(() => conversation.state());
     assert.equal(final.status, 'stuck');
     assert.match(final.lastError ?? '', /failed 3 times/);
   });
@@ -138,7 +138,7 @@ describe('limits', () => {
         maxBudgetPerRunUsd: 0.00005,
       },
     );
-    const paused = await conversation.run();
+    const paused = await conversation.run().then(() => conversation.state());
     assert.equal(paused.status, 'paused');
     const pause = (await conversation.events()).find((e) => e.kind === 'pause');
     assert.match(JSON.stringify(pause), /budget/);
@@ -152,7 +152,7 @@ describe('limits', () => {
       ],
     );
     assert.ok(paused.metrics.calls?.every((c) => c.cost > 0 && c.latencyMs >= 0));
-    const resumed = await conversation.run();
+    const resumed = await conversation.run().then(() => conversation.state());
     assert.ok(resumed.metrics.llmCalls > 2);
   });
 });
@@ -205,7 +205,7 @@ describe('interactive terminal', () => {
       return { content: 'Answered the prompt.' };
     };
     const { conversation, workspace } = await start(script);
-    const final = await conversation.run();
+    const final = await conversation.run().then(() => conversation.state());
     assert.equal(final.status, 'finished');
     const obs = (await conversation.events()).filter((e): e is ObservationEvent => e.kind === 'observation');
     assert.match(obs[0]!.content, /still running/);
@@ -219,7 +219,7 @@ describe('interactive terminal', () => {
 describe('secrets, big output, providers', () => {
   test('a named secret is exported to commands that use it and hidden everywhere', async () => {
     const { conversation } = await start(oneCommand('echo "token=$DEPLOY_TOKEN"; export COPY=$DEPLOY_TOKEN'));
-    const final = await conversation.run();
+    const final = await conversation.run().then(() => conversation.state());
     assert.equal(final.status, 'finished');
     const obs = (await conversation.events()).find((e): e is ObservationEvent => e.kind === 'observation');
     assert.match(obs?.content ?? '', /token=<secret-hidden>/);

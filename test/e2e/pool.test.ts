@@ -164,7 +164,7 @@ test('idle past its bound a pooled conversation hibernates: its folder goes, and
   });
 
   await conversation.sendMessage('Show it again');
-  const second = await conversation.run();
+  const second = await conversation.run().then(() => conversation.state());
   assert.equal(second.status, 'finished', second.lastError ?? '');
   const events = await conversation.events();
   const observations = events.filter((e) => e.kind === 'observation');
@@ -205,7 +205,7 @@ test('rewind and fork of a hibernating pooled conversation, on whichever host ta
   const { stdout } = await h.cli(['fork', conversation.id, '--at', '1']);
   const forked = await Conversation.attach(h.client, stdout.trim().split('\n').pop()!.trim());
   await forked.sendMessage('show it');
-  const fromFork = await forked.run();
+  const fromFork = await forked.run().then(() => forked.state());
   assert.equal(fromFork.status, 'finished', fromFork.lastError ?? '');
   assert.ok(hosts.some((x) => x.id === fromFork.host));
   const forkEvents = await forked.events();
@@ -216,7 +216,7 @@ test('rewind and fork of a hibernating pooled conversation, on whichever host ta
   // The rewind to step 1 (on a host claimed for it), then a step there: g.txt is gone.
   await h.cli(['rewind', conversation.id, '--to', '1']);
   await conversation.sendMessage('show it');
-  const after = await conversation.run();
+  const after = await conversation.run().then(() => conversation.state());
   assert.equal(after.status, 'finished', after.lastError ?? '');
   const listed = (await conversation.events()).filter((e) => e.kind === 'observation').at(-1);
   const text = listed?.kind === 'observation' ? listed.content : '';

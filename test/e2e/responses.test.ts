@@ -207,7 +207,7 @@ test('reasoning follows condensation, rewind and fork: every later request is ac
   await conversation.rewind(3);
   const rewoundAt = h.model.requests.length;
   await conversation.sendMessage('Go on.');
-  final = await conversation.run();
+  final = await conversation.run().then(() => conversation.state());
   assert.equal(final.status, 'finished', final.lastError ?? '');
   const afterRewind = h.model.requests.slice(rewoundAt).filter((r) => raw(r).prompt_cache_key === conversation.id);
   assert.ok(afterRewind.length > 0);
@@ -216,7 +216,7 @@ test('reasoning follows condensation, rewind and fork: every later request is ac
   const fork = await forkConversation(h.client, conversation.id, { at: 2 });
   const forkedAt = h.model.requests.length;
   await fork.sendMessage('Go on from here.');
-  const forked = await fork.run();
+  const forked = await fork.run().then(() => fork.state());
   assert.equal(forked.status, 'finished', forked.lastError ?? '');
   const forkRequests = h.model.requests.slice(forkedAt).filter((r) => raw(r).prompt_cache_key === fork.id);
   assert.ok(forkRequests.length > 0);

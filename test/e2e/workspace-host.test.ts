@@ -67,7 +67,7 @@ test('a workspace missing on the host stops the conversation with the reason, be
     workspace: '/no/such/workspace-dir',
     firstMessage: 'Run it',
   });
-  const final = await conversation.run();
+  const final = await conversation.run().then(() => conversation.state());
   assert.equal(final.status, 'error');
   assert.match(final.lastError ?? '', /the workspace \/no\/such\/workspace-dir does not exist on the host of faheem-tools@/);
   assert.equal(h.model.requests.length, before, 'no model call');

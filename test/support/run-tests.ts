@@ -13,13 +13,14 @@
 // interpreter FAHEEM_TEST_PYTHON (default .faheem/python-venv/bin/python, made by python/scripts/venv.sh)
 // against the same shared dev server.
 import { execa } from 'execa';
-import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import type { DevServer } from '../../src/server/dev-server.js';
 import { concurrency } from './concurrency.js';
 import { ROOT, startDevServerOnFreePorts } from './harness.js';
 import { HEAVY_UNIT_FILES } from './unit-groups.js';
+import { distIsFresh } from '../../scripts/dist-fresh.mjs';
 
 const CORES = availableParallelism();
 
@@ -51,33 +52,13 @@ function order(files: string[]): string[] {
   return [...files].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
 }
 
-/** What dist/ is made from: a change to any of these since the last build means building again. */
-const BUILD_INPUTS = ['src', 'console-page', 'scripts', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json'];
-
-function newestMtime(p: string): number {
-  const s = statSync(p);
-  if (!s.isDirectory()) return s.mtimeMs;
-  let newest = s.mtimeMs;
-  for (const e of readdirSync(p, { withFileTypes: true, recursive: true })) {
-    newest = Math.max(newest, statSync(path.join(e.parentPath, e.name)).mtimeMs);
-  }
-  return newest;
-}
-
 /**
  * Worker processes and the workflow tests run dist/: build unless it is newer than everything it is
- * made from (the bundle is written last, so a build that failed half-way leaves none). `npm ci` has
- * just built through `prepare`, so CI does not build twice.
+ * made from (scripts/dist-fresh.mjs, which `prepare` asks too). `npm ci` has just built through
+ * `prepare`, so CI does not build twice.
  */
 async function buildIfStale(): Promise<void> {
-  const bundle = path.join(ROOT, 'dist', 'workflow-bundle.js');
-  const built = existsSync(bundle) ? statSync(bundle).mtimeMs : 0;
-  const inputs = Math.max(
-    ...BUILD_INPUTS.map((p) => path.join(ROOT, p))
-      .filter(existsSync)
-      .map(newestMtime),
-  );
-  if (built > inputs) {
+  if (distIsFresh(ROOT)) {
     console.log('== build: dist/ is newer than src/ and the build files; not built again');
     return;
   }

@@ -25,3 +25,12 @@ test('a retry says the text above is void; output after a newline needs no extra
 test('terminal control sequences from a command or the model are taken out', () => {
   assert.equal(plainText('a\x1b[2J\x1b]0;title\x07b\r\nc\x00'), 'ab\nc');
 });
+
+test("a tool call's arguments as they form print nothing: the action event shows the call", () => {
+  const p = new LivePrinter();
+  let out = p.line({ live: true, kind: 'model_delta', text: 'Listing. ', step: 1, offset: 1 });
+  out += p.line({ live: true, kind: 'model_delta', text: '{"command": "ls"}', toolCallId: 'c1', toolName: 'terminal', step: 1, offset: 2 });
+  out += p.beforeEvent();
+  assert.equal(strip(out), 'Listing. \n');
+  assert.doesNotMatch(strip(out), /terminal ←|command/);
+});
