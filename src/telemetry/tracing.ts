@@ -78,7 +78,7 @@ async function load(env: NodeJS.ProcessEnv): Promise<Tracing> {
   // exporter reads the 2.x names (parentSpanContext, instrumentationScope).
   const workflowProcessor = {
     onStart: () => undefined,
-    onEnd: (span: Parameters<typeof processor.onEnd>[0]) => processor.onEnd(asCurrentSpan(span)),
+    onEnd: (span: Parameters<typeof processor.onEnd>[0]) => processor.onEnd(asCurrentSpan(withoutPrivateInfo(span))),
     forceFlush: () => processor.forceFlush(),
     shutdown: () => processor.shutdown(),
   };
@@ -102,6 +102,21 @@ async function tracesExporter(protocol: ReturnType<typeof tracesProtocol>) {
   if (protocol === 'grpc') return new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter();
   if (protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
   return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+}
+
+/**
+ * The WorkflowInfo fields that may hold a conversation's content: the memo (its title, the first
+ * message, and its workspace) and a previous run's result or failure. Temporal's workflow exporter
+ * copies the whole WorkflowInfo into every workflow span's attributes; message content goes into
+ * spans only when OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT asks for it, so these never do.
+ */
+export const PRIVATE_INFO_ATTRIBUTES = ['memo', 'lastResult', 'lastFailure'] as const;
+
+/** The span with the {@link PRIVATE_INFO_ATTRIBUTES} removed from its attributes (in place). */
+export function withoutPrivateInfo<T extends object>(span: T): T {
+  const attributes = (span as { attributes?: Record<string, unknown> }).attributes;
+  if (attributes) for (const key of PRIVATE_INFO_ATTRIBUTES) delete attributes[key];
+  return span;
 }
 
 /** A span in OpenTelemetry 1.x's shape, given the 2.x names the exporter reads (its parent kept). */

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { captureContent, chatAttributes, finishReason, splitModel } from '../../src/telemetry/instrument.js';
 import { createMetrics, tokenCounts } from '../../src/telemetry/metrics.js';
-import { asCurrentSpan, serviceName, tracesProtocol, tracingConfigured } from '../../src/telemetry/tracing.js';
+import { asCurrentSpan, serviceName, tracesProtocol, tracingConfigured, withoutPrivateInfo } from '../../src/telemetry/tracing.js';
 import type { ModelCallResult } from '../../src/types.js';
 
 test('tokens by type: input is the uncached rest of the prompt; nothing negative', () => {
@@ -107,4 +107,22 @@ test("a workflow span (OpenTelemetry 1.x's shape) keeps its parent under the 2.x
     instrumentationScope: { name: 'x' },
   };
   assert.equal(asCurrentSpan(root), root, 'nothing to add: the same span');
+});
+
+test("a workflow span keeps no memo (the title is the first message) or earlier run's result", () => {
+  // What Temporal's workflow exporter gives: the WorkflowInfo merged into the span's attributes.
+  const span = {
+    name: 'StartActivity:callModel',
+    attributes: {
+      workflowId: 'conv-1',
+      workflowType: 'conversation',
+      memo: { title: 'secret words', workspace: '/w' },
+      lastResult: 'x',
+      lastFailure: 'y',
+    },
+  };
+  const out = withoutPrivateInfo(span);
+  assert.deepEqual(out.attributes, { workflowId: 'conv-1', workflowType: 'conversation' });
+  assert.ok(!JSON.stringify(out).includes('secret words'));
+  assert.deepEqual(withoutPrivateInfo({ name: 'no attributes' }), { name: 'no attributes' });
 });
