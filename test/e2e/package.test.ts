@@ -124,7 +124,7 @@ try {
   await conversation.sendMessage('What is 2 + 3?');
   const final = await conversation.run();
   const observation = (await conversation.events()).find((e) => e.kind === 'observation' && e.tool === 'add_numbers');
-  console.log(JSON.stringify({ status: final.status, lastError: final.lastError, observation: observation?.content ?? null, workflowSource: workflowSource() }));
+  console.log(JSON.stringify({ status: final.status, lastError: final.reason, observation: observation?.content ?? null, workflowSource: workflowSource() }));
 } finally {
   await client.connection.close();
   worker.shutdown();
@@ -168,7 +168,7 @@ test('from plain Node: a worker with a custom tool runs a conversation that call
 });
 
 const CONSUMER_TS = `
-import { Agent, Conversation, LLM, TerminalTool, connectClient, defineTool, type ConversationState } from 'faheemcode';
+import { Agent, Conversation, LLM, TerminalTool, connectClient, defineTool, type ConversationState, type RunResult } from 'faheemcode';
 import { createWorker } from 'faheemcode/worker';
 import { startScriptedModel, type ScriptedModel } from 'faheemcode/testing';
 import { z } from 'zod';
@@ -196,7 +196,7 @@ export async function main(): Promise<ConversationState['status']> {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: [TerminalTool, addNumbers] }),
     workspace: process.cwd(),
   });
-  const final: ConversationState = await conversation.run();
+  const final: RunResult = await conversation.run();
   worker.shutdown();
   await running;
   await model.close();
