@@ -15,4 +15,22 @@ try {
 } catch {
   // a start without the cache is only slower
 }
+// `status`, `pause` and `send` over Temporal's HTTP API when they can (dist/cli/quick.js says
+// when): the same answer without loading the SDK. Otherwise, or on any doubt before acting, the
+// full command runs; a quick command that acted and could not finish says so instead.
+let quick;
+try {
+  quick = await import(new URL('../dist/cli/quick.js', import.meta.url).href);
+} catch {
+  // the full command below
+}
+if (quick) {
+  try {
+    if (await quick.runQuick(process.argv.slice(2), process.env)) process.exit();
+  } catch (err) {
+    if (!(err instanceof quick.QuickFailure)) throw err;
+    console.error(`faheem: ${err.message}`);
+    process.exit(1);
+  }
+}
 await import(cli.href);

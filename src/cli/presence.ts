@@ -12,13 +12,9 @@ import type { Conversation } from '../client.js';
 import type { ConversationInput, ConversationState } from '../types.js';
 import { ConversationModelKey, ConversationStatusKey } from '../workflows/messages.js';
 import { colorStatus } from './format.js';
+import { POLLER_FRESH_MS, QUICK_ANSWER_MS } from './presence-rules.js';
 
-/**
- * The server lists a worker that stopped for about 5 minutes after its last poll, and a live idle
- * worker's last poll can be up to a minute old (a long poll): a poller counts as present when it
- * polled within this time.
- */
-export const POLLER_FRESH_MS = 75_000;
+export { POLLER_FRESH_MS, QUICK_ANSWER_MS };
 
 export interface QueuePollers {
   queue: string;
@@ -125,9 +121,6 @@ async function startInput(client: Client, workflowId: string, runId: string): Pr
 }
 
 const delay = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
-
-/** Wait this long for the `state` query before asking whether any worker is there to answer it. */
-export const QUICK_ANSWER_MS = 900;
 
 /** What the CLI knows of a conversation when no worker answers: the workflow's description. */
 export interface LastKnown {

@@ -4,6 +4,7 @@ import { ServerStartError } from '../errors.js';
 import { Connection } from '@temporalio/client';
 import type { ResultPromise } from 'execa';
 import { mkdir } from 'node:fs/promises';
+import net from 'node:net';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { findTemporalCli } from './temporal-cli.js';
@@ -12,6 +13,8 @@ import { WORKER_COMMANDS_CONFIG } from '../pause-channel.js';
 export interface DevServerOptions {
   port?: number;
   uiPort?: number;
+  /** The frontend's HTTP API (default: `port` + 10, as a Temporal server's 7243 beside 7233). */
+  httpPort?: number;
   /** SQLite file; `undefined` keeps everything in memory. */
   db?: string;
   headless?: boolean;
@@ -31,6 +34,8 @@ export interface DevServerOptions {
 
 export interface DevServer {
   address: string;
+  /** The frontend's HTTP API, `http://ip:port` (the CLI's quick paths use it), when its port is known. */
+  httpUrl?: string;
   uiUrl?: string;
   process: ResultPromise;
   stop(): Promise<void>;
@@ -52,12 +57,25 @@ export const DYNAMIC_CONFIG = [
   'system.enableActivityEagerExecution=true',
 ];
 
+/** Whether nothing listens on `port` (a listener opened and closed at once). */
+function portFree(port: number, ip: string): Promise<boolean> {
+  if (port > 65535) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, ip, () => probe.close(() => resolve(true)));
+  });
+}
+
 export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
   const { execa } = await import('execa'); // loaded when used: most CLI commands never run a program
   const cli = await findTemporalCli(options.log);
   const port = options.port ?? 7233;
   const ip = options.ip ?? '127.0.0.1';
+  // port + 10 is where the CLI's quick paths look; when something else holds it, the server takes any.
+  const httpPort = options.httpPort ?? ((await portFree(port + 10, ip)) ? port + 10 : undefined);
   const args = ['server', 'start-dev', '--port', String(port), '--ip', ip, '--log-level', 'warn'];
+  if (httpPort !== undefined) args.push('--http-port', String(httpPort));
   if (options.headless) args.push('--headless');
   else args.push('--ui-port', String(options.uiPort ?? port + 1000));
   if (options.codecEndpoint && !options.headless) args.push('--ui-codec-endpoint', options.codecEndpoint);
@@ -97,6 +115,7 @@ export async function startDevServer(options: DevServerOptions = {}): Promise<De
   }
   return {
     address,
+    ...(httpPort !== undefined ? { httpUrl: `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${httpPort}` } : {}),
     ...(options.headless ? {} : { uiUrl: `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${options.uiPort ?? port + 1000}` }),
     process: child,
     stop: async () => {

@@ -39,14 +39,15 @@ export async function freePort(): Promise<number> {
  * (a test gives one that is taken).
  */
 export async function startDevServerOnFreePorts(
-  options: Omit<DevServerOptions, 'port' | 'uiPort'> = {},
+  options: Omit<DevServerOptions, 'port' | 'uiPort' | 'httpPort'> = {},
   pickPort: () => Promise<number> = freePort,
 ): Promise<DevServer> {
   for (let attempt = 1; ; attempt++) {
     const port = await pickPort();
     const uiPort = options.headless ? undefined : await pickPort();
+    const httpPort = await freePort();
     try {
-      return await startDevServer({ ...options, port, ...(uiPort ? { uiPort } : {}) });
+      return await startDevServer({ ...options, port, httpPort, ...(uiPort ? { uiPort } : {}) });
     } catch (err) {
       const portTaken = err instanceof ServerStartError && err.exitedAtStart;
       if (!portTaken || attempt >= 3) throw err;
@@ -80,6 +81,8 @@ function newestMtime(dir: string): number {
 /** The Temporal server a harness uses: its own dev server, or the run's shared one (no process then). */
 export interface HarnessServer {
   address: string;
+  /** The frontend's HTTP API (the CLI's quick paths), when known. */
+  httpUrl?: string;
   uiUrl?: string;
   process?: DevServer['process'];
   stop(): Promise<void>;
@@ -210,12 +213,18 @@ export async function startHarness(options: {
     if (options.port === undefined && options.uiPort === undefined) return startDevServerOnFreePorts(serverOptions);
     const port = options.port ?? (await freePort());
     const uiPort = options.ui ? (options.uiPort ?? (await freePort())) : undefined;
-    return startDevServer({ ...serverOptions, port, ...(uiPort ? { uiPort } : {}) });
+    return startDevServer({ ...serverOptions, port, httpPort: await freePort(), ...(uiPort ? { uiPort } : {}) });
   };
   // Everything that started is stopped when another part fails: a scripted model left listening
   // would keep the test file's process alive after its tests, and the run would never end.
   const started = await Promise.allSettled([
-    own ? ownServer() : Promise.resolve<HarnessServer>({ address: shared, stop: async () => {} }),
+    own
+      ? ownServer()
+      : Promise.resolve<HarnessServer>({
+          address: shared,
+          ...(process.env.FAHEEM_TEST_TEMPORAL_HTTP ? { httpUrl: process.env.FAHEEM_TEST_TEMPORAL_HTTP } : {}),
+          stop: async () => {},
+        }),
     options.api === 'anthropic'
       ? startScriptedAnthropic(options.script, options.anthropic)
       : options.api === 'responses'
@@ -236,6 +245,7 @@ export async function startHarness(options: {
   // The ports the server has, for a restart on the same ones.
   const port = Number(server.address.split(':').pop());
   const uiPort = server.uiUrl ? Number(new URL(server.uiUrl).port) : undefined;
+  const httpPort = server.httpUrl ? Number(new URL(server.httpUrl).port) : undefined;
   const retries = countedRetries();
   const connection = await Connection.connect({ address: server.address, interceptors: [retries.interceptor] });
   const namespace = own ? 'default' : await testNamespace(connection, options.name);
@@ -243,6 +253,8 @@ export async function startHarness(options: {
   const env: Record<string, string> = {
     TEMPORAL_ADDRESS: server.address,
     TEMPORAL_NAMESPACE: namespace,
+    // The CLI's quick paths (status, pause) use the server's HTTP API; unknown, the gRPC path.
+    FAHEEM_TEMPORAL_HTTP: server.httpUrl ?? 'off',
     LLM_MODEL:
       options.api === 'anthropic' ? 'anthropic/claude-sonnet-4-6' : options.api === 'responses' ? 'openai/gpt-5.5' : 'openai/gpt-4o-mini',
     ...(options.api === 'responses' ? { LLM_WIRE_API: 'responses' } : {}),
@@ -270,6 +282,7 @@ export async function startHarness(options: {
         port,
         headless: !options.ui,
         ...(uiPort ? { uiPort } : {}),
+        ...(httpPort ? { httpPort } : {}),
         db: options.db,
         ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
         ...(options.workerCommands === false ? { workerCommands: false } : {}),
