@@ -254,9 +254,16 @@ async function recovery(h: Harness, rounds: number) {
     // Kill during a later call: killing the same call again measures its growing retry backoff.
     await waitFor('a later model call', () => h.model.requests.length > before + 1, 60_000, 5);
   }
+  // Then 40 more steps with the worker alive: a call it lost now was lost to the busy machine.
+  const settled = h.model.requests.length;
+  await waitFor('40 more model calls', () => h.model.requests.length >= settled + 40, 300_000, 20);
   await conversation.close();
   await worker.kill();
-  return { fromSpawn, fromReady };
+  // Attempts beyond the first (history keeps each activity's last attempt): the killed calls', and
+  // any a slow heartbeat cost.
+  const history = await h.client.workflow.getHandle(conversation.id).fetchHistory();
+  const retried = (history.events ?? []).reduce((n, e) => n + Math.max(0, (e.activityTaskStartedEventAttributes?.attempt ?? 1) - 1), 0);
+  return { fromSpawn, fromReady, retried, steps: h.model.requests.length };
 }
 
 /**
@@ -339,6 +346,9 @@ if (only.has('long')) console.log(describeLong(await longConversation(h, first.p
 await first.kill();
 if (only.has('recovery')) {
   const rec = await recovery(h, 5);
+  console.log(
+    `recovery: ${rec.retried} activity attempts made again in ${rec.steps} model calls with 5 kills (more than 5: calls lost to a slow heartbeat)`,
+  );
   console.log(
     `recovery after SIGKILL of the worker during a model call, 5 kills: next model call ${fmt(pct(rec.fromSpawn, 50))} ms (p50) / ${fmt(Math.max(...rec.fromSpawn))} ms (max) after the new worker was spawned, ${fmt(pct(rec.fromReady, 50))} ms (p50) after it was ready`,
   );
