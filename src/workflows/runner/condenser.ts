@@ -7,21 +7,13 @@ import { MODEL_CALL } from '../activity-options.js';
 import { condensationRange } from '../prompt.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationRun } from './conversation-run.js';
+import { condensationFailed, recordCondensation } from './commands.js';
 import { modelCallCancelled } from './in-flight.js';
 
 /** What condensation reads and writes of the run. */
 export type CondenserRun = Pick<
   ConversationRun,
-  | 'append'
-  | 'condenseLater'
-  | 'condenseRetryAt'
-  | 'halted'
-  | 'id'
-  | 'inFlight'
-  | 'lastPromptTokens'
-  | 'log'
-  | 'options'
-  | 'recordCondensation'
+  'apply' | 'condenseRetryAt' | 'halted' | 'id' | 'inFlight' | 'lastPromptTokens' | 'log' | 'options'
 >;
 
 /** The conversation's condenser options; undefined when condensation is off. */
@@ -61,23 +53,11 @@ export async function condense(run: CondenserRun, c: CondenserOptions, modelActs
         },
       ]),
     );
-    run.recordCondensation(result);
-    run.append({
-      kind: 'condensation',
-      source: 'environment',
-      summary: result.summary,
-      forgottenFrom: range.from,
-      forgottenTo: range.to,
-    });
+    run.apply(recordCondensation, result, range);
     return true;
   } catch (err) {
     if (isCancellation(err) || modelCallCancelled(run)) return false;
-    run.condenseLater(visible + Math.max(10, Math.floor(c.maxEvents / 4)));
-    run.append({
-      kind: 'error',
-      source: 'environment',
-      message: `condensation failed (${failureMessage(err)}); going on with the full context`,
-    });
+    run.apply(condensationFailed, visible + Math.max(10, Math.floor(c.maxEvents / 4)), failureMessage(err));
     return false;
   } finally {
     run.inFlight.endModel();

@@ -1,5 +1,5 @@
-// The conversation's signals, queries and updates: each handler (and its validator) calls one
-// method of the run. The definitions (names, argument types) are in ../messages.ts.
+// The conversation's signals, queries and updates: each handler applies one command to the run
+// (./commands.ts); validators and queries read it. The definitions (names, argument types) are in ../messages.ts.
 import { condition, setHandler } from '@temporalio/workflow';
 import { FAILURE, failure } from '../../failure-types.js';
 import { HandlerUnfinishedPolicy } from '@temporalio/common';
@@ -29,10 +29,11 @@ import {
   type WaitRequest,
 } from '../messages.js';
 import type { ConversationRun } from './conversation-run.js';
+import { askMove, childReported, close, decide, message, pause, receiveMessage, requestRun, resume, rewind } from './commands.js';
 
 /** Registers every handler of the conversation workflow on `run`. */
 export function registerHandlers(run: ConversationRun): void {
-  setHandler(approveUpdate, () => ({ approved: run.decide({ approved: true }) }), {
+  setHandler(approveUpdate, () => ({ approved: run.apply(decide, { approved: true }) }), {
     description: DESCRIPTIONS.approve,
     validator: () => {
       const refusal = run.confirmation.refusal();
@@ -40,7 +41,7 @@ export function registerHandlers(run: ConversationRun): void {
       if (run.status !== 'waiting_for_confirmation') throw new Error(`the conversation is ${run.status}; resume it first, then approve`);
     },
   });
-  setHandler(rejectUpdate, (reason: string) => ({ rejected: run.decide({ approved: false, ...(reason ? { reason } : {}) }) }), {
+  setHandler(rejectUpdate, (reason: string) => ({ rejected: run.apply(decide, { approved: false, ...(reason ? { reason } : {}) }) }), {
     description: DESCRIPTIONS.reject,
     validator: (_reason: string) => {
       const refusal = run.confirmation.refusal();
@@ -57,12 +58,12 @@ export function registerHandlers(run: ConversationRun): void {
     },
   });
 
-  setHandler(messageSignal, (text) => run.receiveMessage(text), { description: DESCRIPTIONS.message });
-  setHandler(pauseSignal, (request) => run.pause(request ?? {}), { description: DESCRIPTIONS.pause });
-  setHandler(resumeSignal, () => run.resume(), { description: DESCRIPTIONS.resume });
-  setHandler(closeSignal, () => run.close(), { description: DESCRIPTIONS.close });
-  setHandler(moveSignal, () => run.askMove(), { description: DESCRIPTIONS.moveToCurrentVersion });
-  setHandler(childStatusSignal, (report: ChildReport) => run.childReported(report), { description: DESCRIPTIONS.childStatus });
+  setHandler(messageSignal, (text) => run.apply(receiveMessage, text), { description: DESCRIPTIONS.message });
+  setHandler(pauseSignal, (request) => run.apply(pause, request ?? {}), { description: DESCRIPTIONS.pause });
+  setHandler(resumeSignal, () => run.apply(resume), { description: DESCRIPTIONS.resume });
+  setHandler(closeSignal, () => run.apply(close), { description: DESCRIPTIONS.close });
+  setHandler(moveSignal, () => run.apply(askMove), { description: DESCRIPTIONS.moveToCurrentVersion });
+  setHandler(childStatusSignal, (report: ChildReport) => run.apply(childReported, report), { description: DESCRIPTIONS.childStatus });
 
   setHandler(stateQuery, () => run.snapshot(), { description: DESCRIPTIONS.state });
   setHandler(setupQuery, () => run.setup ?? null, { description: DESCRIPTIONS.setup });
@@ -71,7 +72,7 @@ export function registerHandlers(run: ConversationRun): void {
     description: DESCRIPTIONS.events,
   });
 
-  setHandler(addMessageUpdate, (text) => ({ index: run.addMessage(text), status: run.status }), {
+  setHandler(addMessageUpdate, (text) => ({ index: run.apply(message, text), status: run.status }), {
     description: DESCRIPTIONS.addMessage,
     validator: (text) => void run.validateMessage(text),
   });
@@ -96,7 +97,9 @@ export function registerHandlers(run: ConversationRun): void {
   setHandler(
     rewindUpdate,
     async (request: { to: number }) => {
-      const id = run.requestRewind(request.to);
+      // What is running stops (as a pause --now), actions waiting are rejected, sub-agents close; the loop then rewinds.
+      const id = run.rewinds.request(request.to);
+      run.apply(rewind, request.to);
       await condition(() => run.rewinds.answered(id) || run.draining);
       return run.rewinds.take(id);
     },
@@ -122,7 +125,7 @@ export function registerHandlers(run: ConversationRun): void {
   setHandler(
     runUpdate,
     () => {
-      run.run();
+      run.apply(requestRun);
       return { runNumber: run.runNumber, status: run.status };
     },
     {

@@ -8,23 +8,24 @@ import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activity-proxies.js';
 import { modelCallCancelled } from './in-flight.js';
 import type { ConversationRun } from './conversation-run.js';
+import { eventsSent, modelSaw } from './commands.js';
 import { modelLabel } from '../details.js';
 
 /** What a model call reads and writes of the run. */
 export type ModelCallRun = Pick<
   ConversationRun,
+  | 'apply'
   | 'id'
   | 'inFlight'
   | 'halted'
   | 'metrics'
   | 'model'
-  | 'modelSaw'
   | 'offeredTools'
   | 'options'
   | 'setup'
   | 'steps'
   | 'systemPrompt'
-  | 'takeRecentEvents'
+  | 'recentEvents'
 >;
 
 /** What came of a model call. */
@@ -39,7 +40,8 @@ export type ModelCallOutcome =
 export async function callModel(run: ModelCallRun, acts: ConversationActivities): Promise<ModelCallOutcome> {
   // The conversation's step this reply will be (not the run's iteration: that restarts every run).
   const step = run.steps + 1;
-  const { seen, recent } = run.takeRecentEvents();
+  const { seen, recent } = run.recentEvents();
+  run.apply(eventsSent, seen);
   const setup = run.setup;
   const scope = run.inFlight.beginModel();
   // The Web UI's summary of the call (user metadata: replay does not compare it).
@@ -59,7 +61,7 @@ export async function callModel(run: ModelCallRun, acts: ConversationActivities)
         },
       ]),
     );
-    run.modelSaw(seen);
+    run.apply(modelSaw, seen);
     return { kind: 'reply', reply };
   } catch (err) {
     // A cancelled call whose worker died before acknowledging ends in a timeout instead; that is

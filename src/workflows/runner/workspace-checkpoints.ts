@@ -8,24 +8,12 @@ import { failureMessage } from '../reply.js';
 import { NOT_UNDONE } from '../rewind-rules.js';
 import { onHostQueue, type ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
+import { fail, forkMade, record, recordCheckpoint, recordRewind } from './commands.js';
 
 /** What checkpoints, rewinds and a fork's workspace read and write of the run. */
 export type CheckpointRun = Pick<
   ConversationRun,
-  | 'append'
-  | 'applyRewind'
-  | 'checkpointPending'
-  | 'checkpoints'
-  | 'fail'
-  | 'forkMade'
-  | 'id'
-  | 'input'
-  | 'markForkMade'
-  | 'options'
-  | 'queueCheckpoint'
-  | 'recordCheckpoint'
-  | 'rewinds'
-  | 'steps'
+  'apply' | 'checkpoints' | 'forkMade' | 'id' | 'input' | 'options' | 'rewinds' | 'stepCheckpoints' | 'steps'
 >;
 
 /** Whether this conversation takes checkpoints (an option, and not in histories from before them). */
@@ -74,7 +62,7 @@ export function stepCheckpointDue(run: CheckpointRun): boolean {
  */
 export function checkpointAfterStep(run: CheckpointRun, acts: ConversationActivities, touchedHost: boolean): void {
   const step = run.steps;
-  run.queueCheckpoint(() => checkpoint(run, acts, step, touchedHost));
+  run.stepCheckpoints.queue(() => checkpoint(run, acts, step, touchedHost));
 }
 
 /**
@@ -92,15 +80,16 @@ export function foldCheckpointInto(run: CheckpointRun, postHooks: boolean, subAg
  */
 export function recordFoldedCheckpoint(run: CheckpointRun, info: CheckpointInfo): void {
   const step = run.steps;
-  const record = () => run.recordCheckpoint(step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
-  if (run.checkpointPending) run.queueCheckpoint(() => Promise.resolve(record()));
-  else record();
+  const recordIt = () =>
+    run.apply(recordCheckpoint, step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
+  if (run.stepCheckpoints.pending) run.stepCheckpoints.queue(() => Promise.resolve(recordIt()));
+  else recordIt();
 }
 
 async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<void> {
   const previous = run.checkpoints.latestCommit();
   if (!snapshot && previous) {
-    run.recordCheckpoint(step, { commit: previous, added: 0, changed: 0, deleted: 0 });
+    run.apply(recordCheckpoint, step, { commit: previous, added: 0, changed: 0, deleted: 0 });
     return;
   }
   let info: CheckpointInfo;
@@ -115,15 +104,15 @@ async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step
       [{ conversationId: run.id, workspace: run.options.workspace, step }],
     );
   } catch (err) {
-    run.append({
+    run.apply(record, {
       kind: 'error',
       source: 'environment',
       message: `checkpoint of step ${step} not taken (this step cannot be rewound to): ${failureMessage(err)}`,
     });
-    run.recordCheckpoint(step, { added: 0, changed: 0, deleted: 0 });
+    run.apply(recordCheckpoint, step, { added: 0, changed: 0, deleted: 0 });
     return;
   }
-  run.recordCheckpoint(step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
+  run.apply(recordCheckpoint, step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
 }
 
 /**
@@ -147,11 +136,15 @@ export async function performRewind(run: CheckpointRun, acts: ConversationActivi
       },
       [{ conversationId: run.id, workspace: run.options.workspace, commit: entry.commit, rewindId: `rewind-${request.id}` }],
     );
-    const answer = run.applyRewind(entry, restored.before.commit, NOT_UNDONE);
+    const answer = run.apply(recordRewind, entry, {
+      before: restored.before.commit,
+      notUndone: NOT_UNDONE,
+      workspace: run.options.workspace,
+    });
     run.rewinds.answer(request.id, { answer });
   } catch (err) {
     const message = `rewind to step ${request.to} failed: ${failureMessage(err)}`;
-    run.append({ kind: 'error', source: 'environment', message });
+    run.apply(record, { kind: 'error', source: 'environment', message });
     run.rewinds.answer(request.id, { error: message });
   }
 }
@@ -182,10 +175,10 @@ export async function makeForkWorkspace(run: CheckpointRun, acts: ConversationAc
         },
       ],
     );
-    run.markForkMade(run.options.workspace);
+    run.apply(forkMade, run.options.workspace);
     return true;
   } catch (err) {
-    run.fail(`could not make the fork's workspace ${run.options.workspace}: ${failureMessage(err)}`, { event: true });
+    run.apply(fail, `could not make the fork's workspace ${run.options.workspace}: ${failureMessage(err)}`, { event: true });
     return false;
   }
 }
