@@ -524,6 +524,28 @@ describe('ConversationRun without Temporal', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(next.toCarried())).runNumber, 1);
   });
 
+  test('the confirmation policy is state: set by its command, carried on continue-as-new, never written into the options', () => {
+    const { env } = recordingEnv();
+    const run = ConversationRun.fromInput(input({ firstMessage: 'hello' }, { confirmationPolicy: 'never' }), env);
+    begin(run);
+    assert.equal(run.apply(commands.setConfirmationPolicy, 'always'), 'always');
+    assert.equal(run.confirmationPolicy, 'always');
+    assert.equal(run.snapshot().confirmationPolicy, 'always');
+    assert.equal(run.options.confirmationPolicy, 'never', 'the input is not changed');
+    assert.equal(run.currentOptions().confirmationPolicy, 'always', 'what a sub-agent or a fork inherits');
+    assert.ok(!run.systemPrompt.includes('security_risk'), 'the prompt changes with the next run');
+    const next = ConversationRun.fromInput(input({ carried: run.toCarried() }, { confirmationPolicy: 'never' }), {
+      ...env,
+      runId: 'run-2',
+    });
+    assert.equal(next.confirmationPolicy, 'always');
+    assert.ok(next.systemPrompt.includes('security_risk'));
+    // A run carried by an older worker changed the policy in the options it continued with.
+    const { confirmationPolicy: _policy, ...older } = run.toCarried();
+    const fromOlder = ConversationRun.fromInput(input({ carried: older }, { confirmationPolicy: 'risky' }), { ...env, runId: 'run-3' });
+    assert.equal(fromOlder.confirmationPolicy, 'risky');
+  });
+
   test('a message signal that is not valid is an error event; a closed conversation takes no message', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input(), env);

@@ -5,7 +5,7 @@
 // sub-agents). No Temporal here: ConversationRun.apply records the events and hands the effects to
 // the effects port (./effects.ts) in the order given, which is the order of the commands old
 // histories recorded.
-import type { CheckpointEntry, ChildReport, ConversationStatus, ModelCallResult, MovedStep } from '../../types.js';
+import type { CheckpointEntry, ChildReport, ConfirmationPolicy, ConversationStatus, ModelCallResult, MovedStep } from '../../types.js';
 import type { NewEvent } from '../conversation-log.js';
 import { checkMessageText, type PauseRequest } from '../messages.js';
 import type { PatchId } from '../legacy/patches.js';
@@ -19,6 +19,7 @@ import {
   withChildStarted,
   withChildUpdated,
   withChildWork,
+  withConfirmationPolicy,
   withCheckpointEntry,
   withCondensation,
   withCondenseRetryAt,
@@ -309,6 +310,13 @@ export function rewind(m: RunSnapshot, facts: Facts, step: number): CommandResul
   d.want({ kind: 'tell-children', signal: 'close' });
   d.session = woken(d.session);
   return d.done(undefined);
+}
+
+/** Sets the confirmation policy for the replies to come (actions already waiting stay waiting); the policy now in force. */
+export function setConfirmationPolicy(m: RunSnapshot, facts: Facts, policy: ConfirmationPolicy): CommandResult<ConfirmationPolicy> {
+  const d = draft(m, facts);
+  d.state = withConfirmationPolicy(d.state, policy);
+  return d.done(policy);
 }
 
 /** `faheem deploy drain` asked this conversation to move to the deployment's current version. */

@@ -87,11 +87,12 @@ export class ConversationRun {
     this.options = options;
     this.id = env.workflowId;
     this.model = options.agent.llm.model ?? '';
-    this.systemPrompt =
-      (options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + (options.confirmationPolicy === 'never' ? '' : `\n${SECURITY_RISK_NOTE}`);
     this.depth = options.parent?.depth ?? 0;
     this.log = new ConversationLog(input.carried?.events ?? []);
     this.current = { state: initialState(input, env.runId, this.log.count), session: initialSession(input) };
+    // The policy as the run starts: a change during the run reaches the prompt with the next run.
+    const policy = this.current.state.confirmationPolicy;
+    this.systemPrompt = (options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + (policy === 'never' ? '' : `\n${SECURITY_RISK_NOTE}`);
   }
 
   /** The run for this workflow input (a new conversation, or one continued as new). */
@@ -297,13 +298,14 @@ export class ConversationRun {
     return terminalOf(this.current.state, this.options.workspace);
   }
 
-  /**
-   * Sets the confirmation policy for the replies to come (actions already waiting stay waiting);
-   * the options carry it on continue-as-new. Answers with the policy now in force.
-   */
-  setConfirmationPolicy(policy: ConfirmationPolicy): ConfirmationPolicy {
-    this.options.confirmationPolicy = policy;
-    return policy;
+  /** Whether actions wait for the user's approval (carried on continue-as-new with the state). */
+  get confirmationPolicy(): ConfirmationPolicy {
+    return this.current.state.confirmationPolicy;
+  }
+
+  /** The options as they stand now (the confirmation policy in force): what a sub-agent or a fork inherits. */
+  currentOptions(): ConversationOptions {
+    return { ...this.options, confirmationPolicy: this.current.state.confirmationPolicy };
   }
 
   /** What the `state` query answers (and `faheem status --json` prints). */
@@ -320,7 +322,7 @@ export class ConversationRun {
       metrics: children.length > 0 ? { ...state.metrics, accumulatedCost: this.treeCost() } : state.metrics,
       lastError: state.lastError,
       workspace: this.options.workspace,
-      confirmationPolicy: this.options.confirmationPolicy,
+      confirmationPolicy: state.confirmationPolicy,
       // Set on the worker only (LLM_MODEL): the model the last call says answered.
       model: this.model || state.metrics.calls?.at(-1)?.model || '',
       terminal: this.terminalState(),

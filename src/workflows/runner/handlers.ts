@@ -29,7 +29,19 @@ import {
   type WaitRequest,
 } from '../messages.js';
 import type { ConversationRun } from './conversation-run.js';
-import { askMove, childReported, close, decide, message, pause, receiveMessage, requestRun, resume, rewind } from './commands.js';
+import {
+  askMove,
+  childReported,
+  close,
+  decide,
+  message,
+  pause,
+  receiveMessage,
+  requestRun,
+  resume,
+  rewind,
+  setConfirmationPolicy,
+} from './commands.js';
 
 /** An update refused by its validator: the one InvalidRequest failure, its message the reason clients show. */
 function refuse(reason: string): never {
@@ -63,7 +75,7 @@ export function registerHandlers(run: ConversationRun): void {
       if (refusal) refuse(refusal);
     },
   });
-  setHandler(setConfirmationPolicyUpdate, (policy) => ({ confirmationPolicy: run.setConfirmationPolicy(policy) }), {
+  setHandler(setConfirmationPolicyUpdate, (policy) => ({ confirmationPolicy: run.apply(setConfirmationPolicy, policy) }), {
     description: DESCRIPTIONS.setConfirmationPolicy,
     validator: (policy) => {
       if (policy !== 'never' && policy !== 'risky' && policy !== 'always') {
@@ -133,7 +145,7 @@ export function registerHandlers(run: ConversationRun): void {
     forkPointQuery,
     (step: number) => {
       const checkpoint = run.checkpoints.active(step);
-      return checkpoint?.commit ? { options: run.options, checkpoint } : null;
+      return checkpoint?.commit ? { options: run.currentOptions(), checkpoint } : null;
     },
     { description: DESCRIPTIONS.forkPoint },
   );

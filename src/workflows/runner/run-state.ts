@@ -7,6 +7,7 @@ import {
   emptyMetrics,
   type CarriedState,
   type CheckpointEntry,
+  type ConfirmationPolicy,
   type ChildReport,
   type ChildSummary,
   type ConversationInput,
@@ -70,6 +71,8 @@ export interface RunState {
   readonly hooks: { readonly sessionStartedRun: number; readonly stopHookRun: number; readonly checkedPromptsUpTo: number };
   /** The step under way when the run stopped to move to a new version (carried), or carried in from one. */
   readonly movedStep?: MovedStep;
+  /** Whether actions wait for the user's approval (the setConfirmationPolicy update changes it). */
+  readonly confirmationPolicy: ConfirmationPolicy;
 }
 
 /** What lasts only as long as this workflow run (a close ends it; nothing of it is carried). */
@@ -123,6 +126,8 @@ export function initialState(input: ConversationInput, runId: string, eventCount
       checkedPromptsUpTo: carried?.hooks?.checkedPromptsUpTo ?? 0,
     },
     ...(carried?.movedStep ? { movedStep: carried.movedStep } : {}),
+    // Older runs changed the policy in the options they carried on: those answer for it then.
+    confirmationPolicy: carried?.confirmationPolicy ?? options.confirmationPolicy,
   };
 }
 
@@ -280,6 +285,11 @@ export function rewoundTo(state: RunState, entry: CheckpointEntry, workspace: st
   const terminal = toolState.terminal as TerminalState | undefined;
   if (terminal?.running) delete terminal.running;
   return { ...state, steps: entry.step, checkpoints: rewoundCheckpoints(state.checkpoints, entry.step), toolState, lastError: null };
+}
+
+/** The confirmation policy for the replies to come (actions already waiting stay waiting). */
+export function withConfirmationPolicy(state: RunState, policy: ConfirmationPolicy): RunState {
+  return { ...state, confirmationPolicy: policy };
 }
 
 /** A fork's workspace has been made. */

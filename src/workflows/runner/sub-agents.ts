@@ -14,7 +14,18 @@ import { addChildWork, childStarted, childUpdated, record, recordAndShow } from 
 /** What a delegate call reads and writes of its (parent) run. */
 export type DelegatingRun = Pick<
   ConversationRun,
-  'apply' | 'children' | 'closeRequested' | 'depth' | 'id' | 'iterations' | 'offeredTools' | 'options' | 'runCost' | 'state' | 'status'
+  | 'apply'
+  | 'children'
+  | 'closeRequested'
+  | 'currentOptions'
+  | 'depth'
+  | 'id'
+  | 'iterations'
+  | 'offeredTools'
+  | 'options'
+  | 'runCost'
+  | 'state'
+  | 'status'
 >;
 
 /** The conversation workflow's type name: children are conversations too. */
@@ -37,7 +48,7 @@ export async function delegate(run: DelegatingRun, action: ActionEvent, siblings
   const cid = childId(run.id, run.state.childCount + 1);
   run.apply(childStarted, { id: cid, status: 'running', cost: 0, task });
   run.apply(record, { kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'started' });
-  const childConversation = childInput(options, {
+  const childConversation = childInput(run.currentOptions(), {
     parentId: run.id,
     depth: run.depth,
     task,

@@ -229,7 +229,7 @@ async function afterReply(
   const hookAsks = [...pre.values()].some((d) => d.kind === 'ask');
   if (
     run.status === 'running' &&
-    (hookAsks || run.confirmation.asks(options.confirmationPolicy, actions, plans, run.offeredTools(), run.setup !== undefined)) &&
+    (hookAsks || run.confirmation.asks(run.confirmationPolicy, actions, plans, run.offeredTools(), run.setup !== undefined)) &&
     !(await confirm(run, actions))
   ) {
     run.apply(showDetails);
