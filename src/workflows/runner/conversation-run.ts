@@ -17,7 +17,7 @@ import type {
   MovedStep,
   TerminalState,
 } from '../../types.js';
-import { CARRIED_STATE_VERSION } from '../legacy/carried-state.js';
+import { CARRIED_STATE_VERSION, checkedCarried } from '../legacy/carried-state.js';
 import type { PatchId } from '../legacy/patches.js';
 import { ConversationLog } from '../conversation-log.js';
 import { detailsText } from '../details.js';
@@ -82,6 +82,8 @@ export class ConversationRun {
 
   private constructor(input: ConversationInput, env: RunEnvironment) {
     const { options } = input;
+    // Checked before anything reads it: the log its events, initialState the rest.
+    if (input.carried !== undefined) input = { ...input, carried: checkedCarried(input.carried) };
     this.env = env;
     this.input = input;
     this.options = options;
@@ -95,7 +97,10 @@ export class ConversationRun {
     this.systemPrompt = (options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + (policy === 'never' ? '' : `\n${SECURITY_RISK_NOTE}`);
   }
 
-  /** The run for this workflow input (a new conversation, or one continued as new). */
+  /**
+   * The run for this workflow input (a new conversation, or one continued as new). A carried state
+   * of no shape a worker wrote fails the workflow with CarriedStateInvalid (see checkedCarried).
+   */
   static fromInput(input: ConversationInput, env: RunEnvironment): ConversationRun {
     return new ConversationRun(input, env);
   }

@@ -136,9 +136,17 @@ export function initialSession(input: ConversationInput): Session {
   return { closeRequested: false, wakeups: 0, draining: false, started: input.carried !== undefined, moveAsked: false };
 }
 
+/** The fields a run carries besides its version and events (`terminal` and `tasks`: version 1 only). */
+type CarriedFields = Omit<CarriedState, 'version' | 'events' | 'terminal' | 'tasks'>;
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
+// RunState is the carried shape: a field added to one and not the other does not compile.
+const runStateIsCarried: SameKeys<RunState, CarriedFields> = true;
+void runStateIsCarried;
+
 /** The carried state's fields of `state` (the events and the version are added by the caller). */
-export function carriedFields(state: RunState): Omit<CarriedState, 'version' | 'events'> {
-  return state as Omit<CarriedState, 'version' | 'events'>;
+export function carriedFields(state: RunState): CarriedFields {
+  // Field for field the same (checked above); only readonly-ness differs.
+  return state as CarriedFields;
 }
 
 /** A new conversation's tool state: the terminal in the workspace. */
