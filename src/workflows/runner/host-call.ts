@@ -41,17 +41,19 @@ export async function onHost<T>(
     }
   }
   if (run.halted) throw new NotStarted();
-  run.inFlight.setWaitingForHost(true);
-  run.apply(recordAndShow, { kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: false });
   try {
-    // Told it may have begun under the first try (a retry that timed out), so `report` tools still never run twice.
-    return await call({}, true);
-  } catch (err) {
-    // Paused or closed while waiting: the call had not been picked up.
-    if (isCancellation(err)) throw new NotStarted();
-    throw err;
+    return await run.inFlight.waitingForHostWhile(async () => {
+      run.apply(recordAndShow, { kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: false });
+      try {
+        // Told it may have begun under the first try (a retry that timed out), so `report` tools still never run twice.
+        return await call({}, true);
+      } catch (err) {
+        // Paused or closed while waiting: the call had not been picked up.
+        if (isCancellation(err)) throw new NotStarted();
+        throw err;
+      }
+    });
   } finally {
-    run.inFlight.setWaitingForHost(false);
     run.apply(recordAndShow, { kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: true });
   }
 }

@@ -5,7 +5,7 @@ import type { CheckpointInfo } from '../../checkpoints/types.js';
 
 /** The queue of step checkpoints in flight, and a folded one kept until its turn records it. */
 export class StepCheckpoints {
-  private checkpointing: Promise<void> | undefined;
+  private checkpointing: Promise<unknown> | undefined;
   private folded: { step: number; info: CheckpointInfo } | undefined;
 
   /**
@@ -13,7 +13,7 @@ export class StepCheckpoints {
    * commit must see it). It runs while the next model call does; `settled` is awaited before
    * anything that needs it (the next reply's events, a rewind, the end of the run).
    */
-  queue(work: () => Promise<void>): void {
+  queue(work: () => Promise<unknown>): void {
     const started = this.checkpointing ? this.checkpointing.then(work) : work();
     const tracked: Promise<void> = started.then(() => {
       if (this.checkpointing === tracked) this.checkpointing = undefined;

@@ -114,7 +114,7 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     const settings = condenserSettings(options);
     const note = `the prompt is too long for the model's context window; ${settings ? 'condensing and trying once more' : 'condensation is off'}`;
     run.apply(record, { kind: 'error', source: 'environment', message: note });
-    if (settings && (await condense(run, settings, acts.model))) {
+    if (settings && (await condense(run, settings, acts.model)).kind === 'condensed') {
       if (run.halted) return { kind: 'stopped' };
       called = await callModel(run, acts);
     }

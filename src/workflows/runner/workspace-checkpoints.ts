@@ -16,6 +16,21 @@ export type CheckpointRun = Pick<
   'apply' | 'checkpoints' | 'forkMade' | 'id' | 'input' | 'options' | 'rewinds' | 'stepCheckpoints' | 'steps'
 >;
 
+/** What came of a step's checkpoint. */
+export type CheckpointOutcome =
+  /** Recorded now (a snapshot, or the previous commit again when nothing ran on the host). */
+  | { kind: 'recorded'; step: number }
+  /** Not taken: an error event says why, and the step cannot be rewound to. */
+  | { kind: 'failed'; step: number }
+  /** Queued behind the checkpoint in flight: it runs while the next model call does. */
+  | { kind: 'queued'; step: number };
+
+/** What came of a rewind asked for. */
+export type RewindOutcome = { kind: 'none' } | { kind: 'rewound'; toStep: number } | { kind: 'failed'; message: string };
+
+/** What came of making a fork's workspace (a failure is the conversation's error). */
+export type ForkWorkspaceOutcome = { kind: 'made' } | { kind: 'failed'; message: string };
+
 /** Whether this conversation takes checkpoints (an option, and not in histories from before them). */
 function checkpointsOn(run: CheckpointRun): boolean {
   return run.options.checkpoints !== false && isPatched('checkpoints');
@@ -46,8 +61,8 @@ export function firstCheckpointWithSetup(run: CheckpointRun): boolean {
 }
 
 /** The checkpoint before the first step (step 0). */
-export async function checkpointBeforeFirstStep(run: CheckpointRun, acts: ConversationActivities): Promise<void> {
-  await checkpoint(run, acts, 0, true);
+export async function checkpointBeforeFirstStep(run: CheckpointRun, acts: ConversationActivities): Promise<CheckpointOutcome> {
+  return checkpoint(run, acts, 0, true);
 }
 
 /** Whether a step's checkpoint is taken at all. */
@@ -60,9 +75,10 @@ export function stepCheckpointDue(run: CheckpointRun): boolean {
  * (files may have changed, shell commands included), else the previous commit again. Queued, not
  * awaited: it runs while the next model call does (the turn awaits it before the reply's events).
  */
-export function checkpointAfterStep(run: CheckpointRun, acts: ConversationActivities, touchedHost: boolean): void {
+export function checkpointAfterStep(run: CheckpointRun, acts: ConversationActivities, touchedHost: boolean): CheckpointOutcome {
   const step = run.steps;
   run.stepCheckpoints.queue(() => checkpoint(run, acts, step, touchedHost));
+  return { kind: 'queued', step };
 }
 
 /**
@@ -78,19 +94,23 @@ export function foldCheckpointInto(run: CheckpointRun, postHooks: boolean, subAg
  * The step's checkpoint when its last host call brought it back (else checkpointAfterStep): recorded
  * now, or behind a checkpoint still in flight (the previous step's), so their events stay in order.
  */
-export function recordFoldedCheckpoint(run: CheckpointRun, info: CheckpointInfo): void {
+export function recordFoldedCheckpoint(run: CheckpointRun, info: CheckpointInfo): CheckpointOutcome {
   const step = run.steps;
   const recordIt = () =>
     run.apply(recordCheckpoint, step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
-  if (run.stepCheckpoints.pending) run.stepCheckpoints.queue(() => Promise.resolve(recordIt()));
-  else recordIt();
+  if (run.stepCheckpoints.pending) {
+    run.stepCheckpoints.queue(() => Promise.resolve(recordIt()));
+    return { kind: 'queued', step };
+  }
+  recordIt();
+  return { kind: 'recorded', step };
 }
 
-async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<void> {
+async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<CheckpointOutcome> {
   const previous = run.checkpoints.latestCommit();
   if (!snapshot && previous) {
     run.apply(recordCheckpoint, step, { commit: previous, added: 0, changed: 0, deleted: 0 });
-    return;
+    return { kind: 'recorded', step };
   }
   let info: CheckpointInfo;
   try {
@@ -110,22 +130,24 @@ async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step
       message: `checkpoint of step ${step} not taken (this step cannot be rewound to): ${failureMessage(err)}`,
     });
     run.apply(recordCheckpoint, step, { added: 0, changed: 0, deleted: 0 });
-    return;
+    return { kind: 'failed', step };
   }
   run.apply(recordCheckpoint, step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
+  return { kind: 'recorded', step };
 }
 
 /**
  * Carries out the pending rewind (the loop calls this once the run has stopped): the workspace as
  * after the step, the later steps out of the prompt, the conversation paused. Answers the request.
  */
-export async function performRewind(run: CheckpointRun, acts: ConversationActivities): Promise<void> {
+export async function performRewind(run: CheckpointRun, acts: ConversationActivities): Promise<RewindOutcome> {
   const request = run.rewinds.pending;
-  if (!request) return;
+  if (!request) return { kind: 'none' };
   const entry = run.checkpoints.active(request.to);
   if (!entry?.commit) {
-    run.rewinds.answer(request.id, { error: `step ${request.to} has no checkpoint any more` });
-    return;
+    const message = `step ${request.to} has no checkpoint any more`;
+    run.rewinds.answer(request.id, { error: message });
+    return { kind: 'failed', message };
   }
   try {
     const restored = await acts.tool.restoreWorkspace.executeWithOptions(
@@ -142,10 +164,12 @@ export async function performRewind(run: CheckpointRun, acts: ConversationActivi
       workspace: run.options.workspace,
     });
     run.rewinds.answer(request.id, { answer });
+    return { kind: 'rewound', toStep: answer.toStep };
   } catch (err) {
     const message = `rewind to step ${request.to} failed: ${failureMessage(err)}`;
     run.apply(record, { kind: 'error', source: 'environment', message });
     run.rewinds.answer(request.id, { error: message });
+    return { kind: 'failed', message };
   }
 }
 
@@ -155,9 +179,9 @@ export function forkWorkspaceDue(run: CheckpointRun): boolean {
 }
 
 /** A fork's workspace: the source's checkpoint written into this conversation's own directory. */
-export async function makeForkWorkspace(run: CheckpointRun, acts: ConversationActivities): Promise<boolean> {
+export async function makeForkWorkspace(run: CheckpointRun, acts: ConversationActivities): Promise<ForkWorkspaceOutcome> {
   const fork = run.input.fork;
-  if (!fork) return true;
+  if (!fork) return { kind: 'made' };
   try {
     await acts.tool.forkWorkspace.executeWithOptions(
       {
@@ -176,9 +200,10 @@ export async function makeForkWorkspace(run: CheckpointRun, acts: ConversationAc
       ],
     );
     run.apply(forkMade, run.options.workspace);
-    return true;
+    return { kind: 'made' };
   } catch (err) {
-    run.apply(fail, `could not make the fork's workspace ${run.options.workspace}: ${failureMessage(err)}`, { event: true });
-    return false;
+    const message = `could not make the fork's workspace ${run.options.workspace}: ${failureMessage(err)}`;
+    run.apply(fail, message, { event: true });
+    return { kind: 'failed', message };
   }
 }
