@@ -262,6 +262,10 @@ export class ConversationRun {
   get forkMade(): boolean {
     return this.current.state.forkMade === true;
   }
+  /** How many sub-agents were started (the next one's number is one more). */
+  get childCount(): number {
+    return this.current.state.childCount;
+  }
   /** Every sub-agent so far, as the parent sees it. */
   get childList(): readonly ChildSummary[] {
     return this.current.state.children;

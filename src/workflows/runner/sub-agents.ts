@@ -15,6 +15,7 @@ import { addChildWork, childStarted, childUpdated, record, recordAndShow } from 
 export type DelegatingRun = Pick<
   ConversationRun,
   | 'apply'
+  | 'childCount'
   | 'children'
   | 'closeRequested'
   | 'currentOptions'
@@ -24,7 +25,6 @@ export type DelegatingRun = Pick<
   | 'offeredTools'
   | 'options'
   | 'runCost'
-  | 'state'
   | 'status'
 >;
 
@@ -45,7 +45,7 @@ export async function delegate(run: DelegatingRun, action: ActionEvent, siblings
   const granted = childTools(run.offeredTools(), parsed.data.tools, run.depth + 1, maxDepth);
   if ('error' in granted) return { content: granted.error, isError: true };
   const { task } = parsed.data;
-  const cid = childId(run.id, run.state.childCount + 1);
+  const cid = childId(run.id, run.childCount + 1);
   run.apply(childStarted, { id: cid, status: 'running', cost: 0, task });
   run.apply(record, { kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'started' });
   const childConversation = childInput(run.currentOptions(), {
