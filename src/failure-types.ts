@@ -121,8 +121,16 @@ export const FAILURE_TYPES = {
   InvalidRequest: {
     code: 'invalid_request',
     retryable: false,
-    thrownBy: 'the addMessage update',
-    means: 'a UserPromptSubmit hook refused the message; the client gets an InvalidRequestError with the reason',
+    thrownBy: "every update's validator (addMessage, run, approve, reject, setConfirmationPolicy, rewind, waitForChange), checkMessageText",
+    means:
+      'the conversation refused the request (an empty or too long message, closed, nothing to approve, no such step, ...); the client gets an InvalidRequestError with the reason',
+  },
+  CarriedStateInvalid: {
+    code: 'deploy',
+    retryable: false,
+    thrownBy: 'the conversation workflow, as a continued run starts',
+    means:
+      'the state carried from the previous run has a shape this worker cannot read (a worker of another version wrote it); the workflow fails at once instead of retrying its task for ever',
   },
   TruncatedOffset: {
     code: 'live_offset_truncated',

@@ -4,6 +4,7 @@ import type {
   CheckpointEntry,
   ChildSummary,
   CondenserOptions,
+  ConfirmationPolicy,
   ConversationEvent,
   ConversationOptions,
   ConversationSetup,
@@ -67,6 +68,8 @@ export interface CarriedState {
   hooks?: { sessionStartedRun: number; stopHookRun: number; checkedPromptsUpTo: number };
   /** A step the conversation was in the middle of when it moved to a new worker version (see runner/versioning.ts). */
   movedStep?: MovedStep;
+  /** The confirmation policy in force (absent: older runs changed it in the options, which read it then). */
+  confirmationPolicy?: ConfirmationPolicy;
 }
 
 /**

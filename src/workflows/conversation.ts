@@ -7,6 +7,8 @@ import { childHasEnded } from './delegation.js';
 import { formatDuration } from './details.js';
 import { conversationActivities } from './runner/activity-proxies.js';
 import { ConversationRun } from './runner/conversation-run.js';
+import { carryStep, drain, start } from './runner/commands.js';
+import { checkMessageText } from './messages.js';
 import { registerHandlers } from './runner/handlers.js';
 import { releaseTools } from './runner/setup.js';
 import { forkWorkspaceDue, makeForkWorkspace, performRewind } from './runner/workspace-checkpoints.js';
@@ -30,14 +32,17 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     targetVersionChanged,
   });
   registerHandlers(run);
-  run.begin();
+  run.apply(start, input, checkMessageText);
   const acts = conversationActivities(run.options);
   const { options } = run;
   // A fork works in a copy of its source's workspace as of the step it was forked at.
   if (forkWorkspaceDue(run)) await makeForkWorkspace(run, acts);
   // Moved to this version mid-step (in a `wait`, or awaiting approval): finish that step first.
-  const moved = run.takeMovedStep();
-  if (moved) applyOutcome(run, await finishMovedStep(run, acts, moved));
+  const moved = run.movingStep;
+  if (moved) {
+    run.apply(carryStep, undefined); // taken up: this run finishes it
+    applyOutcome(run, await finishMovedStep(run, acts, moved));
+  }
 
   // A long conversation continues as new so its history stays small; the state travels as input.
   const continueAsNewEvery = options.continueAsNewEverySteps ?? DEFAULTS.continueAsNewEverySteps;
@@ -55,7 +60,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   for (;;) {
     // A rewind asked for is carried out once nothing runs (its request paused the conversation).
     if (run.rewinds.pending) {
-      if (run.checkpointPending) await run.checkpointsSettled();
+      if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
       // A hibernating pooled conversation takes a host first: the restore runs where its workspace is.
       if (poolHostDue(run)) await takePoolHost(run);
       await performRewind(run, acts);
@@ -83,7 +88,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
             summary: `hibernate after ${formatDuration(bound)} idle: release the host folder`,
           }));
         if (!woke) {
-          if (run.checkpointPending) await run.checkpointsSettled();
+          if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
           await hibernate(run);
         }
         continue;
@@ -117,7 +122,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   }
 
   // The last step's checkpoint is recorded before the run ends (and carried when it continues).
-  if (run.checkpointPending) await run.checkpointsSettled();
+  if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
   // A closed pooled conversation gives its host folder back (its steps are in the store).
   if (end === 'closed' && hibernationBound(run) !== undefined) await hibernate(run);
   // The conversation ends: stop its MCP servers on the workspace host.
@@ -128,7 +133,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // Never continue (or complete) with an update half-handled; signals that arrive meanwhile are
   // handled first (the server rejects a completion that races a new signal, and the task re-runs).
   // Waiting clients are answered now (they ask the next run).
-  run.drain();
+  run.apply(drain);
   await condition(allHandlersFinished);
   if (continuing && !run.closeRequested) {
     const next = { ...input, carried: run.toCarried() };

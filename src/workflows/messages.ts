@@ -1,5 +1,6 @@
 // Signals, queries and updates of the conversation workflow. Imported by the workflow and by
 // clients alike (the definitions are plain names), so they hold no logic.
+import { FAILURE, failure } from '../failure-types.js';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { RewindAnswer } from './rewind-rules.js';
@@ -122,11 +123,14 @@ export const DESCRIPTIONS = {
   forkPoint: "What a fork at a step starts from (options and that step's checkpoint).",
 } as const;
 
-/** A user message as the workflow accepts it: non-empty text within the size limit. The SDK and CLI check with this too. */
+/**
+ * A user message as the workflow accepts it: non-empty text within the size limit; otherwise an
+ * InvalidRequest failure with the reason. The SDK and CLI check with this too.
+ */
 export function checkMessageText(text: unknown): string {
-  if (typeof text !== 'string' || text.trim() === '') throw new Error('the message is empty');
+  if (typeof text !== 'string' || text.trim() === '') throw failure(FAILURE.InvalidRequest, 'the message is empty');
   if (text.length > DEFAULTS.maxMessageChars) {
-    throw new Error(`the message is longer than ${DEFAULTS.maxMessageChars} characters (it has ${text.length})`);
+    throw failure(FAILURE.InvalidRequest, `the message is longer than ${DEFAULTS.maxMessageChars} characters (it has ${text.length})`);
   }
   return text;
 }

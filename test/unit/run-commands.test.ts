@@ -7,12 +7,13 @@ import { describe, test } from 'node:test';
 import type { ConversationInput, ConversationStatus, ChildReport } from '../../src/types.js';
 import { emptyMetrics } from '../../src/types.js';
 import * as commands from '../../src/workflows/runner/commands.js';
-import type { Effect, Facts, Model } from '../../src/workflows/runner/commands.js';
+import type { Effect, Facts, RunSnapshot } from '../../src/workflows/runner/commands.js';
 import { ConversationRun, type RunEnvironment } from '../../src/workflows/runner/conversation-run.js';
 import type { EffectsPort } from '../../src/workflows/runner/effects.js';
 import type { ChangeNotice } from '../../src/live/stream-id.js';
 import * as S from '../../src/workflows/runner/run-state.js';
 import { CARRIED_STATE_VERSION } from '../../src/workflows/legacy/carried-state.js';
+import { checkMessageText } from '../../src/workflows/messages.js';
 import type { PatchId } from '../../src/workflows/legacy/patches.js';
 
 const STATUSES: ConversationStatus[] = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'];
@@ -32,7 +33,7 @@ function input(over: Partial<ConversationInput> = {}, options: Partial<Conversat
   };
 }
 
-function model(status: ConversationStatus = 'running', session: Partial<S.Session> = {}): Model {
+function model(status: ConversationStatus = 'running', session: Partial<S.Session> = {}): RunSnapshot {
   const state = { ...S.initialState(input(), 'run-1', 0), status };
   return { state, session: { ...S.initialSession(input()), started: true, ...session } };
 }
@@ -45,6 +46,9 @@ function facts(over: Partial<Facts> = {}): Facts {
     waitingForHost: false,
     hasParent: false,
     patched: () => true,
+    nextIndex: 0,
+    now: '2026-01-01T00:00:00.000Z',
+    rewindPending: false,
     ...over,
   };
 }
@@ -92,14 +96,14 @@ describe('run state (plain data)', () => {
     assert.deepEqual(s.forkedFrom, origin);
     assert.equal(s.forkMade, false);
     assert.deepEqual(s.runs, [{ runId: 'r1', from: 0 }], "a fork's first run holds the events it was given");
-    assert.equal(S.forkMade(s).forkMade, true);
+    assert.equal(S.withForkMade(s).forkMade, true);
   });
 
   test('changes return new objects and leave the old one as it was', () => {
     const s = S.initialState(input(), 'r1', 0);
     const frozen = JSON.stringify(s);
     const reply = { usage: { promptTokens: 100, completionTokens: 5, cacheReadTokens: 0 }, cost: 0.5, latencyMs: 10 };
-    const next = S.recordReply(s, reply as never);
+    const next = S.withReply(s, reply as never);
     assert.equal(next.iterations, 1);
     assert.equal(next.steps, 1);
     assert.equal(next.lastPromptTokens, 100);
@@ -107,40 +111,40 @@ describe('run state (plain data)', () => {
     assert.equal(next.metrics.llmCalls, 1);
     const tooled = S.withToolState(next, 'task_tracker', [{ title: 'x' }]);
     assert.deepEqual(Object.keys(tooled.toolState), ['terminal', 'task_tracker']);
-    assert.equal(S.recordCondensation(tooled, reply).lastPromptTokens, 0);
+    assert.equal(S.withCondensation(tooled, reply).lastPromptTokens, 0);
     assert.equal(S.withSetup(S.withSetup(s, { tools: [] }), { tools: [] }).setup?.version, 2);
     assert.equal(JSON.stringify(s), frozen);
   });
 
   test('children: started, updated, reported (never lower), tree cost', () => {
     let s = S.initialState(input(), 'r1', 0);
-    s = S.childStarted(s, { id: 'c.sub-1', status: 'running', cost: 0, task: 't' });
+    s = S.withChildStarted(s, { id: 'c.sub-1', status: 'running', cost: 0, task: 't' });
     assert.equal(s.childCount, 1);
-    s = S.childReport(s, { id: 'c.sub-1', status: 'paused', cost: 2 } as ChildReport) ?? assert.fail('ours');
-    assert.equal(S.childReport(s, { id: 'other', status: 'paused', cost: 1 } as ChildReport), undefined);
-    s = S.childReport(s, { id: 'c.sub-1', status: 'running', cost: 1 } as ChildReport) ?? assert.fail('ours');
+    s = S.withChildReport(s, { id: 'c.sub-1', status: 'paused', cost: 2 } as ChildReport) ?? assert.fail('ours');
+    assert.equal(S.withChildReport(s, { id: 'other', status: 'paused', cost: 1 } as ChildReport), undefined);
+    s = S.withChildReport(s, { id: 'c.sub-1', status: 'running', cost: 1 } as ChildReport) ?? assert.fail('ours');
     assert.deepEqual(s.children, [{ id: 'c.sub-1', status: 'running', cost: 2, task: 't' }]);
     assert.equal(S.treeCost({ ...s, metrics: { ...s.metrics, accumulatedCost: 1 } }), 3);
-    assert.equal(S.addChildWork(s, 4, 1.5).iterations, 4);
+    assert.equal(S.withChildWork(s, 4, 1.5).iterations, 4);
   });
 
   test('hooks: SessionStart once a run, the Stop hook active in its run only', () => {
     let s = { ...S.initialState(input(), 'r1', 0), runNumber: 1 };
     assert.ok(S.sessionStartDue(s));
-    s = S.markSessionStarted(s);
+    s = S.withSessionStarted(s);
     assert.ok(!S.sessionStartDue(s));
     assert.ok(!S.stopHookActive(s));
-    s = S.markStopHookActive(s);
+    s = S.withStopHookActive(s);
     assert.ok(S.stopHookActive(s));
     assert.ok(!S.stopHookActive({ ...s, runNumber: 2 }));
-    assert.equal(S.promptsCheckedUpTo(s, 9).hooks.checkedPromptsUpTo, 9);
+    assert.equal(S.withPromptsChecked(s, 9).hooks.checkedPromptsUpTo, 9);
   });
 
   test('checkpoints and a rewind: the tools state as after the step, a running command ended, later steps left behind', () => {
     let s = S.withToolState(S.initialState(input(), 'r1', 0), 'terminal', { cwd: '/w/a', env: {}, running: { pid: 1 } });
-    s = S.recordCheckpoint(s, 0, { index: 0, time: 't0' }, { commit: 'a', added: 0, changed: 0, deleted: 0 });
+    s = S.withCheckpointEntry(s, 0, { index: 0, time: 't0' }, { commit: 'a', added: 0, changed: 0, deleted: 0 });
     s = S.withToolState(s, 'terminal', { cwd: '/w/b', env: {} });
-    s = S.recordCheckpoint(s, 1, { index: 4, time: 't1' }, { commit: 'b', added: 1, changed: 0, deleted: 0 });
+    s = S.withCheckpointEntry(s, 1, { index: 4, time: 't1' }, { commit: 'b', added: 1, changed: 0, deleted: 0 });
     s = { ...s, steps: 1, lastError: 'x' };
     const back = S.rewoundTo(s, s.checkpoints[0]!, '/w');
     assert.equal(back.steps, 0);
@@ -240,7 +244,7 @@ describe('commands (pure)', () => {
       stuck: 'running',
     };
     for (const status of STATUSES) {
-      const step = commands.run(model(status), facts({ pendingActions: status === 'waiting_for_confirmation' ? 1 : 0 }));
+      const step = commands.requestRun(model(status), facts({ pendingActions: status === 'waiting_for_confirmation' ? 1 : 0 }));
       assert.equal(step.state.status, expected[status], status);
     }
   });
@@ -248,14 +252,14 @@ describe('commands (pure)', () => {
   test('run starts a new run: counters reset, a resume event and children resumed after a pause', () => {
     const m = model('paused');
     const before = { ...m, state: { ...m.state, iterations: 9, runCost: 2, runNumber: 3, lastError: 'e' } };
-    const step = commands.run(before, facts());
+    const step = commands.requestRun(before, facts());
     assert.deepEqual([step.state.iterations, step.state.runCost, step.state.runNumber, step.state.lastError], [0, 0, 4, null]);
     assert.deepEqual(
       step.events.map((e) => e.kind),
       ['resume', 'status'],
     );
     assert.deepEqual(kinds(step.effects), ['status-attribute', 'details', 'tell-children:resume']);
-    const fromIdle = commands.run(model('idle'), facts());
+    const fromIdle = commands.requestRun(model('idle'), facts());
     assert.deepEqual(
       fromIdle.events.map((e) => e.kind),
       ['status'],
@@ -264,10 +268,10 @@ describe('commands (pure)', () => {
   });
 
   test('run while waiting approves; paused with actions goes back to waiting (never approves)', () => {
-    const approve = commands.run(model('waiting_for_confirmation'), facts({ pendingActions: 2 }));
+    const approve = commands.requestRun(model('waiting_for_confirmation'), facts({ pendingActions: 2 }));
     assert.deepEqual(approve.effects[0], { kind: 'answer-confirmation', decision: { approved: true } });
     assert.equal(approve.state.status, 'running');
-    const back = commands.run(model('paused'), facts({ pendingActions: 1 }));
+    const back = commands.requestRun(model('paused'), facts({ pendingActions: 1 }));
     assert.equal(back.state.status, 'waiting_for_confirmation');
     assert.deepEqual(
       back.events.map((e) => e.kind),
@@ -282,16 +286,16 @@ describe('commands (pure)', () => {
 
   test('run on a running conversation resumes a paused child and ends a wait; a finished one with no news stays', () => {
     const m = model('running', { activeWait: { until: 'u', reason: 'r' } });
-    const withChild = { ...m, state: S.childStarted(m.state, { id: 'c', status: 'paused', cost: 0, task: 't' }) };
-    const step = commands.run(withChild, facts());
+    const withChild = { ...m, state: S.withChildStarted(m.state, { id: 'c', status: 'paused', cost: 0, task: 't' }) };
+    const step = commands.requestRun(withChild, facts());
     assert.deepEqual(kinds(step.effects), ['tell-children:resume']);
     assert.equal(step.session.activeWait?.endedBy, 'resume');
-    assert.equal(commands.run(model('finished'), facts()).events.length, 0);
-    assert.equal(commands.run(model('finished'), facts({ pendingMessages: 1 })).state.status, 'running');
+    assert.equal(commands.requestRun(model('finished'), facts()).events.length, 0);
+    assert.equal(commands.requestRun(model('finished'), facts({ pendingMessages: 1 })).state.status, 'running');
   });
 
   test('run on a closed conversation throws; resume does nothing', () => {
-    assert.throws(() => commands.run(model('paused', { closeRequested: true }), facts()), /closed/);
+    assert.throws(() => commands.requestRun(model('paused', { closeRequested: true }), facts()), /closed/);
     const step = commands.resume(model('paused', { closeRequested: true }), facts());
     assert.equal(step.state.status, 'paused');
   });
@@ -329,13 +333,13 @@ describe('commands (pure)', () => {
 
   test('close: closed, the wait ended, a pending rewind failed, in-flight work cancelled, children closed, woken', () => {
     const m = model('running', { activeWait: { until: 'u', reason: 'r' } });
-    const step = commands.close(m, facts({ waitingForHost: true }), true);
+    const step = commands.close(m, facts({ waitingForHost: true, rewindPending: true }));
     assert.equal(step.session.closeRequested, true);
     assert.equal(step.session.activeWait?.endedBy, 'close');
     assert.equal(step.session.wakeups, m.session.wakeups + 1);
     assert.deepEqual(kinds(step.effects), ['fail-rewind', 'cancel-model', 'cancel-tool', 'tell-children:close']);
-    assert.deepEqual(kinds(commands.close(model(), facts(), false).effects), ['cancel-model', 'tell-children:close']);
-    assert.equal(commands.close(model(), facts(), false).state.status, 'running', 'the loop ends the run');
+    assert.deepEqual(kinds(commands.close(model(), facts()).effects), ['cancel-model', 'tell-children:close']);
+    assert.equal(commands.close(model(), facts()).state.status, 'running', 'the loop ends the run');
   });
 
   test('rewind: rejects what waits, pauses now, closes children', () => {
@@ -397,18 +401,23 @@ describe('commands (pure)', () => {
     ]);
   });
 
-  test('the start: the first message checked, then run; none when closed meanwhile', () => {
+  test('the start: the search attributes, the first message checked, then run, the details once; no run when closed meanwhile', () => {
     const check = (t: unknown) => String(t);
-    assert.equal(commands.startSteps({}, check).length, 0);
-    const steps = commands.startSteps({ firstMessage: 'go', run: true }, check);
-    assert.equal(steps.length, 2);
-    let m = model('idle', { started: false });
-    for (const step of steps) m = step(m, facts());
-    assert.equal(m.state.status, 'running');
-    const closed = model('idle', { closeRequested: true });
-    assert.equal(commands.startSteps({ run: true }, check)[0]!(closed, facts()).state.status, 'idle');
+    const opts = { agent: { llm: { model: 'm' } } };
+    const carried = commands.start(model('running', { started: false }), facts(), { carried: {}, options: opts }, check);
+    assert.deepEqual([carried.events, carried.effects, carried.session.started], [[], [], true]);
+    const started = commands.start(model('idle', { started: false }), facts(), { firstMessage: 'go', run: true, options: opts }, check);
+    assert.equal(started.state.status, 'running');
+    assert.deepEqual(
+      started.events.map((e) => e.kind),
+      ['message', 'status'],
+    );
+    assert.deepEqual(kinds(started.effects), ['status-attribute', 'details', 'status-attribute', 'details', 'details']);
+    assert.deepEqual(started.effects[0], { kind: 'status-attribute', status: 'idle', model: 'm' });
+    const closed = model('idle', { closeRequested: true, started: false });
+    assert.equal(commands.start(closed, facts(), { run: true, options: opts }, check).state.status, 'idle');
     assert.throws(() =>
-      commands.startSteps({ firstMessage: ' ' }, () => {
+      commands.start(model('idle'), facts(), { firstMessage: ' ', options: opts }, () => {
         throw new Error('the message is empty');
       }),
     );
@@ -418,8 +427,8 @@ describe('commands (pure)', () => {
     const m = model('waiting_for_confirmation', { activeWait: { until: 'u', reason: 'r' } });
     const frozen = JSON.stringify(m);
     commands.pause(m, facts(), { now: true });
-    commands.run(m, facts({ pendingActions: 1 }));
-    commands.close(m, facts(), true);
+    commands.requestRun(m, facts({ pendingActions: 1 }));
+    commands.close(m, facts({ rewindPending: true }));
     commands.rewind(m, facts(), 1);
     commands.message(m, facts(), 'x');
     commands.fail(m, facts(), 'x', { event: true });
@@ -438,13 +447,16 @@ function recordingEnv(patched: (id: PatchId) => boolean = () => true): { env: Ru
   return { env: { workflowId: 'conv-1', runId: 'run-1', effects, patched, targetVersionChanged: () => false }, calls };
 }
 
+/** A run's start, as the workflow applies it. */
+const begin = (run: ConversationRun) => run.apply(commands.start, run.input, checkMessageText);
+
 describe('ConversationRun without Temporal', () => {
   test('the start of a conversation with a first message and run: the commands in their order, details once', () => {
     const { env, calls } = recordingEnv();
     const run = ConversationRun.fromInput(input({ firstMessage: 'hello', run: true }), env);
-    run.begin();
+    begin(run);
     assert.equal(run.status, 'running');
-    assert.deepEqual(calls, ['upsert idle m', 'details', 'upsert running', 'details', 'details']);
+    assert.deepEqual(calls, ['upsert idle m', 'upsert running', 'details']);
     assert.deepEqual(
       run.log.held().map((e) => e.kind),
       ['message', 'status'],
@@ -455,9 +467,9 @@ describe('ConversationRun without Temporal', () => {
   test('addMessage answers with the index of the message, also when the status event follows it (finished -> idle)', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input({ firstMessage: 'hello', run: true }), env);
-    run.begin();
-    run.setStatus('finished');
-    const index = run.addMessage('once more');
+    begin(run);
+    run.apply(commands.setStatus, 'finished');
+    const index = run.apply(commands.message, 'once more');
     const held = run.log.held();
     assert.equal(held.find((e) => e.index === index)?.kind, 'message');
     assert.equal(held.at(-1)?.kind, 'status', 'the status event came after it');
@@ -470,14 +482,12 @@ describe('ConversationRun without Temporal', () => {
       ...env,
       effects: { ...env.effects, changed: (n) => notices.push(n) },
     });
-    run.begin();
-    run.setStatus('running'); // no change: no notice
-    run.pause({ reason: 'x' }); // two events: the status and the pause
-    run.close();
+    begin(run);
+    run.apply(commands.setStatus, 'running'); // no change: no notice
+    run.apply(commands.pause, { reason: 'x' }); // two events (the status and the pause), one notice
+    run.apply(commands.close);
     assert.deepEqual(notices, [
-      { events: 1, status: 'idle', runNumber: 0 },
       { events: 2, status: 'running', runNumber: 1 },
-      { events: 3, status: 'paused', runNumber: 1 },
       { events: 4, status: 'paused', runNumber: 1 },
       { events: 4, status: 'paused', runNumber: 1, closing: true },
     ]);
@@ -486,8 +496,8 @@ describe('ConversationRun without Temporal', () => {
   test('a sub-agent reports to its parent on every status change', () => {
     const { env, calls } = recordingEnv();
     const run = ConversationRun.fromInput(input({ run: true }, { parent: { id: 'parent', depth: 0 } }), env);
-    run.begin();
-    run.pause({ reason: 'x' });
+    begin(run);
+    run.apply(commands.pause, { reason: 'x' });
     assert.deepEqual(
       calls.filter((c) => c.startsWith('signal')),
       ['signal parent running', 'signal parent paused'],
@@ -497,14 +507,14 @@ describe('ConversationRun without Temporal', () => {
   test('toCarried is the state, its version and the held events; a new run from it continues', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input({ firstMessage: 'hello', run: true }), env);
-    run.begin();
-    run.setToolState('task_tracker', [{ title: 'a', status: 'todo' }]);
+    begin(run);
+    run.apply(commands.setToolState, 'task_tracker', [{ title: 'a', status: 'todo' }]);
     const carried = run.toCarried();
     assert.equal(carried.version, CARRIED_STATE_VERSION);
     assert.deepEqual({ ...carried, version: undefined, events: undefined }, { ...run.state, version: undefined, events: undefined });
     assert.equal(carried.events.length, 2);
     const next = ConversationRun.fromInput(input({ carried }), { ...env, runId: 'run-2' });
-    next.begin();
+    begin(next);
     assert.equal(next.status, 'running');
     assert.deepEqual(next.runs, [
       { runId: 'run-1', from: 0 },
@@ -514,21 +524,96 @@ describe('ConversationRun without Temporal', () => {
     assert.deepEqual(JSON.parse(JSON.stringify(next.toCarried())).runNumber, 1);
   });
 
+  test('the confirmation policy is state: set by its command, carried on continue-as-new, never written into the options', () => {
+    const { env } = recordingEnv();
+    const run = ConversationRun.fromInput(input({ firstMessage: 'hello' }, { confirmationPolicy: 'never' }), env);
+    begin(run);
+    assert.equal(run.apply(commands.setConfirmationPolicy, 'always'), 'always');
+    assert.equal(run.confirmationPolicy, 'always');
+    assert.equal(run.snapshot().confirmationPolicy, 'always');
+    assert.equal(run.options.confirmationPolicy, 'never', 'the input is not changed');
+    assert.equal(run.currentOptions().confirmationPolicy, 'always', 'what a sub-agent or a fork inherits');
+    assert.ok(!run.systemPrompt.includes('security_risk'), 'the prompt changes with the next run');
+    const next = ConversationRun.fromInput(input({ carried: run.toCarried() }, { confirmationPolicy: 'never' }), {
+      ...env,
+      runId: 'run-2',
+    });
+    assert.equal(next.confirmationPolicy, 'always');
+    assert.ok(next.systemPrompt.includes('security_risk'));
+    // A run carried by an older worker changed the policy in the options it continued with.
+    const { confirmationPolicy: _policy, ...older } = run.toCarried();
+    const fromOlder = ConversationRun.fromInput(input({ carried: older }, { confirmationPolicy: 'risky' }), { ...env, runId: 'run-3' });
+    assert.equal(fromOlder.confirmationPolicy, 'risky');
+  });
+
   test('a message signal that is not valid is an error event; a closed conversation takes no message', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input(), env);
-    run.begin();
-    run.receiveMessage('');
+    begin(run);
+    run.apply(commands.receiveMessage, '');
     assert.equal(run.log.held().at(-1)?.kind, 'error');
-    run.close();
+    run.apply(commands.close);
     assert.throws(() => run.validateMessage('hi'), /closed/);
     assert.equal(run.snapshot().closed, true);
+  });
+
+  test('events the loop records get their indices, the clock time and a wakeup; details only when asked', () => {
+    const { env, calls } = recordingEnv();
+    const run = ConversationRun.fromInput(input({ firstMessage: 'hi' }), env);
+    begin(run);
+    calls.length = 0;
+    const woken = run.wakeups;
+    const indices = run.apply(
+      commands.record,
+      { kind: 'error', source: 'environment', message: 'a' },
+      { kind: 'error', source: 'environment', message: 'b' },
+    );
+    assert.deepEqual(indices, [1, 2]);
+    assert.equal(run.log.get(2)?.kind, 'error');
+    assert.equal(run.wakeups, woken + 2);
+    assert.deepEqual(calls, []);
+    run.apply(commands.recordAndShow, { kind: 'host', source: 'environment', queue: 'q', available: false });
+    assert.deepEqual(calls, ['details']);
+  });
+
+  test('a rewind: its event, the state as after the step, paused, the details once', () => {
+    const { env, calls } = recordingEnv();
+    const run = ConversationRun.fromInput(input({ firstMessage: 'go', run: true }), env);
+    begin(run);
+    run.apply(commands.recordCheckpoint, 1, { commit: 'c1', added: 1, changed: 0, deleted: 0 });
+    run.apply(commands.setToolState, 'task_tracker', ['later']);
+    run.apply(commands.record, { kind: 'error', source: 'environment', message: 'later' });
+    const entry = run.checkpoints.active(1)!;
+    calls.length = 0;
+    const answer = run.apply(commands.recordRewind, entry, { before: 'c2', notUndone: 'n', workspace: '/w' });
+    assert.deepEqual(answer, { toStep: 1, commit: 'c1', before: 'c2', dropped: 1 });
+    assert.equal(run.status, 'paused');
+    assert.equal(run.toolStateOf('task_tracker'), undefined, 'the tools as after step 1');
+    assert.deepEqual(calls, ['upsert paused', 'details']);
+    assert.deepEqual(
+      run.log
+        .held()
+        .slice(-2)
+        .map((e) => e.kind),
+      ['rewind', 'status'],
+    );
+  });
+
+  test('the run drains: waits answer at once, a pending rewind is told it will not happen', () => {
+    const { env } = recordingEnv();
+    const run = ConversationRun.fromInput(input(), env);
+    begin(run);
+    const id = run.rewinds.request(1);
+    run.apply(commands.drain);
+    assert.equal(run.draining, true);
+    assert.equal(run.rewinds.pending, undefined);
+    assert.throws(() => run.rewinds.take(id), /before the rewind/);
   });
 
   test('the snapshot reads the state', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input({ firstMessage: 'hi' }), env);
-    run.begin();
+    begin(run);
     const snap = run.snapshot();
     assert.equal(snap.id, 'conv-1');
     assert.equal(snap.status, 'idle');
@@ -540,14 +625,14 @@ describe('ConversationRun without Temporal', () => {
 });
 
 describe('every command in every status: the status, its event and its commands go together', () => {
-  const requests: [string, (m: Model, f: Facts) => commands.Step<unknown>][] = [
+  const requests: [string, (m: RunSnapshot, f: Facts) => commands.CommandResult<unknown>][] = [
     ['pause', (m, f) => commands.pause(m, f, {})],
     ['pause --now', (m, f) => commands.pause(m, f, { now: true, reason: 'r' })],
-    ['run', (m, f) => commands.run(m, f)],
+    ['run', (m, f) => commands.requestRun(m, f)],
     ['resume', (m, f) => commands.resume(m, f)],
     ['approve', (m, f) => commands.decide(m, f, { approved: true })],
     ['reject', (m, f) => commands.decide(m, f, { approved: false })],
-    ['close', (m, f) => commands.close(m, f, false)],
+    ['close', (m, f) => commands.close(m, f)],
     ['rewind', (m, f) => commands.rewind(m, f, 1)],
     ['message', (m, f) => commands.message(m, f, 'hi')],
     ['fail', (m, f) => commands.fail(m, f, 'x', { event: false })],

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { FAILURE, failureTypeOf } from '../../src/failure-types.js';
 import type { CondensationEvent, ConversationState, ObservationEvent } from '../../src/types.js';
 import {
   addMessageUpdate,
@@ -23,9 +24,11 @@ before(async () => {
 });
 after(async () => env?.close());
 
-/** An update refused by the workflow (its validator or handler), with this reason. */
+/** An update refused by the workflow's validator: the one InvalidRequest failure, with this reason. */
 const refused = (reason: RegExp) => (err: unknown) =>
-  err instanceof WorkflowUpdateFailedError && reason.test(String((err.cause as Error | undefined)?.message));
+  err instanceof WorkflowUpdateFailedError &&
+  failureTypeOf(err) === FAILURE.InvalidRequest &&
+  reason.test(String((err.cause as Error | undefined)?.message));
 const terminal = (command: string): Reply => ({ toolCalls: [{ name: 'terminal', arguments: { command } }] });
 const oneCommand = (command: string) => (_: unknown, events: { kind: string }[]) =>
   events.some((e) => e.kind === 'observation') ? { content: 'done' } : terminal(command);

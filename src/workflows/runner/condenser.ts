@@ -1,27 +1,17 @@
 // Condensation: when the prompt has grown past its limits, older events are summarised by an
 // activity and replaced, in the model's prompt, by the summary.
-import { isCancellation } from '@temporalio/workflow';
 import type { ActivityProxies } from './activity-proxies.js';
 import { DEFAULTS, type CondenserOptions, type ConversationOptions } from '../../types.js';
 import { MODEL_CALL } from '../activity-options.js';
 import { condensationRange } from '../prompt.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationRun } from './conversation-run.js';
-import { modelCallCancelled } from './in-flight.js';
+import { condensationFailed, recordCondensation } from './commands.js';
 
 /** What condensation reads and writes of the run. */
 export type CondenserRun = Pick<
   ConversationRun,
-  | 'append'
-  | 'condenseLater'
-  | 'condenseRetryAt'
-  | 'halted'
-  | 'id'
-  | 'inFlight'
-  | 'lastPromptTokens'
-  | 'log'
-  | 'options'
-  | 'recordCondensation'
+  'apply' | 'condenseRetryAt' | 'halted' | 'id' | 'inFlight' | 'lastPromptTokens' | 'log' | 'options'
 >;
 
 /** The conversation's condenser options; undefined when condensation is off. */
@@ -42,15 +32,17 @@ export function condensationDue(run: CondenserRun): CondenserOptions | undefined
   return c;
 }
 
-/** Summarises older events (an activity): the range from the kept head to about half the prompt. True when it did. */
-export async function condense(run: CondenserRun, c: CondenserOptions, modelActs: ActivityProxies): Promise<boolean> {
+/** What came of a condensation: done, nothing to condense, cancelled (a pause or close), or failed (an error event says so). */
+export type CondenseOutcome = { kind: 'condensed' } | { kind: 'nothing' } | { kind: 'cancelled' } | { kind: 'failed' };
+
+/** Summarises older events (an activity): the range from the kept head to about half the prompt. */
+export async function condense(run: CondenserRun, c: CondenserOptions, modelActs: ActivityProxies): Promise<CondenseOutcome> {
   const visible = run.log.promptEvents;
   const range = condensationRange(run.log.held(), c.keepFirst);
-  if (!range) return false;
+  if (!range) return { kind: 'nothing' };
   const folded = range.folds;
-  const scope = run.inFlight.beginModel();
-  try {
-    const result = await scope.run(() =>
+  const called = await run.inFlight.modelCall(
+    () =>
       modelActs.condense.executeWithOptions({ ...MODEL_CALL, summary: `condense events ${range.from}–${range.to - 1}` }, [
         {
           conversationId: run.id,
@@ -60,26 +52,16 @@ export async function condense(run: CondenserRun, c: CondenserOptions, modelActs
           ...(folded ? { previousSummary: folded.summary } : {}),
         },
       ]),
-    );
-    run.recordCondensation(result);
-    run.append({
-      kind: 'condensation',
-      source: 'environment',
-      summary: result.summary,
-      forgottenFrom: range.from,
-      forgottenTo: range.to,
-    });
-    return true;
-  } catch (err) {
-    if (isCancellation(err) || modelCallCancelled(run)) return false;
-    run.condenseLater(visible + Math.max(10, Math.floor(c.maxEvents / 4)));
-    run.append({
-      kind: 'error',
-      source: 'environment',
-      message: `condensation failed (${failureMessage(err)}); going on with the full context`,
-    });
-    return false;
-  } finally {
-    run.inFlight.endModel();
+    () => run.halted,
+  );
+  switch (called.kind) {
+    case 'done':
+      run.apply(recordCondensation, called.value, range);
+      return { kind: 'condensed' };
+    case 'cancelled':
+      return { kind: 'cancelled' };
+    case 'failed':
+      run.apply(condensationFailed, visible + Math.max(10, Math.floor(c.maxEvents / 4)), failureMessage(called.error));
+      return { kind: 'failed' };
   }
 }

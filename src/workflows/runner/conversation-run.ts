@@ -1,44 +1,50 @@
 // One conversation's workflow run: its state (plain data, ./run-state.ts), the parts it holds (the
-// log, what is in flight, the confirmation gate, open sub-agents, rewind requests, checkpoints being
-// taken), and the one place where a command's result is applied: its events recorded, its effects
-// carried out through the effects port (./effects.ts) once, in order. The commands themselves are
-// pure (./commands.ts). Built once from the workflow input (`fromInput`), written back for the next
-// run (`toCarried`), read by queries (`snapshot`).
+// log, what is in flight, the confirmation gate, open sub-agents, rewind requests, step checkpoints
+// being taken), and `apply`, the one way its state changes: a pure command (./commands.ts) runs on
+// the current snapshot, its events are recorded and its effects carried out through the effects
+// port (./effects.ts) once, in order, the details last. Built once from the workflow input
+// (`fromInput`), written back for the next run (`toCarried`), read by queries (`snapshot`).
 import type {
   CarriedState,
-  CheckpointEntry,
-  ChildReport,
   ChildSummary,
   ConfirmationPolicy,
-  ConversationEvent,
   ConversationInput,
   ConversationOptions,
   ConversationSetup,
   ConversationState,
   ConversationStatus,
   Metrics,
-  ModelCallResult,
   MovedStep,
   TerminalState,
 } from '../../types.js';
-import { CARRIED_STATE_VERSION } from '../legacy/carried-state.js';
+import { CARRIED_STATE_VERSION, checkedCarried } from '../legacy/carried-state.js';
 import type { PatchId } from '../legacy/patches.js';
-import { ConversationLog, type NewEvent } from '../conversation-log.js';
+import { ConversationLog } from '../conversation-log.js';
 import { detailsText } from '../details.js';
 import type { EventRun } from '../event-log.js';
-import { checkMessageText, closeSignal, pauseSignal, resumeSignal, type PauseRequest } from '../messages.js';
+import { closeSignal, pauseSignal, resumeSignal } from '../messages.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE } from '../prompt.js';
-import { CheckpointList, rewindRefusal as rewindRefusalFor, type RewindAnswer } from '../rewind-rules.js';
-import type { CheckpointInfo } from '../../checkpoints/types.js';
-import * as commands from './commands.js';
-import type { Effect, Facts, Model, Step } from './commands.js';
+import { CheckpointList, rewindRefusal as rewindRefusalFor } from '../rewind-rules.js';
+import { checkedMessage, halted, type Effect, type Facts, type RunSnapshot, type CommandResult } from './commands.js';
 import { ConfirmationGate } from './confirmation-gate.js';
 import { InFlight } from './in-flight.js';
 import type { EffectsPort } from './effects.js';
-import * as S from './run-state.js';
-import type { ActiveWait, RunState, Session, WaitEnd } from './run-state.js';
+import {
+  carriedFields,
+  initialSession,
+  initialState,
+  sessionStartDue,
+  stopHookActive,
+  terminalOf,
+  treeCost,
+  type ActiveWait,
+  type RunState,
+  type WaitEnd,
+  woken,
+} from './run-state.js';
 import { OpenChildren } from './open-children.js';
 import { RewindRequests } from './rewind-requests.js';
+import { StepCheckpoints } from './step-checkpoints.js';
 
 /** What the run needs from its workflow (Temporal inside it; stand-ins in unit tests). */
 export interface RunEnvironment {
@@ -68,28 +74,33 @@ export class ConversationRun {
   /** Handles to the open sub-agents (what the parent knows of each is in the state). */
   readonly children = new OpenChildren();
   readonly rewinds = new RewindRequests();
-
-  private current: Model;
-  private readonly env: RunEnvironment;
   /** The step checkpoints being taken (one after the other), while the loop goes on. */
-  private checkpointing: Promise<void> | undefined;
-  private foldedCheckpoint: { step: number; info: CheckpointInfo } | undefined;
+  readonly stepCheckpoints = new StepCheckpoints();
+
+  private current: RunSnapshot;
+  private readonly env: RunEnvironment;
 
   private constructor(input: ConversationInput, env: RunEnvironment) {
     const { options } = input;
+    // Checked before anything reads it: the log its events, initialState the rest.
+    if (input.carried !== undefined) input = { ...input, carried: checkedCarried(input.carried) };
     this.env = env;
     this.input = input;
     this.options = options;
     this.id = env.workflowId;
     this.model = options.agent.llm.model ?? '';
-    this.systemPrompt =
-      (options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + (options.confirmationPolicy === 'never' ? '' : `\n${SECURITY_RISK_NOTE}`);
     this.depth = options.parent?.depth ?? 0;
     this.log = new ConversationLog(input.carried?.events ?? []);
-    this.current = { state: S.initialState(input, env.runId, this.log.count), session: S.initialSession(input) };
+    this.current = { state: initialState(input, env.runId, this.log.count), session: initialSession(input) };
+    // The policy as the run starts: a change during the run reaches the prompt with the next run.
+    const policy = this.current.state.confirmationPolicy;
+    this.systemPrompt = (options.agent.systemPrompt ?? DEFAULT_SYSTEM_PROMPT) + (policy === 'never' ? '' : `\n${SECURITY_RISK_NOTE}`);
   }
 
-  /** The run for this workflow input (a new conversation, or one continued as new). */
+  /**
+   * The run for this workflow input (a new conversation, or one continued as new). A carried state
+   * of no shape a worker wrote fails the workflow with CarriedStateInvalid (see checkedCarried).
+   */
   static fromInput(input: ConversationInput, env: RunEnvironment): ConversationRun {
     return new ConversationRun(input, env);
   }
@@ -97,7 +108,7 @@ export class ConversationRun {
   // ---- applying a command ----
 
   /** What the commands read from the held parts. */
-  private facts(): Facts {
+  private facts(now: string): Facts {
     return {
       pendingMessages: this.pendingMessages(),
       pendingActions: this.confirmation.pending.length,
@@ -105,23 +116,35 @@ export class ConversationRun {
       waitingForHost: this.inFlight.waitingForHost,
       hasParent: this.options.parent !== undefined,
       patched: this.env.patched,
+      nextIndex: this.log.count,
+      now,
+      rewindPending: this.rewinds.pending !== undefined,
     };
   }
 
-  /** Runs a pure command on the current state and applies what it returned. */
-  private exec<T>(command: (m: Model, facts: Facts) => Step<T>): T {
-    const step = command(this.current, this.facts());
-    this.current = { state: step.state, session: step.session };
-    for (const event of step.events) this.append(event);
-    this.flush(step.effects);
+  /**
+   * The one way the run's state changes: runs a pure command (./commands.ts) on the current
+   * snapshot, records its events (each wakes waiting loops), carries out its effects once, in
+   * order, announces the change to followers, and answers with the command's value.
+   */
+  apply<A extends unknown[], T>(command: (m: RunSnapshot, facts: Facts, ...args: A) => CommandResult<T>, ...args: A): T {
+    // The workflow clock stands still within a task: the events recorded now carry this time.
+    const now = new Date().toISOString();
+    const result = command(this.current, this.facts(now), ...args);
+    this.current = { state: result.state, session: result.session };
+    for (const event of result.events) {
+      this.log.append(event, now);
+      this.current = { ...this.current, session: woken(this.current.session) };
+    }
+    this.flush(result.effects);
     this.announce();
-    return step.value;
+    return result.value;
   }
 
   private announced = '';
 
   /** Tells followers (through the worker, not the history) what the conversation now has, if it changed. */
-  announce(): void {
+  private announce(): void {
     const notice = {
       events: this.log.count,
       status: this.status,
@@ -140,7 +163,7 @@ export class ConversationRun {
     for (const effect of effects) {
       switch (effect.kind) {
         case 'status-attribute':
-          this.env.effects.searchAttributes({ status: effect.status });
+          this.env.effects.searchAttributes({ status: effect.status, ...(effect.model !== undefined ? { model: effect.model } : {}) });
           break;
         case 'details':
           details = true;
@@ -175,13 +198,25 @@ export class ConversationRun {
     if (details) this.publishDetails();
   }
 
-  /** Replaces the state with a bookkeeping change of run-state.ts (no event, no effect). */
-  private update(change: (state: RunState) => RunState): void {
-    this.current = { ...this.current, state: change(this.current.state) };
-  }
-
-  private updateSession(change: (session: Session) => Session): void {
-    this.current = { ...this.current, session: change(this.current.session) };
+  /** The Web UI's current details for this conversation (published by the flush only). */
+  private publishDetails(): void {
+    const { state, session } = this.current;
+    this.env.effects.details(
+      detailsText({
+        status: state.status,
+        lastError: state.lastError,
+        iterations: state.iterations,
+        maxIterations: this.options.maxIterations,
+        runNumber: state.runNumber,
+        lastAction: this.log.lastAction,
+        waitingForHost: this.inFlight.waitingForHost ? this.options.toolTaskQueue : null,
+        waitingUntil: session.activeWait,
+        pendingMessages: this.pendingMessages(),
+        children: state.children,
+        parentId: this.options.parent?.id,
+        metrics: state.metrics,
+      }),
+    );
   }
 
   // ---- reading ----
@@ -227,6 +262,10 @@ export class ConversationRun {
   get forkMade(): boolean {
     return this.current.state.forkMade === true;
   }
+  /** How many sub-agents were started (the next one's number is one more). */
+  get childCount(): number {
+    return this.current.state.childCount;
+  }
   /** Every sub-agent so far, as the parent sees it. */
   get childList(): readonly ChildSummary[] {
     return this.current.state.children;
@@ -245,7 +284,7 @@ export class ConversationRun {
   }
   /** Nothing new may start: the conversation is no longer running, or is closing. */
   get halted(): boolean {
-    return commands.halted(this.current);
+    return halted(this.current);
   }
 
   /** User messages the model has not seen yet. */
@@ -265,16 +304,17 @@ export class ConversationRun {
   }
 
   terminalState(): TerminalState {
-    return S.terminalOf(this.current.state, this.options.workspace);
+    return terminalOf(this.current.state, this.options.workspace);
   }
 
-  /**
-   * Sets the confirmation policy for the replies to come (actions already waiting stay waiting);
-   * the options carry it on continue-as-new. Answers with the policy now in force.
-   */
-  setConfirmationPolicy(policy: ConfirmationPolicy): ConfirmationPolicy {
-    this.options.confirmationPolicy = policy;
-    return policy;
+  /** Whether actions wait for the user's approval (carried on continue-as-new with the state). */
+  get confirmationPolicy(): ConfirmationPolicy {
+    return this.current.state.confirmationPolicy;
+  }
+
+  /** The options as they stand now (the confirmation policy in force): what a sub-agent or a fork inherits. */
+  currentOptions(): ConversationOptions {
+    return { ...this.options, confirmationPolicy: this.current.state.confirmationPolicy };
   }
 
   /** What the `state` query answers (and `faheem status --json` prints). */
@@ -291,7 +331,7 @@ export class ConversationRun {
       metrics: children.length > 0 ? { ...state.metrics, accumulatedCost: this.treeCost() } : state.metrics,
       lastError: state.lastError,
       workspace: this.options.workspace,
-      confirmationPolicy: this.options.confirmationPolicy,
+      confirmationPolicy: state.confirmationPolicy,
       // Set on the worker only (LLM_MODEL): the model the last call says answered.
       model: this.model || state.metrics.calls?.at(-1)?.model || '',
       terminal: this.terminalState(),
@@ -312,135 +352,20 @@ export class ConversationRun {
 
   /** This conversation's cost plus its sub-agents'. */
   treeCost(): number {
-    return S.treeCost(this.current.state);
+    return treeCost(this.current.state);
   }
 
   /** What the next run starts from when this one continues as new: only what the model still needs (earlier runs answer for the rest). */
   toCarried(): CarriedState {
-    return { version: CARRIED_STATE_VERSION, ...S.carriedFields(this.current.state), events: this.log.compact() };
+    return { version: CARRIED_STATE_VERSION, ...carriedFields(this.current.state), events: this.log.compact() };
   }
 
-  // ---- recording ----
+  // ---- what the loop reads ----
 
-  /** Records an event (the log gives it its index and the workflow clock's time). */
-  append(event: NewEvent): ConversationEvent {
-    const recorded = this.log.append(event, new Date().toISOString());
-    this.updateSession(S.woken);
-    this.announce();
-    return recorded;
-  }
-
-  /** Something a waiting loop should look at happened (no event of its own). */
-  wake(): void {
-    this.updateSession(S.woken);
-  }
-
-  setStatus(next: ConversationStatus, reason?: string): void {
-    this.exec((m, f) => commands.setStatus(m, f, next, reason));
-  }
-
-  /** The conversation stops with an error: `lastError`, optionally an error event, status `error`. */
-  fail(message: string, options: { event: boolean }): void {
-    this.exec((m, f) => commands.fail(m, f, message, options));
-  }
-
-  /** The conversation looks stuck: `lastError` says why. */
-  markStuck(reason: string): void {
-    this.exec((m, f) => commands.markStuck(m, f, reason));
-  }
-
-  /** The agent's answer (its reply without tool calls, or finish's message). */
-  setFinalMessage(text: string): void {
-    this.update((s) => S.withFinalMessage(s, text));
-  }
-
-  /** A sub-agent keeps its parent's view of it current (status and the cost of its tree). */
-  reportToParent(): void {
-    this.exec(commands.reportToParent);
-  }
-
-  /** The Web UI's current details for this conversation. */
-  publishDetails(): void {
-    const { state, session } = this.current;
-    this.env.effects.details(
-      detailsText({
-        status: state.status,
-        lastError: state.lastError,
-        iterations: state.iterations,
-        maxIterations: this.options.maxIterations,
-        runNumber: state.runNumber,
-        lastAction: this.log.lastAction,
-        waitingForHost: this.inFlight.waitingForHost ? this.options.toolTaskQueue : null,
-        waitingUntil: session.activeWait,
-        pendingMessages: this.pendingMessages(),
-        children: state.children,
-        parentId: this.options.parent?.id,
-        metrics: state.metrics,
-      }),
-    );
-  }
-
-  // ---- the model and tools ----
-
-  /**
-   * The events since the last model call, if small (they travel with the call), and marks
-   * everything up to now as sent.
-   */
-  takeRecentEvents(): { seen: number; recent: ReturnType<ConversationLog['recent']> } {
+  /** The events since the last model call, if small (they travel with the call); `seen`: the count now (see the eventsSent command). */
+  recentEvents(): { seen: number; recent: ReturnType<ConversationLog['recent']> } {
     const seen = this.log.count;
-    const recent = this.log.recent(this.current.session.sentEvents ?? this.current.state.modelSeenEvents, seen);
-    this.updateSession((s) => S.eventsSent(s, seen));
-    return { seen, recent };
-  }
-
-  /** The model answered a call made with the first `seen` events. */
-  modelSaw(seen: number): void {
-    this.update((s) => S.modelSaw(s, seen));
-  }
-
-  /** One more model call of this run: counters, usage and cost. */
-  recordReply(reply: ModelCallResult): void {
-    this.update((s) => S.recordReply(s, reply));
-  }
-
-  /** A condensation's usage (it is not a step). */
-  recordCondensation(result: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>): void {
-    this.update((s) => S.recordCondensation(s, result));
-  }
-
-  /** A condensation failed: no new try before the prompt holds `at` events. */
-  condenseLater(at: number): void {
-    this.update((s) => S.condenseLater(s, at));
-  }
-
-  /** A sub-agent started (its summary says running). */
-  childStarted(child: ChildSummary): void {
-    this.update((s) => S.childStarted(s, child));
-  }
-
-  /** A sub-agent's summary changed (it ended, or failed to start). */
-  childUpdated(id: string, change: Partial<Pick<ChildSummary, 'status' | 'cost'>>): void {
-    this.update((s) => S.childUpdated(s, id, change));
-  }
-
-  /** A sub-agent's work counts against this run's iterations and budget. */
-  addChildWork(iterations: number, cost: number): void {
-    this.update((s) => S.addChildWork(s, iterations, cost));
-  }
-
-  /** The workspace host's setup (a new version each time it is made). */
-  setSetup(next: Omit<ConversationSetup, 'version'>): void {
-    this.update((s) => S.withSetup(s, next));
-  }
-
-  setToolState(tool: string, state: unknown): void {
-    this.update((s) => S.withToolState(s, tool, state));
-  }
-
-  /** A `wait` call begins; the handlers end it early (see waitEndedBy). */
-  beginWait(until: string, reason: string): void {
-    this.updateSession((s) => S.withWait(s, { until, reason }));
-    this.publishDetails();
+    return { seen, recent: this.log.recent(this.current.session.sentEvents ?? this.current.state.modelSeenEvents, seen) };
   }
 
   /** What ended the `wait` in progress early, if anything has. */
@@ -453,46 +378,26 @@ export class ConversationRun {
     return this.current.session.activeWait;
   }
 
-  /** The `wait` call is over. */
-  endWait(): void {
-    this.updateSession((s) => S.withWait(s, undefined));
-    this.publishDetails();
-  }
-
-  // ---- hooks ----
-
   /** SessionStart hooks run once a run. */
   sessionStartDue(): boolean {
-    return S.sessionStartDue(this.current.state);
+    return sessionStartDue(this.current.state);
   }
-  markSessionStarted(): void {
-    this.update(S.markSessionStarted);
-  }
+
   /** Whether a Stop hook already made the agent go on in this run (Claude Code's stop_hook_active). */
   get stopHookActive(): boolean {
-    return S.stopHookActive(this.current.state);
-  }
-  markStopHookActive(): void {
-    this.update(S.markStopHookActive);
+    return stopHookActive(this.current.state);
   }
 
-  /** User messages the model has not seen and UserPromptSubmit hooks have not checked (each is checked once). */
-  uncheckedPrompts(): { index: number; text: string }[] {
+  /**
+   * User messages the model has not seen and UserPromptSubmit hooks have not checked (each is
+   * checked once: the promptsChecked command with `upTo` marks them).
+   */
+  uncheckedPrompts(): { prompts: { index: number; text: string }[]; upTo: number } {
     const { state } = this.current;
     const from = Math.max(state.modelSeenEvents, state.hooks.checkedPromptsUpTo);
-    const out: { index: number; text: string }[] = [];
-    for (const e of this.log.from(from)) if (e.kind === 'message' && e.source === 'user') out.push({ index: e.index, text: e.text });
-    const count = this.log.count;
-    this.update((s) => S.promptsCheckedUpTo(s, count));
-    return out;
-  }
-
-  // ---- time travel ----
-
-  /** Records step `step`'s checkpoint (an event, and the list rewinds and forks read). */
-  recordCheckpoint(step: number, c: { commit?: string; added: number; changed: number; deleted: number }): void {
-    const event = this.append({ kind: 'checkpoint', source: 'environment', step, ...c });
-    this.update((s) => S.recordCheckpoint(s, step, { index: event.index, time: event.timestamp }, c));
+    const prompts: { index: number; text: string }[] = [];
+    for (const e of this.log.from(from)) if (e.kind === 'message' && e.source === 'user') prompts.push({ index: e.index, text: e.text });
+    return { prompts, upTo: this.log.count };
   }
 
   /** Why a rewind to `step` cannot be asked for now, or undefined. */
@@ -502,127 +407,9 @@ export class ConversationRun {
     return rewindRefusalFor(step, this.checkpoints, this.current.session.closeRequested);
   }
 
-  /**
-   * Asks for a rewind to `step`: what is running stops (as a pause --now), actions waiting for
-   * confirmation are rejected, sub-agents close; the loop then carries it out (performRewind).
-   */
-  requestRewind(step: number): number {
-    const id = this.rewinds.request(step);
-    this.exec((m, f) => commands.rewind(m, f, step));
-    return id;
-  }
-
-  /** The workspace was put back to `entry`'s checkpoint: the later steps leave the prompt, the conversation is paused. */
-  applyRewind(entry: CheckpointEntry, before: string, notUndone: string): RewindAnswer {
-    const commit = entry.commit as string;
-    const dropFrom = entry.index + 1;
-    const dropTo = this.log.count;
-    this.append({ kind: 'rewind', source: 'user', toStep: entry.step, commit, before, dropFrom, dropTo, notUndone });
-    this.update((s) => S.rewoundTo(s, entry, this.options.workspace));
-    if (this.status !== 'paused') this.setStatus('paused', `rewound to step ${entry.step}`);
-    this.publishDetails();
-    return { toStep: entry.step, commit, before, dropped: dropTo - dropFrom };
-  }
-
-  /**
-   * Queues a step's checkpoint behind the one in flight, if any (a step that reuses the previous
-   * commit must see it). It runs while the next model call does; `checkpointsSettled` is awaited
-   * before anything that needs it (the next reply's events, a rewind, the end of the run).
-   */
-  queueCheckpoint(work: () => Promise<void>): void {
-    const started = this.checkpointing ? this.checkpointing.then(work) : work();
-    const tracked: Promise<void> = started.then(() => {
-      if (this.checkpointing === tracked) this.checkpointing = undefined;
-    });
-    this.checkpointing = tracked;
-  }
-
-  /**
-   * A step's checkpoint that came back with its last host call (see workspace-checkpoints.ts): kept until
-   * the turn records it.
-   */
-  noteFoldedCheckpoint(step: number, info: CheckpointInfo): void {
-    this.foldedCheckpoint = { step, info };
-  }
-
-  /** The checkpoint that came with step `step`'s last host call, if any (taken: asked once). */
-  takeFoldedCheckpoint(step: number): CheckpointInfo | undefined {
-    const folded = this.foldedCheckpoint;
-    this.foldedCheckpoint = undefined;
-    return folded?.step === step ? folded.info : undefined;
-  }
-
-  /** A checkpoint is still being taken. */
-  get checkpointPending(): boolean {
-    return this.checkpointing !== undefined;
-  }
-
-  /** Resolves once every queued checkpoint is recorded. */
-  async checkpointsSettled(): Promise<void> {
-    while (this.checkpointing) await this.checkpointing;
-  }
-
-  /** A fork's workspace has been made: an event says so (and wakes whoever waits for it). */
-  markForkMade(workspace: string): void {
-    this.update(S.forkMade);
-    const origin = this.current.state.forkedFrom;
-    const reason = `forked from ${origin?.id ?? '?'} at step ${origin?.step ?? '?'}: workspace ${workspace} ready`;
-    this.append({ kind: 'status', source: 'environment', status: this.status, reason });
-    this.publishDetails();
-  }
-
-  // ---- what users (and parents) can do ----
-
   /** A user message as the workflow accepts it; throws with the reason otherwise. */
   validateMessage(text: unknown): string {
-    const checked = checkMessageText(text);
-    if (this.closeRequested) throw new Error('the conversation is closed');
-    return checked;
-  }
-
-  /** Adds a user message (kept while paused, folded in before the next model call); its index. */
-  addMessage(text: string): number {
-    // The message is the command's first event (a status change may follow it: finished -> idle).
-    const index = this.log.count;
-    this.exec((m, f) => commands.message(m, f, text));
-    return index;
-  }
-
-  /** A message signal: added, or an error event saying why not (a signal has no answer). */
-  receiveMessage(text: unknown): void {
-    let checked: string;
-    try {
-      checked = this.validateMessage(text);
-    } catch (err) {
-      this.exec((m, f) => commands.messageRefused(m, f, (err as Error).message));
-      return;
-    }
-    this.addMessage(checked);
-  }
-
-  /** Pause: nothing new starts; the model call in flight is cancelled; `now` also interrupts the command. */
-  pause(request: PauseRequest = {}): void {
-    this.exec((m, f) => commands.pause(m, f, request));
-  }
-
-  /** The seed's `run()`: start a run, resume, or (waiting for confirmation) approve. */
-  run(): void {
-    this.exec(commands.run);
-  }
-
-  /** The resume signal: like run(), except that it never approves actions waiting for confirmation. */
-  resume(): void {
-    this.exec(commands.resume);
-  }
-
-  /** Approve or reject the actions waiting for confirmation; how many there were. */
-  decide(answer: { approved: boolean; reason?: string }): number {
-    return this.exec((m, f) => commands.decide(m, f, answer));
-  }
-
-  /** `faheem deploy drain` asked this conversation to move to the deployment's current version. */
-  askMove(): void {
-    this.exec(commands.askMove);
+    return checkedMessage(this.current, text);
   }
 
   /** Whether a drain asked this conversation to move (the loop then checks the target version). */
@@ -635,58 +422,8 @@ export class ConversationRun {
     return this.current.session.moveAsked && this.env.targetVersionChanged();
   }
 
-  /** The step under way stops here and moves with the conversation (carried to the next run). */
-  carryStep(step: MovedStep): void {
-    this.update((s) => S.withMovedStep(s, step));
-  }
-
-  /** The step this run must stop for (set by carryStep) — the turn ends without finishing it. */
+  /** The step this run must stop for (set by carryStep), or the one carried in from the previous version. */
   get movingStep(): MovedStep | undefined {
     return this.current.state.movedStep;
-  }
-
-  /** The step carried in from the previous version, once (the new run finishes it first). */
-  takeMovedStep(): MovedStep | undefined {
-    const step = this.current.state.movedStep;
-    this.update((s) => S.withMovedStep(s, undefined));
-    return step;
-  }
-
-  /** End the conversation: what is in flight is cancelled, sub-agents close too. */
-  close(): void {
-    const pending = this.rewinds.pending !== undefined;
-    this.exec((m, f) => commands.close(m, f, pending));
-  }
-
-  /** A sub-agent reported its status and cost. */
-  childReported(report: ChildReport): void {
-    const next = S.childReport(this.current.state, report);
-    if (!next) return;
-    this.update(() => next);
-    this.publishDetails();
-    this.wake();
-  }
-
-  // ---- the run's start and end ----
-
-  /** A new conversation's start: search attributes, the first message, run, a pause that came with the start. */
-  begin(): void {
-    if (!this.input.carried) {
-      this.env.effects.searchAttributes({ status: this.status, model: this.model || 'default' });
-      for (const step of commands.startSteps(this.input, checkMessageText)) this.exec(step);
-      this.exec(commands.pauseAtStart);
-      this.publishDetails();
-    }
-    this.updateSession((s) => ({ ...s, started: true }));
-  }
-
-  /** The run is ending: waiting clients are answered now (they ask the next run). */
-  drain(): void {
-    this.updateSession((s) => ({ ...s, draining: true }));
-    this.announce();
-    // A rewind asked for as the run ends is not carried out: say so to whoever waits for it.
-    const pending = this.rewinds.pending;
-    if (pending)
-      this.rewinds.answer(pending.id, { error: 'the conversation stopped (idle timeout, sub-agent done or closing) before the rewind' });
   }
 }

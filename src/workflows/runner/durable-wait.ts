@@ -6,11 +6,12 @@ import { WaitArgs, describeInvalid } from '../../tools/schemas.js';
 import { DEFAULTS, type ActionEvent, type ToolResult } from '../../types.js';
 import { formatDuration } from '../details.js';
 import type { ConversationRun } from './conversation-run.js';
+import { beginWait, carryStep, endWait } from './commands.js';
 import type { WaitEnd } from './run-state.js';
 import { moveToNewVersionDue } from './versioning.js';
 
 /** What a `wait` call reads and writes of the run. */
-export type WaitRun = Pick<ConversationRun, 'beginWait' | 'carryStep' | 'endWait' | 'moveWanted' | 'options' | 'waitEndedBy'>;
+export type WaitRun = Pick<ConversationRun, 'apply' | 'moveWanted' | 'options' | 'waitEndedBy'>;
 
 /** How long to wait for these arguments at workflow time `now` (ms), capped; or why not. */
 export function waitPlan(
@@ -53,14 +54,14 @@ export async function waitUntil(
 ): Promise<ToolResult> {
   const { until, reason, capped, started } = plan;
   const ms = Math.max(0, Date.parse(until) - Date.now());
-  run.beginWait(until, reason);
+  run.apply(beginWait, until, reason);
   try {
     const ended = await condition(() => run.waitEndedBy !== undefined || run.moveWanted(), ms, {
       summary: `waiting until ${until} (${reason})`,
     });
     const endedBy = run.waitEndedBy;
     if (ended && endedBy === undefined && moveToNewVersionDue()) {
-      run.carryStep({ kind: 'wait', toolCallId: action.toolCallId, until, reason, capped, rest: [] });
+      run.apply(carryStep, { kind: 'wait', toolCallId: action.toolCallId, until, reason, capped, rest: [] });
       return { content: 'The wait goes on on a new version of the worker.', isError: false };
     }
     const waited = waitedText(Date.now() - started);
@@ -72,7 +73,7 @@ export async function waitUntil(
     }
     return { content: `The wait ended early after ${waited}: ${ENDED_BY[endedBy as WaitEnd]}.`, isError: false };
   } finally {
-    run.endWait();
+    run.apply(endWait);
   }
 }
 

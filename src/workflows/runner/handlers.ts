@@ -1,7 +1,7 @@
-// The conversation's signals, queries and updates: each handler (and its validator) calls one
-// method of the run. The definitions (names, argument types) are in ../messages.ts.
+// The conversation's signals, queries and updates: each handler applies one command to the run
+// (./commands.ts); validators and queries read it. The definitions (names, argument types) are in ../messages.ts.
 import { condition, setHandler } from '@temporalio/workflow';
-import { FAILURE, failure } from '../../failure-types.js';
+import { FAILURE, failure, failureTypeOf } from '../../failure-types.js';
 import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import type { ChildReport } from '../../types.js';
 import { eventsPage } from '../event-log.js';
@@ -29,40 +29,68 @@ import {
   type WaitRequest,
 } from '../messages.js';
 import type { ConversationRun } from './conversation-run.js';
+import {
+  askMove,
+  childReported,
+  close,
+  decide,
+  message,
+  pause,
+  receiveMessage,
+  requestRun,
+  resume,
+  rewind,
+  setConfirmationPolicy,
+} from './commands.js';
+
+/** An update refused by its validator: the one InvalidRequest failure, its message the reason clients show. */
+function refuse(reason: string): never {
+  throw failure(FAILURE.InvalidRequest, reason);
+}
+
+/** Runs a check that throws with its reason (a message's text, say) as a validator: a refusal is InvalidRequest. */
+function refuseIfThrows(check: () => unknown): void {
+  try {
+    check();
+  } catch (err) {
+    if (failureTypeOf(err) === FAILURE.InvalidRequest) throw err;
+    refuse((err as Error).message);
+  }
+}
 
 /** Registers every handler of the conversation workflow on `run`. */
 export function registerHandlers(run: ConversationRun): void {
-  setHandler(approveUpdate, () => ({ approved: run.decide({ approved: true }) }), {
+  setHandler(approveUpdate, () => ({ approved: run.apply(decide, { approved: true }) }), {
     description: DESCRIPTIONS.approve,
     validator: () => {
       const refusal = run.confirmation.refusal();
-      if (refusal) throw new Error(refusal);
-      if (run.status !== 'waiting_for_confirmation') throw new Error(`the conversation is ${run.status}; resume it first, then approve`);
+      if (refusal) refuse(refusal);
+      if (run.status !== 'waiting_for_confirmation') refuse(`the conversation is ${run.status}; resume it first, then approve`);
     },
   });
-  setHandler(rejectUpdate, (reason: string) => ({ rejected: run.decide({ approved: false, ...(reason ? { reason } : {}) }) }), {
+  setHandler(rejectUpdate, (reason: string) => ({ rejected: run.apply(decide, { approved: false, ...(reason ? { reason } : {}) }) }), {
     description: DESCRIPTIONS.reject,
     validator: (_reason: string) => {
       const refusal = run.confirmation.refusal();
-      if (refusal) throw new Error(refusal);
+      if (refusal) refuse(refusal);
     },
   });
-  setHandler(setConfirmationPolicyUpdate, (policy) => ({ confirmationPolicy: run.setConfirmationPolicy(policy) }), {
+  setHandler(setConfirmationPolicyUpdate, (policy) => ({ confirmationPolicy: run.apply(setConfirmationPolicy, policy) }), {
     description: DESCRIPTIONS.setConfirmationPolicy,
     validator: (policy) => {
       if (policy !== 'never' && policy !== 'risky' && policy !== 'always') {
-        throw new Error(`the confirmation policy must be never, risky or always, not ${JSON.stringify(policy)}`);
+        refuse(`the confirmation policy must be never, risky or always, not ${JSON.stringify(policy)}`);
       }
-      if (run.closeRequested) throw new Error('the conversation is closed');
+      if (run.closeRequested) refuse('the conversation is closed');
     },
   });
 
-  setHandler(messageSignal, (text) => run.receiveMessage(text), { description: DESCRIPTIONS.message });
-  setHandler(pauseSignal, (request) => run.pause(request ?? {}), { description: DESCRIPTIONS.pause });
-  setHandler(resumeSignal, () => run.resume(), { description: DESCRIPTIONS.resume });
-  setHandler(closeSignal, () => run.close(), { description: DESCRIPTIONS.close });
-  setHandler(moveSignal, () => run.askMove(), { description: DESCRIPTIONS.moveToCurrentVersion });
-  setHandler(childStatusSignal, (report: ChildReport) => run.childReported(report), { description: DESCRIPTIONS.childStatus });
+  setHandler(messageSignal, (text) => run.apply(receiveMessage, text), { description: DESCRIPTIONS.message });
+  setHandler(pauseSignal, (request) => run.apply(pause, request ?? {}), { description: DESCRIPTIONS.pause });
+  setHandler(resumeSignal, () => run.apply(resume), { description: DESCRIPTIONS.resume });
+  setHandler(closeSignal, () => run.apply(close), { description: DESCRIPTIONS.close });
+  setHandler(moveSignal, () => run.apply(askMove), { description: DESCRIPTIONS.moveToCurrentVersion });
+  setHandler(childStatusSignal, (report: ChildReport) => run.apply(childReported, report), { description: DESCRIPTIONS.childStatus });
 
   setHandler(stateQuery, () => run.snapshot(), { description: DESCRIPTIONS.state });
   setHandler(setupQuery, () => run.setup ?? null, { description: DESCRIPTIONS.setup });
@@ -71,9 +99,9 @@ export function registerHandlers(run: ConversationRun): void {
     description: DESCRIPTIONS.events,
   });
 
-  setHandler(addMessageUpdate, (text) => ({ index: run.addMessage(text), status: run.status }), {
+  setHandler(addMessageUpdate, (text) => ({ index: run.apply(message, text), status: run.status }), {
     description: DESCRIPTIONS.addMessage,
-    validator: (text) => void run.validateMessage(text),
+    validator: (text) => refuseIfThrows(() => run.validateMessage(text)),
   });
   // Clients wait here instead of polling: each wait is one update, answered when there is news.
   setHandler(
@@ -88,15 +116,17 @@ export function registerHandlers(run: ConversationRun): void {
       unfinishedPolicy: HandlerUnfinishedPolicy.ABANDON,
       validator: (request: WaitRequest) => {
         const numbers = [request?.afterEvents, request?.afterRun].filter((n) => n !== undefined);
-        if (numbers.some((n) => !Number.isFinite(Number(n)))) throw new Error('afterEvents and afterRun must be numbers');
-        if (request?.afterEvents === undefined && request?.whenStopped !== true) throw new Error('give afterEvents or whenStopped');
+        if (numbers.some((n) => !Number.isFinite(Number(n)))) refuse('afterEvents and afterRun must be numbers');
+        if (request?.afterEvents === undefined && request?.whenStopped !== true) refuse('give afterEvents or whenStopped');
       },
     },
   );
   setHandler(
     rewindUpdate,
     async (request: { to: number }) => {
-      const id = run.requestRewind(request.to);
+      // What is running stops (as a pause --now), actions waiting are rejected, sub-agents close; the loop then rewinds.
+      const id = run.rewinds.request(request.to);
+      run.apply(rewind, request.to);
       await condition(() => run.rewinds.answered(id) || run.draining);
       return run.rewinds.take(id);
     },
@@ -104,7 +134,7 @@ export function registerHandlers(run: ConversationRun): void {
       description: DESCRIPTIONS.rewind,
       validator: (request: { to: number }) => {
         const refusal = run.rewindRefusal(request?.to);
-        if (refusal) throw failure(FAILURE.InvalidRequest, refusal);
+        if (refusal) refuse(refusal);
       },
     },
   );
@@ -115,20 +145,20 @@ export function registerHandlers(run: ConversationRun): void {
     forkPointQuery,
     (step: number) => {
       const checkpoint = run.checkpoints.active(step);
-      return checkpoint?.commit ? { options: run.options, checkpoint } : null;
+      return checkpoint?.commit ? { options: run.currentOptions(), checkpoint } : null;
     },
     { description: DESCRIPTIONS.forkPoint },
   );
   setHandler(
     runUpdate,
     () => {
-      run.run();
+      run.apply(requestRun);
       return { runNumber: run.runNumber, status: run.status };
     },
     {
       description: DESCRIPTIONS.run,
       validator: () => {
-        if (run.closeRequested) throw new Error('the conversation is closed');
+        if (run.closeRequested) refuse('the conversation is closed');
       },
     },
   );

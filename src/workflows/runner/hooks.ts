@@ -9,9 +9,10 @@ import type { HookEvent, HookEventCommon, HookEventOf } from '../../hooks/event.
 import { failureMessage } from '../reply.js';
 import { onHostQueue, type ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
+import { record } from './commands.js';
 
 /** What hooks read and write of the run. */
-export type HooksRun = Pick<ConversationRun, 'append' | 'id' | 'options' | 'setup'>;
+export type HooksRun = Pick<ConversationRun, 'apply' | 'id' | 'options' | 'setup'>;
 
 /** A generous bound for a worker's TypeScript hooks (each times out on its own, 60 s by default). */
 const WORKER_HOOK_SECONDS = 120;
@@ -64,13 +65,13 @@ export async function runHooks(run: HooksRun, acts: ConversationActivities, due:
     const block = due.commands.some((h) => h.onFailure === 'block');
     decision = block ? { kind: 'block', reason: message, errors: [message] } : { kind: 'allow', errors: [message] };
   }
-  for (const message of decision.errors) run.append({ kind: 'error', source: 'environment', message: `hook: ${message}` });
+  for (const message of decision.errors) run.apply(record, { kind: 'error', source: 'environment', message: `hook: ${message}` });
   return decision;
 }
 
 /** A hook's context for the model, as a message of its own (it reads as a user turn). */
 export function addHookContext(run: HooksRun, event: HookEventName, text: string | undefined): void {
-  if (text && text.trim()) run.append({ kind: 'message', source: 'environment', text: `[${event} hook]\n${text.trim()}` });
+  if (text && text.trim()) run.apply(record, { kind: 'message', source: 'environment', text: `[${event} hook]\n${text.trim()}` });
 }
 
 /**

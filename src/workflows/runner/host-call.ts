@@ -6,14 +6,12 @@ import { TimeoutType } from '@temporalio/common';
 import { NotStarted } from './host-errors.js';
 import { hostWait } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
+import { recordAndShow } from './commands.js';
 import { isPatched } from '../legacy/patches.js';
 import { onPoolHost } from './pool-host.js';
 
 /** What waiting for the host reads and writes of the run. */
-export type HostCallRun = Pick<
-  ConversationRun,
-  'append' | 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'publishDetails' | 'setToolState' | 'toolStateOf'
->;
+export type HostCallRun = Pick<ConversationRun, 'apply' | 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'toolStateOf'>;
 
 export { NotStarted } from './host-errors.js';
 
@@ -43,19 +41,19 @@ export async function onHost<T>(
     }
   }
   if (run.halted) throw new NotStarted();
-  run.inFlight.setWaitingForHost(true);
-  run.append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: false });
-  run.publishDetails();
   try {
-    // Told it may have begun under the first try (a retry that timed out), so `report` tools still never run twice.
-    return await call({}, true);
-  } catch (err) {
-    // Paused or closed while waiting: the call had not been picked up.
-    if (isCancellation(err)) throw new NotStarted();
-    throw err;
+    return await run.inFlight.waitingForHostWhile(async () => {
+      run.apply(recordAndShow, { kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: false });
+      try {
+        // Told it may have begun under the first try (a retry that timed out), so `report` tools still never run twice.
+        return await call({}, true);
+      } catch (err) {
+        // Paused or closed while waiting: the call had not been picked up.
+        if (isCancellation(err)) throw new NotStarted();
+        throw err;
+      }
+    });
   } finally {
-    run.inFlight.setWaitingForHost(false);
-    run.append({ kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: true });
-    run.publishDetails();
+    run.apply(recordAndShow, { kind: 'host', source: 'environment', queue: options.toolTaskQueue, available: true });
   }
 }

@@ -1,7 +1,10 @@
 // What is in flight in the loop (the model call, condensation or setup; the host tool call), so that
 // a pause or close can reach it. The only writer of its fields: the runner's parts begin and end
 // their call here, the commands' effects cancel it.
-import { CancellationScope } from '@temporalio/workflow';
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
+
+/** What came of work in flight: its value, or the error it ended in, told apart by whether a pause or close cancelled it. */
+export type Flight<T> = { kind: 'done'; value: T } | { kind: 'cancelled'; error: unknown } | { kind: 'failed'; error: unknown };
 
 /** The cancellation scopes of what is in flight. */
 export class InFlight {
@@ -27,17 +30,31 @@ export class InFlight {
     return this.hostWait;
   }
 
-  /** A model call (or condensation, or setup) begins: its scope, which a pause or close cancels. */
-  beginModel(): CancellationScope {
-    this.modelScope = new CancellationScope();
-    return this.modelScope;
+  /**
+   * Runs a model call (or condensation, or setup) in a scope a pause or close cancels, and says
+   * what came of it: cancelled when the scope was (whatever error the call ended in: a call whose
+   * worker died before acknowledging ends in a timeout) or `halted()` says the run stopped.
+   */
+  async modelCall<T>(work: () => Promise<T>, halted: () => boolean): Promise<Flight<T>> {
+    const scope = new CancellationScope();
+    this.modelScope = scope;
+    try {
+      return { kind: 'done', value: await scope.run(work) };
+    } catch (error) {
+      return isCancellation(error) || scope.consideredCancelled || halted() ? { kind: 'cancelled', error } : { kind: 'failed', error };
+    } finally {
+      this.modelScope = undefined;
+    }
   }
-  endModel(): void {
-    this.modelScope = undefined;
-  }
-  /** Whether the model call in flight was cancelled (whatever error it ended in). */
-  get modelCancelled(): boolean {
-    return this.modelScope?.consideredCancelled === true;
+
+  /** While `work` runs, the call in flight waits for a worker on the workspace host's queue. */
+  async waitingForHostWhile<T>(work: () => Promise<T>): Promise<T> {
+    this.hostWait = true;
+    try {
+      return await work();
+    } finally {
+      this.hostWait = false;
+    }
   }
 
   /** A host tool call begins: its scope, which a `pause --now` (or a pause while waiting for the host) cancels. */
@@ -50,11 +67,6 @@ export class InFlight {
     this.interrupt = false;
   }
 
-  /** The call in flight waits for a worker on the workspace host's queue (or no longer does). */
-  setWaitingForHost(waiting: boolean): void {
-    this.hostWait = waiting;
-  }
-
   cancelModel(): void {
     this.modelScope?.cancel();
   }
@@ -63,9 +75,4 @@ export class InFlight {
     if (interrupt) this.interrupt = true;
     this.toolScope?.cancel();
   }
-}
-
-/** Whether the model call (or condensation, or setup) in flight was cancelled by a pause or close, whatever error it ended in. */
-export function modelCallCancelled(run: { readonly inFlight: InFlight; readonly halted: boolean }): boolean {
-  return run.inFlight.modelCancelled || run.halted;
 }

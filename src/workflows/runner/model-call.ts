@@ -1,30 +1,29 @@
 // One model call as an activity: the events since the last call travel with it (when small), a
 // pause cancels it, and a failure is said in what it returns.
-import { isCancellation } from '@temporalio/workflow';
 import { FAILURE, failureTypeOf } from '../../failure-types.js';
 import type { ModelCallResult } from '../../types.js';
 import { MODEL_CALL } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activity-proxies.js';
-import { modelCallCancelled } from './in-flight.js';
 import type { ConversationRun } from './conversation-run.js';
+import { eventsSent, modelSaw } from './commands.js';
 import { modelLabel } from '../details.js';
 
 /** What a model call reads and writes of the run. */
 export type ModelCallRun = Pick<
   ConversationRun,
+  | 'apply'
   | 'id'
   | 'inFlight'
   | 'halted'
   | 'metrics'
   | 'model'
-  | 'modelSaw'
   | 'offeredTools'
   | 'options'
   | 'setup'
   | 'steps'
   | 'systemPrompt'
-  | 'takeRecentEvents'
+  | 'recentEvents'
 >;
 
 /** What came of a model call. */
@@ -39,13 +38,13 @@ export type ModelCallOutcome =
 export async function callModel(run: ModelCallRun, acts: ConversationActivities): Promise<ModelCallOutcome> {
   // The conversation's step this reply will be (not the run's iteration: that restarts every run).
   const step = run.steps + 1;
-  const { seen, recent } = run.takeRecentEvents();
+  const { seen, recent } = run.recentEvents();
+  run.apply(eventsSent, seen);
   const setup = run.setup;
-  const scope = run.inFlight.beginModel();
   // The Web UI's summary of the call (user metadata: replay does not compare it).
   const model = modelLabel(run.model, setup?.workerModel, run.metrics.calls?.at(-1)?.model);
-  try {
-    const reply = await scope.run(() =>
+  const called = await run.inFlight.modelCall(
+    () =>
       acts.model.callModel.executeWithOptions({ ...MODEL_CALL, summary: `LLM ${model} · step ${step}` }, [
         {
           conversationId: run.id,
@@ -58,19 +57,19 @@ export async function callModel(run: ModelCallRun, acts: ConversationActivities)
           ...(recent ? { recent } : {}),
         },
       ]),
-    );
-    run.modelSaw(seen);
-    return { kind: 'reply', reply };
-  } catch (err) {
-    // A cancelled call whose worker died before acknowledging ends in a timeout instead; that is
-    // still the pause, not an error.
-    if (isCancellation(err) || modelCallCancelled(run)) return { kind: 'cancelled' };
-    return {
-      kind: 'failed',
-      message: `model call failed: ${failureMessage(err)}`,
-      contextExceeded: failureTypeOf(err) === FAILURE.ContextWindowExceeded,
-    };
-  } finally {
-    run.inFlight.endModel();
+    () => run.halted,
+  );
+  switch (called.kind) {
+    case 'done':
+      run.apply(modelSaw, seen);
+      return { kind: 'reply', reply: called.value };
+    case 'cancelled':
+      return { kind: 'cancelled' };
+    case 'failed':
+      return {
+        kind: 'failed',
+        message: `model call failed: ${failureMessage(called.error)}`,
+        contextExceeded: failureTypeOf(called.error) === FAILURE.ContextWindowExceeded,
+      };
   }
 }

@@ -16,13 +16,11 @@ import { DEFAULTS } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
 import { hostWait } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
+import { recordAndShow, setToolState, showDetails } from './commands.js';
 import { NotStarted, OutcomeUnknown } from './host-errors.js';
 
 /** What a pooled host call reads and writes of the run. */
-export type PoolHostRun = Pick<
-  ConversationRun,
-  'append' | 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'publishDetails' | 'setToolState' | 'toolStateOf'
->;
+export type PoolHostRun = Pick<ConversationRun, 'apply' | 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'toolStateOf'>;
 
 function timeoutOf(err: unknown): TimeoutType | undefined {
   return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure ? (err.cause.timeoutType ?? undefined) : undefined;
@@ -57,12 +55,12 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
   const claimed = await claims.claimPoolHost({ conversationId: run.id, pool, ...(lastStep !== undefined ? { lastStep } : {}) });
   const terminal = run.toolStateOf('terminal') as { cwd?: unknown; env?: unknown } | undefined;
   if (terminal && typeof terminal.cwd === 'string')
-    run.setToolState('terminal', { ...terminal, cwd: movedCwd(terminal.cwd, options.workspace, claimed.workspace) });
+    run.apply(setToolState, 'terminal', { ...terminal, cwd: movedCwd(terminal.cwd, options.workspace, claimed.workspace) });
   options.toolTaskQueue = claimed.toolTaskQueue;
   options.workspace = claimed.workspace;
   options.poolHost = { host: claimed.host, epoch: claimed.epoch };
   delete options.poolReleasedBy;
-  run.append({
+  run.apply(recordAndShow, {
     kind: 'host_changed',
     source: 'environment',
     from,
@@ -70,7 +68,6 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
     restoredFromStep: claimed.restoredFromStep ?? null,
     reason: reason ?? (released !== undefined ? `woke from hibernation (released by ${released})` : `first host of pool ${pool}`),
   });
-  run.publishDetails();
   return claimed.restoredFromStep;
 }
 
@@ -116,7 +113,7 @@ export async function onPoolHost<T>(
 }
 
 /** What hibernation reads and writes of the run. */
-export type HibernateRun = Pick<ConversationRun, 'options' | 'publishDetails' | 'id' | 'status'>;
+export type HibernateRun = Pick<ConversationRun, 'apply' | 'id' | 'options' | 'status'>;
 
 /**
  * How long a stopped pooled conversation keeps its host folder before it hibernates: 0 when
@@ -146,7 +143,7 @@ export async function hibernate(run: HibernateRun): Promise<void> {
   await host.releasePoolHost({ conversationId: run.id, epoch: held.epoch }).catch(() => false);
   delete options.poolHost;
   options.poolReleasedBy = held.host;
-  run.publishDetails();
+  run.apply(showDetails);
 }
 
 /** Whether a pooled conversation needs a host claimed before a call that does not go through onHost (a rewind's restore). */

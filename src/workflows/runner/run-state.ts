@@ -7,6 +7,7 @@ import {
   emptyMetrics,
   type CarriedState,
   type CheckpointEntry,
+  type ConfirmationPolicy,
   type ChildReport,
   type ChildSummary,
   type ConversationInput,
@@ -70,6 +71,8 @@ export interface RunState {
   readonly hooks: { readonly sessionStartedRun: number; readonly stopHookRun: number; readonly checkedPromptsUpTo: number };
   /** The step under way when the run stopped to move to a new version (carried), or carried in from one. */
   readonly movedStep?: MovedStep;
+  /** Whether actions wait for the user's approval (the setConfirmationPolicy update changes it). */
+  readonly confirmationPolicy: ConfirmationPolicy;
 }
 
 /** What lasts only as long as this workflow run (a close ends it; nothing of it is carried). */
@@ -123,6 +126,8 @@ export function initialState(input: ConversationInput, runId: string, eventCount
       checkedPromptsUpTo: carried?.hooks?.checkedPromptsUpTo ?? 0,
     },
     ...(carried?.movedStep ? { movedStep: carried.movedStep } : {}),
+    // Older runs changed the policy in the options they carried on: those answer for it then.
+    confirmationPolicy: carried?.confirmationPolicy ?? options.confirmationPolicy,
   };
 }
 
@@ -131,9 +136,17 @@ export function initialSession(input: ConversationInput): Session {
   return { closeRequested: false, wakeups: 0, draining: false, started: input.carried !== undefined, moveAsked: false };
 }
 
+/** The fields a run carries besides its version and events (`terminal` and `tasks`: version 1 only). */
+type CarriedFields = Omit<CarriedState, 'version' | 'events' | 'terminal' | 'tasks'>;
+type SameKeys<A, B> = [Exclude<keyof A, keyof B>, Exclude<keyof B, keyof A>] extends [never, never] ? true : false;
+// RunState is the carried shape: a field added to one and not the other does not compile.
+const runStateIsCarried: SameKeys<RunState, CarriedFields> = true;
+void runStateIsCarried;
+
 /** The carried state's fields of `state` (the events and the version are added by the caller). */
-export function carriedFields(state: RunState): Omit<CarriedState, 'version' | 'events'> {
-  return state as Omit<CarriedState, 'version' | 'events'>;
+export function carriedFields(state: RunState): CarriedFields {
+  // Field for field the same (checked above); only readonly-ness differs.
+  return state as CarriedFields;
 }
 
 /** A new conversation's tool state: the terminal in the workspace. */
@@ -154,7 +167,7 @@ export function treeCost(state: RunState): number {
 // ---- the model and tools ----
 
 /** One more model call of this run: counters, usage and cost. */
-export function recordReply(state: RunState, reply: ModelCallResult): RunState {
+export function withReply(state: RunState, reply: ModelCallResult): RunState {
   const steps = state.steps + 1;
   return {
     ...state,
@@ -167,17 +180,17 @@ export function recordReply(state: RunState, reply: ModelCallResult): RunState {
 }
 
 /** A condensation's usage (it is not a step). */
-export function recordCondensation(state: RunState, result: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>): RunState {
+export function withCondensation(state: RunState, result: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'>): RunState {
   return { ...state, metrics: addUsage(state.metrics, result, state.steps, 'condense'), lastPromptTokens: 0 };
 }
 
 /** A condensation failed: not again before the prompt holds `at` events. */
-export function condenseLater(state: RunState, at: number): RunState {
+export function withCondenseRetryAt(state: RunState, at: number): RunState {
   return { ...state, condenseRetryAt: at };
 }
 
 /** The model answered a call made with the first `seen` events. */
-export function modelSaw(state: RunState, seen: number): RunState {
+export function withModelSeen(state: RunState, seen: number): RunState {
   return { ...state, modelSeenEvents: seen };
 }
 
@@ -208,24 +221,24 @@ export function withMovedStep(state: RunState, step: MovedStep | undefined): Run
 // ---- sub-agents ----
 
 /** A sub-agent started: its summary (running) and the count. */
-export function childStarted(state: RunState, child: ChildSummary): RunState {
+export function withChildStarted(state: RunState, child: ChildSummary): RunState {
   return { ...state, children: [...state.children, child], childCount: state.childCount + 1 };
 }
 
 /** A sub-agent's summary changed (it ended, or failed to start). */
-export function childUpdated(state: RunState, id: string, change: Partial<Pick<ChildSummary, 'status' | 'cost'>>): RunState {
+export function withChildUpdated(state: RunState, id: string, change: Partial<Pick<ChildSummary, 'status' | 'cost'>>): RunState {
   return { ...state, children: state.children.map((c) => (c.id === id ? { ...c, ...change } : c)) };
 }
 
 /** A child's report; undefined when it is not one of ours. */
-export function childReport(state: RunState, report: ChildReport): RunState | undefined {
+export function withChildReport(state: RunState, report: ChildReport): RunState | undefined {
   const child = state.children.find((c) => c.id === report?.id);
   if (!child) return undefined;
-  return childUpdated(state, child.id, { status: report.status, cost: Math.max(child.cost, Number(report.cost) || 0) });
+  return withChildUpdated(state, child.id, { status: report.status, cost: Math.max(child.cost, Number(report.cost) || 0) });
 }
 
 /** A sub-agent's work counts against this run's iterations and budget. */
-export function addChildWork(state: RunState, iterations: number, cost: number): RunState {
+export function withChildWork(state: RunState, iterations: number, cost: number): RunState {
   return { ...state, iterations: state.iterations + iterations, runCost: state.runCost + cost };
 }
 
@@ -236,7 +249,7 @@ export function sessionStartDue(state: RunState): boolean {
   return state.hooks.sessionStartedRun !== state.runNumber;
 }
 
-export function markSessionStarted(state: RunState): RunState {
+export function withSessionStarted(state: RunState): RunState {
   return { ...state, hooks: { ...state.hooks, sessionStartedRun: state.runNumber } };
 }
 
@@ -245,19 +258,19 @@ export function stopHookActive(state: RunState): boolean {
   return state.hooks.stopHookRun === state.runNumber;
 }
 
-export function markStopHookActive(state: RunState): RunState {
+export function withStopHookActive(state: RunState): RunState {
   return { ...state, hooks: { ...state.hooks, stopHookRun: state.runNumber } };
 }
 
 /** UserPromptSubmit hooks have checked every user message up to `count`. */
-export function promptsCheckedUpTo(state: RunState, count: number): RunState {
+export function withPromptsChecked(state: RunState, count: number): RunState {
   return { ...state, hooks: { ...state.hooks, checkedPromptsUpTo: count } };
 }
 
 // ---- time travel ----
 
 /** Step `step`'s checkpoint, recorded as the event at `index` (time `time`): the tools' state goes with it. */
-export function recordCheckpoint(
+export function withCheckpointEntry(
   state: RunState,
   step: number,
   event: { index: number; time: string },
@@ -282,8 +295,13 @@ export function rewoundTo(state: RunState, entry: CheckpointEntry, workspace: st
   return { ...state, steps: entry.step, checkpoints: rewoundCheckpoints(state.checkpoints, entry.step), toolState, lastError: null };
 }
 
+/** The confirmation policy for the replies to come (actions already waiting stay waiting). */
+export function withConfirmationPolicy(state: RunState, policy: ConfirmationPolicy): RunState {
+  return { ...state, confirmationPolicy: policy };
+}
+
 /** A fork's workspace has been made. */
-export function forkMade(state: RunState): RunState {
+export function withForkMade(state: RunState): RunState {
   return { ...state, forkMade: true };
 }
 
@@ -308,6 +326,6 @@ export function waitInterrupted(session: Session, by: WaitEnd): Session {
 }
 
 /** Events up to `count` went with this run's last model call. */
-export function eventsSent(session: Session, count: number): Session {
+export function withEventsSent(session: Session, count: number): Session {
   return { ...session, sentEvents: count };
 }

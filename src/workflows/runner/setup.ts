@@ -1,16 +1,14 @@
 // The conversation's setup, made once on the workspace host: the tools it has for this
 // conversation (built-ins, yours, MCP servers') and the repository's instructions (AGENTS.md).
-import { isCancellation } from '@temporalio/workflow';
 import { PREPARE_TOOLS } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activity-proxies.js';
-import { modelCallCancelled } from './in-flight.js';
 import type { ConversationRun } from './conversation-run.js';
+import { record, setSetup } from './commands.js';
 import { NotStarted, onHost, type HostCallRun } from './host-call.js';
 
 /** What the setup reads and writes of the run. */
-export type SetupRun = Pick<ConversationRun, 'append' | 'halted' | 'id' | 'inFlight' | 'noteFoldedCheckpoint' | 'options' | 'setSetup'> &
-  HostCallRun;
+export type SetupRun = Pick<ConversationRun, 'apply' | 'halted' | 'id' | 'inFlight' | 'options' | 'stepCheckpoints'> & HostCallRun;
 
 /** Made, or why not: cancelled (a pause or close) or failed (the conversation's error). */
 export type SetupOutcome = { kind: 'ready' } | { kind: 'cancelled' } | { kind: 'failed'; message: string };
@@ -21,9 +19,8 @@ export type SetupOutcome = { kind: 'ready' } | { kind: 'cancelled' } | { kind: '
  */
 export async function prepareTools(run: SetupRun, acts: ConversationActivities, withCheckpoint: boolean): Promise<SetupOutcome> {
   const { options } = run;
-  const scope = run.inFlight.beginModel();
-  try {
-    const result = await scope.run(() =>
+  const made = await run.inFlight.modelCall(
+    () =>
       onHost(run, (extra) =>
         acts.tool.prepareTools.executeWithOptions(
           {
@@ -44,28 +41,27 @@ export async function prepareTools(run: SetupRun, acts: ConversationActivities, 
           ],
         ),
       ),
-    );
-    run.setSetup({
-      tools: result.tools,
-      ...(result.instructions ? { instructions: result.instructions } : {}),
-      ...(result.skills?.length ? { skills: result.skills } : {}),
-      ...(result.hookEvents?.length ? { hookEvents: result.hookEvents } : {}),
-      ...(result.workerModel ? { workerModel: result.workerModel } : {}),
-    });
-    if (result.instructions) run.append({ kind: 'instructions', source: 'environment', ...result.instructions });
-    if (result.skills?.length || result.warnings?.length) {
-      const skills = (result.skills ?? []).map(({ name, description, path }) => ({ name, description, path }));
-      run.append({ kind: 'skills', source: 'environment', skills, warnings: result.warnings ?? [] });
-    }
-    for (const message of result.errors) run.append({ kind: 'error', source: 'environment', message });
-    if (withCheckpoint && result.checkpoint) run.noteFoldedCheckpoint(0, result.checkpoint);
-    return { kind: 'ready' };
-  } catch (err) {
-    if (err instanceof NotStarted || isCancellation(err) || modelCallCancelled(run)) return { kind: 'cancelled' };
-    return { kind: 'failed', message: `could not prepare the tools on ${options.toolTaskQueue}: ${failureMessage(err)}` };
-  } finally {
-    run.inFlight.endModel();
+    () => run.halted,
+  );
+  if (made.kind === 'cancelled' || (made.kind === 'failed' && made.error instanceof NotStarted)) return { kind: 'cancelled' };
+  if (made.kind === 'failed')
+    return { kind: 'failed', message: `could not prepare the tools on ${options.toolTaskQueue}: ${failureMessage(made.error)}` };
+  const result = made.value;
+  run.apply(setSetup, {
+    tools: result.tools,
+    ...(result.instructions ? { instructions: result.instructions } : {}),
+    ...(result.skills?.length ? { skills: result.skills } : {}),
+    ...(result.hookEvents?.length ? { hookEvents: result.hookEvents } : {}),
+    ...(result.workerModel ? { workerModel: result.workerModel } : {}),
+  });
+  if (result.instructions) run.apply(record, { kind: 'instructions', source: 'environment', ...result.instructions });
+  if (result.skills?.length || result.warnings?.length) {
+    const skills = (result.skills ?? []).map(({ name, description, path }) => ({ name, description, path }));
+    run.apply(record, { kind: 'skills', source: 'environment', skills, warnings: result.warnings ?? [] });
   }
+  for (const message of result.errors) run.apply(record, { kind: 'error', source: 'environment', message });
+  if (withCheckpoint && result.checkpoint) run.stepCheckpoints.noteFolded(0, result.checkpoint);
+  return { kind: 'ready' };
 }
 
 /** Stops the conversation's MCP servers on the workspace host when it ends (best effort, bounded). */

@@ -9,24 +9,22 @@ import { oneLine } from '../../text.js';
 import { closeSignal, pauseSignal } from '../messages.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationRun } from './conversation-run.js';
+import { addChildWork, childStarted, childUpdated, record, recordAndShow } from './commands.js';
 
 /** What a delegate call reads and writes of its (parent) run. */
 export type DelegatingRun = Pick<
   ConversationRun,
-  | 'addChildWork'
-  | 'append'
-  | 'childStarted'
-  | 'childUpdated'
+  | 'apply'
+  | 'childCount'
   | 'children'
   | 'closeRequested'
+  | 'currentOptions'
   | 'depth'
   | 'id'
   | 'iterations'
   | 'offeredTools'
   | 'options'
-  | 'publishDetails'
   | 'runCost'
-  | 'state'
   | 'status'
 >;
 
@@ -47,10 +45,10 @@ export async function delegate(run: DelegatingRun, action: ActionEvent, siblings
   const granted = childTools(run.offeredTools(), parsed.data.tools, run.depth + 1, maxDepth);
   if ('error' in granted) return { content: granted.error, isError: true };
   const { task } = parsed.data;
-  const cid = childId(run.id, run.state.childCount + 1);
-  run.childStarted({ id: cid, status: 'running', cost: 0, task });
-  run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'started' });
-  const childConversation = childInput(options, {
+  const cid = childId(run.id, run.childCount + 1);
+  run.apply(childStarted, { id: cid, status: 'running', cost: 0, task });
+  run.apply(record, { kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'started' });
+  const childConversation = childInput(run.currentOptions(), {
     parentId: run.id,
     depth: run.depth,
     task,
@@ -73,16 +71,22 @@ export async function delegate(run: DelegatingRun, action: ActionEvent, siblings
     else if (run.status === 'paused') handle.signal(pauseSignal, {}).catch(() => undefined);
     ended = (await handle.result()) as ConversationState;
   } catch (err) {
-    run.childUpdated(cid, { status: 'error' });
-    run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'error' });
+    run.apply(childUpdated, cid, { status: 'error' });
+    run.apply(record, { kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: 'error' });
     return { content: `The sub-agent ${cid} failed: ${failureMessage(err)}`, isError: true };
   } finally {
     run.children.closed(cid);
   }
   const cost = ended.metrics.accumulatedCost;
-  run.childUpdated(cid, { status: ended.status, cost });
-  run.addChildWork(ended.iterations, cost);
-  run.append({ kind: 'child', source: 'environment', childId: cid, toolCallId: action.toolCallId, task, status: ended.status });
-  run.publishDetails();
+  run.apply(childUpdated, cid, { status: ended.status, cost });
+  run.apply(addChildWork, ended.iterations, cost);
+  run.apply(recordAndShow, {
+    kind: 'child',
+    source: 'environment',
+    childId: cid,
+    toolCallId: action.toolCallId,
+    task,
+    status: ended.status,
+  });
   return childObservation(cid, ended);
 }

@@ -13,6 +13,7 @@ import { failureMessage } from '../reply.js';
 import { interruptedPartial, interruptedResult } from '../../tools/interrupted.js';
 import type { ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
+import { setToolState } from './commands.js';
 import { durableWait, type WaitRun } from './durable-wait.js';
 import { NotStarted, onHost, type HostCallRun } from './host-call.js';
 import { OutcomeUnknown } from './host-errors.js';
@@ -21,7 +22,7 @@ import { delegate, type DelegatingRun } from './sub-agents.js';
 /** What running a tool call reads and writes of the run (sub-agents, waits and host calls included). */
 export type ToolCallRun = Pick<
   ConversationRun,
-  'id' | 'inFlight' | 'noteFoldedCheckpoint' | 'offeredTools' | 'options' | 'setToolState' | 'setup' | 'terminalState' | 'toolStateOf'
+  'apply' | 'id' | 'inFlight' | 'offeredTools' | 'options' | 'setup' | 'stepCheckpoints' | 'terminalState' | 'toolStateOf'
 > &
   DelegatingRun &
   WaitRun &
@@ -66,8 +67,8 @@ export async function runTool(
           scope,
           activities: acts.tool,
         });
-    if (result.state !== undefined) run.setToolState(action.tool, result.state);
-    if (checkpointStep !== undefined && result.checkpoint) run.noteFoldedCheckpoint(checkpointStep, result.checkpoint);
+    if (result.state !== undefined) run.apply(setToolState, action.tool, result.state);
+    if (checkpointStep !== undefined && result.checkpoint) run.stepCheckpoints.noteFolded(checkpointStep, result.checkpoint);
     return { content: result.content, isError: result.isError, ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}) };
   } catch (err) {
     if (err instanceof NotStarted) {
@@ -145,7 +146,7 @@ async function runInWorkflow(run: ToolCallRun, tool: AnyTool, action: ActionEven
   };
   const out = await tool.execute(parsed.data, ctx);
   if (typeof out === 'string') return { content: out, isError: false };
-  if (out.state !== undefined) run.setToolState(tool.name, out.state);
+  if (out.state !== undefined) run.apply(setToolState, tool.name, out.state);
   return { content: out.content, isError: out.isError === true };
 }
 

@@ -13,6 +13,21 @@ import type { ConversationActivities } from './activity-proxies.js';
 import { condensationDue, condense, condenserSettings } from './condenser.js';
 import { callModel } from './model-call.js';
 import type { ConversationRun } from './conversation-run.js';
+import {
+  carryStep,
+  fail,
+  markSessionStarted,
+  markStopHookActive,
+  markStuck,
+  pause,
+  promptsChecked,
+  record,
+  recordReply,
+  reportToParent,
+  setFinalMessage,
+  setStatus,
+  showDetails,
+} from './commands.js';
 import { prepareTools } from './setup.js';
 import {
   checkpointAfterStep,
@@ -55,27 +70,30 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   }
   // Step 0: the workspace before the first step (so the first step can be undone too).
   if (firstCheckpointDue(run)) {
-    const folded = run.takeFoldedCheckpoint(0);
+    const folded = run.stepCheckpoints.takeFolded(0);
     if (folded) recordFoldedCheckpoint(run, folded);
     else await checkpointBeforeFirstStep(run, acts);
   }
   // Hooks before the model call: SessionStart once a run, UserPromptSubmit for each new user message.
   if (run.sessionStartDue()) {
-    run.markSessionStarted();
+    run.apply(markSessionStarted);
     const hooks = hookPoint(run, acts, 'SessionStart', { source: run.runNumber <= 1 ? 'startup' : 'resume' });
     if (hooks) {
       const d = await hooks;
       // A session's start cannot be blocked (as in Claude Code): the reason is shown, the run goes on.
-      if (d.kind === 'block' && d.reason) run.append({ kind: 'error', source: 'environment', message: `SessionStart hook: ${d.reason}` });
+      if (d.kind === 'block' && d.reason)
+        run.apply(record, { kind: 'error', source: 'environment', message: `SessionStart hook: ${d.reason}` });
       addHookContext(run, 'SessionStart', d.context);
     }
   }
-  for (const message of run.uncheckedPrompts()) {
+  const unchecked = run.uncheckedPrompts();
+  run.apply(promptsChecked, unchecked.upTo);
+  for (const message of unchecked.prompts) {
     const hooks = hookPoint(run, acts, 'UserPromptSubmit', { prompt: message.text });
     if (!hooks) break;
     const d = await hooks;
     if (d.kind === 'block') {
-      run.append({
+      run.apply(record, {
         kind: 'refused',
         source: 'environment',
         messageIndex: message.index,
@@ -84,7 +102,7 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     } else {
       addHookContext(run, 'UserPromptSubmit', d.context);
     }
-    if (d.stop) run.pause({ reason: `a UserPromptSubmit hook stopped the run: ${d.stop}` });
+    if (d.stop) run.apply(pause, { reason: `a UserPromptSubmit hook stopped the run: ${d.stop}` });
   }
   if (run.halted) return { kind: 'stopped' };
   const condenser = condensationDue(run);
@@ -95,26 +113,26 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
   if (called.kind === 'failed' && called.contextExceeded) {
     const settings = condenserSettings(options);
     const note = `the prompt is too long for the model's context window; ${settings ? 'condensing and trying once more' : 'condensation is off'}`;
-    run.append({ kind: 'error', source: 'environment', message: note });
-    if (settings && (await condense(run, settings, acts.model))) {
+    run.apply(record, { kind: 'error', source: 'environment', message: note });
+    if (settings && (await condense(run, settings, acts.model)).kind === 'condensed') {
       if (run.halted) return { kind: 'stopped' };
       called = await callModel(run, acts);
     }
   }
   // The previous step's checkpoint ran beside the model call; its event goes before this reply's.
-  if (run.checkpointPending) await run.checkpointsSettled();
+  if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
   if (called.kind === 'cancelled') return { kind: 'stopped' };
   if (called.kind === 'failed') return { kind: 'error', message: called.message, event: true };
   const { reply } = called;
-  run.recordReply(reply);
+  run.apply(recordReply, reply);
   // The parent's tree cost stays current while this sub-agent works (histories from before replay without it).
-  if (options.parent && isPatched('child-cost-each-step')) run.reportToParent();
+  if (options.parent && isPatched('child-cost-each-step')) run.apply(reportToParent);
   const after = await afterReply(run, acts, reply);
   let { outcome } = after;
   const { touchedHost } = after;
   // The step's checkpoint: the workspace as this step left it (shell commands' changes included).
   if (stepCheckpointDue(run)) {
-    const folded = run.takeFoldedCheckpoint(run.steps);
+    const folded = run.stepCheckpoints.takeFolded(run.steps);
     if (folded) recordFoldedCheckpoint(run, folded);
     else checkpointAfterStep(run, acts, touchedHost);
   }
@@ -123,9 +141,9 @@ export async function takeTurn(run: ConversationRun, acts: ConversationActivitie
     const hooks = hookPoint(run, acts, 'Stop', { stop_hook_active: run.stopHookActive });
     if (hooks) {
       const d = await hooks;
-      if (d.stop) run.pause({ reason: `a Stop hook stopped the run: ${d.stop}` });
+      if (d.stop) run.apply(pause, { reason: `a Stop hook stopped the run: ${d.stop}` });
       else if (d.kind === 'block') {
-        run.markStopHookActive();
+        run.apply(markStopHookActive);
         addHookContext(run, 'Stop', d.reason ?? 'a Stop hook asks you to go on');
         outcome = { kind: 'continue' };
       }
@@ -150,7 +168,7 @@ async function afterReply(
   if (reply.toolCalls.length === 0) {
     // Shown as the reply's thinking in events, the console and ACP (summaries are all a reader needs).
     const thinking = reasoningText(reply.reasoning);
-    run.append({
+    run.apply(record, {
       kind: 'message',
       source: 'agent',
       text: reply.content ?? '',
@@ -161,17 +179,17 @@ async function afterReply(
     if (verdict?.kind === 'stuck') return { outcome: verdict, touchedHost: false };
     // Before the patch: not an answer; the next prompt tells the model (prompt.ts) and it goes on.
     if (reply.truncated && !verdict) return { outcome: { kind: 'continue' }, touchedHost: false };
-    run.setFinalMessage(reply.content ?? '');
+    run.apply(setFinalMessage, reply.content ?? '');
     return { outcome: { kind: 'finished' }, touchedHost: false };
   }
   if (options.maxBudgetPerRunUsd !== undefined && run.runCost >= options.maxBudgetPerRunUsd && run.status === 'running') {
     // Over budget with work left: pause (not fail), so the user decides whether to spend more.
-    run.pause({ reason: `budget: this run cost $${run.runCost.toFixed(4)}, the limit is $${options.maxBudgetPerRunUsd}` });
+    run.apply(pause, { reason: `budget: this run cost $${run.runCost.toFixed(4)}, the limit is $${options.maxBudgetPerRunUsd}` });
   }
   const actions: ActionEvent[] = [];
   const plans = new Map<ActionEvent, ToolCallPlan | undefined>();
   reply.toolCalls.forEach((call, i) => {
-    const action = run.append({
+    const [index] = run.apply(record, {
       kind: 'action',
       source: 'agent',
       tool: call.name,
@@ -184,13 +202,14 @@ async function afterReply(
       ...(i === 0 && reply.reasoning?.length ? { reasoning: reply.reasoning } : {}),
       ...(i === 0 && reply.truncated ? { truncated: true } : {}),
       ...(i === 0 ? { call: callSummary(reply) } : {}),
-    }) as ActionEvent;
+    });
+    const action = run.log.get(index as number) as ActionEvent;
     actions.push(action);
     plans.set(action, call.plan);
   });
   if (verdict?.kind === 'stuck') {
     for (const action of actions) {
-      run.append(observation(action, { content: 'Not run: the reply was cut by the output-token cap again.', isError: true }));
+      run.apply(record, observation(action, { content: 'Not run: the reply was cut by the output-token cap again.', isError: true }));
     }
     return { outcome: verdict, touchedHost: false };
   }
@@ -210,10 +229,10 @@ async function afterReply(
   const hookAsks = [...pre.values()].some((d) => d.kind === 'ask');
   if (
     run.status === 'running' &&
-    (hookAsks || run.confirmation.asks(options.confirmationPolicy, actions, plans, run.offeredTools(), run.setup !== undefined)) &&
+    (hookAsks || run.confirmation.asks(run.confirmationPolicy, actions, plans, run.offeredTools(), run.setup !== undefined)) &&
     !(await confirm(run, actions))
   ) {
-    run.publishDetails();
+    run.apply(showDetails);
     return { outcome: { kind: 'stopped' }, touchedHost: false };
   }
   return runActions(run, acts, actions, plans, pre);
@@ -232,27 +251,28 @@ export async function finishMovedStep(run: ConversationRun, acts: ConversationAc
     if (!action) return { kind: 'continue' };
     const result = await waitUntil(run, action, { until: step.until, reason: step.reason, capped: step.capped, started: Date.now() });
     if (run.movingStep) return { kind: 'continue' }; // moved again before it ended
-    run.append(observation(action, result));
+    run.apply(record, observation(action, result));
     for (const id of step.rest) {
       const later = byId(id);
       if (later)
-        run.append(
+        run.apply(
+          record,
           observation(later, {
             content: 'Not run: the conversation moved to a new version of the worker before this call started.',
             isError: true,
           }),
         );
     }
-    run.publishDetails();
+    run.apply(showDetails);
     return { kind: 'continue' };
   }
   const actions = step.toolCallIds.map(byId).filter((a): a is ActionEvent => a !== undefined);
   if (actions.length === 0) {
-    if (run.status === 'waiting_for_confirmation') run.setStatus('running');
+    if (run.status === 'waiting_for_confirmation') run.apply(setStatus, 'running');
     return { kind: 'continue' };
   }
   if (!(await confirm(run, actions))) {
-    run.publishDetails();
+    run.apply(showDetails);
     return { kind: 'stopped' };
   }
   const { outcome, touchedHost } = await runActions(run, acts, actions, new Map(), new Map());
@@ -299,12 +319,13 @@ async function runActions(
   for (const action of actions) {
     const started = delegated.get(action);
     if (!started && run.halted) {
-      run.append(observation(action, { content: 'Not run: the conversation was paused before this call started.', isError: true }));
+      run.apply(record, observation(action, { content: 'Not run: the conversation was paused before this call started.', isError: true }));
       continue;
     }
     const decision = pre.get(action);
     if (decision?.kind === 'block') {
-      run.append(
+      run.apply(
+        record,
         observation(action, {
           content: `Not run: a PreToolUse hook blocked this call: ${decision.reason ?? 'no reason given'}`,
           isError: true,
@@ -319,7 +340,7 @@ async function runActions(
     // A drain moved the conversation in the middle of this call's `wait`: the rest of the step goes with it.
     const moving = run.movingStep;
     if (moving?.kind === 'wait' && moving.toolCallId === action.toolCallId) {
-      run.carryStep({ ...moving, rest: actions.slice(actions.indexOf(action) + 1).map((a) => a.toolCallId) });
+      run.apply(carryStep, { ...moving, rest: actions.slice(actions.indexOf(action) + 1).map((a) => a.toolCallId) });
       return { outcome: { kind: 'continue' }, touchedHost };
     }
     if (decision?.updatedInput)
@@ -339,15 +360,15 @@ async function runActions(
       const post = await hooks;
       const notes = [post.kind === 'block' ? post.reason : undefined, post.context].filter((t): t is string => Boolean(t));
       if (notes.length > 0) result = { ...result, content: `${result.content}\n[PostToolUse hook] ${notes.join('\n')}` };
-      if (post.stop) run.pause({ reason: `a PostToolUse hook stopped the run: ${post.stop}` });
+      if (post.stop) run.apply(pause, { reason: `a PostToolUse hook stopped the run: ${post.stop}` });
     }
-    run.append(observation(action, result));
+    run.apply(record, observation(action, result));
     if (action.tool === 'finish' && !result.isError) {
       finished = true;
-      run.setFinalMessage(result.content);
+      run.apply(setFinalMessage, result.content);
     }
   }
-  run.publishDetails();
+  run.apply(showDetails);
   if (finished) return { outcome: { kind: 'finished' }, touchedHost };
   const stuck = run.status === 'running' ? run.log.stuckReason() : null;
   return { outcome: stuck ? { kind: 'stuck', reason: stuck } : { kind: 'continue' }, touchedHost };
@@ -356,20 +377,21 @@ async function runActions(
 /** Waits for approve / reject; true when the actions may run (otherwise they are recorded as rejected). */
 async function confirm(run: ConversationRun, actions: ActionEvent[]): Promise<boolean> {
   run.confirmation.open(actions);
-  run.setStatus('waiting_for_confirmation', run.confirmation.describe());
+  run.apply(setStatus, 'waiting_for_confirmation', run.confirmation.describe());
   const answer = await run.confirmation.wait(run.options.confirmationTimeoutMs, () => run.closeRequested || run.moveWanted());
   // A drain moved the conversation while it waited: the actions stay pending, on the new version.
   if (!answer.answered && !run.closeRequested && run.moveWanted() && moveToNewVersionDue()) {
-    run.carryStep({ kind: 'approval', toolCallIds: actions.map((a) => a.toolCallId) });
+    run.apply(carryStep, { kind: 'approval', toolCallIds: actions.map((a) => a.toolCallId) });
     return false;
   }
   if (answer.approved && run.status === 'running') return true;
   for (const action of actions) {
-    run.append(
+    run.apply(
+      record,
       observation(action, { content: `The user rejected this action${answer.reason ? `: ${answer.reason}` : '.'}`, isError: true }),
     );
   }
-  if (run.status === 'waiting_for_confirmation') run.setStatus('running');
+  if (run.status === 'waiting_for_confirmation') run.apply(setStatus, 'running');
   return false;
 }
 
@@ -377,13 +399,13 @@ async function confirm(run: ConversationRun, actions: ActionEvent[]): Promise<bo
 export function applyOutcome(run: ConversationRun, outcome: TurnOutcome): void {
   switch (outcome.kind) {
     case 'finished':
-      if (run.status === 'running') run.setStatus('finished');
+      if (run.status === 'running') run.apply(setStatus, 'finished');
       return;
     case 'stuck':
-      run.markStuck(outcome.reason);
+      run.apply(markStuck, outcome.reason);
       return;
     case 'error':
-      run.fail(outcome.message, { event: outcome.event });
+      run.apply(fail, outcome.message, { event: outcome.event });
       return;
     case 'continue':
     case 'stopped':

@@ -8,25 +8,28 @@ import { failureMessage } from '../reply.js';
 import { NOT_UNDONE } from '../rewind-rules.js';
 import { onHostQueue, type ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
+import { fail, forkMade, record, recordCheckpoint, recordRewind } from './commands.js';
 
 /** What checkpoints, rewinds and a fork's workspace read and write of the run. */
 export type CheckpointRun = Pick<
   ConversationRun,
-  | 'append'
-  | 'applyRewind'
-  | 'checkpointPending'
-  | 'checkpoints'
-  | 'fail'
-  | 'forkMade'
-  | 'id'
-  | 'input'
-  | 'markForkMade'
-  | 'options'
-  | 'queueCheckpoint'
-  | 'recordCheckpoint'
-  | 'rewinds'
-  | 'steps'
+  'apply' | 'checkpoints' | 'forkMade' | 'id' | 'input' | 'options' | 'rewinds' | 'stepCheckpoints' | 'steps'
 >;
+
+/** What came of a step's checkpoint. */
+export type CheckpointOutcome =
+  /** Recorded now (a snapshot, or the previous commit again when nothing ran on the host). */
+  | { kind: 'recorded'; step: number }
+  /** Not taken: an error event says why, and the step cannot be rewound to. */
+  | { kind: 'failed'; step: number }
+  /** Queued behind the checkpoint in flight: it runs while the next model call does. */
+  | { kind: 'queued'; step: number };
+
+/** What came of a rewind asked for. */
+export type RewindOutcome = { kind: 'none' } | { kind: 'rewound'; toStep: number } | { kind: 'failed'; message: string };
+
+/** What came of making a fork's workspace (a failure is the conversation's error). */
+export type ForkWorkspaceOutcome = { kind: 'made' } | { kind: 'failed'; message: string };
 
 /** Whether this conversation takes checkpoints (an option, and not in histories from before them). */
 function checkpointsOn(run: CheckpointRun): boolean {
@@ -58,8 +61,8 @@ export function firstCheckpointWithSetup(run: CheckpointRun): boolean {
 }
 
 /** The checkpoint before the first step (step 0). */
-export async function checkpointBeforeFirstStep(run: CheckpointRun, acts: ConversationActivities): Promise<void> {
-  await checkpoint(run, acts, 0, true);
+export async function checkpointBeforeFirstStep(run: CheckpointRun, acts: ConversationActivities): Promise<CheckpointOutcome> {
+  return checkpoint(run, acts, 0, true);
 }
 
 /** Whether a step's checkpoint is taken at all. */
@@ -72,9 +75,10 @@ export function stepCheckpointDue(run: CheckpointRun): boolean {
  * (files may have changed, shell commands included), else the previous commit again. Queued, not
  * awaited: it runs while the next model call does (the turn awaits it before the reply's events).
  */
-export function checkpointAfterStep(run: CheckpointRun, acts: ConversationActivities, touchedHost: boolean): void {
+export function checkpointAfterStep(run: CheckpointRun, acts: ConversationActivities, touchedHost: boolean): CheckpointOutcome {
   const step = run.steps;
-  run.queueCheckpoint(() => checkpoint(run, acts, step, touchedHost));
+  run.stepCheckpoints.queue(() => checkpoint(run, acts, step, touchedHost));
+  return { kind: 'queued', step };
 }
 
 /**
@@ -90,18 +94,23 @@ export function foldCheckpointInto(run: CheckpointRun, postHooks: boolean, subAg
  * The step's checkpoint when its last host call brought it back (else checkpointAfterStep): recorded
  * now, or behind a checkpoint still in flight (the previous step's), so their events stay in order.
  */
-export function recordFoldedCheckpoint(run: CheckpointRun, info: CheckpointInfo): void {
+export function recordFoldedCheckpoint(run: CheckpointRun, info: CheckpointInfo): CheckpointOutcome {
   const step = run.steps;
-  const record = () => run.recordCheckpoint(step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
-  if (run.checkpointPending) run.queueCheckpoint(() => Promise.resolve(record()));
-  else record();
+  const recordIt = () =>
+    run.apply(recordCheckpoint, step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
+  if (run.stepCheckpoints.pending) {
+    run.stepCheckpoints.queue(() => Promise.resolve(recordIt()));
+    return { kind: 'queued', step };
+  }
+  recordIt();
+  return { kind: 'recorded', step };
 }
 
-async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<void> {
+async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<CheckpointOutcome> {
   const previous = run.checkpoints.latestCommit();
   if (!snapshot && previous) {
-    run.recordCheckpoint(step, { commit: previous, added: 0, changed: 0, deleted: 0 });
-    return;
+    run.apply(recordCheckpoint, step, { commit: previous, added: 0, changed: 0, deleted: 0 });
+    return { kind: 'recorded', step };
   }
   let info: CheckpointInfo;
   try {
@@ -115,28 +124,30 @@ async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step
       [{ conversationId: run.id, workspace: run.options.workspace, step }],
     );
   } catch (err) {
-    run.append({
+    run.apply(record, {
       kind: 'error',
       source: 'environment',
       message: `checkpoint of step ${step} not taken (this step cannot be rewound to): ${failureMessage(err)}`,
     });
-    run.recordCheckpoint(step, { added: 0, changed: 0, deleted: 0 });
-    return;
+    run.apply(recordCheckpoint, step, { added: 0, changed: 0, deleted: 0 });
+    return { kind: 'failed', step };
   }
-  run.recordCheckpoint(step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
+  run.apply(recordCheckpoint, step, { commit: info.commit, added: info.added, changed: info.changed, deleted: info.deleted });
+  return { kind: 'recorded', step };
 }
 
 /**
  * Carries out the pending rewind (the loop calls this once the run has stopped): the workspace as
  * after the step, the later steps out of the prompt, the conversation paused. Answers the request.
  */
-export async function performRewind(run: CheckpointRun, acts: ConversationActivities): Promise<void> {
+export async function performRewind(run: CheckpointRun, acts: ConversationActivities): Promise<RewindOutcome> {
   const request = run.rewinds.pending;
-  if (!request) return;
+  if (!request) return { kind: 'none' };
   const entry = run.checkpoints.active(request.to);
   if (!entry?.commit) {
-    run.rewinds.answer(request.id, { error: `step ${request.to} has no checkpoint any more` });
-    return;
+    const message = `step ${request.to} has no checkpoint any more`;
+    run.rewinds.answer(request.id, { error: message });
+    return { kind: 'failed', message };
   }
   try {
     const restored = await acts.tool.restoreWorkspace.executeWithOptions(
@@ -147,12 +158,18 @@ export async function performRewind(run: CheckpointRun, acts: ConversationActivi
       },
       [{ conversationId: run.id, workspace: run.options.workspace, commit: entry.commit, rewindId: `rewind-${request.id}` }],
     );
-    const answer = run.applyRewind(entry, restored.before.commit, NOT_UNDONE);
+    const answer = run.apply(recordRewind, entry, {
+      before: restored.before.commit,
+      notUndone: NOT_UNDONE,
+      workspace: run.options.workspace,
+    });
     run.rewinds.answer(request.id, { answer });
+    return { kind: 'rewound', toStep: answer.toStep };
   } catch (err) {
     const message = `rewind to step ${request.to} failed: ${failureMessage(err)}`;
-    run.append({ kind: 'error', source: 'environment', message });
+    run.apply(record, { kind: 'error', source: 'environment', message });
     run.rewinds.answer(request.id, { error: message });
+    return { kind: 'failed', message };
   }
 }
 
@@ -162,9 +179,9 @@ export function forkWorkspaceDue(run: CheckpointRun): boolean {
 }
 
 /** A fork's workspace: the source's checkpoint written into this conversation's own directory. */
-export async function makeForkWorkspace(run: CheckpointRun, acts: ConversationActivities): Promise<boolean> {
+export async function makeForkWorkspace(run: CheckpointRun, acts: ConversationActivities): Promise<ForkWorkspaceOutcome> {
   const fork = run.input.fork;
-  if (!fork) return true;
+  if (!fork) return { kind: 'made' };
   try {
     await acts.tool.forkWorkspace.executeWithOptions(
       {
@@ -182,10 +199,11 @@ export async function makeForkWorkspace(run: CheckpointRun, acts: ConversationAc
         },
       ],
     );
-    run.markForkMade(run.options.workspace);
-    return true;
+    run.apply(forkMade, run.options.workspace);
+    return { kind: 'made' };
   } catch (err) {
-    run.fail(`could not make the fork's workspace ${run.options.workspace}: ${failureMessage(err)}`, { event: true });
-    return false;
+    const message = `could not make the fork's workspace ${run.options.workspace}: ${failureMessage(err)}`;
+    run.apply(fail, message, { event: true });
+    return { kind: 'failed', message };
   }
 }
