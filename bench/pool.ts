@@ -97,7 +97,7 @@ async function ship(root: string, store: ObjectStore, files: number): Promise<vo
     const cpu0 = cpuMs(process.pid);
     t = performance.now();
     const moved = await claimPoolHost(settings('b'), b, 'q', { conversationId: id, pool: 'bench', lastStep: STEPS }, {});
-    restoreLine = `restore of the ${files}-file workspace on another host (claim: fence, bundles, checkout): ${fmt(performance.now() - t, 0)} ms wall, ${fmt(cpuMs(process.pid) - cpu0, 0)} ms CPU (restored from step ${moved.restoredFromStep})`;
+    restoreLine = `restore of the ${files}-file workspace on another host (claim: fence, packs, checkout): ${fmt(performance.now() - t, 0)} ms wall, ${fmt(cpuMs(process.pid) - cpu0, 0)} ms CPU (restored from step ${moved.restoredFromStep})`;
   }
 }
 
