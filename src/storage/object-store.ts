@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -120,8 +120,9 @@ export class FileObjectStore implements ObjectStore {
     await mkdir(path.dirname(file), { recursive: true });
     const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     try {
-      const source = body instanceof Uint8Array ? Readable.from([Buffer.from(body)]) : body;
-      await pipeline(source, capped(key, this.maxBytes), createWriteStream(tmp));
+      // Bytes in hand are written at once (a stream pipeline costs a small object ~1 ms of CPU).
+      if (body instanceof Uint8Array) await writeFile(tmp, body, { flag: 'wx' });
+      else await pipeline(body, capped(key, this.maxBytes), createWriteStream(tmp));
       await rename(tmp, file); // atomic: a reader never sees half an object
     } catch (err) {
       await rm(tmp, { force: true });
@@ -136,7 +137,13 @@ export class FileObjectStore implements ObjectStore {
   }
 
   async getBytes(key: string): Promise<Uint8Array> {
-    return collect(await this.get(key));
+    try {
+      return new Uint8Array(await readFile(this.file(key)));
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'EISDIR') throw new ObjectStoreError('not_found', `no object ${key} in ${this.location}`);
+      throw err;
+    }
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {

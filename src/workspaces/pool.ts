@@ -5,7 +5,7 @@
 // FAHEEM_WORKSPACES_DIR/<id>, seeds this host's shadow repository with the shipped history, and
 // answers with this host's queue and the path. From then on every checkpoint of that workspace is
 // shipped before the activity that took it returns.
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -72,9 +72,27 @@ function claimFile(settings: PoolSettings, conversationId: string): string {
   return path.join(settings.workspacesDir, '.claims', `${encodeRefPart(conversationId)}.json`);
 }
 
+/**
+ * The claims this process wrote or read, by file, with the file's mtime then: a step's shipping
+ * checks the file's mtime instead of reading and parsing it (another process of the host that
+ * wrote it since is read again).
+ */
+const knownClaims = new Map<string, { mtimeMs: number; claim: Claim }>();
+
 async function readClaim(settings: PoolSettings, conversationId: string): Promise<Claim | undefined> {
-  const text = await readFile(claimFile(settings, conversationId), 'utf8').catch(() => undefined);
-  return text ? Claim.parse(JSON.parse(text)) : undefined;
+  const file = claimFile(settings, conversationId);
+  const mtimeMs = (await stat(file).catch(() => undefined))?.mtimeMs;
+  if (mtimeMs === undefined) {
+    knownClaims.delete(file);
+    return undefined;
+  }
+  const known = knownClaims.get(file);
+  if (known?.mtimeMs === mtimeMs) return known.claim;
+  const text = await readFile(file, 'utf8').catch(() => undefined);
+  if (!text) return undefined;
+  const claim = Claim.parse(JSON.parse(text));
+  knownClaims.set(file, { mtimeMs, claim });
+  return claim;
 }
 
 async function writeClaim(settings: PoolSettings, claim: Claim): Promise<void> {
@@ -82,6 +100,9 @@ async function writeClaim(settings: PoolSettings, claim: Claim): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(`${file}.tmp`, JSON.stringify(claim));
   await rename(`${file}.tmp`, file);
+  const mtimeMs = (await stat(file).catch(() => undefined))?.mtimeMs;
+  if (mtimeMs === undefined) knownClaims.delete(file);
+  else knownClaims.set(file, { mtimeMs, claim });
 }
 
 /** Input of the `claimPoolHost` activity. */

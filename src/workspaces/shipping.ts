@@ -1,29 +1,32 @@
 // Shipping a pooled conversation's checkpoints to the object store, and materialising a workspace
 // from it on any host. A step's checkpoint (a commit of the shadow repository, see
-// checkpoints/shadow-repo.ts) goes up as a git bundle of the objects new since the last shipped
-// commit, a full bundle every FULL_BUNDLE_EVERY shipments (so a restore applies a short chain);
-// then the step's manifest names the chain. The bundle is written before the manifest, so a
-// manifest always names bundles that are there. With a payload key the bundles are encrypted by
-// the payload codec (security/codec.ts), so the store holds ciphertext.
+// checkpoints/shadow-repo.ts) goes up as a git pack of the objects new since the last shipped
+// commit (written in-process when it can be, step-pack.ts), a full pack every FULL_BUNDLE_EVERY
+// shipments (so a restore applies a short chain); then the step's manifest names the chain. The
+// pack is written before the manifest, so a manifest always names packs that are there. With a
+// payload key the packs are encrypted by the payload codec (security/codec.ts), so the store holds
+// ciphertext. A chain may also name bundles (`.bundle`), which earlier versions shipped.
 //
 // Store layout, under `conversations/<encoded id>/`:
 //   fence.json                    the epoch that may ship, and where ended epochs stopped (fence.ts)
-//   bundles/<step>@<epoch>.bundle a bundle (Payload bytes: encrypted or plain)
+//   packs/<step>@<epoch>.pack     a pack (Payload bytes: encrypted or plain)
 //   steps/<step>@<epoch>.json     the manifest of a shipped step (StepManifest)
 import type { Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { baseGitEnv, git } from '../checkpoints/git.js';
+import { usesSha1 } from '../checkpoints/objects.js';
 import { encodeRefPart } from '../checkpoints/shadow-repo.js';
 import { encryptionCodec, type EncryptionCodec } from '../security/codec.js';
 import { ObjectStoreError, type ObjectStore } from '../storage/object-store.js';
 import { Fence, StepManifest, mayShip, manifestKey, pickManifest } from './fence.js';
+import { objectsSince, writePack } from './step-pack.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
-/** Every this many shipments the bundle is a full one, so a restore applies at most this many. */
+/** Every this many shipments the pack is a full one, so a restore applies at most this many. */
 export const FULL_BUNDLE_EVERY = 40;
 
 /** The store prefix of a conversation. */
@@ -58,10 +61,14 @@ export async function readFence(
   conversationId: string,
   codec: EncryptionCodec | undefined,
 ): Promise<Fence | undefined> {
-  const key = `${conversationPrefix(conversationId)}/fence.json`;
-  if (!(await store.head(key))) return undefined;
-  const bytes = await openObject(await store.getBytes(key), codec);
-  return Fence.parse(JSON.parse(Buffer.from(bytes).toString('utf8')));
+  let stored: Uint8Array;
+  try {
+    stored = await store.getBytes(`${conversationPrefix(conversationId)}/fence.json`);
+  } catch (err) {
+    if (err instanceof ObjectStoreError && err.reason === 'not_found') return undefined;
+    throw err;
+  }
+  return Fence.parse(JSON.parse(Buffer.from(await openObject(stored, codec)).toString('utf8')));
 }
 
 /** Writes the fence (the workflow's claim of a host decides it; the store only records it). */
@@ -92,51 +99,59 @@ export interface ShipInput {
   previous?: StepManifest;
 }
 
-/** Ships a step's checkpoint: a bundle, then its manifest. Returns the manifest. */
+/**
+ * The objects of `commit` that `since` lacks (all of them without `since`) as one pack: written
+ * here from the loose objects the snapshot just wrote when `since` is the commit's parent
+ * (step-pack.ts), else by one `git pack-objects` (a thin pack: a changed file may be a delta
+ * against its version earlier in the chain, which a restore applies first).
+ */
+export async function packSince(gitDir: string, commit: string, since: string | undefined, env: NodeJS.ProcessEnv): Promise<Buffer> {
+  if (since && (await usesSha1(gitDir))) {
+    const objects = await objectsSince(gitDir, commit, since);
+    if (objects) return writePack(objects);
+  }
+  const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
+  const revs = `${commit}\n${since ? `^${since}\n` : ''}`;
+  const { stdout } = await git(['pack-objects', '--revs', '--stdout', '--thin', '--delta-base-offset', '--quiet'], {
+    env: gitEnv,
+    cwd: gitDir,
+    input: revs,
+  });
+  return stdout;
+}
+
+/**
+ * Ships a step's checkpoint: a pack, then its manifest. Returns the manifest. The fence is read
+ * while git packs, and a host whose epoch ended writes nothing.
+ */
 export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: NodeJS.ProcessEnv = process.env): Promise<StepManifest> {
   const codec = encryptionCodec(env);
   const prefix = conversationPrefix(input.conversationId);
-  const fence = await readFence(store, input.conversationId, codec);
+  const previous = input.previous;
+  // Nothing changed since the last shipment: the same chain under the new step.
+  const unchanged = previous !== undefined && previous.commit === input.commit;
+  const full = !previous || previous.bundles.length >= FULL_BUNDLE_EVERY;
+  const [fence, pack] = await Promise.all([
+    readFence(store, input.conversationId, codec),
+    unchanged ? undefined : packSince(input.gitDir, input.commit, full ? undefined : previous.commit, env),
+  ]);
   if (!mayShip(fence, input.epoch)) {
     throw new ObjectStoreError(
       'fenced',
       `conversation ${input.conversationId} moved to host ${fence?.host} (epoch ${fence?.epoch}); this host (epoch ${input.epoch}) may not ship it`,
     );
   }
-  const previous = input.previous;
-  if (previous && previous.commit === input.commit) {
-    // Nothing changed since the last shipment: the same chain under the new step.
-    const manifest: StepManifest = { ...previous, step: input.step, epoch: input.epoch, host: input.host };
-    await store.put(manifestKey(prefix, input.step, input.epoch), await sealObject(Buffer.from(JSON.stringify(manifest)), codec));
-    return manifest;
+  let bundles: string[];
+  if (pack) {
+    const packKey = `${prefix}/packs/${String(input.step).padStart(8, '0')}@${input.epoch}.pack`;
+    await store.put(packKey, await sealObject(pack, codec));
+    bundles = full || !previous ? [packKey] : [...previous.bundles, packKey];
+  } else {
+    bundles = previous!.bundles;
   }
-  const full = !previous || previous.bundles.length >= FULL_BUNDLE_EVERY;
-  const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-ship-'));
-  try {
-    const file = path.join(scratch, 'step.bundle');
-    const ref = `refs/faheem/ship/${input.step}`;
-    const gitEnv = { ...baseGitEnv(env), GIT_DIR: input.gitDir };
-    // A ref for the bundle to carry (bundles name refs); removed after.
-    await git(['update-ref', ref, input.commit], { env: gitEnv, cwd: scratch });
-    try {
-      await git(['bundle', 'create', '--quiet', file, ref, ...(full ? [] : [`^${previous.commit}`])], { env: gitEnv, cwd: scratch });
-    } finally {
-      await git(['update-ref', '-d', ref], { env: gitEnv, cwd: scratch }).catch(() => undefined);
-    }
-    const bundleKey = `${prefix}/bundles/${String(input.step).padStart(8, '0')}@${input.epoch}.bundle`;
-    await store.put(bundleKey, await sealObject(await readFile(file), codec));
-    const manifest: StepManifest = {
-      step: input.step,
-      epoch: input.epoch,
-      host: input.host,
-      commit: input.commit,
-      bundles: full ? [bundleKey] : [...previous.bundles, bundleKey],
-    };
-    await store.put(manifestKey(prefix, input.step, input.epoch), await sealObject(Buffer.from(JSON.stringify(manifest)), codec));
-    return manifest;
-  } finally {
-    await rm(scratch, { recursive: true, force: true });
-  }
+  const manifest: StepManifest = { step: input.step, epoch: input.epoch, host: input.host, commit: input.commit, bundles };
+  await store.put(manifestKey(prefix, input.step, input.epoch), await sealObject(Buffer.from(JSON.stringify(manifest)), codec));
+  return manifest;
 }
 
 /** The manifest to restore (the latest that counts, or the one of `step`), or undefined when none was shipped. */
@@ -161,7 +176,10 @@ export async function findManifest(
   return manifest;
 }
 
-/** Fetches a manifest's bundles, in order, into a (bare) repository: its commit is there after. */
+/**
+ * Fetches a manifest's packs, in order, into a (bare) repository: its commit is there after. A
+ * `.bundle` in the chain (what earlier versions shipped) is fetched as a bundle.
+ */
 export async function fetchChain(
   store: ObjectStore,
   manifest: StepManifest,
@@ -169,26 +187,34 @@ export async function fetchChain(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<void> {
   const codec = encryptionCodec(env);
-  const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-chain-'));
+  const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
+  let scratch: string | undefined;
   try {
-    const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
     for (const [i, key] of manifest.bundles.entries()) {
+      const bytes = await openObject(await store.getBytes(key), codec);
+      if (!key.endsWith('.bundle')) {
+        await git(['index-pack', '--stdin', '--fix-thin'], { env: gitEnv, cwd: gitDir, input: Buffer.from(bytes) });
+        continue;
+      }
+      scratch ??= await mkdtemp(path.join(tmpdir(), 'faheem-chain-'));
       const file = path.join(scratch, `${i}.bundle`);
-      await writeFile(file, await openObject(await store.getBytes(key), codec));
+      await writeFile(file, bytes);
       await git(['fetch', '--quiet', '--no-tags', file, `+refs/*:refs/faheem-shipped/${i}/*`], { env: gitEnv, cwd: scratch });
+      // The commit is kept by a ref of its own (below); the bundle's refs go.
+      const refs = (await git(['for-each-ref', '--format=%(refname)', `refs/faheem-shipped/${i}/`], { env: gitEnv, cwd: scratch })).stdout;
+      const deletes = splitLines(refs)
+        .map((ref) => `delete ${ref}\n`)
+        .join('');
+      if (deletes) await git(['update-ref', '--stdin'], { env: gitEnv, cwd: scratch, input: deletes });
     }
-    // The commit is kept by a ref of its own; the fetched refs go.
-    await git(['update-ref', `refs/faheem-shipped/at/${manifest.commit}`, manifest.commit], { env: gitEnv, cwd: scratch });
-    for (const i of manifest.bundles.keys()) {
-      const refs = (await git(['for-each-ref', '--format=%(refname)', `refs/faheem-shipped/${i}/`], { env: gitEnv, cwd: scratch })).stdout
-        .toString()
-        .split('\n')
-        .filter(Boolean);
-      for (const ref of refs) await git(['update-ref', '-d', ref], { env: gitEnv, cwd: scratch });
-    }
+    await git(['update-ref', `refs/faheem-shipped/at/${manifest.commit}`, manifest.commit], { env: gitEnv, cwd: gitDir });
   } finally {
-    await rm(scratch, { recursive: true, force: true });
+    if (scratch) await rm(scratch, { recursive: true, force: true });
   }
+}
+
+function splitLines(buf: Buffer): string[] {
+  return buf.toString('utf8').split('\n').filter(Boolean);
 }
 
 /** Writes a commit's tree into `dir` (created when missing); files it also has are replaced, others left. */
@@ -205,7 +231,7 @@ export async function checkoutTree(gitDir: string, commit: string, dir: string, 
 }
 
 /**
- * Writes a shipped checkpoint's files into `dir` (created when missing): the bundles are applied
+ * Writes a shipped checkpoint's files into `dir` (created when missing): the packs are applied
  * to a scratch repository in order and the commit's tree is checked out from there. Returns the
  * manifest restored.
  */
@@ -229,7 +255,7 @@ export async function materialiseWorkspace(
 
 /**
  * A fork of a pooled conversation at `step`: the new conversation's manifest of that step names the
- * source's bundles (they are immutable), so whichever host claims the fork restores that step.
+ * source's packs (they are immutable), so whichever host claims the fork restores that step.
  */
 export async function forkShipped(
   store: ObjectStore,
