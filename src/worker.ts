@@ -23,6 +23,7 @@ import { shutdownTracing, startTracing } from './telemetry/tracing.js';
 import { poolQueue, poolSettings, type PoolSettings } from './workspaces/pool.js';
 import { activityFailureLine } from './worker-log.js';
 import { workerIdentity, workerModel } from './llm/worker-model.js';
+import { readSettings, type ChildEnv, type Settings } from './environment.js';
 
 export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
 export { readWorkerConfig, type WorkerConfig, type WorkerDeploymentVersion, type WorkerLogLevel } from './config.js';
@@ -101,7 +102,7 @@ export interface CreateWorkerOptions {
   /** Your tools (made with `defineTool`), run on this host's tool queue; the built-ins are always there. */
   tools?: readonly AnyTool[];
   /** Environment to read TEMPORAL_*, LLM_*, FAHEEM_* and secrets from (default: process.env). */
-  env?: NodeJS.ProcessEnv;
+  env?: ChildEnv;
   /**
    * Run terminal commands, `ctx.exec`, hooks and MCP stdio servers under this sandbox (`{ kind: 'bwrap',
    * network: 'internet' | 'none' | 'host' }`, which must work here: otherwise createWorker fails with the
@@ -143,8 +144,11 @@ export interface CreateWorkerOptions {
  * ```
  */
 export async function createWorker(options: CreateWorkerOptions = {}): Promise<WorkerHandle> {
-  const given = options.env ?? process.env;
-  const config = readWorkerConfig(given); // a bad FAHEEM_* value stops here, naming the variable
+  // The worker's edge: its environment, read once. Settings go to the modules below; the whole
+  // environment goes only where a child process's is built from it (through the allow-list).
+  const given: ChildEnv = options.env ?? process.env;
+  const settings = readSettings(given, 'worker'); // a bad value stops here, naming the variable
+  const config = readWorkerConfig(settings);
   const metricsPort = options.metricsPort ?? config.metricsPort;
   const metricsHost = options.metricsHost ?? config.metricsHost;
   installRuntime(config.logLevel, metricsPort, metricsHost);
@@ -161,8 +165,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   // Asked for but unusable: fail now, not on the first command; the default falls back and says so.
   const { sandbox, warning: sandboxWarning } = await resolveSandbox(request, given);
   if (sandboxWarning) console.warn(`faheem worker: ${sandboxWarning}`);
-  await ensureSearchAttributes();
-  const { connection, namespace } = await connectWorker();
+  await ensureSearchAttributes(settings);
+  const { connection, namespace } = await connectWorker(settings);
   // The model, said at start (loudly when there is none, or it is the scripted stand-in) and put in
   // the worker's identity, where `faheem doctor` reads it; scripted/demo starts its server here.
   const model = await workerModel(given);
@@ -332,9 +336,9 @@ export function deploymentOptions(version: WorkerDeploymentVersion): Pick<Worker
  * Registers the search attributes the workflow sets. The dev server started by `faheem server`
  * has them already; on a cluster this needs operator rights, so failure is only a warning.
  */
-export async function ensureSearchAttributes(): Promise<void> {
+export async function ensureSearchAttributes(settings?: Settings): Promise<void> {
   // An unreachable server is an error (ServerUnreachableError names the address), not a warning.
-  const { connection, namespace } = await connectConnection();
+  const { connection, namespace } = await connectConnection(settings);
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace });
     const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !(name in (existing.customAttributes ?? {})));

@@ -15,7 +15,8 @@ import type { ConversationEvent, ConversationState } from '../types.js';
 import type { LiveDelta } from '../live/types.js';
 import { StateCache, attach, childTree, listConversations, shownModel } from './conversations.js';
 import { startConversation } from '../start-conversation.js';
-import { toolTaskQueue, taskQueue } from '../connection.js';
+import { clientSettings, toolTaskQueue, taskQueue } from '../connection.js';
+import type { Settings } from '../environment.js';
 import { workerWarnings, workspaceProblem } from '../cli/presence.js';
 import {
   HttpError,
@@ -53,6 +54,8 @@ export interface ConsoleOptions {
   port?: number;
   /** The Temporal Web UI the page links to (default TEMPORAL_UI_URL, else http://localhost:8233). */
   temporalUiUrl?: string;
+  /** The settings it runs with: TEMPORAL_UI_URL and the task queues (default: this process's, read once at start). */
+  settings?: Settings;
   /** Where index.html, app.js and app.css are (default: dist/console/ beside this module). */
   assetsDir?: string;
   /** How long an action waits for a worker to answer before saying none did (default 20 s). */
@@ -110,7 +113,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const pageKey = newToken();
   const scheme = options.scheme ?? 'http';
   const assetsDir = options.assetsDir ?? defaultAssetsDir();
-  const uiBase = (options.temporalUiUrl ?? (process.env.TEMPORAL_UI_URL || 'http://localhost:8233')).replace(/\/+$/, '');
+  const settings = options.settings ?? clientSettings();
+  const uiBase = (options.temporalUiUrl ?? (settings.TEMPORAL_UI_URL || 'http://localhost:8233')).replace(/\/+$/, '');
   const answerTimeoutMs = options.answerTimeoutMs ?? 20_000;
   const states = new StateCache(client);
   const namespace = client.options.namespace;
@@ -225,7 +229,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
    */
   async function create(body: unknown): Promise<{ id: string; warnings: string[] }> {
     const form = parseOr400(newConversationBody, body);
-    const toolQueue = toolTaskQueue();
+    const toolQueue = toolTaskQueue(settings);
     const warnings: string[] = [];
     const problem = await workspaceProblem(form.workspace);
     if (problem) {
@@ -233,7 +237,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
       if (toolQueue.endsWith(`@${os.hostname()}`)) throw new HttpError(400, `workspace ${problem}: create it or choose another folder`);
       warnings.push(`workspace ${problem} on this machine; the host behind the tool queue ${toolQueue} must have it`);
     }
-    const present = workerWarnings(client, { taskQueue: taskQueue(), toolTaskQueue: toolQueue });
+    const present = workerWarnings(client, { taskQueue: taskQueue(settings), toolTaskQueue: toolQueue });
     const conversation = await startConversation(client, {
       message: form.message,
       workspace: form.workspace,

@@ -17,6 +17,7 @@ import {
   type HookOutcome,
 } from './decision.js';
 import type { HookEvent, HookEventOf, HookRunRecord, RunHooksInput, RunHooksResult } from './event.js';
+import type { ChildEnv } from '../environment.js';
 
 /** Each hook's stdout and stderr in a {@link HookRunRecord}: at most this many characters. */
 export const MAX_RECORD_OUTPUT_CHARS = 2000;
@@ -95,7 +96,7 @@ function workerHookList(hooks: WorkerHooks | undefined, event: HookEventName): W
 /** What running hooks needs from the worker. */
 export interface HookRunnerDeps {
   /** The worker's environment; hooks get it without secrets (default: process.env). */
-  env?: NodeJS.ProcessEnv;
+  env?: ChildEnv;
   /** Run command hooks under this sandbox (default: unsandboxed). */
   sandbox?: SandboxOptions;
   /** Values masked in records, reasons, context and errors. */

@@ -20,6 +20,7 @@ import { encodeRefPart } from '../checkpoints/shadow-repo.js';
 import { encryptionCodec, type EncryptionCodec } from '../security/codec.js';
 import { ObjectStoreError, type ObjectStore } from '../storage/object-store.js';
 import { Fence, StepManifest, mayShip, manifestKey, pickManifest } from './fence.js';
+import type { ChildEnv } from '../environment.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
@@ -93,7 +94,7 @@ export interface ShipInput {
 }
 
 /** Ships a step's checkpoint: a bundle, then its manifest. Returns the manifest. */
-export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: NodeJS.ProcessEnv = process.env): Promise<StepManifest> {
+export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: ChildEnv): Promise<StepManifest> {
   const codec = encryptionCodec(env);
   const prefix = conversationPrefix(input.conversationId);
   const fence = await readFence(store, input.conversationId, codec);
@@ -143,8 +144,8 @@ export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: 
 export async function findManifest(
   store: ObjectStore,
   conversationId: string,
-  step?: number,
-  env: NodeJS.ProcessEnv = process.env,
+  step: number | undefined,
+  env: ChildEnv,
 ): Promise<StepManifest | undefined> {
   const codec = encryptionCodec(env);
   const prefix = conversationPrefix(conversationId);
@@ -162,12 +163,7 @@ export async function findManifest(
 }
 
 /** Fetches a manifest's bundles, in order, into a (bare) repository: its commit is there after. */
-export async function fetchChain(
-  store: ObjectStore,
-  manifest: StepManifest,
-  gitDir: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<void> {
+export async function fetchChain(store: ObjectStore, manifest: StepManifest, gitDir: string, env: ChildEnv): Promise<void> {
   const codec = encryptionCodec(env);
   const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-chain-'));
   try {
@@ -192,7 +188,7 @@ export async function fetchChain(
 }
 
 /** Writes a commit's tree into `dir` (created when missing); files it also has are replaced, others left. */
-export async function checkoutTree(gitDir: string, commit: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function checkoutTree(gitDir: string, commit: string, dir: string, env: ChildEnv): Promise<void> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-checkout-'));
   try {
     await mkdir(dir, { recursive: true });
@@ -209,12 +205,7 @@ export async function checkoutTree(gitDir: string, commit: string, dir: string, 
  * to a scratch repository in order and the commit's tree is checked out from there. Returns the
  * manifest restored.
  */
-export async function materialiseWorkspace(
-  store: ObjectStore,
-  manifest: StepManifest,
-  dir: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<StepManifest> {
+export async function materialiseWorkspace(store: ObjectStore, manifest: StepManifest, dir: string, env: ChildEnv): Promise<StepManifest> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-pull-'));
   try {
     const gitDir = path.join(scratch, 'repo.git');
@@ -231,13 +222,7 @@ export async function materialiseWorkspace(
  * A fork of a pooled conversation at `step`: the new conversation's manifest of that step names the
  * source's bundles (they are immutable), so whichever host claims the fork restores that step.
  */
-export async function forkShipped(
-  store: ObjectStore,
-  sourceId: string,
-  step: number,
-  newId: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<void> {
+export async function forkShipped(store: ObjectStore, sourceId: string, step: number, newId: string, env: ChildEnv): Promise<void> {
   const codec = encryptionCodec(env);
   const manifest = await findManifest(store, sourceId, step, env);
   if (!manifest) throw new ObjectStoreError('not_found', `step ${step} of conversation ${sourceId} was never shipped to ${store.location}`);
