@@ -912,10 +912,10 @@ program
   .action(async (o: { model?: string | true; config?: boolean }) => {
     const { ok, summary } = await doctor({ env, ...(o.model !== undefined ? { model: o.model } : {}) });
     for (const line of configurationLines(env, o.config === true)) console.log(line);
-    if (!ok) throw new UsageError(summary);
     // A value the table's check refuses stops the process that reads it: worth a non-zero exit here.
     const invalid = effectiveConfiguration(env, true).filter((r) => r.problem);
-    if (invalid.length > 0) throw new UsageError(`${invalid.map((r) => `${r.name} ${r.problem}`).join('; ')}: fix or unset it`);
+    const refused = invalid.map((r) => `${r.name} ${r.problem} (fix or unset it)`);
+    if (!ok || refused.length > 0) throw new UsageError([...(ok ? [] : [summary]), ...refused].join('; '));
     console.log(pc.green(summary));
   });
 
