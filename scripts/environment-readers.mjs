@@ -15,11 +15,8 @@ export const ENVIRONMENT_READERS = [
   'src/server/temporal-cli.ts',
   'src/tools/spawner.ts',
   'src/tools/sandbox.ts',
-  // A default for use without a worker (a test, a program of its own); createWorker passes its own.
-  'src/activities/index.ts',
-  'src/activities/run-tool.ts',
+  // A default for the SDK's tools and MCP manager used on their own; createWorker passes its own.
   'src/tools/builtin.ts',
   'src/tools/terminal.ts',
-  'src/hooks/run-hook.ts',
   'src/mcp/manager.ts',
 ];

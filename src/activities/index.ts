@@ -42,7 +42,8 @@ import type { ChildEnv } from '../environment.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
-  env?: ChildEnv;
+  /** The worker's environment, read once by createWorker: settings, and what commands, hooks, MCP servers and git start from (through the allow-list). */
+  env: ChildEnv;
   /** The worker's FAHEEM_* settings (default: read from `env`). */
   config?: WorkerConfig;
   /** Tools made with defineTool, besides the built-ins. */
@@ -66,8 +67,8 @@ export interface ActivitiesOptions {
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
-export function createActivities(options: ActivitiesOptions = {}) {
-  const env = options.env ?? process.env;
+export function createActivities(options: ActivitiesOptions) {
+  const env = options.env;
   const config = options.config ?? readWorkerConfig(env);
   const home = config.home;
   const models = new ModelClients(env);

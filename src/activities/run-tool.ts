@@ -28,7 +28,7 @@ export interface RunToolDeps {
   /** FAHEEM_SECRET_<NAME> values by NAME, for ctx.secrets. */
   namedSecrets: Readonly<Record<string, string>>;
   /** The worker's environment (what ctx.exec's programs start from, less its secrets). */
-  env?: ChildEnv;
+  env: ChildEnv;
   /** Where ctx.exec runs programs (default: unsandboxed). */
   sandbox?: SandboxOptions;
   /** Where a call's output goes as it comes (ctx.output), for followers; default: nowhere. */
@@ -49,7 +49,7 @@ function clip(text: string): string {
 }
 
 export function createRunTool(deps: RunToolDeps) {
-  const env = deps.env ?? process.env;
+  const env = deps.env;
   const execEnv = commandBaseEnv(env);
   async function runTool(input: RunToolInput): Promise<RunToolResult> {
     const ctx = Context.current();

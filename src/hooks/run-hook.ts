@@ -95,8 +95,8 @@ function workerHookList(hooks: WorkerHooks | undefined, event: HookEventName): W
 
 /** What running hooks needs from the worker. */
 export interface HookRunnerDeps {
-  /** The worker's environment; hooks get it without secrets (default: process.env). */
-  env?: ChildEnv;
+  /** The worker's environment; hooks start from its allow-listed part, without secrets. */
+  env: ChildEnv;
   /** Run command hooks under this sandbox (default: unsandboxed). */
   sandbox?: SandboxOptions;
   /** Values masked in records, reasons, context and errors. */
@@ -177,8 +177,8 @@ async function runWorkerHook(
  * TypeScript hooks for the event (in order), and combines their decisions (config order first).
  * Rejects only when `signal` aborts (the activity was cancelled); every hook failure is a decision.
  */
-export async function executeHooks(input: RunHooksInput, deps: HookRunnerDeps = {}, signal?: AbortSignal): Promise<RunHooksResult> {
-  const env = deps.env ?? process.env;
+export async function executeHooks(input: RunHooksInput, deps: HookRunnerDeps, signal?: AbortSignal): Promise<RunHooksResult> {
+  const env = deps.env;
   const secrets = deps.secretValues ?? [];
   const mask = (text: string) => redact(text, secrets);
   const event = input.event;
