@@ -216,21 +216,28 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     metricsHost,
     pauseChannel,
     model: model.name,
+    ...lifecycle([main, tools, ...(claims ? [claims] : [])], async () => {
+      changes.stop();
+      await mcp.closeAll().catch(() => undefined);
+      await model.scripted?.close().catch(() => undefined);
+      await connection.close();
+      await shutdownTracing().catch(() => undefined);
+    }),
+  };
+}
+
+/** Runs the workers until they are shut down, then lets go of what they held (`release`). */
+function lifecycle(workers: Worker[], release: () => Promise<void>): Pick<WorkerHandle, 'run' | 'shutdown'> {
+  return {
     run: async () => {
       try {
-        await Promise.all([main.run(), tools.run(), claims?.run()]);
+        await Promise.all(workers.map((w) => w.run()));
       } finally {
-        changes.stop();
-        await mcp.closeAll().catch(() => undefined);
-        await model.scripted?.close().catch(() => undefined);
-        await connection.close();
-        await shutdownTracing().catch(() => undefined);
+        await release();
       }
     },
     shutdown: () => {
-      main.shutdown();
-      tools.shutdown();
-      claims?.shutdown();
+      for (const w of workers) w.shutdown();
     },
   };
 }
