@@ -82,7 +82,9 @@ export async function connectClient(settings: Settings = clientSettings()): Prom
 }
 
 /** The native connection a worker polls with; ServerUnreachableError when the server does not answer. */
-export async function connectWorker(settings: Settings): Promise<{ connection: NativeConnection; namespace: string }> {
+export async function connectWorker(
+  settings: Settings = readSettings(process.env, 'worker'),
+): Promise<{ connection: NativeConnection; namespace: string }> {
   const { connectionOptions, namespace } = connectConfig(settings);
   const address = connectionOptions.address;
   const refused = await refusedAt(address, connectionOptions);
@@ -148,11 +150,11 @@ async function refusedAt(address: string, options: object): Promise<string | und
 }
 
 /** The task queue of workflows and model calls: FAHEEM_TASK_QUEUE, default `faheem`. */
-export function taskQueue(env: Settings): string {
+export function taskQueue(env: Settings = clientSettings()): string {
   return env.FAHEEM_TASK_QUEUE || DEFAULTS.taskQueue;
 }
 
 /** Tools run on the host that has the workspace; by default this host (FAHEEM_HOST_ID, else the hostname). */
-export function toolTaskQueue(env: Settings): string {
+export function toolTaskQueue(env: Settings = clientSettings()): string {
   return env.FAHEEM_TOOL_TASK_QUEUE || `${taskQueue(env)}-tools@${env.FAHEEM_HOST_ID || os.hostname()}`;
 }
