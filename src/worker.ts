@@ -12,23 +12,36 @@ import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
 import type { WorkerHooks } from './hooks/run-hook.js';
 import { resolveSandbox, type SandboxOptions, type SandboxRequest } from './tools/sandbox.js';
-import { readWorkerConfig, type WorkerDeploymentVersion } from './config.js';
+import { readWorkerConfig as workerConfigOf, type WorkerConfig, type WorkerDeploymentVersion } from './config.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
-import { tracedWorkflowSource, workflowSource } from './workflow-source.js';
+import { tracedWorkflowSource, workflowSource as workflowSourceOf, type WorkflowSource } from './workflow-source.js';
 import { heartbeatCadence, pauseChannelOf, type PauseChannel } from './pause-channel.js';
 import { shutdownTracing, startTracing, type Tracing } from './telemetry/tracing.js';
 import { poolQueue, poolSettings, type PoolSettings } from './workspaces/pool.js';
 import { activityFailureLine } from './worker-log.js';
 import { workerIdentity, workerModel, type WorkerModel } from './llm/worker-model.js';
-import { readSettings, type ChildEnv, type Settings } from './environment.js';
+import { readSettings, type ChildEnv, type RawEnv, type Settings } from './environment.js';
 
-export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
-export { readWorkerConfig, type WorkerConfig, type WorkerDeploymentVersion, type WorkerLogLevel } from './config.js';
+export { bundlerOptions, workflowsPath, type WorkflowSource } from './workflow-source.js';
+export type { WorkerConfig, WorkerDeploymentVersion, WorkerLogLevel } from './config.js';
 export type { WorkerHookContext, WorkerHookFn, WorkerHooks, WorkerHookSpec } from './hooks/run-hook.js';
 export type { HookAnswer } from './hooks/decision.js';
+
+/**
+ * The worker's settings (FAHEEM_*), checked: from `env`, by default this process's environment.
+ * Throws an InvalidRequestError naming a variable whose value cannot be used.
+ */
+export function readWorkerConfig(env: RawEnv | Settings = process.env): WorkerConfig {
+  return workerConfigOf(env);
+}
+
+/** The workflow code a worker runs (FAHEEM_WORKFLOW_BUNDLE, else the package's bundle), by default from this process's environment. */
+export function workflowSource(env: Settings = readSettings(process.env, 'worker')): WorkflowSource {
+  return workflowSourceOf(env);
+}
 
 /** A created worker: `run()` until `shutdown()`; its task queues and sandbox. */
 export interface WorkerHandle {
@@ -148,7 +161,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   // environment goes only where a child process's is built from it (through the allow-list).
   const given: ChildEnv = options.env ?? process.env;
   const settings = readSettings(given, 'worker'); // a bad value stops here, naming the variable
-  const config = readWorkerConfig(settings);
+  const config = workerConfigOf(settings);
   const metricsPort = options.metricsPort ?? config.metricsPort;
   const metricsHost = options.metricsHost ?? config.metricsHost;
   installRuntime(config.logLevel, metricsPort, metricsHost);
@@ -277,7 +290,7 @@ function pauseChannelOfServer(connection: NativeConnection, namespace: string): 
 
 /** The workflow code to run: the bundle, with Temporal's tracing interceptors and sinks when traces are on. */
 function withTracing(tracing: Tracing | undefined, env: Settings) {
-  if (!tracing) return workflowSource(env);
+  if (!tracing) return workflowSourceOf(env);
   const source = tracedWorkflowSource(env);
   return {
     ...source,
