@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import { workflowBundle } from './scripts/workflow-files.mjs';
+import { ENVIRONMENT_READERS } from './scripts/environment-readers.mjs';
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.faheem/', 'dist/', 'docs/', '**/*.js', '**/*.mjs', '**/*.cjs', '**/*.cts'] },
@@ -40,6 +41,35 @@ export default tseslint.config(
       '@typescript-eslint/no-misused-promises': 'error',
       // A switch over event kinds, statuses or outcomes must name every case (or say default).
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+    },
+  },
+  {
+    // Configuration is read once, at the edge (src/environment.ts): modules take typed Settings, or a
+    // ChildEnv handed down when they build a child process's environment; never NodeJS.ProcessEnv.
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "TSQualifiedName[left.name='NodeJS'][right.name='ProcessEnv']",
+          message: 'take Settings (the checked variables) or ChildEnv (for a child process) from src/environment.ts',
+        },
+      ],
+    },
+  },
+  {
+    // Only the files of ENVIRONMENT_READERS read process.env.
+    files: ['src/**/*.ts'],
+    ignores: ENVIRONMENT_READERS,
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        {
+          object: 'process',
+          property: 'env',
+          message: 'read settings at the entry point (readSettings) and pass them down; see src/environment.ts',
+        },
+      ],
     },
   },
   {

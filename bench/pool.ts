@@ -53,6 +53,7 @@ async function ship(root: string, store: ObjectStore, files: number): Promise<vo
   const host = (hostId: string, shipping: boolean) =>
     new CheckpointStore({
       home: path.join(root, hostId, 'home'),
+      env: process.env,
       watch: false,
       ...(shipping ? { afterSnapshot: timed(shipAfterSnapshot(settings(hostId), {})) } : {}),
     });

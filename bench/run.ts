@@ -174,7 +174,7 @@ async function stepTime(h: Harness, steps: number) {
       arguments: JSON.parse(call.function.arguments),
       replyId: r.id,
     });
-    const res = await runTerminal(JSON.parse(call.function.arguments), terminal, { workspace, baseEnv: commandBaseEnv() });
+    const res = await runTerminal(JSON.parse(call.function.arguments), terminal, { workspace, baseEnv: commandBaseEnv(process.env) });
     terminal = res.terminal;
     events.push({
       index: events.length,

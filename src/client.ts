@@ -9,7 +9,7 @@ import { readEvents } from './conversation/read-events.js';
 import { parseHooks, type HooksConfig } from './hooks/config.js';
 import { markRewound, rewoundRanges, type RewindAnswer } from './workflows/rewind-rules.js';
 import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, WaitTimeoutError } from './errors.js';
-import { taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
+import { clientChildEnv, clientSettings, taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
 import { POOL_NAME, poolQueueName } from './workflows/pool-rules.js';
 import { parseMcpServers } from './mcp/config.js';
 import { explainUnreadable } from './security/codec.js';
@@ -243,13 +243,14 @@ export function conversationStart(options: CreateOptions): {
   if (pool !== undefined && options.workspace !== undefined)
     throw new InvalidRequestError('a pooled conversation has no workspace folder of its own: pass workspaceFrom to start from one');
   if (pool === undefined && options.workspaceFrom !== undefined) throw new InvalidRequestError('workspaceFrom goes with pool');
-  const taskQueue = options.taskQueue ?? defaultTaskQueue();
+  const settings = clientSettings();
+  const taskQueue = options.taskQueue ?? defaultTaskQueue(settings);
   const input: ConversationInput = {
     options: {
       // Pooled: a stand-in until a host of the pool claims it (the workflow then sets the host's path and queue).
       workspace: pool !== undefined ? `/faheem-pool/${pool}/${id}` : path.resolve(options.workspace!),
       agent: options.agent.spec,
-      toolTaskQueue: pool !== undefined ? poolQueueName(taskQueue, pool) : (options.toolTaskQueue ?? defaultToolTaskQueue()),
+      toolTaskQueue: pool !== undefined ? poolQueueName(taskQueue, pool) : (options.toolTaskQueue ?? defaultToolTaskQueue(settings)),
       ...(pool !== undefined ? { pool } : {}),
       ...(pool !== undefined && options.poolIdleReleaseMs !== undefined ? { poolIdleReleaseMs: options.poolIdleReleaseMs } : {}),
       maxIterations: options.maxIterations ?? DEFAULTS.maxIterations,
@@ -315,7 +316,8 @@ export class Conversation {
   static async create(client: Client, options: CreateOptions): Promise<Conversation> {
     const start = conversationStart(options);
     // Its files go up before it starts: the first host to claim it restores them.
-    if (options.workspaceFrom !== undefined) await (await import('./workspaces/seed.js')).seedWorkspace(start.id, options.workspaceFrom);
+    if (options.workspaceFrom !== undefined)
+      await (await import('./workspaces/seed.js')).seedWorkspace(start.id, options.workspaceFrom, clientChildEnv());
     const handle = await client.workflow.start('conversation', { workflowId: start.id, ...start.workflow });
     return new Conversation(client, start.id, handle);
   }

@@ -4,6 +4,7 @@
 import nodeModule from 'node:module';
 import path from 'node:path';
 import { faheemHome } from './home.js';
+import type { Settings } from './environment.js';
 
 /** The part of `node:module` this uses; absent before Node 22.1 (and from the Node 20 types). */
 interface CompileCacheApi {
@@ -15,7 +16,7 @@ interface CompileCacheApi {
 const api = nodeModule as unknown as CompileCacheApi;
 
 /** Where faheem keeps the compile cache: `<faheem home>/compile-cache` (FAHEEM_HOME, else `~/.faheem`). */
-export function compileCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+export function compileCacheDir(env: Settings): string {
   return path.resolve(faheemHome(env), 'compile-cache');
 }
 
@@ -27,7 +28,7 @@ export function compileCacheDir(env: NodeJS.ProcessEnv = process.env): string {
  *
  * @returns the folder in use, or undefined when the cache is off
  */
-export function enableCompileCache(env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function enableCompileCache(env: Settings): string | undefined {
   if (typeof api.enableCompileCache !== 'function' || env.NODE_DISABLE_COMPILE_CACHE) return undefined;
   try {
     // Node makes the folder; one it cannot make or write leaves the cache off (status FAILED).

@@ -1,15 +1,13 @@
-// The worker's FAHEEM_* settings, read once at the edge (createWorker, createActivities) into one
-// typed object and passed in; nothing reads them at import time. Every value is checked (zod): a
-// bad one stops the worker with an error that names the variable. Names and defaults are the ones
-// the README lists.
-import { isIP } from 'node:net';
-import { z } from 'zod';
+// The worker's FAHEEM_* settings, read once at the edge (createWorker) into one typed object and
+// passed in; nothing reads them at import time. Every value is checked by its entry of the
+// environment table (src/environment.ts): a bad one stops the worker with an error that names the
+// variable.
+import { readSettings, setting, type RawEnv, type Settings, type WorkerLogLevel } from './environment.js';
 import { InvalidRequestError } from './errors.js';
 import { faheemHome } from './home.js';
 import { sandboxFromEnv, type SandboxRequest } from './tools/sandbox.js';
 
-/** A log level of the Temporal worker runtime. */
-export type WorkerLogLevel = 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+export type { WorkerLogLevel };
 
 /** The worker's settings from its environment. */
 export interface WorkerConfig {
@@ -54,76 +52,25 @@ export const CONFIG_DEFAULTS = {
   transcriptCacheMb: 512,
 } as const;
 
-const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
-const unset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
-const positiveNumber = z.preprocess(unset, z.coerce.number({ error: 'must be a number' }).positive('must be more than 0').optional());
-const positiveInt = z.preprocess(
-  unset,
-  z.coerce.number({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be 1 or more').optional(),
-);
-
-/** A deployment name or build id: Temporal joins them with a dot, so neither may hold one. */
-const versionPart = z
-  .string()
-  .trim()
-  .regex(/^[A-Za-z0-9_-][A-Za-z0-9_:+-]{0,254}$/, 'must be letters, digits, -, _, : or + (no dots, no spaces)');
-
-const WorkerEnv = z.object({
-  FAHEEM_LOG_LEVEL: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() !== '' ? v.trim().toUpperCase() : undefined),
-    z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` }).optional(),
-  ),
-  FAHEEM_WORKFLOW_THREADS: positiveInt,
-  FAHEEM_TERMINAL_SOFT_TIMEOUT_S: positiveNumber,
-  FAHEEM_TRANSCRIPT_CACHE_MB: positiveNumber,
-  FAHEEM_SPAWN_HELPER: z.preprocess(unset, z.enum(['0', '1'], { error: 'must be 0 (off) or 1 (on)' }).optional()),
-  FAHEEM_LIVE: z.preprocess(unset, z.enum(['0', '1'], { error: 'must be 0 (off) or 1 (on)' }).optional()),
-  FAHEEM_DEPLOYMENT: z.preprocess(unset, versionPart.optional()),
-  FAHEEM_BUILD_ID: z.preprocess(unset, versionPart.optional()),
-  FAHEEM_METRICS_PORT: z.preprocess(
-    unset,
-    z.coerce
-      .number({ error: 'must be a port number' })
-      .int('must be a port number')
-      .min(1, 'must be a port number')
-      .max(65535, 'must be a port number')
-      .optional(),
-  ),
-  FAHEEM_METRICS_HOST: z.preprocess(
-    unset,
-    z
-      .string()
-      .trim()
-      .transform((v) => v.replace(/^\[(.*)\]$/, '$1'))
-      .refine((v) => isIP(v) !== 0, 'must be an IP address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)')
-      .optional(),
-  ),
-});
-
 /**
- * The worker's settings from `env`. Throws an InvalidRequestError naming the variable when a value
- * cannot be used (e.g. `FAHEEM_WORKFLOW_THREADS=two`), or a SandboxError for the sandbox variables.
+ * The worker's settings from `env` (the process's environment, or Settings read from it). Throws an
+ * InvalidRequestError naming the variable when a value cannot be used (e.g.
+ * `FAHEEM_WORKFLOW_THREADS=two`), or a SandboxError for the sandbox variables.
  */
-export function readWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const parsed = WorkerEnv.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const name = String(issue?.path[0] ?? 'a FAHEEM_ variable');
-    throw new InvalidRequestError(`${name}=${JSON.stringify(env[name] ?? '')} ${issue?.message ?? 'is not valid'}`);
-  }
-  const e = parsed.data;
+export function readWorkerConfig(env: RawEnv | Settings): WorkerConfig {
+  const settings = readSettings(env, 'worker');
   return {
-    home: faheemHome(env),
-    logLevel: e.FAHEEM_LOG_LEVEL ?? 'WARN',
-    workflowThreads: e.FAHEEM_WORKFLOW_THREADS,
-    terminalSoftTimeoutMs: (e.FAHEEM_TERMINAL_SOFT_TIMEOUT_S ?? CONFIG_DEFAULTS.terminalSoftTimeoutS) * 1000,
-    transcriptCacheBytes: (e.FAHEEM_TRANSCRIPT_CACHE_MB ?? CONFIG_DEFAULTS.transcriptCacheMb) * 1024 * 1024,
-    spawnHelper: e.FAHEEM_SPAWN_HELPER !== '0',
-    sandbox: sandboxFromEnv(env),
-    live: e.FAHEEM_LIVE !== '0',
-    deployment: deploymentFrom(e.FAHEEM_DEPLOYMENT, e.FAHEEM_BUILD_ID),
-    metricsPort: e.FAHEEM_METRICS_PORT,
-    metricsHost: e.FAHEEM_METRICS_HOST ?? '127.0.0.1',
+    home: faheemHome(settings),
+    logLevel: setting(settings, 'FAHEEM_LOG_LEVEL') ?? 'WARN',
+    workflowThreads: setting(settings, 'FAHEEM_WORKFLOW_THREADS'),
+    terminalSoftTimeoutMs: (setting(settings, 'FAHEEM_TERMINAL_SOFT_TIMEOUT_S') ?? CONFIG_DEFAULTS.terminalSoftTimeoutS) * 1000,
+    transcriptCacheBytes: (setting(settings, 'FAHEEM_TRANSCRIPT_CACHE_MB') ?? CONFIG_DEFAULTS.transcriptCacheMb) * 1024 * 1024,
+    spawnHelper: setting(settings, 'FAHEEM_SPAWN_HELPER') !== '0',
+    sandbox: sandboxFromEnv(settings),
+    live: setting(settings, 'FAHEEM_LIVE') !== '0',
+    deployment: deploymentFrom(setting(settings, 'FAHEEM_DEPLOYMENT'), setting(settings, 'FAHEEM_BUILD_ID')),
+    metricsPort: setting(settings, 'FAHEEM_METRICS_PORT'),
+    metricsHost: setting(settings, 'FAHEEM_METRICS_HOST') ?? '127.0.0.1',
   };
 }
 

@@ -10,14 +10,29 @@ import { ServerUnreachableError } from './errors.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { DEFAULTS } from './types.js';
 import { withTimeout } from './timeout.js';
+import { readSettings, type ChildEnv, type Settings } from './environment.js';
+
+/**
+ * A client's settings: this process's environment, checked by the environment table. The client's
+ * edge (the SDK, the CLI's client commands, the console): modules below take what this gives.
+ */
+export function clientSettings(): Settings {
+  return readSettings(process.env, 'client');
+}
+
+/** This process's whole environment, for a child process a client starts (git, to ship a workspace). */
+export function clientChildEnv(): ChildEnv {
+  return process.env;
+}
 
 /** The address, namespace and TLS/API-key options Temporal's envconfig (and TEMPORAL_*) gives. */
-export function connectConfig() {
+export function connectConfig(settings: Settings = clientSettings()) {
+  // Temporal's envconfig reads TEMPORAL_* and the profile file from this process itself.
   const config = loadClientConnectConfig();
-  const address = config.connectionOptions.address ?? process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
+  const address = config.connectionOptions.address ?? settings.TEMPORAL_ADDRESS ?? 'localhost:7233';
   return {
     connectionOptions: { ...config.connectionOptions, address },
-    namespace: config.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
+    namespace: config.namespace ?? settings.TEMPORAL_NAMESPACE ?? 'default',
   };
 }
 
@@ -31,8 +46,10 @@ export const CONNECT_TIMEOUT_MS = 5_000;
  * A refused connection or an unknown host is reported at once; otherwise it gives up after
  * CONNECT_TIMEOUT_MS. Either way the error is a ServerUnreachableError.
  */
-export async function connectConnection(): Promise<{ connection: Connection; namespace: string; address: string }> {
-  const { connectionOptions, namespace } = connectConfig();
+export async function connectConnection(
+  settings: Settings = clientSettings(),
+): Promise<{ connection: Connection; namespace: string; address: string }> {
+  const { connectionOptions, namespace } = connectConfig(settings);
   const address = connectionOptions.address;
   const startedAt = Date.now();
   const attempt = Connection.connect({ ...connectionOptions, connectTimeout: CONNECT_TIMEOUT_MS } as Parameters<
@@ -56,17 +73,19 @@ export async function connectConnection(): Promise<{ connection: Connection; nam
  * A Temporal client for the configured server, with faheem's data converter (encryption when a key
  * is set, large payloads kept aside). Throws ServerUnreachableError when the server does not answer.
  */
-export async function connectClient(): Promise<Client> {
-  const converter = dataConverter(); // a malformed encryption key fails here, with its own message
-  const { connection, namespace } = await connectConnection();
+export async function connectClient(settings: Settings = clientSettings()): Promise<Client> {
+  const converter = dataConverter(settings); // a malformed encryption key fails here, with its own message
+  const { connection, namespace } = await connectConnection(settings);
   // With an OTLP endpoint configured, starts, signals and updates carry the trace (nothing loaded otherwise).
-  const tracing = await startTracing();
+  const tracing = await startTracing(settings);
   return new Client({ connection, namespace, dataConverter: converter, ...(tracing ? { interceptors: tracing.clientInterceptors } : {}) });
 }
 
 /** The native connection a worker polls with; ServerUnreachableError when the server does not answer. */
-export async function connectWorker(): Promise<{ connection: NativeConnection; namespace: string }> {
-  const { connectionOptions, namespace } = connectConfig();
+export async function connectWorker(
+  settings: Settings = readSettings(process.env, 'worker'),
+): Promise<{ connection: NativeConnection; namespace: string }> {
+  const { connectionOptions, namespace } = connectConfig(settings);
   const address = connectionOptions.address;
   const refused = await refusedAt(address, connectionOptions);
   if (refused) throw new ServerUnreachableError(address, refused);
@@ -108,6 +127,7 @@ function reasonOf(err: unknown, startedAt: number): string {
 async function refusedAt(address: string, options: object): Promise<string | undefined> {
   const proxyEnv = ['grpc_proxy', 'https_proxy', 'http_proxy', 'GRPC_PROXY', 'HTTPS_PROXY', 'HTTP_PROXY'];
   if ('proxy' in options && (options as { proxy?: unknown }).proxy) return undefined;
+  // gRPC reads its proxy from this process's environment itself.
   if (proxyEnv.some((v) => process.env[v])) return undefined;
   const m = /^\[?([^\]]*?)\]?:(\d+)$/.exec(address.replace(/^[a-z]+:\/\//i, ''));
   if (!m) return undefined;
@@ -130,11 +150,11 @@ async function refusedAt(address: string, options: object): Promise<string | und
 }
 
 /** The task queue of workflows and model calls: FAHEEM_TASK_QUEUE, default `faheem`. */
-export function taskQueue(env: NodeJS.ProcessEnv = process.env): string {
+export function taskQueue(env: Settings = clientSettings()): string {
   return env.FAHEEM_TASK_QUEUE || DEFAULTS.taskQueue;
 }
 
 /** Tools run on the host that has the workspace; by default this host (FAHEEM_HOST_ID, else the hostname). */
-export function toolTaskQueue(env: NodeJS.ProcessEnv = process.env): string {
+export function toolTaskQueue(env: Settings = clientSettings()): string {
   return env.FAHEEM_TOOL_TASK_QUEUE || `${taskQueue(env)}-tools@${env.FAHEEM_HOST_ID || os.hostname()}`;
 }

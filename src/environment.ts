@@ -1,8 +1,13 @@
-// Every environment variable faheem reads: one table, with who reads it, what it means and its
-// default. docs/configuration.md is generated from it (`npm run docs:config`), `faheem doctor
-// --config` prints it with this process's values (secrets masked), and
-// test/unit/environment.test.ts holds that every variable named in src/ is in it. No imports: the
-// CLI reads it before anything heavy loads.
+// Every environment variable faheem reads: one table, with who reads it, what it means, its
+// default and how its value is checked. The entry points (the CLI, `createWorker`, the client's
+// connection, `faheem acp`, the console) read the environment once, through readSettings, into
+// typed Settings that the modules below take; nothing else reads process.env (an eslint rule holds
+// it). docs/configuration.md is generated from the table (`npm run docs:config`), `faheem doctor
+// --config` prints the effective settings (secrets masked), and test/unit/environment.test.ts holds
+// that every variable named in src/ is in it.
+import { isIP } from 'node:net';
+import { z } from 'zod';
+import { InvalidRequestError } from './errors.js';
 
 /** The processes that read a variable. */
 export type Reader = 'worker' | 'client' | 'server' | 'console' | 'codec-server' | 'acp' | 'demo' | 'tests';
@@ -23,7 +28,33 @@ export interface EnvironmentVariable {
   readonly prefix?: true;
   /** The table's group (a heading in docs/configuration.md). */
   readonly group: Group;
+  /** How a set value is checked; absent: any text. */
+  readonly parse?: z.ZodType;
 }
+
+// The checks of the values (an empty value is unset). Their messages follow `NAME="value"`.
+const text = z.string().trim();
+const switchValue = text.pipe(z.enum(['0', '1'], { error: 'must be 0 (off) or 1 (on)' }));
+const positiveNumber = text.pipe(z.coerce.number<string>({ error: 'must be a number' }).positive('must be more than 0'));
+const positiveInt = text.pipe(
+  z.coerce.number<string>({ error: 'must be a whole number' }).int('must be a whole number').min(1, 'must be 1 or more'),
+);
+const port = text.pipe(
+  z.coerce
+    .number<string>({ error: 'must be a port number' })
+    .int('must be a port number')
+    .min(1, 'must be a port number')
+    .max(65535, 'must be a port number'),
+);
+/** The worker runtime's log levels. */
+export const LOG_LEVELS = ['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR'] as const;
+/** A log level of the Temporal worker runtime. */
+export type WorkerLogLevel = (typeof LOG_LEVELS)[number];
+/** A deployment name or build id: Temporal joins them with a dot, so neither may hold one. */
+const versionPart = text.regex(/^[A-Za-z0-9_-][A-Za-z0-9_:+-]{0,254}$/, 'must be letters, digits, -, _, : or + (no dots, no spaces)');
+const ipAddress = text
+  .transform((v) => v.replace(/^\[(.*)\]$/, '$1'))
+  .refine((v) => isIP(v) !== 0, 'must be an IP address (e.g. 127.0.0.1, or 0.0.0.0 for every interface)');
 
 /** The groups of the table, in the order docs/configuration.md shows them. */
 export const GROUPS = [
@@ -41,8 +72,7 @@ export const GROUPS = [
 /** A group of the table. */
 export type Group = (typeof GROUPS)[number];
 
-/** Every environment variable faheem reads. */
-export const ENVIRONMENT: readonly EnvironmentVariable[] = [
+const TABLE = [
   // Temporal
   {
     group: 'Temporal',
@@ -147,10 +177,17 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   {
     group: 'Temporal',
     name: 'FAHEEM_DEPLOYMENT',
+    parse: versionPart,
     readBy: ['worker'],
     meaning: 'the Worker Deployment this worker belongs to (Worker Versioning; with FAHEEM_BUILD_ID)',
   },
-  { group: 'Temporal', name: 'FAHEEM_BUILD_ID', readBy: ['worker'], meaning: "this worker's build id in its deployment" },
+  {
+    group: 'Temporal',
+    name: 'FAHEEM_BUILD_ID',
+    parse: versionPart,
+    readBy: ['worker'],
+    meaning: "this worker's build id in its deployment",
+  },
   {
     group: 'Temporal',
     name: 'FAHEEM_WORKFLOW_BUNDLE',
@@ -239,6 +276,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   {
     group: 'Worker',
     name: 'FAHEEM_LOG_LEVEL',
+    parse: text.toUpperCase().pipe(z.enum(LOG_LEVELS, { error: `must be one of ${LOG_LEVELS.join(', ')}` })),
     readBy: ['worker'],
     default: 'WARN',
     meaning: "the worker runtime's log level: TRACE, DEBUG, INFO, WARN or ERROR",
@@ -246,6 +284,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   {
     group: 'Worker',
     name: 'FAHEEM_WORKFLOW_THREADS',
+    parse: positiveInt,
     readBy: ['worker'],
     default: '2 (1 on a one-core machine)',
     meaning: 'threads that run workflow tasks',
@@ -253,6 +292,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   {
     group: 'Worker',
     name: 'FAHEEM_TRANSCRIPT_CACHE_MB',
+    parse: positiveNumber,
     readBy: ['worker'],
     default: '512',
     meaning: "the model-call worker's cache of transcripts, in MB",
@@ -260,6 +300,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   {
     group: 'Worker',
     name: 'FAHEEM_LIVE',
+    parse: switchValue,
     readBy: ['worker'],
     default: '1',
     meaning: '`0`: publish no live lines (streamed replies, command output) to followers',
@@ -274,10 +315,18 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   {
     group: 'Worker',
     name: 'FAHEEM_METRICS_PORT',
+    parse: port,
     readBy: ['worker'],
     meaning: 'serve Prometheus metrics at `/metrics` on this port (off when unset)',
   },
-  { group: 'Worker', name: 'FAHEEM_METRICS_HOST', readBy: ['worker'], default: '127.0.0.1', meaning: 'the address the metrics listen on' },
+  {
+    group: 'Worker',
+    name: 'FAHEEM_METRICS_HOST',
+    parse: ipAddress,
+    readBy: ['worker'],
+    default: '127.0.0.1',
+    meaning: 'the address the metrics listen on',
+  },
   // Commands and the sandbox
   {
     group: 'Commands and the sandbox',
@@ -316,6 +365,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   {
     group: 'Commands and the sandbox',
     name: 'FAHEEM_TERMINAL_SOFT_TIMEOUT_S',
+    parse: positiveNumber,
     readBy: ['worker'],
     default: '30',
     meaning: 'seconds with no new output after which a command is returned as still running',
@@ -323,6 +373,7 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
   {
     group: 'Commands and the sandbox',
     name: 'FAHEEM_SPAWN_HELPER',
+    parse: switchValue,
     readBy: ['worker'],
     default: '1',
     meaning: '`0`: start commands directly instead of through the spawn helper process',
@@ -532,7 +583,10 @@ export const ENVIRONMENT: readonly EnvironmentVariable[] = [
     readBy: ['tests'],
     meaning: "tests only: the worker dies after this many of a checkpoint's writes",
   },
-];
+] as const satisfies readonly EnvironmentVariable[];
+
+/** Every environment variable faheem reads. */
+export const ENVIRONMENT: readonly EnvironmentVariable[] = TABLE;
 
 /** The table's entry for a variable name (a family's entry for a name that starts with its prefix). */
 export function environmentVariable(name: string): EnvironmentVariable | undefined {
@@ -547,6 +601,8 @@ export interface EffectiveSetting {
   readonly shown: string;
   /** Whether the value was set in the environment or is the default (or unset with none). */
   readonly source: 'set' | 'default' | 'unset';
+  /** Set when the value does not pass the entry's check: why (the process that reads it stops). */
+  readonly problem?: string;
 }
 
 /** The text a secret's value is shown as. */
@@ -556,7 +612,7 @@ export const HIDDEN = '(set, hidden)';
  * The configuration `env` gives, as rows: every variable of the table (a family's members that are
  * set), its value or default; secrets are never shown. With `onlySet`, only what is set.
  */
-export function effectiveConfiguration(env: Readonly<Record<string, string | undefined>>, onlySet = false): EffectiveSetting[] {
+export function effectiveConfiguration(env: RawEnv, onlySet = false): EffectiveSetting[] {
   const rows: EffectiveSetting[] = [];
   for (const v of ENVIRONMENT) {
     if (v.readBy.length === 0) continue;
@@ -567,7 +623,9 @@ export function effectiveConfiguration(env: Readonly<Record<string, string | und
       continue;
     }
     const value = env[v.name];
-    if (value !== undefined && value !== '') rows.push({ name: v.name, shown: v.secret ? HIDDEN : value, source: 'set' });
+    const problem = value !== undefined && value.trim() !== '' ? settingProblem(v, value) : undefined;
+    if (value !== undefined && value !== '')
+      rows.push({ name: v.name, shown: v.secret ? HIDDEN : value, source: 'set', ...(problem ? { problem } : {}) });
     else if (!onlySet) rows.push({ name: v.name, shown: v.default ?? '', source: v.default !== undefined ? 'default' : 'unset' });
   }
   return rows;
@@ -583,4 +641,69 @@ export function configurationTables(): string {
     );
     return [`### ${group}`, '', '| variable | read by | default | meaning |', '|---|---|---|---|', ...rows].join('\n');
   }).join('\n\n');
+}
+
+/** A variable of the table (a family's entry names its common start). */
+export type VariableName = (typeof TABLE)[number]['name'];
+type FamilyStart = Extract<(typeof TABLE)[number], { prefix: true }>['name'];
+
+/**
+ * The settings a process runs with: the table's variables that are set, each checked by its entry's
+ * `parse` (trimmed; an empty value is unset). Modules take these (or a `Pick` of them), never the
+ * process environment: a name outside the table does not compile.
+ */
+export type Settings = { readonly [K in VariableName]?: string } & { readonly [K in `${FamilyStart}${string}`]?: string };
+
+/**
+ * The whole environment of this process, handed from an entry point as data to build a child
+ * process's environment (commands, hooks, MCP servers, git: always through the allow-list of
+ * src/security/env-policy.ts) or to fill in an MCP config's `${VAR}`. Never read for a setting.
+ */
+export type ChildEnv = Readonly<Record<string, string | undefined>>;
+
+/** An environment as given: the process's own, or one a test or an embedding program builds. */
+export type RawEnv = Readonly<Record<string, string | undefined>>;
+
+/** The processes whose settings are checked: a client never stops for a worker's bad setting. */
+export type CheckedBy = Reader | 'all';
+
+/**
+ * The settings `env` gives (the table's variables only). Each value read by `reader` is checked by
+ * its entry's `parse`; a bad one throws an InvalidRequestError naming the variable and its value
+ * (`FAHEEM_WORKFLOW_THREADS="two" must be a whole number`). Secrets are named, never shown.
+ */
+export function readSettings(env: RawEnv, reader: CheckedBy = 'all'): Settings {
+  const settings: Record<string, string> = {};
+  for (const [name, raw] of Object.entries(env)) {
+    if (raw === undefined) continue;
+    const entry = environmentVariable(name);
+    if (!entry || entry.readBy.length === 0) continue;
+    const value = raw.trim() === '' ? undefined : raw;
+    if (value === undefined) continue;
+    if (entry.parse && (reader === 'all' || entry.readBy.includes(reader))) {
+      const problem = settingProblem(entry, value);
+      if (problem) throw new InvalidRequestError(`${name}=${entry.secret ? '(hidden)' : JSON.stringify(raw)} ${problem}`);
+    }
+    settings[name] = value;
+  }
+  return settings as Settings;
+}
+
+/** Why a value does not pass its entry's check; undefined when it does (or there is none). */
+export function settingProblem(entry: EnvironmentVariable, value: string): string | undefined {
+  if (!entry.parse) return undefined;
+  const parsed = entry.parse.safeParse(value);
+  return parsed.success ? undefined : (parsed.error.issues[0]?.message ?? 'is not valid');
+}
+
+type EntryOf<N extends VariableName> = Extract<(typeof TABLE)[number], { name: N }>;
+/** A setting's type: what its entry's `parse` gives (a number, a trimmed text), else the text. */
+export type SettingValue<N extends VariableName> = EntryOf<N> extends { parse: infer P extends z.ZodType } ? z.output<P> : string;
+
+/** A setting as its entry's `parse` reads it (e.g. FAHEEM_METRICS_PORT as a number); undefined when unset. */
+export function setting<N extends VariableName>(settings: Settings, name: N): SettingValue<N> | undefined {
+  const value = (settings as Record<string, string | undefined>)[name];
+  if (value === undefined) return undefined;
+  const entry = environmentVariable(name);
+  return (entry?.parse ? entry.parse.parse(value) : value) as SettingValue<N>;
 }

@@ -12,7 +12,7 @@ import { checkConversationId } from './conversation-id.js';
 import { emptyMetrics, type CarriedState, type ConversationInput } from './types.js';
 import { CARRIED_STATE_VERSION } from './workflows/legacy/carried-state.js';
 import { ConversationModelKey, ConversationStatusKey, forkPointQuery } from './workflows/messages.js';
-import { taskQueue as defaultTaskQueue } from './connection.js';
+import { clientChildEnv, clientSettings, taskQueue as defaultTaskQueue } from './connection.js';
 import { randomUUID } from 'node:crypto';
 
 /** A fork that cannot be made (no such step, no checkpoint). */
@@ -93,26 +93,27 @@ export async function forkConversation(client: Client, sourceId: string, options
   }
   // A fork is a conversation of its own, not a sub-agent.
   const { parent: _parent, poolHost: _host, poolReleasedBy: _released, ...options_ } = point.options;
+  const settings = clientSettings();
   if (pool !== undefined) {
     const { objectStore } = await import('./storage/object-store.js');
     const { forkShipped } = await import('./workspaces/shipping.js');
-    const store = objectStore();
+    const store = objectStore(settings);
     if (!store) throw new ForkError('forking a pooled conversation reads the object store: set FAHEEM_OBJECT_STORE');
-    await forkShipped(store, sourceId, checkpoint.step, id);
+    await forkShipped(store, sourceId, checkpoint.step, id, clientChildEnv());
     carried.forkMade = true; // the first host of the pool to claim it restores the step
   }
   const input: ConversationInput = {
     options: {
       ...options_,
       workspace,
-      ...(pool !== undefined ? { toolTaskQueue: poolQueueName(options.taskQueue ?? defaultTaskQueue(), pool) } : {}),
+      ...(pool !== undefined ? { toolTaskQueue: poolQueueName(options.taskQueue ?? defaultTaskQueue(settings), pool) } : {}),
     },
     carried,
     ...(pool === undefined ? { fork: { origin: carried.forkedFrom as NonNullable<CarriedState['forkedFrom']>, sourceWorkspace } } : {}),
   };
   await client.workflow.start('conversation', {
     workflowId: id,
-    taskQueue: options.taskQueue ?? defaultTaskQueue(),
+    taskQueue: options.taskQueue ?? defaultTaskQueue(settings),
     args: [input],
     typedSearchAttributes: [
       { key: ConversationStatusKey, value: 'paused' },

@@ -1,7 +1,7 @@
 // The worker: runs conversation workflows and model calls on the shared task queue, and tools on
 // this host's tool queue. Holds the secrets (from its environment); nothing else does.
 import type { LogMetadata } from '@temporalio/common';
-import { DefaultLogger, Runtime, Worker, type LogLevel, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, Runtime, Worker, type LogLevel, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { availableParallelism } from 'node:os';
 import { Client } from '@temporalio/client';
 import { createActivities } from './activities/index.js';
@@ -12,22 +12,36 @@ import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
 import type { WorkerHooks } from './hooks/run-hook.js';
 import { resolveSandbox, type SandboxOptions, type SandboxRequest } from './tools/sandbox.js';
-import { readWorkerConfig, type WorkerDeploymentVersion } from './config.js';
+import { readWorkerConfig as workerConfigOf, type WorkerConfig, type WorkerDeploymentVersion } from './config.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
-import { tracedWorkflowSource, workflowSource } from './workflow-source.js';
+import { tracedWorkflowSource, workflowSource as workflowSourceOf, type WorkflowSource } from './workflow-source.js';
 import { heartbeatCadence, pauseChannelOf, type PauseChannel } from './pause-channel.js';
-import { shutdownTracing, startTracing } from './telemetry/tracing.js';
+import { shutdownTracing, startTracing, type Tracing } from './telemetry/tracing.js';
 import { poolQueue, poolSettings, type PoolSettings } from './workspaces/pool.js';
 import { activityFailureLine } from './worker-log.js';
-import { workerIdentity, workerModel } from './llm/worker-model.js';
+import { workerIdentity, workerModel, type WorkerModel } from './llm/worker-model.js';
+import { readSettings, type ChildEnv, type RawEnv, type Settings } from './environment.js';
 
-export { bundlerOptions, workflowSource, workflowsPath, type WorkflowSource } from './workflow-source.js';
-export { readWorkerConfig, type WorkerConfig, type WorkerDeploymentVersion, type WorkerLogLevel } from './config.js';
+export { bundlerOptions, workflowsPath, type WorkflowSource } from './workflow-source.js';
+export type { WorkerConfig, WorkerDeploymentVersion, WorkerLogLevel } from './config.js';
 export type { WorkerHookContext, WorkerHookFn, WorkerHooks, WorkerHookSpec } from './hooks/run-hook.js';
 export type { HookAnswer } from './hooks/decision.js';
+
+/**
+ * The worker's settings (FAHEEM_*), checked: from `env`, by default this process's environment.
+ * Throws an InvalidRequestError naming a variable whose value cannot be used.
+ */
+export function readWorkerConfig(env: RawEnv | Settings = process.env): WorkerConfig {
+  return workerConfigOf(env);
+}
+
+/** The workflow code a worker runs (FAHEEM_WORKFLOW_BUNDLE, else the package's bundle), by default from this process's environment. */
+export function workflowSource(env: Settings = readSettings(process.env, 'worker')): WorkflowSource {
+  return workflowSourceOf(env);
+}
 
 /** A created worker: `run()` until `shutdown()`; its task queues and sandbox. */
 export interface WorkerHandle {
@@ -101,7 +115,7 @@ export interface CreateWorkerOptions {
   /** Your tools (made with `defineTool`), run on this host's tool queue; the built-ins are always there. */
   tools?: readonly AnyTool[];
   /** Environment to read TEMPORAL_*, LLM_*, FAHEEM_* and secrets from (default: process.env). */
-  env?: NodeJS.ProcessEnv;
+  env?: ChildEnv;
   /**
    * Run terminal commands, `ctx.exec`, hooks and MCP stdio servers under this sandbox (`{ kind: 'bwrap',
    * network: 'internet' | 'none' | 'host' }`, which must work here: otherwise createWorker fails with the
@@ -143,60 +157,33 @@ export interface CreateWorkerOptions {
  * ```
  */
 export async function createWorker(options: CreateWorkerOptions = {}): Promise<WorkerHandle> {
-  const given = options.env ?? process.env;
-  const config = readWorkerConfig(given); // a bad FAHEEM_* value stops here, naming the variable
+  // The worker's edge: its environment, read once. Settings go to the modules below; the whole
+  // environment goes only where a child process's is built from it (through the allow-list).
+  const given: ChildEnv = options.env ?? process.env;
+  const settings = readSettings(given, 'worker'); // a bad value stops here, naming the variable
+  const config = workerConfigOf(settings);
   const metricsPort = options.metricsPort ?? config.metricsPort;
   const metricsHost = options.metricsHost ?? config.metricsHost;
   installRuntime(config.logLevel, metricsPort, metricsHost);
   const deployment = options.deployment ?? config.deployment;
-  const versioning = deployment ? deploymentOptions(deployment) : {};
-  const request: SandboxRequest =
-    options.sandbox === false
-      ? { kind: 'none', network: 'internet', networkChosen: false }
-      : options.sandbox === undefined
-        ? config.sandbox
-        : 'networkChosen' in options.sandbox
-          ? options.sandbox
-          : { kind: 'bwrap', network: options.sandbox.network, networkChosen: true };
   // Asked for but unusable: fail now, not on the first command; the default falls back and says so.
-  const { sandbox, warning: sandboxWarning } = await resolveSandbox(request, given);
+  const { sandbox, warning: sandboxWarning } = await resolveSandbox(sandboxRequest(options.sandbox, config.sandbox), given);
   if (sandboxWarning) console.warn(`faheem worker: ${sandboxWarning}`);
-  await ensureSearchAttributes();
-  const { connection, namespace } = await connectWorker();
-  // The model, said at start (loudly when there is none, or it is the scripted stand-in) and put in
-  // the worker's identity, where `faheem doctor` reads it; scripted/demo starts its server here.
-  const model = await workerModel(given);
+  await ensureSearchAttributes(settings);
+  const { connection, namespace } = await connectWorker(settings);
+  const model = await announceModel(given);
   const env = model.env;
-  (model.warn ? console.warn : console.error)(`faheem worker: ${model.announce}`);
-  const identity = workerIdentity(model.name);
   // A worker that fails to start leaves no scripted model's server listening behind it.
   const orClose = <T>(work: Promise<T>): Promise<T> =>
     work.catch(async (err: unknown) => {
       await model.scripted?.close().catch(() => undefined);
       throw err;
     });
-  // Worker commands carry a pause to the calls in flight; without them heartbeats must, ten a second.
-  // Not knowing (no answer within 5 s, no permission) is taken as not having them, and said.
-  const pauseChannel = await connection
-    .withDeadline(Date.now() + 5_000, () => connection.workflowService.describeNamespace({ namespace }))
-    .then(pauseChannelOf)
-    .catch((err: unknown): PauseChannel => {
-      console.warn(
-        `faheem worker: could not read namespace ${namespace}'s capabilities (${(err as Error).message}); pauses go through heartbeats`,
-      );
-      return 'heartbeats';
-    });
+  const pauseChannel = await pauseChannelOfServer(connection, namespace);
   const cadence = heartbeatCadence(pauseChannel);
   // OTLP traces when an endpoint is configured: Temporal's spans and ours; nothing loaded otherwise.
   const tracing = await startTracing(env);
-  const source = tracing ? tracedWorkflowSource(env) : workflowSource(env);
-  const workflowCode = tracing
-    ? {
-        ...source,
-        interceptors: { ...('interceptors' in source ? (source.interceptors ?? {}) : {}), ...tracing.workerInterceptors },
-        sinks: tracing.sinks,
-      }
-    : source;
+  const workflowCode = withTracing(tracing, env);
   const mcp = new McpManager({ env, ...(sandbox ? { sandbox } : {}) });
   const pool = poolSettings(env, options.pool ?? env.FAHEEM_POOL);
   // Live lines and change notices go to the conversations' streams while somebody follows them:
@@ -218,77 +205,19 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   });
   const mainQueue = taskQueue(env);
   const toolsQueue = toolTaskQueue(env);
-
-  const main = await orClose(
-    Worker.create({
-      connection,
-      namespace,
-      taskQueue: mainQueue,
-      identity,
-      ...workflowCode,
-      // The workflow tells the worker of each change (a sink: no history), for followers.
-      sinks: { ...('sinks' in workflowCode ? workflowCode.sinks : {}), ...changes.sinks() },
-      dataConverter: dataConverter(env),
-      activities: { callModel: activities.callModel, condense: activities.condense },
-      // How often heartbeats reach the server (src/pause-channel.ts): once a second when worker
-      // commands carry a pause, every 100 ms when only a heartbeat's answer can.
-      maxHeartbeatThrottleInterval: cadence.modelThrottleMs,
-      defaultHeartbeatThrottleInterval: cadence.modelThrottleMs,
-      // If this worker dies, its conversations' next tasks move to another worker after 2 s, not 10 s.
-      stickyQueueScheduleToStartTimeout: '2 seconds',
-      // Workflow tasks run in worker threads; the SDK's default of one made a single core the ceiling of
-      // many conversations (docs/behaviour.md, worker tuning: 50 at once, 25 → 13 s with two).
-      workflowThreadPoolSize: config.workflowThreads ?? Math.min(2, availableParallelism()),
-      shutdownGraceTime: '2 seconds',
-      ...versioning,
-    }),
-  );
-  const tools = await orClose(
-    Worker.create({
-      connection,
-      namespace,
-      taskQueue: toolsQueue,
-      identity,
-      dataConverter: dataConverter(env),
-      ...(tracing ? { interceptors: tracing.workerInterceptors } : {}),
-      activities: {
-        runTool: activities.runTool,
-        runHooks: activities.runHooks,
-        prepareTools: activities.prepareTools,
-        releaseTools: activities.releaseTools,
-        // Checkpoints live in the workspace host's shadow repository: they run where the workspace is.
-        checkpointWorkspace: activities.checkpointWorkspace,
-        restoreWorkspace: activities.restoreWorkspace,
-        forkWorkspace: activities.forkWorkspace,
-        listCheckpoints: activities.listCheckpoints,
-        // A pooled conversation that hibernates gives its folder back on the host that holds it.
-        releasePoolHost: activities.releasePoolHost,
-        // Conversations that scheduled these before tools were open still get an answer.
-        runTerminal: activities.runTerminal,
-        editFile: activities.editFile,
-      },
-      maxHeartbeatThrottleInterval: cadence.toolsThrottleMs,
-      defaultHeartbeatThrottleInterval: cadence.toolsThrottleMs,
-      shutdownGraceTime: '2 seconds',
-      // The tool queue is part of the same version: a pinned conversation's tools run on its own build.
-      ...versioning,
-    }),
-  );
+  const parts: WorkerParts = {
+    connection,
+    namespace,
+    identity: workerIdentity(model.name),
+    env,
+    versioning: deployment ? deploymentOptions(deployment) : {},
+    cadence,
+    activities,
+  };
+  const main = await orClose(Worker.create(mainWorkerOptions(parts, mainQueue, workflowCode, changes.sinks(), config.workflowThreads)));
+  const tools = await orClose(Worker.create(toolsWorkerOptions(parts, toolsQueue, tracing)));
   // A pool's hosts take its conversations' claims from the pool's queue (one host at a time each).
-  const claims = pool
-    ? await orClose(
-        Worker.create({
-          connection,
-          namespace,
-          taskQueue: poolQueue(mainQueue, pool.pool),
-          identity,
-          dataConverter: dataConverter(env),
-          activities: { claimPoolHost: activities.claimPoolHost },
-          shutdownGraceTime: '2 seconds',
-          ...versioning,
-        }),
-      )
-    : undefined;
+  const claims = pool ? await orClose(Worker.create(claimsWorkerOptions(parts, poolQueue(mainQueue, pool.pool)))) : undefined;
   return {
     taskQueue: mainQueue,
     toolTaskQueue: toolsQueue,
@@ -300,22 +229,168 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     metricsHost,
     pauseChannel,
     model: model.name,
+    ...lifecycle([main, tools, ...(claims ? [claims] : [])], async () => {
+      changes.stop();
+      await mcp.closeAll().catch(() => undefined);
+      await model.scripted?.close().catch(() => undefined);
+      await connection.close();
+      await shutdownTracing().catch(() => undefined);
+    }),
+  };
+}
+
+/** Runs the workers until they are shut down, then lets go of what they held (`release`). */
+function lifecycle(workers: Worker[], release: () => Promise<void>): Pick<WorkerHandle, 'run' | 'shutdown'> {
+  return {
     run: async () => {
       try {
-        await Promise.all([main.run(), tools.run(), claims?.run()]);
+        await Promise.all(workers.map((w) => w.run()));
       } finally {
-        changes.stop();
-        await mcp.closeAll().catch(() => undefined);
-        await model.scripted?.close().catch(() => undefined);
-        await connection.close();
-        await shutdownTracing().catch(() => undefined);
+        await release();
       }
     },
     shutdown: () => {
-      main.shutdown();
-      tools.shutdown();
-      claims?.shutdown();
+      for (const w of workers) w.shutdown();
     },
+  };
+}
+
+/** The sandbox asked for: createWorker's option (`false`: none; a request as is; options: chosen), else the environment's. */
+function sandboxRequest(option: CreateWorkerOptions['sandbox'], fromEnv: SandboxRequest): SandboxRequest {
+  if (option === false) return { kind: 'none', network: 'internet', networkChosen: false };
+  if (option === undefined) return fromEnv;
+  return 'networkChosen' in option ? option : { kind: 'bwrap', network: option.network, networkChosen: true };
+}
+
+/**
+ * The worker's model, said at start (loudly when there is none, or it is the scripted stand-in) and
+ * put in the worker's identity, where `faheem doctor` reads it; scripted/demo starts its server here.
+ */
+async function announceModel(env: ChildEnv): Promise<WorkerModel> {
+  const model = await workerModel(env);
+  (model.warn ? console.warn : console.error)(`faheem worker: ${model.announce}`);
+  return model;
+}
+
+/**
+ * How a pause reaches calls in flight. Worker commands carry it; without them heartbeats must, ten a
+ * second. Not knowing (no answer within 5 s, no permission) is taken as not having them, and said.
+ */
+function pauseChannelOfServer(connection: NativeConnection, namespace: string): Promise<PauseChannel> {
+  return connection
+    .withDeadline(Date.now() + 5_000, () => connection.workflowService.describeNamespace({ namespace }))
+    .then(pauseChannelOf)
+    .catch((err: unknown): PauseChannel => {
+      console.warn(
+        `faheem worker: could not read namespace ${namespace}'s capabilities (${(err as Error).message}); pauses go through heartbeats`,
+      );
+      return 'heartbeats';
+    });
+}
+
+/** The workflow code to run: the bundle, with Temporal's tracing interceptors and sinks when traces are on. */
+function withTracing(tracing: Tracing | undefined, env: Settings) {
+  if (!tracing) return workflowSourceOf(env);
+  const source = tracedWorkflowSource(env);
+  return {
+    ...source,
+    interceptors: { ...('interceptors' in source ? (source.interceptors ?? {}) : {}), ...tracing.workerInterceptors },
+    sinks: tracing.sinks,
+  };
+}
+
+type WorkflowCode = ReturnType<typeof withTracing>;
+
+/** What the worker's three Temporal workers share. */
+interface WorkerParts {
+  connection: NativeConnection;
+  namespace: string;
+  identity: string;
+  /** The environment its data converter reads (the encryption keys, the payload store). */
+  env: Settings;
+  versioning: Pick<WorkerOptions, 'workerDeploymentOptions'>;
+  cadence: ReturnType<typeof heartbeatCadence>;
+  activities: ReturnType<typeof createActivities>;
+}
+
+/** The worker of conversations and model calls (the shared task queue). */
+function mainWorkerOptions(
+  parts: WorkerParts,
+  taskQueue: string,
+  workflowCode: WorkflowCode,
+  changeSinks: ReturnType<ChangeNotifier['sinks']>,
+  workflowThreads: number | undefined,
+): WorkerOptions {
+  const { activities, cadence } = parts;
+  return {
+    connection: parts.connection,
+    namespace: parts.namespace,
+    taskQueue,
+    identity: parts.identity,
+    ...workflowCode,
+    // The workflow tells the worker of each change (a sink: no history), for followers.
+    sinks: { ...('sinks' in workflowCode ? workflowCode.sinks : {}), ...changeSinks },
+    dataConverter: dataConverter(parts.env),
+    activities: { callModel: activities.callModel, condense: activities.condense },
+    // How often heartbeats reach the server (src/pause-channel.ts): once a second when worker
+    // commands carry a pause, every 100 ms when only a heartbeat's answer can.
+    maxHeartbeatThrottleInterval: cadence.modelThrottleMs,
+    defaultHeartbeatThrottleInterval: cadence.modelThrottleMs,
+    // If this worker dies, its conversations' next tasks move to another worker after 2 s, not 10 s.
+    stickyQueueScheduleToStartTimeout: '2 seconds',
+    // Workflow tasks run in worker threads; the SDK's default of one made a single core the ceiling of
+    // many conversations (docs/behaviour.md, worker tuning: 50 at once, 25 → 13 s with two).
+    workflowThreadPoolSize: workflowThreads ?? Math.min(2, availableParallelism()),
+    shutdownGraceTime: '2 seconds',
+    ...parts.versioning,
+  };
+}
+
+/** The worker of this host's tool queue: tools, hooks, checkpoints, a pooled workspace's release. */
+function toolsWorkerOptions(parts: WorkerParts, taskQueue: string, tracing: Tracing | undefined): WorkerOptions {
+  const { activities, cadence } = parts;
+  return {
+    connection: parts.connection,
+    namespace: parts.namespace,
+    taskQueue,
+    identity: parts.identity,
+    dataConverter: dataConverter(parts.env),
+    ...(tracing ? { interceptors: tracing.workerInterceptors } : {}),
+    activities: {
+      runTool: activities.runTool,
+      runHooks: activities.runHooks,
+      prepareTools: activities.prepareTools,
+      releaseTools: activities.releaseTools,
+      // Checkpoints live in the workspace host's shadow repository: they run where the workspace is.
+      checkpointWorkspace: activities.checkpointWorkspace,
+      restoreWorkspace: activities.restoreWorkspace,
+      forkWorkspace: activities.forkWorkspace,
+      listCheckpoints: activities.listCheckpoints,
+      // A pooled conversation that hibernates gives its folder back on the host that holds it.
+      releasePoolHost: activities.releasePoolHost,
+      // Conversations that scheduled these before tools were open still get an answer.
+      runTerminal: activities.runTerminal,
+      editFile: activities.editFile,
+    },
+    maxHeartbeatThrottleInterval: cadence.toolsThrottleMs,
+    defaultHeartbeatThrottleInterval: cadence.toolsThrottleMs,
+    shutdownGraceTime: '2 seconds',
+    // The tool queue is part of the same version: a pinned conversation's tools run on its own build.
+    ...parts.versioning,
+  };
+}
+
+/** The worker of a pool's claims (the pool's queue): one host at a time takes each conversation. */
+function claimsWorkerOptions(parts: WorkerParts, taskQueue: string): WorkerOptions {
+  return {
+    connection: parts.connection,
+    namespace: parts.namespace,
+    taskQueue,
+    identity: parts.identity,
+    dataConverter: dataConverter(parts.env),
+    activities: { claimPoolHost: parts.activities.claimPoolHost },
+    shutdownGraceTime: '2 seconds',
+    ...parts.versioning,
   };
 }
 
@@ -332,9 +407,9 @@ export function deploymentOptions(version: WorkerDeploymentVersion): Pick<Worker
  * Registers the search attributes the workflow sets. The dev server started by `faheem server`
  * has them already; on a cluster this needs operator rights, so failure is only a warning.
  */
-export async function ensureSearchAttributes(): Promise<void> {
+export async function ensureSearchAttributes(settings?: Settings): Promise<void> {
   // An unreachable server is an error (ServerUnreachableError names the address), not a warning.
-  const { connection, namespace } = await connectConnection();
+  const { connection, namespace } = await connectConnection(settings);
   try {
     const existing = await connection.operatorService.listSearchAttributes({ namespace });
     const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !(name in (existing.customAttributes ?? {})));

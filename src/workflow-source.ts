@@ -3,6 +3,7 @@ import type { WorkerOptions } from '@temporalio/worker';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
+import type { Settings } from './environment.js';
 
 /** True when this module runs from the TypeScript sources (tsx), false from the compiled dist/. */
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
@@ -61,7 +62,7 @@ export type WorkflowSource =
  *
  * @param env - The environment to read `FAHEEM_WORKFLOW_BUNDLE` from.
  */
-export function workflowSource(env: NodeJS.ProcessEnv = process.env): WorkflowSource {
+export function workflowSource(env: Settings): WorkflowSource {
   const fromEnv = env.FAHEEM_WORKFLOW_BUNDLE;
   if (fromEnv) return { workflowBundle: { codePath: fromEnv } };
   const prebuilt = prebuiltWorkflowBundle();
@@ -74,7 +75,7 @@ export function workflowSource(env: NodeJS.ProcessEnv = process.env): WorkflowSo
  * (`dist/workflow-bundle-traced.js`, beside the plain bundle, or FAHEEM_WORKFLOW_BUNDLE's
  * `-traced` sibling), or the sources bundled now with them.
  */
-export function tracedWorkflowSource(env: NodeJS.ProcessEnv = process.env): WorkerWorkflowCode {
+export function tracedWorkflowSource(env: Settings): WorkerWorkflowCode {
   const plain = workflowSource(env);
   if ('workflowBundle' in plain) {
     const traced = plain.workflowBundle.codePath.replace(/\.js$/, '-traced.js');

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { connectClient, connectConfig } from '../connection.js';
 import { ServerUnreachableError } from '../errors.js';
 import { faheemHome } from '../home.js';
+import type { Settings } from '../environment.js';
 import { startDevServer, type DevServer } from '../server/dev-server.js';
 import { createWorker, type WorkerHandle } from '../worker.js';
 
@@ -21,20 +22,20 @@ export interface AcpBackend {
 }
 
 /** Connects to the configured Temporal service, or starts the embedded defaults when nothing answers there. */
-export async function acpBackend(log: (line: string) => void): Promise<AcpBackend> {
+export async function acpBackend(log: (line: string) => void, settings: Settings): Promise<AcpBackend> {
   try {
-    const client = await connectClient();
+    const client = await connectClient(settings);
     return { client, embeddedWorker: false, stop: () => client.connection.close() };
   } catch (err) {
     if (!(err instanceof ServerUnreachableError)) throw err;
   }
-  const address = connectConfig().connectionOptions.address;
+  const address = connectConfig(settings).connectionOptions.address;
   const m = /^(?:[a-z]+:\/\/)?\[?([^\]]*?)\]?:(\d+)$/i.exec(address);
   const host = m?.[1] ?? '';
   if (!m || !['localhost', '127.0.0.1', '::1', '0.0.0.0'].includes(host)) {
     throw new ServerUnreachableError(address, 'nothing answers there, and embedded defaults start only on this machine (localhost)');
   }
-  const db = path.join(faheemHome(), 'temporal.db');
+  const db = path.join(faheemHome(settings), 'temporal.db');
   log(`faheem acp: nothing answers at ${address}; starting the embedded Temporal dev server (data in ${db}) and a worker`);
   const port = Number(m[2]);
   const ip = host === 'localhost' || host === '::1' ? '127.0.0.1' : host;

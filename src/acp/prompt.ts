@@ -103,7 +103,11 @@ const WHOLE_REFERENCE = /^\$\{[A-Za-z_][A-Za-z0-9_]*\}$/;
  * environment as a FAHEEM_SECRET_ACP_* variable (so the worker masks it in outputs) and the config
  * names it; with encrypted payloads it is written as it is; otherwise it is refused.
  */
-export function secretKeeper(options: { embedded: boolean; encrypted: boolean; env: NodeJS.ProcessEnv }): (value: string) => string {
+export function secretKeeper(options: {
+  embedded: boolean;
+  encrypted: boolean;
+  env: Record<string, string | undefined>;
+}): (value: string) => string {
   return (value) => {
     if (options.embedded) {
       const resolved = expandEnv(value, options.env);

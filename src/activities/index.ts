@@ -38,10 +38,12 @@ import {
 import { objectStoreFailure } from '../checkpoints/activity-support.js';
 import { ObjectStoreError } from '../storage/object-store.js';
 import { FAILURE, failure } from '../failure-types.js';
+import type { ChildEnv } from '../environment.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
-  env?: NodeJS.ProcessEnv;
+  /** The worker's environment, read once by createWorker: settings, and what commands, hooks, MCP servers and git start from (through the allow-list). */
+  env: ChildEnv;
   /** The worker's FAHEEM_* settings (default: read from `env`). */
   config?: WorkerConfig;
   /** Tools made with defineTool, besides the built-ins. */
@@ -65,8 +67,8 @@ export interface ActivitiesOptions {
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
-export function createActivities(options: ActivitiesOptions = {}) {
-  const env = options.env ?? process.env;
+export function createActivities(options: ActivitiesOptions) {
+  const env = options.env;
   const config = options.config ?? readWorkerConfig(env);
   const home = config.home;
   const models = new ModelClients(env);
@@ -83,7 +85,7 @@ export function createActivities(options: ActivitiesOptions = {}) {
   const transcripts = new TranscriptCache(config.transcriptCacheBytes);
   const starts = new StartLog(path.join(home, 'started'));
   const pool = options.pool;
-  const checkpoints = CheckpointStore.fromEnv(env, pool ? { afterSnapshot: shipAfterSnapshot(pool, env) } : {});
+  const checkpoints = CheckpointStore.fromEnv(env, env, pool ? { afterSnapshot: shipAfterSnapshot(pool, env) } : {});
   const live = options.live ?? new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
   const beatEveryMs = options.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
   const tools = createRunTool({

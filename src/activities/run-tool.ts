@@ -17,6 +17,7 @@ import type { StartLog } from './start-log.js';
 import type { CheckpointStore } from '../checkpoints/shadow-repo.js';
 import { checkpointWithin } from './checkpoint-with.js';
 import { toolNotAvailable } from './tool-not-available.js';
+import type { ChildEnv } from '../environment.js';
 
 export interface RunToolDeps {
   registry: ToolRegistry;
@@ -27,7 +28,7 @@ export interface RunToolDeps {
   /** FAHEEM_SECRET_<NAME> values by NAME, for ctx.secrets. */
   namedSecrets: Readonly<Record<string, string>>;
   /** The worker's environment (what ctx.exec's programs start from, less its secrets). */
-  env?: NodeJS.ProcessEnv;
+  env: ChildEnv;
   /** Where ctx.exec runs programs (default: unsandboxed). */
   sandbox?: SandboxOptions;
   /** Where a call's output goes as it comes (ctx.output), for followers; default: nowhere. */
@@ -48,7 +49,7 @@ function clip(text: string): string {
 }
 
 export function createRunTool(deps: RunToolDeps) {
-  const env = deps.env ?? process.env;
+  const env = deps.env;
   const execEnv = commandBaseEnv(env);
   async function runTool(input: RunToolInput): Promise<RunToolResult> {
     const ctx = Context.current();

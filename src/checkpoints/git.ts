@@ -3,6 +3,7 @@
 // environment (see ShadowRepo).
 import { FaheemError } from '../errors.js';
 import { ProgramStartError, runProgram, type ProgramResult } from '../tools/spawner.js';
+import type { ChildEnv } from '../environment.js';
 
 /** Why a checkpoint operation failed: callers show `git_missing` and `not_found` as they are. */
 export type CheckpointFailure = 'git_missing' | 'not_found' | 'invalid' | 'git_failed';
@@ -21,7 +22,7 @@ export class CheckpointError extends FaheemError {
 /** One git invocation. */
 export interface GitCall {
   /** Full environment of the child (never the caller's GIT_* variables: see baseGitEnv). */
-  env: NodeJS.ProcessEnv;
+  env: ChildEnv;
   cwd: string;
   input?: string | Buffer;
   /** Exit codes that are answers, not failures (e.g. 1 for "not found"). */
@@ -60,8 +61,8 @@ export async function git(args: readonly string[], call: GitCall): Promise<GitRe
 }
 
 /** The caller's environment without any GIT_* variable (a worker started inside a repository may have some). */
-export function baseGitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const clean: NodeJS.ProcessEnv = {};
+export function baseGitEnv(env: ChildEnv): ChildEnv {
+  const clean: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (!k.startsWith('GIT_') && v !== undefined) clean[k] = v;
   return {
     ...clean,

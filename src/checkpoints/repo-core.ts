@@ -3,6 +3,7 @@
 // (restore-journal.ts) and fork (checkpoint-fork.ts) are functions over it; ShadowRepo is the one
 // implementation and the only way in from outside this folder.
 import type { GitResult } from './git.js';
+import type { ChildEnv } from '../environment.js';
 import type { WorkspaceWatcher } from './watch.js';
 import type { CheckpointInfo } from './types.js';
 
@@ -25,7 +26,7 @@ export interface RunOptions {
   /** GIT_ALTERNATE_OBJECT_DIRECTORIES: the user's objects, borrowed. */
   alternates?: string;
   cwd?: string;
-  env?: NodeJS.ProcessEnv;
+  env?: ChildEnv;
 }
 
 /** The user's repository around a workspace, when there is one (read only). */
@@ -47,7 +48,7 @@ export interface RepoCore {
   /** The shadow repository's directory (bare). */
   readonly gitDir: string;
   /** The environment git runs with (GIT_DIR and GIT_WORK_TREE set). */
-  readonly env: NodeJS.ProcessEnv;
+  readonly env: ChildEnv;
   readonly maxFileBytes: number;
   /** Test hook: SIGKILL this process after this many files written by a restore. */
   readonly killAfterWrites: number;

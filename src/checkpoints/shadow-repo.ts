@@ -32,6 +32,7 @@ import { encodeRefPart, type RepoCore, type RunOptions, type UserRepo } from './
 import { restore as restoreCheckpoint } from './restore-journal.js';
 import { take } from './snapshot.js';
 import type { CheckpointInfo, CheckpointKind, ForkResult, RestoreResult } from './types.js';
+import type { ChildEnv, Settings } from '../environment.js';
 
 export { encodeRefPart };
 
@@ -49,8 +50,10 @@ export interface CheckpointStoreOptions {
   maxFileBytes?: number;
   /** Borrow the user's objects for a first checkpoint of a git repository (default true). */
   borrow?: boolean;
-  /** Environment git runs with (its GIT_* variables are dropped; default process.env). */
-  env?: NodeJS.ProcessEnv;
+  /** The environment git runs with, as the worker has it (its GIT_* variables are dropped). */
+  env: ChildEnv;
+  /** Tests only: the process dies after this many of a checkpoint's writes (FAHEEM_TEST_CHECKPOINT_KILL_AFTER_WRITES). */
+  killAfterWrites?: number;
   /**
    * Watch each workspace (inotify, see watch.ts) so that a step that changed nothing is recorded
    * without running git (default true; off for workspaces that other machines write to).
@@ -79,15 +82,17 @@ export class CheckpointStore {
    * The store a worker uses: under `faheemHome(env)`, the cap from
    * FAHEEM_CHECKPOINT_MAX_FILE_BYTES (bytes), borrowing unless FAHEEM_CHECKPOINT_BORROW=0.
    */
-  static fromEnv(env: NodeJS.ProcessEnv = process.env, extra: Pick<CheckpointStoreOptions, 'afterSnapshot'> = {}): CheckpointStore {
+  static fromEnv(env: Settings, childEnv: ChildEnv, extra: Pick<CheckpointStoreOptions, 'afterSnapshot'> = {}): CheckpointStore {
     const cap = Number(env.FAHEEM_CHECKPOINT_MAX_FILE_BYTES);
+    const killAfterWrites = Number(env.FAHEEM_TEST_CHECKPOINT_KILL_AFTER_WRITES);
     return new CheckpointStore({
       ...extra,
       home: faheemHome(env),
       ...(Number.isFinite(cap) && cap > 0 ? { maxFileBytes: cap } : {}),
       borrow: env.FAHEEM_CHECKPOINT_BORROW !== '0',
       watch: env.FAHEEM_CHECKPOINT_WATCH !== '0',
-      env,
+      env: childEnv,
+      ...(killAfterWrites > 0 ? { killAfterWrites } : {}),
     });
   }
 
@@ -138,7 +143,7 @@ interface Trailers {
 export class ShadowRepo implements RepoCore {
   /** The shadow repository's directory (bare). */
   readonly gitDir: string;
-  readonly env: NodeJS.ProcessEnv;
+  readonly env: ChildEnv;
   readonly maxFileBytes: number;
   private readonly locks = new Map<string, Promise<unknown>>();
   /** Test hook: SIGKILL this process after this many files written by a restore. */
@@ -163,9 +168,8 @@ export class ShadowRepo implements RepoCore {
     this.gitDir = path.join(options.home, 'checkpoints', `${id}.git`);
     this.maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     this.afterSnapshot = options.afterSnapshot;
-    const env = options.env ?? process.env;
-    this.killAfterWrites = Number(env.FAHEEM_TEST_CHECKPOINT_KILL_AFTER_WRITES) || 0;
-    this.env = { ...baseGitEnv(env), GIT_DIR: this.gitDir, GIT_WORK_TREE: workspace };
+    this.killAfterWrites = options.killAfterWrites ?? 0;
+    this.env = { ...baseGitEnv(options.env), GIT_DIR: this.gitDir, GIT_WORK_TREE: workspace };
   }
 
   /** Opens (creating when needed) the shadow repository of a workspace directory. */
@@ -177,7 +181,7 @@ export class ShadowRepo implements RepoCore {
     } catch (err) {
       throw new CheckpointError('invalid', `the workspace ${workspace} is not a directory on this host`, { cause: err });
     }
-    const repo = new ShadowRepo(real, options, await findUserRepo(real, options.env ?? process.env), options.borrow ?? true);
+    const repo = new ShadowRepo(real, options, await findUserRepo(real, options.env), options.borrow ?? true);
     await repo.init();
     if (options.watch ?? true) repo.watcher = new WorkspaceWatcher(real, path.join(repo.gitDir, 'watch'));
     return repo;
@@ -309,7 +313,7 @@ export class ShadowRepo implements RepoCore {
   }
 
   run(args: readonly string[], opts: RunOptions = {}) {
-    const env = { ...this.env, ...opts.env };
+    const env: Record<string, string | undefined> = { ...this.env, ...opts.env };
     if (opts.index) env.GIT_INDEX_FILE = opts.index;
     if (opts.alternates) env.GIT_ALTERNATE_OBJECT_DIRECTORIES = opts.alternates;
     const config = ['-c', `core.excludesFile=${this.user?.exclude ?? '/dev/null'}`];
@@ -481,7 +485,7 @@ function parseCommit(commit: string, raw: string): CheckpointInfo {
 }
 
 /** Finds the git repository a directory is in (by its `.git`), read only; undefined when there is none. */
-async function findUserRepo(workspace: string, env: NodeJS.ProcessEnv): Promise<UserRepo | undefined> {
+async function findUserRepo(workspace: string, env: ChildEnv): Promise<UserRepo | undefined> {
   let dir = workspace;
   for (;;) {
     const dotGit = path.join(dir, '.git');

@@ -4,6 +4,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { UsageError } from '../errors.js';
+import { readSettings } from '../environment.js';
 import { parseHooksFile, type HooksConfig } from '../hooks/config.js';
 import { secretKeeper } from '../acp/prompt.js';
 import { flushCompileCache } from '../compile-cache.js';
@@ -63,12 +64,16 @@ export function acpCommand(): Command {
       const log = (line: string) => process.stderr.write(`${line}\n`);
       // Loaded when the command runs (the embedded worker and ACP's SDK are heavy for the CLI's other commands).
       const [{ acpBackend }, { startAcpAgent }] = await Promise.all([import('../acp/embedded.js'), import('../acp/agent.js')]);
-      const backend = await acpBackend(log);
-      const encrypted = Boolean(process.env.FAHEEM_ENCRYPTION_KEY || process.env.FAHEEM_ENCRYPTION_KEYS);
+      // `faheem acp`'s edge: this process's environment, read once. The embedded worker shares it,
+      // so the MCP values secretKeeper puts in it reach that worker.
+      const env = process.env;
+      const settings = readSettings(env, 'acp');
+      const backend = await acpBackend(log, settings);
+      const encrypted = Boolean(settings.FAHEEM_ENCRYPTION_KEY || settings.FAHEEM_ENCRYPTION_KEYS);
       // An MCP server's env and header values would be written into the conversation's history:
       // with the worker in this process they go into its environment instead (as FAHEEM_SECRET_*,
       // which MCP configs may name); with encryption the history is encrypted; otherwise they are refused.
-      const keepSecret = secretKeeper({ embedded: Boolean(backend.embeddedWorker), encrypted, env: process.env });
+      const keepSecret = secretKeeper({ embedded: Boolean(backend.embeddedWorker), encrypted, env });
       const { connection, sessions } = startAcpAgent({
         client: backend.client,
         defaultMode: o.confirm,

@@ -4,10 +4,13 @@ import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import { deploymentStatus, drainVersion, resolveDeployment, setCurrentVersion, setRampingVersion } from '../deploy/deployments.js';
 import { DeployError } from '../errors.js';
+import type { Settings } from '../environment.js';
 
 /** What the deploy commands borrow from the CLI's entry point. */
 export interface DeployCommandDeps {
   withClient<T>(fn: (client: Client) => Promise<T>): Promise<T>;
+  /** The CLI's settings (FAHEEM_DEPLOYMENT, FAHEEM_BUILD_ID, FAHEEM_WORKFLOW_BUNDLE). */
+  settings: Settings;
   positiveInt(value: string): number;
 }
 
@@ -31,7 +34,7 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .option(...deploymentOption)
     .action(async (buildId: string, o: { deployment?: string }) =>
       deps.withClient(async (client) => {
-        const name = await resolveDeployment(client, o.deployment);
+        const name = await resolveDeployment(client, o.deployment, deps.settings);
         await setCurrentVersion(client, name, buildId);
         console.error(`faheem deploy: ${name} current version is ${buildId}`);
       }),
@@ -45,7 +48,7 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .option(...deploymentOption)
     .action(async (buildId: string, o: { percent: number; deployment?: string }) =>
       deps.withClient(async (client) => {
-        const name = await resolveDeployment(client, o.deployment);
+        const name = await resolveDeployment(client, o.deployment, deps.settings);
         await setRampingVersion(client, name, buildId, o.percent);
         console.error(`faheem deploy: ${name} ramps ${o.percent} % of new conversations to ${buildId}`);
       }),
@@ -58,7 +61,7 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .option(...deploymentOption)
     .action(async (o: { json?: boolean; deployment?: string }) =>
       deps.withClient(async (client) => {
-        const status = await deploymentStatus(client, await resolveDeployment(client, o.deployment));
+        const status = await deploymentStatus(client, await resolveDeployment(client, o.deployment, deps.settings));
         if (o.json) {
           console.log(JSON.stringify(status));
           return;
@@ -78,7 +81,7 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .option(...deploymentOption)
     .action(async (buildId: string, o: { timeout?: number; deployment?: string }) =>
       deps.withClient(async (client) => {
-        const name = await resolveDeployment(client, o.deployment);
+        const name = await resolveDeployment(client, o.deployment, deps.settings);
         const result = await drainVersion(client, name, buildId, { waitMs: (o.timeout ?? 120) * 1000 });
         if (result.remaining > 0) {
           throw new DeployError(
@@ -100,9 +103,9 @@ export function deployCommand(deps: DeployCommandDeps): Command {
       // Loaded here: replaying needs the Temporal worker package, which the CLI's other commands do without.
       const { checkHistories, folderHistories, recentConversationIds, serverHistories } = await import('../deploy/check.js');
       const result = o.histories
-        ? await checkHistories(await folderHistories(o.histories))
+        ? await checkHistories(await folderHistories(o.histories), deps.settings)
         : await deps.withClient(async (client) =>
-            checkHistories(serverHistories(client, await recentConversationIds(client, o.limit ?? 100))),
+            checkHistories(serverHistories(client, await recentConversationIds(client, o.limit ?? 100)), deps.settings),
           );
       for (const f of result.failures) console.log(`${f.workflowId} (${f.source}): ${f.reason}`);
       if (result.failures.length > 0) {

@@ -13,6 +13,7 @@ import { noToolWorker, noWorkflowWorker, queuePollers, startInputPayloads } from
 import { withTimeout } from '../timeout.js';
 import { SCRIPTED_DEMO, modelOfIdentity } from '../llm/worker-model.js';
 import { WORKER_COMMANDS_CONFIG, describePauseChannel, pauseChannelOf, type PauseChannel } from '../pause-channel.js';
+import type { ChildEnv, Settings } from '../environment.js';
 
 /**
  * How a pause reaches the calls in flight: worker commands, or (a warning) heartbeats ten times a
@@ -46,14 +47,15 @@ const MODEL_TIMEOUT_MS = 15_000;
 export interface DoctorOptions {
   /** Make one tiny chat-completions call to this model (`true`: the configured LLM_MODEL). */
   model?: string | true;
-  env?: NodeJS.ProcessEnv;
+  /** The environment the checks read (the CLI's, read once at its edge); the model check's worker reads its own. */
+  env: ChildEnv;
   /** Where each line goes as soon as it is known (default: stdout). */
   print?: (line: string) => void;
 }
 
 /** Runs every check, prints one line each, and answers whether none failed (with a one-line summary). */
-export async function doctor(options: DoctorOptions = {}): Promise<{ ok: boolean; lines: CheckLine[]; summary: string }> {
-  const env = options.env ?? process.env;
+export async function doctor(options: DoctorOptions): Promise<{ ok: boolean; lines: CheckLine[]; summary: string }> {
+  const env = options.env;
   const print = options.print ?? ((line: string) => console.log(line));
   const server = serverChecks(env);
   // Independent checks run together; lines print in a fixed order as each is known.
@@ -103,7 +105,7 @@ async function within<T>(ms: number, what: string, fn: () => Promise<T>): Promis
 // ---- The server, its namespace, the search attributes, the workers ----
 
 async function serverChecks(
-  env: NodeJS.ProcessEnv,
+  env: Settings,
 ): Promise<{ lines: CheckLine[]; client?: Client; connection?: Connection; workerModels?: WorkerReport[] }> {
   const { connectionOptions, namespace } = connectConfig();
   let connection: Connection;
@@ -196,7 +198,7 @@ async function searchAttributesCheck(connection: Connection, namespace: string):
 
 // ---- The model ----
 
-async function modelChecks(env: NodeJS.ProcessEnv, model: string | true | undefined, workers?: WorkerReport[]): Promise<CheckLine[]> {
+async function modelChecks(env: Settings, model: string | true | undefined, workers?: WorkerReport[]): Promise<CheckLine[]> {
   // The workers' own word first: the model is theirs, not this shell's.
   const reported = (workers ?? []).filter((w): w is WorkerReport & { model: string } => w.model !== undefined);
   if (model === undefined && reported.length > 0) return [workerModelLine(reported)];
@@ -259,7 +261,7 @@ export function workerModelLine(reported: { identity: string; model: string }[])
 }
 
 /** Which variable the key comes from (never any of its characters). */
-function keySource(env: NodeJS.ProcessEnv, provider: string): string {
+function keySource(env: Settings, provider: string): string {
   const keyVar = PROVIDERS[provider]?.keyVar;
   if (keyVar && env[keyVar]) return `key from ${keyVar}`;
   if (env.LLM_API_KEY) return 'key from LLM_API_KEY';
@@ -270,7 +272,7 @@ function keySource(env: NodeJS.ProcessEnv, provider: string): string {
 
 type Converter = { payloadCodecs?: PayloadCodec[] };
 
-function safeDataConverter(env: NodeJS.ProcessEnv): ReturnType<typeof dataConverter> | undefined {
+function safeDataConverter(env: Settings): ReturnType<typeof dataConverter> | undefined {
   try {
     return dataConverter(env);
   } catch {
@@ -278,8 +280,8 @@ function safeDataConverter(env: NodeJS.ProcessEnv): ReturnType<typeof dataConver
   }
 }
 
-async function encryptionCheck(env: NodeJS.ProcessEnv, client: Client | undefined): Promise<CheckLine[]> {
-  const configured = ['FAHEEM_ENCRYPTION_KEY', 'FAHEEM_ENCRYPTION_KEYS'].filter((v) => env[v]);
+async function encryptionCheck(env: Settings, client: Client | undefined): Promise<CheckLine[]> {
+  const configured = (['FAHEEM_ENCRYPTION_KEY', 'FAHEEM_ENCRYPTION_KEYS'] as const).filter((v) => env[v]);
   const secrets = secretValues(env);
   let codecs: PayloadCodec[];
   try {
@@ -378,7 +380,7 @@ async function newestConversationEncoding(
 
 // ---- The sandbox ----
 
-async function sandboxCheck(env: NodeJS.ProcessEnv): Promise<CheckLine[]> {
+async function sandboxCheck(env: Settings): Promise<CheckLine[]> {
   let request: ReturnType<typeof sandboxFromEnv>;
   try {
     request = sandboxFromEnv(env);

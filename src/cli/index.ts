@@ -10,6 +10,7 @@ import { Conversation, checkMessage } from '../client.js';
 import { ConversationClosedError, FaheemError, NoWorkerError, UsageError, WaitTimeoutError } from '../errors.js';
 import { checkConversationId } from '../conversation-id.js';
 import { connectClient, connectConfig, taskQueue, toolTaskQueue } from '../connection.js';
+import { effectiveConfiguration, readSettings } from '../environment.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
 import { describeSandbox, parseSandbox } from '../tools/sandbox.js';
@@ -81,8 +82,15 @@ function nonNegativeInt(value: string): number {
   return n;
 }
 
+/**
+ * The CLI's edge: this process's environment, read once into the settings every command passes
+ * down (a bad value stops the command, naming the variable). `faheem worker` reads the worker's.
+ */
+const env = process.env;
+const settings = readSettings(env, 'client');
+
 async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = await connectClient();
+  const client = await connectClient(settings);
   try {
     return await fn(client);
   } finally {
@@ -299,7 +307,7 @@ const program = new Command('faheem')
   .description('Coding agents as durable Temporal workflows')
   .configureOutput({ outputError: (str, write) => write(pc.red(str)) })
   // A malformed FAHEEM_ENCRYPTION_KEY(S) stops every command at once, naming the variable.
-  .hook('preAction', () => void parseEncryptionKeys());
+  .hook('preAction', () => void parseEncryptionKeys(settings));
 
 program
   .command('server')
@@ -320,7 +328,7 @@ program
     if (exposed) console.error(pc.yellow(`faheem server: ${exposed}`));
     // With a key, the Web UI decodes through an in-process codec server (the browser calls it directly),
     // with a fresh token in the endpoint the Web UI is given.
-    const codec = o.headless ? undefined : encryptionCodec();
+    const codec = o.headless ? undefined : encryptionCodec(settings);
     let codecServer: CodecServer | undefined;
     if (codec) {
       const uiPort = o.uiPort ?? o.port + 1000;
@@ -375,7 +383,7 @@ program
   )
   .option('--ui-origin <origin...>', `Web UI origins allowed to call it from the browser (default ${DEFAULT_UI_ORIGINS.join(', ')})`)
   .action(async (o: { port: number; ip: string; token?: string; tokenFile?: string; strict?: boolean; uiOrigin?: string[] }) => {
-    const codec = encryptionCodec();
+    const codec = encryptionCodec(settings);
     if (!codec)
       throw new UsageError('no encryption key: set FAHEEM_ENCRYPTION_KEY (base64 of 32 bytes) or FAHEEM_ENCRYPTION_KEYS=id1:key1,id2:key2');
     let uiOrigins: string[] | undefined;
@@ -436,8 +444,8 @@ async function codecToken(o: { token?: string; tokenFile?: string }): Promise<st
     if (!token) throw new UsageError(`--token-file ${o.tokenFile} is empty: write the token into it (e.g. openssl rand -hex 32)`);
     return token;
   }
-  const env = process.env.FAHEEM_CODEC_TOKEN?.trim();
-  if (env) return env;
+  const fromEnv = settings.FAHEEM_CODEC_TOKEN?.trim();
+  if (fromEnv) return fromEnv;
   if (o.token !== undefined) {
     console.error(
       pc.yellow('faheem codec-server: --token shows in `ps` to every user of this machine; prefer --token-file FILE or FAHEEM_CODEC_TOKEN'),
@@ -515,19 +523,24 @@ program
       metricsPort?: number;
       metricsHost?: string;
     }) => {
-      const sandbox = parseSandbox(o.sandbox ?? process.env.FAHEEM_SANDBOX, o.sandboxNetwork ?? process.env.FAHEEM_SANDBOX_NETWORK);
+      const sandbox = parseSandbox(o.sandbox ?? settings.FAHEEM_SANDBOX, o.sandboxNetwork ?? settings.FAHEEM_SANDBOX_NETWORK);
       const tools = await loadTools(o.tools ?? []);
-      // The flags win over FAHEEM_DEPLOYMENT / FAHEEM_BUILD_ID; readWorkerConfig checks them (both or neither).
-      if (o.deployment !== undefined) process.env.FAHEEM_DEPLOYMENT = o.deployment;
-      if (o.buildId !== undefined) process.env.FAHEEM_BUILD_ID = o.buildId;
-      if (o.metricsPort !== undefined) process.env.FAHEEM_METRICS_PORT = String(o.metricsPort);
-      if (o.metricsHost !== undefined) process.env.FAHEEM_METRICS_HOST = o.metricsHost;
-      if (o.pool !== undefined) process.env.FAHEEM_POOL = o.pool;
-      if (o.model !== undefined) process.env.LLM_MODEL = o.model;
+      // The flags win over the variables; readWorkerConfig checks them (FAHEEM_DEPLOYMENT and
+      // FAHEEM_BUILD_ID: both or neither).
+      const flags = {
+        FAHEEM_DEPLOYMENT: o.deployment,
+        FAHEEM_BUILD_ID: o.buildId,
+        FAHEEM_METRICS_PORT: o.metricsPort === undefined ? undefined : String(o.metricsPort),
+        FAHEEM_METRICS_HOST: o.metricsHost,
+        FAHEEM_POOL: o.pool,
+        LLM_MODEL: o.model,
+      };
+      const workerEnv = { ...env };
+      for (const [name, value] of Object.entries(flags)) if (value !== undefined) workerEnv[name] = value;
       // Loaded here: the worker (the Temporal worker's native bridge, the model SDKs) is most of the
       // CLI's start-up time, and every other command does without it.
       const { createWorker } = await import('../worker.js');
-      const worker = await createWorker({ tools, sandbox });
+      const worker = await createWorker({ tools, sandbox, env: workerEnv });
       if (worker.deployment)
         console.error(`faheem worker: version ${worker.deployment.buildId} of deployment ${worker.deployment.deploymentName}`);
       if (worker.metricsPort !== undefined) {
@@ -606,14 +619,14 @@ program
       checkMessage(message);
       if (o.workspaceFrom !== undefined && o.pool === undefined) throw new UsageError('--workspace-from goes with --pool');
       // A pooled workspace is on whichever host of the pool holds it: nothing to check here.
-      const workspace = o.pool === undefined ? await startWorkspaceCheck(path.resolve(o.workspace), toolTaskQueue()) : {};
+      const workspace = o.pool === undefined ? await startWorkspaceCheck(path.resolve(o.workspace), toolTaskQueue(settings)) : {};
       if (workspace.error) throw new UsageError(workspace.error);
       if (workspace.warning) printWarnings([workspace.warning]);
       const mcpServers = o.mcpConfig ? await readMcpConfig(o.mcpConfig) : undefined;
       const hooks = o.hooks ? await readHooksFile(o.hooks) : undefined;
       await withClient(async (client) => {
-        const toolQueue = o.pool === undefined ? toolTaskQueue() : poolQueueName(taskQueue(), o.pool);
-        const warnings = workerWarnings(client, { taskQueue: taskQueue(), toolTaskQueue: toolQueue });
+        const toolQueue = o.pool === undefined ? toolTaskQueue(settings) : poolQueueName(taskQueue(settings), o.pool);
+        const warnings = workerWarnings(client, { taskQueue: taskQueue(settings), toolTaskQueue: toolQueue });
         const conversation = await startConversation(client, {
           message,
           ...(o.pool === undefined ? { workspace: o.workspace } : { pool: o.pool }),
@@ -875,7 +888,7 @@ program
 program.addCommand(consoleCommand());
 program.addCommand(acpCommand());
 program.addCommand(scheduleCommand({ withClient, positiveInt, positiveNumber, readMcpConfig }));
-program.addCommand(deployCommand({ withClient, positiveInt }));
+program.addCommand(deployCommand({ withClient, positiveInt, settings }));
 for (const command of timeTravelCommands({
   withClient,
   answered,
@@ -891,11 +904,17 @@ program
   .command('doctor')
   .description('check each part: server, namespace, search attributes, workers, model, encryption key, sandbox (one line each)')
   .option('--model [model]', 'also make one tiny call to this model (default: LLM_MODEL), as the worker would')
-  .option('--config', 'list every environment variable faheem reads, with its value here or its default (secrets masked)')
+  .option(
+    '--config',
+    'list every environment variable faheem reads, with its value here (or why it is not valid) or its default (secrets masked)',
+  )
   .action(async (o: { model?: string | true; config?: boolean }) => {
-    const { ok, summary } = await doctor({ ...(o.model !== undefined ? { model: o.model } : {}) });
-    for (const line of configurationLines(process.env, o.config === true)) console.log(line);
-    if (!ok) throw new UsageError(summary);
+    const { ok, summary } = await doctor({ env, ...(o.model !== undefined ? { model: o.model } : {}) });
+    for (const line of configurationLines(env, o.config === true)) console.log(line);
+    // A value the table's check refuses stops the process that reads it: worth a non-zero exit here.
+    const invalid = effectiveConfiguration(env, true).filter((r) => r.problem);
+    const refused = invalid.map((r) => `${r.name} ${r.problem} (fix or unset it)`);
+    if (!ok || refused.length > 0) throw new UsageError([...(ok ? [] : [summary]), ...refused].join('; '));
     console.log(pc.green(summary));
   });
 
@@ -918,9 +937,9 @@ try {
 /** The address the CLI talks to (TEMPORAL_ADDRESS or the envconfig profile's), for error lines. */
 function temporalAddress(): string {
   try {
-    return connectConfig().connectionOptions.address;
+    return connectConfig(settings).connectionOptions.address;
   } catch {
-    return process.env.TEMPORAL_ADDRESS ?? 'localhost:7233';
+    return settings.TEMPORAL_ADDRESS ?? 'localhost:7233';
   }
 }
 

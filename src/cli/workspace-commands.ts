@@ -5,6 +5,8 @@ import path from 'node:path';
 import { checkConversationId } from '../conversation-id.js';
 import { ObjectStoreError, objectStore } from '../storage/object-store.js';
 import { findManifest, materialiseWorkspace } from '../workspaces/shipping.js';
+import type { ChildEnv } from '../environment.js';
+import { clientChildEnv } from '../connection.js';
 
 function stepNumber(value: string): number {
   const n = Number(value);
@@ -13,12 +15,7 @@ function stepNumber(value: string): number {
 }
 
 /** Writes the workspace of `id` (its latest shipped step, or `step`) into `dir`; returns the step written. */
-export async function pullWorkspace(
-  id: string,
-  dir: string,
-  step: number | undefined,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<number> {
+export async function pullWorkspace(id: string, dir: string, step: number | undefined, env: ChildEnv): Promise<number> {
   const store = objectStore(env);
   if (!store)
     throw new ObjectStoreError(
@@ -46,7 +43,7 @@ export function workspaceCommand(): Command {
     .option('--step <n>', 'the workspace as of this step', stepNumber)
     .action(async (id: string, dir: string, o: { step?: number }) => {
       checkConversationId(id);
-      const step = await pullWorkspace(id, path.resolve(dir), o.step);
+      const step = await pullWorkspace(id, path.resolve(dir), o.step, clientChildEnv());
       console.error(`faheem workspace pull: ${id} as of step ${step} written to ${path.resolve(dir)}`);
     });
   return workspace;

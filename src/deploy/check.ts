@@ -9,6 +9,7 @@ import { liveStreamId } from '../live/stream-id.js';
 import { DROP_CHANGES } from '../live/change-notifier.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import { workflowSource } from '../workflow-source.js';
+import type { Settings } from '../environment.js';
 
 /** One history to replay: the workflow id matters (sub-agents' ids derive from it). */
 export interface HistoryToCheck {
@@ -101,7 +102,7 @@ export function failureReason(err: Error): string {
  */
 export async function checkHistories(
   histories: AsyncIterable<HistoryToCheck> | Iterable<HistoryToCheck>,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Settings,
 ): Promise<CheckResult> {
   const sources = new Map<string, string[]>();
   async function* feed() {

@@ -17,6 +17,7 @@ import {
   type HookOutcome,
 } from './decision.js';
 import type { HookEvent, HookEventOf, HookRunRecord, RunHooksInput, RunHooksResult } from './event.js';
+import type { ChildEnv } from '../environment.js';
 
 /** Each hook's stdout and stderr in a {@link HookRunRecord}: at most this many characters. */
 export const MAX_RECORD_OUTPUT_CHARS = 2000;
@@ -94,8 +95,8 @@ function workerHookList(hooks: WorkerHooks | undefined, event: HookEventName): W
 
 /** What running hooks needs from the worker. */
 export interface HookRunnerDeps {
-  /** The worker's environment; hooks get it without secrets (default: process.env). */
-  env?: NodeJS.ProcessEnv;
+  /** The worker's environment; hooks start from its allow-listed part, without secrets. */
+  env: ChildEnv;
   /** Run command hooks under this sandbox (default: unsandboxed). */
   sandbox?: SandboxOptions;
   /** Values masked in records, reasons, context and errors. */
@@ -176,8 +177,8 @@ async function runWorkerHook(
  * TypeScript hooks for the event (in order), and combines their decisions (config order first).
  * Rejects only when `signal` aborts (the activity was cancelled); every hook failure is a decision.
  */
-export async function executeHooks(input: RunHooksInput, deps: HookRunnerDeps = {}, signal?: AbortSignal): Promise<RunHooksResult> {
-  const env = deps.env ?? process.env;
+export async function executeHooks(input: RunHooksInput, deps: HookRunnerDeps, signal?: AbortSignal): Promise<RunHooksResult> {
+  const env = deps.env;
   const secrets = deps.secretValues ?? [];
   const mask = (text: string) => redact(text, secrets);
   const event = input.event;

@@ -24,6 +24,7 @@ import {
   type ResolvedModel,
 } from './provider.js';
 import { AnthropicAssembler, OpenAIAssembler, type AssembledReply, type PartialListener, type StreamedToolCall } from './stream.js';
+import type { Settings } from '../environment.js';
 
 // Client errors a retry cannot fix: the conversation goes to `error` with the reason.
 const NOT_RETRYABLE = new Set([400, 401, 403, 404, 413, 422]);
@@ -52,7 +53,7 @@ export const KNOWN_MODEL_MAX_OUTPUT = 16_384;
  * Max output tokens for a call: LLM_MAX_OUTPUT_TOKENS on the worker, else 16,384 for a model the
  * catalogue knows (capped at a quarter of its context window), else 4,096.
  */
-export function maxOutputTokens(env: NodeJS.ProcessEnv, contextWindow: number | undefined): number {
+export function maxOutputTokens(env: Settings, contextWindow: number | undefined): number {
   const set = Number(env.LLM_MAX_OUTPUT_TOKENS);
   if (Number.isInteger(set) && set > 0) return set;
   if (!contextWindow) return UNKNOWN_MODEL_MAX_OUTPUT;
@@ -126,7 +127,7 @@ export class ModelClients {
    * @param warn - Where one-time warnings go (an unpriced or deprecated model); default stderr.
    */
   constructor(
-    private readonly env: NodeJS.ProcessEnv,
+    private readonly env: Settings,
     private readonly warn: (line: string) => void = (line) => console.warn(`faheem worker: ${line}`),
   ) {
     this.secrets = secretValues(env);

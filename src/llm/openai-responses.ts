@@ -11,6 +11,7 @@ import type { ChatMessage, OpenAIReasoningItem, ToolSpec, WireApi } from '../typ
 import { stableSchema } from './anthropic-messages.js';
 import { PROVIDERS } from './provider.js';
 import { emptyReply, type AssembledReply, type PartialListener, type StreamedToolCall } from './stream.js';
+import type { Settings } from '../environment.js';
 
 /** What the Responses API is sent, besides the model, the limits and the settings. */
 export interface ResponsesPrompt {
@@ -100,7 +101,7 @@ export function chatRefusesTools(model: string): boolean {
 export function wireApiFor(
   resolved: { provider: string; baseUrl: string },
   requested: WireApi | undefined,
-  env: NodeJS.ProcessEnv,
+  env: Settings,
 ): WireApi | undefined {
   if (resolved.provider === 'anthropic') return undefined;
   if (requested) return requested;

@@ -4,6 +4,7 @@
 import { calcPrice, type PriceCalculation } from '@pydantic/genai-prices';
 import { z } from 'zod';
 import type { TokenUsage } from '../types.js';
+import type { Settings } from '../environment.js';
 
 /** USD per million tokens, as FAHEEM_PRICES gives them. */
 export interface Price {
@@ -23,7 +24,7 @@ const PriceSchema = z.object({
 });
 
 /** The FAHEEM_PRICES overrides (bad JSON or entries are ignored: the catalogue still prices them). */
-export function priceTable(env: NodeJS.ProcessEnv = process.env): Record<string, Price> {
+export function priceTable(env: Settings): Record<string, Price> {
   if (!env.FAHEEM_PRICES) return {};
   try {
     const parsed = z.record(z.string(), z.unknown()).parse(JSON.parse(env.FAHEEM_PRICES));

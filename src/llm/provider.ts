@@ -2,7 +2,8 @@
 // expects, and the API key. Runs on the worker only: keys never leave it.
 export interface Provider {
   baseUrl: string;
-  keyVar: string;
+  /** The variable of the provider's key (one of the environment table's). */
+  keyVar: VariableName;
   keyRequired: boolean;
 }
 
@@ -26,6 +27,7 @@ export interface ResolvedModel {
 /** Defined with the other errors (src/errors.ts): a FaheemError with code `model_config`. */
 export { ModelConfigError } from '../errors.js';
 import { ModelConfigError } from '../errors.js';
+import type { Settings, VariableName } from '../environment.js';
 
 /**
  * `anthropic/…` models are called through Anthropic's Messages API (its base URL here is the one
@@ -33,7 +35,7 @@ import { ModelConfigError } from '../errors.js';
  * wins over the provider's; the provider's key variable wins over LLM_API_KEY. The key goes only to an
  * endpoint the worker allows (see {@link keyFor}); another gets none.
  */
-export function resolveModel(model: string | undefined, baseUrl: string | undefined, env: NodeJS.ProcessEnv): ResolvedModel {
+export function resolveModel(model: string | undefined, baseUrl: string | undefined, env: Settings): ResolvedModel {
   const name = (model || env.LLM_MODEL || '').trim();
   if (!name) throw new ModelConfigError('no model is configured: set LLM_MODEL on the worker (e.g. openai/gpt-4o) or pass a model');
   const slash = name.indexOf('/');
@@ -93,7 +95,7 @@ export function underPrefix(url: string, prefix: string): boolean {
 }
 
 /** The entries of FAHEEM_ALLOWED_BASE_URLS, and those that are not http(s) URLs (to warn about). */
-export function allowedBaseUrls(env: NodeJS.ProcessEnv): { prefixes: string[]; invalid: string[] } {
+export function allowedBaseUrls(env: Settings): { prefixes: string[]; invalid: string[] } {
   const entries = (env[ALLOWED_BASE_URLS_VAR] ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -106,7 +108,7 @@ export function allowedBaseUrls(env: NodeJS.ProcessEnv): { prefixes: string[]; i
  * `anthropic`, …; anything else has no endpoint of its own): under LLM_BASE_URL, under
  * ANTHROPIC_BASE_URL for anthropic, on the provider's own host, or under a FAHEEM_ALLOWED_BASE_URLS prefix.
  */
-export function endpointAllowed(endpoint: string, provider: string | undefined, env: NodeJS.ProcessEnv): boolean {
+export function endpointAllowed(endpoint: string, provider: string | undefined, env: Settings): boolean {
   const own = provider ? PROVIDERS[provider]?.baseUrl : undefined;
   const allowed = [
     env.LLM_BASE_URL,
@@ -130,7 +132,7 @@ export interface EndpointKey {
  * LLM_API_KEY, when {@link endpointAllowed}; otherwise none (a local server needs none; one that
  * does answers 401, and the error says why).
  */
-export function keyFor(endpoint: string, provider: string | undefined, env: NodeJS.ProcessEnv): EndpointKey {
+export function keyFor(endpoint: string, provider: string | undefined, env: Settings): EndpointKey {
   const keyVar = provider ? PROVIDERS[provider]?.keyVar : undefined;
   const key = (keyVar && env[keyVar]) || env.LLM_API_KEY || '';
   if (!key || endpointAllowed(endpoint, provider, env)) return { apiKey: key, withheld: false };

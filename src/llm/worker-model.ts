@@ -4,6 +4,7 @@
 import os from 'node:os';
 import type { ScriptedModel } from '../testing/scripted-model.js';
 import { ModelConfigError, resolveModel } from './provider.js';
+import type { ChildEnv } from '../environment.js';
 
 /** The offline scripted model: a stand-in that replays the demo's fixed script (no network, no key). */
 export const SCRIPTED_DEMO = 'scripted/demo';
@@ -17,7 +18,7 @@ export interface WorkerModel {
   /** Whether the announcement is a warning (no model, the scripted stand-in, a setting that does not resolve). */
   warn: boolean;
   /** The environment model calls read (LLM_BASE_URL set to the scripted model's server for scripted/demo). */
-  env: NodeJS.ProcessEnv;
+  env: ChildEnv;
   /** The scripted model's server, for scripted/demo (closed with the worker). */
   scripted?: ScriptedModel;
 }
@@ -26,7 +27,7 @@ export interface WorkerModel {
  * Reads the worker's model from `env` and, for scripted/demo, starts the scripted model's server on
  * 127.0.0.1 (the demo's countdown script, replies 400 ms apart).
  */
-export async function workerModel(env: NodeJS.ProcessEnv): Promise<WorkerModel> {
+export async function workerModel(env: ChildEnv): Promise<WorkerModel> {
   const name = env.LLM_MODEL?.trim() || undefined;
   if (name === SCRIPTED_DEMO) {
     // Loaded only here: `faheem doctor` reads this module's names, and every CLI command loads it.

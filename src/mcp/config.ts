@@ -4,6 +4,7 @@ import { InvalidRequestError } from '../errors.js';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { McpServerSpec, McpServersSpec } from '../types.js';
+import type { ChildEnv } from '../environment.js';
 
 const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;
 const MAX_TOOL_NAME = 64;
@@ -147,7 +148,7 @@ export function parseMcpConfigFile(text: string, source: string): McpServers {
 }
 
 /** Replaces ${VAR} and ${VAR:-default} (default used when VAR is unset or empty, as in the shell). */
-export function expandEnv(value: string, env: NodeJS.ProcessEnv): string {
+export function expandEnv(value: string, env: ChildEnv): string {
   return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_match, name: string, fallback: string | undefined) => {
     const found = env[name];
     if (fallback !== undefined) return found ? found : fallback;

@@ -11,6 +11,7 @@ import type { ContentBlock, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { commandBaseEnv, isMcpOfferedVariable, isWorkerOwnVariable } from '../security/env-policy.js';
 import { hiddenDirs, sandboxedCommand, type SandboxOptions } from '../tools/sandbox.js';
 import { expandEnv, mcpToolName, type McpServer, type McpServers } from './config.js';
+import type { ChildEnv } from '../environment.js';
 
 export interface McpToolAnnotations {
   readOnlyHint?: boolean;
@@ -43,7 +44,7 @@ export interface McpCallResult {
 
 export interface McpManagerOptions {
   /** The worker's environment, for ${VAR} in env and headers. Default process.env. */
-  env?: NodeJS.ProcessEnv;
+  env?: ChildEnv;
   /** Close a connection unused for this long. Default 10 min. */
   idleMs?: number;
   /** Limit for starting a server and for listing its tools. Default 30 s. */
@@ -228,10 +229,10 @@ function describeServer(name: string, config: McpServer): string {
 
 export { isWorkerOwnVariable };
 
-function expandValues(values: Record<string, string> | undefined, env: NodeJS.ProcessEnv, what: string): Record<string, string> {
+function expandValues(values: Record<string, string> | undefined, env: ChildEnv, what: string): Record<string, string> {
   const out: Record<string, string> = {};
   // Only what the worker offers is filled in; a name it does not offer reads as unset (its default, if any, applies).
-  const offered: NodeJS.ProcessEnv = {};
+  const offered: Record<string, string | undefined> = {};
   for (const [k, v] of Object.entries(env)) if (isMcpOfferedVariable(k, env)) offered[k] = v;
   for (const [k, v] of Object.entries(values ?? {})) {
     try {
@@ -297,7 +298,7 @@ function annotationsOf(tool: Tool): McpToolAnnotations {
 }
 
 export class McpManager {
-  private readonly env: NodeJS.ProcessEnv;
+  private readonly env: ChildEnv;
   private readonly sandbox: SandboxOptions | undefined;
   private readonly idleMs: number;
   private readonly connectTimeoutMs: number;

@@ -8,6 +8,7 @@ import { METADATA_ENCODING_KEY, ValueError, type Payload, type PayloadCodec } fr
 import proto from '@temporalio/proto';
 import { DecryptionError, EncryptionConfigError } from '../errors.js';
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { Settings } from '../environment.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
@@ -55,7 +56,7 @@ function decodeKey(text: string, where: string): Buffer {
  *
  * @throws EncryptionConfigError naming the variable and what is wrong.
  */
-export function parseEncryptionKeys(env: NodeJS.ProcessEnv = process.env): EncryptionKey[] | undefined {
+export function parseEncryptionKeys(env: Settings): EncryptionKey[] | undefined {
   const single = env.FAHEEM_ENCRYPTION_KEY?.trim() ?? '';
   const list = env.FAHEEM_ENCRYPTION_KEYS?.trim() ?? '';
   if (single && list) {
@@ -182,7 +183,7 @@ export function payloadKeyId(payload: Payload): string | undefined {
 }
 
 /** The codec for `env`'s keys, or `undefined` when no key is configured. Throws on a malformed key. */
-export function encryptionCodec(env: NodeJS.ProcessEnv = process.env): EncryptionCodec | undefined {
+export function encryptionCodec(env: Settings): EncryptionCodec | undefined {
   const keys = parseEncryptionKeys(env);
   return keys ? new EncryptionCodec(keys) : undefined;
 }

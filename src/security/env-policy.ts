@@ -2,6 +2,7 @@
 // for what commands, ctx.exec programs, hooks and MCP stdio servers start from (an allowlist), and
 // for what an MCP server config may name.
 import { PROVIDERS } from '../llm/provider.js';
+import type { ChildEnv } from '../environment.js';
 
 /** The prefix of users' own secrets for tools: FAHEEM_SECRET_<NAME>=value. */
 export const NAMED_SECRET_PREFIX = 'FAHEEM_SECRET_';
@@ -14,7 +15,7 @@ export function isSecretName(name: string): boolean {
 }
 
 /** The values of the secret variables in `env` (6 characters or more), each key of FAHEEM_ENCRYPTION_KEYS too. */
-export function secretValues(env: NodeJS.ProcessEnv): string[] {
+export function secretValues(env: ChildEnv): string[] {
   const values = Object.entries(env)
     .filter(([k, v]) => isSecretName(k) && typeof v === 'string' && v.length >= 6)
     .map(([, v]) => v as string);
@@ -27,7 +28,7 @@ export function secretValues(env: NodeJS.ProcessEnv): string[] {
 }
 
 /** Secrets the worker was given as FAHEEM_SECRET_<NAME>=value, by NAME. */
-export function namedSecrets(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function namedSecrets(env: ChildEnv): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) if (k.startsWith(NAMED_SECRET_PREFIX) && v) out[k.slice(NAMED_SECRET_PREFIX.length)] = v;
   return out;
@@ -41,7 +42,7 @@ export function namedSecrets(env: NodeJS.ProcessEnv = process.env): Record<strin
 export const COMMAND_ENV_NAMES = ['PATH', 'HOME', 'LANG', 'TERM', 'TZ', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR', 'COLUMNS', 'LINES'] as const;
 
 /** The names FAHEEM_COMMAND_ENV adds (comma-separated), less the worker's own (its keys never go to a command). */
-export function extraCommandNames(env: NodeJS.ProcessEnv = process.env): string[] {
+export function extraCommandNames(env: ChildEnv): string[] {
   return (env.FAHEEM_COMMAND_ENV ?? '')
     .split(',')
     .map((n) => n.trim())
@@ -53,13 +54,13 @@ export function extraCommandNames(env: NodeJS.ProcessEnv = process.env): string[
  * of COMMAND_ENV_NAMES, an LC_* locale setting, or a name FAHEEM_COMMAND_ENV lists. An allowlist:
  * a variable the worker happens to have (AWS_SECRET_ACCESS_KEY, DATABASE_URL, SSH_AUTH_SOCK) stays out.
  */
-export function isCommandVariable(name: string, env: NodeJS.ProcessEnv = process.env): boolean {
+export function isCommandVariable(name: string, env: ChildEnv): boolean {
   if ((COMMAND_ENV_NAMES as readonly string[]).includes(name) || /^LC_[A-Z_]+$/.test(name)) return true;
   return extraCommandNames(env).includes(name);
 }
 
 /** What commands start from: the allowlisted variables of the worker's environment (see isCommandVariable). */
-export function commandBaseEnv(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function commandBaseEnv(env: ChildEnv): Record<string, string> {
   const extra = new Set(extraCommandNames(env));
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(env)) {
@@ -80,7 +81,7 @@ export function isWorkerOwnVariable(name: string): boolean {
 }
 
 /** The names FAHEEM_MCP_ENV offers to conversations' MCP configs (comma-separated), less the worker's own. */
-export function mcpOfferedNames(env: NodeJS.ProcessEnv = process.env): string[] {
+export function mcpOfferedNames(env: ChildEnv): string[] {
   return (env.FAHEEM_MCP_ENV ?? '')
     .split(',')
     .map((n) => n.trim())
@@ -92,7 +93,7 @@ export function mcpOfferedNames(env: NodeJS.ProcessEnv = process.env): string[] 
  * (FAHEEM_SECRET_*) or a name the worker's FAHEEM_MCP_ENV offers. Whoever starts a conversation
  * writes that config, and a remote URL or a networked server could carry any other value away.
  */
-export function isMcpOfferedVariable(name: string, env: NodeJS.ProcessEnv = process.env): boolean {
+export function isMcpOfferedVariable(name: string, env: ChildEnv): boolean {
   if (isWorkerOwnVariable(name)) return false;
   return name.startsWith(NAMED_SECRET_PREFIX) || mcpOfferedNames(env).includes(name);
 }

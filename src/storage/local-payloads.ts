@@ -15,13 +15,14 @@ import { faheemHome } from '../home.js';
 import { encryptionCodec } from '../security/codec.js';
 import { objectStore, type ObjectStore } from './object-store.js';
 import { S3StorageDriver, type S3StorageDriverClient } from '@temporalio/external-storage-s3';
+import type { Settings } from '../environment.js';
 
 const Payload = proto.temporal.api.common.v1.Payload;
 
 /** Payloads above this size are stored outside history (Temporal's hard limit is 2 MB). */
 export const PAYLOAD_SIZE_THRESHOLD = 512 * 1024;
 
-export function payloadDir(env: NodeJS.ProcessEnv = process.env): string {
+export function payloadDir(env: Settings): string {
   return env.FAHEEM_PAYLOAD_DIR || path.join(faheemHome(env), 'payloads');
 }
 
@@ -87,7 +88,7 @@ export class ObjectStorePayloadClient implements S3StorageDriverClient {
  * capped at the store's size), else the payload folder. Payloads are encoded (encrypted, with a key)
  * before they get here, so the store holds ciphertext.
  */
-export function externalStorage(env: NodeJS.ProcessEnv = process.env): ExternalStorage {
+export function externalStorage(env: Settings): ExternalStorage {
   const local = new LocalFilePayloadDriver(payloadDir(env));
   const store = objectStore(env);
   if (!store) return new ExternalStorage({ drivers: [local], payloadSizeThreshold: PAYLOAD_SIZE_THRESHOLD });
@@ -102,7 +103,7 @@ export function externalStorage(env: NodeJS.ProcessEnv = process.env): ExternalS
  * The SDK runs the codecs before external storage on the way out (and after it on the way in), so a
  * payload stored as a file is already ciphertext. Throws on a malformed key.
  */
-export function dataConverter(env: NodeJS.ProcessEnv = process.env): DataConverter {
+export function dataConverter(env: Settings): DataConverter {
   const codec = encryptionCodec(env);
   return {
     externalStorage: externalStorage(env),

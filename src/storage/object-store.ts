@@ -19,6 +19,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { FaheemError } from '../errors.js';
+import type { Settings } from '../environment.js';
 
 /** Why the object store failed. */
 export type ObjectStoreFailure = 'config' | 'not_found' | 'too_large' | 'denied' | 'unreachable' | 'fenced';
@@ -168,7 +169,7 @@ export class FileObjectStore implements ObjectStore {
 }
 
 /** The settings of an S3-compatible store, read from the standard AWS variables. */
-export function s3ClientConfig(env: NodeJS.ProcessEnv): S3ClientConfig {
+export function s3ClientConfig(env: Settings): S3ClientConfig {
   const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
   const keyId = env.AWS_ACCESS_KEY_ID;
   const secret = env.AWS_SECRET_ACCESS_KEY;
@@ -313,7 +314,7 @@ export function parseObjectStoreUrl(value: string): ObjectStoreUrl {
   throw new ObjectStoreError('config', `FAHEEM_OBJECT_STORE must be s3://bucket/prefix or file:///path, not ${JSON.stringify(value)}`);
 }
 
-function maxBytesFrom(env: NodeJS.ProcessEnv): number {
+function maxBytesFrom(env: Settings): number {
   const raw = env.FAHEEM_OBJECT_MAX_BYTES;
   if (!raw) return DEFAULT_MAX_OBJECT_BYTES;
   const n = Number(raw);
@@ -328,7 +329,7 @@ const stores = new Map<string, ObjectStore>();
  * The object store FAHEEM_OBJECT_STORE names, or undefined when it is unset (one host, as before).
  * One instance per settings in a process: the S3 client keeps its connections.
  */
-export function objectStore(env: NodeJS.ProcessEnv = process.env): ObjectStore | undefined {
+export function objectStore(env: Settings): ObjectStore | undefined {
   const value = env.FAHEEM_OBJECT_STORE?.trim();
   if (!value) return undefined;
   const parsed = parseObjectStoreUrl(value);

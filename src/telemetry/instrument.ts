@@ -6,12 +6,13 @@ import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@op
 import { Context } from '@temporalio/activity';
 import type { ModelCallInput, ModelCallResult, RunToolInput, RunToolResult } from '../types.js';
 import type { FaheemMetrics } from './metrics.js';
+import type { Settings } from '../environment.js';
 
 /** The tracer our spans come from (the global provider's; a no-op until one is registered). */
 const tracer = () => trace.getTracer('faheem');
 
 /** Whether spans may carry message content (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`). */
-export function captureContent(env: NodeJS.ProcessEnv): boolean {
+export function captureContent(env: Settings): boolean {
   return (env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT ?? '').trim().toLowerCase() === 'true';
 }
 
@@ -46,7 +47,7 @@ export function chatAttributes(requested: { provider: string; model: string }, c
 
 /** What the wrappers need from the worker. */
 export interface InstrumentOptions {
-  env: NodeJS.ProcessEnv;
+  env: Settings;
   metrics: FaheemMetrics;
 }
 

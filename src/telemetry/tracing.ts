@@ -5,22 +5,23 @@
 // workflow interceptors, so a start or a resume is one trace down to the activities and our spans.
 import type { ClientInterceptors } from '@temporalio/client';
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
+import type { Settings } from '../environment.js';
 
 /** Whether traces are to be exported: an OTLP endpoint is set and OTEL_TRACES_EXPORTER is not `none`. */
-export function tracingConfigured(env: NodeJS.ProcessEnv = process.env): boolean {
+export function tracingConfigured(env: Settings): boolean {
   const endpoint = (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT ?? '').trim();
   const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim());
   return endpoint !== '' && !exporters.includes('none') && (env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() !== 'true';
 }
 
 /** The OTLP protocol for traces (`http/protobuf` unless OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL says `http/json` or `grpc`). */
-export function tracesProtocol(env: NodeJS.ProcessEnv = process.env): 'http/protobuf' | 'http/json' | 'grpc' {
+export function tracesProtocol(env: Settings): 'http/protobuf' | 'http/json' | 'grpc' {
   const p = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim();
   return p === 'http/json' || p === 'grpc' ? p : 'http/protobuf';
 }
 
 /** The service name spans carry (OTEL_SERVICE_NAME, default `faheem`). */
-export function serviceName(env: NodeJS.ProcessEnv = process.env): string {
+export function serviceName(env: Settings): string {
   return env.OTEL_SERVICE_NAME?.trim() || 'faheem';
 }
 
@@ -49,13 +50,13 @@ export async function shutdownTracing(): Promise<void> {
  * Starts tracing once per process when it is configured (`tracingConfigured`), else resolves to
  * undefined having loaded nothing. Registers the global tracer provider (W3C trace context).
  */
-export function startTracing(env: NodeJS.ProcessEnv = process.env): Promise<Tracing | undefined> {
+export function startTracing(env: Settings): Promise<Tracing | undefined> {
   if (!tracingConfigured(env)) return Promise.resolve(undefined);
   started ??= load(env);
   return started;
 }
 
-async function load(env: NodeJS.ProcessEnv): Promise<Tracing> {
+async function load(env: Settings): Promise<Tracing> {
   const [{ NodeSDK, resources, tracing }, otel] = await Promise.all([
     import('@opentelemetry/sdk-node'),
     import('@temporalio/interceptors-opentelemetry'),

@@ -14,11 +14,12 @@ import { hiddenDirs, type SandboxOptions } from './sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
 import { riskyUnlessRatedLow, terminalNeedsApproval } from './risk.js';
 import { runTerminalCall } from './terminal.js';
+import type { ChildEnv } from '../environment.js';
 
 /** What the built-in tools are made from on a worker. */
 export interface BuiltinConfig {
   /** The worker's environment: secrets, FAHEEM_HOME. */
-  env?: NodeJS.ProcessEnv;
+  env?: ChildEnv;
   /** Run terminal commands under this sandbox (default: none). */
   sandbox?: SandboxOptions;
   /** A command with no new output this long is returned as still running (default 30 s; the worker's FAHEEM_TERMINAL_SOFT_TIMEOUT_S). */

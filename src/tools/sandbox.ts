@@ -11,6 +11,7 @@ import { SandboxError, ToolInterruptedError } from '../errors.js';
 import { faheemHome } from '../home.js';
 import type { ExecOptions, ExecResult } from './define.js';
 import { fileURLToPath } from 'node:url';
+import type { ChildEnv } from '../environment.js';
 
 export const SANDBOX_KINDS = ['bwrap'] as const;
 export const SANDBOX_NETWORKS = ['internet', 'none', 'host'] as const;
@@ -66,7 +67,7 @@ export function parseSandbox(kind: string | undefined, network: string | undefin
 }
 
 /** The sandbox a worker's environment asks for: FAHEEM_SANDBOX=bwrap|none, FAHEEM_SANDBOX_NETWORK=internet|none|host. */
-export function sandboxFromEnv(env: NodeJS.ProcessEnv = process.env): SandboxRequest {
+export function sandboxFromEnv(env: ChildEnv): SandboxRequest {
   return parseSandbox(env.FAHEEM_SANDBOX, env.FAHEEM_SANDBOX_NETWORK);
 }
 
@@ -95,7 +96,7 @@ export interface ResolvedSandbox {
  * more open network: bwrap without a working `internet` network gets `none`, no bwrap gets no sandbox.
  * The probe is run once a process for each setting (see checkSandbox).
  */
-export async function resolveSandbox(request: SandboxRequest, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedSandbox> {
+export async function resolveSandbox(request: SandboxRequest, env: ChildEnv): Promise<ResolvedSandbox> {
   if (request.kind === 'none') return { sandbox: undefined };
   const wanted: SandboxOptions = { kind: 'bwrap', network: request.network };
   try {
@@ -223,7 +224,7 @@ function hostProgram(name: string): string {
 }
 
 /** A program's absolute path on this PATH, if it is there. */
-function findProgram(name: string, env: NodeJS.ProcessEnv): string | undefined {
+function findProgram(name: string, env: ChildEnv): string | undefined {
   for (const dir of (env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin').split(':')) {
     if (!dir.startsWith('/')) continue;
     const file = path.join(dir, name);
@@ -238,7 +239,7 @@ function findProgram(name: string, env: NodeJS.ProcessEnv): string | undefined {
 }
 
 /** Whether a program is on this PATH (for the checks). */
-function hasProgram(name: string, env: NodeJS.ProcessEnv): boolean {
+function hasProgram(name: string, env: ChildEnv): boolean {
   return findProgram(name, env) !== undefined;
 }
 
@@ -415,7 +416,7 @@ export function sandboxedCommand(
 }
 
 /** The directories a sandbox hides on this worker: its user's home and FAHEEM_HOME, when they exist. */
-export function hiddenDirs(env: NodeJS.ProcessEnv = process.env): string[] {
+export function hiddenDirs(env: ChildEnv): string[] {
   // /run and /var/run hold the host's Unix sockets (Docker, D-Bus): a read-only mount does not stop connect().
   const sockets = ['/run', '/var/run'].filter((d) => {
     try {
@@ -453,7 +454,7 @@ const probes = new Map<string, Promise<string>>();
  * SandboxError that says what to do (its `part`: `bwrap` or `network`); returns bwrap's version.
  * Run once a process for each sandbox and PATH.
  */
-export function checkSandbox(sandbox: SandboxOptions, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export function checkSandbox(sandbox: SandboxOptions, env: ChildEnv): Promise<string> {
   const key = `${sandbox.network}\0${env.PATH ?? ''}`;
   let probe = probes.get(key);
   if (!probe) {
@@ -464,7 +465,7 @@ export function checkSandbox(sandbox: SandboxOptions, env: NodeJS.ProcessEnv = p
   return probe;
 }
 
-async function probeSandbox(sandbox: SandboxOptions, env: NodeJS.ProcessEnv): Promise<string> {
+async function probeSandbox(sandbox: SandboxOptions, env: ChildEnv): Promise<string> {
   const { execa } = await import('execa'); // loaded when used: most CLI commands never run a program
   if (!hasProgram('bwrap', env)) {
     throw sandboxFailure(

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { FaheemError } from '../errors.js';
 import { commandBaseEnv } from '../security/env-policy.js';
 import { fileURLToPath } from 'node:url';
+import type { Settings } from '../environment.js';
 
 export interface SpawnOptions {
   cwd: string;
@@ -104,7 +105,7 @@ export async function spawnCommand(
 export async function runProgram(
   file: string,
   args: readonly string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer },
+  options: { cwd: string; env: Settings; input?: string | Buffer },
   useHelper?: boolean,
 ): Promise<ProgramResult> {
   const env: Record<string, string> = {};

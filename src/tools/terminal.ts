@@ -165,7 +165,8 @@ export async function runTerminalCall(
 }
 
 async function start(command: string, state: TerminalState, ctx: TerminalContext): Promise<RunningCommand> {
-  const baseEnv = ctx.baseEnv ?? commandBaseEnv();
+  // Without one (a terminal used on its own, not through a worker), this process's environment's allow-listed part.
+  const baseEnv = ctx.baseEnv ?? commandBaseEnv(process.env);
   const mentioned = Object.fromEntries(Object.entries(ctx.secretEnv ?? {}).filter(([name]) => new RegExp(`\\b${name}\\b`).test(command)));
   const stateDir = await mkdtemp(path.join(tmpdir(), 'faheem-term-'));
   // Sandboxed, the command sees its state directory (to leave its cwd and env there) and, read-only,

@@ -18,6 +18,7 @@ import { StepManifest, firstFence, moveFence } from './fence.js';
 import { checkoutTree, fetchChain, findManifest, readFence, shipCheckpoint, writeFence } from './shipping.js';
 
 import { POOL_NAME } from '../workflows/pool-rules.js';
+import type { ChildEnv, Settings } from '../environment.js';
 export { poolQueueName as poolQueue } from '../workflows/pool-rules.js';
 
 /** A pool name: short, and safe in a queue name. */
@@ -34,7 +35,7 @@ export interface PoolSettings {
 }
 
 /** The pool this worker hosts, or undefined; a pool without FAHEEM_OBJECT_STORE is refused. */
-export function poolSettings(env: NodeJS.ProcessEnv, pool = env.FAHEEM_POOL): PoolSettings | undefined {
+export function poolSettings(env: Settings, pool = env.FAHEEM_POOL): PoolSettings | undefined {
   if (!pool) return undefined;
   const name = PoolName.safeParse(pool);
   if (!name.success) throw new ObjectStoreError('config', `pool ${JSON.stringify(pool)}: ${name.error.issues[0]?.message}`);
@@ -44,12 +45,12 @@ export function poolSettings(env: NodeJS.ProcessEnv, pool = env.FAHEEM_POOL): Po
 }
 
 /** FAHEEM_HOST_ID, else the hostname. */
-export function hostId(env: NodeJS.ProcessEnv): string {
+export function hostId(env: Settings): string {
   return env.FAHEEM_HOST_ID || hostname();
 }
 
 /** FAHEEM_WORKSPACES_DIR, else ~/.faheem/workspaces. */
-export function workspacesDir(env: NodeJS.ProcessEnv): string {
+export function workspacesDir(env: Settings): string {
   return path.resolve(env.FAHEEM_WORKSPACES_DIR || path.join(homedir(), '.faheem', 'workspaces'));
 }
 
@@ -137,7 +138,7 @@ export async function claimPoolHost(
   checkpoints: CheckpointStore,
   toolTaskQueue: string,
   raw: ClaimInput,
-  env: NodeJS.ProcessEnv,
+  env: ChildEnv,
 ): Promise<ClaimResult> {
   const input = ClaimInput.parse(raw);
   const codec = encryptionCodec(env);
@@ -187,7 +188,7 @@ export async function claimPoolHost(
  * workspace (under FAHEEM_WORKSPACES_DIR, claimed here) is shipped before it is answered. A host
  * whose claim has ended (fenced) fails: its step's result is never accepted.
  */
-export function shipAfterSnapshot(settings: PoolSettings, env: NodeJS.ProcessEnv) {
+export function shipAfterSnapshot(settings: PoolSettings, env: ChildEnv) {
   return async (workspace: string, gitDir: string, conversationId: string, info: CheckpointInfo): Promise<void> => {
     if (path.dirname(path.resolve(workspace)) !== settings.workspacesDir) return;
     const claim = await readClaim(settings, conversationId);

@@ -8,9 +8,10 @@ import { CheckpointStore } from '../checkpoints/shadow-repo.js';
 import { InvalidRequestError } from '../errors.js';
 import { ObjectStoreError, objectStore } from '../storage/object-store.js';
 import { shipCheckpoint } from './shipping.js';
+import type { ChildEnv } from '../environment.js';
 
 /** Ships DIR's files as conversation `id`'s starting workspace. */
-export async function seedWorkspace(id: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function seedWorkspace(id: string, dir: string, env: ChildEnv): Promise<void> {
   const store = objectStore(env);
   if (!store) throw new ObjectStoreError('config', '--workspace-from uploads to the object store: set FAHEEM_OBJECT_STORE');
   const from = path.resolve(dir);

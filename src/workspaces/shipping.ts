@@ -23,6 +23,7 @@ import { encryptionCodec, type EncryptionCodec } from '../security/codec.js';
 import { ObjectStoreError, type ObjectStore } from '../storage/object-store.js';
 import { Fence, StepManifest, mayShip, manifestKey, pickManifest } from './fence.js';
 import { objectsSince, writePack } from './step-pack.js';
+import type { ChildEnv } from '../environment.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
@@ -105,7 +106,7 @@ export interface ShipInput {
  * (step-pack.ts), else by one `git pack-objects` (a thin pack: a changed file may be a delta
  * against its version earlier in the chain, which a restore applies first).
  */
-export async function packSince(gitDir: string, commit: string, since: string | undefined, env: NodeJS.ProcessEnv): Promise<Buffer> {
+export async function packSince(gitDir: string, commit: string, since: string | undefined, env: ChildEnv): Promise<Buffer> {
   if (since && (await usesSha1(gitDir))) {
     const objects = await objectsSince(gitDir, commit, since);
     if (objects) return writePack(objects);
@@ -124,7 +125,7 @@ export async function packSince(gitDir: string, commit: string, since: string | 
  * Ships a step's checkpoint: a pack, then its manifest. Returns the manifest. The fence is read
  * while git packs, and a host whose epoch ended writes nothing.
  */
-export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: NodeJS.ProcessEnv = process.env): Promise<StepManifest> {
+export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: ChildEnv): Promise<StepManifest> {
   const codec = encryptionCodec(env);
   const prefix = conversationPrefix(input.conversationId);
   const previous = input.previous;
@@ -158,8 +159,8 @@ export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: 
 export async function findManifest(
   store: ObjectStore,
   conversationId: string,
-  step?: number,
-  env: NodeJS.ProcessEnv = process.env,
+  step: number | undefined,
+  env: ChildEnv,
 ): Promise<StepManifest | undefined> {
   const codec = encryptionCodec(env);
   const prefix = conversationPrefix(conversationId);
@@ -180,12 +181,7 @@ export async function findManifest(
  * Fetches a manifest's packs, in order, into a (bare) repository: its commit is there after. A
  * `.bundle` in the chain (what earlier versions shipped) is fetched as a bundle.
  */
-export async function fetchChain(
-  store: ObjectStore,
-  manifest: StepManifest,
-  gitDir: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<void> {
+export async function fetchChain(store: ObjectStore, manifest: StepManifest, gitDir: string, env: ChildEnv): Promise<void> {
   const codec = encryptionCodec(env);
   const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
   let scratch: string | undefined;
@@ -218,7 +214,7 @@ function splitLines(buf: Buffer): string[] {
 }
 
 /** Writes a commit's tree into `dir` (created when missing); files it also has are replaced, others left. */
-export async function checkoutTree(gitDir: string, commit: string, dir: string, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function checkoutTree(gitDir: string, commit: string, dir: string, env: ChildEnv): Promise<void> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-checkout-'));
   try {
     await mkdir(dir, { recursive: true });
@@ -235,12 +231,7 @@ export async function checkoutTree(gitDir: string, commit: string, dir: string, 
  * to a scratch repository in order and the commit's tree is checked out from there. Returns the
  * manifest restored.
  */
-export async function materialiseWorkspace(
-  store: ObjectStore,
-  manifest: StepManifest,
-  dir: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<StepManifest> {
+export async function materialiseWorkspace(store: ObjectStore, manifest: StepManifest, dir: string, env: ChildEnv): Promise<StepManifest> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-pull-'));
   try {
     const gitDir = path.join(scratch, 'repo.git');
@@ -257,13 +248,7 @@ export async function materialiseWorkspace(
  * A fork of a pooled conversation at `step`: the new conversation's manifest of that step names the
  * source's packs (they are immutable), so whichever host claims the fork restores that step.
  */
-export async function forkShipped(
-  store: ObjectStore,
-  sourceId: string,
-  step: number,
-  newId: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<void> {
+export async function forkShipped(store: ObjectStore, sourceId: string, step: number, newId: string, env: ChildEnv): Promise<void> {
   const codec = encryptionCodec(env);
   const manifest = await findManifest(store, sourceId, step, env);
   if (!manifest) throw new ObjectStoreError('not_found', `step ${step} of conversation ${sourceId} was never shipped to ${store.location}`);

@@ -152,6 +152,16 @@ test('LLM_MODEL=scripted/demo from the CLI: the worker says so at start, and run
   await worker.kill();
 });
 
+test("settings are checked where they are read: doctor names a bad one, a client does not stop for a worker's", async () => {
+  const bad = { FAHEEM_METRICS_PORT: 'http' };
+  const listed = await h.cli(['list', '--json'], { env: bad, reject: false });
+  assert.equal(listed.exitCode, 0, listed.stderr);
+  const doctor = await h.cli(['doctor'], { env: bad, reject: false });
+  assert.notEqual(doctor.exitCode, 0);
+  assert.match(doctor.stdout, /FAHEEM_METRICS_PORT +http \(not valid: must be a port number\)/);
+  assert.match(doctor.stderr, /FAHEEM_METRICS_PORT must be a port number \(fix or unset it\)/);
+});
+
 test('a bad flag prints the error and one hint, not the whole help', async () => {
   const bad = await h.cli(['start', 'x', '--bogus'], { reject: false });
   assert.equal(bad.exitCode, 1);

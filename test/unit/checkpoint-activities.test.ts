@@ -38,7 +38,7 @@ test('a bad input fails for good; an unknown checkpoint is CheckpointNotFound', 
   );
   const ws = path.join(root, 'ws1');
   await mkdir(ws);
-  const repo = await new CheckpointStore({ home: path.join(root, 'h1') }).open(ws);
+  const repo = await new CheckpointStore({ home: path.join(root, 'h1'), env: process.env }).open(ws);
   const err = await asActivity(() => repo.restore('c', 'deadbeef', 'r')).catch((e: unknown) => e);
   assert.ok(err instanceof ApplicationFailure && err.type === 'CheckpointNotFound' && err.nonRetryable);
 });
@@ -47,7 +47,7 @@ test('a fork carries the checkpoints up to its step: the fork can rewind to an e
   const home = path.join(root, 'h2');
   const ws = path.join(root, 'proj');
   await mkdir(ws);
-  const store = new CheckpointStore({ home });
+  const store = new CheckpointStore({ home, env: process.env });
   const repo = await store.open(ws);
   const cps = [];
   for (let step = 0; step <= 4; step++) {

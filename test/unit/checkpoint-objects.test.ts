@@ -88,7 +88,7 @@ test("a new workspace's first checkpoint counts what diff-tree would: nested fil
   await writeFile(path.join(ws, 'sub', 'f'), 'x');
   execFileSync('git', ['add', 'f'], sub);
   execFileSync('git', ['commit', '-qm', 'x'], sub);
-  const store = new CheckpointStore({ home: path.join(root, 'home'), maxFileBytes: 1_000 });
+  const store = new CheckpointStore({ home: path.join(root, 'home'), env: process.env, maxFileBytes: 1_000 });
   try {
     const info = await (await store.open(ws)).snapshot('c', 0);
     const shadow = path.join(
@@ -116,7 +116,7 @@ test('a shadow repository named by SHA-256 (made by git elsewhere) gets its comm
   await mkdir(ws);
   await writeFile(path.join(ws, 'one.txt'), '1');
   const home = path.join(root, 'home256');
-  const first = new CheckpointStore({ home });
+  const first = new CheckpointStore({ home, env: process.env });
   await first.open(ws); // makes the shadow repository (SHA-1); replaced below by a SHA-256 one
   await first.close();
   const dir = path.join(home, 'checkpoints');
@@ -126,7 +126,7 @@ test('a shadow repository named by SHA-256 (made by git elsewhere) gets its comm
   );
   await rm(shadow, { recursive: true, force: true });
   execFileSync('git', ['init', '--bare', '-q', '--object-format=sha256', shadow], { env });
-  const store = new CheckpointStore({ home });
+  const store = new CheckpointStore({ home, env: process.env });
   try {
     const repo = await store.open(ws);
     const zero = await repo.snapshot('c', 0);

@@ -1,11 +1,23 @@
 // The environment table (src/environment.ts): every variable src/ reads is in it, every entry is
-// read, docs/configuration.md is generated from it, and the effective configuration masks secrets.
+// read, docs/configuration.md is generated from it, values are checked by it once at the edge, only
+// the entry points read process.env, and the effective configuration masks secrets.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { BEGIN, END, withTables } from '../../scripts/configuration-doc.js';
-import { ENVIRONMENT, HIDDEN, configurationTables, effectiveConfiguration, environmentVariable } from '../../src/environment.js';
+import { ENVIRONMENT_READERS } from '../../scripts/environment-readers.mjs';
+import { configurationLines } from '../../src/cli/config-lines.js';
+import {
+  ENVIRONMENT,
+  HIDDEN,
+  configurationTables,
+  effectiveConfiguration,
+  environmentVariable,
+  readSettings,
+  setting,
+} from '../../src/environment.js';
+import { InvalidRequestError } from '../../src/errors.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const PREFIXES = /^(FAHEEM|LLM|TEMPORAL|OTEL|ANTHROPIC|OPENAI|OPENROUTER|OLLAMA|NODE|AWS)_/;
@@ -89,4 +101,55 @@ test('the effective configuration: values, defaults, families, and never a secre
     effectiveConfiguration(env, true).map((r) => r.name),
     ['TEMPORAL_ADDRESS', 'LLM_API_KEY', 'FAHEEM_SECRET_GITHUB', 'FAHEEM_ENCRYPTION_KEY', 'OTEL_EXPORTER_OTLP_HEADERS'],
   );
+});
+
+test("readSettings keeps the table's variables, less empty ones, and reads each as its parse does", () => {
+  const settings = readSettings({ FAHEEM_METRICS_PORT: '9464', FAHEEM_LIVE: '', PATH: '/bin', FAHEEM_SECRET_GH: 'ghp_abcdef' });
+  assert.deepEqual(settings, { FAHEEM_METRICS_PORT: '9464', FAHEEM_SECRET_GH: 'ghp_abcdef' });
+  assert.equal(setting(settings, 'FAHEEM_METRICS_PORT'), 9464, 'read as its parse reads it: a number');
+  assert.equal(setting(settings, 'FAHEEM_LIVE'), undefined, 'an empty value is unset');
+  assert.equal(setting(readSettings({ FAHEEM_LOG_LEVEL: ' debug ' }), 'FAHEEM_LOG_LEVEL'), 'DEBUG');
+});
+
+test('a bad value is an error naming the variable and its value', () => {
+  for (const [name, value, said] of [
+    ['FAHEEM_WORKFLOW_THREADS', 'two', 'must be a whole number'],
+    ['FAHEEM_METRICS_PORT', '70000', 'must be a port number'],
+    ['FAHEEM_LIVE', 'yes', 'must be 0 (off) or 1 (on)'],
+    ['FAHEEM_LOG_LEVEL', 'loud', 'must be one of TRACE, DEBUG, INFO, WARN, ERROR'],
+    ['FAHEEM_METRICS_HOST', 'example.com', 'must be an IP address'],
+    ['FAHEEM_BUILD_ID', 'v1.2', 'no dots'],
+  ] as const)
+    assert.throws(
+      () => readSettings({ [name]: value }),
+      (err: Error) => err instanceof InvalidRequestError && err.message.startsWith(`${name}="${value}" `) && err.message.includes(said),
+      name,
+    );
+});
+
+test("a process checks only what it reads: a worker's bad setting does not stop a client", () => {
+  const env = { FAHEEM_WORKFLOW_THREADS: 'two' };
+  assert.deepEqual(readSettings(env, 'client'), env);
+  assert.throws(() => readSettings(env, 'worker'), /FAHEEM_WORKFLOW_THREADS="two"/);
+});
+
+test('the effective configuration says why a value is not valid, and never shows a secret', () => {
+  const rows = effectiveConfiguration({ FAHEEM_METRICS_PORT: 'http', LLM_API_KEY: 'sk-live-123' }, true);
+  assert.deepEqual(
+    rows.find((r) => r.name === 'FAHEEM_METRICS_PORT'),
+    { name: 'FAHEEM_METRICS_PORT', shown: 'http', source: 'set', problem: 'must be a port number' },
+  );
+  const lines = configurationLines({ FAHEEM_METRICS_PORT: 'http', LLM_API_KEY: 'sk-live-123' }, true).join('\n');
+  assert.match(lines, /FAHEEM_METRICS_PORT +http \(not valid: must be a port number\)/);
+  assert.match(lines, /LLM_API_KEY +\(set, hidden\)/);
+  assert.match(lines, /TEMPORAL_NAMESPACE +default \(default\)/);
+  assert.ok(!lines.includes('sk-live-123'));
+});
+
+test('only the files eslint lets read process.env read it, and each of them does', () => {
+  const readers = sources()
+    .filter((s) => s.file.startsWith('src') && /\bprocess\.env\b/.test(s.text.replace(/^\s*(\/\/|\*).*$/gm, '')))
+    .map((s) => s.file.split(path.sep).join('/'))
+    .sort();
+  assert.deepEqual(readers, [...ENVIRONMENT_READERS].sort());
 });

@@ -21,7 +21,7 @@ async function run(text: string) {
   const state: TerminalState = { cwd: dir, env: {} };
   const r = await runTerminal({ command: `cat ${source}` }, state, {
     workspace: dir,
-    baseEnv: commandBaseEnv(),
+    baseEnv: commandBaseEnv(process.env),
     secrets: [SECRET],
     outputDir,
     spawnHelper: false,

@@ -225,7 +225,7 @@ describe('under the sandbox', () => {
   test('a hook runs confined: the workspace writable, the rest read-only', async (t) => {
     const sandbox: SandboxOptions = { kind: 'bwrap', network: 'host' };
     try {
-      await checkSandbox(sandbox);
+      await checkSandbox(sandbox, process.env);
     } catch (err) {
       t.skip(`no usable bwrap here: ${(err as Error).message}`);
       return;

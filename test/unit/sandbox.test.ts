@@ -265,7 +265,7 @@ for (const sandbox of [HOST, INTERNET])
     const ctx = async (session: string) => ({
       workspace: await mkdtemp(path.join(os.tmpdir(), 'faheem-sbx-ws-')),
       sandbox,
-      sandboxHide: hiddenDirs(),
+      sandboxHide: hiddenDirs(process.env),
       session,
       softTimeoutMs: 1000,
     });

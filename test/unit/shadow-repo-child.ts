@@ -3,6 +3,7 @@
 import { CheckpointStore } from '../../src/checkpoints/shadow-repo.js';
 
 const [home, workspace, conversationId, commit, rewindId] = process.argv.slice(2) as [string, string, string, string, string];
-const repo = await new CheckpointStore({ home, env: process.env }).open(workspace);
+const killAfterWrites = Number(process.env.FAHEEM_TEST_CHECKPOINT_KILL_AFTER_WRITES) || 0;
+const repo = await new CheckpointStore({ home, env: process.env, killAfterWrites }).open(workspace);
 const result = await repo.restore(conversationId, commit, rewindId);
 process.stdout.write(JSON.stringify(result));

@@ -235,7 +235,7 @@ describe('shadow repository', () => {
       [],
     );
     // A retry after it finished changes nothing and reuses the same "before".
-    const fresh = await new CheckpointStore({ home }).open(ws);
+    const fresh = await new CheckpointStore({ home, env: process.env }).open(ws);
     const retry = await fresh.restore('k', s0.commit, 'rw');
     assert.equal(retry.before.tree, result.before.tree);
   });

@@ -29,7 +29,7 @@ before(async () => {
   await writeFile(path.join(workspace, 'src', 'a.ts'), 'export const a = 1;\n');
   await writeFile(path.join(workspace, 'src', 'deep', 'b.ts'), 'export const b = 2;\n');
   await writeFile(path.join(workspace, 'gone.txt'), 'soon gone\n');
-  repo = await new CheckpointStore({ home: path.join(root, 'home'), watch: false }).open(workspace);
+  repo = await new CheckpointStore({ home: path.join(root, 'home'), watch: false, env: process.env }).open(workspace);
 });
 after(() => rm(root, { recursive: true, force: true }));
 

@@ -12,7 +12,7 @@ const tmp = (p: string) => mkdtemp(path.join(tmpdir(), p));
 describe('terminal', () => {
   async function setup() {
     const workspace = await tmp('term-ws-');
-    return { workspace, state: { cwd: workspace, env: {} } as TerminalState, ctx: { workspace, baseEnv: commandBaseEnv() } };
+    return { workspace, state: { cwd: workspace, env: {} } as TerminalState, ctx: { workspace, baseEnv: commandBaseEnv(process.env) } };
   }
 
   test('runs in the workspace; cwd and exported variables carry over; exit code reported', async () => {
@@ -56,7 +56,7 @@ describe('terminal', () => {
     const { workspace, state } = await setup();
     const home = await tmp('term-home-');
     await writeFile(path.join(home, '.bashrc'), 'echo BASHRC-RAN\nexport FROM_RC=1\n');
-    const ctx = { workspace, baseEnv: { ...commandBaseEnv(), HOME: home, SHLVL: '0' } };
+    const ctx = { workspace, baseEnv: { ...commandBaseEnv(process.env), HOME: home, SHLVL: '0' } };
     const r = await runTerminal({ command: 'echo "rc:${FROM_RC:-none}"' }, state, ctx);
     assert.ok(!r.content.includes('BASHRC-RAN'), r.content);
     assert.match(r.content, /rc:none/);
