@@ -12,7 +12,7 @@ import { condense } from '../../src/workflows/runner/condenser.js';
 import { runHooks } from '../../src/workflows/runner/hooks.js';
 import { callModel } from '../../src/workflows/runner/model-call.js';
 import { prepareTools } from '../../src/workflows/runner/setup.js';
-import { finishMovedStep, takeTurn } from '../../src/workflows/runner/turn.js';
+import { askModel, finishMovedStep, runAction, startSession, stopHooks, submitPrompts, takeTurn } from '../../src/workflows/runner/turn.js';
 import {
   checkpointAfterStep,
   checkpointBeforeFirstStep,
@@ -31,6 +31,11 @@ const PHASES = {
   condense,
   callModel,
   takeTurn,
+  askModel,
+  startSession,
+  submitPrompts,
+  stopHooks,
+  runAction,
   finishMovedStep,
   checkpointBeforeFirstStep,
   checkpointAfterStep,

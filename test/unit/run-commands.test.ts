@@ -6,12 +6,59 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ConversationInput, ConversationStatus, ChildReport } from '../../src/types.js';
 import { emptyMetrics } from '../../src/types.js';
-import * as commands from '../../src/workflows/runner/commands.js';
-import type { Effect, Facts, RunSnapshot } from '../../src/workflows/runner/commands.js';
+import {
+  askMove,
+  close,
+  decide,
+  drain,
+  fail,
+  markStuck,
+  message,
+  messageRefused,
+  pause,
+  pauseAtStart,
+  receiveMessage,
+  record,
+  recordAndShow,
+  recordCheckpoint,
+  recordRewind,
+  reportToParent,
+  requestRun,
+  resume,
+  rewind,
+  setConfirmationPolicy,
+  setStatus,
+  setToolState,
+  start,
+} from '../../src/workflows/runner/commands.js';
+import type { CommandResult, Effect, Facts, RunSnapshot } from '../../src/workflows/runner/commands.js';
 import { ConversationRun, type RunEnvironment } from '../../src/workflows/runner/conversation-run.js';
 import type { EffectsPort } from '../../src/workflows/runner/effects.js';
 import type { ChangeNotice } from '../../src/live/stream-id.js';
-import * as S from '../../src/workflows/runner/run-state.js';
+import {
+  initialSession,
+  initialState,
+  rewoundTo,
+  sessionStartDue,
+  stopHookActive,
+  treeCost,
+  waitInterrupted,
+  withCheckpointEntry,
+  withChildReport,
+  withChildStarted,
+  withChildWork,
+  withCondensation,
+  withForkMade,
+  withMovedStep,
+  withPromptsChecked,
+  withReply,
+  withSessionStarted,
+  withSetup,
+  withStopHookActive,
+  withToolState,
+  withWait,
+} from '../../src/workflows/runner/run-state.js';
+import type { Session } from '../../src/workflows/runner/run-state.js';
 import { CARRIED_STATE_VERSION } from '../../src/workflows/legacy/carried-state.js';
 import { checkMessageText } from '../../src/workflows/messages.js';
 import type { PatchId } from '../../src/workflows/legacy/patches.js';
@@ -33,9 +80,9 @@ function input(over: Partial<ConversationInput> = {}, options: Partial<Conversat
   };
 }
 
-function model(status: ConversationStatus = 'running', session: Partial<S.Session> = {}): RunSnapshot {
-  const state = { ...S.initialState(input(), 'run-1', 0), status };
-  return { state, session: { ...S.initialSession(input()), started: true, ...session } };
+function model(status: ConversationStatus = 'running', session: Partial<Session> = {}): RunSnapshot {
+  const state = { ...initialState(input(), 'run-1', 0), status };
+  return { state, session: { ...initialSession(input()), started: true, ...session } };
 }
 
 function facts(over: Partial<Facts> = {}): Facts {
@@ -57,7 +104,7 @@ const kinds = (effects: readonly Effect[]) => effects.map((e) => ('signal' in e 
 
 describe('run state (plain data)', () => {
   test('a new conversation: idle, nothing counted, the terminal in the workspace, one run', () => {
-    const s = S.initialState(input(), 'r1', 0);
+    const s = initialState(input(), 'r1', 0);
     assert.equal(s.status, 'idle');
     assert.deepEqual(s.runs, [{ runId: 'r1', from: 0 }]);
     assert.deepEqual(s.toolState, { terminal: { cwd: '/w', env: {} } });
@@ -80,73 +127,73 @@ describe('run state (plain data)', () => {
       tasks: [{ title: 't', status: 'todo' as const }],
       runs: [{ runId: 'r0', from: 0 }],
     };
-    const s = S.initialState(input({ carried }), 'r1', 12);
+    const s = initialState(input({ carried }), 'r1', 12);
     assert.deepEqual(s.toolState, { terminal: { cwd: '/w/sub', env: { A: '1' } }, task_tracker: carried.tasks });
     assert.deepEqual(s.runs, [
       { runId: 'r0', from: 0 },
       { runId: 'r1', from: 12 },
     ]);
     assert.equal(s.status, 'paused');
-    assert.equal(S.initialSession(input({ carried })).started, true);
+    assert.equal(initialSession(input({ carried })).started, true);
   });
 
   test('a fork carries its origin and whether its workspace is made', () => {
     const origin = { id: 'src', step: 3, commit: 'c'.repeat(40) };
-    const s = S.initialState(input({ fork: { origin, sourceWorkspace: '/src' } }), 'r1', 5);
+    const s = initialState(input({ fork: { origin, sourceWorkspace: '/src' } }), 'r1', 5);
     assert.deepEqual(s.forkedFrom, origin);
     assert.equal(s.forkMade, false);
     assert.deepEqual(s.runs, [{ runId: 'r1', from: 0 }], "a fork's first run holds the events it was given");
-    assert.equal(S.withForkMade(s).forkMade, true);
+    assert.equal(withForkMade(s).forkMade, true);
   });
 
   test('changes return new objects and leave the old one as it was', () => {
-    const s = S.initialState(input(), 'r1', 0);
+    const s = initialState(input(), 'r1', 0);
     const frozen = JSON.stringify(s);
     const reply = { usage: { promptTokens: 100, completionTokens: 5, cacheReadTokens: 0 }, cost: 0.5, latencyMs: 10 };
-    const next = S.withReply(s, reply as never);
+    const next = withReply(s, reply as never);
     assert.equal(next.iterations, 1);
     assert.equal(next.steps, 1);
     assert.equal(next.lastPromptTokens, 100);
     assert.equal(next.runCost, 0.5);
     assert.equal(next.metrics.llmCalls, 1);
-    const tooled = S.withToolState(next, 'task_tracker', [{ title: 'x' }]);
+    const tooled = withToolState(next, 'task_tracker', [{ title: 'x' }]);
     assert.deepEqual(Object.keys(tooled.toolState), ['terminal', 'task_tracker']);
-    assert.equal(S.withCondensation(tooled, reply).lastPromptTokens, 0);
-    assert.equal(S.withSetup(S.withSetup(s, { tools: [] }), { tools: [] }).setup?.version, 2);
+    assert.equal(withCondensation(tooled, reply).lastPromptTokens, 0);
+    assert.equal(withSetup(withSetup(s, { tools: [] }), { tools: [] }).setup?.version, 2);
     assert.equal(JSON.stringify(s), frozen);
   });
 
   test('children: started, updated, reported (never lower), tree cost', () => {
-    let s = S.initialState(input(), 'r1', 0);
-    s = S.withChildStarted(s, { id: 'c.sub-1', status: 'running', cost: 0, task: 't' });
+    let s = initialState(input(), 'r1', 0);
+    s = withChildStarted(s, { id: 'c.sub-1', status: 'running', cost: 0, task: 't' });
     assert.equal(s.childCount, 1);
-    s = S.withChildReport(s, { id: 'c.sub-1', status: 'paused', cost: 2 } as ChildReport) ?? assert.fail('ours');
-    assert.equal(S.withChildReport(s, { id: 'other', status: 'paused', cost: 1 } as ChildReport), undefined);
-    s = S.withChildReport(s, { id: 'c.sub-1', status: 'running', cost: 1 } as ChildReport) ?? assert.fail('ours');
+    s = withChildReport(s, { id: 'c.sub-1', status: 'paused', cost: 2 } as ChildReport) ?? assert.fail('ours');
+    assert.equal(withChildReport(s, { id: 'other', status: 'paused', cost: 1 } as ChildReport), undefined);
+    s = withChildReport(s, { id: 'c.sub-1', status: 'running', cost: 1 } as ChildReport) ?? assert.fail('ours');
     assert.deepEqual(s.children, [{ id: 'c.sub-1', status: 'running', cost: 2, task: 't' }]);
-    assert.equal(S.treeCost({ ...s, metrics: { ...s.metrics, accumulatedCost: 1 } }), 3);
-    assert.equal(S.withChildWork(s, 4, 1.5).iterations, 4);
+    assert.equal(treeCost({ ...s, metrics: { ...s.metrics, accumulatedCost: 1 } }), 3);
+    assert.equal(withChildWork(s, 4, 1.5).iterations, 4);
   });
 
   test('hooks: SessionStart once a run, the Stop hook active in its run only', () => {
-    let s = { ...S.initialState(input(), 'r1', 0), runNumber: 1 };
-    assert.ok(S.sessionStartDue(s));
-    s = S.withSessionStarted(s);
-    assert.ok(!S.sessionStartDue(s));
-    assert.ok(!S.stopHookActive(s));
-    s = S.withStopHookActive(s);
-    assert.ok(S.stopHookActive(s));
-    assert.ok(!S.stopHookActive({ ...s, runNumber: 2 }));
-    assert.equal(S.withPromptsChecked(s, 9).hooks.checkedPromptsUpTo, 9);
+    let s = { ...initialState(input(), 'r1', 0), runNumber: 1 };
+    assert.ok(sessionStartDue(s));
+    s = withSessionStarted(s);
+    assert.ok(!sessionStartDue(s));
+    assert.ok(!stopHookActive(s));
+    s = withStopHookActive(s);
+    assert.ok(stopHookActive(s));
+    assert.ok(!stopHookActive({ ...s, runNumber: 2 }));
+    assert.equal(withPromptsChecked(s, 9).hooks.checkedPromptsUpTo, 9);
   });
 
   test('checkpoints and a rewind: the tools state as after the step, a running command ended, later steps left behind', () => {
-    let s = S.withToolState(S.initialState(input(), 'r1', 0), 'terminal', { cwd: '/w/a', env: {}, running: { pid: 1 } });
-    s = S.withCheckpointEntry(s, 0, { index: 0, time: 't0' }, { commit: 'a', added: 0, changed: 0, deleted: 0 });
-    s = S.withToolState(s, 'terminal', { cwd: '/w/b', env: {} });
-    s = S.withCheckpointEntry(s, 1, { index: 4, time: 't1' }, { commit: 'b', added: 1, changed: 0, deleted: 0 });
+    let s = withToolState(initialState(input(), 'r1', 0), 'terminal', { cwd: '/w/a', env: {}, running: { pid: 1 } });
+    s = withCheckpointEntry(s, 0, { index: 0, time: 't0' }, { commit: 'a', added: 0, changed: 0, deleted: 0 });
+    s = withToolState(s, 'terminal', { cwd: '/w/b', env: {} });
+    s = withCheckpointEntry(s, 1, { index: 4, time: 't1' }, { commit: 'b', added: 1, changed: 0, deleted: 0 });
     s = { ...s, steps: 1, lastError: 'x' };
-    const back = S.rewoundTo(s, s.checkpoints[0]!, '/w');
+    const back = rewoundTo(s, s.checkpoints[0]!, '/w');
     assert.equal(back.steps, 0);
     assert.deepEqual(back.toolState, { terminal: { cwd: '/w/a', env: {} } });
     assert.equal(back.lastError, null);
@@ -161,35 +208,35 @@ describe('run state (plain data)', () => {
   });
 
   test('the wait: begun, ended early by the first reason only, over', () => {
-    let session = S.initialSession(input());
-    assert.equal(S.waitInterrupted(session, 'pause'), session, 'no wait: nothing changes');
-    session = S.withWait(session, { until: 'u', reason: 'r' });
-    session = S.waitInterrupted(S.waitInterrupted(session, 'message'), 'close');
+    let session = initialSession(input());
+    assert.equal(waitInterrupted(session, 'pause'), session, 'no wait: nothing changes');
+    session = withWait(session, { until: 'u', reason: 'r' });
+    session = waitInterrupted(waitInterrupted(session, 'message'), 'close');
     assert.equal(session.activeWait?.endedBy, 'message');
-    assert.equal(S.withWait(session, undefined).activeWait, undefined);
+    assert.equal(withWait(session, undefined).activeWait, undefined);
   });
 
   test('the moved step is carried, then taken', () => {
-    const s = S.withMovedStep(S.initialState(input(), 'r1', 0), { kind: 'approval', toolCallIds: ['a'] });
+    const s = withMovedStep(initialState(input(), 'r1', 0), { kind: 'approval', toolCallIds: ['a'] });
     assert.deepEqual(s.movedStep, { kind: 'approval', toolCallIds: ['a'] });
-    assert.equal('movedStep' in S.withMovedStep(s, undefined), false);
+    assert.equal('movedStep' in withMovedStep(s, undefined), false);
   });
 });
 
 describe('commands (pure)', () => {
   test('setStatus: event, search attribute, details, the parent told; nothing for the same status', () => {
-    const step = commands.setStatus(model('idle'), facts({ hasParent: true }), 'running');
+    const step = setStatus(model('idle'), facts({ hasParent: true }), 'running');
     assert.equal(step.state.status, 'running');
     assert.deepEqual(step.events, [{ kind: 'status', source: 'environment', status: 'running' }]);
     assert.deepEqual(kinds(step.effects), ['status-attribute', 'details', 'report-to-parent']);
-    const same = commands.setStatus(model('running'), facts({ hasParent: true }), 'running');
+    const same = setStatus(model('running'), facts({ hasParent: true }), 'running');
     assert.deepEqual([same.events, same.effects], [[], []]);
-    assert.deepEqual(kinds(commands.setStatus(model('idle'), facts(), 'running').effects), ['status-attribute', 'details']);
+    assert.deepEqual(kinds(setStatus(model('idle'), facts(), 'running').effects), ['status-attribute', 'details']);
   });
 
   test('pause in every status: only running or waiting conversations pause', () => {
     for (const status of STATUSES) {
-      const step = commands.pause(model(status), facts(), { reason: 'r' });
+      const step = pause(model(status), facts(), { reason: 'r' });
       const pauses = status === 'running' || status === 'waiting_for_confirmation';
       assert.equal(step.state.status, pauses ? 'paused' : status, status);
       assert.deepEqual(
@@ -202,34 +249,34 @@ describe('commands (pure)', () => {
   });
 
   test('pause --now interrupts the tool; a plain pause cancels only a call not picked up yet', () => {
-    const now = commands.pause(model(), facts(), { now: true });
+    const now = pause(model(), facts(), { now: true });
     assert.deepEqual(
       now.effects.filter((e) => e.kind === 'cancel-tool'),
       [{ kind: 'cancel-tool', interrupt: true }],
     );
-    const plain = commands.pause(model(), facts({ waitingForHost: true }), {});
+    const plain = pause(model(), facts({ waitingForHost: true }), {});
     assert.deepEqual(
       plain.effects.filter((e) => e.kind === 'cancel-tool'),
       [{ kind: 'cancel-tool', interrupt: false }],
     );
     assert.equal(
-      commands.pause(model(), facts(), {}).effects.some((e) => e.kind === 'cancel-tool'),
+      pause(model(), facts(), {}).effects.some((e) => e.kind === 'cancel-tool'),
       false,
     );
   });
 
   test('a pause before the start is kept for it; pauseAtStart applies it once running (patched)', () => {
-    const early = commands.pause(model('idle', { started: false }), facts(), { reason: 'parent paused' });
+    const early = pause(model('idle', { started: false }), facts(), { reason: 'parent paused' });
     assert.deepEqual(early.session.pauseAtStart, { reason: 'parent paused' });
     assert.deepEqual(early.events, []);
     const running = { state: { ...early.state, status: 'running' as const }, session: early.session };
-    assert.equal(commands.pauseAtStart(running, facts()).state.status, 'paused');
-    assert.equal(commands.pauseAtStart(running, facts({ patched: () => false })).state.status, 'running', 'old histories');
-    assert.equal(commands.pauseAtStart(model('running'), facts()).state.status, 'running', 'no pause kept');
+    assert.equal(pauseAtStart(running, facts()).state.status, 'paused');
+    assert.equal(pauseAtStart(running, facts({ patched: () => false })).state.status, 'running', 'old histories');
+    assert.equal(pauseAtStart(model('running'), facts()).state.status, 'running', 'no pause kept');
   });
 
   test('a pause ends the wait in progress', () => {
-    const step = commands.pause(model('running', { activeWait: { until: 'u', reason: 'r' } }), facts(), {});
+    const step = pause(model('running', { activeWait: { until: 'u', reason: 'r' } }), facts(), {});
     assert.equal(step.session.activeWait?.endedBy, 'pause');
   });
 
@@ -244,7 +291,7 @@ describe('commands (pure)', () => {
       stuck: 'running',
     };
     for (const status of STATUSES) {
-      const step = commands.requestRun(model(status), facts({ pendingActions: status === 'waiting_for_confirmation' ? 1 : 0 }));
+      const step = requestRun(model(status), facts({ pendingActions: status === 'waiting_for_confirmation' ? 1 : 0 }));
       assert.equal(step.state.status, expected[status], status);
     }
   });
@@ -252,14 +299,14 @@ describe('commands (pure)', () => {
   test('run starts a new run: counters reset, a resume event and children resumed after a pause', () => {
     const m = model('paused');
     const before = { ...m, state: { ...m.state, iterations: 9, runCost: 2, runNumber: 3, lastError: 'e' } };
-    const step = commands.requestRun(before, facts());
+    const step = requestRun(before, facts());
     assert.deepEqual([step.state.iterations, step.state.runCost, step.state.runNumber, step.state.lastError], [0, 0, 4, null]);
     assert.deepEqual(
       step.events.map((e) => e.kind),
       ['resume', 'status'],
     );
     assert.deepEqual(kinds(step.effects), ['status-attribute', 'details', 'tell-children:resume']);
-    const fromIdle = commands.requestRun(model('idle'), facts());
+    const fromIdle = requestRun(model('idle'), facts());
     assert.deepEqual(
       fromIdle.events.map((e) => e.kind),
       ['status'],
@@ -268,10 +315,10 @@ describe('commands (pure)', () => {
   });
 
   test('run while waiting approves; paused with actions goes back to waiting (never approves)', () => {
-    const approve = commands.requestRun(model('waiting_for_confirmation'), facts({ pendingActions: 2 }));
+    const approve = requestRun(model('waiting_for_confirmation'), facts({ pendingActions: 2 }));
     assert.deepEqual(approve.effects[0], { kind: 'answer-confirmation', decision: { approved: true } });
     assert.equal(approve.state.status, 'running');
-    const back = commands.requestRun(model('paused'), facts({ pendingActions: 1 }));
+    const back = requestRun(model('paused'), facts({ pendingActions: 1 }));
     assert.equal(back.state.status, 'waiting_for_confirmation');
     assert.deepEqual(
       back.events.map((e) => e.kind),
@@ -286,25 +333,25 @@ describe('commands (pure)', () => {
 
   test('run on a running conversation resumes a paused child and ends a wait; a finished one with no news stays', () => {
     const m = model('running', { activeWait: { until: 'u', reason: 'r' } });
-    const withChild = { ...m, state: S.withChildStarted(m.state, { id: 'c', status: 'paused', cost: 0, task: 't' }) };
-    const step = commands.requestRun(withChild, facts());
+    const withChild = { ...m, state: withChildStarted(m.state, { id: 'c', status: 'paused', cost: 0, task: 't' }) };
+    const step = requestRun(withChild, facts());
     assert.deepEqual(kinds(step.effects), ['tell-children:resume']);
     assert.equal(step.session.activeWait?.endedBy, 'resume');
-    assert.equal(commands.requestRun(model('finished'), facts()).events.length, 0);
-    assert.equal(commands.requestRun(model('finished'), facts({ pendingMessages: 1 })).state.status, 'running');
+    assert.equal(requestRun(model('finished'), facts()).events.length, 0);
+    assert.equal(requestRun(model('finished'), facts({ pendingMessages: 1 })).state.status, 'running');
   });
 
   test('run on a closed conversation throws; resume does nothing', () => {
-    assert.throws(() => commands.requestRun(model('paused', { closeRequested: true }), facts()), /closed/);
-    const step = commands.resume(model('paused', { closeRequested: true }), facts());
+    assert.throws(() => requestRun(model('paused', { closeRequested: true }), facts()), /closed/);
+    const step = resume(model('paused', { closeRequested: true }), facts());
     assert.equal(step.state.status, 'paused');
   });
 
   test('resume never approves (patched); old histories approved', () => {
     const waiting = model('waiting_for_confirmation');
-    assert.equal(commands.resume(waiting, facts({ pendingActions: 1 })).effects.length, 0);
+    assert.equal(resume(waiting, facts({ pendingActions: 1 })).effects.length, 0);
     const asked: PatchId[] = [];
-    const old = commands.resume(
+    const old = resume(
       waiting,
       facts({
         pendingActions: 1,
@@ -318,32 +365,32 @@ describe('commands (pure)', () => {
     assert.equal(old.state.status, 'running');
     // Not waiting: the patch is not asked (its marker would be a new command).
     asked.length = 0;
-    commands.resume(model('paused'), facts({ patched: (id) => (asked.push(id), true) }));
+    resume(model('paused'), facts({ patched: (id) => (asked.push(id), true) }));
     assert.deepEqual(asked, []);
   });
 
   test('decide: approve runs, reject only answers; the count of actions', () => {
-    const yes = commands.decide(model('waiting_for_confirmation'), facts({ pendingActions: 3 }), { approved: true });
+    const yes = decide(model('waiting_for_confirmation'), facts({ pendingActions: 3 }), { approved: true });
     assert.equal(yes.value, 3);
     assert.equal(yes.state.status, 'running');
-    const no = commands.decide(model('waiting_for_confirmation'), facts({ pendingActions: 1 }), { approved: false, reason: 'no' });
+    const no = decide(model('waiting_for_confirmation'), facts({ pendingActions: 1 }), { approved: false, reason: 'no' });
     assert.equal(no.state.status, 'waiting_for_confirmation');
     assert.deepEqual(no.effects, [{ kind: 'answer-confirmation', decision: { approved: false, reason: 'no' } }]);
   });
 
   test('close: closed, the wait ended, a pending rewind failed, in-flight work cancelled, children closed, woken', () => {
     const m = model('running', { activeWait: { until: 'u', reason: 'r' } });
-    const step = commands.close(m, facts({ waitingForHost: true, rewindPending: true }));
+    const step = close(m, facts({ waitingForHost: true, rewindPending: true }));
     assert.equal(step.session.closeRequested, true);
     assert.equal(step.session.activeWait?.endedBy, 'close');
     assert.equal(step.session.wakeups, m.session.wakeups + 1);
     assert.deepEqual(kinds(step.effects), ['fail-rewind', 'cancel-model', 'cancel-tool', 'tell-children:close']);
-    assert.deepEqual(kinds(commands.close(model(), facts()).effects), ['cancel-model', 'tell-children:close']);
-    assert.equal(commands.close(model(), facts()).state.status, 'running', 'the loop ends the run');
+    assert.deepEqual(kinds(close(model(), facts()).effects), ['cancel-model', 'tell-children:close']);
+    assert.equal(close(model(), facts()).state.status, 'running', 'the loop ends the run');
   });
 
   test('rewind: rejects what waits, pauses now, closes children', () => {
-    const step = commands.rewind(model('waiting_for_confirmation'), facts({ pendingActions: 1 }), 2);
+    const step = rewind(model('waiting_for_confirmation'), facts({ pendingActions: 1 }), 2);
     assert.deepEqual(kinds(step.effects), [
       'answer-confirmation',
       'status-attribute',
@@ -358,45 +405,45 @@ describe('commands (pure)', () => {
       decision: { approved: false, reason: 'the conversation is being rewound to step 2' },
     });
     assert.equal(step.state.status, 'paused');
-    const idle = commands.rewind(model('idle'), facts(), 0);
+    const idle = rewind(model('idle'), facts(), 0);
     assert.deepEqual(kinds(idle.effects), ['tell-children:close']);
     assert.equal(idle.session.wakeups, 1);
   });
 
   test('message: recorded, the wait ended, a finished conversation idle', () => {
     for (const status of STATUSES) {
-      const step = commands.message(model(status, { activeWait: { until: 'u', reason: 'r' } }), facts(), 'hi');
+      const step = message(model(status, { activeWait: { until: 'u', reason: 'r' } }), facts(), 'hi');
       assert.deepEqual(step.events[0], { kind: 'message', source: 'user', text: 'hi' });
       assert.equal(step.session.activeWait?.endedBy, 'message');
       const idles = status === 'finished' || status === 'stuck';
       assert.equal(step.state.status, idles ? 'idle' : status, status);
       assert.deepEqual(kinds(step.effects), idles ? ['status-attribute', 'details', 'details'] : ['details'], status);
     }
-    assert.deepEqual(commands.messageRefused(model(), facts(), 'the message is empty').events, [
+    assert.deepEqual(messageRefused(model(), facts(), 'the message is empty').events, [
       { kind: 'error', source: 'environment', message: 'message not added: the message is empty' },
     ]);
   });
 
   test('fail and markStuck: lastError and the status (an error event when asked)', () => {
-    const failed = commands.fail(model(), facts(), 'boom', { event: true });
+    const failed = fail(model(), facts(), 'boom', { event: true });
     assert.equal(failed.state.lastError, 'boom');
     assert.deepEqual(
       failed.events.map((e) => e.kind),
       ['error', 'status'],
     );
     assert.deepEqual(
-      commands.fail(model(), facts(), 'boom', { event: false }).events.map((e) => e.kind),
+      fail(model(), facts(), 'boom', { event: false }).events.map((e) => e.kind),
       ['status'],
     );
-    const stuck = commands.markStuck(model(), facts(), 'again');
+    const stuck = markStuck(model(), facts(), 'again');
     assert.deepEqual([stuck.state.status, stuck.state.lastError], ['stuck', 'again']);
   });
 
   test('askMove and reportToParent', () => {
-    const moved = commands.askMove(model(), facts());
+    const moved = askMove(model(), facts());
     assert.deepEqual([moved.session.moveAsked, moved.session.wakeups], [true, 1]);
-    assert.deepEqual(commands.reportToParent(model(), facts()).effects, []);
-    assert.deepEqual(commands.reportToParent(model(), facts({ hasParent: true })).effects, [
+    assert.deepEqual(reportToParent(model(), facts()).effects, []);
+    assert.deepEqual(reportToParent(model(), facts({ hasParent: true })).effects, [
       { kind: 'report-to-parent', status: 'running', cost: 0 },
     ]);
   });
@@ -404,9 +451,9 @@ describe('commands (pure)', () => {
   test('the start: the search attributes, the first message checked, then run, the details once; no run when closed meanwhile', () => {
     const check = (t: unknown) => String(t);
     const opts = { agent: { llm: { model: 'm' } } };
-    const carried = commands.start(model('running', { started: false }), facts(), { carried: {}, options: opts }, check);
+    const carried = start(model('running', { started: false }), facts(), { carried: {}, options: opts }, check);
     assert.deepEqual([carried.events, carried.effects, carried.session.started], [[], [], true]);
-    const started = commands.start(model('idle', { started: false }), facts(), { firstMessage: 'go', run: true, options: opts }, check);
+    const started = start(model('idle', { started: false }), facts(), { firstMessage: 'go', run: true, options: opts }, check);
     assert.equal(started.state.status, 'running');
     assert.deepEqual(
       started.events.map((e) => e.kind),
@@ -415,9 +462,9 @@ describe('commands (pure)', () => {
     assert.deepEqual(kinds(started.effects), ['status-attribute', 'details', 'status-attribute', 'details', 'details']);
     assert.deepEqual(started.effects[0], { kind: 'status-attribute', status: 'idle', model: 'm' });
     const closed = model('idle', { closeRequested: true, started: false });
-    assert.equal(commands.start(closed, facts(), { run: true, options: opts }, check).state.status, 'idle');
+    assert.equal(start(closed, facts(), { run: true, options: opts }, check).state.status, 'idle');
     assert.throws(() =>
-      commands.start(model('idle'), facts(), { firstMessage: ' ', options: opts }, () => {
+      start(model('idle'), facts(), { firstMessage: ' ', options: opts }, () => {
         throw new Error('the message is empty');
       }),
     );
@@ -426,12 +473,12 @@ describe('commands (pure)', () => {
   test('commands never change the model they are given', () => {
     const m = model('waiting_for_confirmation', { activeWait: { until: 'u', reason: 'r' } });
     const frozen = JSON.stringify(m);
-    commands.pause(m, facts(), { now: true });
-    commands.requestRun(m, facts({ pendingActions: 1 }));
-    commands.close(m, facts({ rewindPending: true }));
-    commands.rewind(m, facts(), 1);
-    commands.message(m, facts(), 'x');
-    commands.fail(m, facts(), 'x', { event: true });
+    pause(m, facts(), { now: true });
+    requestRun(m, facts({ pendingActions: 1 }));
+    close(m, facts({ rewindPending: true }));
+    rewind(m, facts(), 1);
+    message(m, facts(), 'x');
+    fail(m, facts(), 'x', { event: true });
     assert.equal(JSON.stringify(m), frozen);
   });
 });
@@ -448,7 +495,7 @@ function recordingEnv(patched: (id: PatchId) => boolean = () => true): { env: Ru
 }
 
 /** A run's start, as the workflow applies it. */
-const begin = (run: ConversationRun) => run.apply(commands.start, run.input, checkMessageText);
+const begin = (run: ConversationRun) => run.apply(start, run.input, checkMessageText);
 
 describe('ConversationRun without Temporal', () => {
   test('the start of a conversation with a first message and run: the commands in their order, details once', () => {
@@ -468,8 +515,8 @@ describe('ConversationRun without Temporal', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input({ firstMessage: 'hello', run: true }), env);
     begin(run);
-    run.apply(commands.setStatus, 'finished');
-    const index = run.apply(commands.message, 'once more');
+    run.apply(setStatus, 'finished');
+    const index = run.apply(message, 'once more');
     const held = run.log.held();
     assert.equal(held.find((e) => e.index === index)?.kind, 'message');
     assert.equal(held.at(-1)?.kind, 'status', 'the status event came after it');
@@ -483,9 +530,9 @@ describe('ConversationRun without Temporal', () => {
       effects: { ...env.effects, changed: (n) => notices.push(n) },
     });
     begin(run);
-    run.apply(commands.setStatus, 'running'); // no change: no notice
-    run.apply(commands.pause, { reason: 'x' }); // two events (the status and the pause), one notice
-    run.apply(commands.close);
+    run.apply(setStatus, 'running'); // no change: no notice
+    run.apply(pause, { reason: 'x' }); // two events (the status and the pause), one notice
+    run.apply(close);
     assert.deepEqual(notices, [
       { events: 2, status: 'running', runNumber: 1 },
       { events: 4, status: 'paused', runNumber: 1 },
@@ -497,7 +544,7 @@ describe('ConversationRun without Temporal', () => {
     const { env, calls } = recordingEnv();
     const run = ConversationRun.fromInput(input({ run: true }, { parent: { id: 'parent', depth: 0 } }), env);
     begin(run);
-    run.apply(commands.pause, { reason: 'x' });
+    run.apply(pause, { reason: 'x' });
     assert.deepEqual(
       calls.filter((c) => c.startsWith('signal')),
       ['signal parent running', 'signal parent paused'],
@@ -508,7 +555,7 @@ describe('ConversationRun without Temporal', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input({ firstMessage: 'hello', run: true }), env);
     begin(run);
-    run.apply(commands.setToolState, 'task_tracker', [{ title: 'a', status: 'todo' }]);
+    run.apply(setToolState, 'task_tracker', [{ title: 'a', status: 'todo' }]);
     const carried = run.toCarried();
     assert.equal(carried.version, CARRIED_STATE_VERSION);
     assert.deepEqual({ ...carried, version: undefined, events: undefined }, { ...run.state, version: undefined, events: undefined });
@@ -528,7 +575,7 @@ describe('ConversationRun without Temporal', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input({ firstMessage: 'hello' }, { confirmationPolicy: 'never' }), env);
     begin(run);
-    assert.equal(run.apply(commands.setConfirmationPolicy, 'always'), 'always');
+    assert.equal(run.apply(setConfirmationPolicy, 'always'), 'always');
     assert.equal(run.confirmationPolicy, 'always');
     assert.equal(run.snapshot().confirmationPolicy, 'always');
     assert.equal(run.options.confirmationPolicy, 'never', 'the input is not changed');
@@ -550,9 +597,9 @@ describe('ConversationRun without Temporal', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input(), env);
     begin(run);
-    run.apply(commands.receiveMessage, '');
+    run.apply(receiveMessage, '');
     assert.equal(run.log.held().at(-1)?.kind, 'error');
-    run.apply(commands.close);
+    run.apply(close);
     assert.throws(() => run.validateMessage('hi'), /closed/);
     assert.equal(run.snapshot().closed, true);
   });
@@ -564,7 +611,7 @@ describe('ConversationRun without Temporal', () => {
     calls.length = 0;
     const woken = run.wakeups;
     const indices = run.apply(
-      commands.record,
+      record,
       { kind: 'error', source: 'environment', message: 'a' },
       { kind: 'error', source: 'environment', message: 'b' },
     );
@@ -572,7 +619,7 @@ describe('ConversationRun without Temporal', () => {
     assert.equal(run.log.get(2)?.kind, 'error');
     assert.equal(run.wakeups, woken + 2);
     assert.deepEqual(calls, []);
-    run.apply(commands.recordAndShow, { kind: 'host', source: 'environment', queue: 'q', available: false });
+    run.apply(recordAndShow, { kind: 'host', source: 'environment', queue: 'q', available: false });
     assert.deepEqual(calls, ['details']);
   });
 
@@ -580,12 +627,12 @@ describe('ConversationRun without Temporal', () => {
     const { env, calls } = recordingEnv();
     const run = ConversationRun.fromInput(input({ firstMessage: 'go', run: true }), env);
     begin(run);
-    run.apply(commands.recordCheckpoint, 1, { commit: 'c1', added: 1, changed: 0, deleted: 0 });
-    run.apply(commands.setToolState, 'task_tracker', ['later']);
-    run.apply(commands.record, { kind: 'error', source: 'environment', message: 'later' });
+    run.apply(recordCheckpoint, 1, { commit: 'c1', added: 1, changed: 0, deleted: 0 });
+    run.apply(setToolState, 'task_tracker', ['later']);
+    run.apply(record, { kind: 'error', source: 'environment', message: 'later' });
     const entry = run.checkpoints.active(1)!;
     calls.length = 0;
-    const answer = run.apply(commands.recordRewind, entry, { before: 'c2', notUndone: 'n', workspace: '/w' });
+    const answer = run.apply(recordRewind, entry, { before: 'c2', notUndone: 'n', workspace: '/w' });
     assert.deepEqual(answer, { toStep: 1, commit: 'c1', before: 'c2', dropped: 1 });
     assert.equal(run.status, 'paused');
     assert.equal(run.toolStateOf('task_tracker'), undefined, 'the tools as after step 1');
@@ -604,7 +651,7 @@ describe('ConversationRun without Temporal', () => {
     const run = ConversationRun.fromInput(input(), env);
     begin(run);
     const id = run.rewinds.request(1);
-    run.apply(commands.drain);
+    run.apply(drain);
     assert.equal(run.draining, true);
     assert.equal(run.rewinds.pending, undefined);
     assert.throws(() => run.rewinds.take(id), /before the rewind/);
@@ -625,19 +672,19 @@ describe('ConversationRun without Temporal', () => {
 });
 
 describe('every command in every status: the status, its event and its commands go together', () => {
-  const requests: [string, (m: RunSnapshot, f: Facts) => commands.CommandResult<unknown>][] = [
-    ['pause', (m, f) => commands.pause(m, f, {})],
-    ['pause --now', (m, f) => commands.pause(m, f, { now: true, reason: 'r' })],
-    ['run', (m, f) => commands.requestRun(m, f)],
-    ['resume', (m, f) => commands.resume(m, f)],
-    ['approve', (m, f) => commands.decide(m, f, { approved: true })],
-    ['reject', (m, f) => commands.decide(m, f, { approved: false })],
-    ['close', (m, f) => commands.close(m, f)],
-    ['rewind', (m, f) => commands.rewind(m, f, 1)],
-    ['message', (m, f) => commands.message(m, f, 'hi')],
-    ['fail', (m, f) => commands.fail(m, f, 'x', { event: false })],
-    ['stuck', (m, f) => commands.markStuck(m, f, 'x')],
-    ['askMove', (m, f) => commands.askMove(m, f)],
+  const requests: [string, (m: RunSnapshot, f: Facts) => CommandResult<unknown>][] = [
+    ['pause', (m, f) => pause(m, f, {})],
+    ['pause --now', (m, f) => pause(m, f, { now: true, reason: 'r' })],
+    ['run', (m, f) => requestRun(m, f)],
+    ['resume', (m, f) => resume(m, f)],
+    ['approve', (m, f) => decide(m, f, { approved: true })],
+    ['reject', (m, f) => decide(m, f, { approved: false })],
+    ['close', (m, f) => close(m, f)],
+    ['rewind', (m, f) => rewind(m, f, 1)],
+    ['message', (m, f) => message(m, f, 'hi')],
+    ['fail', (m, f) => fail(m, f, 'x', { event: false })],
+    ['stuck', (m, f) => markStuck(m, f, 'x')],
+    ['askMove', (m, f) => askMove(m, f)],
   ];
   for (const [name, command] of requests) {
     test(name, () => {

@@ -22,11 +22,15 @@ import { delegate, type DelegatingRun } from './sub-agents.js';
 /** What running a tool call reads and writes of the run (sub-agents, waits and host calls included). */
 export type ToolCallRun = Pick<
   ConversationRun,
-  'apply' | 'id' | 'inFlight' | 'offeredTools' | 'options' | 'setup' | 'stepCheckpoints' | 'terminalState' | 'toolStateOf'
-> &
-  DelegatingRun &
-  WaitRun &
-  HostCallRun;
+  | 'setup'
+  | 'stepCheckpoints'
+  | 'terminalState'
+  | 'toolStateOf'
+  // What the parts it calls read: a sub-agent, a wait, a host call.
+  | keyof DelegatingRun
+  | keyof WaitRun
+  | keyof HostCallRun
+>;
 
 /** Runs one tool call of the model's and says what came of it (never throws). */
 export async function runTool(
