@@ -19,10 +19,12 @@ try {
 // when): the same answer without loading the SDK. Otherwise, or on any doubt before acting, the
 // full command runs; a quick command that acted and could not finish says so instead.
 let quick;
-try {
-  quick = await import(new URL('../dist/cli/quick.js', import.meta.url).href);
-} catch {
-  // the full command below
+if (['status', 'pause', 'send'].includes(process.argv[2] ?? '')) {
+  try {
+    quick = await import(new URL('../dist/cli/quick.js', import.meta.url).href);
+  } catch {
+    // the full command below
+  }
 }
 if (quick) {
   try {

@@ -117,3 +117,8 @@ export function readJsonPayload(payload: unknown): { value: unknown } | undefine
     return undefined;
   }
 }
+
+/** The value of a `payloads` list holding one `json/plain` payload (a result, a query's answer); undefined otherwise. */
+export function readOnlyPayload(payloads: unknown): { value: unknown } | undefined {
+  return Array.isArray(payloads) && payloads.length === 1 ? readJsonPayload(payloads[0]) : undefined;
+}

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FaheemError } from '../errors.js';
-import { callHttpApi, closeHttpApi, isObject, jsonPayload, readJsonPayload, type HttpApi } from '../temporal-http.js';
+import { callHttpApi, closeHttpApi, isObject, jsonPayload, readJsonPayload, readOnlyPayload, type HttpApi } from '../temporal-http.js';
 import { randomUUID } from 'node:crypto';
 import { DEFAULTS, type ConversationState } from '../types.js';
 import { formatState, stateJson } from './format.js';
@@ -143,19 +143,17 @@ export async function runQuick(argv: readonly string[], env: QuickEnv, print: (l
 async function quickStatus(api: HttpApi, command: { id: string; json: boolean }): Promise<string | undefined> {
   // Like the full path's first race: an answer within QUICK_ANSWER_MS, or the full path takes over
   // (it finds out whether a worker is there, and what to say when none is).
-  const answer = await callHttpApi(
-    api,
-    'POST',
-    `/workflows/${encodeURIComponent(command.id)}/query/state`,
-    { query: { queryType: 'state' } },
-    QUICK_ANSWER_MS,
-  );
-  if (answer.status !== 200 || !isObject(answer.body.queryResult)) return undefined;
-  const payloads = answer.body.queryResult.payloads;
-  const read = Array.isArray(payloads) && payloads.length === 1 ? readJsonPayload(payloads[0]) : undefined;
-  if (!read || !isConversationState(read.value)) return undefined;
-  const s = { ...read.value, executionStatus: read.value.status };
+  const s = await queryState(api, `/workflows/${encodeURIComponent(command.id)}`, QUICK_ANSWER_MS).catch(() => undefined);
+  if (!s) return undefined;
   return command.json ? JSON.stringify(stateJson(s)) : formatState(s);
+}
+
+/** The `state` query's answer, when it came in time and reads as one; undefined otherwise. */
+async function queryState(api: HttpApi, workflow: string, timeoutMs: number): Promise<ConversationState | undefined> {
+  const answer = await callHttpApi(api, 'POST', `${workflow}/query/state`, { query: { queryType: 'state' } }, timeoutMs);
+  if (answer.status !== 200 || !isObject(answer.body.queryResult)) return undefined;
+  const read = readOnlyPayload(answer.body.queryResult.payloads);
+  return read && isConversationState(read.value) ? read.value : undefined;
 }
 
 // Our own workflow's answer; enough is checked that formatting cannot throw on it.
@@ -272,19 +270,12 @@ async function quickSend(api: HttpApi, command: { id: string; message: string; q
     // happened, and the full command says why.
     if (answer.status !== 200 || (isObject(outcome) && outcome.failure !== undefined)) return undefined;
     if (!isObject(outcome) || !isObject(outcome.success)) continue; // admitted, not yet completed: ask again
-    const payloads = outcome.success.payloads;
-    const read = Array.isArray(payloads) && payloads.length === 1 ? readJsonPayload(payloads[0]) : undefined;
-    const value = read?.value;
+    const value = readOnlyPayload(outcome.success.payloads)?.value;
     if (!isObject(value) || typeof value.index !== 'number')
       throw new QuickFailure(`the message was added, with an answer this CLI does not read`);
     index = value.index;
   }
-  const state = await callHttpApi(api, 'POST', `${workflow}/query/state`, { query: { queryType: 'state' } }, UPDATE_TIMEOUT_MS).catch(
-    () => undefined,
-  );
-  const payloads = state?.status === 200 && isObject(state.body.queryResult) ? state.body.queryResult.payloads : undefined;
-  const read = Array.isArray(payloads) && payloads.length === 1 ? readJsonPayload(payloads[0]) : undefined;
-  if (!read || !isConversationState(read.value))
-    throw new QuickFailure(`message added (event ${index}); its conversation's state could not be read`);
-  return command.quiet ? '' : queuedLine(command.id, read.value.status, read.value.pendingMessages, false);
+  const state = await queryState(api, workflow, UPDATE_TIMEOUT_MS).catch(() => undefined);
+  if (!state) throw new QuickFailure(`message added (event ${index}); its conversation's state could not be read`);
+  return command.quiet ? '' : queuedLine(command.id, state.status, state.pendingMessages, false);
 }
