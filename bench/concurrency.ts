@@ -5,6 +5,7 @@
 // the floor's workers when the floor runs).
 import { Conversation } from '../src/client.js';
 import { startHarness, type Harness } from '../test/support/harness.js';
+import { endSide } from './sides.js';
 import { cpuMs, selfCpuMs } from './cpu.js';
 import { floorThroughput } from './floor/floor.js';
 import { benchAgent, stepScript, benchOptions } from './step.js';
@@ -50,6 +51,10 @@ export async function concurrency(h: Harness, workerPid: number | undefined, n: 
   const seconds = (performance.now() - t0) / 1000;
   const c1 = cpu();
   const repeatedModelCalls = h.model.requests.length - n * (steps + 1);
+  await endSide(
+    h.client,
+    conversations.map((c) => c.id),
+  );
   h.model.requests.length = 0;
   const floor = await floorThroughput(h.server.address, n, steps);
   const c2 = cpu();

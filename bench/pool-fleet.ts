@@ -8,7 +8,7 @@
 //    observation and no other is; no step ran twice (runs.log). Also the time from the loss to
 //    host_changed and to the next step's result of each conversation whose call was lost.
 //  - throughput: 50 × 10 (each step changes a file), on one host without a pool against one pool
-//    host shipping to S3, alternated in one run (BENCH_ROUNDS pairs, default 2) so both sides
+//    host shipping to S3, alternated in one run (BENCH_ROUNDS pairs, default 4; the median is the figure) so both sides
 //    share the machine's conditions.
 // BENCH_FLEET_ONLY=loss,throughput picks parts; BENCH_FLEET_DEBUG=1 prints a moved conversation's history.
 import proto from '@temporalio/proto';
@@ -22,10 +22,11 @@ import { findManifest, materialiseWorkspace } from '../src/workspaces/shipping.j
 import { startHarness, type WorkerProcess } from '../test/support/harness.js';
 import { startSeaweedS3 } from '../test/support/seaweedfs.js';
 import { cpuMs } from './cpu.js';
+import { endSide } from './sides.js';
 import { pct } from './step.js';
 
 const ONLY = new Set((process.env.BENCH_FLEET_ONLY ?? 'loss,throughput').split(','));
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const LOSS_CONVERSATIONS = 40;
 const LOSS_STEPS = 8;
 const UNKNOWN = /outcome unknown/;
@@ -183,6 +184,10 @@ async function throughput(): Promise<void> {
     const finals = await Promise.all(conversations.map((c) => c.waitUntilStopped({ timeoutMs: 600_000 })));
     const seconds = (performance.now() - t0) / 1000;
     const workerCpu = (cpuMs(host.worker.process.pid) - c0) / (n * steps);
+    await endSide(
+      h.client,
+      conversations.map((c) => c.id),
+    );
     await host.worker.kill();
     return { stepsPerSecond: (n * steps) / seconds, workerCpu, notFinished: finals.filter((s) => s.status !== 'finished').length };
   };
@@ -192,6 +197,8 @@ async function throughput(): Promise<void> {
   console.log(
     '| round | one host: steps/s, worker CPU ms a step | pool + S3: steps/s, worker CPU ms a step | pool / one host |\n|---|---|---|---|',
   );
+  const ratios: number[] = [];
+  const cpuRatios: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? [false, true] : [true, false];
     const figures = new Map<boolean, Awaited<ReturnType<typeof side>>>();
@@ -200,8 +207,18 @@ async function throughput(): Promise<void> {
     const pool = figures.get(true)!;
     const cell = (f: typeof one) =>
       `${f.stepsPerSecond.toFixed(1)}, ${f.workerCpu.toFixed(1)}${f.notFinished ? ` (${f.notFinished} not finished)` : ''}`;
-    console.log(`| ${round + 1} | ${cell(one)} | ${cell(pool)} | ${(pool.stepsPerSecond / one.stepsPerSecond).toFixed(2)} |`);
+    ratios.push(pool.stepsPerSecond / one.stepsPerSecond);
+    cpuRatios.push(pool.workerCpu / one.workerCpu);
+    console.log(`| ${round + 1} | ${cell(one)} | ${cell(pool)} | ${ratios.at(-1)!.toFixed(2)} |`);
   }
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    const m = Math.floor(s.length / 2);
+    return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  };
+  console.log(
+    `median of ${ROUNDS} rounds: pool / one host steps/s ${median(ratios).toFixed(2)}, worker CPU a step ${median(cpuRatios).toFixed(2)}× (load ${os.loadavg()[0]!.toFixed(1)} at the end)`,
+  );
 }
 
 try {

@@ -225,13 +225,17 @@ async function historyGrowth(h: Harness) {
   return { at20: (s20 - s10) / 10, at200: (s200 - s190) / 10 };
 }
 
+// Model calls longer than a few heartbeats (BENCH_RECOVERY_MODEL_MS=3000) show whether a heartbeat
+// timeout loses calls to a busy machine; 400 ms calls end before their first throttled beat.
+const RECOVERY_MODEL_MS = Number(process.env.BENCH_RECOVERY_MODEL_MS ?? 400);
+
 async function recovery(h: Harness, rounds: number) {
   const fromSpawn: number[] = [];
   const fromReady: number[] = [];
   h.model.setScript((req) =>
     req.body.messages.filter((m) => m.role === 'tool').length >= 1000
       ? { content: 'done' }
-      : { delayMs: 400, toolCalls: [{ name: 'terminal', arguments: { command: `true ${req.body.messages.length}` } }] },
+      : { delayMs: RECOVERY_MODEL_MS, toolCalls: [{ name: 'terminal', arguments: { command: `true ${req.body.messages.length}` } }] },
   );
   let worker = await h.startWorker();
   const conversation = await Conversation.create(h.client, {
@@ -256,7 +260,7 @@ async function recovery(h: Harness, rounds: number) {
   }
   // Then 40 more steps with the worker alive: a call it lost now was lost to the busy machine.
   const settled = h.model.requests.length;
-  await waitFor('40 more model calls', () => h.model.requests.length >= settled + 40, 300_000, 20);
+  await waitFor('40 more model calls', () => h.model.requests.length >= settled + 40, 300_000 + 40 * RECOVERY_MODEL_MS, 20);
   await conversation.close();
   await worker.kill();
   // Attempts beyond the first (history keeps each activity's last attempt): the killed calls', and
@@ -347,7 +351,7 @@ await first.kill();
 if (only.has('recovery')) {
   const rec = await recovery(h, 5);
   console.log(
-    `recovery: ${rec.retried} activity attempts made again in ${rec.steps} model calls with 5 kills (more than 5: calls lost to a slow heartbeat)`,
+    `recovery: ${rec.retried} activity attempts made again in ${rec.steps} model calls of ${RECOVERY_MODEL_MS} ms with 5 kills (more than 5: calls lost to a slow heartbeat)`,
   );
   console.log(
     `recovery after SIGKILL of the worker during a model call, 5 kills: next model call ${fmt(pct(rec.fromSpawn, 50))} ms (p50) / ${fmt(Math.max(...rec.fromSpawn))} ms (max) after the new worker was spawned, ${fmt(pct(rec.fromReady, 50))} ms (p50) after it was ready`,
