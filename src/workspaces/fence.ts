@@ -2,8 +2,9 @@
 // conversation does so in an epoch (1, 2, …); when the conversation moves to another host the
 // epoch goes up and the fence records the last step the old epoch's host had shipped and the
 // workflow accepted. A manifest written by a lost host after that (its clock, its retries, a
-// process that comes back) names an older epoch and a later step: readers never take it, and a
-// shipper that reads the fence refuses to write. Pure: the store and the workflow both use it.
+// process that comes back) names an older epoch and a later step: every reader (a claim, a pull,
+// a fork) goes through pickManifest and never takes it, and its results are never accepted (its
+// activity attempts have timed out). Pure: the store and the workflow both use it.
 import { z } from 'zod';
 
 /** One epoch that has ended: its host, and the last step of it that counts. */
@@ -52,11 +53,6 @@ export function manifestCounts(fence: Fence | undefined, m: Pick<StepManifest, '
   if (m.epoch === fence.epoch) return true;
   const ended = fence.ended.find((e) => e.epoch === m.epoch);
   return ended !== undefined && m.step <= ended.lastStep;
-}
-
-/** Whether a host in `epoch` may ship now (a lost host's epoch has ended). */
-export function mayShip(fence: Fence | undefined, epoch: number): boolean {
-  return fence ? fence.epoch === epoch : epoch === 1;
 }
 
 /** The key of a step's manifest, and what a manifest key says. */

@@ -98,7 +98,7 @@ async function readClaim(settings: PoolSettings, conversationId: string): Promis
 
 async function writeClaim(settings: PoolSettings, claim: Claim): Promise<void> {
   const file = claimFile(settings, claim.conversationId);
-  await mkdir(path.dirname(file), { recursive: true });
+  if (!knownClaims.has(file)) await mkdir(path.dirname(file), { recursive: true }); // a step's shipping: it is there
   await writeFile(`${file}.tmp`, JSON.stringify(claim));
   await rename(`${file}.tmp`, file);
   const mtimeMs = (await stat(file).catch(() => undefined))?.mtimeMs;

@@ -1,16 +1,19 @@
 // Shipping a pooled conversation's checkpoints to the object store, and materialising a workspace
 // from it on any host. A step's checkpoint (a commit of the shadow repository, see
-// checkpoints/shadow-repo.ts) goes up as a git pack of the objects new since the last shipped
-// commit (written in-process when it can be, step-pack.ts), a full pack every FULL_BUNDLE_EVERY
-// shipments (so a restore applies a short chain); then the step's manifest names the chain. The
-// pack is written before the manifest, so a manifest always names packs that are there. With a
-// payload key the packs are encrypted by the payload codec (security/codec.ts), so the store holds
-// ciphertext. A chain may also name bundles (`.bundle`), which earlier versions shipped.
+// checkpoints/shadow-repo.ts) goes up as one step object: its manifest and a git pack of the
+// objects new since the last shipped commit (written in-process when it can be, step-pack.ts), a
+// full pack every FULL_BUNDLE_EVERY shipments (so a restore applies a short chain). The manifest
+// names the chain: the step objects (or, from earlier versions, `.pack` and `.bundle` objects)
+// whose packs rebuild the commit. One object a step is one request to the store, and a manifest can
+// never name a pack that is not there. With a payload key the objects are encrypted by the payload
+// codec (security/codec.ts), so the store holds ciphertext.
 //
 // Store layout, under `conversations/<encoded id>/`:
 //   fence.json                    the epoch that may ship, and where ended epochs stopped (fence.ts)
-//   packs/<step>@<epoch>.pack     a pack (Payload bytes: encrypted or plain)
-//   steps/<step>@<epoch>.json     the manifest of a shipped step (StepManifest)
+//   steps/<step>@<epoch>.json     a shipped step (Payload bytes: encrypted or plain): its manifest
+//                                 (StepManifest JSON), then, when the step changed files, a newline
+//                                 and its pack. A step that changed nothing is the manifest alone.
+//   packs/<step>@<epoch>.pack     a pack, as earlier versions shipped it beside a manifest alone
 import type { Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -21,7 +24,7 @@ import { usesSha1 } from '../checkpoints/objects.js';
 import { encodeRefPart } from '../checkpoints/shadow-repo.js';
 import { encryptionCodec, type EncryptionCodec } from '../security/codec.js';
 import { ObjectStoreError, type ObjectStore } from '../storage/object-store.js';
-import { Fence, StepManifest, mayShip, manifestKey, pickManifest } from './fence.js';
+import { Fence, StepManifest, manifestKey, parseManifestKey, pickManifest } from './fence.js';
 import { objectsSince, writePack } from './step-pack.js';
 import type { ChildEnv } from '../environment.js';
 
@@ -90,7 +93,7 @@ export interface ShipInput {
   conversationId: string;
   /** The step the checkpoint follows. */
   step: number;
-  /** The host's epoch (fence.ts); a host whose epoch ended is refused. */
+  /** The host's epoch (fence.ts): what it ships after that epoch ended never counts. */
   epoch: number;
   host: string;
   /** The shadow repository (bare) and the checkpoint's commit in it. */
@@ -122,38 +125,50 @@ export async function packSince(gitDir: string, commit: string, since: string | 
 }
 
 /**
- * Ships a step's checkpoint: a pack, then its manifest. Returns the manifest. The fence is read
- * while git packs, and a host whose epoch ended writes nothing.
+ * Ships a step's checkpoint as one step object (its manifest and its pack): one request to the
+ * store. Returns the manifest. The fence is not read here: the host's own claim says it holds the
+ * conversation (pool.ts), and what a lost host still writes after its epoch ended is never read
+ * (every reader goes through the fence: `pickManifest`). Reading the fence first could not have
+ * stopped such a write anyway (another host may claim between the read and the write), and it cost
+ * a request a step.
  */
 export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: ChildEnv): Promise<StepManifest> {
   const codec = encryptionCodec(env);
   const prefix = conversationPrefix(input.conversationId);
   const previous = input.previous;
+  const key = manifestKey(prefix, input.step, input.epoch);
   // Nothing changed since the last shipment: the same chain under the new step.
   const unchanged = previous !== undefined && previous.commit === input.commit;
-  const full = !previous || previous.bundles.length >= FULL_BUNDLE_EVERY;
-  const [fence, pack] = await Promise.all([
-    readFence(store, input.conversationId, codec),
-    unchanged ? undefined : packSince(input.gitDir, input.commit, full ? undefined : previous.commit, env),
-  ]);
-  if (!mayShip(fence, input.epoch)) {
-    throw new ObjectStoreError(
-      'fenced',
-      `conversation ${input.conversationId} moved to host ${fence?.host} (epoch ${fence?.epoch}); this host (epoch ${input.epoch}) may not ship it`,
-    );
-  }
-  let bundles: string[];
-  if (pack) {
-    const packKey = `${prefix}/packs/${String(input.step).padStart(8, '0')}@${input.epoch}.pack`;
-    await store.put(packKey, await sealObject(pack, codec));
-    bundles = full || !previous ? [packKey] : [...previous.bundles, packKey];
-  } else {
-    bundles = previous!.bundles;
-  }
+  // This step's object is in the chain already (a seed's step 0 shipped again by the first host, a
+  // step shipped again in the same epoch): writing over it would drop the pack the chain needs.
+  const inChain = previous?.bundles.includes(key) ?? false;
+  if (unchanged && inChain) return { ...previous, host: input.host };
+  const full = !previous || inChain || previous.bundles.length >= FULL_BUNDLE_EVERY;
+  const pack = unchanged ? undefined : await packSince(input.gitDir, input.commit, full ? undefined : previous.commit, env);
+  const bundles = !pack ? previous!.bundles : full || !previous ? [key] : [...previous.bundles, key];
   const manifest: StepManifest = { step: input.step, epoch: input.epoch, host: input.host, commit: input.commit, bundles };
-  await store.put(manifestKey(prefix, input.step, input.epoch), await sealObject(Buffer.from(JSON.stringify(manifest)), codec));
+  await store.put(key, await sealObject(encodeStep(manifest, pack), codec));
   return manifest;
 }
+
+/** A step object's bytes: the manifest's JSON (which holds no raw newline), then a newline and the pack. */
+export function encodeStep(manifest: StepManifest, pack: Uint8Array | undefined): Buffer {
+  const json = Buffer.from(JSON.stringify(manifest));
+  return pack ? Buffer.concat([json, NEWLINE, pack]) : json;
+}
+
+/** A step object's manifest, and its pack when it has one. */
+export function decodeStep(bytes: Uint8Array): { manifest: StepManifest; pack: Uint8Array | undefined } {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const end = buf.indexOf(NEWLINE);
+  const manifest = StepManifest.parse(JSON.parse(buf.subarray(0, end < 0 ? buf.length : end).toString('utf8')));
+  return { manifest, pack: end < 0 ? undefined : buf.subarray(end + 1) };
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/** The pack of the step object a manifest was read from (its key): a restore applies it without reading it again. */
+const packsRead = new WeakMap<StepManifest, { key: string; pack: Uint8Array | undefined }>();
 
 /** The manifest to restore (the latest that counts, or the one of `step`), or undefined when none was shipped. */
 export async function findManifest(
@@ -167,7 +182,8 @@ export async function findManifest(
   const fence = await readFence(store, conversationId, codec);
   const key = pickManifest(fence, await store.list(`${prefix}/steps/`), step);
   if (!key) return undefined;
-  const manifest = StepManifest.parse(JSON.parse(Buffer.from(await openObject(await store.getBytes(key), codec)).toString('utf8')));
+  const { manifest, pack } = decodeStep(await openObject(await store.getBytes(key), codec));
+  packsRead.set(manifest, { key, pack });
   if (step !== undefined && manifest.step !== step) {
     throw new ObjectStoreError(
       'not_found',
@@ -186,7 +202,14 @@ export async function fetchChain(store: ObjectStore, manifest: StepManifest, git
   const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
   let scratch: string | undefined;
   try {
+    const read = packsRead.get(manifest);
     for (const [i, key] of manifest.bundles.entries()) {
+      if (parseManifestKey(key)) {
+        const pack = read?.key === key ? read.pack : decodeStep(await openObject(await store.getBytes(key), codec)).pack;
+        if (!pack) throw new ObjectStoreError('not_found', `the step object ${key} in the chain of step ${manifest.step} holds no pack`);
+        await git(['index-pack', '--stdin', '--fix-thin'], { env: gitEnv, cwd: gitDir, input: Buffer.from(pack) });
+        continue;
+      }
       const bytes = await openObject(await store.getBytes(key), codec);
       if (!key.endsWith('.bundle')) {
         await git(['index-pack', '--stdin', '--fix-thin'], { env: gitEnv, cwd: gitDir, input: Buffer.from(bytes) });
@@ -253,5 +276,5 @@ export async function forkShipped(store: ObjectStore, sourceId: string, step: nu
   const manifest = await findManifest(store, sourceId, step, env);
   if (!manifest) throw new ObjectStoreError('not_found', `step ${step} of conversation ${sourceId} was never shipped to ${store.location}`);
   const forked: StepManifest = { ...manifest, epoch: 1, host: 'fork' };
-  await store.put(manifestKey(conversationPrefix(newId), step, 1), await sealObject(Buffer.from(JSON.stringify(forked)), codec));
+  await store.put(manifestKey(conversationPrefix(newId), step, 1), await sealObject(encodeStep(forked, undefined), codec));
 }

@@ -7,25 +7,24 @@ import { test } from 'node:test';
 import { CheckpointStore } from '../../src/checkpoints/shadow-repo.js';
 import { DecryptionError } from '../../src/errors.js';
 import { FileObjectStore, ObjectStoreError } from '../../src/storage/object-store.js';
-import { firstFence, manifestCounts, mayShip, moveFence, pickManifest, manifestKey } from '../../src/workspaces/fence.js';
+import { firstFence, manifestCounts, moveFence, pickManifest, manifestKey, type StepManifest } from '../../src/workspaces/fence.js';
 import {
   FULL_BUNDLE_EVERY,
   conversationPrefix,
+  decodeStep,
   findManifest,
   materialiseWorkspace,
+  openObject,
+  packSince,
+  sealObject,
   shipCheckpoint,
   writeFence,
 } from '../../src/workspaces/shipping.js';
 
-test('the fence: a lost host ships nothing and what it shipped after its epoch ended never counts', () => {
+test('the fence: what a lost host shipped after its epoch ended never counts', () => {
   const one = firstFence('host-a');
-  assert.ok(mayShip(one, 1));
-  assert.ok(mayShip(undefined, 1), 'no fence yet: epoch 1 may ship');
-  assert.ok(!mayShip(undefined, 2));
   const two = moveFence(one, 'host-b', 4);
   assert.deepEqual(two, { epoch: 2, host: 'host-b', ended: [{ epoch: 1, host: 'host-a', lastStep: 4 }] });
-  assert.ok(!mayShip(two, 1), 'the lost host is fenced');
-  assert.ok(mayShip(two, 2));
   assert.ok(manifestCounts(two, { epoch: 1, step: 4 }));
   assert.ok(!manifestCounts(two, { epoch: 1, step: 5 }), 'shipped by the lost host after the move');
   assert.ok(manifestCounts(two, { epoch: 2, step: 5 }));
@@ -96,6 +95,66 @@ test('each step ships the new objects only; any step materialises elsewhere', as
   assert.equal(await findManifest(store, 'other', undefined, {}), undefined);
 });
 
+test('a step is one object in the store; a chain of the earlier layout (a pack beside its manifest) still restores', async (t) => {
+  const { root, workspace, shadow, store } = await setup(t);
+  await writeFile(path.join(workspace, 'a.txt'), 'one\n');
+  const c1 = await shadow.snapshot('c', 1);
+  const prefix = conversationPrefix('c');
+  // Earlier layout: step 1's pack at packs/…, its manifest alone at steps/….
+  const oldPack = `${prefix}/packs/00000001@1.pack`;
+  await store.put(oldPack, await sealObject(await packSince(shadow.gitDir, c1.commit, undefined, process.env), undefined));
+  const m1: StepManifest = { step: 1, epoch: 1, host: 'h', commit: c1.commit, bundles: [oldPack] };
+  await store.put(manifestKey(prefix, 1, 1), await sealObject(Buffer.from(JSON.stringify(m1)), undefined));
+  // This version ships step 2 on top of it: one object, which holds both its manifest and its pack.
+  await writeFile(path.join(workspace, 'b.txt'), 'two\n');
+  const c2 = await shadow.snapshot('c', 2);
+  const before = await store.list('');
+  const m2 = await shipCheckpoint(
+    store,
+    { conversationId: 'c', step: 2, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c2.commit, previous: m1 },
+    {},
+  );
+  const added = (await store.list('')).filter((k) => !before.includes(k));
+  assert.deepEqual(added, [manifestKey(prefix, 2, 1)], 'one object for the step');
+  assert.deepEqual(m2.bundles, [oldPack, manifestKey(prefix, 2, 1)]);
+  const stored = decodeStep(await openObject(await store.getBytes(manifestKey(prefix, 2, 1)), undefined));
+  assert.deepEqual(stored.manifest, m2);
+  assert.ok(stored.pack && stored.pack.subarray(0, 4).toString() === 'PACK', 'the pack follows the manifest');
+  for (const step of [1, 2]) {
+    const there = path.join(root, `at-${step}`);
+    await materialiseWorkspace(store, (await findManifest(store, 'c', step, {}))!, there, {});
+    assert.deepEqual((await readdir(there)).sort(), step === 1 ? ['a.txt'] : ['a.txt', 'b.txt']);
+  }
+  // A chain that names a step object without a pack is a clear error, not a wrong workspace.
+  const broken: StepManifest = { ...m2, step: 3, bundles: [manifestKey(prefix, 1, 1)] };
+  await assert.rejects(
+    materialiseWorkspace(store, broken, path.join(root, 'broken'), {}),
+    (err: unknown) => err instanceof ObjectStoreError && /holds no pack/.test(err.message),
+  );
+});
+
+test("a step shipped again in its epoch (a seed's step 0, then the first host's) keeps the chain whole", async (t) => {
+  const { root, workspace, shadow, store } = await setup(t);
+  await writeFile(path.join(workspace, 'seed.txt'), 'seed\n');
+  const c0 = await shadow.snapshot('c', 0);
+  const ship = (commit: string, host: string, previous?: StepManifest) =>
+    shipCheckpoint(
+      store,
+      { conversationId: 'c', step: 0, epoch: 1, host, gitDir: shadow.gitDir, commit, ...(previous ? { previous } : {}) },
+      {},
+    );
+  const seeded = await ship(c0.commit, 'seed');
+  const again = await ship(c0.commit, 'a', seeded); // unchanged: the seed's object stays
+  assert.deepEqual(again.bundles, seeded.bundles);
+  await writeFile(path.join(workspace, 'more.txt'), 'more\n');
+  const c0b = await shadow.snapshot('c', 1);
+  const changed = await ship(c0b.commit, 'a', seeded); // changed in the same step and epoch: a full pack of its own
+  assert.deepEqual(changed.bundles, [manifestKey(conversationPrefix('c'), 0, 1)]);
+  const there = path.join(root, 'there');
+  await materialiseWorkspace(store, (await findManifest(store, 'c', 0, {}))!, there, {});
+  assert.deepEqual((await readdir(there)).sort(), ['more.txt', 'seed.txt']);
+});
+
 test(`a full bundle every ${FULL_BUNDLE_EVERY} shipments keeps a restore's chain short`, async (t) => {
   const { root, workspace, shadow, store } = await setup(t);
   let previous;
@@ -114,8 +173,8 @@ test(`a full bundle every ${FULL_BUNDLE_EVERY} shipments keeps a restore's chain
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${FULL_BUNDLE_EVERY + 2}\n`);
 });
 
-test('a moved conversation fences the lost host out of the store', async (t) => {
-  const { workspace, shadow, store } = await setup(t);
+test('a moved conversation fences the lost host out: what it ships after the move is never read', async (t) => {
+  const { root, workspace, shadow, store } = await setup(t);
   await writeFile(path.join(workspace, 'f'), '1');
   const c1 = await shadow.snapshot('c', 1);
   const m1 = await shipCheckpoint(
@@ -124,19 +183,19 @@ test('a moved conversation fences the lost host out of the store', async (t) => 
     {},
   );
   await writeFence(store, 'c', moveFence(firstFence('a'), 'b', 1), undefined);
+  // The lost host comes back, not knowing, and ships step 2 of its old epoch: one object, never taken.
   await writeFile(path.join(workspace, 'f'), '2');
   const c2 = await shadow.snapshot('c', 2);
-  await assert.rejects(
-    shipCheckpoint(
-      store,
-      { conversationId: 'c', step: 2, epoch: 1, host: 'a', gitDir: shadow.gitDir, commit: c2.commit, previous: m1 },
-      {},
-    ),
-    (err: unknown) => err instanceof ObjectStoreError && err.reason === 'fenced',
+  await shipCheckpoint(
+    store,
+    { conversationId: 'c', step: 2, epoch: 1, host: 'a', gitDir: shadow.gitDir, commit: c2.commit, previous: m1 },
+    {},
   );
-  // Even a manifest the lost host slipped in before it read the fence is not taken.
-  await store.put(manifestKey(conversationPrefix('c'), 2, 1), await store.getBytes(manifestKey(conversationPrefix('c'), 1, 1)));
   assert.equal((await findManifest(store, 'c', undefined, {}))?.step, 1);
+  await assert.rejects(findManifest(store, 'c', 2, {}), (err: unknown) => err instanceof ObjectStoreError && err.reason === 'not_found');
+  const there = path.join(root, 'there');
+  await materialiseWorkspace(store, (await findManifest(store, 'c', undefined, {}))!, there, {});
+  assert.equal(await readFile(path.join(there, 'f'), 'utf8'), '1');
 });
 
 test('with a payload key the store holds ciphertext, and another key cannot read it', async (t) => {
