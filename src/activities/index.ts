@@ -129,6 +129,8 @@ export function createActivities(options: ActivitiesOptions) {
     /** On a pool's queue: takes a pooled conversation on this host (workspaces/pool.ts). */
     async claimPoolHost(input: ClaimInput): Promise<ClaimResult> {
       if (!pool) throw failure(FAILURE.ObjectStoreConfig, 'this worker hosts no pool (faheem worker --pool NAME)');
+      // MCP servers left from an earlier claim here run in the folder the claim replaces: the next call starts them anew.
+      await mcp.closeConversation(String(input.conversationId));
       try {
         return await claimPoolHost(pool, checkpoints, toolTaskQueue(env), input, env);
       } catch (err) {
@@ -136,10 +138,13 @@ export function createActivities(options: ActivitiesOptions) {
         throw err;
       }
     },
-    /** On the host's queue: a hibernating pooled conversation gives back its folder here. */
+    /** On the host's queue: a hibernating pooled conversation gives back its folder (and stops its MCP servers) here. */
     async releasePoolHost(input: { conversationId: string; epoch: number }): Promise<boolean> {
       if (!pool) return false;
-      return releasePoolHost(pool, checkpoints, String(input.conversationId), Number(input.epoch));
+      const id = String(input.conversationId);
+      // Its MCP servers run in the folder that goes: stopped first (the next host starts its own).
+      await mcp.closeConversation(id);
+      return releasePoolHost(pool, checkpoints, id, Number(input.epoch));
     },
     restoreWorkspace: createRestoreWorkspace(checkpoints),
     forkWorkspace: createForkWorkspace(checkpoints),

@@ -125,10 +125,12 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
   // A closed pooled conversation gives its host folder back (its steps are in the store).
   if (end === 'closed' && hibernationBound(run) !== undefined) await hibernate(run);
-  // The conversation ends: stop its MCP servers on the workspace host.
+  // The conversation ends: stop its MCP servers on the workspace host. A pooled conversation that
+  // holds no host (hibernated, or just released above) had them stopped by the release.
   const continuing = end === 'continue-as-new';
   if ((!continuing || run.closeRequested) && run.setup && options.mcpServers && Object.keys(options.mcpServers).length > 0) {
-    await releaseTools(run, acts);
+    const released = options.pool !== undefined && !options.poolHost && isPatched('pooled-mcp-stop-on-release');
+    if (!released) await releaseTools(run, acts);
   }
   // Never continue (or complete) with an update half-handled; signals that arrive meanwhile are
   // handled first (the server rejects a completion that races a new signal, and the task re-runs).

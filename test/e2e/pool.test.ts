@@ -3,15 +3,18 @@
 // holding a conversation is SIGKILLed mid-call and its folders deleted: the conversation moves to
 // the other host, restored from the last shipped checkpoint; the call in flight comes back as
 // "outcome unknown" and is not run again; the workspace holds exactly what the finished steps made.
+// An MCP server follows the conversation: stopped on the host it leaves, started in the new host's folder.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
-import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
+import type { ObservationEvent } from '../../src/types.js';
+import { ROOT, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 import { startSeaweedS3, type SeaweedS3 } from '../support/seaweedfs.js';
 
 let s3: SeaweedS3;
@@ -223,4 +226,95 @@ test('rewind and fork of a hibernating pooled conversation, on whichever host ta
   assert.match(text, /f\.txt/);
   assert.doesNotMatch(text, /g\.txt/);
   for (const host of hosts) await host.worker.kill();
+});
+
+/**
+ * Whether a process of the `where` server (or of the sandbox around it) runs in `dir`, by its
+ * working directory as this host sees it: the server's own pid is the sandbox's, not ours.
+ */
+function serverRunsIn(dir: string): boolean {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('where-mcp-server.mjs')) continue;
+      if (readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] === 'Z') continue; // exited, not yet reaped
+      const cwd = readlinkSync(`/proc/${pid}/cwd`).replace(/ \(deleted\)$/, '');
+      if (cwd === dir) return true;
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return false;
+}
+
+test('an MCP server follows a pooled conversation: stopped on the host it leaves, started in the next host folder', async () => {
+  // Step by step, by the tool results so far: where (host g), a reply held until the test pauses;
+  // then where (host h), a long command in flight when host h is lost, where (host g again), done.
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    const results = req.body.messages.filter((m) => m.role === 'tool').length;
+    const where = { toolCalls: [{ name: 'mcp__here__where', arguments: {} }] };
+    if (req.body.messages.at(-1)?.role !== 'tool') return where;
+    if (results === 1) return { content: 'Done.', gate: 'mcp-hibernate' };
+    if (results === 2) return { toolCalls: [{ name: 'terminal', arguments: { command: 'touch started; sleep 600' } }] };
+    if (results === 3) return where;
+    return { content: 'Done.' };
+  });
+  const cwdOf = (o: ObservationEvent | undefined) => {
+    assert.ok(o && !o.isError, JSON.stringify(o));
+    return (JSON.parse(o.content) as { cwd: string }).cwd;
+  };
+
+  // Host g alone first: it takes the conversation, and the server starts in g's folder.
+  const g = await startHost('host-g');
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
+    pool: 'p1',
+    mcpServers: { here: { command: process.execPath, args: [path.join(ROOT, 'test/fixtures/where-mcp-server.mjs')] } },
+    firstMessage: 'Where are you?',
+    run: true,
+  });
+  const observations = async () => (await conversation.events()).filter((e): e is ObservationEvent => e.kind === 'observation');
+  const onG = path.join(g.dir, conversation.id);
+  const onH = path.join(root, 'host-h', 'workspaces', conversation.id);
+  await h.model.reached('mcp-hibernate');
+  assert.equal(cwdOf((await observations())[0]), onG);
+  assert.ok(serverRunsIn(onG), 'the server runs while the conversation holds host g');
+
+  // Paused, it hibernates at once: the folder goes, and so does the server that ran in it.
+  await conversation.pause();
+  h.model.release('mcp-hibernate');
+  await waitFor('the conversation to hibernate', async () => (await conversation.state()).host === null);
+  await waitFor('the MCP server on host g to stop when the conversation leaves', () => !serverRunsIn(onG));
+
+  // Host g goes away (cleanly); host h takes the conversation up and starts the server in its own folder.
+  await g.worker.kill();
+  const hh = await startHost('host-h');
+  await conversation.sendMessage('And now?');
+  await conversation.resume();
+  const second = await waitFor('the MCP call on host h', async () => (await observations())[1]);
+  assert.equal(cwdOf(second), onH);
+  assert.ok(serverRunsIn(onH));
+
+  // Host h is lost mid-call: g (back again) takes the conversation, and the server starts in g's folder.
+  await waitFor('the long command to start on host h', () => existsSync(path.join(onH, 'started')));
+  const g2 = await startHost('host-g');
+  await hh.worker.kill('SIGKILL');
+  await rm(path.join(root, hh.id), { recursive: true, force: true });
+  const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(final.status, 'finished', final.lastError ?? '');
+  const obs = await observations();
+  assert.match(obs[2]?.content ?? '', /outcome unknown/);
+  assert.equal(cwdOf(obs[3]), onG);
+  assert.ok(serverRunsIn(onG));
+  assert.equal((await conversation.state()).host, g2.id, 'held by g (idle, not yet hibernated)');
+  await waitFor('the MCP server on the lost host to end with its worker', () => !serverRunsIn(onH));
+
+  // Closing stops the server on the host the conversation is on, as it releases the folder there.
+  await conversation.close();
+  const handle = h.client.workflow.getHandle(conversation.id);
+  await handle.result();
+  await waitFor('the MCP server on host g to stop after close', () => !serverRunsIn(onG));
+  const scheduled = (await handle.fetchHistory()).events?.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name) ?? [];
+  assert.ok(scheduled.includes('releasePoolHost'), 'released on close');
+  assert.ok(!scheduled.includes('releaseTools'), 'no separate stop: the release stopped the servers');
+  await g2.worker.kill();
 });

@@ -6,23 +6,26 @@ Both SDKs write the same claim (an ``ExternalStorageReference`` naming the drive
 ``faheem-local-files`` and ``{"sha256": ...}``), so either reads what the other stored. Codecs run
 before storage on the way out, so a stored file is already ciphertext when a key is set.
 
-With ``FAHEEM_OBJECT_STORE=file:///shared/dir`` (an object store shared by hosts), payloads go, with
-the claims of Temporal's S3 driver, to objects under ``<dir>/payloads/``, as the TypeScript side lays
-them out; the
-folder's driver stays registered to read older claims. An ``s3://`` store is not read from Python:
-a payload there is a clear :class:`PayloadUnavailableError`.
+With ``FAHEEM_OBJECT_STORE`` (an object store shared by hosts: ``s3://bucket/prefix`` for any
+S3-compatible store, or ``file:///shared/dir``), payloads go there through Temporal's S3 driver, as
+objects under ``<prefix>/payloads/`` (``<dir>/payloads/``), as the TypeScript side lays them out; the
+folder's driver stays registered to read older claims.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlparse
 
 from temporalio.api.common.v1 import Payload
+from temporalio.contrib.aws.s3driver import S3StorageDriver, S3StorageDriverClient
 from temporalio.converter import (
     DataConverter,
     DefaultFailureConverter,
@@ -36,6 +39,9 @@ from temporalio.converter import (
 
 from .codec import encryption_codec
 from .errors import PayloadUnavailableError
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3.client import S3Client
 
 #: Payloads above this size are stored outside history (Temporal's hard limit is 2 MB).
 PAYLOAD_SIZE_THRESHOLD = 512 * 1024
@@ -109,20 +115,187 @@ class LocalFilePayloadDriver(StorageDriver):
 OBJECT_STORE_PAYLOADS = "payloads"
 #: The name Temporal's S3 driver gives its claims, in both SDKs.
 S3_DRIVER = "aws.s3driver"
+#: The bucket the claims name (as the TypeScript side writes it): the store's own bucket is used.
+CLAIM_BUCKET = "faheem"
+#: The largest object the store takes unless FAHEEM_OBJECT_MAX_BYTES says otherwise (as in TypeScript).
+DEFAULT_MAX_OBJECT_BYTES = 1024 * 1024 * 1024
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
 
-class FileObjectStoreDriver(StorageDriver):
-    """Temporal's S3 driver's claims (name ``aws.s3driver``) over a shared folder
-    (``FAHEEM_OBJECT_STORE=file:///dir``): object ``key`` is the file ``<dir>/payloads/<key>``.
+def _payload_key(key: str) -> str:
+    """The object of a claim's key, under ``payloads/``; a key that could leave it is refused."""
+    if not key or any(part in ("", ".", "..") for part in key.split("/")):
+        raise PayloadUnavailableError(f"bad object key {key!r} in a payload claim")
+    return f"{OBJECT_STORE_PAYLOADS}/{key}"
 
-    Written here rather than taken from ``temporalio.contrib.aws.s3driver``: the TypeScript S3
-    driver (1.22) spells the claim's hash ``hashAlgorithm``/``hashValue`` and the Python one (1.35)
-    ``hash_algorithm``/``hash_value``, and each refuses the other's. This one reads both spellings,
-    checks the SHA-256, and writes both, with the TypeScript driver's key (``v0/d/sha256/<hex>``).
-    """
+
+class FolderObjectStore(S3StorageDriverClient):
+    """A shared folder (``FAHEEM_OBJECT_STORE=file:///dir``) as the S3 driver's client: the object
+    of key ``k`` is the file ``<dir>/payloads/k``, as the TypeScript side lays it out."""
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
+        self.location = f"file://{self.root}"
+
+    def _file(self, key: str) -> Path:
+        return self.root.joinpath(*_payload_key(key).split("/"))
+
+    async def put_object(self, *, bucket: str, key: str, data: bytes) -> None:
+        target = self._file(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(data)
+        os.replace(tmp, target)  # atomic: a reader never sees half an object
+
+    async def object_exists(self, *, bucket: str, key: str) -> bool:
+        return self._file(key).is_file()
+
+    async def get_object(self, *, bucket: str, key: str) -> bytes:
+        try:
+            return self._file(key).read_bytes()
+        except OSError as err:
+            raise PayloadUnavailableError(
+                f"no object {key} in {self.location}; set FAHEEM_OBJECT_STORE to the store the worker uses"
+            ) from err
+
+    def describe(self) -> Mapping[str, str]:
+        return {"store": self.location}
+
+
+class S3ObjectStore(S3StorageDriverClient):
+    """An S3-compatible store (``FAHEEM_OBJECT_STORE=s3://bucket/prefix``) as the S3 driver's client,
+    over boto3: the object of key ``k`` is ``<prefix>/payloads/k`` in the bucket, as the TypeScript
+    side lays it out. Reached with the standard variables: ``AWS_ENDPOINT_URL_S3`` (or
+    ``AWS_ENDPOINT_URL``; path-style addressing then, as self-hosted stores need),
+    ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ``AWS_SESSION_TOKEN`` and ``AWS_REGION``
+    (default ``us-east-1``); without keys, boto3's own chain (profiles, instance roles)."""
+
+    def __init__(self, bucket: str, prefix: str, env: Mapping[str, str]) -> None:
+        self.bucket = bucket
+        self.prefix = prefix.strip("/")
+        self.location = f"s3://{bucket}" + (f"/{self.prefix}" if self.prefix else "")
+        self._env = {k: v for k, v in env.items() if k.startswith("AWS_")}  # nothing else is kept
+        self._s3: S3Client | None = None
+        self._lock = threading.Lock()
+
+    def _key(self, key: str) -> str:
+        inner = _payload_key(key)
+        return f"{self.prefix}/{inner}" if self.prefix else inner
+
+    def _client(self) -> S3Client:
+        # Made at the first use (boto3 takes a moment to load), in a worker thread.
+        with self._lock:
+            if self._s3 is None:
+                import boto3
+                from botocore.config import Config
+
+                env = self._env
+                endpoint = env.get("AWS_ENDPOINT_URL_S3") or env.get("AWS_ENDPOINT_URL") or None
+                session = boto3.session.Session(
+                    aws_access_key_id=env.get("AWS_ACCESS_KEY_ID") or None,
+                    aws_secret_access_key=env.get("AWS_SECRET_ACCESS_KEY") or None,
+                    aws_session_token=env.get("AWS_SESSION_TOKEN") or None,
+                    region_name=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
+                )
+                config = Config(
+                    retries={"max_attempts": 4, "mode": "standard"},
+                    # Checksums only where S3 requires them: self-hosted stores differ on the rest.
+                    request_checksum_calculation="when_required",
+                    response_checksum_validation="when_required",
+                    # Path-style for an endpoint of its own: SeaweedFS, MinIO and most self-hosted stores.
+                    s3={"addressing_style": "path" if endpoint else "auto"},
+                )
+                self._s3 = session.client("s3", endpoint_url=endpoint, config=config)
+            return self._s3
+
+    def _failure(self, doing: str, key: str, err: Exception) -> PayloadUnavailableError:
+        from botocore.exceptions import ClientError, NoCredentialsError
+
+        if isinstance(err, NoCredentialsError):
+            return PayloadUnavailableError(
+                f"{doing} {key} in {self.location}: no credentials; set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+            )
+        if isinstance(err, ClientError):
+            code = str(err.response.get("Error", {}).get("Code", ""))
+            status = err.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+            if status == 404 or code in ("404", "NoSuchKey", "NotFound"):
+                return PayloadUnavailableError(
+                    f"no object {key} in {self.location}; set FAHEEM_OBJECT_STORE to the store the worker uses"
+                )
+            if status in (401, 403):
+                return PayloadUnavailableError(
+                    f"{doing} {key} in {self.location} was refused ({code or status}): "
+                    "check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+                )
+        return PayloadUnavailableError(
+            f"{doing} {key} in {self.location} failed: {type(err).__name__}: {err} "
+            "(check AWS_ENDPOINT_URL_S3 and the store's bucket)"
+        )
+
+    def _put(self, key: str, data: bytes) -> None:
+        self._client().put_object(Bucket=self.bucket, Key=self._key(key), Body=data)
+
+    def _exists(self, key: str) -> bool:
+        from botocore.exceptions import ClientError
+
+        try:
+            self._client().head_object(Bucket=self.bucket, Key=self._key(key))
+            return True
+        except ClientError as err:
+            if err.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 404:
+                return False
+            raise
+
+    def _get(self, key: str) -> bytes:
+        body = self._client().get_object(Bucket=self.bucket, Key=self._key(key))["Body"]
+        try:
+            return body.read()
+        finally:
+            body.close()
+
+    async def put_object(self, *, bucket: str, key: str, data: bytes) -> None:
+        try:
+            await asyncio.to_thread(self._put, key, data)
+        except PayloadUnavailableError:
+            raise
+        except Exception as err:
+            raise self._failure("writing", key, err) from err
+
+    async def object_exists(self, *, bucket: str, key: str) -> bool:
+        try:
+            return await asyncio.to_thread(self._exists, key)
+        except PayloadUnavailableError:
+            raise
+        except Exception as err:
+            raise self._failure("looking up", key, err) from err
+
+    async def get_object(self, *, bucket: str, key: str) -> bytes:
+        try:
+            return await asyncio.to_thread(self._get, key)
+        except PayloadUnavailableError:
+            raise
+        except Exception as err:
+            raise self._failure("reading", key, err) from err
+
+    def describe(self) -> Mapping[str, str]:
+        return {"store": self.location}
+
+
+class ObjectStorePayloadDriver(StorageDriver):
+    """Temporal's S3 driver (``temporalio.contrib.aws.s3driver``) over the object store, as the
+    TypeScript side has ``@temporalio/external-storage-s3`` over it: same name (``aws.s3driver``),
+    same keys (``v0/…/d/sha256/<hex>``), and the store's bucket whatever bucket a claim names.
+
+    One difference is bridged here: the TypeScript driver (1.22) spells the claim's hash
+    ``hashAlgorithm``/``hashValue`` and the Python one (1.35) ``hash_algorithm``/``hash_value``, and
+    each refuses the other's. Claims are written with both spellings and read in either.
+    """
+
+    def __init__(
+        self, objects: FolderObjectStore | S3ObjectStore, max_bytes: int = DEFAULT_MAX_OBJECT_BYTES
+    ) -> None:
+        self.objects = objects
+        self._driver = S3StorageDriver(client=objects, bucket=CLAIM_BUCKET, max_payload_size=max_bytes)
 
     def name(self) -> str:
         return S3_DRIVER
@@ -130,106 +303,77 @@ class FileObjectStoreDriver(StorageDriver):
     def type(self) -> str:
         return S3_DRIVER
 
-    def _file(self, key: str) -> Path:
-        parts = key.split("/")
-        if not key or any(p in ("", ".", "..") for p in parts):
-            raise PayloadUnavailableError(f"bad object key {key!r} in a payload claim")
-        return self.root.joinpath(OBJECT_STORE_PAYLOADS, *parts)
+    def _unavailable(self, err: Exception) -> PayloadUnavailableError:
+        # The driver wraps what the store raised; that error already says what to do.
+        if isinstance(err.__cause__, PayloadUnavailableError):
+            return err.__cause__
+        return PayloadUnavailableError(f"object store {self.objects.location}: {err}")
 
     async def store(
         self, context: StorageDriverStoreContext, payloads: Sequence[Payload]
     ) -> list[StorageDriverClaim]:
-        claims = []
-        for p in payloads:
-            data = p.SerializeToString(deterministic=True)
-            digest = hashlib.sha256(data).hexdigest()
-            key = f"v0/d/sha256/{digest}"
-            target = self._file(key)
-            if not target.is_file():
-                target.parent.mkdir(parents=True, exist_ok=True)
-                tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-                tmp.write_bytes(data)
-                os.replace(tmp, target)  # atomic: a reader never sees half an object
-            claims.append(
-                StorageDriverClaim(
-                    claim_data={
-                        "bucket": "faheem",
-                        "key": key,
-                        "hashAlgorithm": "sha256",
-                        "hashValue": digest,
-                        "hash_algorithm": "sha256",
-                        "hash_value": digest,
-                    }
-                )
-            )
-        return claims
-
-    async def retrieve(
-        self, context: StorageDriverRetrieveContext, claims: Sequence[StorageDriverClaim]
-    ) -> list[Payload]:
+        try:
+            claims = await self._driver.store(context, payloads)
+        except PayloadUnavailableError:
+            raise
+        except Exception as err:
+            raise self._unavailable(err) from err
         out = []
         for c in claims:
-            data_ = c.claim_data
-            key = data_.get("key", "")
-            algorithm = data_.get("hashAlgorithm") or data_.get("hash_algorithm")
-            expected = data_.get("hashValue") or data_.get("hash_value")
-            if algorithm != "sha256" or not expected:
-                raise PayloadUnavailableError(f"a payload claim for {key!r} names no sha256 hash")
-            try:
-                data = self._file(key).read_bytes()
-            except OSError as err:
-                raise PayloadUnavailableError(
-                    f"no object {key} in file://{self.root}; set FAHEEM_OBJECT_STORE to the store the worker uses"
-                ) from err
-            if hashlib.sha256(data).hexdigest() != expected:
-                raise PayloadUnavailableError(
-                    f"object {key} in file://{self.root} was altered (its sha256 differs)"
-                )
-            payload = Payload()
-            payload.ParseFromString(data)
-            out.append(payload)
+            data = dict(c.claim_data)
+            data["hashAlgorithm"] = data["hash_algorithm"]
+            data["hashValue"] = data["hash_value"]
+            out.append(StorageDriverClaim(claim_data=data))
         return out
-
-
-class UnreadableStoreDriver(StorageDriver):
-    """Stands for an object store this client cannot reach (``s3://``): a clear error, not the SDK's
-    "no driver found"."""
-
-    def __init__(self, location: str) -> None:
-        self.location = location
-
-    def name(self) -> str:
-        return S3_DRIVER
-
-    def _refuse(self) -> PayloadUnavailableError:
-        return PayloadUnavailableError(
-            f"a payload is in the object store {self.location} (FAHEEM_OBJECT_STORE), which the Python "
-            "client does not read; read the conversation with the TypeScript CLI, or share the store as a "
-            "folder (file:///…) with this host"
-        )
-
-    async def store(
-        self, context: StorageDriverStoreContext, payloads: Sequence[Payload]
-    ) -> list[StorageDriverClaim]:
-        raise self._refuse()
 
     async def retrieve(
         self, context: StorageDriverRetrieveContext, claims: Sequence[StorageDriverClaim]
     ) -> list[Payload]:
-        raise self._refuse()
+        both = []
+        for c in claims:
+            data = dict(c.claim_data)
+            data.setdefault("hash_algorithm", data.get("hashAlgorithm", ""))
+            data.setdefault("hash_value", data.get("hashValue", ""))
+            _payload_key(data.get("key", ""))
+            both.append(StorageDriverClaim(claim_data=data))
+        try:
+            return await self._driver.retrieve(context, both)
+        except PayloadUnavailableError:
+            raise
+        except Exception as err:
+            raise self._unavailable(err) from err
 
 
-def object_store_root(env: Mapping[str, str] | None = None) -> Path | str | None:
-    """``FAHEEM_OBJECT_STORE``: the folder of a ``file:///dir`` store, the URL of an ``s3://`` one, or None."""
+def _max_object_bytes(env: Mapping[str, str]) -> int:
+    raw = (env.get("FAHEEM_OBJECT_MAX_BYTES") or "").strip()
+    if not raw:
+        return DEFAULT_MAX_OBJECT_BYTES
+    if not raw.isdigit() or int(raw) <= 0:
+        raise PayloadUnavailableError(
+            f"FAHEEM_OBJECT_MAX_BYTES must be a positive whole number of bytes, not {raw!r}"
+        )
+    return int(raw)
+
+
+def object_store(env: Mapping[str, str] | None = None) -> FolderObjectStore | S3ObjectStore | None:
+    """The object store ``FAHEEM_OBJECT_STORE`` names (``file:///dir`` or ``s3://bucket/prefix``), or None."""
     env = os.environ if env is None else env
     value = (env.get("FAHEEM_OBJECT_STORE") or "").strip()
     if not value:
         return None
     url = urlparse(value)
     if url.scheme == "file" and not url.netloc and url.path:
-        return Path(unquote(url.path))
+        return FolderObjectStore(Path(unquote(url.path)))
     if url.scheme == "s3" and url.netloc:
-        return value
+        if url.username or url.password:
+            raise PayloadUnavailableError(
+                "FAHEEM_OBJECT_STORE holds no credentials: use AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+            )
+        if not _BUCKET.match(url.netloc):
+            raise PayloadUnavailableError(
+                f"FAHEEM_OBJECT_STORE {value}: {url.netloc!r} is not a valid bucket name"
+            )
+        return S3ObjectStore(url.netloc, unquote(url.path), env)
     raise PayloadUnavailableError(
         f"FAHEEM_OBJECT_STORE must be s3://bucket/prefix or file:///path, not {value!r}"
     )
@@ -238,13 +382,12 @@ def object_store_root(env: Mapping[str, str] | None = None) -> Path | str | None
 def external_storage(env: Mapping[str, str] | None = None) -> ExternalStorage:
     """The external storage every faheemcode process uses above 512 KiB: local files, or the object
     store FAHEEM_OBJECT_STORE names (the folder's driver still reads older claims)."""
+    env = os.environ if env is None else env
     local = LocalFilePayloadDriver(payload_dir(env))
-    store = object_store_root(env)
-    if store is None:
+    objects = object_store(env)
+    if objects is None:
         return ExternalStorage(drivers=[local], payload_size_threshold=PAYLOAD_SIZE_THRESHOLD)
-    shared: StorageDriver = (
-        FileObjectStoreDriver(store) if isinstance(store, Path) else UnreadableStoreDriver(store)
-    )
+    shared = ObjectStorePayloadDriver(objects, _max_object_bytes(env))
     return ExternalStorage(
         drivers=[shared, local],
         driver_selector=lambda _context, _payload: shared,

@@ -91,6 +91,12 @@ export const PATCHES = {
     since: '0.3.0 (issue 43)',
     retire: 'Never needed for replay (no earlier history is pooled); kept so a pooled history marks where the pool path began.',
   },
+  'pooled-mcp-stop-on-release': {
+    guards:
+      "A pooled conversation with MCP servers that ends holding no host (hibernated, or released as it closed) schedules no releaseTools: the host it left stopped its servers when it released the folder (releasePoolHost). Without it, releaseTools went to that host's queue, and waited a minute when the host was gone. Asked only by such conversations.",
+    since: '0.3.0 (issue 43)',
+    retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */
