@@ -157,6 +157,8 @@ export async function claimPoolHost(
   if (manifest) {
     const repo = await checkpoints.open(workspace);
     repo.stopWatching();
+    // An index left by an earlier claim here describes that claim's head, not the one restored now.
+    await rm(repo.indexFile(input.conversationId), { force: true });
     await fetchChain(store, manifest, repo.gitDir, env);
     await checkoutTree(repo.gitDir, manifest.commit, workspace, env);
     // The shipped checkpoint becomes this host's head of the conversation: the next snapshot is its child.
