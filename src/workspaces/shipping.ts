@@ -10,7 +10,8 @@
 // Store layout, under `conversations/<encoded id>/`:
 //   fence.json                    the epoch that may ship, and where ended epochs stopped (fence.ts)
 //   packs/<step>@<epoch>.pack     a pack (Payload bytes: encrypted or plain)
-//   steps/<step>@<epoch>.json     the manifest of a shipped step (StepManifest)
+//   steps/<step>@<epoch>.json     the manifest of a shipped step (StepManifest), or of the workspace
+//                                 in the middle of that step when it hibernated there (midStep)
 import type { Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -98,6 +99,8 @@ export interface ShipInput {
   commit: string;
   /** The last manifest this host shipped for the conversation, when there is one. */
   previous?: StepManifest;
+  /** The workspace in the middle of the step (hibernating in a wait or an approval), not after it. */
+  midStep?: boolean;
 }
 
 /**
@@ -150,7 +153,14 @@ export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: 
   } else {
     bundles = previous!.bundles;
   }
-  const manifest: StepManifest = { step: input.step, epoch: input.epoch, host: input.host, commit: input.commit, bundles };
+  const manifest: StepManifest = {
+    step: input.step,
+    epoch: input.epoch,
+    host: input.host,
+    commit: input.commit,
+    bundles,
+    ...(input.midStep ? { midStep: true as const } : {}),
+  };
   await store.put(manifestKey(prefix, input.step, input.epoch), await sealObject(Buffer.from(JSON.stringify(manifest)), codec));
   return manifest;
 }
@@ -252,6 +262,8 @@ export async function forkShipped(store: ObjectStore, sourceId: string, step: nu
   const codec = encryptionCodec(env);
   const manifest = await findManifest(store, sourceId, step, env);
   if (!manifest) throw new ObjectStoreError('not_found', `step ${step} of conversation ${sourceId} was never shipped to ${store.location}`);
-  const forked: StepManifest = { ...manifest, epoch: 1, host: 'fork' };
+  // The fork starts after that step: what was shipped for it is its step's checkpoint there.
+  const { midStep: _midStep, ...shipped } = manifest;
+  const forked: StepManifest = { ...shipped, epoch: 1, host: 'fork' };
   await store.put(manifestKey(conversationPrefix(newId), step, 1), await sealObject(Buffer.from(JSON.stringify(forked)), codec));
 }
