@@ -15,7 +15,7 @@ import {
   type PoolSettings,
 } from '../../src/workspaces/pool.js';
 import { findManifest, materialiseWorkspace, readFence } from '../../src/workspaces/shipping.js';
-import { movedCwd } from '../../src/workflows/pool-rules.js';
+import { hibernateAfter, movedCwd } from '../../src/workflows/pool-rules.js';
 
 test('a pool needs the object store; host id and folder have defaults', () => {
   assert.equal(poolSettings({}), undefined);
@@ -39,6 +39,16 @@ test("the terminal's directory follows the workspace to the new host", () => {
   assert.equal(movedCwd('/a/ws/src/x', '/a/ws', '/b/ws'), '/b/ws/src/x');
   assert.equal(movedCwd('/a/wsother', '/a/ws', '/b/ws'), '/b/ws');
   assert.equal(movedCwd('/etc', '/a/ws', '/b/ws'), '/b/ws');
+});
+
+test('a wait in the middle of a step hibernates after the idle bound, only when it may last longer', () => {
+  assert.equal(hibernateAfter(500, 3_600_000), 500);
+  assert.equal(hibernateAfter(500, undefined), 500, 'an approval without a timeout');
+  assert.equal(hibernateAfter(0, 10), 0, 'a bound of 0: at once');
+  assert.equal(hibernateAfter(500, 500), undefined, 'the wait ends first');
+  assert.equal(hibernateAfter(600_000, 30_000), undefined);
+  assert.equal(hibernateAfter(-1, 10_000), undefined);
+  assert.equal(hibernateAfter(Number.NaN, 10_000), undefined);
 });
 
 interface TestHost {
