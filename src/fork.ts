@@ -92,7 +92,7 @@ export async function forkConversation(client: Client, sourceId: string, options
     terminal.cwd = workspace + terminal.cwd.slice(sourceWorkspace.length);
   }
   // A fork is a conversation of its own, not a sub-agent.
-  const { parent: _parent, poolHost: _host, poolReleasedBy: _released, ...options_ } = point.options;
+  const { parent: _parent, poolHost: _host, poolReleasedBy: _released, poolReleasedMidStep: _midStep, ...options_ } = point.options;
   const settings = clientSettings();
   if (pool !== undefined) {
     const { objectStore } = await import('./storage/object-store.js');

@@ -368,6 +368,7 @@ function toolsWorkerOptions(parts: WorkerParts, taskQueue: string, tracing: Trac
       listCheckpoints: activities.listCheckpoints,
       // A pooled conversation that hibernates gives its folder back on the host that holds it.
       releasePoolHost: activities.releasePoolHost,
+      releasePoolHostMidStep: activities.releasePoolHostMidStep,
       // Conversations that scheduled these before tools were open still get an answer.
       runTerminal: activities.runTerminal,
       editFile: activities.editFile,

@@ -13,7 +13,7 @@ import type { SandboxOptions } from '../tools/sandbox.js';
 import { CheckpointStore } from '../checkpoints/shadow-repo.js';
 import { checkWorkerHooks, workerHookEvents, type WorkerHooks } from '../hooks/run-hook.js';
 import { createCallModel } from './call-model.js';
-import { HEARTBEAT_EVERY_MS } from './heartbeat.js';
+import { HEARTBEAT_EVERY_MS, withHeartbeat } from './heartbeat.js';
 import { createCheckpointWorkspace } from './checkpoint-workspace.js';
 import { createCondense } from './condense.js';
 import { createForkWorkspace } from './fork-workspace.js';
@@ -29,13 +29,16 @@ import { LivePublisher } from '../live/publisher.js';
 import { taskQueue, toolTaskQueue } from '../connection.js';
 import {
   claimPoolHost,
+  MidStepReleaseInput,
   releasePoolHost,
+  releasePoolHostMidStep,
   shipAfterSnapshot,
   type ClaimInput,
   type ClaimResult,
+  type MidStepRelease,
   type PoolSettings,
 } from '../workspaces/pool.js';
-import { objectStoreFailure } from '../checkpoints/activity-support.js';
+import { asActivity, objectStoreFailure, parseInput } from '../checkpoints/activity-support.js';
 import { ObjectStoreError } from '../storage/object-store.js';
 import { FAILURE, failure } from '../failure-types.js';
 import type { ChildEnv } from '../environment.js';
@@ -145,6 +148,15 @@ export function createActivities(options: ActivitiesOptions) {
       // Its MCP servers run in the folder that goes: stopped first (the next host starts its own).
       await mcp.closeConversation(id);
       return releasePoolHost(pool, checkpoints, id, Number(input.epoch));
+    },
+    /**
+     * On the host's queue: a pooled conversation hibernating in the middle of a step (a wait, an
+     * approval) ships its workspace as it is now, then gives back its folder here.
+     */
+    async releasePoolHostMidStep(input: MidStepReleaseInput): Promise<MidStepRelease> {
+      if (!pool) return { released: false };
+      const checked = parseInput(MidStepReleaseInput, input, 'releasePoolHostMidStep');
+      return withHeartbeat(() => asActivity(() => releasePoolHostMidStep(pool, checkpoints, checked)));
     },
     restoreWorkspace: createRestoreWorkspace(checkpoints),
     forkWorkspace: createForkWorkspace(checkpoints),

@@ -13,6 +13,7 @@
 // Refs, with the conversation id encoded (encodeRefPart):
 //   refs/faheem/<c>/head            the latest checkpoint, parent of the next one
 //   refs/faheem/<c>/step-<n>        the checkpoint after step n
+//   refs/faheem/<c>/mid-step-<n>    the workspace in the middle of step n, when it hibernated there
 //   refs/faheem/<c>/rewind/<id>     the workspace just before rewind <id> (undo)
 //   refs/faheem/<c>/rewound/<id>/step-<n>, refs/faheem/<c>/replaced/step-<n>-<commit>
 //                                   checkpoints set aside by a rewind or a new take of a step: kept, not listed
@@ -60,8 +61,8 @@ export interface CheckpointStoreOptions {
    */
   watch?: boolean;
   /**
-   * Runs after each step's snapshot, before it is answered (a pool's host ships it to the object
-   * store there: workspaces/pool.ts); its failure is the snapshot's.
+   * Runs after each step's snapshot (and mid-step one), before it is answered (a pool's host ships
+   * it to the object store there: workspaces/pool.ts); its failure is the snapshot's.
    */
   afterSnapshot?: (workspace: string, gitDir: string, conversationId: string, info: CheckpointInfo) => Promise<void>;
 }
@@ -374,6 +375,20 @@ export class ShadowRepo implements RepoCore {
     if (!Number.isInteger(step) || step < 0) throw new CheckpointError('invalid', `a checkpoint's step is a whole number ≥ 0, not ${step}`);
     return this.serial(conversationId, async () => {
       const info = await take(this, conversationId, step, 'step', `${this.ns(conversationId)}/step-${step}`);
+      await this.afterSnapshot?.(this.workspace, this.gitDir, conversationId, info);
+      return info;
+    });
+  }
+
+  /**
+   * Records the workspace as it is now, in the middle of `step` (a pooled conversation hibernating
+   * in a wait or an approval ships it: kind 'mid-step', ref mid-step-<n>, the new head). Not the
+   * step's checkpoint: that one is taken when the step ends, as ever.
+   */
+  snapshotMidStep(conversationId: string, step: number): Promise<CheckpointInfo> {
+    if (!Number.isInteger(step) || step < 0) throw new CheckpointError('invalid', `a checkpoint's step is a whole number ≥ 0, not ${step}`);
+    return this.serial(conversationId, async () => {
+      const info = await take(this, conversationId, step, 'mid-step', `${this.ns(conversationId)}/mid-step-${step}`);
       await this.afterSnapshot?.(this.workspace, this.gitDir, conversationId, info);
       return info;
     });

@@ -45,7 +45,9 @@ async function takeWithGit(
   const ns = repo.ns(conversationId);
   const index = repo.indexFile(conversationId);
   const [head, existing] = await repo.readRefs([`${ns}/head`, refName]);
-  if (existing && existing === head) return repo.info(existing);
+  // A retry of a step's take finds it already written. Not a mid-step one: the same step may
+  // hibernate again (on the same host, after more work), and must take the workspace as it is then.
+  if (kind !== 'mid-step' && existing && existing === head) return repo.info(existing);
   await repo.clearStaleLocks(index, [`${ns}/head`, refName]);
   // The index the last checkpoint (or restore) of this conversation left describes its head.
   const indexWasHead = existsSync(index);
@@ -151,7 +153,8 @@ async function write(
   // Borrowed objects become ours before any ref points at them: the user's gc cannot take them after.
   if (alternates) await adopt(repo, commit, alternates);
   const updates = [{ name: refName, to: commit, from: at.existing }];
-  if (kind === 'step') updates.push({ name: `${repo.ns(conversationId)}/head`, to: commit, from: head });
+  // A mid-step checkpoint is the head too: the index now describes it, and the next take follows it.
+  if (kind !== 'before-rewind') updates.push({ name: `${repo.ns(conversationId)}/head`, to: commit, from: head });
   await repo.writeRefs(updates);
   return { commit, tree, step, kind, time: Date.now(), ...counts, skipped: listed, ...(head ? { parent: head } : {}) };
 }

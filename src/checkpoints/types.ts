@@ -1,7 +1,11 @@
 // Plain data in and out of the checkpoint store and its activities: no secrets, JSON-safe.
 
-/** Why a checkpoint was taken: after a step, or just before a rewind (so the rewind can be undone). */
-export type CheckpointKind = 'step' | 'before-rewind';
+/**
+ * Why a checkpoint was taken: after a step, just before a rewind (so the rewind can be undone), or
+ * in the middle of a step, when a pooled conversation hibernates in a wait or an approval (the
+ * workspace shipped as it is then; never listed, never the step's own checkpoint).
+ */
+export type CheckpointKind = 'step' | 'before-rewind' | 'mid-step';
 
 /** One checkpoint of a conversation's workspace: a commit in the host's shadow repository. */
 export interface CheckpointInfo {

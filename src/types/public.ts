@@ -243,6 +243,12 @@ export interface ConversationOptions {
   poolIdleReleaseMs?: number;
   /** The host a hibernating pooled conversation released (set by the workflow). */
   poolReleasedBy?: string;
+  /**
+   * Set by the workflow when the conversation hibernated in the middle of a step (a wait, an
+   * approval): that step's workspace as it was then, shipped before the folder was released. The
+   * next claim restores it; the step records it as its checkpoint when no host call came after.
+   */
+  poolReleasedMidStep?: { step: number; commit: string; added: number; changed: number; deleted: number };
 }
 
 /** A sub-agent as its parent sees it. */

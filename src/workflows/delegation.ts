@@ -75,6 +75,8 @@ export interface ChildRequest {
 export function childInput(parent: ConversationInput['options'], r: ChildRequest): ConversationInput {
   const inherited: ConversationInput['options'] = { ...parent };
   delete inherited.mcpServers;
+  // The workspace the parent shipped when it hibernated mid-step is the parent's to restore.
+  delete inherited.poolReleasedMidStep;
   const withMcp = parent.mcpServers && (!r.requested || r.tools.some((t) => t.startsWith('mcp__')));
   return {
     options: {

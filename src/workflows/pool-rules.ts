@@ -14,3 +14,13 @@ export function movedCwd(cwd: string, fromWorkspace: string, toWorkspace: string
   if (cwd === fromWorkspace) return toWorkspace;
   return cwd.startsWith(`${fromWorkspace}/`) ? `${toWorkspace}${cwd.slice(fromWorkspace.length)}` : toWorkspace;
 }
+
+/**
+ * When a pooled conversation that waits in the middle of a step (a `wait` call, an approval) for
+ * `waitMs` (undefined: without a limit) hibernates: after its idle bound `boundMs`, when the wait
+ * may last longer than that; otherwise not at all (undefined: the wait ends first).
+ */
+export function hibernateAfter(boundMs: number, waitMs: number | undefined): number | undefined {
+  if (!Number.isFinite(boundMs) || boundMs < 0) return undefined;
+  return waitMs === undefined || boundMs < waitMs ? boundMs : undefined;
+}

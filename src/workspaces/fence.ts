@@ -34,6 +34,11 @@ export const StepManifest = z.object({
   commit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
   /** The packs (or bundles, from earlier versions) to apply, in order, from a full one: their keys in the store. */
   bundles: z.array(z.string().max(1024)).min(1).max(100),
+  /**
+   * The workspace in the middle of this step, shipped when the conversation hibernated in a wait
+   * or an approval: what a claim restores, but not the step's own checkpoint (taken when it ends).
+   */
+  midStep: z.literal(true).optional(),
 });
 export type StepManifest = z.infer<typeof StepManifest>;
 

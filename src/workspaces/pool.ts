@@ -157,13 +157,16 @@ export async function claimPoolHost(
   if (manifest) {
     const repo = await checkpoints.open(workspace);
     repo.stopWatching();
+    // An index left by an earlier claim here describes that claim's head, not the one restored now.
+    await rm(repo.indexFile(input.conversationId), { force: true });
     await fetchChain(store, manifest, repo.gitDir, env);
     await checkoutTree(repo.gitDir, manifest.commit, workspace, env);
     // The shipped checkpoint becomes this host's head of the conversation: the next snapshot is its child.
     const ns = `refs/faheem/${encodeRefPart(input.conversationId)}`;
     const gitEnv = { ...baseGitEnv(env), GIT_DIR: repo.gitDir };
     await git(['update-ref', `${ns}/head`, manifest.commit], { env: gitEnv, cwd: workspace });
-    await git(['update-ref', `${ns}/step-${manifest.step}`, manifest.commit], { env: gitEnv, cwd: workspace });
+    // The workspace in the middle of a step is not that step's checkpoint: the step takes its own when it ends.
+    if (!manifest.midStep) await git(['update-ref', `${ns}/step-${manifest.step}`, manifest.commit], { env: gitEnv, cwd: workspace });
   }
   await writeFence(store, input.conversationId, next, codec);
   await writeClaim(settings, {
@@ -184,7 +187,8 @@ export async function claimPoolHost(
 }
 
 /**
- * The hook the checkpoint store runs after each snapshot on a pool's host: a snapshot of a pooled
+ * The hook the checkpoint store runs after each snapshot on a pool's host (a step's, or the
+ * workspace in the middle of one before it hibernates): a snapshot of a pooled
  * workspace (under FAHEEM_WORKSPACES_DIR, claimed here) is shipped before it is answered. A host
  * whose claim has ended (fenced) fails: its step's result is never accepted.
  */
@@ -208,6 +212,7 @@ export function shipAfterSnapshot(settings: PoolSettings, env: ChildEnv) {
         gitDir,
         commit: info.commit,
         ...(claim.last ? { previous: claim.last } : {}),
+        ...(info.kind === 'mid-step' ? { midStep: true } : {}),
       },
       env,
     );
@@ -233,4 +238,37 @@ export async function releasePoolHost(
   await rm(claimFile(settings, conversationId), { force: true });
   await rm(claim.workspace, { recursive: true, force: true });
   return true;
+}
+
+/** Input of the `releasePoolHostMidStep` activity. */
+export const MidStepReleaseInput = z.object({
+  conversationId: z.string().min(1).max(1000),
+  epoch: z.number().int().positive(),
+  /** The step the conversation is in the middle of (waiting, or awaiting approval). */
+  step: z.number().int().min(0),
+});
+export type MidStepReleaseInput = z.infer<typeof MidStepReleaseInput>;
+
+/** What a mid-step release did: the workspace shipped as it was, then the folder released; or nothing (not held here). */
+export type MidStepRelease = { released: true; checkpoint: CheckpointInfo } | { released: false };
+
+/**
+ * Hibernation in the middle of a step (a wait, an approval): this step's actions may have changed
+ * files already, and the store holds only finished steps. So the workspace is taken as it is now
+ * (a mid-step checkpoint) and shipped first; only then is the folder released. A snapshot or a
+ * shipment that fails releases nothing (the error is the activity's). Not held by this epoch:
+ * nothing to release.
+ */
+export async function releasePoolHostMidStep(
+  settings: PoolSettings,
+  checkpoints: CheckpointStore,
+  raw: MidStepReleaseInput,
+): Promise<MidStepRelease> {
+  const input = MidStepReleaseInput.parse(raw);
+  const claim = await readClaim(settings, input.conversationId);
+  if (!claim || claim.epoch !== input.epoch) return { released: false };
+  const repo = await checkpoints.open(claim.workspace);
+  const checkpoint = await repo.snapshotMidStep(input.conversationId, input.step); // shipped before it answers
+  const released = await releasePoolHost(settings, checkpoints, input.conversationId, input.epoch);
+  return released ? { released: true, checkpoint } : { released: false };
 }

@@ -13,6 +13,8 @@
 //   steps/<step>@<epoch>.json     a shipped step (Payload bytes: encrypted or plain): its manifest
 //                                 (StepManifest JSON), then, when the step changed files, a newline
 //                                 and its pack. A step that changed nothing is the manifest alone.
+//                                 `midStep` in the manifest: the workspace in the middle of that step,
+//                                 shipped when it hibernated there.
 //   packs/<step>@<epoch>.pack     a pack, as earlier versions shipped it beside a manifest alone
 import type { Payload } from '@temporalio/common';
 import proto from '@temporalio/proto';
@@ -101,6 +103,8 @@ export interface ShipInput {
   commit: string;
   /** The last manifest this host shipped for the conversation, when there is one. */
   previous?: StepManifest;
+  /** The workspace in the middle of the step (hibernating in a wait or an approval), not after it. */
+  midStep?: boolean;
 }
 
 /**
@@ -140,13 +144,24 @@ export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: 
   // Nothing changed since the last shipment: the same chain under the new step.
   const unchanged = previous !== undefined && previous.commit === input.commit;
   // This step's object is in the chain already (a seed's step 0 shipped again by the first host, a
-  // step shipped again in the same epoch): writing over it would drop the pack the chain needs.
+  // step shipped again in the same epoch): writing over it would drop the pack the chain needs, so
+  // it is left alone, or (changed, or now marked mid-step) written as a full pack of its own.
   const inChain = previous?.bundles.includes(key) ?? false;
-  if (unchanged && inChain) return { ...previous, host: input.host };
+  if (unchanged && inChain && !input.midStep) {
+    const { midStep: _midStep, ...same } = previous;
+    return { ...same, host: input.host };
+  }
   const full = !previous || inChain || previous.bundles.length >= FULL_BUNDLE_EVERY;
-  const pack = unchanged ? undefined : await packSince(input.gitDir, input.commit, full ? undefined : previous.commit, env);
+  const pack = unchanged && !inChain ? undefined : await packSince(input.gitDir, input.commit, full ? undefined : previous!.commit, env);
   const bundles = !pack ? previous!.bundles : full || !previous ? [key] : [...previous.bundles, key];
-  const manifest: StepManifest = { step: input.step, epoch: input.epoch, host: input.host, commit: input.commit, bundles };
+  const manifest: StepManifest = {
+    step: input.step,
+    epoch: input.epoch,
+    host: input.host,
+    commit: input.commit,
+    bundles,
+    ...(input.midStep ? { midStep: true as const } : {}),
+  };
   await store.put(key, await sealObject(encodeStep(manifest, pack), codec));
   return manifest;
 }
@@ -275,6 +290,8 @@ export async function forkShipped(store: ObjectStore, sourceId: string, step: nu
   const codec = encryptionCodec(env);
   const manifest = await findManifest(store, sourceId, step, env);
   if (!manifest) throw new ObjectStoreError('not_found', `step ${step} of conversation ${sourceId} was never shipped to ${store.location}`);
-  const forked: StepManifest = { ...manifest, epoch: 1, host: 'fork' };
+  // The fork starts after that step: what was shipped for it is its step's checkpoint there.
+  const { midStep: _midStep, ...shipped } = manifest;
+  const forked: StepManifest = { ...shipped, epoch: 1, host: 'fork' };
   await store.put(manifestKey(conversationPrefix(newId), step, 1), await sealObject(encodeStep(forked, undefined), codec));
 }

@@ -42,13 +42,18 @@ interface Host {
   worker: WorkerProcess;
 }
 
+/** Every host started (a test finds a conversation's first host among them). */
+const started: Host[] = [];
+
 async function startHost(id: string): Promise<Host> {
   const dir = path.join(root, id, 'workspaces');
   const home = path.join(root, id, 'home');
   await mkdir(home, { recursive: true });
   const worker = await h.startWorker({ FAHEEM_HOST_ID: id, FAHEEM_WORKSPACES_DIR: dir, FAHEEM_HOME: home }, ['--pool', 'p1']);
   assert.match(worker.output(), new RegExp(`host ${id} of pool p1`));
-  return { id, dir, home, worker };
+  const host = { id, dir, home, worker };
+  started.push(host);
+  return host;
 }
 
 /** Step by step: how many tool results the prompt holds says which step this is. */
@@ -317,4 +322,122 @@ test('an MCP server follows a pooled conversation: stopped on the host it leaves
   assert.ok(scheduled.includes('releasePoolHost'), 'released on close');
   assert.ok(!scheduled.includes('releaseTools'), 'no separate stop: the release stopped the servers');
   await g2.worker.kill();
+});
+
+/** The host that took the conversation first. */
+async function firstHost(conversation: Conversation): Promise<Host | undefined> {
+  const first = (await conversation.events()).find((e) => e.kind === 'host_changed');
+  const id = first?.kind === 'host_changed' ? first.to : undefined;
+  return id === undefined ? undefined : started.find((x) => x.id === id);
+}
+
+/** The files of a folder, sorted. */
+const filesIn = async (dir: string) => (await readdir(dir)).sort();
+
+/** The content of the observation of the call with this id. */
+function observed(events: Awaited<ReturnType<Conversation['events']>>, toolCallId: string): string {
+  const o = events.find((e) => e.kind === 'observation' && e.toolCallId === toolCallId);
+  return o?.kind === 'observation' ? o.content : '';
+}
+
+test('a long wait mid-step hibernates: the files the step wrote before it are shipped, and the step goes on with them on any host', async () => {
+  const hosts = [await startHost('host-g'), await startHost('host-h')];
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    if (req.body.messages.some((m) => m.role === 'tool')) return { content: 'Done.' };
+    // One step: a file written, a long wait, then the file read (the step's checkpoint rides on that last call).
+    return {
+      toolCalls: [
+        { id: 'write', name: 'terminal', arguments: { command: 'echo before the wait > w.txt' } },
+        { id: 'wait', name: 'wait', arguments: { seconds: 3600, reason: 'for the build' } },
+        { id: 'read', name: 'terminal', arguments: { command: 'cat w.txt; echo after > x.txt; ls' } },
+      ],
+    };
+  });
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] }),
+    pool: 'p1',
+    poolIdleReleaseMs: 500,
+    firstMessage: 'Write, wait, read',
+    run: true,
+  });
+  const holder = await waitFor('the wait to begin', async () =>
+    (await conversation.state()).waitingUntil ? firstHost(conversation) : undefined,
+  );
+  const folder = path.join(holder.dir, conversation.id);
+  await waitFor('the conversation to hibernate in its wait', async () => {
+    const s = await conversation.state();
+    return s.waitingUntil !== null && s.host === null && !existsSync(folder);
+  });
+  // The store has the file the step wrote before it waited.
+  const during = path.join(root, 'during-wait');
+  await h.cli(['workspace', 'pull', conversation.id, during]);
+  assert.deepEqual(await filesIn(during), ['w.txt']);
+
+  await conversation.sendMessage('The build is done');
+  const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(final.status, 'finished', final.lastError ?? '');
+  const events = await conversation.events();
+  assert.match(observed(events, 'wait'), /ended early .*a message from the user arrived/);
+  // The rest of the step ran on the host that woke it, and found there what the step wrote before the wait.
+  assert.match(observed(events, 'read'), /before the wait\s+w\.txt\s+x\.txt/);
+  const woke = events.filter((e) => e.kind === 'host_changed').at(-1);
+  assert.ok(woke?.kind === 'host_changed', JSON.stringify(events.filter((e) => e.kind === 'host_changed')));
+  assert.equal(woke.from, holder.id);
+  assert.match(woke.reason, /woke from hibernation .*in the middle of step 1/);
+  assert.equal(woke.restoredFromStep, 1);
+
+  assert.ok(hosts.some((x) => x.id === woke.to));
+  // Pulled from the store: everything the step made.
+  const pulled = path.join(root, 'after-wait');
+  await h.cli(['workspace', 'pull', conversation.id, pulled, '--step', '1']);
+  assert.deepEqual(await filesIn(pulled), ['w.txt', 'x.txt']);
+  assert.equal(await readFile(path.join(pulled, 'w.txt'), 'utf8'), 'before the wait\n');
+  for (const host of hosts) await host.worker.kill();
+});
+
+test('awaiting approval past the bound hibernates: a hook’s file is shipped, and once approved the call runs with every file', async () => {
+  const hosts = [await startHost('host-i'), await startHost('host-j')];
+  // Once a.txt exists, the hook writes a file into the workspace and asks for a person's approval.
+  const ask = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } });
+  const hook = `if [ -f a.txt ]; then echo checked by the hook > hook.txt; cat > /dev/null; echo '${ask}'; fi`;
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    const results = req.body.messages.filter((m) => m.role === 'tool').length;
+    if (results === 0) return { toolCalls: [{ id: 'first', name: 'terminal', arguments: { command: 'echo one > a.txt' } }] };
+    if (results === 1) return { toolCalls: [{ id: 'second', name: 'terminal', arguments: { command: 'cat hook.txt a.txt; ls' } }] };
+    return { content: 'Done.' };
+  });
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
+    pool: 'p1',
+    poolIdleReleaseMs: 500,
+    hooks: { hooks: { PreToolUse: [{ matcher: 'terminal', hooks: [{ type: 'command', command: hook }] }] } },
+    firstMessage: 'Write, then show',
+    run: true,
+  });
+  const waiting = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(waiting.status, 'waiting_for_confirmation', waiting.lastError ?? '');
+  const holder = (await firstHost(conversation))!;
+  assert.ok(holder, JSON.stringify(await conversation.events()));
+  const folder = path.join(holder.dir, conversation.id);
+  await waitFor('the conversation to hibernate while it awaits approval', async () => {
+    const s = await conversation.state();
+    return s.status === 'waiting_for_confirmation' && s.host === null && !existsSync(folder);
+  });
+  const during = path.join(root, 'during-approval');
+  await h.cli(['workspace', 'pull', conversation.id, during]);
+  assert.deepEqual(await filesIn(during), ['a.txt', 'hook.txt']);
+
+  await conversation.approve();
+  const final = await conversation.waitUntil((s) => s.status !== 'running' && s.status !== 'waiting_for_confirmation', 200, 120_000);
+  assert.equal(final.status, 'finished', final.lastError ?? '');
+  const events = await conversation.events();
+  // The approved call ran on the host that woke it, with the hook's file and the first step's.
+  assert.match(observed(events, 'second'), /checked by the hook\s+one\s+a\.txt\s+hook\.txt/);
+  const woke = events.filter((e) => e.kind === 'host_changed').at(-1);
+  assert.ok(woke?.kind === 'host_changed' && /woke from hibernation .*in the middle of step 2/.test(woke.reason), JSON.stringify(woke));
+  assert.equal(woke.restoredFromStep, 2);
+  const pulled = path.join(root, 'after-approval');
+  await h.cli(['workspace', 'pull', conversation.id, pulled]);
+  assert.deepEqual(await filesIn(pulled), ['a.txt', 'hook.txt']);
+  for (const host of hosts) await host.worker.kill();
 });

@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { condense } from '../../src/workflows/runner/condenser.js';
 import { runHooks } from '../../src/workflows/runner/hooks.js';
 import { callModel } from '../../src/workflows/runner/model-call.js';
+import { hibernateMidStep } from '../../src/workflows/runner/pool-host.js';
 import { prepareTools } from '../../src/workflows/runner/setup.js';
 import { askModel, finishMovedStep, runAction, startSession, stopHooks, submitPrompts, takeTurn } from '../../src/workflows/runner/turn.js';
 import {
@@ -43,6 +44,7 @@ const PHASES = {
   performRewind,
   makeForkWorkspace,
   runHooks,
+  hibernateMidStep,
 };
 
 // Compile-time: a phase that returns anything but an outcome union makes this `false`, and tsc fails.

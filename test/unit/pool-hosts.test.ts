@@ -6,9 +6,16 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { CheckpointStore } from '../../src/checkpoints/shadow-repo.js';
 import { FileObjectStore, ObjectStoreError } from '../../src/storage/object-store.js';
-import { claimPoolHost, poolSettings, pooledWorkspace, shipAfterSnapshot, type PoolSettings } from '../../src/workspaces/pool.js';
-import { findManifest, readFence } from '../../src/workspaces/shipping.js';
-import { movedCwd } from '../../src/workflows/pool-rules.js';
+import {
+  claimPoolHost,
+  poolSettings,
+  pooledWorkspace,
+  releasePoolHostMidStep,
+  shipAfterSnapshot,
+  type PoolSettings,
+} from '../../src/workspaces/pool.js';
+import { findManifest, materialiseWorkspace, readFence } from '../../src/workspaces/shipping.js';
+import { hibernateAfter, movedCwd } from '../../src/workflows/pool-rules.js';
 
 test('a pool needs the object store; host id and folder have defaults', () => {
   assert.equal(poolSettings({}), undefined);
@@ -32,6 +39,16 @@ test("the terminal's directory follows the workspace to the new host", () => {
   assert.equal(movedCwd('/a/ws/src/x', '/a/ws', '/b/ws'), '/b/ws/src/x');
   assert.equal(movedCwd('/a/wsother', '/a/ws', '/b/ws'), '/b/ws');
   assert.equal(movedCwd('/etc', '/a/ws', '/b/ws'), '/b/ws');
+});
+
+test('a wait in the middle of a step hibernates after the idle bound, only when it may last longer', () => {
+  assert.equal(hibernateAfter(500, 3_600_000), 500);
+  assert.equal(hibernateAfter(500, undefined), 500, 'an approval without a timeout');
+  assert.equal(hibernateAfter(0, 10), 0, 'a bound of 0: at once');
+  assert.equal(hibernateAfter(500, 500), undefined, 'the wait ends first');
+  assert.equal(hibernateAfter(600_000, 30_000), undefined);
+  assert.equal(hibernateAfter(-1, 10_000), undefined);
+  assert.equal(hibernateAfter(Number.NaN, 10_000), undefined);
 });
 
 interface TestHost {
@@ -107,4 +124,67 @@ test('a workspace outside the pool folder is not shipped; one the host does not 
     (await a.checkpoints.open(stray)).snapshot('c3', 1),
     (err: unknown) => err instanceof ObjectStoreError && err.reason === 'fenced',
   );
+});
+
+test('hibernating mid-step ships the workspace as it is; the claim restores it, and the step still takes its own checkpoint', async (t) => {
+  const root = await mkdtemp(path.join(tmpdir(), 'faheem-pool-unit-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const store = new FileObjectStore(path.join(root, 'store'));
+  const a = host(root, 'a', store);
+  const b = host(root, 'b', store);
+  const files = async (dir: string) => (await readdir(dir)).sort();
+
+  const first = await claimPoolHost(a.settings, a.checkpoints, 'faheem-tools@a', { conversationId: 'c4', pool: 'p1' }, {});
+  const repoA = await a.checkpoints.open(first.workspace);
+  await writeFile(path.join(first.workspace, 'one.txt'), '1');
+  await repoA.snapshot('c4', 1);
+
+  // Step 2 wrote a file, then waits: the folder goes only after the workspace is shipped as it is.
+  await writeFile(path.join(first.workspace, 'two.txt'), '2');
+  const released = await releasePoolHostMidStep(a.settings, a.checkpoints, { conversationId: 'c4', epoch: first.epoch, step: 2 });
+  assert.ok(released.released);
+  assert.deepEqual([released.checkpoint.kind, released.checkpoint.step, released.checkpoint.added], ['mid-step', 2, 1]);
+  assert.ok(!existsSync(first.workspace), 'the folder is released');
+  const shipped = (await findManifest(store, 'c4', undefined, {}))!;
+  assert.deepEqual([shipped.step, shipped.midStep, shipped.commit], [2, true, released.checkpoint.commit]);
+  // Released already (or held by another epoch): nothing to do, nothing shipped.
+  assert.deepEqual(await releasePoolHostMidStep(a.settings, a.checkpoints, { conversationId: 'c4', epoch: first.epoch, step: 2 }), {
+    released: false,
+  });
+
+  // The wait ends: another host restores the step as it was in the middle.
+  const woke = await claimPoolHost(b.settings, b.checkpoints, 'faheem-tools@b', { conversationId: 'c4', pool: 'p1', lastStep: 2 }, {});
+  assert.deepEqual([woke.restoredFromStep, woke.epoch], [2, 2]);
+  assert.deepEqual(await files(woke.workspace), ['one.txt', 'two.txt']);
+  // The rest of the step runs there; the step's own checkpoint has everything it did.
+  const repoB = await b.checkpoints.open(woke.workspace);
+  assert.deepEqual(await repoB.list('c4'), [], 'the workspace in the middle of step 2 is not its checkpoint');
+  await writeFile(path.join(woke.workspace, 'three.txt'), '3');
+  const step2 = await repoB.snapshot('c4', 2);
+  assert.deepEqual(
+    (await repoB.list('c4')).map((c) => [c.step, c.kind]),
+    [[2, 'step']],
+  );
+  assert.equal(step2.parent, released.checkpoint.commit);
+  const after2 = (await findManifest(store, 'c4', 2, {}))!;
+  assert.deepEqual([after2.epoch, after2.midStep, after2.commit], [2, undefined, step2.commit]);
+  const pulled = path.join(root, 'pulled');
+  await materialiseWorkspace(store, after2, pulled, {});
+  assert.deepEqual(await files(pulled), ['one.txt', 'three.txt', 'two.txt']);
+
+  // Twice in one step on the same host: the second takes the workspace as it is then, not the first again.
+  await writeFile(path.join(woke.workspace, 'four.txt'), '4');
+  assert.ok((await releasePoolHostMidStep(b.settings, b.checkpoints, { conversationId: 'c4', epoch: 2, step: 3 })).released);
+  const back = await claimPoolHost(b.settings, b.checkpoints, 'faheem-tools@b', { conversationId: 'c4', pool: 'p1', lastStep: 3 }, {});
+  assert.deepEqual(await files(back.workspace), ['four.txt', 'one.txt', 'three.txt', 'two.txt']);
+  await writeFile(path.join(back.workspace, 'five.txt'), '5');
+  const second = await releasePoolHostMidStep(b.settings, b.checkpoints, { conversationId: 'c4', epoch: back.epoch, step: 3 });
+  assert.ok(second.released);
+  const onA = await claimPoolHost(a.settings, a.checkpoints, 'faheem-tools@a', { conversationId: 'c4', pool: 'p1', lastStep: 3 }, {});
+  assert.deepEqual(await files(onA.workspace), ['five.txt', 'four.txt', 'one.txt', 'three.txt', 'two.txt']);
+  // And the step ends there: its checkpoint is a new one (the mid-step one is no step ref to reuse).
+  await writeFile(path.join(onA.workspace, 'six.txt'), '6');
+  const step3 = await (await a.checkpoints.open(onA.workspace)).snapshot('c4', 3);
+  assert.notEqual(step3.commit, second.checkpoint.commit);
+  assert.equal(step3.added, 1);
 });

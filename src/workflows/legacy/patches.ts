@@ -97,6 +97,12 @@ export const PATCHES = {
     since: '0.3.0 (issue 43)',
     retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
   },
+  'hibernate-mid-step': {
+    guards:
+      'A pooled conversation in a `wait` or awaiting approval longer than its idle bound hibernates there: the workspace is shipped as it is (releasePoolHostMidStep) and the host folder released, then it waits on (runner/pool-host.ts). Asked only by a pooled conversation that holds a host when such a wait begins; without it, the wait held its host folder.',
+    since: '0.3.0 (issue 43, hibernation in waits)',
+    retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

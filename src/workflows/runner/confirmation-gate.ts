@@ -1,9 +1,9 @@
 // Actions that wait for the user's approval: which ones, the answer once given, and the wait itself.
-import { condition } from '@temporalio/workflow';
 import type { ActionEvent, ConfirmationPolicy, ToolCallPlan } from '../../types.js';
 import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
 import { needsConfirmation } from '../confirmation.js';
 import { formatDuration, summarizeArgs } from '../details.js';
+import { conditionHibernating, type WaitHibernation } from './wait-hibernating.js';
 
 /** The user's answer to actions waiting for confirmation. */
 export interface Decision {
@@ -70,15 +70,20 @@ export class ConfirmationGate {
 
   /**
    * Waits for approve / reject of the actions opened (or `closing`, or the timeout, which reject);
-   * the answer, and whether the user gave it (`answered`).
+   * the answer, and whether the user gave it (`answered`). With `hibernation`, a pooled
+   * conversation gives its host folder back while the answer is long in coming.
    */
-  async wait(timeoutMs: number | undefined, closing: () => boolean): Promise<Decision & { answered: boolean }> {
-    const answered =
-      timeoutMs === undefined
-        ? (await condition(() => this.decision !== undefined || closing()), true)
-        : await condition(() => this.decision !== undefined || closing(), timeoutMs, {
-            summary: `waiting for confirmation (rejected after ${formatDuration(timeoutMs)})`,
-          });
+  async wait(
+    timeoutMs: number | undefined,
+    closing: () => boolean,
+    hibernation?: WaitHibernation,
+  ): Promise<Decision & { answered: boolean }> {
+    const answered = await conditionHibernating(
+      () => this.decision !== undefined || closing(),
+      timeoutMs,
+      `waiting for confirmation (rejected after ${formatDuration(timeoutMs ?? 0)})`,
+      hibernation,
+    );
     const given = this.decision;
     const answer = given ?? {
       approved: false,

@@ -1,7 +1,7 @@
 // The `wait` tool: the conversation sleeps on a durable timer (no activity held, nothing running,
 // any process may die meanwhile) and goes on when the time comes, when a user message arrives, on
-// resume, or when a pause or close ends it.
-import { condition } from '@temporalio/workflow';
+// resume, or when a pause or close ends it. A pooled conversation hibernates in a long wait (the
+// caller passes how: wait-hibernating.ts).
 import { WaitArgs, describeInvalid } from '../../tools/schemas.js';
 import { DEFAULTS, type ActionEvent, type ToolResult } from '../../types.js';
 import { formatDuration } from '../details.js';
@@ -9,6 +9,7 @@ import type { ConversationRun } from './conversation-run.js';
 import { beginWait, carryStep, endWait } from './commands.js';
 import type { WaitEnd } from './run-state.js';
 import { moveToNewVersionDue } from './versioning.js';
+import { conditionHibernating, type WaitHibernation } from './wait-hibernating.js';
 
 /** What a `wait` call reads and writes of the run. */
 export type WaitRun = Pick<ConversationRun, 'apply' | 'moveWanted' | 'options' | 'waitEndedBy'>;
@@ -31,19 +32,20 @@ const ENDED_BY: Record<WaitEnd, string> = {
   close: 'the conversation was closed',
 };
 
-/** Runs a `wait` call; the observation says how it ended. */
-export async function durableWait(run: WaitRun, action: ActionEvent): Promise<ToolResult> {
+/** Runs a `wait` call (hibernating past the bound, when given); the observation says how it ended. */
+export async function durableWait(run: WaitRun, action: ActionEvent, hibernation?: WaitHibernation): Promise<ToolResult> {
   const parsed = WaitArgs.safeParse(action.arguments);
   if (!parsed.success) return { content: describeInvalid('wait', parsed.error), isError: true };
   const started = Date.now();
   const { ms, capped } = waitPlan(parsed.data, started, run.options.maxWaitMs ?? DEFAULTS.maxWaitMs);
   const { reason } = parsed.data;
   if (ms === 0) return { content: 'That time has already come: nothing to wait for.', isError: false };
-  return waitUntil(run, action, { until: new Date(started + ms).toISOString(), reason, capped, started });
+  return waitUntil(run, action, { until: new Date(started + ms).toISOString(), reason, capped, started }, hibernation);
 }
 
 /**
  * Waits until `until` (or a message, resume, pause or close); the observation says how it ended.
+ * With `hibernation`, a pooled conversation gives its host folder back while it waits long.
  * A drain that moves the conversation to a new version ends it too: the wait is carried (same
  * deadline) and the result is not recorded here (`run.movingStep` says so; the next run finishes it).
  */
@@ -51,14 +53,18 @@ export async function waitUntil(
   run: WaitRun,
   action: ActionEvent,
   plan: { until: string; reason: string; capped: boolean; started: number },
+  hibernation?: WaitHibernation,
 ): Promise<ToolResult> {
   const { until, reason, capped, started } = plan;
   const ms = Math.max(0, Date.parse(until) - Date.now());
   run.apply(beginWait, until, reason);
   try {
-    const ended = await condition(() => run.waitEndedBy !== undefined || run.moveWanted(), ms, {
-      summary: `waiting until ${until} (${reason})`,
-    });
+    const ended = await conditionHibernating(
+      () => run.waitEndedBy !== undefined || run.moveWanted(),
+      ms,
+      `waiting until ${until} (${reason})`,
+      hibernation,
+    );
     const endedBy = run.waitEndedBy;
     if (ended && endedBy === undefined && moveToNewVersionDue()) {
       run.apply(carryStep, { kind: 'wait', toolCallId: action.toolCallId, until, reason, capped, rest: [] });

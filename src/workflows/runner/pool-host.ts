@@ -7,17 +7,23 @@
 // - a call whose host stopped heartbeating may have run: the conversation moves, and the call
 //   comes back as OutcomeUnknown (an observation saying so), never run again, never a success.
 // Every move bumps the fence epoch, so the lost host can never ship again or be believed.
+// Hibernation gives the host folder back: between steps (paused, idle past a bound: the accepted
+// steps are in the store) and in the middle of one, in a long `wait` or approval (the workspace is
+// shipped as it is first: this step's actions may already have changed files).
 // Only pooled conversations reach this module: histories from before pools never do.
 import { ActivityFailure, TimeoutFailure, isCancellation, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../../activities/index.js';
+import { childHasEnded } from '../delegation.js';
 import { movedCwd, poolQueueName } from '../pool-rules.js';
+import { failureMessage } from '../reply.js';
 import { DEFAULTS } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
 import { hostWait } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 import { recordAndShow, setToolState, showDetails } from './commands.js';
 import { NotStarted, OutcomeUnknown } from './host-errors.js';
+import type { WaitHibernation } from './wait-hibernating.js';
 
 /** What a pooled host call reads and writes of the run. */
 export type PoolHostRun = Pick<ConversationRun, 'apply' | 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'toolStateOf'>;
@@ -49,7 +55,10 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
       ? `host_changed: leave host ${options.poolHost?.host} (${reason}) for another of pool ${pool}`
       : `claim a host of pool ${pool}`,
   });
-  const lastStep = lastAcceptedStep(run);
+  // Hibernated in the middle of a step: the workspace shipped then is the one to restore.
+  const midStep = options.poolReleasedMidStep;
+  const accepted = lastAcceptedStep(run);
+  const lastStep = midStep && (accepted === undefined || midStep.step >= accepted) ? midStep.step : accepted;
   const released = options.poolReleasedBy;
   const from = options.poolHost?.host ?? released ?? null;
   const claimed = await claims.claimPoolHost({ conversationId: run.id, pool, ...(lastStep !== undefined ? { lastStep } : {}) });
@@ -60,13 +69,16 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
   options.workspace = claimed.workspace;
   options.poolHost = { host: claimed.host, epoch: claimed.epoch };
   delete options.poolReleasedBy;
+  delete options.poolReleasedMidStep;
+  const woke =
+    released !== undefined && `woke from hibernation (released by ${released}${midStep ? ` in the middle of step ${midStep.step}` : ''})`;
   run.apply(recordAndShow, {
     kind: 'host_changed',
     source: 'environment',
     from,
     to: claimed.host,
     restoredFromStep: claimed.restoredFromStep ?? null,
-    reason: reason ?? (released !== undefined ? `woke from hibernation (released by ${released})` : `first host of pool ${pool}`),
+    reason: reason ?? (woke || `first host of pool ${pool}`),
   });
   return claimed.restoredFromStep;
 }
@@ -144,6 +156,67 @@ export async function hibernate(run: HibernateRun): Promise<void> {
   delete options.poolHost;
   options.poolReleasedBy = held.host;
   run.apply(showDetails);
+}
+
+/** What hibernating in the middle of a step reads and writes of the run. */
+export type MidStepHibernateRun = Pick<ConversationRun, 'apply' | 'childList' | 'id' | 'options' | 'stepCheckpoints' | 'steps'>;
+
+/** What came of hibernating in the middle of a step. */
+export type MidStepHibernation =
+  /** The folder is released; `shipped`: the workspace as it was went to the store first (else the host held no claim of it). */
+  | { kind: 'hibernated'; step: number; shipped: boolean }
+  /** The host keeps the folder (the conversation waits on there): why. */
+  | { kind: 'kept'; reason: string };
+
+/**
+ * How a wait that begins now in the middle of the step (a `wait` call, an approval) hibernates:
+ * after the idle bound (the same as between steps: an approval usually comes within seconds, and
+ * each hibernation costs a restore). Undefined when there is no folder of its own to release: not
+ * pooled, no host held, or a sub-agent (it works in its parent's folder).
+ */
+export function waitHibernation(run: MidStepHibernateRun): WaitHibernation | undefined {
+  const { options } = run;
+  if (options.pool === undefined || !options.poolHost || options.parent !== undefined) return undefined;
+  if (!isPatched('pooled-workspaces') || !isPatched('hibernate-mid-step')) return undefined;
+  return { afterMs: options.poolIdleReleaseMs ?? DEFAULTS.poolIdleReleaseMs, hibernate: () => hibernateMidStep(run) };
+}
+
+/**
+ * Hibernation in the middle of a step: this step's actions may have changed files that no accepted
+ * checkpoint holds, so the host ships the workspace as it is now (a mid-step checkpoint) and only
+ * then releases the folder, in one activity. The next host call claims a host, which restores that
+ * (and the step, if nothing ran on a host after, records it as its checkpoint). When the shipment
+ * fails, or a sub-agent of the step still works in the folder, the host keeps it.
+ */
+export async function hibernateMidStep(run: MidStepHibernateRun): Promise<MidStepHibernation> {
+  const { options } = run;
+  const held = options.poolHost;
+  if (!held) return { kind: 'kept', reason: 'no host holds the folder' };
+  if (run.childList.some((c) => !childHasEnded(c.status))) return { kind: 'kept', reason: 'a sub-agent works in the folder' };
+  if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
+  const step = run.steps;
+  const host = proxyActivities<Activities>({
+    taskQueue: options.toolTaskQueue,
+    scheduleToStartTimeout: hostWait(options),
+    startToCloseTimeout: '10 minutes',
+    heartbeatTimeout: '10 seconds',
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
+    summary: `hibernate in step ${step}: ship the workspace as it is, release the folder on host ${held.host}`,
+  });
+  let released: Awaited<ReturnType<Activities['releasePoolHostMidStep']>>;
+  try {
+    released = await host.releasePoolHostMidStep({ conversationId: run.id, epoch: held.epoch, step });
+  } catch (err) {
+    return { kind: 'kept', reason: `the workspace could not be shipped: ${failureMessage(err)}` };
+  }
+  delete options.poolHost;
+  options.poolReleasedBy = held.host;
+  if (released.released) {
+    const { commit, added, changed, deleted } = released.checkpoint;
+    options.poolReleasedMidStep = { step, commit, added, changed, deleted };
+  }
+  run.apply(showDetails);
+  return { kind: 'hibernated', step, shipped: released.released };
 }
 
 /** Whether a pooled conversation needs a host claimed before a call that does not go through onHost (a rewind's restore). */

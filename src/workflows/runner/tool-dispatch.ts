@@ -17,6 +17,7 @@ import { setToolState } from './commands.js';
 import { durableWait, type WaitRun } from './durable-wait.js';
 import { NotStarted, onHost, type HostCallRun } from './host-call.js';
 import { OutcomeUnknown } from './host-errors.js';
+import { waitHibernation, type MidStepHibernateRun } from './pool-host.js';
 import { delegate, type DelegatingRun } from './sub-agents.js';
 
 /** What running a tool call reads and writes of the run (sub-agents, waits and host calls included). */
@@ -30,6 +31,7 @@ export type ToolCallRun = Pick<
   | keyof DelegatingRun
   | keyof WaitRun
   | keyof HostCallRun
+  | keyof MidStepHibernateRun
 >;
 
 /** Runs one tool call of the model's and says what came of it (never throws). */
@@ -53,7 +55,8 @@ export async function runTool(
     return { content: `The arguments of ${action.tool} must be a JSON object; got: ${String(args).slice(0, 500)}`, isError: true };
   }
   if (action.tool === 'delegate') return delegate(run, action, siblings);
-  if (action.tool === 'wait') return durableWait(run, action);
+  // A pooled conversation hibernates in a long wait (the folder goes back to the pool meanwhile).
+  if (action.tool === 'wait') return durableWait(run, action, waitHibernation(run));
   const inWorkflow = WORKFLOW_TOOLS.get(action.tool);
   if (inWorkflow) return runInWorkflow(run, inWorkflow, action);
 

@@ -42,6 +42,7 @@ import {
 } from './workspace-checkpoints.js';
 import { runTool, type ToolCallRun } from './tool-dispatch.js';
 import { waitUntil } from './durable-wait.js';
+import { waitHibernation } from './pool-host.js';
 import { moveToNewVersionDue } from './versioning.js';
 import { addHookContext, hookPoint, hooksDue, type HooksRun } from './hooks.js';
 import type { HookDecision } from '../../hooks/decision.js';
@@ -341,7 +342,12 @@ export async function finishMovedStep(run: ActionsRun, acts: ConversationActivit
   if (step.kind === 'wait') {
     const action = byId(step.toolCallId);
     if (!action) return { kind: 'continue' };
-    const result = await waitUntil(run, action, { until: step.until, reason: step.reason, capped: step.capped, started: Date.now() });
+    const result = await waitUntil(
+      run,
+      action,
+      { until: step.until, reason: step.reason, capped: step.capped, started: Date.now() },
+      waitHibernation(run),
+    );
     if (run.movingStep) return { kind: 'continue' }; // moved again before it ended
     run.apply(record, observation(action, result));
     for (const id of step.rest) {
@@ -503,7 +509,12 @@ export async function runAction(
 async function confirm(run: ActionsRun, actions: ActionEvent[]): Promise<boolean> {
   run.confirmation.open(actions);
   run.apply(setStatus, 'waiting_for_confirmation', run.confirmation.describe());
-  const answer = await run.confirmation.wait(run.options.confirmationTimeoutMs, () => run.closeRequested || run.moveWanted());
+  // A pooled conversation hibernates while the answer is long in coming (the folder goes back to the pool meanwhile).
+  const answer = await run.confirmation.wait(
+    run.options.confirmationTimeoutMs,
+    () => run.closeRequested || run.moveWanted(),
+    waitHibernation(run),
+  );
   // A drain moved the conversation while it waited: the actions stay pending, on the new version.
   if (!answer.answered && !run.closeRequested && run.moveWanted() && moveToNewVersionDue()) {
     run.apply(carryStep, { kind: 'approval', toolCallIds: actions.map((a) => a.toolCallId) });

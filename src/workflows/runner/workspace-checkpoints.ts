@@ -107,6 +107,14 @@ export function recordFoldedCheckpoint(run: CheckpointRun, info: CheckpointInfo)
 }
 
 async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step: number, snapshot: boolean): Promise<CheckpointOutcome> {
+  // Hibernated in the middle of this step, and nothing ran on a host since: the workspace shipped
+  // then is as the step left it (no host holds a folder to take another from).
+  const shipped = run.options.poolReleasedMidStep;
+  if (shipped?.step === step && !run.options.poolHost) {
+    const { commit, added, changed, deleted } = shipped;
+    run.apply(recordCheckpoint, step, { commit, added, changed, deleted });
+    return { kind: 'recorded', step };
+  }
   const previous = run.checkpoints.latestCommit();
   if (!snapshot && previous) {
     run.apply(recordCheckpoint, step, { commit: previous, added: 0, changed: 0, deleted: 0 });
