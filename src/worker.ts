@@ -12,6 +12,7 @@ import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
 import type { WorkerHooks } from './hooks/run-hook.js';
 import { resolveSandbox, type SandboxOptions, type SandboxRequest } from './tools/sandbox.js';
+import { setUpSpawner } from './tools/spawner.js';
 import { readWorkerConfig as workerConfigOf, type WorkerConfig, type WorkerDeploymentVersion } from './config.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
@@ -162,6 +163,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const given: ChildEnv = options.env ?? process.env;
   const settings = readSettings(given, 'worker'); // a bad value stops here, naming the variable
   const config = workerConfigOf(settings);
+  setUpSpawner({ helper: config.spawnHelper, env: given });
   const metricsPort = options.metricsPort ?? config.metricsPort;
   const metricsHost = options.metricsHost ?? config.metricsHost;
   installRuntime(config.logLevel, metricsPort, metricsHost);
@@ -222,7 +224,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     taskQueue: mainQueue,
     toolTaskQueue: toolsQueue,
     pool: pool ? { pool: pool.pool, hostId: pool.hostId, workspacesDir: pool.workspacesDir } : undefined,
-    sandbox,
+    sandbox: sandbox && { kind: sandbox.kind, network: sandbox.network },
     sandboxWarning,
     deployment,
     metricsPort,

@@ -62,7 +62,9 @@ export async function heartbeatTransport(address: string, options: { n?: number;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   let address = process.env.TEMPORAL_ADDRESS;
-  const server = address ? undefined : await startDevServer({ port: await freePort(), headless: true });
+  const server = address
+    ? undefined
+    : await startDevServer({ temporalCli: process.env.TEMPORAL_CLI, port: await freePort(), headless: true });
   address ??= server!.address;
   const r = await heartbeatTransport(address);
   console.log(

@@ -9,7 +9,7 @@ import { ModelClients } from '../llm/client.js';
 import { McpManager } from '../mcp/manager.js';
 import { namedSecrets, secretValues } from '../security/env-policy.js';
 import { ToolRegistry } from '../tools/registry.js';
-import type { SandboxOptions } from '../tools/sandbox.js';
+import type { Sandbox } from '../tools/sandbox.js';
 import { CheckpointStore } from '../checkpoints/shadow-repo.js';
 import { checkWorkerHooks, workerHookEvents, type WorkerHooks } from '../hooks/run-hook.js';
 import { createCallModel } from './call-model.js';
@@ -54,7 +54,7 @@ export interface ActivitiesOptions {
   /** Where MCP servers run (one process per conversation and server). */
   mcp?: McpManager;
   /** Confine terminal commands and ctx.exec (default: none; createWorker reads FAHEEM_SANDBOX). */
-  sandbox?: SandboxOptions;
+  sandbox?: Sandbox;
   /** Why commands here are less confined than the default (createWorker's fallback): recorded in each conversation's setup. */
   sandboxWarning?: string;
   /** TypeScript hooks, run by runHooks after a conversation's command hooks. */

@@ -8,7 +8,7 @@ import { redact } from '../security/redact.js';
 import { describeInvalid, retryClass } from '../tools/define.js';
 import { interruptedFailure, partialOutputOf } from '../tools/interrupted.js';
 import type { ToolRegistry } from '../tools/registry.js';
-import { execInWorkspace, hiddenDirs, type SandboxOptions } from '../tools/sandbox.js';
+import { execInWorkspace, hiddenDirs, type Sandbox } from '../tools/sandbox.js';
 import { commandBaseEnv } from '../security/env-policy.js';
 import type { RunToolInput, RunToolResult } from '../types.js';
 import { withHeartbeat } from './heartbeat.js';
@@ -30,7 +30,7 @@ export interface RunToolDeps {
   /** The worker's environment (what ctx.exec's programs start from, less its secrets). */
   env: ChildEnv;
   /** Where ctx.exec runs programs (default: unsandboxed). */
-  sandbox?: SandboxOptions;
+  sandbox?: Sandbox;
   /** Where a call's output goes as it comes (ctx.output), for followers; default: nowhere. */
   live?: LivePublisher;
   /** Where a step's checkpoint goes when the call carries it (RunToolInput.checkpoint). */

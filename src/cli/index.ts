@@ -10,10 +10,11 @@ import { Conversation, checkMessage } from '../client.js';
 import { ConversationClosedError, FaheemError, NoWorkerError, UsageError, WaitTimeoutError } from '../errors.js';
 import { checkConversationId } from '../conversation-id.js';
 import { connectClient, connectConfig, taskQueue, toolTaskQueue } from '../connection.js';
-import { effectiveConfiguration, readSettings } from '../environment.js';
+import { effectiveConfiguration, readSettings, setting } from '../environment.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
 import { describeSandbox, parseSandbox } from '../tools/sandbox.js';
+import { setUpSpawner } from '../tools/spawner.js';
 import { describePauseChannel } from '../pause-channel.js';
 import { DEFAULT_CODEC_PORT, DEFAULT_UI_ORIGINS, normalizeOrigin, startCodecServer, type CodecServer } from '../server/codec-server.js';
 import { exposureWarning } from '../server/exposure.js';
@@ -88,6 +89,9 @@ function nonNegativeInt(value: string): number {
  */
 const env = process.env;
 const settings = readSettings(env, 'client');
+// The programs a command runs (git, to fork or pull a workspace) start through the spawn helper, as
+// a worker's do; `faheem worker` sets it up again from the worker's environment.
+setUpSpawner({ helper: setting(settings, 'FAHEEM_SPAWN_HELPER') !== '0', env });
 
 async function withClient<T>(fn: (client: Client) => Promise<T>): Promise<T> {
   const client = await connectClient(settings);
@@ -338,6 +342,7 @@ program
     }
     const { startDevServer } = await import('../server/dev-server.js');
     const server = await startDevServer({
+      temporalCli: settings.TEMPORAL_CLI,
       port: o.port,
       ...(o.uiPort ? { uiPort: o.uiPort } : {}),
       db: o.db,
@@ -459,7 +464,7 @@ program
   .command('temporal-cli')
   .description('print the path of the Temporal CLI, installing it first if needed')
   .action(async () => {
-    console.log(await findTemporalCli((l) => console.error(l)));
+    console.log(await findTemporalCli(settings.TEMPORAL_CLI, (l) => console.error(l)));
   });
 
 /** The tools a module exports (named exports, a default export, or arrays of them). */

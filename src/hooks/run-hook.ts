@@ -3,7 +3,7 @@
 // on stdin, the worker's environment without its secrets, a timeout that stops the hook and all it
 // started; then the worker's own TypeScript hooks. Turns what they did into one decision.
 import { redact } from '../security/redact.js';
-import { execInWorkspace, hiddenDirs, type SandboxOptions } from '../tools/sandbox.js';
+import { execInWorkspace, hiddenDirs, type Sandbox } from '../tools/sandbox.js';
 import { commandBaseEnv } from '../tools/terminal.js';
 import { DEFAULT_HOOK_TIMEOUT_S, HOOK_EVENTS, type CommandHook, type HookEventName } from './config.js';
 import {
@@ -98,7 +98,7 @@ export interface HookRunnerDeps {
   /** The worker's environment; hooks start from its allow-listed part, without secrets. */
   env: ChildEnv;
   /** Run command hooks under this sandbox (default: unsandboxed). */
-  sandbox?: SandboxOptions;
+  sandbox?: Sandbox;
   /** Values masked in records, reasons, context and errors. */
   secretValues?: readonly string[];
   /** The worker's TypeScript hooks. */
@@ -119,7 +119,7 @@ export interface CommandHookRun {
 export async function runCommandHook(
   hook: CommandHook,
   event: HookEvent,
-  options: { workspace: string; baseEnv: Record<string, string>; sandbox?: SandboxOptions; hide?: readonly string[]; signal?: AbortSignal },
+  options: { workspace: string; baseEnv: Record<string, string>; sandbox?: Sandbox; hide?: readonly string[]; signal?: AbortSignal },
 ): Promise<CommandHookRun> {
   const started = Date.now();
   // --norc: a bash whose stdin is a socket would read ~/.bashrc first (see terminal.ts).

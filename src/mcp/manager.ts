@@ -9,7 +9,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ContentBlock, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { commandBaseEnv, isMcpOfferedVariable, isWorkerOwnVariable } from '../security/env-policy.js';
-import { hiddenDirs, sandboxedCommand, type SandboxOptions } from '../tools/sandbox.js';
+import { hiddenDirs, sandboxedCommand, type Sandbox } from '../tools/sandbox.js';
 import { expandEnv, mcpToolName, type McpServer, type McpServers } from './config.js';
 import type { ChildEnv } from '../environment.js';
 
@@ -43,8 +43,8 @@ export interface McpCallResult {
 }
 
 export interface McpManagerOptions {
-  /** The worker's environment, for ${VAR} in env and headers. Default process.env. */
-  env?: ChildEnv;
+  /** The worker's environment: what stdio servers start from (through the allow-list), and ${VAR} in env and headers. */
+  env: ChildEnv;
   /** Close a connection unused for this long. Default 10 min. */
   idleMs?: number;
   /** Limit for starting a server and for listing its tools. Default 30 s. */
@@ -53,7 +53,7 @@ export interface McpManagerOptions {
    * Start stdio servers under this sandbox, as the conversation's commands are (its workspace writable,
    * the same network). Default: unsandboxed.
    */
-  sandbox?: SandboxOptions;
+  sandbox?: Sandbox;
 }
 
 const CLIENT_INFO = { name: 'faheemcode', version: '0.1.0' };
@@ -299,13 +299,13 @@ function annotationsOf(tool: Tool): McpToolAnnotations {
 
 export class McpManager {
   private readonly env: ChildEnv;
-  private readonly sandbox: SandboxOptions | undefined;
+  private readonly sandbox: Sandbox | undefined;
   private readonly idleMs: number;
   private readonly connectTimeoutMs: number;
   private readonly entries = new Map<string, Entry>();
 
-  constructor(options: McpManagerOptions = {}) {
-    this.env = options.env ?? process.env;
+  constructor(options: McpManagerOptions) {
+    this.env = options.env;
     this.sandbox = options.sandbox;
     this.idleMs = options.idleMs ?? 10 * 60_000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 30_000;

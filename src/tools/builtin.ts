@@ -1,6 +1,6 @@
-// faheemcode's own host tools, terminal and file_editor, defined with the same API as yours. The
-// worker makes them from its environment (where its files and secrets are); the exported
-// constants use the process's (read at their first call, not at import), and are what you pass to `Agent`.
+// faheemcode's own host tools, terminal and file_editor, defined with the same API as yours, made
+// from the environment they are given: a worker's (where its files and secrets are), or, for the
+// SDK's TerminalTool and FileEditorTool (src/client.ts), the user's process's.
 import path from 'node:path';
 import { conversationFolder } from '../conversation-id.js';
 import { faheemHome } from '../home.js';
@@ -10,7 +10,7 @@ import { defineTool, type AnyTool } from './define.js';
 import { editFile } from './file-editor.js';
 import { DelegateTool } from './delegate.js';
 import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './in-workflow.js';
-import { hiddenDirs, type SandboxOptions } from './sandbox.js';
+import { hiddenDirs, type Sandbox } from './sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
 import { riskyUnlessRatedLow, terminalNeedsApproval } from './risk.js';
 import { runTerminalCall } from './terminal.js';
@@ -18,10 +18,10 @@ import type { ChildEnv } from '../environment.js';
 
 /** What the built-in tools are made from on a worker. */
 export interface BuiltinConfig {
-  /** The worker's environment: secrets, FAHEEM_HOME. */
-  env?: ChildEnv;
+  /** The worker's environment: secrets, FAHEEM_HOME, and what commands start from (through the allow-list). Read at the first call. */
+  env: ChildEnv;
   /** Run terminal commands under this sandbox (default: none). */
-  sandbox?: SandboxOptions;
+  sandbox?: Sandbox;
   /** A command with no new output this long is returned as still running (default 30 s; the worker's FAHEEM_TERMINAL_SOFT_TIMEOUT_S). */
   softTimeoutMs?: number;
   /** Start commands through the spawn helper (default: on; the worker's FAHEEM_SPAWN_HELPER). */
@@ -34,13 +34,26 @@ function once<T>(make: () => T): () => T {
   return () => (value ??= { v: make() }).v;
 }
 
+// Every built-in tool, whoever made it: a worker given one among its tools runs its own instead.
+const builtins = new WeakSet<object>();
+function builtin<T extends object>(tool: T): T {
+  builtins.add(tool);
+  return tool;
+}
+
+/** Whether `tool` is one of faheemcode's built-in tools (TerminalTool, ThinkTool, …), not a tool of yours. */
+export function isBuiltinTool(tool: unknown): boolean {
+  return typeof tool === 'object' && tool !== null && builtins.has(tool);
+}
+for (const t of [TaskTrackerTool, ThinkTool, FinishTool, DelegateTool, WaitTool]) builtin(t);
+
 /** The terminal tool for a worker with this configuration. */
-export function terminalTool(config: BuiltinConfig = {}) {
+export function terminalTool(config: BuiltinConfig) {
   const setup = once(() => {
-    const env = config.env ?? process.env;
+    const env = config.env;
     return { env, home: faheemHome(env), secrets: secretValues(env), baseEnv: commandBaseEnv(env), secretEnv: namedSecrets(env) };
   });
-  return defineTool<typeof TerminalArgs, TerminalState>({
+  const tool = defineTool<typeof TerminalArgs, TerminalState>({
     name: 'terminal',
     description: 'Run a bash command in the workspace and see its output and exit code.',
     parameters: TerminalArgs,
@@ -76,12 +89,13 @@ export function terminalTool(config: BuiltinConfig = {}) {
       return { ...rest, state: terminal };
     },
   });
+  return builtin(tool);
 }
 
 /** The file_editor tool for a worker with this configuration. */
-export function fileEditorTool(config: BuiltinConfig = {}) {
-  const home = once(() => faheemHome(config.env ?? process.env));
-  return defineTool({
+export function fileEditorTool(config: BuiltinConfig) {
+  const home = once(() => faheemHome(config.env));
+  const tool = defineTool({
     name: 'file_editor',
     description: 'View, create and edit files: view (a file with line numbers, or a directory), create, str_replace, insert, undo_edit.',
     parameters: FileEditorArgs,
@@ -97,15 +111,12 @@ export function fileEditorTool(config: BuiltinConfig = {}) {
       return editFile(args, { workspace: ctx.workspace, undoDir: undo.dir });
     },
   });
+  return builtin(tool);
 }
 
-/** Runs bash commands in the workspace (cwd and exported variables carry over between calls). */
-export const TerminalTool = terminalTool();
-/** Views and edits files inside the workspace. */
-export const FileEditorTool = fileEditorTool();
 export { DelegateTool, FinishTool, TaskTrackerTool, ThinkTool, WaitTool };
 
 /** Every built-in tool, made for a worker with this environment. */
-export function builtinTools(config: BuiltinConfig = {}): AnyTool[] {
+export function builtinTools(config: BuiltinConfig): AnyTool[] {
   return [terminalTool(config), fileEditorTool(config), TaskTrackerTool, ThinkTool, FinishTool, DelegateTool, WaitTool] as AnyTool[];
 }

@@ -4,28 +4,18 @@
 import { InvalidRequestError } from '../errors.js';
 import { z } from 'zod';
 import { TOOL_NAMES, type ChatToolCall, type ToolCallPlan, type ToolSpec } from '../types.js';
-import { builtinTools, DelegateTool, FileEditorTool, TerminalTool, type BuiltinConfig } from './builtin.js';
+import { builtinTools, isBuiltinTool, type BuiltinConfig } from './builtin.js';
 import { isTool, type AnyTool } from './define.js';
-import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './in-workflow.js';
-
-const EXPORTED_BUILTINS: readonly unknown[] = [
-  TerminalTool,
-  FileEditorTool,
-  TaskTrackerTool,
-  ThinkTool,
-  FinishTool,
-  DelegateTool,
-  WaitTool,
-];
 
 export class ToolRegistry {
   private readonly tools = new Map<string, AnyTool>();
   private readonly custom: string[] = [];
 
-  constructor(custom: readonly unknown[] = [], config: BuiltinConfig = {}) {
+  /** `custom`: the worker's own tools; `config`: what the built-ins are made from (the worker's environment). */
+  constructor(custom: readonly unknown[], config: BuiltinConfig) {
     for (const t of builtinTools(config)) this.tools.set(t.name, t);
     for (const t of custom) {
-      if (EXPORTED_BUILTINS.includes(t)) continue; // always there; listing them is harmless
+      if (isBuiltinTool(t)) continue; // always there (this worker's own); listing them is harmless
       if (!isTool(t)) throw new InvalidRequestError(`createWorker: ${describeValue(t)} is not a tool made with defineTool`);
       if ((TOOL_NAMES as readonly string[]).includes(t.name))
         throw new InvalidRequestError(`createWorker: "${t.name}" is a built-in tool's name; give yours another`);

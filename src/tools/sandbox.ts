@@ -31,6 +31,65 @@ export interface SandboxOptions {
 }
 
 /**
+ * The host side of a worker's sandbox: the programs it runs outside the sandbox (env, bwrap, bash,
+ * slirp4netns, nsenter, ip), each found once on the worker's PATH, never on a command's (a
+ * conversation's `export PATH=./bin:$PATH` must not choose what runs outside the sandbox), and the
+ * resolv.conf the internet network shows, under the worker's FAHEEM_HOME.
+ */
+export class SandboxHost {
+  private readonly programs = new Map<string, string>();
+  private readonly searchPath: string | undefined;
+  private readonly home: string;
+
+  /** `env`: the worker's environment (its PATH and FAHEEM_HOME). */
+  constructor(env: ChildEnv) {
+    this.searchPath = env.PATH;
+    this.home = faheemHome(env);
+  }
+
+  /** A program's absolute path on the worker's PATH (its bare name when it is not there: starting it then fails with ENOENT, which says so). */
+  program(name: string): string {
+    let file = this.programs.get(name);
+    if (!file) {
+      file = findProgram(name, { PATH: this.searchPath });
+      if (file) this.programs.set(name, file);
+    }
+    return file ?? name;
+  }
+
+  /** The PATH the sandbox's own host-side programs use: the worker's directories that hold them. */
+  programPath(): string {
+    const dirs = ['env', 'bash', 'bwrap', 'mktemp', 'slirp4netns', 'nsenter', 'ip']
+      .map((p) => path.dirname(this.program(p)))
+      .filter((d) => d !== '.');
+    return [...new Set([...dirs, '/usr/sbin', '/usr/bin', '/sbin', '/bin'])].join(':');
+  }
+
+  /** A resolv.conf naming slirp4netns's DNS forwarder (10.0.2.3), kept under FAHEEM_HOME (made again if removed). */
+  resolvConf(): string {
+    const file = path.join(this.home, 'sandbox', 'resolv.conf');
+    try {
+      if (statSync(file).isFile()) return file;
+    } catch {
+      // not made yet
+    }
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, 'nameserver 10.0.2.3\n', { mode: 0o644 });
+    return file;
+  }
+}
+
+/** A sandbox on this worker: what it is, and the host it runs from (see {@link onHost}). */
+export interface Sandbox extends SandboxOptions {
+  readonly host: SandboxHost;
+}
+
+/** The sandbox `options` on the worker whose environment is `env` (its PATH finds the sandbox's programs). */
+export function onHost(options: SandboxOptions, env: ChildEnv): Sandbox {
+  return { kind: options.kind, network: options.network, host: new SandboxHost(env) };
+}
+
+/**
  * What a worker was asked for (flags or environment): `default` is bwrap where it works, unsandboxed
  * (said at start) where it does not; `bwrap` must work; `none` is the opt-out. `networkChosen`: the
  * network was named, so it must work too (the default `internet` falls back to `none`).
@@ -85,7 +144,7 @@ export function describeSandbox(sandbox: SandboxOptions | undefined): string {
 
 /** What a request resolved to on this host: the sandbox (or none) and, when it fell back, why. */
 export interface ResolvedSandbox {
-  sandbox: SandboxOptions | undefined;
+  sandbox: Sandbox | undefined;
   /** Set when the default could not be had: one line saying what commands get instead, and why. */
   warning?: string;
 }
@@ -94,14 +153,15 @@ export interface ResolvedSandbox {
  * Resolves a request on this host: an explicit `bwrap` (or a named network) that does not work
  * throws a SandboxError saying what to do; the default falls back, never silently and never to a
  * more open network: bwrap without a working `internet` network gets `none`, no bwrap gets no sandbox.
- * The probe is run once a process for each setting (see checkSandbox).
+ * The probe is run once a process for each setting (see checkSandbox). The sandbox runs its own
+ * programs from `env`'s PATH (see SandboxHost).
  */
 export async function resolveSandbox(request: SandboxRequest, env: ChildEnv): Promise<ResolvedSandbox> {
   if (request.kind === 'none') return { sandbox: undefined };
   const wanted: SandboxOptions = { kind: 'bwrap', network: request.network };
   try {
     await checkSandbox(wanted, env);
-    return { sandbox: wanted };
+    return { sandbox: onHost(wanted, env) };
   } catch (err) {
     if (!(err instanceof SandboxError)) throw err;
     const part = (err as SandboxError & { part?: string }).part;
@@ -109,7 +169,7 @@ export async function resolveSandbox(request: SandboxRequest, env: ChildEnv): Pr
       const fallback: SandboxOptions = { kind: 'bwrap', network: 'none' };
       await checkSandbox(fallback, env); // bwrap itself worked: this is expected to
       return {
-        sandbox: fallback,
+        sandbox: onHost(fallback, env),
         warning: `commands get no network: the sandbox's internet network cannot start here (${err.message}); install slirp4netns, nsenter (util-linux) and ip (iproute2), or choose --sandbox-network none|host`,
       };
     }
@@ -209,20 +269,6 @@ export function isHostUnsafeVariable(name: string): boolean {
   );
 }
 
-/**
- * The programs the sandbox runs on the host, found once on the worker's PATH (never on a command's:
- * a conversation's `export PATH=./bin:$PATH` must not choose what runs outside the sandbox).
- */
-const programs = new Map<string, string>();
-function hostProgram(name: string): string {
-  let file = programs.get(name);
-  if (!file) {
-    file = findProgram(name, process.env);
-    if (file) programs.set(name, file);
-  }
-  return file ?? name; // not found: starting it fails with ENOENT, which says so
-}
-
 /** A program's absolute path on this PATH, if it is there. */
 function findProgram(name: string, env: ChildEnv): string | undefined {
   for (const dir of (env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin').split(':')) {
@@ -241,14 +287,6 @@ function findProgram(name: string, env: ChildEnv): string | undefined {
 /** Whether a program is on this PATH (for the checks). */
 function hasProgram(name: string, env: ChildEnv): boolean {
   return findProgram(name, env) !== undefined;
-}
-
-/** The PATH the sandbox's own host-side programs use: the worker's directories that hold them. */
-function hostPath(): string {
-  const dirs = ['env', 'bash', 'bwrap', 'mktemp', 'slirp4netns', 'nsenter', 'ip']
-    .map((p) => path.dirname(hostProgram(p)))
-    .filter((d) => d !== '.');
-  return [...new Set([...dirs, '/usr/sbin', '/usr/bin', '/sbin', '/bin'])].join(':');
 }
 
 /**
@@ -333,19 +371,6 @@ exec 5>&- 7<&- 8<&- 9<&-
 PATH=$cmdpath exec "$@"
 `;
 
-/** A resolv.conf naming slirp4netns's DNS forwarder (10.0.2.3), kept under FAHEEM_HOME (made again if removed). */
-function internetResolvConf(): string {
-  const file = path.join(faheemHome(process.env), 'sandbox', 'resolv.conf');
-  try {
-    if (statSync(file).isFile()) return file;
-  } catch {
-    // not made yet
-  }
-  mkdirSync(path.dirname(file), { recursive: true });
-  writeFileSync(file, 'nameserver 10.0.2.3\n', { mode: 0o644 });
-  return file;
-}
-
 /** The worker's own package (where its node_modules are) and working directory. */
 function workerDirs(): string[] {
   return [fileURLToPath(new URL('../..', import.meta.url)), process.cwd()];
@@ -360,7 +385,7 @@ function workerDirs(): string[] {
  * the sandbox, and with the internet network its slirp4netns too.
  */
 export function sandboxedCommand(
-  sandbox: SandboxOptions | undefined,
+  sandbox: Sandbox | undefined,
   plan: BwrapPlan,
   file: string,
   args: readonly string[],
@@ -373,30 +398,31 @@ export function sandboxedCommand(
     if (isHostUnsafeVariable(k)) inner.push('--setenv', k, v);
     else outer[k] = v;
   }
-  const resolvConf = sandbox.network === 'internet' ? (plan.resolvConf ?? internetResolvConf()) : undefined;
+  const host = sandbox.host;
+  const resolvConf = sandbox.network === 'internet' ? (plan.resolvConf ?? host.resolvConf()) : undefined;
   const bwrap = [
-    hostProgram('bwrap'),
+    host.program('bwrap'),
     ...bwrapArgs(sandbox, { show: workerDirs(), ...plan, ...(resolvConf ? { resolvConf } : {}) }),
     ...inner,
     '--',
-    hostProgram('env'),
+    host.program('env'),
     '--default-signal=INT',
     '--',
     file,
     ...args,
   ];
-  if (sandbox.network !== 'internet') return { file: hostProgram('env'), args: ['--ignore-signal=INT', ...bwrap], env: outer };
+  if (sandbox.network !== 'internet') return { file: host.program('env'), args: ['--ignore-signal=INT', ...bwrap], env: outer };
   const launcher = [
-    hostPath(),
+    host.programPath(),
     os.tmpdir(),
-    hostProgram('slirp4netns'),
-    hostProgram('nsenter'),
-    hostProgram('ip'),
+    host.program('slirp4netns'),
+    host.program('nsenter'),
+    host.program('ip'),
     blockedNetworks().join(' '),
   ];
   const [bwrapFile, ...bwrapRest] = bwrap;
   return {
-    file: hostProgram('bash'),
+    file: host.program('bash'),
     args: [
       '--norc',
       '--noprofile',
@@ -495,7 +521,9 @@ async function probeSandbox(sandbox: SandboxOptions, env: ChildEnv): Promise<str
       'touch ./written || exit 3; ' +
       'if touch /faheem-sandbox-check 2>/dev/null; then rm -f /faheem-sandbox-check; echo "/ is writable inside the sandbox"; exit 4; fi';
     const trialOf = async (s: SandboxOptions) => {
-      const run = sandboxedCommand(s, { workspace, hide: hiddenDirs(env) }, 'sh', ['-c', script], { PATH: env.PATH ?? '/usr/bin:/bin' });
+      const run = sandboxedCommand(onHost(s, env), { workspace, hide: hiddenDirs(env) }, 'sh', ['-c', script], {
+        PATH: env.PATH ?? '/usr/bin:/bin',
+      });
       return execa(run.file, run.args, { env: run.env, extendEnv: false, reject: false, timeout: 20_000, all: true });
     };
     // bubblewrap itself first (without the internet network), so a failure names the right part.
@@ -540,7 +568,7 @@ export async function execInWorkspace(
   args: readonly string[],
   options: ExecOptions & {
     workspace: string;
-    sandbox: SandboxOptions | undefined;
+    sandbox: Sandbox | undefined;
     baseEnv: Record<string, string>;
     hide: readonly string[];
     signal?: AbortSignal;

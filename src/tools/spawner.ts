@@ -2,14 +2,15 @@
 // with fork(), whose cost grows with the forking process's memory: a worker of several hundred MB
 // paid ~12 ms of main-thread CPU a command, its largest cost a step. The helper (spawn-helper.ts), a
 // bare Node process, is forked once, lazily, and pays that cost on its own thread at its own small
-// size. If it cannot start, commands start in this process with execa, as they did before. Short
+// size; the process's entry point says whether to use it and with what environment (setUpSpawner).
+// If it cannot start, or was not set up, commands start in this process with execa. Short
 // programs whose output is wanted whole (the checkpoints' git calls) go the same way: runProgram.
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { Readable } from 'node:stream';
 import { FaheemError } from '../errors.js';
 import { commandBaseEnv } from '../security/env-policy.js';
 import { fileURLToPath } from 'node:url';
-import type { Settings } from '../environment.js';
+import type { ChildEnv, Settings } from '../environment.js';
 
 export interface SpawnOptions {
   cwd: string;
@@ -81,10 +82,39 @@ const READY_TIMEOUT_MS = 15_000;
 /** After the helper failed to start, commands start in-process for this long before it is tried again. */
 const RETRY_AFTER_MS = 60_000;
 
+/** How this process starts commands: what its entry point says in {@link setUpSpawner}. */
+export interface SpawnerSetup {
+  /** Through the spawn helper (FAHEEM_SPAWN_HELPER; `0` turns it off); false: in this process. */
+  helper: boolean;
+  /** This process's environment: the helper is forked with its allow-listed part only (commandBaseEnv). */
+  env: ChildEnv;
+}
+
+// Set once a process, by its entry point (createWorker, the CLI), and read only here: the helper is
+// one a process (forked once, shared by every caller), so whether to use it and the environment it
+// starts with are facts of the process, not of a call. Unset (a program that only uses the SDK), no
+// helper: commands start in this process, each with the environment its caller gives.
+let setup: SpawnerSetup | undefined;
+
+/**
+ * Says how this process starts commands: through the spawn helper, forked (lazily, once) with the
+ * allow-listed part of `env`, or in this process. Called by the entry point when it starts; a helper
+ * already running keeps the environment it was forked with.
+ */
+export function setUpSpawner(how: SpawnerSetup): void {
+  setup = { helper: how.helper, env: how.env };
+}
+
+/** The helper, when this call wants it (`useHelper`, else the process's setup) and the process set one up. */
+async function helperFor(useHelper: boolean | undefined): Promise<Helper | undefined> {
+  if (!setup || !(useHelper ?? setup.helper)) return undefined;
+  return currentHelper(setup.env);
+}
+
 /**
  * Starts `file args` in its own process: through the spawn helper, or in this process when the
- * helper cannot be started or is not wanted (`useHelper` false; unset, FAHEEM_SPAWN_HELPER=0 at the
- * time of the call says so). Rejects when the program cannot be started.
+ * helper cannot be started or is not wanted (`useHelper` false; unset, the process's
+ * {@link setUpSpawner} decides). Rejects when the program cannot be started.
  */
 export async function spawnCommand(
   file: string,
@@ -92,8 +122,7 @@ export async function spawnCommand(
   options: SpawnOptions,
   useHelper?: boolean,
 ): Promise<SpawnedCommand> {
-  const wanted = useHelper ?? process.env.FAHEEM_SPAWN_HELPER !== '0';
-  const helper = wanted ? await currentHelper() : undefined;
+  const helper = await helperFor(useHelper);
   return helper ? helper.spawn(file, args, options) : spawnInProcess(file, args, options);
 }
 
@@ -111,8 +140,7 @@ export async function runProgram(
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(options.env)) if (v !== undefined) env[k] = v;
   const input = typeof options.input === 'string' ? Buffer.from(options.input, 'utf8') : (options.input ?? Buffer.alloc(0));
-  const wanted = useHelper ?? process.env.FAHEEM_SPAWN_HELPER !== '0';
-  const helper = wanted ? await currentHelper() : undefined;
+  const helper = await helperFor(useHelper);
   return helper ? helper.run(file, args, options.cwd, env, input) : runInProcess(file, args, options.cwd, env, input);
 }
 
@@ -125,11 +153,11 @@ let helper: Helper | undefined;
 let failedAt = -Infinity;
 let warned = false;
 
-async function currentHelper(): Promise<Helper | undefined> {
+async function currentHelper(env: ChildEnv): Promise<Helper | undefined> {
   if (Date.now() - failedAt < RETRY_AFTER_MS) return undefined;
   let h: Helper | undefined;
   try {
-    h = helper ??= new Helper(); // fork() itself may throw
+    h = helper ??= new Helper(env); // fork() itself may throw
     await h.ready;
     return h;
   } catch (err) {
@@ -180,7 +208,8 @@ class Helper {
   private started = false;
   private gone = false;
 
-  constructor() {
+  /** `env`: this process's environment (the helper gets its allow-listed part). */
+  constructor(env: ChildEnv) {
     const entry = helperEntry();
     // Detached: a Ctrl-C meant for the worker (which then drains its running commands) does not
     // reach the helper. It still exits when the worker does: its IPC channel closes.
@@ -188,7 +217,7 @@ class Helper {
     // readable by them (unsandboxed, as $PPID); the worker's keys must not be in it.
     this.child = fork(entry.file, [], {
       execArgv: entry.execArgv,
-      env: commandBaseEnv({ ...process.env, FAHEEM_COMMAND_ENV: '' }),
+      env: commandBaseEnv({ ...env, FAHEEM_COMMAND_ENV: '' }),
       serialization: 'advanced',
       stdio: ['ignore', 'ignore', 'inherit', 'ipc'], // its stderr: a crash is seen in the worker's log
       detached: true,

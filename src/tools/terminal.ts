@@ -12,7 +12,7 @@ import { ToolInterruptedError } from '../errors.js';
 import { commandBaseEnv, isSecretName, namedSecrets } from '../security/env-policy.js';
 import { redact, redactPiece } from '../security/redact.js';
 import type { TerminalResult, TerminalState } from '../types.js';
-import { killGroup, sandboxedCommand, type SandboxOptions } from './sandbox.js';
+import { killGroup, sandboxedCommand, type Sandbox } from './sandbox.js';
 import type { z } from 'zod';
 import { describeInvalid, TerminalArgs } from './schemas.js';
 import { spawnCommand, type SpawnedCommand } from './spawner.js';
@@ -55,7 +55,7 @@ export interface TerminalContext {
   /** Values to hide from output. */
   secrets?: readonly string[];
   /** The environment commands start from (commandBaseEnv: the allowlisted variables of the worker's). */
-  baseEnv?: Record<string, string>;
+  baseEnv: Record<string, string>;
   /** Which running command is ours: the conversation id. */
   session?: string;
   /** No new output for this long returns the command as still running. */
@@ -63,7 +63,7 @@ export interface TerminalContext {
   /** Secrets by name: exported to a command only when it mentions the name; never kept in state. */
   secretEnv?: Record<string, string>;
   /** Run each command under this sandbox (default: none, with the worker user's rights). */
-  sandbox?: SandboxOptions;
+  sandbox?: Sandbox;
   /** Directories the sandbox hides (the worker's home, FAHEEM_HOME); see hiddenDirs. */
   sandboxHide?: readonly string[];
   /** Start commands through the spawn helper (the worker's FAHEEM_SPAWN_HELPER; default: on). */
@@ -165,8 +165,7 @@ export async function runTerminalCall(
 }
 
 async function start(command: string, state: TerminalState, ctx: TerminalContext): Promise<RunningCommand> {
-  // Without one (a terminal used on its own, not through a worker), this process's environment's allow-listed part.
-  const baseEnv = ctx.baseEnv ?? commandBaseEnv(process.env);
+  const baseEnv = ctx.baseEnv;
   const mentioned = Object.fromEntries(Object.entries(ctx.secretEnv ?? {}).filter(([name]) => new RegExp(`\\b${name}\\b`).test(command)));
   const stateDir = await mkdtemp(path.join(tmpdir(), 'faheem-term-'));
   // Sandboxed, the command sees its state directory (to leave its cwd and env there) and, read-only,

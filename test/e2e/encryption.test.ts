@@ -238,7 +238,7 @@ describe('with a key, against a dev server', () => {
     assert.ok(text.includes('"finished"') && text.includes('runTool') && text.includes('conversation'));
 
     // The same through `temporal workflow show -o json` (the standard export), no codec.
-    const cli = await findTemporalCli();
+    const cli = await findTemporalCli(process.env.TEMPORAL_CLI);
     const shown = await execa(cli, ['workflow', 'show', '--address', h.server.address, '-w', conversation.id, '-o', 'json']);
     const exported = historyText(historyFromJSON(JSON.parse(shown.stdout)));
     for (const secret of [MESSAGE, COMMAND, OUTPUT, REPLY]) assert.ok(!exported.includes(secret), `exported history contains "${secret}"`);
@@ -418,7 +418,7 @@ describe('with a key, against a dev server', () => {
     assert.ok(Buffer.from(fromHistory.payloads[0]!.data, 'base64').toString().includes(MESSAGE));
 
     // The official CLI decodes through it too (`--codec-endpoint`).
-    const shown = await execa(await findTemporalCli(), [
+    const shown = await execa(await findTemporalCli(process.env.TEMPORAL_CLI), [
       'workflow',
       'show',
       '--address',

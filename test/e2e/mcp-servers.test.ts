@@ -239,7 +239,7 @@ describe('MCP over stdio: server-everything', () => {
 });
 
 describe('MCP over stdio: fixture server', () => {
-  const manager = new McpManager();
+  const manager = new McpManager({ env: process.env });
   after(() => manager.closeAll());
   const servers: McpServers = { fixture: fixture() };
   const pidOf = async (conversationId: string, s: McpServers = servers, name = 'fixture') => {
@@ -361,7 +361,7 @@ describe('MCP over stdio: fixture server', () => {
   });
 
   test('an idle connection is closed, and started again when needed', async () => {
-    const idle = new McpManager({ idleMs: 200 });
+    const idle = new McpManager({ env: process.env, idleMs: 200 });
     try {
       const r = await idle.callTool('conv-idle', servers, 'fixture', 'pid', {});
       const pid = Number(r.content);
@@ -375,7 +375,7 @@ describe('MCP over stdio: fixture server', () => {
   });
 
   test('closeAll ends every server', async () => {
-    const own = new McpManager();
+    const own = new McpManager({ env: process.env });
     const pids = [
       Number((await own.callTool('c1', servers, 'fixture', 'pid', {})).content),
       Number((await own.callTool('c2', servers, 'fixture', 'pid', {})).content),
@@ -387,7 +387,7 @@ describe('MCP over stdio: fixture server', () => {
 });
 
 describe('MCP over stdio: server-memory', () => {
-  const manager = new McpManager();
+  const manager = new McpManager({ env: process.env });
   let dir = '';
   before(async () => {
     dir = await mkdtemp(path.join(tmpdir(), 'mcp-memory-'));

@@ -115,7 +115,7 @@ test('a command handed to a worker that died before starting it runs on the retr
   // This stand-in host answers the setup step as a worker would…
   const prepare = await poll();
   assert.equal(prepare.activityType?.name, 'prepareTools');
-  const registry = new ToolRegistry();
+  const registry = new ToolRegistry([], { env: process.env });
   const result: PrepareToolsResult = {
     tools: ['terminal', 'file_editor', 'think', 'finish'].map((n) => toolSpec(registry.get(n)!)),
     errors: [],

@@ -9,7 +9,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { spawnCommand, spawnHelperPid, type SpawnedCommand, type SpawnOptions } from '../../src/tools/spawner.js';
+import { setUpSpawner, spawnCommand, spawnHelperPid, type SpawnedCommand, type SpawnOptions } from '../../src/tools/spawner.js';
+
+// Set up as a worker's entry point sets it up: the helper is forked from the
+// allow-listed part of this environment (its key and what FAHEEM_COMMAND_ENV adds stay out).
+const WORKER_ENV = { ...process.env, LLM_API_KEY: 'sk-spawner-test-key', FAHEEM_COMMAND_ENV: 'SPAWNER_EXTRA', SPAWNER_EXTRA: 'extra' };
+setUpSpawner({ helper: true, env: WORKER_ENV });
 
 const ENV = { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8' };
 const opts = (extra: Partial<SpawnOptions> = {}): SpawnOptions => ({ cwd: os.tmpdir(), env: ENV, detached: true, ...extra });
@@ -87,6 +92,10 @@ describe('the spawn helper', () => {
       assert.match(r.text, /^é€$/m);
       assert.ok(spawnHelperPid(), 'started by the helper');
       assert.notEqual(spawnHelperPid(), process.pid);
+      const helperEnv = readFileSync(`/proc/${spawnHelperPid()}/environ`, 'utf8').split('\0');
+      assert.ok(helperEnv.includes(`PATH=${process.env.PATH}`), 'the helper has the allow-listed variables');
+      for (const name of ['LLM_API_KEY', 'SPAWNER_EXTRA', 'FAHEEM_COMMAND_ENV'])
+        assert.ok(!helperEnv.some((v) => v.startsWith(`${name}=`)), `the helper has no ${name}`);
 
       const self = await spawnCommand('bash', ['--norc', '-c', 'echo $$ $(ps -o pgid= $$)'], opts());
       const { text } = await finish(self);
@@ -178,7 +187,7 @@ describe('the spawn helper', () => {
   });
 
   test('the in-process fallback (FAHEEM_SPAWN_HELPER=0) behaves the same', async () => {
-    process.env.FAHEEM_SPAWN_HELPER = '0';
+    setUpSpawner({ helper: false, env: WORKER_ENV });
     try {
       const r = await finish(await sh('echo out; echo err >&2; exit 5'));
       assert.equal(r.code, 5);
@@ -192,8 +201,9 @@ describe('the spawn helper', () => {
       await waitFor('the output to end', () => seen.ended);
       assert.equal(seen.text, 'typed\ndone\n');
       await assert.rejects(spawnCommand('faheem-no-such-program', [], opts()), /ENOENT/);
+      assert.equal((await finish(await sh('echo $PPID'))).text, `${process.pid}\n`, 'started by this process');
     } finally {
-      delete process.env.FAHEEM_SPAWN_HELPER;
+      setUpSpawner({ helper: true, env: WORKER_ENV });
     }
   });
 });
@@ -208,7 +218,10 @@ describe('the helper and the worker process', () => {
     dirs.push(dir);
     const file = path.join(dir, 'worker.mts');
     const spawner = new URL('../../src/tools/spawner.ts', import.meta.url).href;
-    await writeFile(file, `import { spawnCommand, spawnHelperPid } from ${JSON.stringify(spawner)};\n${body}\n`);
+    await writeFile(
+      file,
+      `import { setUpSpawner, spawnCommand, spawnHelperPid } from ${JSON.stringify(spawner)};\nsetUpSpawner({ helper: true, env: process.env });\n${body}\n`,
+    );
     return file;
   }
 
@@ -254,11 +267,11 @@ describe('CPU per spawn in the worker', () => {
   }
   async function both(n: number): Promise<{ helper: number; inProcess: number }> {
     const helper = await cpuPerSpawn(n);
-    process.env.FAHEEM_SPAWN_HELPER = '0';
+    setUpSpawner({ helper: false, env: WORKER_ENV });
     try {
       return { helper, inProcess: await cpuPerSpawn(n) };
     } finally {
-      delete process.env.FAHEEM_SPAWN_HELPER;
+      setUpSpawner({ helper: true, env: WORKER_ENV });
     }
   }
 

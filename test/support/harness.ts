@@ -20,6 +20,8 @@ import { LIVE_DIVISION } from '../../src/live/stream-id.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAKE_KEY = 'sk-faheem-test-secret-4f1c9a7e2b';
+/** The Temporal CLI the tests' servers run (TEMPORAL_CLI); unset: found or installed by findTemporalCli. */
+export const TEMPORAL_CLI = process.env.TEMPORAL_CLI;
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -39,7 +41,7 @@ export async function freePort(): Promise<number> {
  * (a test gives one that is taken).
  */
 export async function startDevServerOnFreePorts(
-  options: Omit<DevServerOptions, 'port' | 'uiPort' | 'httpPort'> = {},
+  options: Omit<DevServerOptions, 'port' | 'uiPort' | 'httpPort' | 'temporalCli'> = {},
   pickPort: () => Promise<number> = freePort,
 ): Promise<DevServer> {
   for (let attempt = 1; ; attempt++) {
@@ -47,7 +49,7 @@ export async function startDevServerOnFreePorts(
     const uiPort = options.headless ? undefined : await pickPort();
     const httpPort = await freePort();
     try {
-      return await startDevServer({ ...options, port, httpPort, ...(uiPort ? { uiPort } : {}) });
+      return await startDevServer({ ...options, temporalCli: TEMPORAL_CLI, port, httpPort, ...(uiPort ? { uiPort } : {}) });
     } catch (err) {
       const portTaken = err instanceof ServerStartError && err.exitedAtStart;
       if (!portTaken || attempt >= 3) throw err;
@@ -123,7 +125,7 @@ export interface WorkerProcess {
  * earlier run of a conversation that continued as new is kept as `<name>--<id>@<run id>.json`.
  */
 async function recordHistories(client: Client, address: string, name: string): Promise<void> {
-  const cli = await findTemporalCli();
+  const cli = await findTemporalCli(TEMPORAL_CLI);
   const dir = path.join(ROOT, 'test', 'histories');
   await mkdir(dir, { recursive: true });
   for (const old of await readdir(dir)) if (old.startsWith(`${name}--`)) await rm(path.join(dir, old));
@@ -204,6 +206,7 @@ export async function startHarness(options: {
     options.workerCommands === false ||
     process.env.FAHEEM_RECORD_HISTORIES === '1';
   const serverOptions = {
+    temporalCli: TEMPORAL_CLI,
     headless: !options.ui,
     ...(options.db ? { db: options.db } : {}),
     ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
@@ -279,6 +282,7 @@ export async function startHarness(options: {
       harness.server.process.kill('SIGKILL');
       await harness.server.process;
       harness.server = await startDevServer({
+        temporalCli: TEMPORAL_CLI,
         port,
         headless: !options.ui,
         ...(uiPort ? { uiPort } : {}),

@@ -2,10 +2,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
-import { TerminalTool } from '../../src/tools/builtin.js';
+import { TerminalTool } from '../../src/client.js';
 import { defineTool, isTool, retryClass } from '../../src/tools/define.js';
 import { TaskTrackerTool } from '../../src/tools/in-workflow.js';
 import { functionTool, planCall, ToolRegistry, toolSpec } from '../../src/tools/registry.js';
+
+/** What a worker makes its built-ins from: its environment. */
+const WORKER = { env: process.env };
 
 const add = defineTool({
   name: 'add_numbers',
@@ -34,12 +37,13 @@ describe('defineTool and the registry', () => {
   });
 
   test('the worker has the built-ins and yours; clashes and non-tools are refused', () => {
-    const registry = new ToolRegistry([add, refund, TerminalTool]);
+    const registry = new ToolRegistry([add, refund, TerminalTool], WORKER);
     assert.deepEqual(registry.customNames(), ['add_numbers', 'refund']);
+    assert.notEqual(registry.get('terminal'), TerminalTool, "the worker's own terminal, made from its environment");
     for (const n of ['terminal', 'file_editor', 'task_tracker', 'think', 'finish', 'add_numbers']) assert.ok(registry.get(n), n);
-    assert.throws(() => new ToolRegistry([defineTool({ ...add, name: 'terminal' })]), /built-in tool's name/);
-    assert.throws(() => new ToolRegistry([add, defineTool({ ...add })]), /two different tools are named "add_numbers"/);
-    assert.throws(() => new ToolRegistry([{ name: 'x' }]), /not a tool made with defineTool/);
+    assert.throws(() => new ToolRegistry([defineTool({ ...add, name: 'terminal' })], WORKER), /built-in tool's name/);
+    assert.throws(() => new ToolRegistry([add, defineTool({ ...add })], WORKER), /two different tools are named "add_numbers"/);
+    assert.throws(() => new ToolRegistry([{ name: 'x' }], WORKER), /not a tool made with defineTool/);
   });
 
   test('a spec is the JSON Schema the model sees, made once', () => {
@@ -62,7 +66,7 @@ describe('defineTool and the registry', () => {
   });
 
   test("per-call plan: the tool's own rules on a worker that has it, the spec elsewhere", () => {
-    const registry = new ToolRegistry([refund]);
+    const registry = new ToolRegistry([refund], WORKER);
     assert.deepEqual(planCall(registry, toolSpec(refund), { name: 'refund', arguments: '{"amount": 50}' }), {
       needsApproval: false,
       summary: 'refund $50',
@@ -74,16 +78,19 @@ describe('defineTool and the registry', () => {
     });
     assert.deepEqual(planCall(registry, toolSpec(refund), { name: 'refund', arguments: 'not json' }), { needsApproval: false });
     // A worker without the tool cannot evaluate a per-call rule: it asks.
-    assert.deepEqual(planCall(new ToolRegistry(), toolSpec(refund), { name: 'refund', arguments: '{"amount": 1}' }), {
+    assert.deepEqual(planCall(new ToolRegistry([], WORKER), toolSpec(refund), { name: 'refund', arguments: '{"amount": 1}' }), {
       needsApproval: true,
     });
-    assert.equal(planCall(new ToolRegistry(), undefined, { name: 'nothing', arguments: '{}' }).needsApproval, undefined);
-    const terminal = planCall(new ToolRegistry(), undefined, {
+    assert.equal(planCall(new ToolRegistry([], WORKER), undefined, { name: 'nothing', arguments: '{}' }).needsApproval, undefined);
+    const terminal = planCall(new ToolRegistry([], WORKER), undefined, {
       name: 'terminal',
       arguments: '{"command":"ls","security_risk":"LOW","timeout":10}',
     });
     assert.deepEqual(terminal, { needsApproval: false, timeoutSeconds: 70, summary: '$ ls' });
-    assert.equal(planCall(new ToolRegistry(), undefined, { name: 'terminal', arguments: '{"command":"rm -rf /"}' }).needsApproval, true);
+    assert.equal(
+      planCall(new ToolRegistry([], WORKER), undefined, { name: 'terminal', arguments: '{"command":"rm -rf /"}' }).needsApproval,
+      true,
+    );
   });
 
   test('a rule that throws asks rather than guesses', () => {
@@ -96,7 +103,7 @@ describe('defineTool and the registry', () => {
       },
       execute: () => '',
     });
-    assert.equal(planCall(new ToolRegistry([odd]), toolSpec(odd), { name: 'odd', arguments: '{}' }).needsApproval, true);
+    assert.equal(planCall(new ToolRegistry([odd], WORKER), toolSpec(odd), { name: 'odd', arguments: '{}' }).needsApproval, true);
   });
 
   test('task_tracker keeps its list as durable tool state', async () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { destructiveCommandReason, riskyUnlessRatedLow, terminalNeedsApproval } from '../../src/tools/risk.js';
 import { needsConfirmation } from '../../src/workflows/confirmation.js';
-import { TerminalTool } from '../../src/tools/builtin.js';
+import { TerminalTool } from '../../src/client.js';
 
 test('only LOW and MEDIUM go ahead under risky; HIGH and unrated ask', () => {
   assert.equal(riskyUnlessRatedLow({ security_risk: 'LOW' }), false);

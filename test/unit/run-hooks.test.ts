@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { CommandHook } from '../../src/hooks/config.js';
 import type { HookEvent, PreToolUseEvent } from '../../src/hooks/event.js';
 import { checkWorkerHooks, executeHooks, workerHookEvents, type HookRunnerDeps } from '../../src/hooks/run-hook.js';
-import { checkSandbox, type SandboxOptions } from '../../src/tools/sandbox.js';
+import { checkSandbox, onHost } from '../../src/tools/sandbox.js';
 
 let ws: string;
 const FAKE_KEY = 'sk-fake-llm-key-0123456789';
@@ -223,7 +223,7 @@ describe("the worker's TypeScript hooks", () => {
 
 describe('under the sandbox', () => {
   test('a hook runs confined: the workspace writable, the rest read-only', async (t) => {
-    const sandbox: SandboxOptions = { kind: 'bwrap', network: 'host' };
+    const sandbox = onHost({ kind: 'bwrap', network: 'host' }, process.env);
     try {
       await checkSandbox(sandbox, process.env);
     } catch (err) {

@@ -2,9 +2,10 @@
 // and byte for byte, a missing program as ProgramStartError with the system's code.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ProgramStartError, runProgram } from '../../src/tools/spawner.js';
+import { ProgramStartError, runProgram, setUpSpawner } from '../../src/tools/spawner.js';
 
 const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+setUpSpawner({ helper: true, env }); // as a worker's entry point does
 
 for (const useHelper of [true, false]) {
   const how = useHelper ? 'through the helper' : 'in this process';

@@ -12,18 +12,23 @@ import {
   describeSandbox,
   hiddenDirs,
   isHostUnsafeVariable,
+  onHost,
   parseSandbox,
   resolveSandbox,
   sandboxedCommand,
   type SandboxOptions,
 } from '../../src/tools/sandbox.js';
-import { runTerminal } from '../../src/tools/terminal.js';
+import { commandBaseEnv, runTerminal } from '../../src/tools/terminal.js';
+import { setUpSpawner } from '../../src/tools/spawner.js';
 
 import { ROOT, waitFor } from '../support/harness.js';
 
-const HOST: SandboxOptions = { kind: 'bwrap', network: 'host' };
+// As a worker runs them: its own programs found on its PATH (this process's here).
+const HOST = onHost({ kind: 'bwrap', network: 'host' }, process.env);
 const NONE: SandboxOptions = { kind: 'bwrap', network: 'none' };
-const INTERNET: SandboxOptions = { kind: 'bwrap', network: 'internet' };
+const INTERNET = onHost({ kind: 'bwrap', network: 'internet' }, process.env);
+// Commands start through the spawn helper, as on a worker.
+setUpSpawner({ helper: true, env: process.env });
 
 describe('the bubblewrap argument list', () => {
   test('a starting directory under the private /tmp is shown read-only, unless it is or holds a hidden one', () => {
@@ -172,6 +177,28 @@ describe('the bubblewrap argument list', () => {
     assert.ok(!bwrapArgs(HOST, { workspace: '/w', resolvConf: '/h/resolv.conf' }).includes('/h/resolv.conf'));
   });
 
+  test("the sandbox's own programs: found once on the worker's PATH; its resolv.conf under the worker's FAHEEM_HOME", async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'faheem-sbx-host-'));
+    try {
+      const bin = path.join(dir, 'bin');
+      await mkdir(bin);
+      for (const p of ['env', 'bash']) {
+        const found = (await execa('sh', ['-c', `command -v ${p}`])).stdout.trim();
+        await execa('ln', ['-s', found, path.join(bin, p)]);
+      }
+      const sandbox = onHost({ kind: 'bwrap', network: 'internet' }, { PATH: bin, FAHEEM_HOME: path.join(dir, 'home') });
+      const run = sandboxedCommand(sandbox, { workspace: '/w' }, 'bash', ['-c', 'x'], { PATH: '/ws/bin' });
+      assert.equal(run.file, path.join(bin, 'bash'));
+      const resolv = path.join(dir, 'home', 'sandbox', 'resolv.conf');
+      assert.equal(await readFile(resolv, 'utf8'), 'nameserver 10.0.2.3\n');
+      assert.equal(run.args[run.args.indexOf(resolv) - 1], '--ro-bind');
+      await rm(path.join(bin, 'bash'));
+      assert.equal(sandboxedCommand(sandbox, { workspace: '/w' }, 'bash', []).file, path.join(bin, 'bash'), 'found once');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   test("blocked networks: the private, shared, link-local and reserved ranges, and each of this host's addresses and networks", () => {
     const nets = blockedNetworks({
       lo: [{ address: '127.0.0.1', netmask: '255.0.0.0', family: 'IPv4', mac: '', internal: true, cidr: '127.0.0.1/8' }],
@@ -225,7 +252,12 @@ describe('the bubblewrap argument list', () => {
       }
       const onlyBwrap = { ...process.env, PATH: bin };
       const net = await resolveSandbox(parseSandbox(undefined, undefined), onlyBwrap);
-      assert.deepEqual(net.sandbox, NONE);
+      assert.deepEqual({ kind: net.sandbox?.kind, network: net.sandbox?.network }, NONE);
+      assert.equal(
+        sandboxedCommand(net.sandbox, { workspace: '/w' }, 'true', []).file,
+        path.join(bin, 'env'),
+        "its programs: the worker's PATH's",
+      );
       assert.match(net.warning!, /commands get no network: .*needs slirp4netns, nsenter, ip/);
       await assert.rejects(resolveSandbox(parseSandbox(undefined, 'internet'), onlyBwrap), /needs slirp4netns, nsenter, ip/);
     } finally {
@@ -266,6 +298,7 @@ for (const sandbox of [HOST, INTERNET])
       workspace: await mkdtemp(path.join(os.tmpdir(), 'faheem-sbx-ws-')),
       sandbox,
       sandboxHide: hiddenDirs(process.env),
+      baseEnv: commandBaseEnv(process.env),
       session,
       softTimeoutMs: 1000,
     });

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { StartLog } from '../../src/activities/start-log.js';
-import { FileEditorTool, TerminalTool, ThinkTool } from '../../src/tools/builtin.js';
+import { FileEditorTool, TerminalTool, ThinkTool } from '../../src/client.js';
 import { retryClass } from '../../src/tools/define.js';
 
 const tmp = (p: string) => mkdtemp(path.join(tmpdir(), p));

@@ -6,6 +6,9 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { commandBaseEnv, runTerminal, MAX_OUTPUT_CHARS, CommandInterrupted } from '../../src/tools/terminal.js';
 import type { TerminalState } from '../../src/types.js';
+import { setUpSpawner } from '../../src/tools/spawner.js';
+
+setUpSpawner({ helper: true, env: process.env }); // commands start through the spawn helper, as on a worker
 
 const tmp = (p: string) => mkdtemp(path.join(tmpdir(), p));
 
