@@ -14,6 +14,7 @@ import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
 import type { ObservationEvent } from '../../src/types.js';
+import type { HooksConfig } from '../../src/hooks/config.js';
 import { ROOT, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 import { startSeaweedS3, type SeaweedS3 } from '../support/seaweedfs.js';
 
@@ -183,6 +184,40 @@ test('idle past its bound a pooled conversation hibernates: its folder goes, and
   assert.match(woke.reason, /hibernation/);
   assert.equal(woke.restoredFromStep, 1);
   for (const host of hosts) await host.worker.kill();
+});
+
+test('a hook after hibernation runs on the host that takes the conversation, in its folder there', async () => {
+  const host = await startHost('host-k');
+  h.model.setScript((req: RecordedRequest): ScriptedReply =>
+    req.body.messages.at(-1)?.role === 'tool'
+      ? { content: 'Done.' }
+      : { toolCalls: [{ name: 'terminal', arguments: { command: 'echo hi > a.txt' } }] },
+  );
+  const hooks: HooksConfig = { hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'pwd > hook.txt' }] }] } };
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
+    pool: 'p1',
+    poolIdleReleaseMs: 500,
+    hooks,
+    firstMessage: 'Write it',
+    run: true,
+  });
+  const first = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(first.status, 'finished', first.lastError ?? '');
+  await waitFor('the conversation to hibernate', async () => (await conversation.state()).host === null);
+
+  // The message's hook is the first call on a host after the folder went: it claims one first.
+  await conversation.sendMessage('Again');
+  const second = await conversation.run().then(() => conversation.state());
+  assert.equal(second.status, 'finished', second.lastError ?? '');
+  const events = await conversation.events();
+  const hookErrors = events.filter((e) => e.kind === 'error' && /hook/.test(e.message));
+  assert.deepEqual(hookErrors, [], 'the hook ran');
+  assert.equal(second.host, host.id);
+  assert.equal((await readFile(path.join(second.workspace!, 'hook.txt'), 'utf8')).trim(), second.workspace);
+  const woke = events.filter((e) => e.kind === 'host_changed').at(-1);
+  assert.ok(woke?.kind === 'host_changed' && /hibernation/.test(woke.reason), JSON.stringify(woke));
+  await host.worker.kill();
 });
 
 test('rewind and fork of a hibernating pooled conversation, on whichever host takes it', async () => {

@@ -103,6 +103,12 @@ export const PATCHES = {
     since: '0.3.0 (issue 43, hibernation in waits)',
     retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
   },
+  'pooled-hooks-on-host': {
+    guards:
+      "A pooled conversation's hooks go through the pool's host call (runner/host-call.ts): one that holds no host (hibernated) claims one first, and a lost host moves it. Before, they went to the queue of the host it had last held, with that host's folder as their cwd. Asked only by pooled conversations with hooks due.",
+    since: '0.3.0 (issue 43)',
+    retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

@@ -2,6 +2,7 @@
 // activity on the workspace host, and what their decision means. The callers check `hooksDue`
 // first and only await when hooks are due (an await that resolves at once moves this task's
 // commands, which old histories must replay in their order).
+import type { ActivityOptions } from '@temporalio/workflow';
 import { hasUnsafeMatcher, matchingHooks, hooksActivityTimeoutSeconds, type CommandHook, type HookEventName } from '../../hooks/config.js';
 import { isPatched } from '../legacy/patches.js';
 import type { HookDecision } from '../../hooks/decision.js';
@@ -10,9 +11,10 @@ import { failureMessage } from '../reply.js';
 import { onHostQueue, type ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 import { record } from './commands.js';
+import { onHost, type HostCallRun } from './host-call.js';
 
-/** What hooks read and write of the run. */
-export type HooksRun = Pick<ConversationRun, 'apply' | 'id' | 'options' | 'setup'>;
+/** What hooks read and write of the run (a pooled conversation's hooks may claim a host: HostCallRun). */
+export type HooksRun = Pick<ConversationRun, 'setup'> & HostCallRun;
 
 /** A generous bound for a worker's TypeScript hooks (each times out on its own, 60 s by default). */
 const WORKER_HOOK_SECONDS = 120;
@@ -47,18 +49,25 @@ export function eventBase(run: HooksRun): { session_id: string; conversation_id:
 export async function runHooks(run: HooksRun, acts: ConversationActivities, due: DueHooks, event: HookEvent): Promise<HookDecision> {
   const seconds = hooksActivityTimeoutSeconds(due.commands, due.worker ? WORKER_HOOK_SECONDS : 0);
   let decision: HookDecision;
-  try {
-    const result = await acts.tool.runHooks.executeWithOptions(
+  // Read at the call: a pooled conversation's host (queue, folder) may be claimed just before it.
+  const schedule = (extra: ActivityOptions) =>
+    acts.tool.runHooks.executeWithOptions(
       {
         startToCloseTimeout: `${seconds} seconds`,
         heartbeatTimeout: '10 seconds',
         // A retry runs the hooks again: once more at most, after a worker died.
         retry: { initialInterval: '500 milliseconds', maximumAttempts: 2 },
         ...onHostQueue(run.options),
+        ...extra,
         summary: `${due.event} hooks${'tool_name' in event ? ` (${event.tool_name})` : ''}`,
       },
-      [{ conversationId: run.id, workspace: run.options.workspace, event, hooks: due.commands }],
+      [{ conversationId: run.id, workspace: run.options.workspace, event: { ...event, cwd: run.options.workspace }, hooks: due.commands }],
     );
+  try {
+    // A pooled conversation's hooks run on the host that holds it, which a hibernated one must claim
+    // first (before, they went to the queue of the host it had left). Asked only by pooled ones.
+    const pooled = run.options.pool !== undefined && isPatched('pooled-workspaces') && isPatched('pooled-hooks-on-host');
+    const result = pooled ? await onHost(run, (extra) => schedule(extra)) : await schedule({});
     decision = result.decision;
   } catch (err) {
     const message = `${due.event} hooks could not run: ${failureMessage(err)}`;
