@@ -156,7 +156,9 @@ export function createActivities(options: ActivitiesOptions) {
     async releasePoolHostMidStep(input: MidStepReleaseInput): Promise<MidStepRelease> {
       if (!pool) return { released: false };
       const checked = parseInput(MidStepReleaseInput, input, 'releasePoolHostMidStep');
-      return withHeartbeat(() => asActivity(() => releasePoolHostMidStep(pool, checkpoints, checked)));
+      // Its MCP servers run in the folder that goes: stopped once the workspace is shipped.
+      const stopServers = () => mcp.closeConversation(String(checked.conversationId));
+      return withHeartbeat(() => asActivity(() => releasePoolHostMidStep(pool, checkpoints, checked, stopServers)));
     },
     restoreWorkspace: createRestoreWorkspace(checkpoints),
     forkWorkspace: createForkWorkspace(checkpoints),

@@ -32,7 +32,7 @@ export const StepManifest = z.object({
   host: z.string().max(256),
   /** The checkpoint's commit in the shadow repository. */
   commit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/),
-  /** The packs (or bundles, from earlier versions) to apply, in order, from a full one: their keys in the store. */
+  /** The step objects whose packs to apply (or packs and bundles, from earlier versions), in order, from a full one: their keys in the store. */
   bundles: z.array(z.string().max(1024)).min(1).max(100),
   /**
    * The workspace in the middle of this step, shipped when the conversation hibernated in a wait

@@ -66,6 +66,13 @@ const Claim = z.object({
   host: z.string(),
   workspace: z.string(),
   last: StepManifest.optional(),
+  /**
+   * Released in the middle of this step (the folder is gone): kept so that a retried release
+   * answers what the first one did. A released claim holds nothing: nothing ships under it.
+   */
+  releasedMidStep: z
+    .object({ step: z.number().int().min(0), checkpoint: z.custom<CheckpointInfo>((v) => typeof v === 'object' && v !== null) })
+    .optional(),
 });
 type Claim = z.infer<typeof Claim>;
 
@@ -196,7 +203,7 @@ export function shipAfterSnapshot(settings: PoolSettings, env: ChildEnv) {
   return async (workspace: string, gitDir: string, conversationId: string, info: CheckpointInfo): Promise<void> => {
     if (path.dirname(path.resolve(workspace)) !== settings.workspacesDir) return;
     const claim = await readClaim(settings, conversationId);
-    if (!claim || path.resolve(claim.workspace) !== path.resolve(workspace)) {
+    if (!claim || claim.releasedMidStep || path.resolve(claim.workspace) !== path.resolve(workspace)) {
       throw new ObjectStoreError(
         'fenced',
         `conversation ${conversationId} is not held by host ${settings.hostId}: its checkpoint is not shipped`,
@@ -263,12 +270,23 @@ export async function releasePoolHostMidStep(
   settings: PoolSettings,
   checkpoints: CheckpointStore,
   raw: MidStepReleaseInput,
+  beforeRelease: () => Promise<void> = async () => {},
 ): Promise<MidStepRelease> {
   const input = MidStepReleaseInput.parse(raw);
   const claim = await readClaim(settings, input.conversationId);
   if (!claim || claim.epoch !== input.epoch) return { released: false };
+  // A retry of a release whose answer was lost: the same answer (the workspace is in the store).
+  if (claim.releasedMidStep) {
+    return claim.releasedMidStep.step === input.step
+      ? { released: true, checkpoint: claim.releasedMidStep.checkpoint }
+      : { released: false };
+  }
   const repo = await checkpoints.open(claim.workspace);
   const checkpoint = await repo.snapshotMidStep(input.conversationId, input.step); // shipped before it answers
-  const released = await releasePoolHost(settings, checkpoints, input.conversationId, input.epoch);
-  return released ? { released: true, checkpoint } : { released: false };
+  await beforeRelease();
+  repo.stopWatching();
+  const shipped = (await readClaim(settings, input.conversationId)) ?? claim; // its `last` is the mid-step shipment now
+  await writeClaim(settings, { ...shipped, releasedMidStep: { step: input.step, checkpoint } });
+  await rm(claim.workspace, { recursive: true, force: true });
+  return { released: true, checkpoint };
 }

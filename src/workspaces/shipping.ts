@@ -284,7 +284,7 @@ export async function materialiseWorkspace(store: ObjectStore, manifest: StepMan
 
 /**
  * A fork of a pooled conversation at `step`: the new conversation's manifest of that step names the
- * source's packs (they are immutable), so whichever host claims the fork restores that step.
+ * source's step objects, so whichever host claims the fork restores that step.
  */
 export async function forkShipped(store: ObjectStore, sourceId: string, step: number, newId: string, env: ChildEnv): Promise<void> {
   const codec = encryptionCodec(env);

@@ -147,10 +147,21 @@ test('hibernating mid-step ships the workspace as it is; the claim restores it, 
   assert.ok(!existsSync(first.workspace), 'the folder is released');
   const shipped = (await findManifest(store, 'c4', undefined, {}))!;
   assert.deepEqual([shipped.step, shipped.midStep, shipped.commit], [2, true, released.checkpoint.commit]);
-  // Released already (or held by another epoch): nothing to do, nothing shipped.
-  assert.deepEqual(await releasePoolHostMidStep(a.settings, a.checkpoints, { conversationId: 'c4', epoch: first.epoch, step: 2 }), {
+  // A retry (the first answer was lost) gets the same answer: the workspace is in the store.
+  assert.deepEqual(
+    await releasePoolHostMidStep(a.settings, a.checkpoints, { conversationId: 'c4', epoch: first.epoch, step: 2 }),
+    released,
+  );
+  // Another step, or another epoch: nothing held here, nothing to do.
+  assert.deepEqual(await releasePoolHostMidStep(a.settings, a.checkpoints, { conversationId: 'c4', epoch: first.epoch, step: 3 }), {
     released: false,
   });
+  assert.deepEqual(await releasePoolHostMidStep(a.settings, a.checkpoints, { conversationId: 'c4', epoch: 9, step: 2 }), {
+    released: false,
+  });
+  // Released: nothing this host takes of it is shipped any more.
+  await mkdir(first.workspace, { recursive: true });
+  await assert.rejects(repoA.snapshot('c4', 3), (err: unknown) => err instanceof ObjectStoreError && err.reason === 'fenced');
 
   // The wait ends: another host restores the step as it was in the middle.
   const woke = await claimPoolHost(b.settings, b.checkpoints, 'faheem-tools@b', { conversationId: 'c4', pool: 'p1', lastStep: 2 }, {});

@@ -159,7 +159,10 @@ export async function hibernate(run: HibernateRun): Promise<void> {
 }
 
 /** What hibernating in the middle of a step reads and writes of the run. */
-export type MidStepHibernateRun = Pick<ConversationRun, 'apply' | 'childList' | 'id' | 'options' | 'stepCheckpoints' | 'steps'>;
+export type MidStepHibernateRun = Pick<
+  ConversationRun,
+  'apply' | 'childList' | 'id' | 'options' | 'stepCheckpoints' | 'steps' | 'toolStateOf'
+>;
 
 /** What came of hibernating in the middle of a step. */
 export type MidStepHibernation =
@@ -193,20 +196,25 @@ export async function hibernateMidStep(run: MidStepHibernateRun): Promise<MidSte
   const held = options.poolHost;
   if (!held) return { kind: 'kept', reason: 'no host holds the folder' };
   if (run.childList.some((c) => !childHasEnded(c.status))) return { kind: 'kept', reason: 'a sub-agent works in the folder' };
+  // A command left running (past its soft timeout) works in the folder: releasing it would pull it from under it.
+  const terminal = run.toolStateOf('terminal') as { running?: unknown } | undefined;
+  if (terminal?.running) return { kind: 'kept', reason: 'a command still runs in the folder' };
   if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
   const step = run.steps;
   const host = proxyActivities<Activities>({
     taskQueue: options.toolTaskQueue,
     scheduleToStartTimeout: hostWait(options),
-    startToCloseTimeout: '10 minutes',
+    // Nothing cancels it, and a pause or an answer waits behind it: a hung store may hold them 10 minutes at most.
+    startToCloseTimeout: '5 minutes',
     heartbeatTimeout: '10 seconds',
-    retry: { initialInterval: '500 milliseconds', maximumAttempts: 3 },
+    retry: { initialInterval: '500 milliseconds', maximumAttempts: 2 },
     summary: `hibernate in step ${step}: ship the workspace as it is, release the folder on host ${held.host}`,
   });
   let released: Awaited<ReturnType<Activities['releasePoolHostMidStep']>>;
   try {
     released = await host.releasePoolHostMidStep({ conversationId: run.id, epoch: held.epoch, step });
   } catch (err) {
+    if (isCancellation(err)) throw err;
     return { kind: 'kept', reason: `the workspace could not be shipped: ${failureMessage(err)}` };
   }
   delete options.poolHost;
