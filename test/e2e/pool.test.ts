@@ -186,8 +186,9 @@ test('idle past its bound a pooled conversation hibernates: its folder goes, and
   for (const host of hosts) await host.worker.kill();
 });
 
-test('a hook after hibernation runs on the host that takes the conversation, in its folder there', async () => {
+test('a hook after hibernation runs on the host that takes the conversation, in its folder there', async (t) => {
   const host = await startHost('host-k');
+  t.after(() => host.worker.kill()); // even when an assertion fails: a host left running would take the next test's conversations
   h.model.setScript((req: RecordedRequest): ScriptedReply =>
     req.body.messages.at(-1)?.role === 'tool'
       ? { content: 'Done.' }
