@@ -44,7 +44,9 @@ export class ChangeNotifier {
   sinks(): InjectedSinks<ChangeSinks & StreamSinks> {
     return {
       faheemChanges: { changed: { fn: (info, notice) => this.notice(info.workflowId, notice), callDuringReplay: false } },
-      faheemStreams: { started: { fn: (_info, conversationId) => this.followed.started(conversationId), callDuringReplay: false } },
+      faheemStreams: {
+        started: { fn: (_info, conversationId, lines) => this.followed.started(conversationId, lines !== false), callDuringReplay: false },
+      },
     };
   }
 

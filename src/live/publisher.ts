@@ -1,7 +1,8 @@
 // The worker's side of the live stream: activities push deltas into a sink, which publishes what
 // gathered (coalesced and masked by LiveBuffer) to the conversation's stream workflow as one batched
-// signal, but only while someone follows the conversation (FollowedConversations: a follower starts
-// the stream workflow, the worker lists them). Nobody following: no stream, no signal, no timer;
+// signal, but only while someone reads the conversation's lines (FollowedConversations: a follower
+// starts the stream workflow, the worker lists them; one that only waits for news reads none).
+// Nobody reading: no stream, no signal, no timer;
 // the sink keeps the activity's lines so far (bounded), for a follower who comes mid-activity.
 // Followed: the first lines go out at once, then less and less often while a line only grows
 // (nextFlushDelay). Live lines are a view, never the record: nothing here may slow or fail the
@@ -64,7 +65,8 @@ export class LivePublisher {
     let published = false;
     let delay: number = FLUSH_MS;
     let lastKey: string | undefined;
-    const followed = () => this.followed.has(conversationId);
+    // Lines go out only while a follower reads them (one that waits for news alone gets none).
+    const followed = () => this.followed.wantsLines(conversationId);
 
     const send = async (final: boolean) => {
       const items = [...backlog, ...buffer.drain(final)];
@@ -110,7 +112,7 @@ export class LivePublisher {
         });
     };
     // Someone starts following mid-activity: what this activity showed so far goes out at once.
-    const unwatch = this.followed.watch(client, conversationId, () => schedule(0));
+    const unwatch = this.followed.watch(client, conversationId, () => schedule(0), { lines: true });
     return {
       push: (item) => {
         if (closed) return;

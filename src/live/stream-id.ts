@@ -63,9 +63,24 @@ export interface LiveItem {
   attempt?: number;
 }
 
+/**
+ * The signal a follower that reads live lines sends its stream (with its start: signal-with-start),
+ * so that a stream started by followers of change notices only (`waitUntilStopped`) begins to carry
+ * lines too. Workers publish lines only to a conversation whose stream wants them (LINES_MEMO).
+ */
+export const WANT_LINES_SIGNAL = 'faheemWantLines';
+
+/**
+ * The stream workflow's memo key that says whether a follower reads its live lines: `false` while
+ * only change notices are read; a stream without it (started by an older client) wants them.
+ */
+export const LINES_MEMO = 'lines';
+
 /** The stream workflow's input. */
 export interface LiveStreamInput {
   conversationId: string;
+  /** A follower reads live lines (absent: an older client's stream, which wants them). */
+  lines?: boolean;
   /** The stream as the previous run left it (continue-as-new), from `WorkflowStream.getState()`. */
   streamState?: unknown;
   /** Bounds other than the defaults (tests). */

@@ -13,8 +13,10 @@ import {
   CHANGE_TOPIC,
   LIVE_DIVISION,
   LIVE_STREAM_WORKFLOW,
+  LINES_MEMO,
   LIVE_TOPIC,
   STEP_TOPIC,
+  WANT_LINES_SIGNAL,
   liveStreamId,
   type ChangeNotice,
   type LiveStreamInput,
@@ -149,18 +151,25 @@ export class LiveReader {
     try {
       const description = await this.client.workflow.getHandle(this.conversationId).describe();
       if (description.status.name !== 'RUNNING') return false;
-      const input: LiveStreamInput = { conversationId: this.conversationId };
-      const start = (division: boolean) =>
-        this.client.workflow.start(LIVE_STREAM_WORKFLOW, {
+      const lines = this.options.lines !== false;
+      const input: LiveStreamInput = { conversationId: this.conversationId, lines };
+      const start = async (division: boolean) => {
+        const options = {
           workflowId: liveStreamId(this.conversationId),
           taskQueue: description.taskQueue,
-          args: [input],
-          workflowIdConflictPolicy: 'USE_EXISTING',
+          args: [input] as [LiveStreamInput],
+          // What the workers read to know whether to publish live lines (followed.ts).
+          memo: { [LINES_MEMO]: lines },
           // Its tasks are tiny; one lost with a dead worker is given to another soon (default: 10 s).
           workflowTaskTimeout: '3 seconds',
           // Out of the namespace's default list: the Web UI shows one row per conversation.
           ...(division ? { typedSearchAttributes: [{ key: DIVISION_KEY, value: LIVE_DIVISION }] } : {}),
-        });
+        };
+        // A reader of lines tells a stream that runs already (started for news alone) to carry them.
+        if (lines)
+          await this.client.workflow.signalWithStart(LIVE_STREAM_WORKFLOW, { ...options, signal: WANT_LINES_SIGNAL, signalArgs: [] });
+        else await this.client.workflow.start(LIVE_STREAM_WORKFLOW, { ...options, workflowIdConflictPolicy: 'USE_EXISTING' });
+      };
       // A server that refuses the division (InvalidArgument) gets the stream in its list instead of none.
       await start(!this.noDivision).catch(async (err: unknown) => {
         if (this.noDivision || !isInvalidArgument(err)) throw err;

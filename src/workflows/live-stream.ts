@@ -10,9 +10,20 @@
 // every offset of the last run (its start time in ms × 1000), so a follower's stale offset is never
 // mistaken for a new line. It also carries change notices (the worker's word that the conversation
 // has news, for followers that wait on it): a cut never drops the latest one.
-import { allHandlersFinished, condition, proxySinks, setWorkflowOptions, sleep, workflowInfo, type Sinks } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  defineSignal,
+  proxySinks,
+  setHandler,
+  setWorkflowOptions,
+  sleep,
+  upsertMemo,
+  workflowInfo,
+  type Sinks,
+} from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import { CHANGE_TOPIC, STEP_TOPIC, type LiveStreamInput } from '../live/stream-id.js';
+import { CHANGE_TOPIC, LINES_MEMO, STEP_TOPIC, WANT_LINES_SIGNAL, type LiveStreamInput } from '../live/stream-id.js';
 import { isPatched } from './legacy/patches.js';
 
 /** Lines kept; past this the oldest half goes. */
@@ -26,18 +37,32 @@ export const IDLE = '15 minutes';
 /** No follower polling through a whole period of this long ends the run (followers start it again). */
 const UNFOLLOWED = '1 minute';
 
-/** The worker's side of a stream's start (src/live/followed.ts: `started`). */
+/**
+ * The worker's side of a stream's start (src/live/followed.ts: `started`): `lines` says whether a
+ * follower reads live lines (an older workflow's call leaves it out: they are wanted).
+ */
 export interface StreamSinks extends Sinks {
-  faheemStreams: { started(conversationId: string): void };
+  faheemStreams: { started(conversationId: string, lines?: boolean): void };
 }
 
 const streamSinks = proxySinks<StreamSinks>().faheemStreams;
+const wantLinesSignal = defineSignal(WANT_LINES_SIGNAL);
 
 /** The live stream of one conversation; see the module comment. */
 export async function liveStream(input: LiveStreamInput): Promise<void> {
   // Tell the worker at once that the conversation is followed (no command: a sink, never on
   // replay), so that it publishes without waiting for its list of streams to show this one.
-  if (!workflowInfo().unsafe.isReplaying) streamSinks.started(input.conversationId);
+  // Workers publish live lines only while a follower reads them (the memo says so to the ones that
+  // list streams); one that waits for news alone costs a change notice a workflow task.
+  let lines = input.lines !== false;
+  if (!workflowInfo().unsafe.isReplaying) streamSinks.started(input.conversationId, lines);
+  if (input.lines === true && workflowInfo().memo?.[LINES_MEMO] !== true) upsertMemo({ [LINES_MEMO]: true });
+  setHandler(wantLinesSignal, () => {
+    if (lines) return;
+    lines = true;
+    upsertMemo({ [LINES_MEMO]: true });
+    streamSinks.started(input.conversationId, true);
+  });
   const prior = input.streamState as WorkflowStreamState | undefined;
   const initial = prior ?? { log: [], base_offset: Date.now() * 1000, publisher_sequences: {}, publisher_last_seen: {} };
   const stream = new WorkflowStream(initial);
@@ -96,7 +121,9 @@ export async function liveStream(input: LiveStreamInput): Promise<void> {
     if (notice && notice.offset < end().next - end().length) keepNotice(stream, notice.line);
     seen = end().next;
     if (long()) {
-      await stream.continueAsNew<typeof liveStream>((state) => [{ ...input, streamState: state }]);
+      await stream.continueAsNew<typeof liveStream>((state) => [
+        { ...input, ...(input.lines === undefined ? {} : { lines }), streamState: state },
+      ]);
     }
     if (idle) {
       // Let waiting followers go, then end (the next publish starts a new run).

@@ -11,7 +11,8 @@ import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM, TerminalTool } from '../../src/client.js';
 import type { ConversationEvent } from '../../src/types.js';
 import type { LiveDelta } from '../../src/live/types.js';
-import { liveStreamId } from '../../src/live/stream-id.js';
+import { LINES_MEMO, LIVE_TOPIC, liveStreamId } from '../../src/live/stream-id.js';
+import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
 import { ROOT, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
@@ -122,6 +123,48 @@ test('nobody following: no stream workflow; a follower who comes mid-command is 
   assert.equal((await h.client.workflow.getHandle(liveStreamId(conversation.id)).describe()).type, 'liveStream');
   const own = historyText(await h.client.workflow.getHandle(conversation.id).fetchHistory());
   assert.ok(!own.includes('__temporal_workflow_stream'));
+});
+
+test('a script waiting for the conversation gets news, not lines; a reader of lines who comes then sees the command from its start', async () => {
+  const workspace = await h.workspace();
+  let turn = 0;
+  const script: Script = () =>
+    turn++ === 0
+      ? {
+          toolCalls: [
+            {
+              name: 'terminal',
+              arguments: { command: 'echo printed-while-only-waited; touch started; while [ ! -f go ]; do sleep 0.05; done; echo after' },
+            },
+          ],
+        }
+      : { content: 'done' };
+  h.model.setScript(script);
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true });
+  await waitFor('the command to have printed its first line', () => existsSync(path.join(workspace, 'started')));
+  const stopped = conversation.waitUntilStopped();
+  const stream = h.client.workflow.getHandle(liveStreamId(conversation.id));
+  // The waiter started the stream for news alone, and said so where every worker reads it.
+  await waitFor('the stream a waiter starts', async () => (await stream.describe()).memo?.[LINES_MEMO] === false);
+  // So the line the command printed is not published: a poll for lines finds none.
+  const streamClient = WorkflowStreamClient.create(h.client, liveStreamId(conversation.id));
+  const firstLine = await h.client
+    .withDeadline(Date.now() + 1_500, async () => {
+      for await (const item of streamClient.subscribe([LIVE_TOPIC], 0)) return item;
+      return undefined;
+    })
+    .catch(() => undefined);
+  assert.equal(firstLine, undefined);
+  let output = '';
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
+    if (!isLive(item) || item.kind !== 'output_delta') continue;
+    output += item.text;
+    if (output.includes('printed-while-only-waited') && !existsSync(path.join(workspace, 'go')))
+      await writeFile(path.join(workspace, 'go'), '');
+  }
+  assert.match(output, /printed-while-only-waited[\s\S]*after/);
+  assert.equal((await stream.describe()).memo?.[LINES_MEMO], true);
+  assert.equal((await stopped).status, 'finished');
 });
 
 test('a worker killed mid-stream: a retry marker, then the whole reply from the new attempt', async () => {
