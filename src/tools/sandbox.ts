@@ -204,6 +204,17 @@ export interface BwrapPlan {
   newSession?: boolean;
   /** Directories to show read-only where the private /tmp would hide them (see bwrapArgs). */
   show?: readonly string[];
+  /**
+   * With the internet network: run in this kept network (its holder's namespaces, entered with
+   * nsenter) instead of making one for this process (kept-network.ts).
+   */
+  keptNetwork?: KeptNetwork;
+}
+
+/** A network namespace made once and entered by many commands: its holder's pid, and whether it has a user namespace of its own. */
+export interface KeptNetwork {
+  pid: number;
+  userns: boolean;
 }
 
 const isWithin = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
@@ -252,7 +263,7 @@ export function bwrapArgs(sandbox: SandboxOptions, plan: BwrapPlan): string[] {
   for (const d of needed) if (d !== tmp) args.push('--remount-ro', d);
   args.push('--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL');
   if (plan.newSession) args.push('--new-session');
-  if (sandbox.network !== 'host') args.push('--unshare-net');
+  if (sandbox.network !== 'host' && !(sandbox.network === 'internet' && plan.keptNetwork)) args.push('--unshare-net');
   args.push('--chdir', cwd);
   return args;
 }
@@ -333,10 +344,12 @@ function networkOf(address: string, bits: number): string {
  * never runs with a half-made network. slirp4netns exits when the sandbox does (--exit-fd: the last
  * writer of that pipe is the sandbox). slirp4netns parses the sandbox's packets, so it runs in a
  * mount namespace of its own under seccomp (--enable-sandbox --enable-seccomp). Arguments: PATH for these programs, the temporary directory,
- * slirp4netns, nsenter, ip, the networks to refuse (space-separated), then bwrap and its arguments.
+ * slirp4netns, nsenter, ip, the networks to refuse (space-separated), whether to print
+ * `faheem-net PID` once the network is made (a kept network's holder: kept-network.ts; empty: no),
+ * then bwrap and its arguments.
  */
 export const INTERNET_LAUNCHER = `trap '' INT
-cmdpath=$PATH; PATH=$1; tmp=$2; slirp=$3; nsenter=$4; ip=$5; blocked=$6; shift 6
+cmdpath=$PATH; PATH=$1; tmp=$2; slirp=$3; nsenter=$4; ip=$5; blocked=$6; report=$7; shift 7
 d=$(mktemp -d -p "$tmp" faheem-net.XXXXXX) || exit 125
 if ! mkfifo -m 600 "$d/i" "$d/b" "$d/r" "$d/e" "$d/s"; then rm -rf "$d"; exit 125; fi
 exec 3<>"$d/i" 8<"$d/i" 4<>"$d/b" 5<>"$d/r" 6<>"$d/e" 7<"$d/e" 9<>"$d/s"
@@ -366,6 +379,7 @@ rm -rf "$d"
   for a in $blocked; do echo "route replace prohibit $a"; done | "$nsenter" --target "$pid" --net "\${userns[@]}" "$ip" -batch - 2>&1 >/dev/null 4>&- 5>&- | head -3 >&2; [ "\${PIPESTATUS[1]}" = 0 ] || fail 'could not refuse the private networks in its namespace (nsenter, ip)'
   read -r -N1 -t 10 ok <&5 || fail 'slirp4netns did not start its network'
   printf 1 >&4 && released=1
+  [ -z "$report" ] || echo "faheem-net $pid"
 ) &
 exec 5>&- 7<&- 8<&- 9<&-
 PATH=$cmdpath exec "$@"
@@ -412,33 +426,40 @@ export function sandboxedCommand(
     ...args,
   ];
   if (sandbox.network !== 'internet') return { file: host.program('env'), args: ['--ignore-signal=INT', ...bwrap], env: outer };
-  const launcher = [
+  const kept = plan.keptNetwork;
+  if (kept) {
+    // nsenter execs: the pid started is bwrap's, whose group a stop kills, as without a kept network.
+    const userns = kept.userns ? ['--user', '--preserve-credentials'] : [];
+    return {
+      file: host.program('nsenter'),
+      args: ['--target', String(kept.pid), '--net', ...userns, '--', host.program('env'), '--ignore-signal=INT', ...bwrap],
+      env: outer,
+    };
+  }
+  const [bwrapFile, ...bwrapRest] = bwrap;
+  return {
+    file: host.program('bash'),
+    args: [...internetLauncher(host, false), bwrapFile!, '--info-fd', '3', '--block-fd', '4', ...bwrapRest],
+    env: outer,
+  };
+}
+
+/** bash's arguments that start INTERNET_LAUNCHER, up to bwrap (append bwrap and its arguments). */
+export function internetLauncher(host: SandboxHost, report: boolean): string[] {
+  return [
+    '--norc',
+    '--noprofile',
+    '-c',
+    INTERNET_LAUNCHER,
+    'faheem-sandbox',
     host.programPath(),
     os.tmpdir(),
     host.program('slirp4netns'),
     host.program('nsenter'),
     host.program('ip'),
     blockedNetworks().join(' '),
+    report ? '1' : '',
   ];
-  const [bwrapFile, ...bwrapRest] = bwrap;
-  return {
-    file: host.program('bash'),
-    args: [
-      '--norc',
-      '--noprofile',
-      '-c',
-      INTERNET_LAUNCHER,
-      'faheem-sandbox',
-      ...launcher,
-      bwrapFile!,
-      '--info-fd',
-      '3',
-      '--block-fd',
-      '4',
-      ...bwrapRest,
-    ],
-    env: outer,
-  };
 }
 
 /** The directories a sandbox hides on this worker: its user's home and FAHEEM_HOME, when they exist. */

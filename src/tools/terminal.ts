@@ -12,7 +12,8 @@ import { ToolInterruptedError } from '../errors.js';
 import { commandBaseEnv, isSecretName, namedSecrets } from '../security/env-policy.js';
 import { redact, redactPiece } from '../security/redact.js';
 import type { TerminalResult, TerminalState } from '../types.js';
-import { killGroup, sandboxedCommand, type Sandbox } from './sandbox.js';
+import { KeptNetworks } from './kept-network.js';
+import { killGroup, sandboxedCommand, type Sandbox, type SandboxHost } from './sandbox.js';
 import type { z } from 'zod';
 import { describeInvalid, TerminalArgs } from './schemas.js';
 import { spawnCommand, type SpawnedCommand } from './spawner.js';
@@ -98,6 +99,14 @@ interface RunningCommand {
 // Commands still running, by conversation. Lives in this worker process: the conversation's tool
 // task queue brings its next terminal call back to this host (see README on one tool worker a host).
 const running = new Map<string, RunningCommand>();
+/** The kept networks of each sandbox host (one per worker): conversations' commands enter theirs. */
+const networks = new WeakMap<SandboxHost, KeptNetworks>();
+
+function keptNetworks(host: SandboxHost): KeptNetworks {
+  let kept = networks.get(host);
+  if (!kept) networks.set(host, (kept = new KeptNetworks(host)));
+  return kept;
+}
 
 const KEYS: Record<string, string> = {
   Enter: '\n',
@@ -171,6 +180,13 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
   // Sandboxed, the command sees its state directory (to leave its cwd and env there) and, read-only,
   // this conversation's full outputs (the observations name those files); nothing else of the worker's.
   const binds: { path: string; readOnly?: boolean }[] = [{ path: stateDir }];
+  // The conversation's kept network (kept-network.ts); none to be had: the command makes its own.
+  const lease =
+    ctx.sandbox?.network === 'internet' && ctx.session
+      ? await keptNetworks(ctx.sandbox.host)
+          .lease(ctx.session, ctx.spawnHelper)
+          .catch(() => undefined)
+      : undefined;
   if (ctx.sandbox && ctx.outputDir) {
     await mkdir(ctx.outputDir, { recursive: true });
     binds.push({ path: ctx.outputDir, readOnly: true });
@@ -180,7 +196,7 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
   // time (a pyenv init there made each command take seconds) and changing what commands see.
   const shell = sandboxedCommand(
     ctx.sandbox,
-    { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds },
+    { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds, ...(lease ? { keptNetwork: lease.network } : {}) },
     'bash',
     ['--norc', '--noprofile', '-c', WRAPPER],
     {
@@ -207,9 +223,11 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
       ctx.spawnHelper,
     );
   } catch (err) {
+    lease?.release();
     await rm(stateDir, { recursive: true, force: true });
     throw err;
   }
+  void proc.exited.then(() => lease?.release());
   const rc: RunningCommand = {
     command,
     startedAt: Date.now(),

@@ -1,6 +1,6 @@
 // src/tools/sandbox.ts: the bubblewrap argument list, and real bwrap around the terminal in this process.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -163,8 +163,9 @@ describe('the bubblewrap argument list', () => {
     assert.match(run.file, /^\/.*\/bash$/);
     assert.deepEqual(run.args.slice(0, 3), ['--norc', '--noprofile', '-c']);
     assert.match(run.args[3]!, /slirp4netns|\$slirp/);
-    const [, , , , name, , , slirp, nsenter, ip, blocked, bwrap, ...rest] = run.args;
+    const [, , , , name, , , slirp, nsenter, ip, blocked, report, bwrap, ...rest] = run.args;
     assert.equal(name, 'faheem-sandbox');
+    assert.equal(report, '', 'a command does not print the pid of its sandbox');
     assert.match(slirp!, /slirp4netns$/);
     assert.match(nsenter!, /nsenter$/);
     assert.match(ip!, /ip$/);
@@ -175,6 +176,35 @@ describe('the bubblewrap argument list', () => {
     const at = rest.indexOf('/h/resolv.conf');
     assert.equal(rest[at - 1], '--ro-bind');
     assert.ok(!bwrapArgs(HOST, { workspace: '/w', resolvConf: '/h/resolv.conf' }).includes('/h/resolv.conf'));
+  });
+
+  test('internet in a kept network: nsenter enters the holder (and its user namespace if it has one), bwrap makes no network of its own', () => {
+    const run = sandboxedCommand(
+      INTERNET,
+      { workspace: '/w', resolvConf: '/h/resolv.conf', keptNetwork: { pid: 4242, userns: false } },
+      'bash',
+      ['-c', 'x'],
+    );
+    assert.match(run.file, /nsenter$/);
+    assert.deepEqual(run.args.slice(0, 4), ['--target', '4242', '--net', '--']);
+    assert.match(run.args[4]!, /env$/);
+    assert.equal(run.args[5], '--ignore-signal=INT');
+    assert.match(run.args[6]!, /bwrap$/);
+    assert.ok(!run.args.includes('--unshare-net'));
+    assert.equal(run.args[run.args.indexOf('/h/resolv.conf') - 1], '--ro-bind');
+    const owned = sandboxedCommand(
+      INTERNET,
+      { workspace: '/w', resolvConf: '/h/resolv.conf', keptNetwork: { pid: 4242, userns: true } },
+      'bash',
+      ['-c', 'x'],
+    );
+    assert.deepEqual(owned.args.slice(0, 6), ['--target', '4242', '--net', '--user', '--preserve-credentials', '--']);
+    // Other networks never enter one.
+    const none = sandboxedCommand(onHost(NONE, process.env), { workspace: '/w', keptNetwork: { pid: 4242, userns: false } }, 'bash', [
+      '-c',
+      'x',
+    ]);
+    assert.ok(none.args.includes('--unshare-net') && !none.args.includes('4242'));
   });
 
   test("the sandbox's own programs: found once on the worker's PATH; its resolv.conf under the worker's FAHEEM_HOME", async () => {
@@ -320,6 +350,40 @@ for (const sandbox of [HOST, INTERNET])
       await waitFor('the background job to end', async () => (await processes(`sleep ${marker}`)) === '', 5_000);
     });
 
+    if (sandbox.network === 'internet')
+      test("a conversation's commands share its kept network, another's is its own; one whose holder died is made again", async () => {
+        const netOf = async (session: string) => {
+          const r = await runTerminal(
+            { command: 'readlink /proc/self/ns/net; ip -o route get 1.1.1.1' },
+            { cwd: '/', env: {} },
+            await ctx(session),
+          );
+          assert.equal(r.exitCode, 0, r.content);
+          assert.match(r.content, /via 10\.0\.2\.2 dev tap0/, 'out through slirp4netns');
+          return r.content.split('\n')[0]!;
+        };
+        const a = `kept-a-${process.pid}`;
+        const first = await netOf(a);
+        assert.equal(await netOf(a), first);
+        assert.notEqual(await netOf(`kept-b-${process.pid}`), first);
+        assert.notEqual(first, readlinkSync('/proc/self/ns/net'));
+        // The holder is the sleep in that namespace: kill it, and the next command gets a new network.
+        const holder = readdirSync('/proc').find((p) => {
+          try {
+            return (
+              /^\d+$/.test(p) && readlinkSync(`/proc/${p}/ns/net`) === first && readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'sleep'
+            );
+          } catch {
+            return false;
+          }
+        });
+        assert.ok(holder, 'a holder sleeps in the kept network');
+        process.kill(Number(holder), 'SIGKILL');
+        await waitFor('the old network to be gone', () => !readdirSync('/proc').some((p) => /^\d+$/.test(p) && nsIs(p, first)), 5_000);
+        const again = await netOf(a);
+        assert.notEqual(again, first);
+      });
+
     test('reset stops the running command and everything it started', async () => {
       const c = await ctx(`reset-${sandbox.network}-${process.pid}`);
       const marker = `3014${sandbox.network === 'host' ? 1 : 2}.${process.pid}`;
@@ -331,3 +395,12 @@ for (const sandbox of [HOST, INTERNET])
       await waitFor('every sleep to end, even the one in its own session', async () => (await processes(`sleep ${marker}`)) === '', 5_000);
     });
   });
+
+/** Whether process `pid` is in the namespace `ns` (false once it is gone). */
+function nsIs(pid: string, ns: string): boolean {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/net`) === ns;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,181 @@
+// A conversation's sandbox network, made once and entered by each of its commands. Making the
+// internet network (INTERNET_LAUNCHER: a network namespace, slirp4netns, the refused routes) took
+// ~12 ms and ~20 ms of CPU a command, the dearest part of a step; entering a kept one with nsenter
+// costs about nothing. The holder is a bwrap that only sleeps in the namespace (started by the same
+// launcher, so the network is exactly a command's), and each command's own bwrap (its mounts, PID
+// namespace, no capabilities) runs inside that network. A conversation's commands share it, one
+// after the other as before; other conversations never do. A holder goes after KEEP_MS without a
+// command, when it dies (the next command makes another), and with its worker (bwrap
+// --die-with-parent, slirp4netns --exit-fd).
+//
+// Entering by pid is safe from the pid's reuse: before each command the holder's namespace is read
+// again (/proc/PID/ns/net), and a holder's pid is freed only after its exit, which drops it here.
+import { readlinkSync } from 'node:fs';
+import { spawnCommand, type SpawnedCommand } from './spawner.js';
+import { internetLauncher, killGroup, type KeptNetwork, type SandboxHost } from './sandbox.js';
+
+/** How long a conversation's network is kept after its last command ended. */
+export const KEEP_MS = 60_000;
+/** How long a holder may take to make its network. */
+const START_MS = 15_000;
+
+/** A command's use of a kept network; release() when the command has ended. */
+export interface NetworkLease {
+  network: KeptNetwork;
+  release(): void;
+}
+
+interface Holder {
+  ready: Promise<KeptNetwork & { ns: string }>;
+  proc?: SpawnedCommand;
+  users: number;
+  timer?: NodeJS.Timeout;
+  gone: boolean;
+}
+
+/** The kept networks of one worker, by conversation; see the module comment. */
+export class KeptNetworks {
+  private readonly holders = new Map<string, Holder>();
+
+  constructor(
+    private readonly host: SandboxHost,
+    private readonly keepMs = KEEP_MS,
+  ) {}
+
+  /**
+   * A lease on `key`'s network, made now if there is none (or its holder died). Rejects when no
+   * network can be made; the caller then lets the command make its own (which says what failed).
+   */
+  async lease(key: string, spawnHelper: boolean | undefined): Promise<NetworkLease> {
+    for (let attempt = 0; ; attempt++) {
+      let holder = this.holders.get(key);
+      if (!holder || holder.gone) {
+        holder = this.start(key, spawnHelper);
+        this.holders.set(key, holder);
+      }
+      holder.users++;
+      clearTimeout(holder.timer);
+      const h = holder;
+      let network: KeptNetwork & { ns: string };
+      try {
+        network = await h.ready;
+      } catch (err) {
+        this.unuse(key, h);
+        this.drop(key, h);
+        throw err;
+      }
+      // Still the namespace it made: the holder has not died meanwhile.
+      if (!h.gone && namespaceOf(network.pid, 'net') === network.ns) {
+        let released = false;
+        return {
+          network: { pid: network.pid, userns: network.userns },
+          release: () => {
+            if (released) return;
+            released = true;
+            this.unuse(key, h);
+          },
+        };
+      }
+      this.unuse(key, h);
+      this.drop(key, h);
+      if (attempt >= 1) throw new Error('the kept network ended as it was entered');
+    }
+  }
+
+  /** Holders running now (tests). */
+  get size(): number {
+    return this.holders.size;
+  }
+
+  /** Stops every holder. */
+  stopAll(): void {
+    for (const [key, h] of this.holders) this.drop(key, h);
+  }
+
+  private unuse(key: string, h: Holder): void {
+    h.users--;
+    if (h.users > 0 || h.gone) return;
+    h.timer = setTimeout(() => this.drop(key, h), this.keepMs);
+    h.timer.unref();
+  }
+
+  private drop(key: string, h: Holder): void {
+    h.gone = true;
+    clearTimeout(h.timer);
+    if (this.holders.get(key) === h) this.holders.delete(key);
+    if (h.proc) void killGroup(h.proc.pid);
+  }
+
+  private start(key: string, spawnHelper: boolean | undefined): Holder {
+    const h: Holder = { users: 0, gone: false, ready: undefined as never };
+    h.ready = (async () => {
+      const host = this.host;
+      const proc = await spawnCommand(
+        host.program('bash'),
+        [
+          ...internetLauncher(host, true),
+          host.program('bwrap'),
+          '--info-fd',
+          '3',
+          '--block-fd',
+          '4',
+          // It only sleeps: the filesystem as it is, read-only, nothing to hide or to write.
+          '--ro-bind',
+          '/',
+          '/',
+          '--unshare-pid',
+          '--unshare-net',
+          '--die-with-parent',
+          '--cap-drop',
+          'ALL',
+          '--',
+          host.program('sleep'),
+          'infinity',
+        ],
+        { cwd: '/', env: { PATH: host.programPath() }, detached: true },
+        spawnHelper,
+      );
+      h.proc = proc;
+      void proc.exited.then(() => this.drop(key, h));
+      if (h.gone) throw new Error('stopped before its network was made');
+      const pid = await readyPid(proc);
+      const ns = namespaceOf(pid, 'net');
+      // Never the worker's own network: that would be no sandbox network at all.
+      if (!ns || ns === namespaceOf('self', 'net')) throw new Error('the holder has no network namespace of its own');
+      return { pid, ns, userns: namespaceOf(pid, 'user') !== namespaceOf('self', 'user') };
+    })();
+    h.ready.catch(() => undefined);
+    return h;
+  }
+}
+
+/** The holder's pid, from the launcher's `faheem-net PID` line; rejects with what it printed if it ends first. */
+function readyPid(proc: SpawnedCommand): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => finish(new Error(`the sandbox network did not start in ${START_MS / 1000} s`)), START_MS);
+    const finish = (result: number | Error) => {
+      clearTimeout(timer);
+      proc.output.off('data', onData);
+      if (typeof result === 'number') resolve(result);
+      else reject(result);
+    };
+    const onData = (chunk: string) => {
+      out += chunk;
+      const m = /^faheem-net (\d+)$/m.exec(out);
+      if (m) finish(Number(m[1]));
+      else if (out.length > 10_000) out = out.slice(-5_000);
+    };
+    proc.output.on('data', onData);
+    void proc.exited.then(() => finish(new Error(out.trim() || 'the sandbox network ended before it was made')));
+  });
+}
+
+/** The namespace a process is in (`net:[4026532…]`), or undefined if it is gone. */
+function namespaceOf(pid: number | 'self', kind: 'net' | 'user'): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/${kind}`);
+  } catch {
+    return undefined;
+  }
+}
