@@ -403,7 +403,7 @@ export class Conversation {
     const { afterRun } = options;
     const done = (s: ConversationState) => s.status !== 'running' || (afterRun !== undefined && s.runNumber > afterRun);
     // The notices say the status: the state is asked again only once one says the run stopped.
-    return this.waitState(done, options.timeoutMs ?? Infinity, (s) => stopped(s.events, afterRun));
+    return this.waitState(done, options.timeoutMs ?? Infinity, (s) => stopped(s.events, afterRun), 'stops');
   }
 
   /** Pause now. With `now`, the running command is interrupted too. */
@@ -517,12 +517,13 @@ export class Conversation {
     done: (s: ConversationState) => boolean,
     timeoutMs: number,
     news: (s: ConversationState) => NewsTest,
+    notices: 'events' | 'stops' = 'events',
   ): Promise<ConversationState> {
     const deadline = Date.now() + timeoutMs;
     let lastError: unknown;
     let s: ConversationState | undefined;
     // Reading starts at once: the stream is then running (and its worker knows) when news comes.
-    const changes = this.watchChanges();
+    const changes = this.watchChanges(notices);
     try {
       for (;;) {
         if (s && done(s)) return s;
@@ -610,10 +611,10 @@ export class Conversation {
     }
   }
 
-  /** Starts reading the conversation's change notices (for one wait; `stop()` when done). */
-  private watchChanges(): ChangeWatch {
+  /** Starts reading the conversation's change notices (for one wait; `stop()` when done); `news`: see LiveReaderOptions. */
+  private watchChanges(news: 'events' | 'stops'): ChangeWatch {
     const waiter = new ChangeWaiter();
-    const reader = new LiveReader(this.client, this.id, 0, { lines: false, onChange: waiter.notice });
+    const reader = new LiveReader(this.client, this.id, 0, { lines: false, onChange: waiter.notice, news });
     return { waiter, stop: () => reader.stop() };
   }
 

@@ -3,7 +3,8 @@
 // replay) and the notice is published to the conversation's live stream, where followers wait for it
 // (change-waiter.ts). So watching a conversation writes nothing to its history: the stream, not the
 // conversation, takes the signal. Published only to conversations somebody follows (their stream
-// runs, as the worker's list of streams says: followed.ts); notices that come quickly one after the
+// runs, as the worker's list of streams says: followed.ts), and only on a change of status to one
+// whose followers wait for a stop alone (waitUntilStopped); notices that come quickly one after the
 // other are coalesced (the latest wins, one publish at a time per conversation), and a conversation
 // that becomes followed is sent its latest notice at once. Never slows or fails the workflow task
 // that called it.
@@ -45,7 +46,7 @@ export class ChangeNotifier {
     return {
       faheemChanges: { changed: { fn: (info, notice) => this.notice(info.workflowId, notice), callDuringReplay: false } },
       faheemStreams: {
-        started: { fn: (_info, conversationId, lines) => this.followed.started(conversationId, lines !== false), callDuringReplay: false },
+        started: { fn: (_info, conversationId, wants) => this.followed.started(conversationId, wants), callDuringReplay: false },
       },
     };
   }
@@ -94,6 +95,8 @@ export class ChangeNotifier {
     try {
       while (p.sent !== p.latest) {
         const notice = p.latest;
+        // Followers that wait for a stop alone (waitUntilStopped) are told when the status changes.
+        if (p.sent && !this.followed.wantsEvents(conversationId) && sameStatus(p.sent, notice)) break;
         // flush() decides when to send; the client's own timer only backs it up (and is short, so
         // that disposing it does not hold the process).
         p.stream ??= WorkflowStreamClient.create(this.client, liveStreamId(conversationId), {
@@ -113,6 +116,11 @@ export class ChangeNotifier {
       p.sending = false;
     }
   }
+}
+
+/** Whether two notices say the same status of the same run (only their event counts differ). */
+function sameStatus(a: ChangeNotice, b: ChangeNotice): boolean {
+  return a.status === b.status && a.runNumber === b.runNumber && a.closing === b.closing;
 }
 
 /** Lets go of a conversation's publisher (its flusher would otherwise go on). */

@@ -2,11 +2,11 @@
 // conversation's stream workflow (`<id>::live`, see subscribe.ts), and the worker lists the running
 // stream workflows, one visibility query for all its conversations, every REFRESH_MS while any of
 // its activities has a live sink open (and for a little while after). A conversation nobody
-// follows costs its worker nothing but its share of that one query. A stream's memo says whether a
-// follower reads its live lines (LINES_MEMO): one that only waits for news (`waitUntilStopped`)
-// gets change notices, and no lines are published for it.
+// follows costs its worker nothing but its share of that one query. A stream's memo says what its
+// followers want (FollowerWants): a script waiting for a stop (`waitUntilStopped`) gets a notice
+// when the status changes, no live lines and no notice per event.
 import type { Client } from '@temporalio/client';
-import { LINES_MEMO, RUNNING_STREAMS_QUERY, liveStreamId } from './stream-id.js';
+import { RUNNING_STREAMS_QUERY, liveStreamId, wantsOf, type FollowerWants } from './stream-id.js';
 
 /** How often the list of followed conversations is read while sinks are open. */
 export const REFRESH_MS = 250;
@@ -17,12 +17,18 @@ const MAX_LISTED = 10_000;
 const SUFFIX = liveStreamId('');
 /** A stream that said it started counts as followed this long, listed or not. */
 const STARTED_GRACE_MS = 10_000;
+const EVERYTHING: FollowerWants = { lines: true, events: true };
+
+/**
+ * What a watch waits for: `lines`, a follower that begins to read live lines; `news`, a follower
+ * that begins to follow, or to want a notice per event.
+ */
+export type FollowedWatch = 'lines' | 'news';
 
 /** The followed conversations of one worker; see the module comment. */
 export class FollowedConversations {
-  private ids = new Set<string>();
-  /** The followed conversations whose live lines a follower reads. */
-  private lineIds = new Set<string>();
+  /** What the followers of each followed conversation want. */
+  private followed = new Map<string, FollowerWants>();
   private readonly listeners = new Map<string, Set<Listener>>();
   private open = 0;
   private lastClose = 0;
@@ -31,8 +37,8 @@ export class FollowedConversations {
   private client: Client | undefined;
   /** When the list was last read (ms since the epoch). */
   private readAt = 0;
-  /** Streams that told this worker they started, and when (see started()). */
-  private readonly startedAt = new Map<string, { at: number; lines: boolean }>();
+  /** Streams that told this worker they started, when, and what they want (see started()). */
+  private readonly startedAt = new Map<string, { at: number; wants: FollowerWants }>();
   /** Visibility queries made (benches read it). */
   queries = 0;
 
@@ -40,24 +46,28 @@ export class FollowedConversations {
 
   /** Whether someone follows the conversation (as of the last list). */
   has(conversationId: string): boolean {
-    return this.ids.has(conversationId);
+    return this.followed.has(conversationId);
   }
 
   /** Whether someone reads the conversation's live lines (as of the last list). */
   wantsLines(conversationId: string): boolean {
-    return this.lineIds.has(conversationId);
+    return this.followed.get(conversationId)?.lines === true;
+  }
+
+  /** Whether someone wants a change notice for every workflow task that adds events. */
+  wantsEvents(conversationId: string): boolean {
+    return this.followed.get(conversationId)?.events === true;
   }
 
   /**
-   * A sink opens: `onFollowed` is called when its conversation becomes followed (with `lines`:
-   * when a follower begins to read its live lines). The returned function closes it. Reading
-   * starts (at once) if it was not running.
+   * A sink opens: `onFollowed` is called when its conversation becomes followed as `on` says
+   * (FollowedWatch). The returned function closes it. Reading starts (at once) if it was not running.
    */
-  watch(client: Client, conversationId: string, onFollowed: () => void, options: { lines?: boolean } = {}): () => void {
+  watch(client: Client, conversationId: string, onFollowed: () => void, on: FollowedWatch = 'news'): () => void {
     this.client = client;
     let set = this.listeners.get(conversationId);
     if (!set) this.listeners.set(conversationId, (set = new Set()));
-    const listener: Listener = { lines: options.lines === true, wake: onFollowed };
+    const listener: Listener = { on, wake: onFollowed };
     set.add(listener);
     this.open++;
     if (!this.timer) {
@@ -83,28 +93,30 @@ export class FollowedConversations {
   async check(client: Client, conversationId: string): Promise<boolean> {
     this.client ??= client;
     // A stale yes costs one publish that fails; a stale no is read again first.
-    if (this.ids.has(conversationId)) return true;
+    if (this.followed.has(conversationId)) return true;
     if (!this.timer || Date.now() - this.readAt > 2 * this.refreshMs) await this.refresh();
-    return this.ids.has(conversationId);
+    return this.followed.has(conversationId);
   }
 
   /**
-   * A stream workflow of this worker started (its first task ran here): the conversation is
-   * followed from now, before the list shows it (the list may lag by a refresh period, or more on
-   * a cluster with Elasticsearch). Kept as followed for STARTED_GRACE_MS whatever the list says.
+   * A stream workflow of this worker started (its first task ran here), or its followers came to
+   * want more: the conversation is followed from now, before the list shows it (the list may lag
+   * by a refresh period, or more on a cluster with Elasticsearch). Kept as followed, wanting at
+   * least this, for STARTED_GRACE_MS whatever the list says.
    */
-  started(conversationId: string, lines = true): void {
-    const before = this.startedAt.get(conversationId);
-    this.startedAt.set(conversationId, { at: Date.now(), lines: lines || (before?.lines ?? false) });
-    const ids = new Set(this.ids).add(conversationId);
-    const lineIds = lines ? new Set(this.lineIds).add(conversationId) : this.lineIds;
-    this.update(ids, lineIds);
+  started(conversationId: string, wants: FollowerWants = EVERYTHING): void {
+    const before = this.startedAt.get(conversationId)?.wants;
+    const now = before ? union(before, wants) : wants;
+    this.startedAt.set(conversationId, { at: Date.now(), wants: now });
+    const next = new Map(this.followed);
+    const listed = next.get(conversationId);
+    next.set(conversationId, listed ? union(listed, now) : now);
+    this.update(next);
   }
 
   /** A publish found the stream gone (its followers left): not followed until listed again. */
   forget(conversationId: string): void {
-    this.ids.delete(conversationId);
-    this.lineIds.delete(conversationId);
+    this.followed.delete(conversationId);
   }
 
   /** Stops reading. */
@@ -129,15 +141,12 @@ export class FollowedConversations {
   private async read(): Promise<void> {
     const client = this.client;
     if (!client) return;
-    const found = new Set<string>();
-    const lines = new Set<string>();
+    const found = new Map<string, FollowerWants>();
     try {
       this.queries++;
       for await (const w of client.workflow.list({ query: RUNNING_STREAMS_QUERY, pageSize: 1000 })) {
         if (!w.workflowId.endsWith(SUFFIX)) continue;
-        const id = w.workflowId.slice(0, -SUFFIX.length);
-        found.add(id);
-        if (w.memo?.[LINES_MEMO] !== false) lines.add(id);
+        found.set(w.workflowId.slice(0, -SUFFIX.length), wantsOf(w.memo));
         if (found.size >= MAX_LISTED) break;
       }
     } catch {
@@ -149,28 +158,34 @@ export class FollowedConversations {
         this.startedAt.delete(id);
         continue;
       }
-      found.add(id);
-      if (started.lines) lines.add(id);
+      const listed = found.get(id);
+      found.set(id, listed ? union(listed, started.wants) : started.wants);
     }
     this.readAt = Date.now();
-    this.update(found, lines);
+    this.update(found);
   }
 
-  /** Takes the new lists and wakes the sinks whose conversation became followed (as they asked). */
-  private update(ids: Set<string>, lineIds: Set<string>): void {
-    const before = { ids: this.ids, lineIds: this.lineIds };
-    this.ids = ids;
-    this.lineIds = lineIds;
+  /** Takes the new list and wakes the sinks whose conversation became followed as they wait for. */
+  private update(next: Map<string, FollowerWants>): void {
+    const before = this.followed;
+    this.followed = next;
     for (const [id, listeners] of this.listeners) {
-      const followedNow = ids.has(id) && !before.ids.has(id);
-      const linesNow = lineIds.has(id) && !before.lineIds.has(id);
-      for (const listener of listeners) if (listener.lines ? linesNow : followedNow) listener.wake();
+      const now = next.get(id);
+      if (!now) continue;
+      const was = before.get(id);
+      const lines = now.lines && !was?.lines;
+      const news = !was || (now.events && !was.events);
+      for (const listener of listeners) if (listener.on === 'lines' ? lines : news) listener.wake();
     }
   }
 }
 
-/** A sink's wish to hear when its conversation becomes followed (`lines`: its lines are read). */
+/** A sink's wish to hear when its conversation becomes followed (see FollowedWatch). */
 interface Listener {
-  lines: boolean;
+  on: FollowedWatch;
   wake: () => void;
+}
+
+function union(a: FollowerWants, b: FollowerWants): FollowerWants {
+  return { lines: a.lines || b.lines, events: a.events || b.events };
 }

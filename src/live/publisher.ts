@@ -112,7 +112,7 @@ export class LivePublisher {
         });
     };
     // Someone starts following mid-activity: what this activity showed so far goes out at once.
-    const unwatch = this.followed.watch(client, conversationId, () => schedule(0), { lines: true });
+    const unwatch = this.followed.watch(client, conversationId, () => schedule(0), 'lines');
     return {
       push: (item) => {
         if (closed) return;

@@ -64,23 +64,35 @@ export interface LiveItem {
 }
 
 /**
- * The signal a follower that reads live lines sends its stream (with its start: signal-with-start),
- * so that a stream started by followers of change notices only (`waitUntilStopped`) begins to carry
- * lines too. Workers publish lines only to a conversation whose stream wants them (LINES_MEMO).
+ * What a stream's followers want beyond the news that a run stopped: `lines`, the live lines;
+ * `events`, a change notice after every workflow task that added events (a follower of the events),
+ * not only when the status changes (a script in `waitUntilStopped`). Workers publish only what is
+ * wanted; a stream that does not say (started by an older client) wants both.
  */
-export const WANT_LINES_SIGNAL = 'faheemWantLines';
+export interface FollowerWants {
+  lines: boolean;
+  events: boolean;
+}
 
 /**
- * The stream workflow's memo key that says whether a follower reads its live lines: `false` while
- * only change notices are read; a stream without it (started by an older client) wants them.
+ * The signal a follower that wants more than news of stops sends its stream (with its start:
+ * signal-with-start), with its FollowerWants: the stream then wants what any follower wanted.
  */
-export const LINES_MEMO = 'lines';
+export const WANT_SIGNAL = 'faheemWant';
+
+/** The stream workflow's memo keys of FollowerWants (what the workers read in their list of streams). */
+export const WANTS_MEMO = { lines: 'lines', events: 'events' } as const;
+
+/** What a stream wants, from its memo: a key it does not hold is wanted. */
+export function wantsOf(memo: Record<string, unknown> | undefined): FollowerWants {
+  return { lines: memo?.[WANTS_MEMO.lines] !== false, events: memo?.[WANTS_MEMO.events] !== false };
+}
 
 /** The stream workflow's input. */
 export interface LiveStreamInput {
   conversationId: string;
-  /** A follower reads live lines (absent: an older client's stream, which wants them). */
-  lines?: boolean;
+  /** What its followers want (absent: an older client's stream, which wants everything). */
+  wants?: FollowerWants;
   /** The stream as the previous run left it (continue-as-new), from `WorkflowStream.getState()`. */
   streamState?: unknown;
   /** Bounds other than the defaults (tests). */

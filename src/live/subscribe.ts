@@ -13,12 +13,13 @@ import {
   CHANGE_TOPIC,
   LIVE_DIVISION,
   LIVE_STREAM_WORKFLOW,
-  LINES_MEMO,
   LIVE_TOPIC,
   STEP_TOPIC,
-  WANT_LINES_SIGNAL,
+  WANT_SIGNAL,
+  WANTS_MEMO,
   liveStreamId,
   type ChangeNotice,
+  type FollowerWants,
   type LiveStreamInput,
 } from './stream-id.js';
 import { LIVE_KINDS, type LiveDelta } from './types.js';
@@ -49,6 +50,11 @@ export interface LiveReaderOptions {
   lines?: boolean;
   /** Called with each change notice read (none are read without it). */
   onChange?: (notice: ChangeNotice) => void;
+  /**
+   * Which notices: `events` (default), one after every workflow task that added events; `stops`,
+   * only when the status changes (a wait for the run to stop: far fewer publishes).
+   */
+  news?: 'events' | 'stops';
 }
 
 /** How long to wait before looking again for a stream that is not there (not started, or ended); doubling up to MAX_RETRY_MS. */
@@ -151,24 +157,28 @@ export class LiveReader {
     try {
       const description = await this.client.workflow.getHandle(this.conversationId).describe();
       if (description.status.name !== 'RUNNING') return false;
-      const lines = this.options.lines !== false;
-      const input: LiveStreamInput = { conversationId: this.conversationId, lines };
+      const wants: FollowerWants = {
+        lines: this.options.lines !== false,
+        events: this.options.onChange !== undefined && this.options.news !== 'stops',
+      };
+      const input: LiveStreamInput = { conversationId: this.conversationId, wants };
       const start = async (division: boolean) => {
         const options = {
           workflowId: liveStreamId(this.conversationId),
           taskQueue: description.taskQueue,
           args: [input] as [LiveStreamInput],
-          // What the workers read to know whether to publish live lines (followed.ts).
-          memo: { [LINES_MEMO]: lines },
+          // What the workers read to know what to publish (followed.ts).
+          memo: { [WANTS_MEMO.lines]: wants.lines, [WANTS_MEMO.events]: wants.events },
           // Its tasks are tiny; one lost with a dead worker is given to another soon (default: 10 s).
           workflowTaskTimeout: '3 seconds',
           // Out of the namespace's default list: the Web UI shows one row per conversation.
           ...(division ? { typedSearchAttributes: [{ key: DIVISION_KEY, value: LIVE_DIVISION }] } : {}),
         };
-        // A reader of lines tells a stream that runs already (started for news alone) to carry them.
-        if (lines)
-          await this.client.workflow.signalWithStart(LIVE_STREAM_WORKFLOW, { ...options, signal: WANT_LINES_SIGNAL, signalArgs: [] });
-        else await this.client.workflow.start(LIVE_STREAM_WORKFLOW, { ...options, workflowIdConflictPolicy: 'USE_EXISTING' });
+        // A follower that wants more than stops tells a stream that runs already (started by one
+        // that wanted less) what it wants.
+        if (wants.lines || wants.events) {
+          await this.client.workflow.signalWithStart(LIVE_STREAM_WORKFLOW, { ...options, signal: WANT_SIGNAL, signalArgs: [wants] });
+        } else await this.client.workflow.start(LIVE_STREAM_WORKFLOW, { ...options, workflowIdConflictPolicy: 'USE_EXISTING' });
       };
       // A server that refuses the division (InvalidArgument) gets the stream in its list instead of none.
       await start(!this.noDivision).catch(async (err: unknown) => {

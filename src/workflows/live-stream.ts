@@ -23,7 +23,7 @@ import {
   type Sinks,
 } from '@temporalio/workflow';
 import { WorkflowStream, type WorkflowStreamState } from '@temporalio/workflow-streams/workflow';
-import { CHANGE_TOPIC, LINES_MEMO, STEP_TOPIC, WANT_LINES_SIGNAL, type LiveStreamInput } from '../live/stream-id.js';
+import { CHANGE_TOPIC, STEP_TOPIC, WANT_SIGNAL, WANTS_MEMO, wantsOf, type FollowerWants, type LiveStreamInput } from '../live/stream-id.js';
 import { isPatched } from './legacy/patches.js';
 
 /** Lines kept; past this the oldest half goes. */
@@ -38,30 +38,33 @@ export const IDLE = '15 minutes';
 const UNFOLLOWED = '1 minute';
 
 /**
- * The worker's side of a stream's start (src/live/followed.ts: `started`): `lines` says whether a
- * follower reads live lines (an older workflow's call leaves it out: they are wanted).
+ * The worker's side of a stream's start (src/live/followed.ts: `started`), with what its followers
+ * want (an older workflow's call leaves it out: everything).
  */
 export interface StreamSinks extends Sinks {
-  faheemStreams: { started(conversationId: string, lines?: boolean): void };
+  faheemStreams: { started(conversationId: string, wants?: FollowerWants): void };
 }
 
 const streamSinks = proxySinks<StreamSinks>().faheemStreams;
-const wantLinesSignal = defineSignal(WANT_LINES_SIGNAL);
+const wantSignal = defineSignal<[Partial<FollowerWants>]>(WANT_SIGNAL);
 
 /** The live stream of one conversation; see the module comment. */
 export async function liveStream(input: LiveStreamInput): Promise<void> {
   // Tell the worker at once that the conversation is followed (no command: a sink, never on
   // replay), so that it publishes without waiting for its list of streams to show this one.
-  // Workers publish live lines only while a follower reads them (the memo says so to the ones that
-  // list streams); one that waits for news alone costs a change notice a workflow task.
-  let lines = input.lines !== false;
-  if (!workflowInfo().unsafe.isReplaying) streamSinks.started(input.conversationId, lines);
-  if (input.lines === true && workflowInfo().memo?.[LINES_MEMO] !== true) upsertMemo({ [LINES_MEMO]: true });
-  setHandler(wantLinesSignal, () => {
-    if (lines) return;
-    lines = true;
-    upsertMemo({ [LINES_MEMO]: true });
-    streamSinks.started(input.conversationId, true);
+  // Workers publish only what a follower wants (the memo says so to the ones that list streams): a
+  // script waiting for a stop costs no live line and no notice per event.
+  let wants: FollowerWants = input.wants ?? { lines: true, events: true };
+  if (!workflowInfo().unsafe.isReplaying) streamSinks.started(input.conversationId, wants);
+  const saidWants = () => ({ [WANTS_MEMO.lines]: wants.lines, [WANTS_MEMO.events]: wants.events });
+  const memoWants = wantsOf(workflowInfo().memo);
+  if (input.wants && (memoWants.lines !== wants.lines || memoWants.events !== wants.events)) upsertMemo(saidWants());
+  setHandler(wantSignal, (more) => {
+    const next = { lines: wants.lines || more?.lines === true, events: wants.events || more?.events === true };
+    if (next.lines === wants.lines && next.events === wants.events) return;
+    wants = next;
+    upsertMemo(saidWants());
+    streamSinks.started(input.conversationId, wants);
   });
   const prior = input.streamState as WorkflowStreamState | undefined;
   const initial = prior ?? { log: [], base_offset: Date.now() * 1000, publisher_sequences: {}, publisher_last_seen: {} };
@@ -121,9 +124,7 @@ export async function liveStream(input: LiveStreamInput): Promise<void> {
     if (notice && notice.offset < end().next - end().length) keepNotice(stream, notice.line);
     seen = end().next;
     if (long()) {
-      await stream.continueAsNew<typeof liveStream>((state) => [
-        { ...input, ...(input.lines === undefined ? {} : { lines }), streamState: state },
-      ]);
+      await stream.continueAsNew<typeof liveStream>((state) => [{ ...input, ...(input.wants ? { wants } : {}), streamState: state }]);
     }
     if (idle) {
       // Let waiting followers go, then end (the next publish starts a new run).

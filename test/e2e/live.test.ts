@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM, TerminalTool } from '../../src/client.js';
 import type { ConversationEvent } from '../../src/types.js';
 import type { LiveDelta } from '../../src/live/types.js';
-import { LINES_MEMO, LIVE_TOPIC, liveStreamId } from '../../src/live/stream-id.js';
+import { CHANGE_TOPIC, LIVE_TOPIC, WANTS_MEMO, liveStreamId, type ChangeNotice } from '../../src/live/stream-id.js';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
 import { ROOT, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
@@ -145,7 +145,7 @@ test('a script waiting for the conversation gets news, not lines; a reader of li
   const stopped = conversation.waitUntilStopped();
   const stream = h.client.workflow.getHandle(liveStreamId(conversation.id));
   // The waiter started the stream for news alone, and said so where every worker reads it.
-  await waitFor('the stream a waiter starts', async () => (await stream.describe()).memo?.[LINES_MEMO] === false);
+  await waitFor('the stream a waiter starts', async () => (await stream.describe()).memo?.[WANTS_MEMO.lines] === false);
   // So the line the command printed is not published: a poll for lines finds none.
   const streamClient = WorkflowStreamClient.create(h.client, liveStreamId(conversation.id));
   const firstLine = await h.client
@@ -163,8 +163,34 @@ test('a script waiting for the conversation gets news, not lines; a reader of li
       await writeFile(path.join(workspace, 'go'), '');
   }
   assert.match(output, /printed-while-only-waited[\s\S]*after/);
-  assert.equal((await stream.describe()).memo?.[LINES_MEMO], true);
+  assert.deepEqual((await stream.describe()).memo, { [WANTS_MEMO.lines]: true, [WANTS_MEMO.events]: true });
   assert.equal((await stopped).status, 'finished');
+});
+
+test('a script waiting for a stop is told of the stop, not of every step', async () => {
+  const workspace = await h.workspace();
+  let turn = 0;
+  h.model.setScript(() =>
+    turn++ < 6 ? { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${turn}` } }] } : { content: 'done' },
+  );
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Six steps', run: true });
+  const final = await conversation.waitUntilStopped();
+  assert.equal(final.status, 'finished');
+  const stream = WorkflowStreamClient.create(h.client, liveStreamId(conversation.id));
+  assert.deepEqual((await h.client.workflow.getHandle(liveStreamId(conversation.id)).describe()).memo, {
+    [WANTS_MEMO.lines]: false,
+    [WANTS_MEMO.events]: false,
+  });
+  // The stream holds change notices only (nobody read lines): read them all.
+  const end = await stream.getOffset();
+  const notices: ChangeNotice[] = [];
+  for await (const item of stream.subscribe<ChangeNotice>([CHANGE_TOPIC], 0, { resultType: true })) {
+    notices.push(item.data);
+    if (item.offset + 1 >= end) break;
+  }
+  // Six steps add a dozen workflow tasks with events: one notice each for a follower of the events.
+  assert.ok(notices.length <= 3, `at most the first, a status change and the stop: ${JSON.stringify(notices)}`);
+  assert.equal(notices.at(-1)?.status, 'finished');
 });
 
 test('a worker killed mid-stream: a retry marker, then the whole reply from the new attempt', async () => {
