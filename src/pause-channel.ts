@@ -29,12 +29,13 @@ export interface HeartbeatCadence {
 }
 
 /**
- * One heartbeat RPC a second, none for a call under half a second, when a cancellation does not
- * need them; ten a second (five for tools) when it does.
+ * When a cancellation does not need them: two heartbeat RPCs a second for a model call (its 2 s
+ * heartbeat timeout notices a dead worker soon, with room for four), one for a tool call, none for
+ * a call under half a second; ten a second (five for tools) when it does.
  */
 export function heartbeatCadence(channel: PauseChannel): HeartbeatCadence {
   return channel === 'worker-commands'
-    ? { beatEveryMs: 500, modelThrottleMs: 1_000, toolsThrottleMs: 1_000 }
+    ? { beatEveryMs: 500, modelThrottleMs: 500, toolsThrottleMs: 1_000 }
     : { beatEveryMs: 50, modelThrottleMs: 100, toolsThrottleMs: 200 };
 }
 
@@ -56,6 +57,6 @@ export function pauseChannelOf(description: NamespaceCapabilities): PauseChannel
 /** A line for people: how a pause reaches the calls in flight on this server. */
 export function describePauseChannel(channel: PauseChannel): string {
   return channel === 'worker-commands'
-    ? 'pauses reach calls in flight through worker commands (heartbeats once a second)'
+    ? 'pauses reach calls in flight through worker commands (heartbeats twice a second per model call)'
     : 'this server has no worker commands: pauses reach calls in flight through heartbeats (ten a second per model call; `faheem doctor` says how to turn them on)';
 }

@@ -334,7 +334,7 @@ function mainWorkerOptions(
     sinks: { ...('sinks' in workflowCode ? workflowCode.sinks : {}), ...changeSinks },
     dataConverter: dataConverter(parts.env),
     activities: { callModel: activities.callModel, condense: activities.condense },
-    // How often heartbeats reach the server (src/pause-channel.ts): once a second when worker
+    // How often heartbeats reach the server (src/pause-channel.ts): twice a second when worker
     // commands carry a pause, every 100 ms when only a heartbeat's answer can.
     maxHeartbeatThrottleInterval: cadence.modelThrottleMs,
     defaultHeartbeatThrottleInterval: cadence.modelThrottleMs,

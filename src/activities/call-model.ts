@@ -64,7 +64,7 @@ export function createCallModel(
   async function call(input: ModelCallInput, ctx: Context, sink: LiveSink): Promise<ModelCallResult> {
     sink.push({ kind: 'step_start', text: '', step: input.step, eventCount: input.eventCount });
     // An earlier attempt that could not say why it ended (its worker died): any reply it showed is
-    // void. (Its heartbeats reach the server at most once a second, so whether it had shown one is
+    // void. (Its heartbeats reach the server at most twice a second, so whether it had shown one is
     // not known here.) One that failed in its worker said so in its own line, and why.
     const earlier = ctx.info.heartbeatDetails as AttemptDetails | undefined;
     if (ctx.info.attempt > 1 && !earlier?.reported) {

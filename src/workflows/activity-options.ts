@@ -2,15 +2,16 @@
 import { ActivityCancellationType, type ActivityOptions } from '@temporalio/workflow';
 
 // Model calls heartbeat while they run (src/pause-channel.ts): a dead worker is noticed within the
-// 5 s heartbeat timeout, and a pause reaches the call through a worker command at once (or, on a
+// 2 s heartbeat timeout, and a pause reaches the call through a worker command at once (or, on a
 // server without them, in the answer to a heartbeat, sent every 100 ms then). A worker stalled
 // that long loses the call to another: the request is made again and the stale one aborted; no step
-// is lost. The timeout is five throttled heartbeats (one a second), so a busy machine does not lose
-// calls to it.
+// is lost. The timeout is four throttled heartbeats (two a second), so a busy machine does not lose
+// calls to it (none lost with two `yes` beside the recovery bench: docs/benchmarks.md); 5 s made a
+// lost worker's call wait ~4 s for its replacement.
 // WAIT_CANCELLATION_COMPLETED: a resumed run never overlaps the aborted call.
 export const MODEL_CALL: ActivityOptions = {
   startToCloseTimeout: '10 minutes',
-  heartbeatTimeout: '5 seconds',
+  heartbeatTimeout: '2 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   // A short first retry gets a model call going again soon after its worker died.
   retry: { initialInterval: '200 milliseconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },

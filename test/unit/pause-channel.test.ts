@@ -15,14 +15,18 @@ test('worker commands only when the namespace says it has them', () => {
   assert.equal(pauseChannelOf({}), 'heartbeats');
 });
 
-test('heartbeats once a second with worker commands (none for a short call), ten a second (five for tools) without', () => {
-  assert.deepEqual(heartbeatCadence('worker-commands'), { beatEveryMs: 500, modelThrottleMs: 1_000, toolsThrottleMs: 1_000 });
+test('heartbeats twice a second for a model call (once for a tool, none for a short call) with worker commands, ten a second (five for tools) without', () => {
+  assert.deepEqual(heartbeatCadence('worker-commands'), { beatEveryMs: 500, modelThrottleMs: 500, toolsThrottleMs: 1_000 });
   assert.deepEqual(heartbeatCadence('heartbeats'), { beatEveryMs: 50, modelThrottleMs: 100, toolsThrottleMs: 200 });
 });
 
-test('a heartbeat timeout leaves room for several throttled heartbeats on a busy machine', () => {
-  const slowest = Math.max(...Object.values(heartbeatCadence('worker-commands')));
-  for (const options of [MODEL_CALL, TOOL_CALL]) {
+test('a heartbeat timeout leaves room for four throttled heartbeats of its kind on a busy machine', () => {
+  const cadence = heartbeatCadence('worker-commands');
+  for (const [options, throttleMs] of [
+    [MODEL_CALL, cadence.modelThrottleMs],
+    [TOOL_CALL, cadence.toolsThrottleMs],
+  ] as const) {
+    const slowest = Math.max(throttleMs, cadence.beatEveryMs);
     assert.ok(options.heartbeatTimeout !== undefined);
     assert.ok(msToNumber(options.heartbeatTimeout) >= 4 * slowest, `${String(options.heartbeatTimeout)} against ${slowest} ms`);
   }
