@@ -14,9 +14,11 @@ The bench says when: it sees the model call in flight on its server.
 """
 
 import asyncio
+import atexit
 import json
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import threading
@@ -52,7 +54,9 @@ def main() -> None:
     )
     # Its terminal runs `SHELL -i`; ours run `bash --norc --noprofile`: the same flags here, so
     # neither side's shell reads ~/.bashrc (which may run `pyenv init`).
-    shell = os.path.join(tempfile.mkdtemp(prefix="openhands-shell-"), "bash")
+    shell_dir = tempfile.mkdtemp(prefix="openhands-shell-")
+    atexit.register(shutil.rmtree, shell_dir, ignore_errors=True)
+    shell = os.path.join(shell_dir, "bash")
     with open(shell, "w") as f:
         f.write('#!/bin/sh\nexec /bin/bash --norc --noprofile "$@"\n')
     os.chmod(shell, 0o755)
