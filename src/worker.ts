@@ -12,6 +12,7 @@ import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
 import type { WorkerHooks } from './hooks/run-hook.js';
 import { resolveSandbox, type SandboxOptions, type SandboxRequest } from './tools/sandbox.js';
+import { stopKeptNetworks } from './tools/terminal.js';
 import { setUpSpawner } from './tools/spawner.js';
 import { readWorkerConfig as workerConfigOf, type WorkerConfig, type WorkerDeploymentVersion } from './config.js';
 import { createMetrics } from './telemetry/metrics.js';
@@ -233,6 +234,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     model: model.name,
     ...lifecycle([main, tools, ...(claims ? [claims] : [])], async () => {
       changes.stop();
+      stopKeptNetworks(sandbox);
       await mcp.closeAll().catch(() => undefined);
       await model.scripted?.close().catch(() => undefined);
       await connection.close();

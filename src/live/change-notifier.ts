@@ -118,9 +118,12 @@ export class ChangeNotifier {
   }
 }
 
-/** Whether two notices say the same status of the same run (only their event counts differ). */
+/**
+ * Whether two notices say the same status of the same run, begun at the same event (only their
+ * event counts differ): a status that came back (waiting, running, waiting again) is news.
+ */
 function sameStatus(a: ChangeNotice, b: ChangeNotice): boolean {
-  return a.status === b.status && a.runNumber === b.runNumber && a.closing === b.closing;
+  return a.status === b.status && a.runNumber === b.runNumber && a.closing === b.closing && a.since !== undefined && a.since === b.since;
 }
 
 /** Lets go of a conversation's publisher (its flusher would otherwise go on). */

@@ -47,6 +47,11 @@ export interface ChangeNotice {
   runNumber: number;
   /** The workflow is closing or continuing as new: ask it directly. */
   closing?: boolean;
+  /**
+   * The event count when this status began (a worker tells a status seen before from the same
+   * status come again, whoever published between); absent from older workers.
+   */
+  since?: number;
 }
 
 /**

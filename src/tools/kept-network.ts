@@ -6,13 +6,15 @@
 // namespace, no capabilities) runs inside that network. A conversation's commands share it, one
 // after the other as before; other conversations never do. A holder goes after KEEP_MS without a
 // command, when it dies (the next command makes another), and with its worker (bwrap
-// --die-with-parent, slirp4netns --exit-fd).
+// --die-with-parent, slirp4netns --exit-fd), or when this host's addresses change (the routes it
+// refuses were read when it started).
 //
-// Entering by pid is safe from the pid's reuse: before each command the holder's namespace is read
-// again (/proc/PID/ns/net), and a holder's pid is freed only after its exit, which drops it here.
-import { readlinkSync } from 'node:fs';
+// Entering by pid is safe from the pid's reuse: after nsenter, before the command, a check
+// (KEPT_NETWORK_CHECK) finds the namespace entered to be the holder's and the holder to be the
+// process that started then (its start time); anything else stops there.
+import { readFileSync, readlinkSync } from 'node:fs';
 import { spawnCommand, type SpawnedCommand } from './spawner.js';
-import { internetLauncher, killGroup, type KeptNetwork, type SandboxHost } from './sandbox.js';
+import { blockedNetworks, internetLauncher, killGroup, type KeptNetwork, type SandboxHost } from './sandbox.js';
 
 /** How long a conversation's network is kept after its last command ended. */
 export const KEEP_MS = 60_000;
@@ -31,6 +33,10 @@ interface Holder {
   users: number;
   timer?: NodeJS.Timeout;
   gone: boolean;
+  /** Its process has exited: its group is not killed again (the pid may be another's by now). */
+  exited: boolean;
+  /** The networks its routes refuse (blockedNetworks when it started). */
+  blocked: string;
 }
 
 /** The kept networks of one worker, by conversation; see the module comment. */
@@ -48,9 +54,16 @@ export class KeptNetworks {
    */
   async lease(key: string, spawnHelper: boolean | undefined): Promise<NetworkLease> {
     for (let attempt = 0; ; attempt++) {
+      const blocked = blockedNetworks().join(' ');
       let holder = this.holders.get(key);
+      // This host's addresses changed: a new holder refuses the new ones (the old one ends with its commands).
+      if (holder && holder.blocked !== blocked) {
+        this.holders.delete(key);
+        if (holder.users === 0) this.drop(key, holder);
+        holder = undefined;
+      }
       if (!holder || holder.gone) {
-        holder = this.start(key, spawnHelper);
+        holder = this.start(key, spawnHelper, blocked);
         this.holders.set(key, holder);
       }
       holder.users++;
@@ -68,7 +81,7 @@ export class KeptNetworks {
       if (!h.gone && namespaceOf(network.pid, 'net') === network.ns) {
         let released = false;
         return {
-          network: { pid: network.pid, userns: network.userns },
+          network: { pid: network.pid, startTime: network.startTime, userns: network.userns },
           release: () => {
             if (released) return;
             released = true;
@@ -95,6 +108,8 @@ export class KeptNetworks {
   private unuse(key: string, h: Holder): void {
     h.users--;
     if (h.users > 0 || h.gone) return;
+    // Replaced meanwhile (this host's addresses changed): it goes with its last command.
+    if (this.holders.get(key) !== h) return this.drop(key, h);
     h.timer = setTimeout(() => this.drop(key, h), this.keepMs);
     h.timer.unref();
   }
@@ -103,17 +118,17 @@ export class KeptNetworks {
     h.gone = true;
     clearTimeout(h.timer);
     if (this.holders.get(key) === h) this.holders.delete(key);
-    if (h.proc) void killGroup(h.proc.pid);
+    if (h.proc && !h.exited) void killGroup(h.proc.pid);
   }
 
-  private start(key: string, spawnHelper: boolean | undefined): Holder {
-    const h: Holder = { users: 0, gone: false, ready: undefined as never };
+  private start(key: string, spawnHelper: boolean | undefined, blocked: string): Holder {
+    const h: Holder = { users: 0, gone: false, exited: false, blocked, ready: undefined as never };
     h.ready = (async () => {
       const host = this.host;
       const proc = await spawnCommand(
         host.program('bash'),
         [
-          ...internetLauncher(host, true),
+          ...internetLauncher(host, true, blocked),
           host.program('bwrap'),
           '--info-fd',
           '3',
@@ -136,13 +151,20 @@ export class KeptNetworks {
         spawnHelper,
       );
       h.proc = proc;
-      void proc.exited.then(() => this.drop(key, h));
-      if (h.gone) throw new Error('stopped before its network was made');
+      void proc.exited.then(() => {
+        h.exited = true;
+        this.drop(key, h);
+      });
+      if (h.gone) {
+        void killGroup(proc.pid);
+        throw new Error('stopped before its network was made');
+      }
       const pid = await readyPid(proc);
       const ns = namespaceOf(pid, 'net');
+      const startTime = startTimeOf(pid);
       // Never the worker's own network: that would be no sandbox network at all.
-      if (!ns || ns === namespaceOf('self', 'net')) throw new Error('the holder has no network namespace of its own');
-      return { pid, ns, userns: namespaceOf(pid, 'user') !== namespaceOf('self', 'user') };
+      if (!ns || ns === namespaceOf('self', 'net') || !startTime) throw new Error('the holder has no network namespace of its own');
+      return { pid, ns, startTime, userns: namespaceOf(pid, 'user') !== namespaceOf('self', 'user') };
     })();
     h.ready.catch(() => undefined);
     return h;
@@ -169,6 +191,16 @@ function readyPid(proc: SpawnedCommand): Promise<number> {
     proc.output.on('data', onData);
     void proc.exited.then(() => finish(new Error(out.trim() || 'the sandbox network ended before it was made')));
   });
+}
+
+/** A process's start time (/proc/PID/stat field 22, clock ticks since boot), or undefined if it is gone. */
+function startTimeOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19];
+  } catch {
+    return undefined;
+  }
 }
 
 /** The namespace a process is in (`net:[4026532…]`), or undefined if it is gone. */

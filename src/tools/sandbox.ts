@@ -211,11 +211,35 @@ export interface BwrapPlan {
   keptNetwork?: KeptNetwork;
 }
 
-/** A network namespace made once and entered by many commands: its holder's pid, and whether it has a user namespace of its own. */
+/**
+ * A network namespace made once and entered by many commands: its holder's pid and start time
+ * (/proc/PID/stat field 22: with the pid, one process ever), and whether it has a user namespace
+ * of its own.
+ */
 export interface KeptNetwork {
   pid: number;
+  startTime: string;
   userns: boolean;
 }
+
+/**
+ * Run by sh between nsenter and bwrap: the namespace just entered must be the holder's, and the
+ * holder still the process that made it (its start time, read after: a holder alive then was alive
+ * when nsenter opened its pid). A pid reused meanwhile (by a process in this host's network, or in
+ * another conversation's) fails here, before the command starts. Arguments: the pid, its start
+ * time, then the program and its arguments. The start time is the 20th field after the command
+ * name's last ") " (a name may hold spaces and parentheses).
+ */
+export const KEPT_NETWORK_CHECK = `pid=$1; start=$2; shift 2
+gone() { echo "[faheem sandbox: the kept network is gone; the command was not started]" >&2; exit 125; }
+[ /proc/self/ns/net -ef "/proc/$pid/ns/net" ] || gone
+read -r stat < "/proc/$pid/stat" || gone
+started() { shift 19; [ "$1" = "$start" ]; }
+set -f
+started \${stat##*) } || gone
+set +f
+exec "$@"
+`;
 
 const isWithin = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
 
@@ -432,7 +456,22 @@ export function sandboxedCommand(
     const userns = kept.userns ? ['--user', '--preserve-credentials'] : [];
     return {
       file: host.program('nsenter'),
-      args: ['--target', String(kept.pid), '--net', ...userns, '--', host.program('env'), '--ignore-signal=INT', ...bwrap],
+      args: [
+        '--target',
+        String(kept.pid),
+        '--net',
+        ...userns,
+        '--',
+        host.program('sh'),
+        '-c',
+        KEPT_NETWORK_CHECK,
+        'faheem-net',
+        String(kept.pid),
+        kept.startTime,
+        host.program('env'),
+        '--ignore-signal=INT',
+        ...bwrap,
+      ],
       env: outer,
     };
   }
@@ -445,7 +484,7 @@ export function sandboxedCommand(
 }
 
 /** bash's arguments that start INTERNET_LAUNCHER, up to bwrap (append bwrap and its arguments). */
-export function internetLauncher(host: SandboxHost, report: boolean): string[] {
+export function internetLauncher(host: SandboxHost, report: boolean, blocked = blockedNetworks().join(' ')): string[] {
   return [
     '--norc',
     '--noprofile',
@@ -457,7 +496,7 @@ export function internetLauncher(host: SandboxHost, report: boolean): string[] {
     host.program('slirp4netns'),
     host.program('nsenter'),
     host.program('ip'),
-    blockedNetworks().join(' '),
+    blocked,
     report ? '1' : '',
   ];
 }

@@ -108,6 +108,11 @@ function keptNetworks(host: SandboxHost): KeptNetworks {
   return kept;
 }
 
+/** Stops the kept networks of a sandbox's host (its worker stops; a command still running loses its network). */
+export function stopKeptNetworks(sandbox: Sandbox | undefined): void {
+  if (sandbox) networks.get(sandbox.host)?.stopAll();
+}
+
 const KEYS: Record<string, string> = {
   Enter: '\n',
   Tab: '\t',
@@ -180,6 +185,10 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
   // Sandboxed, the command sees its state directory (to leave its cwd and env there) and, read-only,
   // this conversation's full outputs (the observations name those files); nothing else of the worker's.
   const binds: { path: string; readOnly?: boolean }[] = [{ path: stateDir }];
+  if (ctx.sandbox && ctx.outputDir) {
+    await mkdir(ctx.outputDir, { recursive: true });
+    binds.push({ path: ctx.outputDir, readOnly: true });
+  }
   // The conversation's kept network (kept-network.ts); none to be had: the command makes its own.
   const lease =
     ctx.sandbox?.network === 'internet' && ctx.session
@@ -187,31 +196,27 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
           .lease(ctx.session, ctx.spawnHelper)
           .catch(() => undefined)
       : undefined;
-  if (ctx.sandbox && ctx.outputDir) {
-    await mkdir(ctx.outputDir, { recursive: true });
-    binds.push({ path: ctx.outputDir, readOnly: true });
-  }
-  // --norc: a bash whose stdin is a socket (as a child's pipes are, from Node) and whose SHLVL is
-  // unset or 0 (a worker started by systemd, a container) would read ~/.bashrc first, taking its
-  // time (a pyenv init there made each command take seconds) and changing what commands see.
-  const shell = sandboxedCommand(
-    ctx.sandbox,
-    { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds, ...(lease ? { keptNetwork: lease.network } : {}) },
-    'bash',
-    ['--norc', '--noprofile', '-c', WRAPPER],
-    {
-      ...baseEnv,
-      ...state.env,
-      ...mentioned,
-      __FAHEEM_CMD: command,
-      __FAHEEM_STATE: stateDir,
-      __FAHEEM_WS: ctx.workspace,
-      __FAHEEM_CWD: state.cwd,
-    },
-  );
   // Started by the spawn helper, so this (large) worker does not fork for every command.
   let proc: SpawnedCommand;
   try {
+    // --norc: a bash whose stdin is a socket (as a child's pipes are, from Node) and whose SHLVL is
+    // unset or 0 (a worker started by systemd, a container) would read ~/.bashrc first, taking its
+    // time (a pyenv init there made each command take seconds) and changing what commands see.
+    const shell = sandboxedCommand(
+      ctx.sandbox,
+      { workspace: ctx.workspace, hide: ctx.sandboxHide ?? [], binds, ...(lease ? { keptNetwork: lease.network } : {}) },
+      'bash',
+      ['--norc', '--noprofile', '-c', WRAPPER],
+      {
+        ...baseEnv,
+        ...state.env,
+        ...mentioned,
+        __FAHEEM_CMD: command,
+        __FAHEEM_STATE: stateDir,
+        __FAHEEM_WS: ctx.workspace,
+        __FAHEEM_CWD: state.cwd,
+      },
+    );
     proc = await spawnCommand(
       shell.file,
       shell.args,

@@ -153,7 +153,10 @@ test('a script waiting for the conversation gets news, not lines; a reader of li
       for await (const item of streamClient.subscribe([LIVE_TOPIC], 0)) return item;
       return undefined;
     })
-    .catch(() => undefined);
+    .catch((err: unknown) => {
+      if (isDeadline(err)) return undefined; // the poll waited out its deadline: nothing came
+      throw err;
+    });
   assert.equal(firstLine, undefined);
   let output = '';
   for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
@@ -170,11 +173,23 @@ test('a script waiting for the conversation gets news, not lines; a reader of li
 test('a script waiting for a stop is told of the stop, not of every step', async () => {
   const workspace = await h.workspace();
   let turn = 0;
-  h.model.setScript(() =>
-    turn++ < 6 ? { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${turn}` } }] } : { content: 'done' },
+  // The first command waits until the test has seen the waiter's stream: the six steps after it are
+  // all taken with the stream known to the worker.
+  h.model.setScript(() => {
+    turn++;
+    if (turn === 1)
+      return { toolCalls: [{ name: 'terminal', arguments: { command: 'touch started; while [ ! -f go ]; do sleep 0.05; done' } }] };
+    return turn <= 7 ? { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${turn}` } }] } : { content: 'done' };
+  });
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Seven steps', run: true });
+  await waitFor('the first command to start', () => existsSync(path.join(workspace, 'started')));
+  const stopped = conversation.waitUntilStopped();
+  await waitFor(
+    'the stream a waiter starts',
+    async () => (await h.client.workflow.getHandle(liveStreamId(conversation.id)).describe()).memo?.[WANTS_MEMO.events] === false,
   );
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Six steps', run: true });
-  const final = await conversation.waitUntilStopped();
+  await writeFile(path.join(workspace, 'go'), '');
+  const final = await stopped;
   assert.equal(final.status, 'finished');
   const stream = WorkflowStreamClient.create(h.client, liveStreamId(conversation.id));
   assert.deepEqual((await h.client.workflow.getHandle(liveStreamId(conversation.id)).describe()).memo, {
@@ -343,3 +358,11 @@ test('faheem events --follow --json prints live lines beside the events; without
     events,
   );
 });
+
+/** Whether a call ended at its deadline (gRPC DEADLINE_EXCEEDED, or an update's RPC timing out), at any depth of causes. */
+function isDeadline(err: unknown): boolean {
+  for (let e: unknown = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if ((e as { code?: unknown }).code === 4 || (e as { name?: unknown }).name === 'WorkflowUpdateRPCTimeoutOrCancelledError') return true;
+  }
+  return false;
+}

@@ -522,7 +522,7 @@ describe('ConversationRun without Temporal', () => {
     assert.equal(held.at(-1)?.kind, 'status', 'the status event came after it');
   });
 
-  test('each change is announced once, for followers: the event count, status and run number', () => {
+  test('each change is announced once, for followers: the event count, status, run number, and when the status began', () => {
     const { env } = recordingEnv();
     const notices: ChangeNotice[] = [];
     const run = ConversationRun.fromInput(input({ firstMessage: 'hello', run: true }), {
@@ -534,9 +534,9 @@ describe('ConversationRun without Temporal', () => {
     run.apply(pause, { reason: 'x' }); // two events (the status and the pause), one notice
     run.apply(close);
     assert.deepEqual(notices, [
-      { events: 2, status: 'running', runNumber: 1 },
-      { events: 4, status: 'paused', runNumber: 1 },
-      { events: 4, status: 'paused', runNumber: 1, closing: true },
+      { events: 2, status: 'running', runNumber: 1, since: 2 },
+      { events: 4, status: 'paused', runNumber: 1, since: 4 },
+      { events: 4, status: 'paused', runNumber: 1, since: 4, closing: true },
     ]);
   });
 

@@ -12,6 +12,7 @@ import {
   describeSandbox,
   hiddenDirs,
   isHostUnsafeVariable,
+  KEPT_NETWORK_CHECK,
   onHost,
   parseSandbox,
   resolveSandbox,
@@ -181,30 +182,64 @@ describe('the bubblewrap argument list', () => {
   test('internet in a kept network: nsenter enters the holder (and its user namespace if it has one), bwrap makes no network of its own', () => {
     const run = sandboxedCommand(
       INTERNET,
-      { workspace: '/w', resolvConf: '/h/resolv.conf', keptNetwork: { pid: 4242, userns: false } },
+      { workspace: '/w', resolvConf: '/h/resolv.conf', keptNetwork: { pid: 4242, startTime: '777', userns: false } },
       'bash',
       ['-c', 'x'],
     );
     assert.match(run.file, /nsenter$/);
     assert.deepEqual(run.args.slice(0, 4), ['--target', '4242', '--net', '--']);
-    assert.match(run.args[4]!, /env$/);
-    assert.equal(run.args[5], '--ignore-signal=INT');
-    assert.match(run.args[6]!, /bwrap$/);
+    // The check between nsenter and bwrap: the namespace entered is the holder's, the holder the one that started then.
+    assert.match(run.args[4]!, /\/sh$/);
+    assert.deepEqual(run.args.slice(5, 9), ['-c', KEPT_NETWORK_CHECK, 'faheem-net', '4242']);
+    assert.equal(run.args[9], '777');
+    assert.match(run.args[10]!, /env$/);
+    assert.equal(run.args[11], '--ignore-signal=INT');
+    assert.match(run.args[12]!, /bwrap$/);
     assert.ok(!run.args.includes('--unshare-net'));
     assert.equal(run.args[run.args.indexOf('/h/resolv.conf') - 1], '--ro-bind');
     const owned = sandboxedCommand(
       INTERNET,
-      { workspace: '/w', resolvConf: '/h/resolv.conf', keptNetwork: { pid: 4242, userns: true } },
+      { workspace: '/w', resolvConf: '/h/resolv.conf', keptNetwork: { pid: 4242, startTime: '777', userns: true } },
       'bash',
       ['-c', 'x'],
     );
     assert.deepEqual(owned.args.slice(0, 6), ['--target', '4242', '--net', '--user', '--preserve-credentials', '--']);
     // Other networks never enter one.
-    const none = sandboxedCommand(onHost(NONE, process.env), { workspace: '/w', keptNetwork: { pid: 4242, userns: false } }, 'bash', [
-      '-c',
-      'x',
-    ]);
+    const none = sandboxedCommand(
+      onHost(NONE, process.env),
+      { workspace: '/w', keptNetwork: { pid: 4242, startTime: '777', userns: false } },
+      'bash',
+      ['-c', 'x'],
+    );
     assert.ok(none.args.includes('--unshare-net') && !none.args.includes('4242'));
+  });
+
+  test('the kept network check runs the program only for the process that started then, in its network, whatever its name', async () => {
+    // A process named like stat's fields (its name holds ") " and numbers): the check reads past its name.
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'faheem-kept-check-'));
+    const named = path.join(dir, 'x) 1 2 3');
+    await execa('cp', [(await execa('sh', ['-c', 'command -v sleep'])).stdout.trim(), named]);
+    const holder = execa(named, ['30']);
+    try {
+      await waitFor('the named process', () => existsSync(`/proc/${holder.pid}/stat`), 5_000);
+      const stat = readFileSync(`/proc/${holder.pid}/stat`, 'utf8');
+      assert.match(stat, /\(x\) 1 2 3\)/);
+      const startTime = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19]!;
+      const check = (start: string) =>
+        execa('sh', ['-c', KEPT_NETWORK_CHECK, 'faheem-net', String(holder.pid), start, 'echo', 'ran'], { reject: false, all: true });
+      const same = await check(startTime);
+      assert.equal(same.exitCode, 0, same.all);
+      assert.equal(same.stdout, 'ran');
+      // Another process now with that pid (a different start time): nothing runs.
+      const other = await check(String(Number(startTime) + 1));
+      assert.equal(other.exitCode, 125);
+      assert.match(other.all ?? '', /the kept network is gone; the command was not started/);
+      assert.ok(!other.stdout.includes('ran'));
+    } finally {
+      holder.kill('SIGKILL');
+      await holder.catch(() => undefined);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   test("the sandbox's own programs: found once on the worker's PATH; its resolv.conf under the worker's FAHEEM_HOME", async () => {
@@ -368,20 +403,14 @@ for (const sandbox of [HOST, INTERNET])
         assert.notEqual(await netOf(`kept-b-${process.pid}`), first);
         assert.notEqual(first, readlinkSync('/proc/self/ns/net'));
         // The holder is the sleep in that namespace: kill it, and the next command gets a new network.
-        const holder = readdirSync('/proc').find((p) => {
-          try {
-            return (
-              /^\d+$/.test(p) && readlinkSync(`/proc/${p}/ns/net`) === first && readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'sleep'
-            );
-          } catch {
-            return false;
-          }
-        });
+        const holder = holderIn(first);
         assert.ok(holder, 'a holder sleeps in the kept network');
         process.kill(Number(holder), 'SIGKILL');
         await waitFor('the old network to be gone', () => !readdirSync('/proc').some((p) => /^\d+$/.test(p) && nsIs(p, first)), 5_000);
+        // (A new namespace may get the old one's inode number: the holder tells them apart.)
         const again = await netOf(a);
-        assert.notEqual(again, first);
+        const newHolder = holderIn(again);
+        assert.ok(newHolder && newHolder !== holder, 'a new holder made the network again');
       });
 
     test('reset stops the running command and everything it started', async () => {
@@ -395,6 +424,17 @@ for (const sandbox of [HOST, INTERNET])
       await waitFor('every sleep to end, even the one in its own session', async () => (await processes(`sleep ${marker}`)) === '', 5_000);
     });
   });
+
+/** The pid of the sleep (a kept network's holder) in the network namespace `ns`. */
+function holderIn(ns: string): string | undefined {
+  return readdirSync('/proc').find((p) => {
+    try {
+      return /^\d+$/.test(p) && readlinkSync(`/proc/${p}/ns/net`) === ns && readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'sleep';
+    } catch {
+      return false;
+    }
+  });
+}
 
 /** Whether process `pid` is in the namespace `ns` (false once it is gone). */
 function nsIs(pid: string, ns: string): boolean {

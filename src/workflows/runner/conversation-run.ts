@@ -142,16 +142,22 @@ export class ConversationRun {
   }
 
   private announced = '';
+  /** The status last announced, and the event count when it began (no command: only notices carry it). */
+  private announcedStatus = { key: '', since: 0 };
 
   /** Tells followers (through the worker, not the history) what the conversation now has, if it changed. */
   private announce(): void {
+    const closing = this.closeRequested || this.draining;
+    const statusKey = `${this.status}/${this.runNumber}/${closing}`;
+    if (statusKey !== this.announcedStatus.key) this.announcedStatus = { key: statusKey, since: this.log.count };
     const notice = {
       events: this.log.count,
       status: this.status,
       runNumber: this.runNumber,
-      ...(this.closeRequested || this.draining ? { closing: true } : {}),
+      since: this.announcedStatus.since,
+      ...(closing ? { closing: true } : {}),
     };
-    const key = `${notice.events}/${notice.status}/${notice.runNumber}/${notice.closing === true}`;
+    const key = `${notice.events}/${statusKey}`;
     if (key === this.announced) return;
     this.announced = key;
     this.env.effects.changed?.(notice);
