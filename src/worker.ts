@@ -12,7 +12,7 @@ import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
 import type { WorkerHooks } from './hooks/run-hook.js';
 import { resolveSandbox, type SandboxOptions, type SandboxRequest } from './tools/sandbox.js';
-import { stopKeptNetworks } from './tools/terminal.js';
+import { stopKeptNetworks } from './tools/kept-network.js';
 import { setUpSpawner } from './tools/spawner.js';
 import { readWorkerConfig as workerConfigOf, type WorkerConfig, type WorkerDeploymentVersion } from './config.js';
 import { createMetrics } from './telemetry/metrics.js';

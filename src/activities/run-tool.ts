@@ -9,6 +9,7 @@ import { describeInvalid, retryClass } from '../tools/define.js';
 import { interruptedFailure, partialOutputOf } from '../tools/interrupted.js';
 import type { ToolRegistry } from '../tools/registry.js';
 import { execInWorkspace, hiddenDirs, type Sandbox } from '../tools/sandbox.js';
+import { leaseNetwork } from '../tools/kept-network.js';
 import { commandBaseEnv } from '../security/env-policy.js';
 import type { RunToolInput, RunToolResult } from '../types.js';
 import { withHeartbeat } from './heartbeat.js';
@@ -93,15 +94,23 @@ export function createRunTool(deps: RunToolDeps) {
             secrets: deps.namedSecrets,
             state: input.state,
             attempt: ctx.info.attempt,
-            exec: (command, args = [], options = {}) =>
-              execInWorkspace(command, args, {
-                ...options,
-                workspace: input.workspace,
-                sandbox: deps.sandbox,
-                baseEnv: execEnv,
-                hide: deps.sandbox ? hiddenDirs(env) : [],
-                signal: ctx.cancellationSignal,
-              }),
+            exec: async (command, args = [], options = {}) => {
+              // In the conversation's kept network, as its terminal commands are (kept-network.ts).
+              const lease = await leaseNetwork(deps.sandbox, input.conversationId);
+              try {
+                return await execInWorkspace(command, args, {
+                  ...options,
+                  workspace: input.workspace,
+                  sandbox: deps.sandbox,
+                  baseEnv: execEnv,
+                  hide: deps.sandbox ? hiddenDirs(env) : [],
+                  signal: ctx.cancellationSignal,
+                  ...(lease ? { keptNetwork: lease.network } : {}),
+                });
+              } finally {
+                lease?.release();
+              }
+            },
           }),
         { context: ctx, everyMs: deps.heartbeatEveryMs },
       );

@@ -4,6 +4,7 @@
 // started; then the worker's own TypeScript hooks. Turns what they did into one decision.
 import { redact } from '../security/redact.js';
 import { execInWorkspace, hiddenDirs, type Sandbox } from '../tools/sandbox.js';
+import { leaseNetwork } from '../tools/kept-network.js';
 import { commandBaseEnv } from '../tools/terminal.js';
 import { DEFAULT_HOOK_TIMEOUT_S, HOOK_EVENTS, type CommandHook, type HookEventName } from './config.js';
 import {
@@ -119,9 +120,18 @@ export interface CommandHookRun {
 export async function runCommandHook(
   hook: CommandHook,
   event: HookEvent,
-  options: { workspace: string; baseEnv: Record<string, string>; sandbox?: Sandbox; hide?: readonly string[]; signal?: AbortSignal },
+  options: {
+    workspace: string;
+    baseEnv: Record<string, string>;
+    sandbox?: Sandbox;
+    hide?: readonly string[];
+    signal?: AbortSignal;
+    /** The conversation: its hooks run in its kept network, as its commands do (kept-network.ts). */
+    conversationId?: string;
+  },
 ): Promise<CommandHookRun> {
   const started = Date.now();
+  const lease = await leaseNetwork(options.sandbox, options.conversationId);
   // --norc: a bash whose stdin is a socket would read ~/.bashrc first (see terminal.ts).
   const r = await execInWorkspace('bash', ['--norc', '--noprofile', '-c', hook.command], {
     workspace: options.workspace,
@@ -132,7 +142,8 @@ export async function runCommandHook(
     input: `${JSON.stringify(event)}\n`,
     timeoutMs: (hook.timeout ?? DEFAULT_HOOK_TIMEOUT_S) * 1000,
     ...(options.signal ? { signal: options.signal } : {}),
-  });
+    ...(lease ? { keptNetwork: lease.network } : {}),
+  }).finally(() => lease?.release());
   const outcome: HookOutcome = { exitCode: r.timedOut ? null : r.exitCode, stdout: r.stdout, stderr: r.stderr };
   if (r.timedOut) outcome.timedOut = true;
   return { outcome, durationMs: Date.now() - started };
@@ -192,6 +203,7 @@ export async function executeHooks(input: RunHooksInput, deps: HookRunnerDeps, s
         workspace: input.workspace,
         baseEnv,
         hide,
+        conversationId: input.conversationId,
         ...(deps.sandbox ? { sandbox: deps.sandbox } : {}),
         ...(signal ? { signal } : {}),
       }),

@@ -14,7 +14,7 @@
 // process that started then (its start time); anything else stops there.
 import { readFileSync, readlinkSync } from 'node:fs';
 import { spawnCommand, type SpawnedCommand } from './spawner.js';
-import { blockedNetworks, internetLauncher, killGroup, type KeptNetwork, type SandboxHost } from './sandbox.js';
+import { blockedNetworks, internetLauncher, killGroup, type KeptNetwork, type Sandbox, type SandboxHost } from './sandbox.js';
 
 /** How long a conversation's network is kept after its last command ended. */
 export const KEEP_MS = 60_000;
@@ -210,4 +210,28 @@ function namespaceOf(pid: number | 'self', kind: 'net' | 'user'): string | undef
   } catch {
     return undefined;
   }
+}
+
+/** The kept networks of each sandbox host (one per worker). */
+const networks = new WeakMap<SandboxHost, KeptNetworks>();
+
+/**
+ * A lease on conversation `session`'s kept network, when its sandbox has the internet network;
+ * undefined otherwise, or when none can be made (the process then makes its own, which says what
+ * failed). Release it when the process has ended.
+ */
+export async function leaseNetwork(
+  sandbox: Sandbox | undefined,
+  session: string | undefined,
+  spawnHelper?: boolean,
+): Promise<NetworkLease | undefined> {
+  if (sandbox?.network !== 'internet' || !session) return undefined;
+  let kept = networks.get(sandbox.host);
+  if (!kept) networks.set(sandbox.host, (kept = new KeptNetworks(sandbox.host)));
+  return kept.lease(session, spawnHelper).catch(() => undefined);
+}
+
+/** Stops the kept networks of a sandbox's host (its worker stops; a process still running loses its network). */
+export function stopKeptNetworks(sandbox: Sandbox | undefined): void {
+  if (sandbox) networks.get(sandbox.host)?.stopAll();
 }

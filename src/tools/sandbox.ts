@@ -632,12 +632,20 @@ export async function execInWorkspace(
     baseEnv: Record<string, string>;
     hide: readonly string[];
     signal?: AbortSignal;
+    /** The conversation's kept network to run in (kept-network.ts leaseNetwork; the caller releases it). */
+    keptNetwork?: KeptNetwork;
   },
 ): Promise<ExecResult> {
   if (options.signal?.aborted) throw new ToolInterruptedError('', `${command} was not started: the call was interrupted`);
   const { execa } = await import('execa');
   const cwd = path.resolve(options.workspace, options.cwd ?? '.');
-  const run = sandboxedCommand(options.sandbox, { workspace: options.workspace, cwd, hide: options.hide }, command, args, {
+  const plan = {
+    workspace: options.workspace,
+    cwd,
+    hide: options.hide,
+    ...(options.keptNetwork ? { keptNetwork: options.keptNetwork } : {}),
+  };
+  const run = sandboxedCommand(options.sandbox, plan, command, args, {
     ...options.baseEnv,
     ...options.env,
   });

@@ -12,8 +12,8 @@ import { ToolInterruptedError } from '../errors.js';
 import { commandBaseEnv, isSecretName, namedSecrets } from '../security/env-policy.js';
 import { redact, redactPiece } from '../security/redact.js';
 import type { TerminalResult, TerminalState } from '../types.js';
-import { KeptNetworks } from './kept-network.js';
-import { killGroup, sandboxedCommand, type Sandbox, type SandboxHost } from './sandbox.js';
+import { leaseNetwork } from './kept-network.js';
+import { killGroup, sandboxedCommand, type Sandbox } from './sandbox.js';
 import type { z } from 'zod';
 import { describeInvalid, TerminalArgs } from './schemas.js';
 import { spawnCommand, type SpawnedCommand } from './spawner.js';
@@ -99,19 +99,6 @@ interface RunningCommand {
 // Commands still running, by conversation. Lives in this worker process: the conversation's tool
 // task queue brings its next terminal call back to this host (see README on one tool worker a host).
 const running = new Map<string, RunningCommand>();
-/** The kept networks of each sandbox host (one per worker): conversations' commands enter theirs. */
-const networks = new WeakMap<SandboxHost, KeptNetworks>();
-
-function keptNetworks(host: SandboxHost): KeptNetworks {
-  let kept = networks.get(host);
-  if (!kept) networks.set(host, (kept = new KeptNetworks(host)));
-  return kept;
-}
-
-/** Stops the kept networks of a sandbox's host (its worker stops; a command still running loses its network). */
-export function stopKeptNetworks(sandbox: Sandbox | undefined): void {
-  if (sandbox) networks.get(sandbox.host)?.stopAll();
-}
 
 const KEYS: Record<string, string> = {
   Enter: '\n',
@@ -190,12 +177,7 @@ async function start(command: string, state: TerminalState, ctx: TerminalContext
     binds.push({ path: ctx.outputDir, readOnly: true });
   }
   // The conversation's kept network (kept-network.ts); none to be had: the command makes its own.
-  const lease =
-    ctx.sandbox?.network === 'internet' && ctx.session
-      ? await keptNetworks(ctx.sandbox.host)
-          .lease(ctx.session, ctx.spawnHelper)
-          .catch(() => undefined)
-      : undefined;
+  const lease = await leaseNetwork(ctx.sandbox, ctx.session, ctx.spawnHelper);
   // Started by the spawn helper, so this (large) worker does not fork for every command.
   let proc: SpawnedCommand;
   try {

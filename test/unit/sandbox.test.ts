@@ -10,6 +10,7 @@ import {
   blockedNetworks,
   bwrapArgs,
   describeSandbox,
+  execInWorkspace,
   hiddenDirs,
   isHostUnsafeVariable,
   KEPT_NETWORK_CHECK,
@@ -20,6 +21,7 @@ import {
   type SandboxOptions,
 } from '../../src/tools/sandbox.js';
 import { commandBaseEnv, runTerminal } from '../../src/tools/terminal.js';
+import { leaseNetwork } from '../../src/tools/kept-network.js';
 import { setUpSpawner } from '../../src/tools/spawner.js';
 
 import { ROOT, waitFor } from '../support/harness.js';
@@ -401,6 +403,21 @@ for (const sandbox of [HOST, INTERNET])
         const first = await netOf(a);
         assert.equal(await netOf(a), first);
         assert.notEqual(await netOf(`kept-b-${process.pid}`), first);
+        // A tool's ctx.exec and a hook (execInWorkspace with the conversation's lease) run in it too.
+        const lease = await leaseNetwork(sandbox, a);
+        assert.ok(lease, 'a lease on the kept network');
+        try {
+          const exec = await execInWorkspace('readlink', ['/proc/self/ns/net'], {
+            workspace: (await ctx(a)).workspace,
+            sandbox,
+            baseEnv: commandBaseEnv(process.env),
+            hide: [],
+            keptNetwork: lease.network,
+          });
+          assert.equal(exec.stdout.trim(), first, exec.stderr);
+        } finally {
+          lease.release();
+        }
         assert.notEqual(first, readlinkSync('/proc/self/ns/net'));
         // The holder is the sleep in that namespace: kill it, and the next command gets a new network.
         const holder = holderIn(first);
