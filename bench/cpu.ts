@@ -2,23 +2,16 @@
 // steps to say where a step's CPU goes (server, worker, client). A process's figure holds its threads
 // and the children it has waited for; live children (the worker's spawn helper, a running command)
 // are added from their own figures.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
+import { procStatFields } from '../src/proc-stat.js';
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 function stat(pid: number): { ppid: number; ms: number } | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces) start at ") ".
-    const fields = text
-      .slice(text.lastIndexOf(')') + 2)
-      .split(' ')
-      .map(Number);
-    const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => fields[i] ?? 0);
-    return { ppid: fields[1] ?? 0, ms: ((utime ?? 0) + (stime ?? 0) + (cutime ?? 0) + (cstime ?? 0)) * TICK_MS };
-  } catch {
-    return undefined; // gone meanwhile
-  }
+  const fields = procStatFields(pid)?.map(Number);
+  if (!fields) return undefined; // gone meanwhile
+  const [utime, stime, cutime, cstime] = [11, 12, 13, 14].map((i) => fields[i] ?? 0);
+  return { ppid: fields[1] ?? 0, ms: ((utime ?? 0) + (stime ?? 0) + (cutime ?? 0) + (cstime ?? 0)) * TICK_MS };
 }
 
 /** CPU ms of `pid` and its live descendants. */

@@ -12,7 +12,8 @@
 // Entering by pid is safe from the pid's reuse: after nsenter, before the command, a check
 // (KEPT_NETWORK_CHECK) finds the namespace entered to be the holder's and the holder to be the
 // process that started then (its start time); anything else stops there.
-import { readFileSync, readlinkSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
+import { procStatFields } from '../proc-stat.js';
 import { spawnCommand, type SpawnedCommand } from './spawner.js';
 import { blockedNetworks, internetLauncher, killGroup, type KeptNetwork, type Sandbox, type SandboxHost } from './sandbox.js';
 
@@ -161,7 +162,8 @@ export class KeptNetworks {
       }
       const pid = await readyPid(proc);
       const ns = namespaceOf(pid, 'net');
-      const startTime = startTimeOf(pid);
+      // Its start time (stat field 22, clock ticks since boot): with the pid, one process ever.
+      const startTime = procStatFields(pid)?.[19];
       // Never the worker's own network: that would be no sandbox network at all.
       if (!ns || ns === namespaceOf('self', 'net') || !startTime) throw new Error('the holder has no network namespace of its own');
       return { pid, ns, startTime, userns: namespaceOf(pid, 'user') !== namespaceOf('self', 'user') };
@@ -191,16 +193,6 @@ function readyPid(proc: SpawnedCommand): Promise<number> {
     proc.output.on('data', onData);
     void proc.exited.then(() => finish(new Error(out.trim() || 'the sandbox network ended before it was made')));
   });
-}
-
-/** A process's start time (/proc/PID/stat field 22, clock ticks since boot), or undefined if it is gone. */
-function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
 }
 
 /** The namespace a process is in (`net:[4026532…]`), or undefined if it is gone. */

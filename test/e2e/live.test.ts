@@ -92,32 +92,10 @@ test("a command's output is seen while it still runs", async () => {
 });
 
 test('nobody following: no stream workflow; a follower who comes mid-command is shown its output from the start', async () => {
-  const workspace = await h.workspace();
-  let turn = 0;
-  const script: Script = () =>
-    turn++ === 0
-      ? {
-          toolCalls: [
-            {
-              name: 'terminal',
-              arguments: { command: 'echo before-anyone-followed; touch started; while [ ! -f go ]; do sleep 0.05; done; echo after' },
-            },
-          ],
-        }
-      : { content: 'done' };
-  h.model.setScript(script);
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true });
-  await waitFor('the command to have printed its first line', () => existsSync(path.join(workspace, 'started')));
+  const { conversation, workspace } = await gatedCommand('before-anyone-followed');
   // Nothing was published, nothing started: a conversation nobody follows costs no stream.
   await assert.rejects(h.client.workflow.getHandle(liveStreamId(conversation.id)).describe(), WorkflowNotFoundError);
-  let output = '';
-  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
-    if (!isLive(item) || item.kind !== 'output_delta') continue;
-    output += item.text;
-    // The line printed before anyone followed came: now let the command go on.
-    if (output.includes('before-anyone-followed') && !existsSync(path.join(workspace, 'go')))
-      await writeFile(path.join(workspace, 'go'), '');
-  }
+  const output = await followAndRelease(conversation, workspace, 'before-anyone-followed');
   assert.match(output, /before-anyone-followed[\s\S]*after/);
   // The follower started the stream; the conversation's own history took nothing for it.
   assert.equal((await h.client.workflow.getHandle(liveStreamId(conversation.id)).describe()).type, 'liveStream');
@@ -126,22 +104,7 @@ test('nobody following: no stream workflow; a follower who comes mid-command is 
 });
 
 test('a script waiting for the conversation gets news, not lines; a reader of lines who comes then sees the command from its start', async () => {
-  const workspace = await h.workspace();
-  let turn = 0;
-  const script: Script = () =>
-    turn++ === 0
-      ? {
-          toolCalls: [
-            {
-              name: 'terminal',
-              arguments: { command: 'echo printed-while-only-waited; touch started; while [ ! -f go ]; do sleep 0.05; done; echo after' },
-            },
-          ],
-        }
-      : { content: 'done' };
-  h.model.setScript(script);
-  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true });
-  await waitFor('the command to have printed its first line', () => existsSync(path.join(workspace, 'started')));
+  const { conversation, workspace } = await gatedCommand('printed-while-only-waited');
   const stopped = conversation.waitUntilStopped();
   const stream = h.client.workflow.getHandle(liveStreamId(conversation.id));
   // The waiter started the stream for news alone, and said so where every worker reads it.
@@ -158,13 +121,7 @@ test('a script waiting for the conversation gets news, not lines; a reader of li
       throw err;
     });
   assert.equal(firstLine, undefined);
-  let output = '';
-  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
-    if (!isLive(item) || item.kind !== 'output_delta') continue;
-    output += item.text;
-    if (output.includes('printed-while-only-waited') && !existsSync(path.join(workspace, 'go')))
-      await writeFile(path.join(workspace, 'go'), '');
-  }
+  const output = await followAndRelease(conversation, workspace, 'printed-while-only-waited');
   assert.match(output, /printed-while-only-waited[\s\S]*after/);
   assert.deepEqual((await stream.describe()).memo, { [WANTS_MEMO.lines]: true, [WANTS_MEMO.events]: true });
   assert.equal((await stopped).status, 'finished');
@@ -207,6 +164,31 @@ test('a script waiting for a stop is told of the stop, not of every step', async
   assert.ok(notices.length <= 3, `at most the first, a status change and the stop: ${JSON.stringify(notices)}`);
   assert.equal(notices.at(-1)?.status, 'finished');
 });
+
+/**
+ * A conversation whose one command prints `marker`, then waits for a file `go` in its workspace
+ * before it prints `after` (the model then says done); returned once the marker is printed.
+ */
+async function gatedCommand(marker: string): Promise<{ conversation: Conversation; workspace: string }> {
+  const workspace = await h.workspace();
+  let turn = 0;
+  const command = `echo ${marker}; touch started; while [ ! -f go ]; do sleep 0.05; done; echo after`;
+  h.model.setScript(() => (turn++ === 0 ? { toolCalls: [{ name: 'terminal', arguments: { command } }] } : { content: 'done' }));
+  const conversation = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'Run it', run: true });
+  await waitFor('the command to have printed its first line', () => existsSync(path.join(workspace, 'started')));
+  return { conversation, workspace };
+}
+
+/** Follows with live lines until the run finishes, letting the command go on once its marker came; the output seen. */
+async function followAndRelease(conversation: Conversation, workspace: string, marker: string): Promise<string> {
+  let output = '';
+  for await (const item of conversation.follow({ live: true, until: (s) => s.status === 'finished' })) {
+    if (!isLive(item) || item.kind !== 'output_delta') continue;
+    output += item.text;
+    if (output.includes(marker) && !existsSync(path.join(workspace, 'go'))) await writeFile(path.join(workspace, 'go'), '');
+  }
+  return output;
+}
 
 test('a worker killed mid-stream: a retry marker, then the whole reply from the new attempt', async () => {
   h.model.setScript(() => ({ content: REPLY, wordByWord: true, chunkDelayMs: 150 }));

@@ -11,6 +11,7 @@ import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { procStatFields } from '../../src/proc-stat.js';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
 import type { ObservationEvent } from '../../src/types.js';
@@ -277,7 +278,7 @@ function serverRunsIn(dir: string): boolean {
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       if (!readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('where-mcp-server.mjs')) continue;
-      if (readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] === 'Z') continue; // exited, not yet reaped
+      if (procStatFields(pid)?.[0] === 'Z') continue; // exited, not yet reaped
       const cwd = readlinkSync(`/proc/${pid}/cwd`).replace(/ \(deleted\)$/, '');
       if (cwd === dir) return true;
     } catch {

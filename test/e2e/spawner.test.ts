@@ -9,6 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { procStatFields } from '../../src/proc-stat.js';
 import { setUpSpawner, spawnCommand, spawnHelperPid, type SpawnedCommand, type SpawnOptions } from '../../src/tools/spawner.js';
 
 // Set up as a worker's entry point sets it up: the helper is forked from the
@@ -46,12 +47,7 @@ async function finish(cmd: SpawnedCommand) {
 
 /** A process's state letter from /proc (Z: a zombie nobody reaped yet, as good as gone), or undefined. */
 function stateOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0];
-  } catch {
-    return undefined;
-  }
+  return procStatFields(pid)?.[0];
 }
 const alive = (pid: number) => ![undefined, 'Z', 'X'].includes(stateOf(pid));
 
@@ -60,13 +56,8 @@ function groupMembers(pgid: number): number[] {
   const out: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(pgrp) === pgid && state !== 'Z' && state !== 'X') out.push(Number(entry));
-    } catch {
-      // ended while we looked
-    }
+    const [state, , pgrp] = procStatFields(entry) ?? []; // none: ended while we looked
+    if (state && Number(pgrp) === pgid && state !== 'Z' && state !== 'X') out.push(Number(entry));
   }
   return out;
 }

@@ -16,6 +16,7 @@ import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
+import { procStatFields } from '../../src/proc-stat.js';
 import type { DevServer } from '../../src/server/dev-server.js';
 import { concurrency } from './concurrency.js';
 import { ROOT, startDevServerOnFreePorts } from './harness.js';
@@ -186,13 +187,8 @@ async function main(): Promise<number> {
 /** CPU-seconds a live process has used so far (its own), from /proc; undefined where there is none. */
 function processCpuSeconds(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return undefined;
-  }
+  const fields = procStatFields(pid);
+  return fields ? (Number(fields[11]) + Number(fields[12])) / 100 : undefined;
 }
 
 /** The CPU each test file used (cpu-account.mjs's lines), most first, and the share of the cores the group kept busy. */

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { CheckpointStore } from '../../src/checkpoints/shadow-repo.js';
 import { FileObjectStore, ObjectStoreError } from '../../src/storage/object-store.js';
 import {
@@ -67,12 +67,16 @@ function host(root: string, id: string, store: FileObjectStore): TestHost {
   return { settings, checkpoints };
 }
 
-test('a claim restores the last accepted step on the new host; the lost host is fenced out', async (t) => {
+/** Hosts a and b of pool p1 sharing one folder store, under a root the test removes after it. */
+async function twoHosts(t: TestContext): Promise<{ root: string; store: FileObjectStore; a: TestHost; b: TestHost }> {
   const root = await mkdtemp(path.join(tmpdir(), 'faheem-pool-unit-'));
   t.after(() => rm(root, { recursive: true, force: true }));
   const store = new FileObjectStore(path.join(root, 'store'));
-  const a = host(root, 'a', store);
-  const b = host(root, 'b', store);
+  return { root, store, a: host(root, 'a', store), b: host(root, 'b', store) };
+}
+
+test('a claim restores the last accepted step on the new host; the lost host is fenced out', async (t) => {
+  const { store, a, b } = await twoHosts(t);
 
   const first = await claimPoolHost(a.settings, a.checkpoints, 'faheem-tools@a', { conversationId: 'c1', pool: 'p1' }, {});
   assert.deepEqual([first.host, first.epoch, first.restoredFromStep, first.from], ['a', 1, undefined, undefined]);
@@ -127,11 +131,7 @@ test('a workspace outside the pool folder is not shipped; one the host does not 
 });
 
 test('hibernating mid-step ships the workspace as it is; the claim restores it, and the step still takes its own checkpoint', async (t) => {
-  const root = await mkdtemp(path.join(tmpdir(), 'faheem-pool-unit-'));
-  t.after(() => rm(root, { recursive: true, force: true }));
-  const store = new FileObjectStore(path.join(root, 'store'));
-  const a = host(root, 'a', store);
-  const b = host(root, 'b', store);
+  const { root, store, a, b } = await twoHosts(t);
   const files = async (dir: string) => (await readdir(dir)).sort();
 
   const first = await claimPoolHost(a.settings, a.checkpoints, 'faheem-tools@a', { conversationId: 'c4', pool: 'p1' }, {});

@@ -22,6 +22,7 @@ import {
 } from '../../src/tools/sandbox.js';
 import { commandBaseEnv, runTerminal } from '../../src/tools/terminal.js';
 import { leaseNetwork } from '../../src/tools/kept-network.js';
+import { procStatFields } from '../../src/proc-stat.js';
 import { setUpSpawner } from '../../src/tools/spawner.js';
 
 import { ROOT, waitFor } from '../support/harness.js';
@@ -224,9 +225,8 @@ describe('the bubblewrap argument list', () => {
     const holder = execa(named, ['30']);
     try {
       await waitFor('the named process', () => existsSync(`/proc/${holder.pid}/stat`), 5_000);
-      const stat = readFileSync(`/proc/${holder.pid}/stat`, 'utf8');
-      assert.match(stat, /\(x\) 1 2 3\)/);
-      const startTime = stat.slice(stat.lastIndexOf(') ') + 2).split(' ')[19]!;
+      assert.match(readFileSync(`/proc/${holder.pid}/stat`, 'utf8'), /\(x\) 1 2 3\)/);
+      const startTime = procStatFields(holder.pid!)![19]!;
       const check = (start: string) =>
         execa('sh', ['-c', KEPT_NETWORK_CHECK, 'faheem-net', String(holder.pid), start, 'echo', 'ran'], { reject: false, all: true });
       const same = await check(startTime);
