@@ -59,11 +59,16 @@ interface Host {
   dir: string;
   worker: WorkerProcess;
 }
+// For profiling: BENCH_WORKER_NODE_OPTIONS="--require <script that starts the profiler>".
+const profiling: Record<string, string> = process.env.BENCH_WORKER_NODE_OPTIONS
+  ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS }
+  : {};
+
 async function startHost(id: string, pool: string): Promise<Host> {
   const dir = path.join(root, id);
   await mkdir(path.join(dir, 'home'), { recursive: true });
   const worker = await h.startWorker(
-    { FAHEEM_HOST_ID: id, FAHEEM_WORKSPACES_DIR: path.join(dir, 'ws'), FAHEEM_HOME: path.join(dir, 'home') },
+    { FAHEEM_HOST_ID: id, FAHEEM_WORKSPACES_DIR: path.join(dir, 'ws'), FAHEEM_HOME: path.join(dir, 'home'), ...profiling },
     ['--pool', pool],
   );
   return { id, dir, worker };
@@ -166,10 +171,13 @@ async function loss(): Promise<void> {
 async function throughput(): Promise<void> {
   const n = 50;
   const steps = 10;
-  const side = async (pooled: boolean): Promise<{ stepsPerSecond: number; workerCpu: number; notFinished: number }> => {
+  type Side = { stepsPerSecond: number; workerCpu: number; serverCpu: number; s3Cpu: number; notFinished: number };
+  const side = async (pooled: boolean): Promise<Side> => {
     h.model.setScript(script(steps));
-    const host = pooled ? await startHost(`tp-${Date.now()}`, 'tp') : { worker: await h.startWorker({}) };
+    const host = pooled ? await startHost(`tp-${Date.now()}`, 'tp') : { worker: await h.startWorker(profiling) };
     const c0 = cpuMs(host.worker.process.pid);
+    const server0 = cpuMs(h.server.process?.pid);
+    const s30 = cpuMs(s3.pid);
     const t0 = performance.now();
     const conversations = await Promise.all(
       Array.from({ length: n }, async () =>
@@ -184,29 +192,32 @@ async function throughput(): Promise<void> {
     const finals = await Promise.all(conversations.map((c) => c.waitUntilStopped({ timeoutMs: 600_000 })));
     const seconds = (performance.now() - t0) / 1000;
     const workerCpu = (cpuMs(host.worker.process.pid) - c0) / (n * steps);
+    const serverCpu = (cpuMs(h.server.process?.pid) - server0) / (n * steps);
+    const s3Cpu = (cpuMs(s3.pid) - s30) / (n * steps);
     await endSide(
       h.client,
       conversations.map((c) => c.id),
     );
     await host.worker.kill();
-    return { stepsPerSecond: (n * steps) / seconds, workerCpu, notFinished: finals.filter((s) => s.status !== 'finished').length };
+    const notFinished = finals.filter((s) => s.status !== 'finished').length;
+    return { stepsPerSecond: (n * steps) / seconds, workerCpu, serverCpu, s3Cpu, notFinished };
   };
   console.log(
     `throughput: ${n} × ${steps}, 100 ms model, each step writes a file; one worker a side, alternated (load ${os.loadavg()[0]!.toFixed(1)} at the start)`,
   );
   console.log(
-    '| round | one host: steps/s, worker CPU ms a step | pool + S3: steps/s, worker CPU ms a step | pool / one host |\n|---|---|---|---|',
+    '| round | one host: steps/s, CPU ms a step (worker, server, S3) | pool + S3: steps/s, CPU ms a step (worker, server, S3) | pool / one host |\n|---|---|---|---|',
   );
   const ratios: number[] = [];
   const cpuRatios: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 === 0 ? [false, true] : [true, false];
-    const figures = new Map<boolean, Awaited<ReturnType<typeof side>>>();
+    const figures = new Map<boolean, Side>();
     for (const pooled of order) figures.set(pooled, await side(pooled));
     const one = figures.get(false)!;
     const pool = figures.get(true)!;
     const cell = (f: typeof one) =>
-      `${f.stepsPerSecond.toFixed(1)}, ${f.workerCpu.toFixed(1)}${f.notFinished ? ` (${f.notFinished} not finished)` : ''}`;
+      `${f.stepsPerSecond.toFixed(1)}, ${f.workerCpu.toFixed(1)} / ${f.serverCpu.toFixed(1)} / ${f.s3Cpu.toFixed(1)}${f.notFinished ? ` (${f.notFinished} not finished)` : ''}`;
     ratios.push(pool.stepsPerSecond / one.stepsPerSecond);
     cpuRatios.push(pool.workerCpu / one.workerCpu);
     console.log(`| ${round + 1} | ${cell(one)} | ${cell(pool)} | ${ratios.at(-1)!.toFixed(2)} |`);

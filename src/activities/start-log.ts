@@ -53,22 +53,28 @@ export class StartLog {
       if (call?.rescheduled && logged.includes(`call:${call.key}`)) return true;
       if (info.scheduledTimestampMs < since) return true;
     }
-    await mkdir(path.dirname(file), { recursive: true });
     const mine = `${info.activityId}@${info.attempt}`;
-    const handle = await open(file, 'a');
+    // The run's folder is made by its first call (a step's tool call: no mkdir each time).
+    const handle = await open(file, 'a+').catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+      await mkdir(path.dirname(file), { recursive: true });
+      return open(file, 'a+');
+    });
+    let after: string[];
     try {
       await handle.appendFile(`${info.activityId}\n${mine}\n${call ? `call:${call.key}\n` : ''}`);
       await handle.sync();
+      // Another attempt of this activity may have claimed meanwhile: a retry the server started
+      // while this attempt was slow to begin (no heartbeat yet, on a busy worker), whose check above
+      // ran before this line was written. Each looks again after writing; one that sees another
+      // attempt does not run, so at most one ever does (both stepping back reports, never a second run).
+      const { size } = await handle.stat();
+      const { buffer, bytesRead } = await handle.read(Buffer.alloc(size), 0, size, 0);
+      after = buffer.subarray(0, bytesRead).toString('utf8').split('\n');
     } finally {
       await handle.close();
     }
-    // Another attempt of this activity may have claimed meanwhile: a retry the server started while
-    // this attempt was slow to begin (no heartbeat yet, on a busy worker), whose check above ran
-    // before this line was written. Each looks again after writing; one that sees another attempt
-    // does not run, so at most one ever does (both stepping back reports, never a second run).
-    const after = (await readFile(file, 'utf8')).split('\n');
-    if (after.some((line) => line.startsWith(`${info.activityId}@`) && line !== mine)) return true;
-    return false;
+    return after.some((line) => line.startsWith(`${info.activityId}@`) && line !== mine);
   }
 
   /** Drops run logs not written for `keepMs`; the log then vouches only from that cutoff on. */

@@ -228,10 +228,14 @@ export class ShadowRepo implements RepoCore {
     for (const [i, u] of updates.entries()) {
       const file = path.join(this.gitDir, ...u.name.split('/'));
       const lock = `${file}.lock`;
-      await mkdir(path.dirname(file), { recursive: true });
       let h;
       try {
-        h = await open(lock, 'wx');
+        // The ref's folder is made by its first write (a step's ref is new: its folder is not).
+        h = await open(lock, 'wx').catch(async (err: NodeJS.ErrnoException) => {
+          if (err.code !== 'ENOENT') throw err;
+          await mkdir(path.dirname(file), { recursive: true });
+          return open(lock, 'wx');
+        });
       } catch {
         return i === 0 ? viaGit() : Promise.reject(new CheckpointError('git_failed', `the ref ${u.name} is locked`));
       }

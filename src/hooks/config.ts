@@ -85,44 +85,48 @@ function matcherProblem(matcher: string): string | undefined {
     : undefined;
 }
 
-const CommandHookSchema = z.object({
-  type: z.string().refine((t) => t === 'command', {
-    message: 'only hooks of type "command" are supported (Claude Code\'s "prompt" hooks are not)',
-  }),
-  command: z.string().trim().min(1, 'must be a non-empty command line'),
-  timeout: z
-    .number()
-    .positive('must be a positive number of seconds')
-    .max(MAX_HOOK_TIMEOUT_S, `must be at most ${MAX_HOOK_TIMEOUT_S} seconds`)
-    .optional(),
-  onFailure: z.enum(['block', 'allow']).optional(),
-});
-
-const GroupSchema = z.object({
-  matcher: z
-    .string()
-    .optional()
-    .superRefine((m, ctx) => {
-      const problem = m === undefined ? undefined : matcherProblem(m);
-      if (problem) ctx.addIssue({ code: 'custom', message: `the matcher ${JSON.stringify(m)} ${problem}` });
+// Built on first use: the workflow bundle evaluates this module for every workflow, and most
+// conversations have no hooks to parse there.
+const FileSchema = z.lazy(() => {
+  const CommandHookSchema = z.object({
+    type: z.string().refine((t) => t === 'command', {
+      message: 'only hooks of type "command" are supported (Claude Code\'s "prompt" hooks are not)',
     }),
-  hooks: z.array(CommandHookSchema),
-});
+    command: z.string().trim().min(1, 'must be a non-empty command line'),
+    timeout: z
+      .number()
+      .positive('must be a positive number of seconds')
+      .max(MAX_HOOK_TIMEOUT_S, `must be at most ${MAX_HOOK_TIMEOUT_S} seconds`)
+      .optional(),
+    onFailure: z.enum(['block', 'allow']).optional(),
+  });
 
-const EventsSchema = z.record(z.string(), z.array(GroupSchema)).superRefine((events, ctx) => {
-  for (const name of Object.keys(events)) {
-    if (!(HOOK_EVENTS as readonly string[]).includes(name)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [name],
-        message: `"${name}" is not a hook event faheemcode runs; the known events are ${HOOK_EVENTS.join(', ')}`,
-      });
+  const GroupSchema = z.object({
+    matcher: z
+      .string()
+      .optional()
+      .superRefine((m, ctx) => {
+        const problem = m === undefined ? undefined : matcherProblem(m);
+        if (problem) ctx.addIssue({ code: 'custom', message: `the matcher ${JSON.stringify(m)} ${problem}` });
+      }),
+    hooks: z.array(CommandHookSchema),
+  });
+
+  const EventsSchema = z.record(z.string(), z.array(GroupSchema)).superRefine((events, ctx) => {
+    for (const name of Object.keys(events)) {
+      if (!(HOOK_EVENTS as readonly string[]).includes(name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [name],
+          message: `"${name}" is not a hook event faheemcode runs; the known events are ${HOOK_EVENTS.join(', ')}`,
+        });
+      }
     }
-  }
-});
+  });
 
-// Other top-level keys (a Claude Code settings.json has many) are ignored; `hooks` must be there.
-const FileSchema = z.object({ hooks: EventsSchema });
+  // Other top-level keys (a Claude Code settings.json has many) are ignored; `hooks` must be there.
+  return z.object({ hooks: EventsSchema });
+});
 
 function describeIssues(error: z.ZodError, value: unknown): string {
   const at = (p: readonly PropertyKey[]) =>

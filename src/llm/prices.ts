@@ -62,9 +62,25 @@ function override(model: string, table: Record<string, Price>): Price | undefine
   return table[model] ?? table[model.split('/').pop() ?? ''];
 }
 
+// The catalogue's entry of each model asked about (null: none). Each lookup scans the catalogue,
+// twice for a model it does not know (a local or custom one), and a call asks twice.
+const entries = new Map<string, PriceCalculation | null>();
+const MAX_ENTRIES = 1000;
+
+function entryOf(model: string, provider: string | undefined): PriceCalculation | null {
+  const key = `${provider ?? ''}\n${model}`;
+  let found = entries.get(key);
+  if (found === undefined) {
+    found = catalogue(model, provider, { input_tokens: 0, output_tokens: 0 });
+    if (entries.size >= MAX_ENTRIES) entries.clear();
+    entries.set(key, found);
+  }
+  return found;
+}
+
 /** The model's price and context window, as far as the catalogue and FAHEEM_PRICES know them. */
 export function modelFacts(model: string, provider?: string, table: Record<string, Price> = {}): ModelFacts {
-  const found = catalogue(model, provider, { input_tokens: 0, output_tokens: 0 });
+  const found = entryOf(model, provider);
   return {
     priced: Boolean(override(model, table) ?? found),
     ...(found?.model.context_window ? { contextWindow: found.model.context_window } : {}),
@@ -90,6 +106,7 @@ export function costOf(model: string, usage: TokenUsage, table: Record<string, P
       1e6
     );
   }
+  if (!entryOf(model, provider)) return undefined;
   const found = catalogue(model, provider, {
     input_tokens: usage.promptTokens,
     cache_read_tokens: read,

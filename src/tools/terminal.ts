@@ -354,8 +354,11 @@ async function readShellState(
   baseEnv: Record<string, string>,
   secrets: readonly string[],
 ): Promise<TerminalState> {
-  const cwd = (await readStateFile(path.join(stateDir, 'cwd')).catch(() => '')).trim() || previous.cwd;
-  const raw = await readStateFile(path.join(stateDir, 'env')).catch(() => undefined);
+  const [cwdText, raw] = await Promise.all([
+    readStateFile(path.join(stateDir, 'cwd')).catch(() => ''),
+    readStateFile(path.join(stateDir, 'env')).catch(() => undefined),
+  ]);
+  const cwd = cwdText.trim() || previous.cwd;
   if (raw === undefined) return { cwd, env: previous.env };
   const env: Record<string, string> = {};
   for (const entry of raw.split('\0')) {

@@ -19,6 +19,8 @@ export interface SeaweedS3 {
   bucket: string;
   /** The standard AWS variables a worker or client needs to reach it. */
   env: Record<string, string>;
+  /** Its process (a bench counts its CPU). */
+  pid: number | undefined;
   /** Its output so far (for a failing test's message). */
   output(): string;
   stop(): Promise<void>;
@@ -113,5 +115,5 @@ export async function startSeaweedS3(bucket = 'faheem-test'): Promise<SeaweedS3>
   } finally {
     client.destroy();
   }
-  return { endpoint, bucket, env, output: () => out, stop };
+  return { endpoint, bucket, env, pid: child.pid, output: () => out, stop };
 }
