@@ -39,6 +39,12 @@ export const StepManifest = z.object({
    * or an approval: what a claim restores, but not the step's own checkpoint (taken when it ends).
    */
   midStep: z.literal(true).optional(),
+  /**
+   * The chain's full pack: its commit and size. Later shipments fold the chain into one pack since
+   * this commit while that stays small beside it, instead of packing the whole history again.
+   * Missing in manifests of earlier versions (their chain gets a full pack when it is long).
+   */
+  base: z.object({ commit: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/), bytes: z.number().int().nonnegative() }).optional(),
 });
 export type StepManifest = z.infer<typeof StepManifest>;
 

@@ -1,8 +1,9 @@
 // Shipping a pooled conversation's checkpoints to the object store, and materialising a workspace
 // from it on any host. A step's checkpoint (a commit of the shadow repository, see
 // checkpoints/shadow-repo.ts) goes up as one step object: its manifest and a git pack of the
-// objects new since the last shipped commit (written in-process when it can be, step-pack.ts), a
-// full pack every FULL_BUNDLE_EVERY shipments (so a restore applies a short chain). The manifest
+// objects new since the last shipped commit (written in-process when it can be, step-pack.ts); a
+// chain of FULL_BUNDLE_EVERY is folded into one pack since its full pack (so a restore applies a
+// short chain, and a large workspace is not packed whole again for a small change). The manifest
 // names the chain: the step objects (or, from earlier versions, `.pack` and `.bundle` objects)
 // whose packs rebuild the commit. One object a step is one request to the store, and a manifest can
 // never name a pack that is not there. With a payload key the objects are encrypted by the payload
@@ -32,8 +33,15 @@ import type { ChildEnv } from '../environment.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
-/** Every this many shipments the pack is a full one, so a restore applies at most this many. */
+/**
+ * A chain this long is folded when the next step ships: into one pack of everything since the
+ * chain's full pack, or a full pack again when that would be over FOLD_SHARE of the full one. A
+ * restore applies at most this many packs and one more.
+ */
 export const FULL_BUNDLE_EVERY = 40;
+
+/** A fold larger than this share of the chain's full pack is replaced by a full pack. */
+export const FOLD_SHARE = 0.5;
 
 /** The store prefix of a conversation. */
 export function conversationPrefix(conversationId: string): string {
@@ -151,9 +159,7 @@ export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: 
     const { midStep: _midStep, ...same } = previous;
     return { ...same, host: input.host };
   }
-  const full = !previous || inChain || previous.bundles.length >= FULL_BUNDLE_EVERY;
-  const pack = unchanged && !inChain ? undefined : await packSince(input.gitDir, input.commit, full ? undefined : previous!.commit, env);
-  const bundles = !pack ? previous!.bundles : full || !previous ? [key] : [...previous.bundles, key];
+  const { pack, bundles, base } = await chainStep(input, key, inChain ? undefined : previous, unchanged, env);
   const manifest: StepManifest = {
     step: input.step,
     epoch: input.epoch,
@@ -161,9 +167,37 @@ export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: 
     commit: input.commit,
     bundles,
     ...(input.midStep ? { midStep: true as const } : {}),
+    ...(base ? { base } : {}),
   };
   await store.put(key, await sealObject(encodeStep(manifest, pack), codec));
   return manifest;
+}
+
+/**
+ * What a step adds to the chain (`previous`: the chain it follows; undefined: none, or one it
+ * cannot follow): nothing when nothing changed; the objects new since the last shipped commit; or,
+ * when the chain is long, one pack since its full pack (a fold, whose cost follows what changed
+ * since, not the workspace's size), or a full pack of the whole history when the fold is not small
+ * beside it (or the chain's full pack is not known).
+ */
+async function chainStep(
+  input: ShipInput,
+  key: string,
+  previous: StepManifest | undefined,
+  unchanged: boolean,
+  env: ChildEnv,
+): Promise<{ pack: Uint8Array | undefined; bundles: string[]; base: StepManifest['base'] }> {
+  if (previous && unchanged) return { pack: undefined, bundles: previous.bundles, base: previous.base };
+  if (previous && previous.bundles.length < FULL_BUNDLE_EVERY) {
+    const pack = await packSince(input.gitDir, input.commit, previous.commit, env);
+    return { pack, bundles: [...previous.bundles, key], base: previous.base };
+  }
+  if (previous?.base) {
+    const fold = await packSince(input.gitDir, input.commit, previous.base.commit, env);
+    if (fold.length <= previous.base.bytes * FOLD_SHARE) return { pack: fold, bundles: [previous.bundles[0]!, key], base: previous.base };
+  }
+  const pack = await packSince(input.gitDir, input.commit, undefined, env);
+  return { pack, bundles: [key], base: { commit: input.commit, bytes: pack.length } };
 }
 
 /** A step object's bytes: the manifest's JSON (which holds no raw newline), then a newline and the pack. */

@@ -168,9 +168,45 @@ test(`a full bundle every ${FULL_BUNDLE_EVERY} shipments keeps a restore's chain
     );
   }
   assert.equal(previous!.bundles.length, 2, 'a full one, then one more');
+  // Every step rewrote the workspace's only file: a fold since the first pack would be most of a
+  // full one, so the history was packed whole again at step FULL_BUNDLE_EVERY + 1.
+  assert.equal(previous!.bundles[0], manifestKey(conversationPrefix('c'), FULL_BUNDLE_EVERY + 1, 1));
   const there = path.join(root, 'there');
   await materialiseWorkspace(store, previous!, there, {});
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${FULL_BUNDLE_EVERY + 2}\n`);
+});
+
+test('a long chain over a large workspace is folded since its full pack, not packed whole again', async (t) => {
+  const { root, workspace, shadow, store } = await setup(t);
+  await writeFile(path.join(workspace, 'big.bin'), randomBytes(100_000));
+  let previous: StepManifest | undefined;
+  const sizes: number[] = [];
+  for (let step = 1; step <= 2 * FULL_BUNDLE_EVERY; step++) {
+    await writeFile(path.join(workspace, 'n.txt'), `${step}\n`);
+    const c = await shadow.snapshot('c', step);
+    previous = await shipCheckpoint(
+      store,
+      { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
+      {},
+    );
+    sizes.push((await store.head(previous.bundles.at(-1)!))!.size);
+  }
+  const first = manifestKey(conversationPrefix('c'), 1, 1);
+  // Folded at step FULL_BUNDLE_EVERY + 1 (the chain is then two long) and again at 2 * FULL_BUNDLE_EVERY:
+  // the full pack stays first.
+  assert.deepEqual(previous!.bundles, [first, manifestKey(conversationPrefix('c'), 2 * FULL_BUNDLE_EVERY, 1)]);
+  assert.equal(previous!.base?.commit, (await findManifest(store, 'c', 1, {}))!.commit);
+  assert.ok(sizes.at(-1)! < sizes[0]! / 4, `the fold (${sizes.at(-1)} B) is small beside the full pack (${sizes[0]} B)`);
+  const there = path.join(root, 'there');
+  await materialiseWorkspace(store, previous!, there, {});
+  assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${2 * FULL_BUNDLE_EVERY}\n`);
+  assert.equal((await readFile(path.join(there, 'big.bin'))).length, 100_000);
+  // A step between folds restores from the full pack, the fold and the steps after it.
+  const mid = (await findManifest(store, 'c', FULL_BUNDLE_EVERY + 3, {}))!;
+  assert.equal(mid.bundles.length, 4);
+  const between = path.join(root, 'between');
+  await materialiseWorkspace(store, mid, between, {});
+  assert.equal(await readFile(path.join(between, 'n.txt'), 'utf8'), `${FULL_BUNDLE_EVERY + 3}\n`);
 });
 
 test('a moved conversation fences the lost host out: what it ships after the move is never read', async (t) => {
