@@ -432,6 +432,57 @@ test('a long wait mid-step hibernates: the files the step wrote before it are sh
   for (const host of hosts) await host.worker.kill();
 });
 
+test('woken in the middle of a step, then its host lost: the move restores what was shipped in the middle of the step', async () => {
+  const hosts = [await startHost('host-m'), await startHost('host-n')];
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    const results = req.body.messages.filter((m) => m.role === 'tool').length;
+    // Step 1: a file written, a long wait, then a command that runs until its host is lost.
+    if (results === 0) {
+      return {
+        toolCalls: [
+          { id: 'write', name: 'terminal', arguments: { command: 'echo before the wait > w.txt' } },
+          { id: 'wait', name: 'wait', arguments: { seconds: 3600, reason: 'for the build' } },
+          { id: 'long', name: 'terminal', arguments: { command: 'touch woke; sleep 600' } },
+        ],
+      };
+    }
+    if (results === 3) return { toolCalls: [{ id: 'look', name: 'terminal', arguments: { command: 'ls' } }] };
+    return { content: 'Done.' };
+  });
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] }),
+    pool: 'p1',
+    poolIdleReleaseMs: 500,
+    firstMessage: 'Write, wait, work',
+    run: true,
+  });
+  await waitFor('the conversation to hibernate in its wait', async () => {
+    const s = await conversation.state();
+    return s.waitingUntil !== null && s.host === null && (await firstHost(conversation)) !== undefined;
+  });
+  await conversation.sendMessage('The build is done');
+  // The last command of the step runs on the host that woke the conversation.
+  const waker = await waitFor('the command after the wait to start on a host', async () => {
+    const s = await conversation.state();
+    const host = hosts.find((x) => x.id === s.host);
+    return host && existsSync(path.join(host.dir, conversation.id, 'woke')) ? host : undefined;
+  });
+  await waker.worker.kill('SIGKILL');
+  await rm(path.join(root, waker.id), { recursive: true, force: true });
+
+  const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(final.status, 'finished', final.lastError ?? '');
+  const events = await conversation.events();
+  assert.match(observed(events, 'long'), /outcome unknown/);
+  const moved = events.filter((e) => e.kind === 'host_changed').at(-1);
+  assert.ok(moved?.kind === 'host_changed' && /stopped heartbeating/.test(moved.reason), JSON.stringify(moved));
+  assert.equal(moved.from, waker.id);
+  assert.equal(moved.restoredFromStep, 1, 'restored from what was shipped in the middle of step 1, not from step 0');
+  // The file the step wrote before its wait is there on the new host; what the lost command made is not.
+  assert.match(observed(events, 'look'), /^w\.txt\s/);
+  for (const host of hosts) await host.worker.kill().catch(() => undefined);
+});
+
 test('awaiting approval past the bound hibernates: a hook’s file is shipped, and once approved the call runs with every file', async () => {
   const hosts = [await startHost('host-i'), await startHost('host-j')];
   // Once a.txt exists, the hook writes a file into the workspace and asks for a person's approval.

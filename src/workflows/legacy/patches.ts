@@ -109,6 +109,12 @@ export const PATCHES = {
     since: '0.3.0 (issue 43)',
     retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
   },
+  'pool-mid-step-kept': {
+    guards:
+      'A pooled conversation that woke from hibernating in the middle of a step keeps `poolReleasedMidStep` until a host has checkpointed that step (it is dropped when stale, or when the conversation is released again): a host lost before then restores what was shipped in the middle of the step, not the step before it. Before, the claim that woke it dropped it at once.',
+    since: '0.3.0 (issue 43, review fixes)',
+    retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

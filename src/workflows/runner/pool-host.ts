@@ -42,6 +42,20 @@ function lastAcceptedStep(run: PoolHostRun): number | undefined {
   return undefined;
 }
 
+/**
+ * Whether the workspace shipped in the middle of a step is still the newest: no host has accepted
+ * a checkpoint of that step (or a later one) since, other than the shipment itself.
+ */
+function midStepStillCurrent(run: PoolHostRun, midStep: NonNullable<PoolHostRun['options']['poolReleasedMidStep']>): boolean {
+  const entries = run.checkpoints.all();
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i]!;
+    if (e.rewound || !e.commit) continue;
+    return e.step < midStep.step || (e.step === midStep.step && e.commit === midStep.commit);
+  }
+  return true;
+}
+
 /** Claims a host of the pool (the first, or another after a loss) and points the run's host calls at it. */
 async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<number | undefined> {
   const { options } = run;
@@ -55,10 +69,12 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
       ? `host_changed: leave host ${options.poolHost?.host} (${reason}) for another of pool ${pool}`
       : `claim a host of pool ${pool}`,
   });
-  // Hibernated in the middle of a step: the workspace shipped then is the one to restore.
+  // Hibernated in the middle of a step: the workspace shipped then is the one to restore, until a
+  // host has checkpointed that step.
   const midStep = options.poolReleasedMidStep;
   const accepted = lastAcceptedStep(run);
   const lastStep = midStep && (accepted === undefined || midStep.step >= accepted) ? midStep.step : accepted;
+  const midStepCurrent = midStep !== undefined && midStepStillCurrent(run, midStep);
   const released = options.poolReleasedBy;
   const from = options.poolHost?.host ?? released ?? null;
   const claimed = await claims.claimPoolHost({ conversationId: run.id, pool, ...(lastStep !== undefined ? { lastStep } : {}) });
@@ -69,9 +85,12 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
   options.workspace = claimed.workspace;
   options.poolHost = { host: claimed.host, epoch: claimed.epoch };
   delete options.poolReleasedBy;
-  delete options.poolReleasedMidStep;
+  // Kept while current: this host may be lost before it checkpoints the step, and the next claim
+  // must restore the workspace shipped in the middle of it again.
+  if (!midStepCurrent || !isPatched('pool-mid-step-kept')) delete options.poolReleasedMidStep;
   const woke =
-    released !== undefined && `woke from hibernation (released by ${released}${midStep ? ` in the middle of step ${midStep.step}` : ''})`;
+    released !== undefined &&
+    `woke from hibernation (released by ${released}${midStep && midStepCurrent ? ` in the middle of step ${midStep.step}` : ''})`;
   run.apply(recordAndShow, {
     kind: 'host_changed',
     source: 'environment',
@@ -155,6 +174,8 @@ export async function hibernate(run: HibernateRun): Promise<void> {
   await host.releasePoolHost({ conversationId: run.id, epoch: held.epoch }).catch(() => false);
   delete options.poolHost;
   options.poolReleasedBy = held.host;
+  // Released between steps: every step is checkpointed, and a shipment from the middle of one is old.
+  if (options.poolReleasedMidStep && isPatched('pool-mid-step-kept')) delete options.poolReleasedMidStep;
   run.apply(showDetails);
 }
 
@@ -222,6 +243,8 @@ export async function hibernateMidStep(run: MidStepHibernateRun): Promise<MidSte
   if (released.released) {
     const { commit, added, changed, deleted } = released.checkpoint;
     options.poolReleasedMidStep = { step, commit, added, changed, deleted };
+  } else if (options.poolReleasedMidStep && isPatched('pool-mid-step-kept')) {
+    delete options.poolReleasedMidStep; // not shipped now: an older shipment is not this step's workspace
   }
   run.apply(showDetails);
   return { kind: 'hibernated', step, shipped: released.released };
