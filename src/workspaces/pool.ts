@@ -88,7 +88,16 @@ function claimFile(settings: PoolSettings, conversationId: string): string {
 const knownClaims = new Map<string, { mtimeMs: number; claim: Claim }>();
 
 async function readClaim(settings: PoolSettings, conversationId: string): Promise<Claim | undefined> {
-  const file = claimFile(settings, conversationId);
+  return readClaimAt(claimFile(settings, conversationId));
+}
+
+/** The claim this host holds of the conversation whose folder `workspace` is, if any. */
+async function claimOfFolder(settings: PoolSettings, workspace: string): Promise<Claim | undefined> {
+  const claim = await readClaimAt(path.join(settings.workspacesDir, '.claims', `${path.basename(workspace)}.json`));
+  return claim && path.resolve(claim.workspace) === path.resolve(workspace) ? claim : undefined;
+}
+
+async function readClaimAt(file: string): Promise<Claim | undefined> {
   const mtimeMs = (await stat(file).catch(() => undefined))?.mtimeMs;
   if (mtimeMs === undefined) {
     knownClaims.delete(file);
@@ -203,6 +212,8 @@ export function shipAfterSnapshot(settings: PoolSettings, env: ChildEnv) {
   return async (workspace: string, gitDir: string, conversationId: string, info: CheckpointInfo): Promise<void> => {
     if (path.dirname(path.resolve(workspace)) !== settings.workspacesDir) return;
     const claim = await readClaim(settings, conversationId);
+    // A sub-agent snapshots its parent's folder under its own id: the parent's checkpoints ship that folder.
+    if (!claim && (await claimOfFolder(settings, workspace))) return;
     if (!claim || claim.releasedMidStep || path.resolve(claim.workspace) !== path.resolve(workspace)) {
       throw new ObjectStoreError(
         'fenced',

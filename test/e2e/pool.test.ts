@@ -483,6 +483,47 @@ test('woken in the middle of a step, then its host lost: the move restores what 
   for (const host of hosts) await host.worker.kill().catch(() => undefined);
 });
 
+test("a paused sub-agent of a pooled conversation keeps working in its parent's folder when resumed", async () => {
+  const hosts = [await startHost('host-s')];
+  const firstUser = (req: RecordedRequest) => String(req.body.messages.find((m) => m.role === 'user')?.content ?? '');
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    const results = req.body.messages.filter((m) => m.role === 'tool').length;
+    if (firstUser(req) === 'child work') {
+      if (results === 0)
+        return { toolCalls: [{ id: 'child-1', name: 'terminal', arguments: { command: 'touch child-started; sleep 2' } }] };
+      if (results === 1) return { toolCalls: [{ id: 'child-ls', name: 'terminal', arguments: { command: 'ls' } }] };
+      return { content: 'child done' };
+    }
+    if (results === 0) return { toolCalls: [{ name: 'terminal', arguments: { command: 'echo from the parent > p.txt' } }] };
+    if (results === 1) return { toolCalls: [{ name: 'delegate', arguments: { task: 'child work' } }] };
+    return { content: 'Done.' };
+  });
+  const parent = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'delegate'] }),
+    pool: 'p1',
+    firstMessage: 'delegate in the pool',
+    run: true,
+  });
+  const host = hosts[0]!;
+  await waitFor('the sub-agent to start its command', async () => existsSync(path.join(host.dir, parent.id, 'child-started')));
+  const child = await Conversation.attach(h.client, `${parent.id}.sub-1`);
+  await child.pause();
+  // Paused, the sub-agent's step ends; the run stops there (where a pooled conversation hibernates).
+  await waitFor('the paused sub-agent to end its step', async () => observed(await child.events(), 'child-1') !== '');
+  assert.equal((await child.state()).status, 'paused');
+  await child.resume();
+  const final = await parent.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(final.status, 'finished', final.lastError ?? '');
+  // Resumed, the sub-agent found the parent's file: it did not claim a folder of its own.
+  const childEvents = await child.events();
+  assert.match(observed(childEvents, 'child-ls'), /child-started\s+p\.txt/);
+  assert.ok(!childEvents.some((e) => e.kind === 'host_changed'), 'the sub-agent never hibernated');
+  // Its checkpoints are of the parent's folder, which the parent's own checkpoints ship: none failed.
+  const errors = childEvents.filter((e) => e.kind === 'error');
+  assert.deepEqual(errors, [], JSON.stringify(errors));
+  await host.worker.kill();
+});
+
 test('awaiting approval past the bound hibernates: a hook’s file is shipped, and once approved the call runs with every file', async () => {
   const hosts = [await startHost('host-i'), await startHost('host-j')];
   // Once a.txt exists, the hook writes a file into the workspace and asks for a person's approval.

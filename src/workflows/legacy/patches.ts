@@ -115,6 +115,12 @@ export const PATCHES = {
     since: '0.3.0 (issue 43, review fixes)',
     retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
   },
+  'pool-sub-agent-keeps-host': {
+    guards:
+      "A sub-agent of a pooled conversation never hibernates (paused, idle or closed): it works in its parent's folder, which only the parent releases. Before, a paused sub-agent released the host under its own id and, resumed, claimed a new, empty workspace of its own.",
+    since: '0.3.0 (issue 43, review fixes)',
+    retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

@@ -148,11 +148,13 @@ export type HibernateRun = Pick<ConversationRun, 'apply' | 'id' | 'options' | 's
 
 /**
  * How long a stopped pooled conversation keeps its host folder before it hibernates: 0 when
- * paused, the bound when idle; undefined when it has no host to release (or is not pooled).
+ * paused, the bound when idle; undefined when it has no host to release (not pooled, or a sub-agent).
  */
 export function hibernationBound(run: HibernateRun): number | undefined {
   const { options } = run;
   if (options.pool === undefined || !options.poolHost || !isPatched('pooled-workspaces')) return undefined;
+  // A sub-agent works in its parent's folder: only the parent gives it back.
+  if (options.parent !== undefined && isPatched('pool-sub-agent-keeps-host')) return undefined;
   return run.status === 'paused' ? 0 : (options.poolIdleReleaseMs ?? DEFAULTS.poolIdleReleaseMs);
 }
 
