@@ -234,8 +234,27 @@ export function shipAfterSnapshot(settings: PoolSettings, env: ChildEnv) {
       },
       env,
     );
-    await writeClaim(settings, { ...claim, last: manifest });
+    await noteShipped(settings, { ...claim, last: manifest });
   };
+}
+
+/** Every this many steps (and when its chain starts again) a claim's last shipment is written to its file. */
+const CLAIM_WRITE_EVERY = 10;
+
+/**
+ * Records the claim's last shipment: the next step's shipping reads it from memory. The file
+ * is written only now and then: a worker restarted on this host that reads an older one ships its
+ * first pack since that older commit (larger, and as valid), so a write a step buys nothing.
+ */
+async function noteShipped(settings: PoolSettings, claim: Claim): Promise<void> {
+  const file = claimFile(settings, claim.conversationId);
+  const known = knownClaims.get(file);
+  const last = claim.last;
+  if (known && last && last.bundles.length > 2 && last.step % CLAIM_WRITE_EVERY !== 0) {
+    knownClaims.set(file, { mtimeMs: known.mtimeMs, claim });
+    return;
+  }
+  await writeClaim(settings, claim);
 }
 
 /**

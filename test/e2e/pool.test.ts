@@ -489,8 +489,11 @@ test("a paused sub-agent of a pooled conversation keeps working in its parent's 
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
     const results = req.body.messages.filter((m) => m.role === 'tool').length;
     if (firstUser(req) === 'child work') {
-      if (results === 0)
-        return { toolCalls: [{ id: 'child-1', name: 'terminal', arguments: { command: 'touch child-started; sleep 2' } }] };
+      if (results === 0) {
+        // Runs until the test has paused the sub-agent (it writes `go`).
+        const command = 'touch child-started; while [ ! -e go ]; do sleep 0.1; done; rm go';
+        return { toolCalls: [{ id: 'child-1', name: 'terminal', arguments: { command } }] };
+      }
       if (results === 1) return { toolCalls: [{ id: 'child-ls', name: 'terminal', arguments: { command: 'ls' } }] };
       return { content: 'child done' };
     }
@@ -508,6 +511,7 @@ test("a paused sub-agent of a pooled conversation keeps working in its parent's 
   await waitFor('the sub-agent to start its command', async () => existsSync(path.join(host.dir, parent.id, 'child-started')));
   const child = await Conversation.attach(h.client, `${parent.id}.sub-1`);
   await child.pause();
+  await writeFile(path.join(host.dir, parent.id, 'go'), '');
   // Paused, the sub-agent's step ends; the run stops there (where a pooled conversation hibernates).
   await waitFor('the paused sub-agent to end its step', async () => observed(await child.events(), 'child-1') !== '');
   assert.equal((await child.state()).status, 'paused');

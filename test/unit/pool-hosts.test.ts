@@ -199,3 +199,31 @@ test('hibernating mid-step ships the workspace as it is; the claim restores it, 
   assert.notEqual(step3.commit, second.checkpoint.commit);
   assert.equal(step3.added, 1);
 });
+
+test('a worker restarted on the host ships on from the claim file it finds, older than the last step', async (t) => {
+  const { root, store, a } = await twoHosts(t);
+  const first = await claimPoolHost(a.settings, a.checkpoints, 'faheem-tools@a', { conversationId: 'c9', pool: 'p1' }, {});
+  const repo = await a.checkpoints.open(first.workspace);
+  const claimPath = path.join(a.settings.workspacesDir, '.claims', 'c9.json');
+  const written: number[] = [];
+  for (let step = 1; step <= 13; step++) {
+    await writeFile(path.join(first.workspace, `f${step}.txt`), `${step}`);
+    await repo.snapshot('c9', step);
+    written.push(JSON.parse(await readFile(claimPath, 'utf8')).last.step);
+  }
+  // The file holds the last step shipped only now and then (the next step reads it from memory).
+  assert.deepEqual(written, [1, 2, 2, 2, 2, 2, 2, 2, 2, 10, 10, 10, 10]);
+  // A new process (a fresh instance of the module) finds the claim at step 10 and ships step 14 on.
+  const fresh = (await import(`../../src/workspaces/pool.js?restart=${Date.now()}`)) as typeof import('../../src/workspaces/pool.js');
+  const restarted = new CheckpointStore({
+    home: path.join(root, 'a', 'home'),
+    env: process.env,
+    watch: false,
+    afterSnapshot: fresh.shipAfterSnapshot(a.settings, {}),
+  });
+  await writeFile(path.join(first.workspace, 'f14.txt'), '14');
+  await (await restarted.open(first.workspace)).snapshot('c9', 14);
+  const there = path.join(root, 'there');
+  await materialiseWorkspace(store, (await findManifest(store, 'c9', undefined, {}))!, there, {});
+  assert.deepEqual((await readdir(there)).length, 14, 'every file, through a chain that skips steps 11-13');
+});
