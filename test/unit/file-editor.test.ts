@@ -2,15 +2,15 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { constants, existsSync } from 'node:fs';
-import { mkdtemp, open, readFile, rm, symlink, writeFile, mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { open, readFile, rm, symlink, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { conversationFolder } from '../../src/conversation-id.js';
 import { editFile } from '../../src/tools/file-editor.js';
 import type { ToolResult } from '../../src/types.js';
+import { tempDir } from '../support/temp-dirs.js';
 
-const tmp = (p: string) => mkdtemp(path.join(tmpdir(), p));
+const tmp = tempDir;
 
 /**
  * `call`'s result; when it has not returned within 5 s (a FIFO opened blocking: the bug), the

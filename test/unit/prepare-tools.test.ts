@@ -1,7 +1,6 @@
 // src/activities/prepare-tools.ts: MCP annotations, AGENTS.md (and the worker's own variables, src/mcp/manager.ts).
 import assert from 'node:assert/strict';
-import { mkdtemp, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { mcpToolSpec, readInstructions } from '../../src/activities/prepare-tools.js';
@@ -9,6 +8,7 @@ import { isWorkerOwnVariable } from '../../src/mcp/manager.js';
 
 import { DEFAULTS } from '../../src/types.js';
 import { withInstructions } from '../../src/workflows/prompt.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 describe('MCP tools and AGENTS.md', () => {
   const info = (annotations: Record<string, boolean>) => ({
@@ -34,7 +34,7 @@ describe('MCP tools and AGENTS.md', () => {
   });
 
   test('AGENTS.md is read at the root, capped, and goes after the system prompt', async () => {
-    const ws = await mkdtemp(path.join(tmpdir(), 'faheem-agents-'));
+    const ws = await tempDir('faheem-agents-');
     assert.equal(await readInstructions(ws), undefined);
     await writeFile(path.join(ws, 'AGENTS.md'), 'Use pnpm.\n');
     const small = await readInstructions(ws);
@@ -54,10 +54,10 @@ describe('MCP tools and AGENTS.md', () => {
   });
 
   test('AGENTS.md is never read through a link or from a device', async () => {
-    const ws = await mkdtemp(path.join(tmpdir(), 'faheem-agents-'));
+    const ws = await tempDir('faheem-agents-');
     await symlink('/proc/self/environ', path.join(ws, 'AGENTS.md'));
     await assert.rejects(readInstructions(ws), /symbolic link/);
-    const ws2 = await mkdtemp(path.join(tmpdir(), 'faheem-agents-'));
+    const ws2 = await tempDir('faheem-agents-');
     await symlink('/dev/zero', path.join(ws2, 'AGENTS.md'));
     await assert.rejects(readInstructions(ws2), /symbolic link/);
   });

@@ -2,7 +2,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { execa } from 'execa';
@@ -26,6 +25,7 @@ import { procStatFields } from '../../src/proc-stat.js';
 import { setUpSpawner } from '../../src/tools/spawner.js';
 
 import { ROOT, waitFor } from '../support/harness.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 // As a worker runs them: its own programs found on its PATH (this process's here).
 const HOST = onHost({ kind: 'bwrap', network: 'host' }, process.env);
@@ -219,7 +219,7 @@ describe('the bubblewrap argument list', () => {
 
   test('the kept network check runs the program only for the process that started then, in its network, whatever its name', async () => {
     // A process named like stat's fields (its name holds ") " and numbers): the check reads past its name.
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'faheem-kept-check-'));
+    const dir = await tempDir('faheem-kept-check-');
     const named = path.join(dir, 'x) 1 2 3');
     await execa('cp', [(await execa('sh', ['-c', 'command -v sleep'])).stdout.trim(), named]);
     const holder = execa(named, ['30']);
@@ -245,7 +245,7 @@ describe('the bubblewrap argument list', () => {
   });
 
   test("the sandbox's own programs: found once on the worker's PATH; its resolv.conf under the worker's FAHEEM_HOME", async () => {
-    const dir = await mkdtemp(path.join(os.tmpdir(), 'faheem-sbx-host-'));
+    const dir = await tempDir('faheem-sbx-host-');
     try {
       const bin = path.join(dir, 'bin');
       await mkdir(bin);
@@ -362,7 +362,7 @@ for (const sandbox of [HOST, INTERNET])
   describe(`the terminal under bubblewrap, network ${sandbox.network} (in this process)`, () => {
     const processes = async (start: string) => (await execa('pgrep', ['-f', `^${start}`], { reject: false })).stdout.trim();
     const ctx = async (session: string) => ({
-      workspace: await mkdtemp(path.join(os.tmpdir(), 'faheem-sbx-ws-')),
+      workspace: await tempDir('faheem-sbx-ws-'),
       sandbox,
       sandboxHide: hiddenDirs(process.env),
       baseEnv: commandBaseEnv(process.env),

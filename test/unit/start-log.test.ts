@@ -1,14 +1,14 @@
 // src/activities/start-log.ts: when a retried tool call may run again.
 import assert from 'node:assert/strict';
-import { mkdtemp, readdir, mkdir } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { StartLog } from '../../src/activities/start-log.js';
 import { FileEditorTool, TerminalTool, ThinkTool } from '../../src/client.js';
 import { retryClass } from '../../src/tools/define.js';
+import { tempDir } from '../support/temp-dirs.js';
 
-const tmp = (p: string) => mkdtemp(path.join(tmpdir(), p));
+const tmp = tempDir;
 
 describe('start log', () => {
   const attempt = (activityId: string, attempt: number, scheduledTimestampMs: number, runId = 'run-1') => ({

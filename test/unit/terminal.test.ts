@@ -1,16 +1,16 @@
 // src/tools/terminal.ts on its own: real bash processes.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { commandBaseEnv, runTerminal, MAX_OUTPUT_CHARS, CommandInterrupted } from '../../src/tools/terminal.js';
 import type { TerminalState } from '../../src/types.js';
 import { setUpSpawner } from '../../src/tools/spawner.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 setUpSpawner({ helper: true, env: process.env }); // commands start through the spawn helper, as on a worker
 
-const tmp = (p: string) => mkdtemp(path.join(tmpdir(), p));
+const tmp = tempDir;
 
 describe('terminal', () => {
   async function setup() {
