@@ -377,6 +377,29 @@ function observed(events: Awaited<ReturnType<Conversation['events']>>, toolCallI
   return o?.kind === 'observation' ? o.content : '';
 }
 
+/**
+ * A pooled conversation (terminal and wait, a 500 ms idle bound) started with `firstMessage`, once
+ * it has hibernated in a wait (its folder gone from the host that held it); and that host.
+ */
+async function hibernatedInWait(firstMessage: string): Promise<{ conversation: Conversation; holder: Host }> {
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] }),
+    pool: 'p1',
+    poolIdleReleaseMs: 500,
+    firstMessage,
+    run: true,
+  });
+  const holder = await waitFor('the wait to begin', async () =>
+    (await conversation.state()).waitingUntil ? firstHost(conversation) : undefined,
+  );
+  const folder = path.join(holder.dir, conversation.id);
+  await waitFor('the conversation to hibernate in its wait', async () => {
+    const s = await conversation.state();
+    return s.waitingUntil !== null && s.host === null && !existsSync(folder);
+  });
+  return { conversation, holder };
+}
+
 test('a long wait mid-step hibernates: the files the step wrote before it are shipped, and the step goes on with them on any host', async () => {
   const hosts = [await startHost('host-g'), await startHost('host-h')];
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
@@ -390,21 +413,7 @@ test('a long wait mid-step hibernates: the files the step wrote before it are sh
       ],
     };
   });
-  const conversation = await Conversation.create(h.client, {
-    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] }),
-    pool: 'p1',
-    poolIdleReleaseMs: 500,
-    firstMessage: 'Write, wait, read',
-    run: true,
-  });
-  const holder = await waitFor('the wait to begin', async () =>
-    (await conversation.state()).waitingUntil ? firstHost(conversation) : undefined,
-  );
-  const folder = path.join(holder.dir, conversation.id);
-  await waitFor('the conversation to hibernate in its wait', async () => {
-    const s = await conversation.state();
-    return s.waitingUntil !== null && s.host === null && !existsSync(folder);
-  });
+  const { conversation, holder } = await hibernatedInWait('Write, wait, read');
   // The store has the file the step wrote before it waited.
   const during = path.join(root, 'during-wait');
   await h.cli(['workspace', 'pull', conversation.id, during]);
@@ -449,17 +458,7 @@ test('woken in the middle of a step, then its host lost: the move restores what 
     if (results === 3) return { toolCalls: [{ id: 'look', name: 'terminal', arguments: { command: 'ls' } }] };
     return { content: 'Done.' };
   });
-  const conversation = await Conversation.create(h.client, {
-    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] }),
-    pool: 'p1',
-    poolIdleReleaseMs: 500,
-    firstMessage: 'Write, wait, work',
-    run: true,
-  });
-  await waitFor('the conversation to hibernate in its wait', async () => {
-    const s = await conversation.state();
-    return s.waitingUntil !== null && s.host === null && (await firstHost(conversation)) !== undefined;
-  });
+  const { conversation } = await hibernatedInWait('Write, wait, work');
   await conversation.sendMessage('The build is done');
   // The last command of the step runs on the host that woke the conversation.
   const waker = await waitFor('the command after the wait to start on a host', async () => {

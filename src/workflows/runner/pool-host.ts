@@ -32,28 +32,14 @@ function timeoutOf(err: unknown): TimeoutType | undefined {
   return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure ? (err.cause.timeoutType ?? undefined) : undefined;
 }
 
-/** The last step whose checkpoint the workflow accepted (shipped before it was answered). */
-function lastAcceptedStep(run: PoolHostRun): number | undefined {
+/** The last checkpoint the workflow accepted (shipped before it was answered): its step and commit. */
+function lastAccepted(run: PoolHostRun): { step: number; commit: string } | undefined {
   const entries = run.checkpoints.all();
   for (let i = entries.length - 1; i >= 0; i--) {
     const e = entries[i]!;
-    if (!e.rewound && e.commit) return e.step;
+    if (!e.rewound && e.commit) return { step: e.step, commit: e.commit };
   }
   return undefined;
-}
-
-/**
- * Whether the workspace shipped in the middle of a step is still the newest: no host has accepted
- * a checkpoint of that step (or a later one) since, other than the shipment itself.
- */
-function midStepStillCurrent(run: PoolHostRun, midStep: NonNullable<PoolHostRun['options']['poolReleasedMidStep']>): boolean {
-  const entries = run.checkpoints.all();
-  for (let i = entries.length - 1; i >= 0; i--) {
-    const e = entries[i]!;
-    if (e.rewound || !e.commit) continue;
-    return e.step < midStep.step || (e.step === midStep.step && e.commit === midStep.commit);
-  }
-  return true;
 }
 
 /** Claims a host of the pool (the first, or another after a loss) and points the run's host calls at it. */
@@ -72,9 +58,13 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
   // Hibernated in the middle of a step: the workspace shipped then is the one to restore, until a
   // host has checkpointed that step.
   const midStep = options.poolReleasedMidStep;
-  const accepted = lastAcceptedStep(run);
+  const last = lastAccepted(run);
+  const accepted = last?.step;
   const lastStep = midStep && (accepted === undefined || midStep.step >= accepted) ? midStep.step : accepted;
-  const midStepCurrent = midStep !== undefined && midStepStillCurrent(run, midStep);
+  // Current while no host has accepted a checkpoint of that step (or a later one) but the shipment itself.
+  const midStepCurrent =
+    midStep !== undefined &&
+    (last === undefined || last.step < midStep.step || (last.step === midStep.step && last.commit === midStep.commit));
   const released = options.poolReleasedBy;
   const from = options.poolHost?.host ?? released ?? null;
   const claimed = await claims.claimPoolHost({ conversationId: run.id, pool, ...(lastStep !== undefined ? { lastStep } : {}) });
