@@ -39,3 +39,9 @@ export function selfCpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 }
+
+/** CPU ms of the children this process has waited for (its git processes, say). */
+export function reapedChildrenCpuMs(): number {
+  const fields = procStatFields(process.pid)?.map(Number) ?? [];
+  return ((fields[13] ?? 0) + (fields[14] ?? 0)) * TICK_MS;
+}

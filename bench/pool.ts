@@ -2,10 +2,12 @@
 // In one process, no Temporal server: a pool host's shadow repository and the store, as the worker
 // runs them.
 //  - ship: per step, a one-file change in a 10-file and in a 10,000-file workspace: the CPU (this
-//    process and git's, from /proc; not the S3 server's, printed apart) and the bytes shipped, with the snapshot alone beside it;
+//    process and git's, from /proc; not the S3 server's, printed apart) and the bytes shipped, with
+//    the snapshot alone beside it, twice (the second time is the noise: an A/A difference), and the
+//    shipping hook's own CPU with its git processes;
 //  - restore: a claim on another host that restores the 10,000-file workspace from the store.
 // The store: a folder (default), or SeaweedFS's S3 (BENCH_POOL_S3=1, built by scripts/build-seaweedfs.sh).
-// BENCH_POOL_STEPS (100) sets the steps measured.
+// BENCH_POOL_STEPS (2 × FULL_BUNDLE_EVERY + 20) sets the steps measured.
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,7 +16,7 @@ import { FileObjectStore, objectStore, type ObjectStore } from '../src/storage/o
 import { claimPoolHost, shipAfterSnapshot, type PoolSettings } from '../src/workspaces/pool.js';
 import { FULL_BUNDLE_EVERY } from '../src/workspaces/shipping.js';
 import { startSeaweedS3, type SeaweedS3 } from '../test/support/seaweedfs.js';
-import { cpuMs } from './cpu.js';
+import { cpuMs, reapedChildrenCpuMs } from './cpu.js';
 
 // More than twice FULL_BUNDLE_EVERY: the measured steps include the chain's folds.
 const STEPS = Number(process.env.BENCH_POOL_STEPS ?? 2 * FULL_BUNDLE_EVERY + 20);
@@ -38,18 +40,21 @@ async function fill(dir: string, files: number): Promise<void> {
 async function ship(root: string, store: ObjectStore, files: number): Promise<void> {
   const id = `bench-${files}`;
   const settings = (hostId: string): PoolSettings => ({ pool: 'bench', hostId, workspacesDir: path.join(root, hostId, 'ws'), store });
-  // Shipping's own CPU, measured around the hook: this process's threads (no git process runs
-  // for a step whose pack is written in-process; a full pack's git is not counted here).
+  // Shipping's own CPU, measured around the hook: this process's threads, and the git processes
+  // it waited for (a fold's, a full pack's; a step's pack is written in-process).
   let hookCpuMs = 0;
+  let hookGitMs = 0;
   const timed =
     (hook: ReturnType<typeof shipAfterSnapshot>): typeof hook =>
     async (...args) => {
       const c0 = process.cpuUsage();
+      const git0 = reapedChildrenCpuMs();
       try {
         return await hook(...args);
       } finally {
         const c = process.cpuUsage(c0);
         hookCpuMs += (c.user + c.system) / 1000;
+        hookGitMs += reapedChildrenCpuMs() - git0;
       }
     };
   const host = (hostId: string, shipping: boolean) =>
@@ -68,15 +73,22 @@ async function ship(root: string, store: ObjectStore, files: number): Promise<vo
   const firstMs = performance.now() - t;
   const firstBytes = await storeBytes(store, `conversations/${id}/`);
 
-  // The same steps without shipping, in a copy of the workspace: the yardstick.
-  const plainDir = path.join(root, 'plain', id);
-  await mkdir(plainDir, { recursive: true });
-  await fill(plainDir, files);
-  const plain = await host('plain', false).open(plainDir);
-  await plain.snapshot(id, 0);
+  // The same steps without shipping, in copies of the workspace: the yardstick, and a second one
+  // whose difference from the first is the noise (the sanity line: an A/A difference).
+  const plainHost = host('plain', false);
+  const copy = async (name: string) => {
+    const dir = path.join(root, name, id);
+    await mkdir(dir, { recursive: true });
+    await fill(dir, files);
+    const r = await plainHost.open(dir);
+    await r.snapshot(id, 0);
+    return { dir, repo: r };
+  };
+  const plain = await copy('plain');
+  const again = await copy('again');
 
-  // The two sides alternate in rounds of ten steps, so that neither gets a warmer JIT or a quieter minute.
-  const sides = { shipped: { cpu: 0, wall: 0, s3: 0 }, yardstick: { cpu: 0, wall: 0, s3: 0 } };
+  // The sides take turns in rounds of ten steps, so that none gets a warmer JIT or a quieter minute.
+  const sides = { shipped: { cpu: 0, wall: 0, s3: 0 }, yardstick: { cpu: 0, wall: 0, s3: 0 }, again: { cpu: 0, wall: 0, s3: 0 } };
   const measure = async (dir: string, r: typeof repo, from: number, to: number, into: (typeof sides)['shipped']) => {
     const cpu0 = hostCpuMs();
     const s30 = cpuMs(s3?.pid);
@@ -92,20 +104,24 @@ async function ship(root: string, store: ObjectStore, files: number): Promise<vo
   // Twenty steps first, not counted: the shipping code (the AWS SDK's above all) runs warm in a worker.
   const warm = { cpu: 0, wall: 0, s3: 0 };
   await measure(claim.workspace, repo, 1, WARM_STEPS, warm);
-  await measure(plainDir, plain, 1, WARM_STEPS, warm);
+  await measure(plain.dir, plain.repo, 1, WARM_STEPS, warm);
+  await measure(again.dir, again.repo, 1, WARM_STEPS, warm);
   const before = await storeBytes(store, `conversations/${id}/`);
   hookCpuMs = 0;
+  hookGitMs = 0;
   for (let from = WARM_STEPS + 1; from <= WARM_STEPS + STEPS; from += 10) {
     const to = Math.min(WARM_STEPS + STEPS, from + 9);
     await measure(claim.workspace, repo, from, to, sides.shipped);
-    await measure(plainDir, plain, from, to, sides.yardstick);
+    await measure(plain.dir, plain.repo, from, to, sides.yardstick);
+    await measure(again.dir, again.repo, from, to, sides.again);
   }
-  const { shipped, yardstick } = sides;
+  const { shipped, yardstick, again: aa } = sides;
   const hook = hookCpuMs / STEPS;
+  const hookGit = hookGitMs / STEPS;
   const bytes = ((await storeBytes(store, `conversations/${id}/`)) - before) / STEPS;
   console.log(
     `| ${files} | ${fmt(firstMs, 0)} ms, ${fmt(firstBytes / 1024, 0)} KiB | ${fmt(yardstick.cpu)} | ${fmt(shipped.cpu)} | ` +
-      `${fmt(shipped.cpu - yardstick.cpu)} | ${fmt(hook, 2)} | ${fmt(shipped.wall - yardstick.wall)} | ${fmt(bytes / 1024, 1)} KiB | ${s3 ? fmt(shipped.s3) : '—'} |`,
+      `${fmt(shipped.cpu - yardstick.cpu)} | ${fmt(aa.cpu - yardstick.cpu)} | ${fmt(hook + hookGit, 2)} (${fmt(hookGit, 2)} git) | ${fmt(shipped.wall - yardstick.wall)} | ${fmt(bytes / 1024, 1)} KiB | ${s3 ? fmt(shipped.s3) : '—'} |`,
   );
 
   if (files >= 10_000) {
@@ -132,9 +148,9 @@ try {
   }
   console.log(`store ${store.location}, ${STEPS} steps of a one-file change, ${os.cpus().length} cores`);
   console.log(
-    '| files | first (full) shipment | CPU ms a step, snapshot only | with shipping | shipping adds (CPU ms) | the shipping hook (CPU ms) | shipping adds (wall ms) | bytes a step | the S3 server (CPU ms a step) |',
+    '| files | first (full) shipment | CPU ms a step, snapshot only | with shipping | shipping adds (CPU ms) | A/A: the yardstick again (CPU ms) | the shipping hook (CPU ms, with its git) | shipping adds (wall ms) | bytes a step | the S3 server (CPU ms a step) |',
   );
-  console.log('|---|---|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const files of [10, 10_000]) await ship(root, store, files);
   console.log(restoreLine);
 } finally {

@@ -11,6 +11,7 @@ import { firstFence, manifestCounts, moveFence, pickManifest, manifestKey, type 
 import {
   FULL_BUNDLE_EVERY,
   conversationPrefix,
+  joinPacks,
   decodeStep,
   findManifest,
   materialiseWorkspace,
@@ -168,17 +169,47 @@ test(`a full bundle every ${FULL_BUNDLE_EVERY} shipments keeps a restore's chain
     );
   }
   assert.equal(previous!.bundles.length, 2, 'a full one, then one more');
-  // Every step rewrote the workspace's only file: a fold since the first pack would be most of a
-  // full one, so the history was packed whole again at step FULL_BUNDLE_EVERY + 1.
+  // The workspace is one small file: its full pack is under FOLD_FLOOR_BYTES, so the history was
+  // packed whole again at step FULL_BUNDLE_EVERY + 1 (its size is the history's; a fold is no smaller).
   assert.equal(previous!.bundles[0], manifestKey(conversationPrefix('c'), FULL_BUNDLE_EVERY + 1, 1));
   const there = path.join(root, 'there');
   await materialiseWorkspace(store, previous!, there, {});
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${FULL_BUNDLE_EVERY + 2}\n`);
 });
 
+test('a chain is applied as one pack: thin deltas and an object shipped twice restore', async (t) => {
+  const { root, workspace, shadow, store } = await setup(t);
+  let previous: StepManifest | undefined;
+  const ship = async (step: number) => {
+    const c = await shadow.snapshot('c', step);
+    previous = await shipCheckpoint(
+      store,
+      { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
+      {},
+    );
+  };
+  await writeFile(path.join(workspace, 'a.txt'), 'first\n');
+  await ship(1);
+  await writeFile(path.join(workspace, 'a.txt'), 'second\n');
+  await ship(2);
+  await writeFile(path.join(workspace, 'a.txt'), 'first\n'); // the step's pack holds step 1's blob again
+  await ship(3);
+  assert.equal(previous!.bundles.length, 3);
+  const there = path.join(root, 'there');
+  await materialiseWorkspace(store, previous!, there, {});
+  assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), 'first\n');
+  // A pack whose header is not version 2 is not joined: the caller gives the packs to git one by one.
+  const pack = decodeStep(await openObject(await store.getBytes(previous!.bundles[0]!), undefined)).pack!;
+  assert.ok(joinPacks([pack, pack]));
+  const v3 = Buffer.from(pack);
+  v3.writeUInt32BE(3, 4);
+  assert.equal(joinPacks([pack, v3]), undefined);
+  assert.equal(joinPacks([pack, Buffer.from('PACK')]), undefined);
+});
+
 test('a long chain over a large workspace is folded since its full pack, not packed whole again', async (t) => {
   const { root, workspace, shadow, store } = await setup(t);
-  await writeFile(path.join(workspace, 'big.bin'), randomBytes(100_000));
+  await writeFile(path.join(workspace, 'big.bin'), randomBytes(300_000));
   let previous: StepManifest | undefined;
   const sizes: number[] = [];
   for (let step = 1; step <= 2 * FULL_BUNDLE_EVERY; step++) {
@@ -200,7 +231,7 @@ test('a long chain over a large workspace is folded since its full pack, not pac
   const there = path.join(root, 'there');
   await materialiseWorkspace(store, previous!, there, {});
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${2 * FULL_BUNDLE_EVERY}\n`);
-  assert.equal((await readFile(path.join(there, 'big.bin'))).length, 100_000);
+  assert.equal((await readFile(path.join(there, 'big.bin'))).length, 300_000);
   // A step between folds restores from the full pack, the fold and the steps after it.
   const mid = (await findManifest(store, 'c', FULL_BUNDLE_EVERY + 3, {}))!;
   assert.equal(mid.bundles.length, 4);
