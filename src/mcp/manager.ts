@@ -1,7 +1,7 @@
 // Connections to the MCP servers of each conversation, on the tool-host worker. One connection (for stdio:
 // one child process) per conversation, server and config; started on first use, shared by concurrent
 // callers, dropped when the server goes away and started again on the next use, closed after idleMs.
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable, type Stream } from 'node:stream';
@@ -503,6 +503,9 @@ export class McpManager {
     const verb = 'command' in config ? 'start' : 'connect to';
     let transport: Transport;
     let stderr: StderrTail | undefined;
+    // A sandboxed server with no workspace gets a folder of its own, removed when it closes.
+    let scratch: string | undefined;
+    const removeScratch = () => (scratch ? rm(scratch, { recursive: true, force: true }).catch(() => undefined) : Promise.resolve());
     const { Client, StdioClientTransport, getDefaultEnvironment, StreamableHTTPClientTransport } = await loadSdk();
     try {
       if ('command' in config) {
@@ -510,7 +513,7 @@ export class McpManager {
         // What commands start from (the allowlist) plus what the config asks for: the worker's secrets stay out.
         const base = { ...getDefaultEnvironment(), ...commandBaseEnv(this.env), ...env };
         // Sandboxed like the conversation's commands: its workspace is the one writable directory.
-        const ws = this.sandbox ? (workspace ?? (await mkdtemp(path.join(os.tmpdir(), 'faheem-mcp-')))) : undefined;
+        const ws = this.sandbox ? (workspace ?? (scratch = await mkdtemp(path.join(os.tmpdir(), 'faheem-mcp-')))) : undefined;
         const run = sandboxedCommand(
           this.sandbox,
           { workspace: ws ?? '/', ...(cwd ? { cwd } : {}), hide: this.sandbox ? hiddenDirs(this.env) : [], newSession: true },
@@ -532,6 +535,7 @@ export class McpManager {
         transport = new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
       }
     } catch (err) {
+      await removeScratch();
       throw new Error(`could not ${verb} ${label}: ${errorMessage(err)}`);
     }
     const client = new Client(CLIENT_INFO, { capabilities: {} });
@@ -542,6 +546,7 @@ export class McpManager {
       clearTimeout(conn.idleTimer);
       const entry = this.entries.get(key);
       if (entry?.conn === conn) this.entries.delete(key);
+      void removeScratch();
     };
     // Errors also surface on the request that hit them; without a handler the SDK would stay silent anyway.
     client.onerror = () => undefined;

@@ -131,6 +131,7 @@ export async function runTerminalCall(
     if (current) {
       running.delete(key);
       await killGroup(current.pid);
+      await rm(current.stateDir, { recursive: true, force: true });
     }
     return {
       content: `The terminal was reset${current ? ' (the running command was stopped)' : ''}: working directory is the workspace, exported variables cleared.`,

@@ -47,11 +47,11 @@ interface Host {
 /** Every host started (a test finds a conversation's first host among them). */
 const started: Host[] = [];
 
-async function startHost(id: string): Promise<Host> {
+async function startHost(id: string, env: Record<string, string> = {}): Promise<Host> {
   const dir = path.join(root, id, 'workspaces');
   const home = path.join(root, id, 'home');
   await mkdir(home, { recursive: true });
-  const worker = await h.startWorker({ FAHEEM_HOST_ID: id, FAHEEM_WORKSPACES_DIR: dir, FAHEEM_HOME: home }, ['--pool', 'p1']);
+  const worker = await h.startWorker({ FAHEEM_HOST_ID: id, FAHEEM_WORKSPACES_DIR: dir, FAHEEM_HOME: home, ...env }, ['--pool', 'p1']);
   assert.match(worker.output(), new RegExp(`host ${id} of pool p1`));
   const host = { id, dir, home, worker };
   started.push(host);
@@ -439,6 +439,38 @@ test('a long wait mid-step hibernates: the files the step wrote before it are sh
   assert.deepEqual(await filesIn(pulled), ['w.txt', 'x.txt']);
   assert.equal(await readFile(path.join(pulled, 'w.txt'), 'utf8'), 'before the wait\n');
   for (const host of hosts) await host.worker.kill();
+});
+
+test('a hibernation mid-step that cannot ship keeps the folder on its host, and says why', async () => {
+  // A store cap of 1 MB: the step's 2 MB file cannot be shipped as the wait begins.
+  const host = await startHost('host-k', { FAHEEM_OBJECT_MAX_BYTES: '1000000' });
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    if (req.body.messages.some((m) => m.role === 'tool')) return { content: 'Done.' };
+    return {
+      toolCalls: [
+        { id: 'write', name: 'terminal', arguments: { command: 'head -c 2000000 /dev/urandom > big.bin' } },
+        { id: 'wait', name: 'wait', arguments: { seconds: 3600, reason: 'for the build' } },
+      ],
+    };
+  });
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] }),
+    pool: 'p1',
+    poolIdleReleaseMs: 500,
+    firstMessage: 'Write a big file, then wait',
+    run: true,
+  });
+  const kept = await waitFor('the failed hibernation to be shown', async () =>
+    (await conversation.events()).find((e) => e.kind === 'error' && /hibernation in step 1/.test(e.message)),
+  );
+  assert.ok(kept.kind === 'error');
+  assert.match(kept.message, /host host-k keeps the workspace folder .*FAHEEM_OBJECT_MAX_BYTES/);
+  const s = await conversation.state();
+  assert.equal(s.host, 'host-k', 'still held by its host');
+  assert.ok(s.waitingUntil, 'still waiting');
+  assert.ok(existsSync(path.join(host.dir, conversation.id, 'big.bin')), 'the folder is kept');
+  await conversation.close();
+  await host.worker.kill();
 });
 
 test('woken in the middle of a step, then its host lost: the move restores what was shipped in the middle of the step', async () => {

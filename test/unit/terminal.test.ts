@@ -1,5 +1,6 @@
 // src/tools/terminal.ts on its own: real bash processes.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
@@ -148,9 +149,12 @@ describe('terminal', () => {
     assert.match(r.content, /abc/);
     r = await runTerminal({ command: 'C-d', is_input: true }, r.terminal, quick);
     assert.equal(r.exitCode, 0);
-    r = await runTerminal({ command: 'sleep 30' }, r.terminal, quick);
+    r = await runTerminal({ command: 'echo "state in $__faheem_state"; sleep 30' }, r.terminal, quick);
+    const stateDir = /state in (\S+)/.exec(r.content)?.[1];
+    assert.ok(stateDir && existsSync(stateDir), r.content);
     r = await runTerminal({ command: '', reset: true }, r.terminal, quick);
     assert.match(r.content, /running command was stopped/);
+    assert.ok(!existsSync(stateDir), "the stopped command's state folder is gone");
     r = await runTerminal({ command: 'echo fresh' }, r.terminal, quick);
     assert.equal(r.exitCode, 0);
   });

@@ -121,6 +121,12 @@ export const PATCHES = {
     since: '0.3.0 (issue 43, review fixes)',
     retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
   },
+  'pool-kept-folder-shown': {
+    guards:
+      'A pooled conversation whose hibernation in the middle of a step could not ship its workspace (the store failed) records an error event saying so: the host keeps the folder while it waits. Before, nothing showed it. Asked only when such a shipment fails.',
+    since: '0.3.0 (issue 43, review fixes)',
+    retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

@@ -228,7 +228,13 @@ export async function hibernateMidStep(run: MidStepHibernateRun): Promise<MidSte
     released = await host.releasePoolHostMidStep({ conversationId: run.id, epoch: held.epoch, step });
   } catch (err) {
     if (isCancellation(err)) throw err;
-    return { kind: 'kept', reason: `the workspace could not be shipped: ${failureMessage(err)}` };
+    const reason = `the workspace could not be shipped: ${failureMessage(err)}`;
+    // Shown: the store failed, and the folder stays on its host for as long as the wait lasts.
+    if (isPatched('pool-kept-folder-shown')) {
+      const message = `hibernation in step ${step}: host ${held.host} keeps the workspace folder (${reason})`;
+      run.apply(recordAndShow, { kind: 'error', source: 'environment', message });
+    }
+    return { kind: 'kept', reason };
   }
   delete options.poolHost;
   options.poolReleasedBy = held.host;
