@@ -4,8 +4,7 @@
 import assert from 'node:assert/strict';
 import { execa, type ResultPromise } from 'execa';
 import http from 'node:http';
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -15,6 +14,7 @@ import { startConsole } from '../../src/console-server/server.js';
 import type { ConversationInput } from '../../src/types.js';
 import { decodeArrayFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const XSS = 'Careful: <script>window.__xss=1</script> and <img src=x onerror="window.__xss=1"> are just text.';
@@ -652,8 +652,7 @@ test('the README screenshot: the console after a run of 5 conversations', async 
       30_000,
     );
     // The README's screenshot is rewritten only when asked (FAHEEM_UPDATE_SCREENSHOTS=1).
-    const dir =
-      process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
+    const dir = process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await tempDir('faheem-screens-');
     await mkdir(dir, { recursive: true });
     await page.screenshot({ path: path.join(dir, 'console.png') });
     await page.close();

@@ -1,14 +1,14 @@
 // The Temporal Web UI shows a conversation readably: summaries, current details, activity summaries.
 // Drives Debian's chromium headless through playwright-core (installed by .ci/run).
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import type { Script } from '../../src/testing/scripted-model.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
+import { tempDir } from '../support/temp-dirs.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 let h: Harness;
@@ -89,8 +89,7 @@ test('the workflow list shows one row per conversation, with its status column (
   );
   const text = String(await page.evaluate('document.body.innerText'));
   assert.ok(!text.includes('::live') && !text.includes('liveStream'), 'no stream workflow in the list');
-  const dir =
-    process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
+  const dir = process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await tempDir('faheem-screens-');
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, 'web-ui-list.png'), fullPage: true });
   await Promise.all([...finished, paused, idle].map((c) => c.close()));
@@ -131,8 +130,7 @@ test('a conversation reads like a log in the Web UI', async () => {
     .waitFor({ timeout: 30_000 });
   // The README's screenshots are rewritten only when asked (`npm run screenshots`); otherwise they go
   // to a temporary folder, so the test leaves the tree as it found it.
-  const dir =
-    process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
+  const dir = process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await tempDir('faheem-screens-');
   await mkdir(dir, { recursive: true });
   await page.screenshot({ path: path.join(dir, 'web-ui-timeline.png'), fullPage: true });
 
@@ -195,8 +193,7 @@ test('a delegation shows the sub-agent under its parent (Relationships), summari
     .first()
     .click({ timeout: 30_000 });
   await page.getByText(child).filter({ visible: true }).first().waitFor({ timeout: 30_000 });
-  const dir =
-    process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await mkdtemp(path.join(tmpdir(), 'faheem-screens-'));
+  const dir = process.env.FAHEEM_UPDATE_SCREENSHOTS === '1' ? path.join(ROOT, 'docs') : await tempDir('faheem-screens-');
   await page.screenshot({ path: path.join(dir, 'web-ui-delegation.png'), fullPage: true });
   // The child's own page: summarised by its task, with its parent.
   await page.goto(`${h.server.uiUrl}/namespaces/default/workflows/${child}`);

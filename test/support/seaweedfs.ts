@@ -62,6 +62,7 @@ export async function startSeaweedS3(bucket = 'faheem-test'): Promise<SeaweedS3>
   const child: ResultPromise = execa(
     weed,
     [
+      `-logdir=${dir}`, // its logs, else in /tmp
       'server',
       `-dir=${dir}`,
       '-ip=127.0.0.1',
@@ -82,16 +83,22 @@ export async function startSeaweedS3(bucket = 'faheem-test'): Promise<SeaweedS3>
       '-s3.port.iceberg=0',
       '-s3.port.lance=0',
       `-s3.config=${config}`,
+      `-filer.localSocket=${path.join(dir, 'filer.sock')}`,
+      `-s3.localSocket=${path.join(dir, 's3.sock')}`,
     ],
     { all: true, reject: false, cwd: dir },
   );
   child.all?.on('data', (d: Buffer) => (out += d.toString()));
   const endpoint = `http://127.0.0.1:${s3}`;
   const env = { AWS_ENDPOINT_URL_S3: endpoint, AWS_ACCESS_KEY_ID: accessKey, AWS_SECRET_ACCESS_KEY: secretKey, AWS_REGION: 'us-east-1' };
+  // Each server's gRPC socket: always in /tmp (weed server names no flag for them).
+  const sockets = Object.entries({ master: masterGrpc, volume: volumeGrpc, filer: filerGrpc, s3: s3Grpc }).map(([name, port]) =>
+    path.join('/tmp', `seaweedfs-${name}-grpc-${port}.sock`),
+  );
   const stop = async () => {
     child.kill('SIGKILL');
     await child;
-    await rm(dir, { recursive: true, force: true });
+    await Promise.all([dir, ...sockets].map((p) => rm(p, { recursive: true, force: true })));
   };
   const client = new S3Client(s3ClientConfig(env));
   try {
