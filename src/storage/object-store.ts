@@ -191,8 +191,8 @@ export function s3ClientConfig(env: Settings): S3ClientConfig {
     maxAttempts: 4,
     // A step's shipment is one small PUT: resolving the middleware stack once per command class
     // and leaving out the optional CRC32 cut a PUT's CPU by a third and its garbage by 60 KB.
-    // Integrity is kept: SigV4 signs the body's SHA-256, a pack carries its own SHA-1 trailer that
-    // a restore's index-pack checks, and with a key the codec authenticates every byte.
+    // Integrity is kept: SigV4 signs the body's SHA-256, a restore checks each pack's SHA-1
+    // trailer and git each object's id, and with a key the codec authenticates every byte.
     // S3-compatible stores that reject the checksum headers work as well.
     cacheMiddleware: true,
     requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -257,7 +257,9 @@ export class S3ObjectStore implements ObjectStore {
       // Bytes up to a part's size go in one PUT (Upload's machinery costs a step's object ~0.3 ms of
       // CPU more); a larger body or a stream goes through Upload, in parts.
       if (Body instanceof Uint8Array && Body.length <= SINGLE_PUT_BYTES) {
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body }));
+        // Type and length given: the SDK does not work them out (20 KB less garbage a PUT).
+        const typed = { ContentType: 'application/octet-stream', ContentLength: Body.length };
+        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body, ...typed }));
       } else {
         await new Upload({ client: this.client, params: { Bucket: this.bucket, Key: this.key(key), Body } }).done();
       }

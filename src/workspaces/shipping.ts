@@ -271,8 +271,14 @@ async function readChain(store: ObjectStore, manifest: StepManifest, codec: Encr
   const keys = manifest.bundles;
   const out: ChainObject[] = new Array<ChainObject>(keys.length);
   let next = 0;
+  let failed = false;
   const lane = async (): Promise<void> => {
-    for (let i = next++; i < keys.length; i = next++) out[i] = await one(keys[i]!);
+    try {
+      for (let i = next++; i < keys.length && !failed; i = next++) out[i] = await one(keys[i]!);
+    } catch (err) {
+      failed = true; // the other lanes stop at their next object
+      throw err;
+    }
   };
   await Promise.all(Array.from({ length: Math.min(FETCH_AT_ONCE, keys.length) }, lane));
   return out;
@@ -283,23 +289,37 @@ async function readChain(store: ObjectStore, manifest: StepManifest, codec: Encr
  * one trailer. A delta's base keeps its place relative to it (OFS_DELTA, within its own pack) or
  * is found by name (REF_DELTA: a thin pack's base from earlier in the chain is now in the same
  * pack), so one `git index-pack` applies a whole chain. Undefined when a pack is not version 2
- * (none this code ships): the caller applies the packs one by one, and git says what is wrong.
+ * (none this code ships) or its SHA-1 trailer does not match its bytes: the caller applies the
+ * packs one by one, and git names what is wrong.
  */
 export function joinPacks(packs: readonly Uint8Array[]): Buffer | undefined {
-  const bodies: Buffer[] = [];
   let count = 0;
+  let size = 12;
   for (const p of packs) {
     const b = Buffer.from(p.buffer, p.byteOffset, p.byteLength);
     if (b.length < 32 || b.toString('latin1', 0, 4) !== 'PACK' || b.readUInt32BE(4) !== 2) return undefined;
+    if (
+      !createHash('sha1')
+        .update(b.subarray(0, b.length - 20))
+        .digest()
+        .equals(b.subarray(b.length - 20))
+    )
+      return undefined;
     count += b.readUInt32BE(8);
-    bodies.push(b.subarray(12, b.length - 20));
+    size += b.length - 32;
   }
-  const head = Buffer.alloc(12);
-  head.write('PACK', 0, 'latin1');
-  head.writeUInt32BE(2, 4);
-  head.writeUInt32BE(count, 8);
-  const body = Buffer.concat([head, ...bodies]);
-  return Buffer.concat([body, createHash('sha1').update(body).digest()]);
+  // One buffer: the header, each pack's entries, then the SHA-1 of all that.
+  const joined = Buffer.allocUnsafe(size + 20);
+  joined.write('PACK', 0, 'latin1');
+  joined.writeUInt32BE(2, 4);
+  joined.writeUInt32BE(count, 8);
+  let at = 12;
+  for (const p of packs) {
+    joined.set(p.subarray(12, p.length - 20), at);
+    at += p.length - 32;
+  }
+  createHash('sha1').update(joined.subarray(0, size)).digest().copy(joined, size);
+  return joined;
 }
 
 /**
@@ -311,12 +331,24 @@ export async function fetchChain(store: ObjectStore, manifest: StepManifest, git
   const codec = encryptionCodec(env);
   const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
   const indexPack = (pack: Uint8Array) =>
-    git(['index-pack', '--stdin', '--fix-thin'], { env: gitEnv, cwd: gitDir, input: Buffer.from(pack) });
+    git(['index-pack', '--stdin', '--fix-thin'], {
+      env: gitEnv,
+      cwd: gitDir,
+      input: Buffer.isBuffer(pack) ? pack : Buffer.from(pack.buffer, pack.byteOffset, pack.byteLength),
+    });
   let scratch: string | undefined;
   let packs: Uint8Array[] = [];
   const applyPacks = async () => {
     const joined = packs.length > 1 ? joinPacks(packs) : undefined;
-    for (const pack of joined ? [joined] : packs) await indexPack(pack);
+    // git refuses a joined pack where a delta's base is there twice (a file back to earlier
+    // bytes, shipped again whole, then the base of a git pack's delta): the packs go one by one.
+    const applied =
+      joined !== undefined &&
+      (await indexPack(joined).then(
+        () => true,
+        () => false,
+      ));
+    if (!applied) for (const pack of packs) await indexPack(pack);
     packs = [];
   };
   try {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, readdir, rm, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -205,6 +206,37 @@ test('a chain is applied as one pack: thin deltas and an object shipped twice re
   v3.writeUInt32BE(3, 4);
   assert.equal(joinPacks([pack, v3]), undefined);
   assert.equal(joinPacks([pack, Buffer.from('PACK')]), undefined);
+  const flipped = Buffer.from(pack);
+  flipped[14]! ^= 1; // a byte of an entry: the trailer no longer matches
+  assert.equal(joinPacks([pack, flipped]), undefined);
+});
+
+test("a chain where a delta's base was shipped twice restores: its packs go one by one", async (t) => {
+  const { root, workspace, shadow, store } = await setup(t);
+  let previous: StepManifest | undefined;
+  const ship = async (step: number) => {
+    const c = await shadow.snapshot('c', step);
+    previous = await shipCheckpoint(
+      store,
+      { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
+      {},
+    );
+  };
+  const text = (end: string) => `${'a line that stays the same in every version\n'.repeat(100)}${end}\n`;
+  await writeFile(path.join(workspace, 'a.txt'), text('A'));
+  await ship(1);
+  await writeFile(path.join(workspace, 'a.txt'), text('B'));
+  await ship(2);
+  await writeFile(path.join(workspace, 'a.txt'), text('A'));
+  await ship(3); // step 3's pack holds step 1's blob again, whole
+  // Packed (as after a restore): step 4's pack is git's, thin, its blob a delta against that blob.
+  execFileSync('git', ['--git-dir', shadow.gitDir, '-c', 'repack.writeBitmaps=false', 'repack', '-a', '-d', '-q']);
+  await writeFile(path.join(workspace, 'a.txt'), text('C'));
+  await ship(4);
+  assert.equal(previous!.bundles.length, 4);
+  const there = path.join(root, 'there');
+  await materialiseWorkspace(store, previous!, there, {});
+  assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), text('C'));
 });
 
 test('a long chain over a large workspace is folded since its full pack, not packed whole again', async (t) => {
