@@ -46,7 +46,19 @@ test('100 messages signalled while the conversation continues as new: each recor
   for (let i = 0; i < 100; i += 10) {
     await Promise.all(Array.from({ length: 10 }, (_, j) => handle.signal(messageSignal, `msg-${i + j}`)));
   }
-  const final = await conversation.waitUntil((s) => s.status === 'finished', 100, 120_000);
+  const final = await conversation
+    .waitUntil((s) => s.status === 'finished', 100, 120_000)
+    .catch(async (err: Error) => {
+      // What the conversation was doing when it did not finish: its state and its last events.
+      const s = await conversation.state().catch(() => undefined);
+      const last = await conversation.events().then(
+        (e) => e.slice(-5),
+        () => [],
+      );
+      throw new Error(
+        `${err.message}: status ${s?.status}, ${s?.lastError ?? 'no error'}; last events ${JSON.stringify(last).slice(0, 2000)}`,
+      );
+    });
   const events = await conversation.events();
   const texts = events.filter((e) => e.kind === 'message' && e.source === 'user').map((e) => (e as { text: string }).text);
   for (let i = 0; i < 100; i++) assert.equal(texts.filter((t) => t === `msg-${i}`).length, 1, `msg-${i} recorded once`);
