@@ -50,6 +50,20 @@ async function setup(t: { after(fn: () => Promise<void>): void }) {
   return { root, workspace, shadow, store };
 }
 
+/** Ships conversation `c`'s checkpoint after each step, each following the last (epoch 1, host h). */
+function chainOf(shadow: Awaited<ReturnType<typeof setup>>['shadow'], store: FileObjectStore) {
+  let previous: StepManifest | undefined;
+  const ship = async (step: number) => {
+    const c = await shadow.snapshot('c', step);
+    previous = await shipCheckpoint(
+      store,
+      { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
+      {},
+    );
+  };
+  return { ship, last: () => previous! };
+}
+
 test('each step ships the new objects only; any step materialises elsewhere', async (t) => {
   const { root, workspace, shadow, store } = await setup(t);
   await writeFile(path.join(workspace, 'a.txt'), 'one\n');
@@ -178,29 +192,21 @@ test(`a full bundle every ${FULL_BUNDLE_EVERY} shipments keeps a restore's chain
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${FULL_BUNDLE_EVERY + 2}\n`);
 });
 
-test('a chain is applied as one pack: thin deltas and an object shipped twice restore', async (t) => {
+test('a chain is applied as one pack: an object shipped twice restores', async (t) => {
   const { root, workspace, shadow, store } = await setup(t);
-  let previous: StepManifest | undefined;
-  const ship = async (step: number) => {
-    const c = await shadow.snapshot('c', step);
-    previous = await shipCheckpoint(
-      store,
-      { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
-      {},
-    );
-  };
+  const { ship, last } = chainOf(shadow, store);
   await writeFile(path.join(workspace, 'a.txt'), 'first\n');
   await ship(1);
   await writeFile(path.join(workspace, 'a.txt'), 'second\n');
   await ship(2);
   await writeFile(path.join(workspace, 'a.txt'), 'first\n'); // the step's pack holds step 1's blob again
   await ship(3);
-  assert.equal(previous!.bundles.length, 3);
+  assert.equal(last().bundles.length, 3);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, previous!, there, {});
+  await materialiseWorkspace(store, last(), there, {});
   assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), 'first\n');
   // A pack whose header is not version 2 is not joined: the caller gives the packs to git one by one.
-  const pack = decodeStep(await openObject(await store.getBytes(previous!.bundles[0]!), undefined)).pack!;
+  const pack = decodeStep(await openObject(await store.getBytes(last().bundles[0]!), undefined)).pack!;
   assert.ok(joinPacks([pack, pack]));
   const v3 = Buffer.from(pack);
   v3.writeUInt32BE(3, 4);
@@ -213,15 +219,7 @@ test('a chain is applied as one pack: thin deltas and an object shipped twice re
 
 test("a chain where a delta's base was shipped twice restores: its packs go one by one", async (t) => {
   const { root, workspace, shadow, store } = await setup(t);
-  let previous: StepManifest | undefined;
-  const ship = async (step: number) => {
-    const c = await shadow.snapshot('c', step);
-    previous = await shipCheckpoint(
-      store,
-      { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
-      {},
-    );
-  };
+  const { ship, last } = chainOf(shadow, store);
   const text = (end: string) => `${'a line that stays the same in every version\n'.repeat(100)}${end}\n`;
   await writeFile(path.join(workspace, 'a.txt'), text('A'));
   await ship(1);
@@ -233,9 +231,9 @@ test("a chain where a delta's base was shipped twice restores: its packs go one 
   execFileSync('git', ['--git-dir', shadow.gitDir, '-c', 'repack.writeBitmaps=false', 'repack', '-a', '-d', '-q']);
   await writeFile(path.join(workspace, 'a.txt'), text('C'));
   await ship(4);
-  assert.equal(previous!.bundles.length, 4);
+  assert.equal(last().bundles.length, 4);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, previous!, there, {});
+  await materialiseWorkspace(store, last(), there, {});
   assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), text('C'));
 });
 
