@@ -126,7 +126,7 @@ async function loss(): Promise<void> {
       problems.push(`${c.id}: nothing shipped`);
       continue;
     }
-    await materialiseWorkspace(store, manifest, dir, storeEnv);
+    await materialiseWorkspace(store, c.id, manifest, dir, storeEnv);
     const files = (await readdir(dir)).filter((f) => f !== 'runs.log').sort();
     const want = made.map((n) => `s${n}.txt`).sort();
     if (JSON.stringify(files) !== JSON.stringify(want)) problems.push(`${c.id}: files ${files.join(' ')}, steps made ${want.join(' ')}`);

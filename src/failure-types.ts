@@ -103,7 +103,8 @@ export const FAILURE_TYPES = {
     code: 'object_store',
     retryable: false,
     thrownBy: 'claimPoolHost, the checkpoint activities of a pooled conversation',
-    means: 'the object store is not set up (FAHEEM_OBJECT_STORE), refuses the credentials, or an object is over its size cap',
+    means:
+      "the object store is not set up (FAHEEM_OBJECT_STORE), refuses the credentials, an object is over its size cap, or an object there is refused: with a key, one in clear, unbound or moved from another key; one outside the conversation's chain",
   },
   ObjectStoreUnreachable: {
     code: 'object_store',

@@ -23,6 +23,7 @@ import { tracedWorkflowSource, workflowSource as workflowSourceOf, type Workflow
 import { heartbeatCadence, pauseChannelOf, type PauseChannel } from './pause-channel.js';
 import { shutdownTracing, startTracing, type Tracing } from './telemetry/tracing.js';
 import { poolQueue, poolSettings, type PoolSettings } from './workspaces/pool.js';
+import { storeGuarantee } from './workspaces/shipping.js';
 import { activityFailureLine } from './worker-log.js';
 import { workerIdentity, workerModel, type WorkerModel } from './llm/worker-model.js';
 import { readSettings, type ChildEnv, type RawEnv, type Settings } from './environment.js';
@@ -189,6 +190,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const workflowCode = withTracing(tracing, env);
   const mcp = new McpManager({ env, ...(sandbox ? { sandbox } : {}) });
   const pool = poolSettings(env, options.pool ?? env.FAHEEM_POOL);
+  const store = pool && storeGuarantee(env);
+  if (store && !store.bound) console.warn(`faheem worker: ${store.detail}`);
   // Live lines and change notices go to the conversations' streams while somebody follows them:
   // one list of followed conversations serves both.
   const live = new LivePublisher({ taskQueue: taskQueue(env), secrets: secretValues(env), enabled: config.live });

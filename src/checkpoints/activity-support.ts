@@ -53,7 +53,10 @@ export async function asActivity<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** An object store error as the failure the workflow sees: fenced and configuration are final. */
+/**
+ * An object store error as the failure the workflow sees: fenced, configuration and a refused object
+ * (not what the conversation wrote there: retried, it would be refused again) are final.
+ */
 export function objectStoreFailure(err: ObjectStoreError): ApplicationFailure {
   if (err.reason === 'fenced') return failure(FAILURE.HostFenced, err.message);
   if (err.reason === 'unreachable' || err.reason === 'not_found') return failure(FAILURE.ObjectStoreUnreachable, err.message);

@@ -12,6 +12,7 @@ import { redact, secretValues } from '../security/redact.js';
 import { noToolWorker, noWorkflowWorker, queuePollers, startInputPayloads } from './presence.js';
 import { withTimeout } from '../timeout.js';
 import { SCRIPTED_DEMO, modelOfIdentity } from '../llm/worker-model.js';
+import { storeGuarantee } from '../workspaces/shipping.js';
 import { WORKER_COMMANDS_CONFIG, describePauseChannel, pauseChannelOf, type PauseChannel } from '../pause-channel.js';
 import type { ChildEnv, Settings } from '../environment.js';
 
@@ -63,6 +64,7 @@ export async function doctor(options: DoctorOptions): Promise<{ ok: boolean; lin
     server.then((s) => s.lines),
     server.then((s) => modelChecks(env, options.model, s.workerModels)),
     server.then((s) => encryptionCheck(env, s.client)),
+    Promise.resolve(storeCheck(env)),
     sandboxCheck(env),
   ];
   const lines: CheckLine[] = [];
@@ -376,6 +378,14 @@ async function newestConversationEncoding(
   if (!newest || !first) return undefined;
   const encoding = Buffer.from(first.metadata?.encoding ?? []).toString('utf8');
   return { id: newest.id, encoding, encrypted: /encrypt/i.test(encoding) };
+}
+
+// ---- The workspace store ----
+
+/** Only with a store (FAHEEM_OBJECT_STORE): whether its objects are bound to their place, or anyone who can write there decides what is restored. */
+function storeCheck(env: Settings): CheckLine[] {
+  const guarantee = storeGuarantee(env);
+  return guarantee ? [line(guarantee.bound ? 'ok' : 'warn', 'workspace store', guarantee.detail)] : [];
 }
 
 // ---- The sandbox ----

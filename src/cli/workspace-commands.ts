@@ -28,7 +28,7 @@ export async function pullWorkspace(id: string, dir: string, step: number | unde
       'not_found',
       `no shipped workspace of conversation ${id} in ${store.location} (only pooled conversations ship theirs)`,
     );
-  await materialiseWorkspace(store, manifest, dir, env);
+  await materialiseWorkspace(store, id, manifest, dir, env);
   return manifest.step;
 }
 

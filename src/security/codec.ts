@@ -4,6 +4,9 @@
 // The wire format is the one Temporal's encryption samples use: metadata `encoding: binary/encrypted`
 // and `encryption-key-id: <id>`, data = 12-byte IV + ciphertext + 16-byte GCM tag of the whole
 // serialized inner Payload (so its own metadata, e.g. `encoding: json/plain`, is hidden too).
+// A payload bound to a place (an object of the store: encodeBound) also carries
+// `encryption-associated-data: <what it is bound to>`, and its GCM tag also covers the bytes it is
+// bound to (AES-GCM associated data, not stored): it decrypts only where they are the same.
 import { METADATA_ENCODING_KEY, ValueError, type Payload, type PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { DecryptionError, EncryptionConfigError } from '../errors.js';
@@ -14,6 +17,8 @@ const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const KEY_ID_METADATA = 'encryption-key-id';
+/** Metadata of a payload bound to associated data (encodeBound): what that data is, not the data. */
+export const ASSOCIATED_DATA_METADATA = 'encryption-associated-data';
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const KEY_BYTES = 32;
@@ -116,55 +121,87 @@ export class EncryptionCodec implements PayloadCodec {
   }
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
-    const { id, key } = this.keys[0]!;
-    return payloads.map((payload) => {
-      const plain = ProtoPayload.encode(ProtoPayload.fromObject(payload)).finish();
-      const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      const data = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
-      return {
-        metadata: {
-          [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING),
-          [KEY_ID_METADATA]: Buffer.from(id),
-        },
-        data: new Uint8Array(data),
-      };
-    });
+    return payloads.map((payload) => this.seal(payload, undefined));
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => {
-      if (!isEncrypted(payload)) return payload;
-      const id = metadataString(payload, KEY_ID_METADATA) ?? '';
-      const key = this.byId.get(id);
-      if (!key) {
-        const known = [...new Set(this.keys.map((k) => k.id))].join(', ');
-        throw new DecryptionError(
-          `this payload was encrypted with key ${id || '(no id)'}, which is not in ${VARS} of this process (it has ${known}); ` +
-            'add that key to FAHEEM_ENCRYPTION_KEYS (the first key encrypts, all decrypt)',
-        );
-      }
-      const data = Buffer.from(payload.data ?? new Uint8Array());
-      if (data.length < IV_BYTES + TAG_BYTES)
-        throw new DecryptionError(`an encrypted payload (key ${id}) is too short to be valid: it was altered`);
-      let plain: Buffer;
-      try {
-        const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
-        decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
-        plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
-      } catch {
-        throw new DecryptionError(
-          `cannot decrypt a payload encrypted with key ${id}: the key this process has under that id is not the one that encrypted it, or the data was altered ` +
-            `(check ${VARS})`,
-        );
-      }
-      const inner = ProtoPayload.decode(plain);
-      return {
-        metadata: inner.metadata,
-        data: inner.data,
-        ...(inner.externalPayloads?.length ? { externalPayloads: inner.externalPayloads } : {}),
-      } as Payload;
-    });
+    return payloads.map((payload) => (isEncrypted(payload) ? this.open(payload, undefined) : payload));
+  }
+
+  /**
+   * `payload` encrypted as `encode` does, with `associated` (where it is kept, say) authenticated
+   * beside it as AES-GCM associated data: it decrypts only with the same bytes (decodeBound), so a
+   * copy of it anywhere else does not. `boundTo` says what those bytes are (metadata, in clear).
+   */
+  encodeBound(payload: Payload, boundTo: string, associated: Uint8Array): Payload {
+    return this.seal(payload, { boundTo, associated });
+  }
+
+  /**
+   * A payload encodeBound made with these associated bytes, decrypted.
+   *
+   * @throws DecryptionError when it is not encrypted, not bound, encrypted with a key this process
+   * lacks, or does not decrypt with these bytes (it was made for others, or altered).
+   */
+  decodeBound(payload: Payload, associated: Uint8Array): Payload {
+    if (!isEncrypted(payload)) throw new DecryptionError('this payload is not encrypted: a bound payload must be');
+    if (boundTo(payload) === undefined) throw new DecryptionError('this payload is encrypted but bound to nothing (no associated data)');
+    return this.open(payload, associated);
+  }
+
+  /** Whether this process has the key an encrypted payload names (by id or fingerprint). */
+  hasKey(keyId: string): boolean {
+    return this.byId.has(keyId);
+  }
+
+  private seal(payload: Payload, bound: { boundTo: string; associated: Uint8Array } | undefined): Payload {
+    const { id, key } = this.keys[0]!;
+    const plain = ProtoPayload.encode(ProtoPayload.fromObject(payload)).finish();
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    if (bound) cipher.setAAD(bound.associated);
+    const data = Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]);
+    return {
+      metadata: {
+        [METADATA_ENCODING_KEY]: Buffer.from(ENCRYPTED_ENCODING),
+        [KEY_ID_METADATA]: Buffer.from(id),
+        ...(bound ? { [ASSOCIATED_DATA_METADATA]: Buffer.from(bound.boundTo) } : {}),
+      },
+      data: new Uint8Array(data),
+    };
+  }
+
+  private open(payload: Payload, associated: Uint8Array | undefined): Payload {
+    const id = metadataString(payload, KEY_ID_METADATA) ?? '';
+    const key = this.byId.get(id);
+    if (!key) {
+      const known = [...new Set(this.keys.map((k) => k.id))].join(', ');
+      throw new DecryptionError(
+        `this payload was encrypted with key ${id || '(no id)'}, which is not in ${VARS} of this process (it has ${known}); ` +
+          'add that key to FAHEEM_ENCRYPTION_KEYS (the first key encrypts, all decrypt)',
+      );
+    }
+    const data = Buffer.from(payload.data ?? new Uint8Array());
+    if (data.length < IV_BYTES + TAG_BYTES)
+      throw new DecryptionError(`an encrypted payload (key ${id}) is too short to be valid: it was altered`);
+    let plain: Buffer;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, IV_BYTES));
+      if (associated) decipher.setAAD(associated);
+      decipher.setAuthTag(data.subarray(data.length - TAG_BYTES));
+      plain = Buffer.concat([decipher.update(data.subarray(IV_BYTES, data.length - TAG_BYTES)), decipher.final()]);
+    } catch {
+      throw new DecryptionError(
+        `cannot decrypt a payload encrypted with key ${id}: the key this process has under that id is not the one that encrypted it, or the data was altered` +
+          `${associated ? ', or it was bound to another place' : ''} (check ${VARS})`,
+      );
+    }
+    const inner = ProtoPayload.decode(plain);
+    return {
+      metadata: inner.metadata,
+      data: inner.data,
+      ...(inner.externalPayloads?.length ? { externalPayloads: inner.externalPayloads } : {}),
+    } as Payload;
   }
 }
 
@@ -175,6 +212,11 @@ function metadataString(payload: Payload, key: string): string | undefined {
 
 export function isEncrypted(payload: Payload): boolean {
   return metadataString(payload, METADATA_ENCODING_KEY) === ENCRYPTED_ENCODING;
+}
+
+/** What an encrypted payload is bound to (ASSOCIATED_DATA_METADATA), or `undefined` when it is bound to nothing. */
+export function boundTo(payload: Payload): string | undefined {
+  return isEncrypted(payload) ? metadataString(payload, ASSOCIATED_DATA_METADATA) : undefined;
 }
 
 /** The key id an encrypted payload names, or `undefined` for a payload that is not encrypted. */

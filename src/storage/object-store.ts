@@ -22,8 +22,11 @@ import { fileURLToPath } from 'node:url';
 import { FaheemError } from '../errors.js';
 import type { Settings } from '../environment.js';
 
-/** Why the object store failed. */
-export type ObjectStoreFailure = 'config' | 'not_found' | 'too_large' | 'denied' | 'unreachable' | 'fenced';
+/**
+ * Why the object store failed. `refused`: an object is there, but not one this conversation wrote
+ * there (in clear or unbound with a key set, bound to another key, or outside the conversation's chain).
+ */
+export type ObjectStoreFailure = 'config' | 'not_found' | 'too_large' | 'denied' | 'unreachable' | 'fenced' | 'refused';
 
 /** The object store (FAHEEM_OBJECT_STORE) cannot do what was asked; `reason` says which kind. */
 export class ObjectStoreError extends FaheemError {

@@ -35,6 +35,13 @@ export const StepManifest = z.object({
   /** The step objects whose packs to apply (or packs and bundles, from earlier versions), in order, from a full one: their keys in the store. */
   bundles: z.array(z.string().max(1024)).min(1).max(100),
   /**
+   * The conversations this one was forked from, nearest first, whose step objects `bundles` still
+   * names (a fork's chain starts with its source's): a restore reads no other conversation's objects.
+   * Missing in a conversation that was never forked, and in forks made by earlier versions (their
+   * chains, which name the source's objects without it, are refused).
+   */
+  forkSources: z.array(z.string().min(1).max(1000)).min(1).max(100).optional(),
+  /**
    * The workspace in the middle of this step, shipped when the conversation hibernated in a wait
    * or an approval: what a claim restores, but not the step's own checkpoint (taken when it ends).
    */

@@ -175,7 +175,7 @@ export async function claimPoolHost(
     repo.stopWatching();
     // An index left by an earlier claim here describes that claim's head, not the one restored now.
     await rm(repo.indexFile(input.conversationId), { force: true });
-    await fetchChain(store, manifest, repo.gitDir, env);
+    await fetchChain(store, input.conversationId, manifest, repo.gitDir, env);
     await checkoutTree(repo.gitDir, manifest.commit, workspace, env);
     // The shipped checkpoint becomes this host's head of the conversation: the next snapshot is its child.
     const ns = `refs/faheem/${encodeRefPart(input.conversationId)}`;

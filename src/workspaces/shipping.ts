@@ -7,7 +7,12 @@
 // names the chain: the step objects (or, from earlier versions, `.pack` and `.bundle` objects)
 // whose packs rebuild the commit. One object a step is one request to the store, and a manifest can
 // never name a pack that is not there. With a payload key the objects are encrypted by the payload
-// codec (security/codec.ts), so the store holds ciphertext.
+// codec (security/codec.ts), so the store holds ciphertext, each bound to its key in the store (AES-GCM
+// associated data): only objects encrypted for the place they are read from are read, so nobody
+// without the key can plant an object or move one from another conversation. A chain reads only
+// its own conversation's objects and those of the conversations it was forked from (its manifest's
+// `forkSources`). Without a key nothing is authenticated: whoever can write to the store decides
+// what a conversation restores (`faheem doctor` and a pool worker's start say so).
 //
 // Store layout, under `conversations/<encoded id>/`:
 //   fence.json                    the epoch that may ship, and where ended epochs stopped (fence.ts)
@@ -26,11 +31,12 @@ import path from 'node:path';
 import { baseGitEnv, git } from '../checkpoints/git.js';
 import { usesSha1 } from '../checkpoints/objects.js';
 import { encodeRefPart } from '../checkpoints/shadow-repo.js';
-import { encryptionCodec, type EncryptionCodec } from '../security/codec.js';
+import { DecryptionError } from '../errors.js';
+import { boundTo, encryptionCodec, isEncrypted, payloadKeyId, type EncryptionCodec } from '../security/codec.js';
 import { ObjectStoreError, type ObjectStore } from '../storage/object-store.js';
 import { Fence, StepManifest, manifestKey, parseManifestKey, pickManifest } from './fence.js';
 import { objectsSince, writePack } from './step-pack.js';
-import type { ChildEnv } from '../environment.js';
+import type { ChildEnv, Settings } from '../environment.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
@@ -51,30 +57,114 @@ export const FOLD_SHARE = 0.5;
  */
 export const FOLD_FLOOR_BYTES = 64 * 1024;
 
+/**
+ * What the workspace store (FAHEEM_OBJECT_STORE) guarantees under `env`, for `faheem doctor` and a
+ * pool worker's start: undefined without a store; `bound` with a key (FAHEEM_ENCRYPTION_KEY(S)).
+ */
+export function storeGuarantee(env: Settings): { bound: boolean; detail: string } | undefined {
+  if (!env.FAHEEM_OBJECT_STORE?.trim()) return undefined;
+  if (env.FAHEEM_ENCRYPTION_KEY?.trim() || env.FAHEEM_ENCRYPTION_KEYS?.trim()) {
+    return { bound: true, detail: 'workspace objects are encrypted and bound to their place: a planted or moved object is refused' };
+  }
+  return {
+    bound: false,
+    detail:
+      'the workspace store is unauthenticated: anyone who can write to it can change what a conversation restores ' +
+      '(set FAHEEM_ENCRYPTION_KEY to bind objects to their place)',
+  };
+}
+
 /** The store prefix of a conversation. */
 export function conversationPrefix(conversationId: string): string {
   return `conversations/${encodeRefPart(conversationId)}`;
 }
 
-/** Bytes to the stored form: the codec's encrypted Payload with a key, a plain Payload without. */
-export async function sealObject(bytes: Uint8Array, codec: EncryptionCodec | undefined): Promise<Uint8Array> {
-  const plain: Payload = { metadata: { encoding: new TextEncoder().encode('binary/plain') }, data: bytes };
-  const [sealed] = codec ? await codec.encode([plain]) : [plain];
-  return ProtoPayload.encode(ProtoPayload.fromObject(sealed!)).finish();
+/** What a bound object's associated data is: its key in the store (ASSOCIATED_DATA_METADATA). */
+const BOUND_TO_KEY = 'store-key';
+
+/**
+ * The associated data an object at `key` is encrypted with: its key, relative to the store's own
+ * prefix (a store moved whole to another bucket or folder still reads).
+ */
+function placeOf(key: string): Buffer {
+  return Buffer.from(`faheemcode store object\n${key}`);
 }
 
-/** The stored form back to bytes (a key this process lacks: DecryptionError). */
-export async function openObject(stored: Uint8Array, codec: EncryptionCodec | undefined): Promise<Uint8Array> {
+/** Bytes to the stored form at `key`: the codec's Payload encrypted and bound to `key` with a key, a plain Payload without. */
+export async function sealObject(key: string, bytes: Uint8Array, codec: EncryptionCodec | undefined): Promise<Uint8Array> {
+  const plain: Payload = { metadata: { encoding: new TextEncoder().encode('binary/plain') }, data: bytes };
+  const sealed = codec ? codec.encodeBound(plain, BOUND_TO_KEY, placeOf(key)) : plain;
+  return ProtoPayload.encode(ProtoPayload.fromObject(sealed)).finish();
+}
+
+/**
+ * The stored form read from `key` back to bytes. With a key only an object encrypted for `key` is
+ * read: one in clear, one encrypted unbound (by a version before objects were bound) or one bound to
+ * another key is refused (ObjectStoreError `refused`), as is one whose key this process lacks
+ * (`config`); neither is retried.
+ */
+export async function openObject(key: string, stored: Uint8Array, codec: EncryptionCodec | undefined): Promise<Uint8Array> {
   let payload = ProtoPayload.decode(stored) as Payload;
-  if (codec) [payload] = (await codec.decode([payload])) as [Payload];
+  if (codec) payload = openBound(key, payload, codec);
   const encoding = Buffer.from(payload.metadata?.encoding ?? new Uint8Array()).toString();
   if (encoding !== 'binary/plain') {
     throw new ObjectStoreError(
       'config',
-      `an object in the store is ${encoding || 'not a payload'}: set the FAHEEM_ENCRYPTION_KEY(S) it was written with`,
+      `the object ${key} in the store is ${encoding || 'not a payload'}: set the FAHEEM_ENCRYPTION_KEY(S) it was written with`,
     );
   }
   return payload.data ?? new Uint8Array();
+}
+
+function openBound(key: string, payload: Payload, codec: EncryptionCodec): Payload {
+  if (!isEncrypted(payload)) {
+    throw new ObjectStoreError(
+      'refused',
+      `the object ${key} in the store is not encrypted, but FAHEEM_ENCRYPTION_KEY(S) is set: anyone who can write to the store ` +
+        'could have put it there, so it is not read',
+    );
+  }
+  if (boundTo(payload) !== BOUND_TO_KEY) {
+    throw new ObjectStoreError(
+      'refused',
+      `the object ${key} in the store is encrypted but not bound to its place (written before objects were bound to their key, ` +
+        "or altered): it cannot be told from a copy of another conversation's object, so it is not read",
+    );
+  }
+  const keyId = payloadKeyId(payload) ?? '';
+  if (!codec.hasKey(keyId)) {
+    throw new ObjectStoreError(
+      'config',
+      `the object ${key} in the store was encrypted with key ${keyId || '(no id)'}, which is not in FAHEEM_ENCRYPTION_KEYS/FAHEEM_ENCRYPTION_KEY ` +
+        'of this process: add that key to FAHEEM_ENCRYPTION_KEYS (the first key encrypts, all decrypt)',
+    );
+  }
+  try {
+    return codec.decodeBound(payload, placeOf(key));
+  } catch (err) {
+    if (!(err instanceof DecryptionError)) throw err;
+    throw new ObjectStoreError(
+      'refused',
+      `the object ${key} in the store does not decrypt as the object at this key (key ${keyId}): it was moved here from ` +
+        'another key of the store (another conversation, step or epoch), or altered, so it is not read',
+      { cause: err },
+    );
+  }
+}
+
+/** `read()`, or a refusal naming the object when its bytes are not the `what` its place holds. */
+function parseObject<T>(key: string, what: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    const why = (err instanceof Error ? err.message : String(err)).split('\n')[0];
+    throw new ObjectStoreError('refused', `the object ${key} in the store is not ${what}: ${why}`, { cause: err });
+  }
+}
+
+/** The key of a conversation's fence. */
+function fenceKey(conversationId: string): string {
+  return `${conversationPrefix(conversationId)}/fence.json`;
 }
 
 /** Reads the fence (undefined when the conversation has none yet). */
@@ -83,14 +173,16 @@ export async function readFence(
   conversationId: string,
   codec: EncryptionCodec | undefined,
 ): Promise<Fence | undefined> {
+  const key = fenceKey(conversationId);
   let stored: Uint8Array;
   try {
-    stored = await store.getBytes(`${conversationPrefix(conversationId)}/fence.json`);
+    stored = await store.getBytes(key);
   } catch (err) {
     if (err instanceof ObjectStoreError && err.reason === 'not_found') return undefined;
     throw err;
   }
-  return Fence.parse(JSON.parse(Buffer.from(await openObject(stored, codec)).toString('utf8')));
+  const bytes = await openObject(key, stored, codec);
+  return parseObject(key, 'a fence', () => Fence.parse(JSON.parse(Buffer.from(bytes).toString('utf8'))));
 }
 
 /** Writes the fence (the workflow's claim of a host decides it; the store only records it). */
@@ -100,10 +192,8 @@ export async function writeFence(
   fence: Fence,
   codec: EncryptionCodec | undefined,
 ): Promise<void> {
-  await store.put(
-    `${conversationPrefix(conversationId)}/fence.json`,
-    await sealObject(Buffer.from(JSON.stringify(Fence.parse(fence))), codec),
-  );
+  const key = fenceKey(conversationId);
+  await store.put(key, await sealObject(key, Buffer.from(JSON.stringify(Fence.parse(fence))), codec));
 }
 
 /** What a host ships for one step. */
@@ -174,10 +264,11 @@ export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: 
     host: input.host,
     commit: input.commit,
     bundles,
+    ...forkSourcesNamed(previous?.forkSources ?? [], bundles),
     ...(input.midStep ? { midStep: true as const } : {}),
     ...(base ? { base } : {}),
   };
-  await store.put(key, await sealObject(encodeStep(manifest, pack), codec));
+  await store.put(key, await sealObject(key, encodeStep(manifest, pack), codec));
   return manifest;
 }
 
@@ -239,7 +330,8 @@ export async function findManifest(
   const fence = await readFence(store, conversationId, codec);
   const key = pickManifest(fence, await store.list(`${prefix}/steps/`), step);
   if (!key) return undefined;
-  const { manifest, pack } = decodeStep(await openObject(await store.getBytes(key), codec));
+  const bytes = await openObject(key, await store.getBytes(key), codec);
+  const { manifest, pack } = parseObject(key, 'a step object', () => decodeStep(bytes));
   packsRead.set(manifest, { key, pack });
   if (step !== undefined && manifest.step !== step) {
     throw new ObjectStoreError(
@@ -256,15 +348,49 @@ const FETCH_AT_ONCE = 8;
 /** A chain object as fetched: a pack (a step object's, or an earlier version's `.pack`), or a bundle. */
 type ChainObject = { key: string; pack: Uint8Array } | { key: string; bundle: Uint8Array };
 
-/** The objects of a chain, in its order, fetched FETCH_AT_ONCE at a time. */
-async function readChain(store: ObjectStore, manifest: StepManifest, codec: EncryptionCodec | undefined): Promise<ChainObject[]> {
+/** The store prefixes a chain may read: its conversation's, and those of the conversations it was forked from. */
+function chainScope(conversationId: string, manifest: StepManifest): string[] {
+  return [conversationId, ...(manifest.forkSources ?? [])].map((id) => `${conversationPrefix(id)}/`);
+}
+
+/** Of `ids` (the fork sources a chain had, nearest first), those whose objects `bundles` still names. */
+function forkSourcesNamed(ids: readonly string[], bundles: readonly string[]): Pick<StepManifest, 'forkSources'> {
+  const named = [...new Set(ids)].filter((id) => bundles.some((key) => key.startsWith(`${conversationPrefix(id)}/`)));
+  return named.length > 0 ? { forkSources: named } : {};
+}
+
+/**
+ * The objects of conversation `conversationId`'s chain, in its order, fetched FETCH_AT_ONCE at a
+ * time. A chain that names an object outside the conversation (and the conversations it was forked
+ * from) is refused before anything is fetched.
+ */
+async function readChain(
+  store: ObjectStore,
+  conversationId: string,
+  manifest: StepManifest,
+  codec: EncryptionCodec | undefined,
+): Promise<ChainObject[]> {
+  const scope = chainScope(conversationId, manifest);
+  const outside = manifest.bundles.find((key) => !scope.some((prefix) => key.startsWith(prefix)));
+  if (outside !== undefined) {
+    const sources = manifest.forkSources?.length ? ` and the conversations it was forked from (${manifest.forkSources.join(', ')})` : '';
+    throw new ObjectStoreError(
+      'refused',
+      `the chain of step ${manifest.step} of conversation ${conversationId} names the object ${outside}, outside conversation ` +
+        `${conversationId}${sources}: a chain reads only those, so it is not restored`,
+    );
+  }
   const read = packsRead.get(manifest);
+  const packOf = async (key: string) => {
+    const bytes = await openObject(key, await store.getBytes(key), codec);
+    return parseObject(key, 'a step object', () => decodeStep(bytes)).pack;
+  };
   const one = async (key: string): Promise<ChainObject> => {
     if (!parseManifestKey(key)) {
-      const bytes = await openObject(await store.getBytes(key), codec);
+      const bytes = await openObject(key, await store.getBytes(key), codec);
       return key.endsWith('.bundle') ? { key, bundle: bytes } : { key, pack: bytes };
     }
-    const pack = read?.key === key ? read.pack : decodeStep(await openObject(await store.getBytes(key), codec)).pack;
+    const pack = read?.key === key ? read.pack : await packOf(key);
     if (!pack) throw new ObjectStoreError('not_found', `the step object ${key} in the chain of step ${manifest.step} holds no pack`);
     return { key, pack };
   };
@@ -327,7 +453,13 @@ export function joinPacks(packs: readonly Uint8Array[]): Buffer | undefined {
  * as one (joinPacks: one git process however long the chain); a `.bundle` in the chain (what
  * earlier versions shipped) is fetched as a bundle, after the packs before it.
  */
-export async function fetchChain(store: ObjectStore, manifest: StepManifest, gitDir: string, env: ChildEnv): Promise<void> {
+export async function fetchChain(
+  store: ObjectStore,
+  conversationId: string,
+  manifest: StepManifest,
+  gitDir: string,
+  env: ChildEnv,
+): Promise<void> {
   const codec = encryptionCodec(env);
   const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
   const indexPack = (pack: Uint8Array) =>
@@ -352,7 +484,7 @@ export async function fetchChain(store: ObjectStore, manifest: StepManifest, git
     packs = [];
   };
   try {
-    for (const [i, object] of (await readChain(store, manifest, codec)).entries()) {
+    for (const [i, object] of (await readChain(store, conversationId, manifest, codec)).entries()) {
       if ('pack' in object) {
         packs.push(object.pack);
         continue;
@@ -394,16 +526,22 @@ export async function checkoutTree(gitDir: string, commit: string, dir: string, 
 }
 
 /**
- * Writes a shipped checkpoint's files into `dir` (created when missing): the packs are applied
- * to a scratch repository in order and the commit's tree is checked out from there. Returns the
- * manifest restored.
+ * Writes a shipped checkpoint of conversation `conversationId` into `dir` (created when missing): the
+ * packs are applied to a scratch repository in order and the commit's tree is checked out from
+ * there. Returns the manifest restored.
  */
-export async function materialiseWorkspace(store: ObjectStore, manifest: StepManifest, dir: string, env: ChildEnv): Promise<StepManifest> {
+export async function materialiseWorkspace(
+  store: ObjectStore,
+  conversationId: string,
+  manifest: StepManifest,
+  dir: string,
+  env: ChildEnv,
+): Promise<StepManifest> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-pull-'));
   try {
     const gitDir = path.join(scratch, 'repo.git');
     await git(['init', '--quiet', '--bare', gitDir], { env: baseGitEnv(env), cwd: scratch });
-    await fetchChain(store, manifest, gitDir, env);
+    await fetchChain(store, conversationId, manifest, gitDir, env);
     await checkoutTree(gitDir, manifest.commit, dir, env);
     return manifest;
   } finally {
@@ -413,14 +551,21 @@ export async function materialiseWorkspace(store: ObjectStore, manifest: StepMan
 
 /**
  * A fork of a pooled conversation at `step`: the new conversation's manifest of that step names the
- * source's step objects, so whichever host claims the fork restores that step.
+ * source's step objects, and records the source (and the source's own sources) as the conversations
+ * whose objects its chain may read, so whichever host claims the fork restores that step.
  */
 export async function forkShipped(store: ObjectStore, sourceId: string, step: number, newId: string, env: ChildEnv): Promise<void> {
   const codec = encryptionCodec(env);
   const manifest = await findManifest(store, sourceId, step, env);
   if (!manifest) throw new ObjectStoreError('not_found', `step ${step} of conversation ${sourceId} was never shipped to ${store.location}`);
   // The fork starts after that step: what was shipped for it is its step's checkpoint there.
-  const { midStep: _midStep, ...shipped } = manifest;
-  const forked: StepManifest = { ...shipped, epoch: 1, host: 'fork' };
-  await store.put(manifestKey(conversationPrefix(newId), step, 1), await sealObject(encodeStep(forked, undefined), codec));
+  const { midStep: _midStep, forkSources, ...shipped } = manifest;
+  const forked: StepManifest = {
+    ...shipped,
+    epoch: 1,
+    host: 'fork',
+    ...forkSourcesNamed([sourceId, ...(forkSources ?? [])], shipped.bundles),
+  };
+  const key = manifestKey(conversationPrefix(newId), step, 1);
+  await store.put(key, await sealObject(key, encodeStep(forked, undefined), codec));
 }

@@ -11,6 +11,7 @@ import { describe, test } from 'node:test';
 
 import { isSecretName, secretValues } from '../../src/security/redact.js';
 import {
+  ASSOCIATED_DATA_METADATA,
   DecryptionError,
   EncryptionCodec,
   EncryptionConfigError,
@@ -19,6 +20,7 @@ import {
   encryptionCodec,
   keyFingerprint,
   parseEncryptionKeys,
+  boundTo,
   payloadKeyId,
 } from '../../src/security/codec.js';
 
@@ -158,5 +160,26 @@ describe('the codec (no server)', () => {
     assert.ok(isSecretName('FAHEEM_ENCRYPTION_KEY') && isSecretName('FAHEEM_ENCRYPTION_KEYS') && isSecretName('FAHEEM_CODEC_TOKEN'));
     const values = secretValues({ FAHEEM_ENCRYPTION_KEYS: `B:${KEY_B},A:${KEY_A}` });
     assert.ok(values.includes(KEY_A) && values.includes(KEY_B));
+  });
+});
+
+describe('a payload bound to a place', () => {
+  const codec = encryptionCodec({ FAHEEM_ENCRYPTION_KEY: KEY_A })!;
+  const here = utf8('conversations/a/steps/00000001@1.json');
+  const there = utf8('conversations/b/steps/00000001@1.json');
+
+  test('decrypts only with the bytes it was bound to; plain decode and unbound payloads do not pass for it', async () => {
+    const bound = codec.encodeBound(jsonPayload({ files: 'a' }), 'store-key', here);
+    assert.equal(meta(bound, 'encoding'), ENCRYPTED_ENCODING);
+    assert.equal(meta(bound, ASSOCIATED_DATA_METADATA), 'store-key');
+    assert.equal(boundTo(bound), 'store-key');
+    assert.equal(Buffer.from(codec.decodeBound(bound, here).data!).toString(), JSON.stringify({ files: 'a' }));
+    assert.throws(() => codec.decodeBound(bound, there), DecryptionError);
+    await assert.rejects(codec.decode([bound]), DecryptionError, 'a Temporal payload is never bound');
+    const [unbound] = await codec.encode([jsonPayload({ files: 'a' })]);
+    assert.equal(boundTo(unbound!), undefined);
+    assert.throws(() => codec.decodeBound(unbound!, here), /bound to nothing/);
+    assert.throws(() => codec.decodeBound(jsonPayload({ files: 'a' }), here), /not encrypted/);
+    assert.ok(codec.hasKey(ID_A) && !codec.hasKey('other'));
   });
 });

@@ -1,20 +1,25 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { CheckpointStore } from '../../src/checkpoints/shadow-repo.js';
+import { objectStoreFailure } from '../../src/checkpoints/activity-support.js';
+import { FAILURE } from '../../src/failure-types.js';
 import { FileObjectStore, ObjectStoreError } from '../../src/storage/object-store.js';
 import {
   claimPoolHost,
   poolSettings,
   pooledWorkspace,
+  releasePoolHost,
   releasePoolHostMidStep,
   shipAfterSnapshot,
   type PoolSettings,
 } from '../../src/workspaces/pool.js';
-import { findManifest, materialiseWorkspace, readFence } from '../../src/workspaces/shipping.js';
+import { manifestKey } from '../../src/workspaces/fence.js';
+import { conversationPrefix, findManifest, materialiseWorkspace, readFence } from '../../src/workspaces/shipping.js';
 import { hibernateAfter, movedCwd } from '../../src/workflows/pool-rules.js';
 
 test('a pool needs the object store; host id and folder have defaults', () => {
@@ -56,13 +61,13 @@ interface TestHost {
   checkpoints: CheckpointStore;
 }
 
-function host(root: string, id: string, store: FileObjectStore): TestHost {
+function host(root: string, id: string, store: FileObjectStore, env: Record<string, string> = {}): TestHost {
   const settings: PoolSettings = { pool: 'p1', hostId: id, workspacesDir: path.join(root, id, 'ws'), store };
   const checkpoints = new CheckpointStore({
     home: path.join(root, id, 'home'),
     env: process.env,
     watch: false,
-    afterSnapshot: shipAfterSnapshot(settings, {}),
+    afterSnapshot: shipAfterSnapshot(settings, env),
   });
   return { settings, checkpoints };
 }
@@ -180,7 +185,7 @@ test('hibernating mid-step ships the workspace as it is; the claim restores it, 
   const after2 = (await findManifest(store, 'c4', 2, {}))!;
   assert.deepEqual([after2.epoch, after2.midStep, after2.commit], [2, undefined, step2.commit]);
   const pulled = path.join(root, 'pulled');
-  await materialiseWorkspace(store, after2, pulled, {});
+  await materialiseWorkspace(store, 'c4', after2, pulled, {});
   assert.deepEqual(await files(pulled), ['one.txt', 'three.txt', 'two.txt']);
 
   // Twice in one step on the same host: the second takes the workspace as it is then, not the first again.
@@ -224,6 +229,37 @@ test('a worker restarted on the host ships on from the claim file it finds, olde
   await writeFile(path.join(first.workspace, 'f14.txt'), '14');
   await (await restarted.open(first.workspace)).snapshot('c9', 14);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, (await findManifest(store, 'c9', undefined, {}))!, there, {});
+  await materialiseWorkspace(store, 'c9', (await findManifest(store, 'c9', undefined, {}))!, there, {});
   assert.deepEqual((await readdir(there)).length, 14, 'every file, through a chain that skips steps 11-13');
+});
+
+test('with a key, a claim refuses a step object copied from another conversation: a final failure, nothing restored', async (t) => {
+  const root = await mkdtemp(path.join(tmpdir(), 'faheem-pool-unit-'));
+  t.after(() => rm(root, { recursive: true, force: true }));
+  const env = { FAHEEM_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
+  const store = new FileObjectStore(path.join(root, 'store'));
+  const a = host(root, 'a', store, env);
+  const b = host(root, 'b', store, env);
+  for (const id of ['c1', 'c2']) {
+    const claimed = await claimPoolHost(a.settings, a.checkpoints, 'faheem-tools@a', { conversationId: id, pool: 'p1' }, env);
+    await writeFile(path.join(claimed.workspace, `${id}.txt`), id);
+    await (await a.checkpoints.open(claimed.workspace)).snapshot(id, 1);
+  }
+  const planted = manifestKey(conversationPrefix('c1'), 1, 1);
+  await store.put(planted, await store.getBytes(manifestKey(conversationPrefix('c2'), 1, 1)));
+  const refusal = await claimPoolHost(
+    b.settings,
+    b.checkpoints,
+    'faheem-tools@b',
+    { conversationId: 'c1', pool: 'p1', lastStep: 1 },
+    env,
+  ).then(
+    () => assert.fail('the claim restored an object copied from c2'),
+    (err: unknown) => err,
+  );
+  assert.ok(refusal instanceof ObjectStoreError && refusal.reason === 'refused' && refusal.message.includes(planted), String(refusal));
+  // The workflow gets a final failure that says why (the host call fails, and says so), not a claim retried for ever.
+  const failed = objectStoreFailure(refusal);
+  assert.deepEqual([failed.type, failed.nonRetryable], [FAILURE.ObjectStoreConfig, true]);
+  assert.ok(!existsSync(path.join(pooledWorkspace(b.settings.workspacesDir, 'c1'), 'c2.txt')), "c2's files never reach c1's folder");
 });

@@ -5,8 +5,9 @@ import { mkdir, mkdtemp, readFile, readdir, rm, unlink, writeFile } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
+import proto from '@temporalio/proto';
 import { CheckpointStore } from '../../src/checkpoints/shadow-repo.js';
-import { DecryptionError } from '../../src/errors.js';
+import { encryptionCodec } from '../../src/security/codec.js';
 import { FileObjectStore, ObjectStoreError } from '../../src/storage/object-store.js';
 import { firstFence, manifestCounts, moveFence, pickManifest, manifestKey, type StepManifest } from '../../src/workspaces/fence.js';
 import {
@@ -14,14 +15,19 @@ import {
   conversationPrefix,
   joinPacks,
   decodeStep,
+  encodeStep,
   findManifest,
+  forkShipped,
   materialiseWorkspace,
   openObject,
   packSince,
   sealObject,
   shipCheckpoint,
+  storeGuarantee,
   writeFence,
 } from '../../src/workspaces/shipping.js';
+
+const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
 test('the fence: what a lost host shipped after its epoch ended never counts', () => {
   const one = firstFence('host-a');
@@ -98,11 +104,11 @@ test('each step ships the new objects only; any step materialises elsewhere', as
   const latest = await findManifest(store, 'conv/1', undefined, {});
   assert.equal(latest?.step, 3);
   const there = path.join(root, 'elsewhere');
-  await materialiseWorkspace(store, latest!, there, {});
+  await materialiseWorkspace(store, 'conv/1', latest!, there, {});
   assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), 'two\n');
   assert.deepEqual(await readFile(path.join(there, 'src', 'big.bin')), await readFile(path.join(workspace, 'src', 'big.bin')));
   const atOne = path.join(root, 'at-one');
-  await materialiseWorkspace(store, (await findManifest(store, 'conv/1', 1, {}))!, atOne, {});
+  await materialiseWorkspace(store, 'conv/1', (await findManifest(store, 'conv/1', 1, {}))!, atOne, {});
   assert.equal(await readFile(path.join(atOne, 'a.txt'), 'utf8'), 'one\n');
   await assert.rejects(
     findManifest(store, 'conv/1', 7, {}),
@@ -118,9 +124,9 @@ test('a step is one object in the store; a chain of the earlier layout (a pack b
   const prefix = conversationPrefix('c');
   // Earlier layout: step 1's pack at packs/…, its manifest alone at steps/….
   const oldPack = `${prefix}/packs/00000001@1.pack`;
-  await store.put(oldPack, await sealObject(await packSince(shadow.gitDir, c1.commit, undefined, process.env), undefined));
+  await store.put(oldPack, await sealObject(oldPack, await packSince(shadow.gitDir, c1.commit, undefined, process.env), undefined));
   const m1: StepManifest = { step: 1, epoch: 1, host: 'h', commit: c1.commit, bundles: [oldPack] };
-  await store.put(manifestKey(prefix, 1, 1), await sealObject(Buffer.from(JSON.stringify(m1)), undefined));
+  await store.put(manifestKey(prefix, 1, 1), await sealObject(manifestKey(prefix, 1, 1), Buffer.from(JSON.stringify(m1)), undefined));
   // This version ships step 2 on top of it: one object, which holds both its manifest and its pack.
   await writeFile(path.join(workspace, 'b.txt'), 'two\n');
   const c2 = await shadow.snapshot('c', 2);
@@ -133,18 +139,18 @@ test('a step is one object in the store; a chain of the earlier layout (a pack b
   const added = (await store.list('')).filter((k) => !before.includes(k));
   assert.deepEqual(added, [manifestKey(prefix, 2, 1)], 'one object for the step');
   assert.deepEqual(m2.bundles, [oldPack, manifestKey(prefix, 2, 1)]);
-  const stored = decodeStep(await openObject(await store.getBytes(manifestKey(prefix, 2, 1)), undefined));
+  const stored = decodeStep(await openObject(manifestKey(prefix, 2, 1), await store.getBytes(manifestKey(prefix, 2, 1)), undefined));
   assert.deepEqual(stored.manifest, m2);
   assert.ok(stored.pack && stored.pack.subarray(0, 4).toString() === 'PACK', 'the pack follows the manifest');
   for (const step of [1, 2]) {
     const there = path.join(root, `at-${step}`);
-    await materialiseWorkspace(store, (await findManifest(store, 'c', step, {}))!, there, {});
+    await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', step, {}))!, there, {});
     assert.deepEqual((await readdir(there)).sort(), step === 1 ? ['a.txt'] : ['a.txt', 'b.txt']);
   }
   // A chain that names a step object without a pack is a clear error, not a wrong workspace.
   const broken: StepManifest = { ...m2, step: 3, bundles: [manifestKey(prefix, 1, 1)] };
   await assert.rejects(
-    materialiseWorkspace(store, broken, path.join(root, 'broken'), {}),
+    materialiseWorkspace(store, 'c', broken, path.join(root, 'broken'), {}),
     (err: unknown) => err instanceof ObjectStoreError && /holds no pack/.test(err.message),
   );
 });
@@ -167,7 +173,7 @@ test("a step shipped again in its epoch (a seed's step 0, then the first host's)
   const changed = await ship(c0b.commit, 'a', seeded); // changed in the same step and epoch: a full pack of its own
   assert.deepEqual(changed.bundles, [manifestKey(conversationPrefix('c'), 0, 1)]);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, (await findManifest(store, 'c', 0, {}))!, there, {});
+  await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', 0, {}))!, there, {});
   assert.deepEqual((await readdir(there)).sort(), ['more.txt', 'seed.txt']);
 });
 
@@ -188,7 +194,7 @@ test(`a full bundle every ${FULL_BUNDLE_EVERY} shipments keeps a restore's chain
   // packed whole again at step FULL_BUNDLE_EVERY + 1 (its size is the history's; a fold is no smaller).
   assert.equal(previous!.bundles[0], manifestKey(conversationPrefix('c'), FULL_BUNDLE_EVERY + 1, 1));
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, previous!, there, {});
+  await materialiseWorkspace(store, 'c', previous!, there, {});
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${FULL_BUNDLE_EVERY + 2}\n`);
 });
 
@@ -203,10 +209,10 @@ test('a chain is applied as one pack: an object shipped twice restores', async (
   await ship(3);
   assert.equal(last().bundles.length, 3);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, last(), there, {});
+  await materialiseWorkspace(store, 'c', last(), there, {});
   assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), 'first\n');
   // A pack whose header is not version 2 is not joined: the caller gives the packs to git one by one.
-  const pack = decodeStep(await openObject(await store.getBytes(last().bundles[0]!), undefined)).pack!;
+  const pack = decodeStep(await openObject(last().bundles[0]!, await store.getBytes(last().bundles[0]!), undefined)).pack!;
   assert.ok(joinPacks([pack, pack]));
   const v3 = Buffer.from(pack);
   v3.writeUInt32BE(3, 4);
@@ -233,7 +239,7 @@ test("a chain where a delta's base was shipped twice restores: its packs go one 
   await ship(4);
   assert.equal(last().bundles.length, 4);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, last(), there, {});
+  await materialiseWorkspace(store, 'c', last(), there, {});
   assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), text('C'));
 });
 
@@ -259,14 +265,14 @@ test('a long chain over a large workspace is folded since its full pack, not pac
   assert.equal(previous!.base?.commit, (await findManifest(store, 'c', 1, {}))!.commit);
   assert.ok(sizes.at(-1)! < sizes[0]! / 4, `the fold (${sizes.at(-1)} B) is small beside the full pack (${sizes[0]} B)`);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, previous!, there, {});
+  await materialiseWorkspace(store, 'c', previous!, there, {});
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${2 * FULL_BUNDLE_EVERY}\n`);
   assert.equal((await readFile(path.join(there, 'big.bin'))).length, 300_000);
   // A step between folds restores from the full pack, the fold and the steps after it.
   const mid = (await findManifest(store, 'c', FULL_BUNDLE_EVERY + 3, {}))!;
   assert.equal(mid.bundles.length, 4);
   const between = path.join(root, 'between');
-  await materialiseWorkspace(store, mid, between, {});
+  await materialiseWorkspace(store, 'c', mid, between, {});
   assert.equal(await readFile(path.join(between, 'n.txt'), 'utf8'), `${FULL_BUNDLE_EVERY + 3}\n`);
 });
 
@@ -291,7 +297,7 @@ test('a moved conversation fences the lost host out: what it ships after the mov
   assert.equal((await findManifest(store, 'c', undefined, {}))?.step, 1);
   await assert.rejects(findManifest(store, 'c', 2, {}), (err: unknown) => err instanceof ObjectStoreError && err.reason === 'not_found');
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, (await findManifest(store, 'c', undefined, {}))!, there, {});
+  await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', undefined, {}))!, there, {});
   assert.equal(await readFile(path.join(there, 'f'), 'utf8'), '1');
 });
 
@@ -310,11 +316,160 @@ test('with a payload key the store holds ciphertext, and another key cannot read
     assert.ok(!Buffer.from(await store.getBytes(key)).includes(c.commit), `${key} names no commit in clear`);
   }
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, (await findManifest(store, 'c', undefined, env))!, there, env);
+  await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', undefined, env))!, there, env);
   assert.equal(await readFile(path.join(there, 'secret.txt'), 'utf8'), 'guava-guava-guava\n');
   const other = { FAHEEM_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
-  await assert.rejects(findManifest(store, 'c', undefined, other), DecryptionError);
-  await assert.rejects(materialiseWorkspace(store, m, path.join(root, 'nope'), {}), ObjectStoreError);
+  // A key this process lacks is a final, clear error (a claim retried for ever would wedge the conversation).
+  await assert.rejects(
+    findManifest(store, 'c', undefined, other),
+    (err: unknown) => err instanceof ObjectStoreError && err.reason === 'config' && /is not in FAHEEM_ENCRYPTION_KEYS/.test(err.message),
+  );
+  await assert.rejects(materialiseWorkspace(store, 'c', m, path.join(root, 'nope'), {}), ObjectStoreError);
   assert.deepEqual(await readdir(path.join(root, 'nope')).catch(() => []), []);
   await unlink(path.join(workspace, 'secret.txt'));
+});
+
+// ---- Objects bound to their place ----
+
+const keyEnv = () => ({ FAHEEM_ENCRYPTION_KEY: randomBytes(32).toString('base64') });
+
+/** An object as someone without the key can write it: a plain Payload. */
+function plainObject(bytes: Uint8Array): Uint8Array {
+  return ProtoPayload.encode(ProtoPayload.fromObject({ metadata: { encoding: Buffer.from('binary/plain') }, data: bytes })).finish();
+}
+
+/** Writes conversation `id`'s workspace as it is restored from `manifest` into `dir`. */
+function restore(store: FileObjectStore, id: string, manifest: StepManifest, dir: string, env: Record<string, string>) {
+  return materialiseWorkspace(store, id, manifest, dir, env);
+}
+
+const refused = (key: string, why: RegExp) => (err: unknown) =>
+  err instanceof ObjectStoreError && err.reason === 'refused' && err.message.includes(key) && why.test(err.message);
+
+test('with a key, an unencrypted object planted at a step is refused, and so is one encrypted unbound', async (t) => {
+  const { root, workspace, shadow, store } = await setup(t);
+  const env = keyEnv();
+  await writeFile(path.join(workspace, 'a.txt'), 'mine\n');
+  const c1 = await shadow.snapshot('c', 1);
+  const m1 = await shipCheckpoint(
+    store,
+    { conversationId: 'c', step: 1, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c1.commit },
+    env,
+  );
+  // Someone who can write to the store but has no key plants step 2: a workspace of their own.
+  await writeFile(path.join(workspace, 'a.txt'), 'planted\n');
+  const c2 = await shadow.snapshot('c', 2);
+  const key2 = manifestKey(conversationPrefix('c'), 2, 1);
+  const forged: StepManifest = { step: 2, epoch: 1, host: 'h', commit: c2.commit, bundles: [...m1.bundles, key2] };
+  await store.put(key2, plainObject(encodeStep(forged, await packSince(shadow.gitDir, c2.commit, c1.commit, process.env))));
+  await assert.rejects(findManifest(store, 'c', undefined, env), refused(key2, /not encrypted.*FAHEEM_ENCRYPTION_KEY/));
+  // Encrypted with the key but without its place (as versions before binding wrote): refused too.
+  const [sealed] = await encryptionCodec(env)!.encode([
+    { metadata: { encoding: Buffer.from('binary/plain') }, data: encodeStep(forged, undefined) },
+  ]);
+  await store.put(key2, ProtoPayload.encode(ProtoPayload.fromObject(sealed!)).finish());
+  await assert.rejects(findManifest(store, 'c', undefined, env), refused(key2, /not bound to its place/));
+  // Step 1 is still what was shipped.
+  const there = path.join(root, 'there');
+  await restore(store, 'c', (await findManifest(store, 'c', 1, env))!, there, env);
+  assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), 'mine\n');
+});
+
+test("with a key, conversation a's object copied to conversation b's key is refused", async (t) => {
+  const { root, workspace, shadow, store } = await setup(t);
+  const env = keyEnv();
+  const ship = (id: string, step: number, commit: string, previous?: StepManifest) =>
+    shipCheckpoint(
+      store,
+      { conversationId: id, step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit, ...(previous ? { previous } : {}) },
+      env,
+    );
+  await writeFile(path.join(workspace, 'from-a.txt'), 'a\n');
+  await ship('a', 1, (await shadow.snapshot('a', 1)).commit);
+  await unlink(path.join(workspace, 'from-a.txt'));
+  await writeFile(path.join(workspace, 'from-b.txt'), 'b\n');
+  const b1 = await ship('b', 1, (await shadow.snapshot('b', 1)).commit);
+  await writeFile(path.join(workspace, 'more-b.txt'), 'b\n');
+  const b2 = await ship('b', 2, (await shadow.snapshot('b', 2)).commit, b1);
+  const keyA = manifestKey(conversationPrefix('a'), 1, 1);
+  const keyB = manifestKey(conversationPrefix('b'), 1, 1);
+  await store.put(keyB, await store.getBytes(keyA));
+  // Read as b's step 1: it does not decrypt there.
+  await assert.rejects(findManifest(store, 'b', 1, env), refused(keyB, /does not decrypt as the object at this key/));
+  // Named in b's chain (step 2 is b's own): the same, and nothing is written.
+  assert.deepEqual((await findManifest(store, 'b', 2, env))?.bundles, b2.bundles);
+  const there = path.join(root, 'there');
+  await assert.rejects(restore(store, 'b', b2, there, env), refused(keyB, /does not decrypt as the object at this key/));
+  assert.deepEqual(await readdir(there).catch(() => []), []);
+});
+
+test("a chain that names another conversation's object is refused", async (t) => {
+  const { root, workspace, shadow, store } = await setup(t);
+  await writeFile(path.join(workspace, 'from-a.txt'), 'a\n');
+  const a1 = await shadow.snapshot('a', 1);
+  const ma = await shipCheckpoint(
+    store,
+    { conversationId: 'a', step: 1, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: a1.commit },
+    {},
+  );
+  // b's manifest names a's step object, though b was never forked from a.
+  const mb = await shipCheckpoint(
+    store,
+    { conversationId: 'b', step: 1, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: a1.commit, previous: ma },
+    {},
+  );
+  assert.deepEqual(mb.bundles, ma.bundles);
+  const there = path.join(root, 'there');
+  await assert.rejects(
+    restore(store, 'b', (await findManifest(store, 'b', undefined, {}))!, there, {}),
+    refused(ma.bundles[0]!, /outside conversation b/),
+  );
+  assert.deepEqual(await readdir(there).catch(() => []), []);
+});
+
+test('with a key a shipped step restores, and so does a fork, and a fork of a fork', async (t) => {
+  const { root, workspace, shadow, store } = await setup(t);
+  const env = keyEnv();
+  const ship = (id: string, step: number, commit: string, previous?: StepManifest) =>
+    shipCheckpoint(
+      store,
+      { conversationId: id, step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit, ...(previous ? { previous } : {}) },
+      env,
+    );
+  const files = async (id: string, step: number) => {
+    const dir = path.join(root, `${id}-${step}`);
+    await restore(store, id, (await findManifest(store, id, step, env))!, dir, env);
+    return (await readdir(dir)).sort();
+  };
+  await writeFile(path.join(workspace, 'one.txt'), '1');
+  const a1 = await ship('a', 1, (await shadow.snapshot('a', 1)).commit);
+  await writeFile(path.join(workspace, 'two.txt'), '2');
+  await ship('a', 2, (await shadow.snapshot('a', 2)).commit, a1);
+  assert.deepEqual(await files('a', 2), ['one.txt', 'two.txt']);
+  // b is a fork of a at step 2: its chain is a's objects, then its own.
+  await forkShipped(store, 'a', 2, 'b', env);
+  assert.deepEqual(await files('b', 2), ['one.txt', 'two.txt']);
+  await writeFile(path.join(workspace, 'three.txt'), '3');
+  const b3 = await ship('b', 3, (await shadow.snapshot('b', 3)).commit, (await findManifest(store, 'b', 2, env))!);
+  assert.deepEqual(
+    b3.bundles.map((k) => k.split('/')[1]),
+    ['a', 'a', 'b'],
+  );
+  assert.deepEqual(b3.forkSources, ['a']);
+  assert.deepEqual(await files('b', 3), ['one.txt', 'three.txt', 'two.txt']);
+  // c is a fork of b at step 3: a's objects and b's.
+  await forkShipped(store, 'b', 3, 'c', env);
+  assert.deepEqual((await findManifest(store, 'c', 3, env))?.forkSources, ['b', 'a']);
+  assert.deepEqual(await files('c', 3), ['one.txt', 'three.txt', 'two.txt']);
+});
+
+test('doctor and a pool worker say a store without a key is unauthenticated', () => {
+  assert.equal(storeGuarantee({}), undefined, 'no store: nothing to say');
+  assert.equal(storeGuarantee({ FAHEEM_ENCRYPTION_KEY: 'k' }), undefined);
+  const open = storeGuarantee({ FAHEEM_OBJECT_STORE: 'file:///srv/store' });
+  assert.equal(open?.bound, false);
+  assert.match(open!.detail, /unauthenticated: anyone who can write to it can change what a conversation restores.*FAHEEM_ENCRYPTION_KEY/);
+  for (const key of ['FAHEEM_ENCRYPTION_KEY', 'FAHEEM_ENCRYPTION_KEYS']) {
+    assert.equal(storeGuarantee({ FAHEEM_OBJECT_STORE: 's3://b/p', [key]: 'k' })?.bound, true, key);
+  }
 });
