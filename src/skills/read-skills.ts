@@ -2,10 +2,11 @@
 // workspace's `.agents/skills/` and in the host's `<FAHEEM_HOME>/skills/`. The worker lists them
 // (name, description, where the file is); the model reads a body itself when it needs it.
 import { constants } from 'node:fs';
-import { open, readdir, stat } from 'node:fs/promises';
+import { lstat, open, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { redact } from '../security/redact.js';
+import { PathRefused, WorkspaceFs } from '../security/workspace-fs.js';
 import { parseFrontMatter } from './front-matter.js';
 import type { SkillInfo } from './prompt.js';
 
@@ -83,10 +84,84 @@ export async function readSkills(options: ReadSkillsOptions): Promise<SkillsScan
   };
 }
 
+/**
+ * How a root is walked. The workspace's goes through its no-follow resolver (the one file_editor and
+ * AGENTS.md use): a linked `.agents`, `skills` or skill folder, or a linked SKILL.md, is skipped with
+ * a warning, never followed to a folder the sandbox hides. The host's own folder is the operator's:
+ * plain reads, but a linked skill folder or SKILL.md is skipped there too.
+ */
+interface SkillRoot {
+  /** The skill folders' names (sorted); a warning for each entry that is a link. Throws when the root cannot be read. */
+  folders(warnings: string[]): Promise<string[]>;
+  /** A folder's SKILL.md as text, or why it cannot be read. */
+  read(folder: string): Promise<string | { error: string }>;
+}
+
+function hostRoot(dir: string): SkillRoot {
+  return {
+    async folders() {
+      const out: string[] = [];
+      for (const entry of (await readdir(dir)).sort()) {
+        if (entry.startsWith('.')) continue;
+        const isDir = await lstat(path.join(dir, entry)).then(
+          (st) => st.isDirectory(),
+          () => false,
+        );
+        if (isDir) out.push(entry); // a README beside the skills, say, or a link: not a skill folder
+      }
+      return out;
+    },
+    read: (folder) => readSkillFile(path.join(dir, folder, SKILL_FILE)).catch((err: Error) => ({ error: err.message })),
+  };
+}
+
+function workspaceRoot(workspace: string): SkillRoot {
+  const fs = WorkspaceFs.open(workspace, { who: 'the skills reader' });
+  const at = (...parts: string[]) => path.join(WORKSPACE_SKILLS_DIR, ...parts);
+  return {
+    async folders(warnings) {
+      const ws = await fs;
+      const dir = ws.resolve(at());
+      const st = await ws.lstat(dir);
+      if (st === undefined) return [];
+      if (st.isSymbolicLink()) throw new PathRefused(`${at()} is a symbolic link; only a plain folder is read`, 'link');
+      if (!st.isDirectory()) return [];
+      const out: string[] = [];
+      for (const line of await ws.list(dir, 1)) {
+        if (line.endsWith('/')) out.push(line.slice(0, -1));
+        else if (line.endsWith(' -> (link)'))
+          warnings.push(`The skill ${at(line.slice(0, -' -> (link)'.length))} is skipped: it is a symbolic link.`);
+      }
+      return out;
+    },
+    async read(folder) {
+      let file;
+      try {
+        file = await (await fs).open((await fs).resolve(at(folder, SKILL_FILE)));
+      } catch (err) {
+        if (err instanceof PathRefused && err.reason === 'missing') return { error: `there is no ${SKILL_FILE} in its folder` };
+        if (err instanceof PathRefused && err.reason === 'link')
+          return { error: `${SKILL_FILE} is a symbolic link; only a plain file is read` };
+        return { error: (err as Error).message };
+      }
+      try {
+        if (file.size > MAX_SKILL_FILE_BYTES)
+          return { error: `it has ${file.size} bytes, more than the ${MAX_SKILL_FILE_BYTES} a skill file may have` };
+        const buf = await file.read(MAX_SKILL_FILE_BYTES + 1);
+        if (buf.length > MAX_SKILL_FILE_BYTES) return { error: `it has more than the ${MAX_SKILL_FILE_BYTES} bytes a skill file may have` };
+        return buf.toString('utf8');
+      } finally {
+        await file.close();
+      }
+    },
+  };
+}
+
 async function readRoot(dir: string, scope: SkillInfo['scope'], workspace: string, warnings: string[]): Promise<SkillInfo[]> {
+  const root = scope === 'workspace' ? workspaceRoot(workspace) : hostRoot(dir);
   let entries: string[];
   try {
-    entries = (await readdir(dir)).sort();
+    entries = await root.folders(warnings);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'ENOENT' && code !== 'ENOTDIR')
@@ -95,17 +170,11 @@ async function readRoot(dir: string, scope: SkillInfo['scope'], workspace: strin
   }
   const out: SkillInfo[] = [];
   for (const entry of entries) {
-    if (entry.startsWith('.')) continue;
     const folder = path.join(dir, entry);
-    const isDir = await stat(folder).then(
-      (s) => s.isDirectory(),
-      () => false,
-    );
-    if (!isDir) continue; // a README beside the skills, say
     const file = path.join(folder, SKILL_FILE);
     const where = shown(file, scope, workspace);
     const skip = (why: string) => warnings.push(`The skill ${where} is skipped: ${why}.`);
-    const text = await readSkillFile(file).catch((err: Error) => ({ error: err.message }));
+    const text = await root.read(entry);
     if (typeof text === 'object') {
       skip(text.error);
       continue;

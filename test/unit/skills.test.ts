@@ -95,6 +95,48 @@ describe('readSkills', () => {
   });
 });
 
+describe('readSkills never follows a link out of the workspace', () => {
+  test('a linked .agents, .agents/skills or skill folder is skipped with a warning; what it points to is never offered', async () => {
+    const base = mkdtempSync(path.join(tmpdir(), 'faheem-skills-links-'));
+    try {
+      // A folder the sandbox hides (the worker's home, say) with a skill in it.
+      const hidden = path.join(base, 'hidden');
+      skill(path.join(hidden, '.agents', 'skills'), 'exfil', md('exfil', 'HIDDEN-DESCRIPTION'));
+      skill(path.join(hidden, 'one'), 'exfil', md('exfil', 'HIDDEN-DESCRIPTION'));
+      const cases: [string, (ws: string) => void, RegExp][] = [
+        ['a linked .agents', (ws) => symlinkSync(path.join(hidden, '.agents'), path.join(ws, '.agents')), /\.agents is a symbolic link/],
+        [
+          'a linked .agents/skills',
+          (ws) => {
+            mkdirSync(path.join(ws, '.agents'));
+            symlinkSync(path.join(hidden, '.agents', 'skills'), path.join(ws, '.agents', 'skills'));
+          },
+          /\.agents\/skills is a symbolic link/,
+        ],
+        [
+          'a linked skill folder',
+          (ws) => {
+            mkdirSync(path.join(ws, '.agents', 'skills'), { recursive: true });
+            symlinkSync(path.join(hidden, 'one', 'exfil'), path.join(ws, '.agents', 'skills', 'exfil'));
+          },
+          /exfil is skipped: it is a symbolic link/,
+        ],
+      ];
+      for (const [name, plant, warning] of cases) {
+        const ws = mkdtempSync(path.join(base, 'ws-'));
+        plant(ws);
+        const scan = await readSkills({ workspace: ws });
+        assert.deepEqual(scan.skills, [], name);
+        assert.equal(scan.warnings.length, 1, `${name}: ${scan.warnings.join(' | ')}`);
+        assert.match(scan.warnings[0]!, warning, name);
+        assert.doesNotMatch(scan.warnings.join(' '), /HIDDEN-DESCRIPTION/);
+      }
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('parseFrontMatter', () => {
   test('YAML through the yaml package: quotes, block scalars, comments, and nested keys kept', () => {
     const text = [
