@@ -8,6 +8,7 @@ import pc from 'picocolors';
 import { connectClient } from '../src/connection.js';
 import { startDevServer, type DevServer } from '../src/server/dev-server.js';
 import { PROJECT_ROOT } from '../src/server/temporal-cli.js';
+import { faheemHome } from '../src/home.js';
 import { SCRIPTED_DEMO } from '../src/llm/worker-model.js';
 import { createWorker } from '../src/worker.js';
 import { pauseAndResume } from './pause-and-resume.js';
@@ -26,13 +27,18 @@ async function reachable(): Promise<boolean> {
 }
 
 let server: DevServer | undefined;
+// Where `npx faheem server` keeps its database too: outside the project, so a conversation whose
+// workspace is the project never holds every conversation's history.
+const home = faheemHome(process.env);
+const db = path.join(home, 'temporal.db');
 if (!(await reachable())) {
   const port = Number(address.split(':').pop());
-  console.log(pc.dim(`Starting the embedded Temporal dev server on ${address} (data in .faheem/temporal.db) …`));
+  console.log(pc.dim(`Starting the embedded Temporal dev server on ${address} (data in ${db}) …`));
   server = await startDevServer({
     temporalCli: process.env.TEMPORAL_CLI,
     port,
-    db: path.join(PROJECT_ROOT, '.faheem', 'temporal.db'),
+    db,
+    accessHome: home,
     log: (l) => console.log(pc.dim(l)),
   });
 } else {
@@ -83,8 +89,8 @@ if (server && process.env.FAHEEM_DEMO_EXIT !== '1') {
     pc.dim(
       'The server, the worker' +
         (scripted ? ' and the scripted model' : '') +
-        ' keep running until then. The conversations stay in ' +
-        '.faheem/temporal.db: `npx faheem server` (with `npx faheem worker`) opens them again later.',
+        ` keep running until then. The conversations stay in ${db}: ` +
+        '`npx faheem server` (with `npx faheem worker`) opens them again later.',
     ),
   );
   await new Promise<void>((resolve) => {

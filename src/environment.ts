@@ -129,9 +129,16 @@ const TABLE = [
     group: 'Temporal',
     name: 'FAHEEM_TEMPORAL_HTTP',
     readBy: ['client'],
-    default: 'for a loopback `TEMPORAL_ADDRESS`, its port + 10 (`http://localhost:7243`)',
+    default: 'for a loopback `TEMPORAL_ADDRESS`, what `faheem server` wrote in `FAHEEM_HOME/server/http-api-<port>.json`; else none',
     meaning:
-      "Temporal's frontend HTTP API (`http://host:port`), which `faheem status` and `faheem pause` use when they can, without loading the SDK; `off`: never",
+      "Temporal's frontend HTTP API (`http://host:port`), which `faheem status`, `pause` and `send` use when they can, without loading the SDK; `off`: never",
+  },
+  {
+    group: 'Temporal',
+    name: 'FAHEEM_TEMPORAL_HTTP_HOST',
+    readBy: ['client'],
+    meaning:
+      "the Host header to send to `FAHEEM_TEMPORAL_HTTP` (`faheem server`'s HTTP API answers only to the random name in its access file, so that no web page can call it)",
   },
   {
     group: 'Temporal',

@@ -2,13 +2,57 @@
 // frontend beside it: port 7243 next to 7233 by default). The quick CLI paths use it because a
 // process that loads @temporalio/client (gRPC, protobufjs) spends ~0.2 CPU-s before its first call,
 // ten times what the call costs. Plain node:http and JSON: nothing here loads the SDK.
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { FaheemError } from './errors.js';
 
 /** The HTTP API of one namespace: `http://host:port` (no TLS, no API key: see quickEndpoint). */
 export interface HttpApi {
   base: string;
   namespace: string;
+  /** The Host header to send: the name `faheem server`'s frontend answers to (see HttpApiAccess); absent: the URL's. */
+  host?: string;
+}
+
+/**
+ * How to reach the HTTP API of a server `faheem server` started: its URL and the one Host name its
+ * frontend answers to (Temporal's `frontend.httpAllowedHosts`). The name is random and ends in
+ * `.invalid`, so no browser can send it (a page's request carries the page's idea of the host, and
+ * a DNS-rebound one its own name): a web page cannot call the API. Kept in a file only the user
+ * reads, under FAHEEM_HOME (which the sandbox hides).
+ */
+export interface HttpApiAccess {
+  url: string;
+  host: string;
+}
+
+/** Where the access of the server on gRPC port `port` is kept: `<FAHEEM_HOME>/server/http-api-<port>.json`. */
+export function httpAccessFile(home: string, port: number): string {
+  return path.join(home, 'server', `http-api-${port}.json`);
+}
+
+/** Writes the access file (its folder 0700, the file 0600, replaced whole). */
+export function writeHttpAccess(home: string, port: number, access: HttpApiAccess): string {
+  const file = httpAccessFile(home, port);
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temp = `${file}.${process.pid}.tmp`;
+  writeFileSync(temp, JSON.stringify(access) + '\n', { mode: 0o600 });
+  renameSync(temp, file);
+  return file;
+}
+
+/** The access file's content, or undefined when it is missing or not what writeHttpAccess writes. */
+export function readHttpAccess(home: string, port: number): HttpApiAccess | undefined {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(httpAccessFile(home, port), 'utf8'));
+    if (isObject(parsed) && typeof parsed.url === 'string' && typeof parsed.host === 'string' && /^[a-z0-9.-]+$/.test(parsed.host)) {
+      return { url: parsed.url, host: parsed.host };
+    }
+  } catch {
+    // none, or unreadable: the gRPC path
+  }
+  return undefined;
 }
 
 /**
@@ -57,6 +101,7 @@ export function callHttpApi(api: HttpApi, method: 'GET' | 'POST', path: string, 
         agent,
         timeout: timeoutMs,
         headers: {
+          ...(api.host ? { host: api.host } : {}),
           accept: 'application/json',
           ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
         },

@@ -39,6 +39,7 @@ import { flushCompileCache } from '../compile-cache.js';
 import { UPDATE_TIMEOUT_MS } from './presence-rules.js';
 import { scheduleRunsQuery } from '../schedules.js';
 import { withTimeout } from '../timeout.js';
+import { faheemHome } from '../home.js';
 import {
   EXIT,
   answeredLine,
@@ -318,7 +319,7 @@ program
   .description('run the embedded Temporal dev server (SQLite file, Web UI, search attributes registered)')
   .option('--port <port>', 'gRPC port', positiveInt, 7233)
   .option('--ui-port <port>', 'Web UI port', positiveInt)
-  .option('--db <file>', 'SQLite file that keeps conversations across restarts', '.faheem/temporal.db')
+  .option('--db <file>', 'SQLite file that keeps conversations across restarts (default: temporal.db under FAHEEM_HOME, ~/.faheem)')
   .option('--ip <ip>', 'address to listen on', '127.0.0.1')
   .option('--headless', 'no Web UI')
   .option(
@@ -327,7 +328,9 @@ program
     positiveInt,
     DEFAULT_CODEC_PORT,
   )
-  .action(async (o: { port: number; uiPort?: number; db: string; ip: string; headless?: boolean; codecPort: number }) => {
+  .action(async (o: { port: number; uiPort?: number; db?: string; ip: string; headless?: boolean; codecPort: number }) => {
+    // Out of any project by default: a workspace is often the folder the server starts in.
+    const db = o.db ?? path.join(faheemHome(settings), 'temporal.db');
     const exposed = exposureWarning('server', o.ip, '--ip');
     if (exposed) console.error(pc.yellow(`faheem server: ${exposed}`));
     // With a key, the Web UI decodes through an in-process codec server (the browser calls it directly),
@@ -345,7 +348,8 @@ program
       temporalCli: settings.TEMPORAL_CLI,
       port: o.port,
       ...(o.uiPort ? { uiPort: o.uiPort } : {}),
-      db: o.db,
+      db,
+      accessHome: faheemHome(settings),
       ip: o.ip,
       headless: o.headless ?? false,
       stdio: 'inherit',
@@ -356,7 +360,7 @@ program
       throw err;
     });
     console.error(
-      `Temporal dev server on ${server.address}${server.httpUrl ? ` (HTTP API ${server.httpUrl})` : ''}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(o.db)}`,
+      `Temporal dev server on ${server.address}${server.httpUrl ? ` (HTTP API ${server.httpUrl}, for the Host name in ${server.accessFile})` : ''}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(db)}`,
     );
     if (codec && codecServer) {
       console.error(

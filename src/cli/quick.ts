@@ -9,7 +9,16 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { FaheemError } from '../errors.js';
-import { callHttpApi, closeHttpApi, isObject, jsonPayload, readJsonPayload, readOnlyPayload, type HttpApi } from '../temporal-http.js';
+import {
+  callHttpApi,
+  closeHttpApi,
+  isObject,
+  jsonPayload,
+  readHttpAccess,
+  readJsonPayload,
+  readOnlyPayload,
+  type HttpApi,
+} from '../temporal-http.js';
 import { randomUUID } from 'node:crypto';
 import { DEFAULTS, type ConversationState } from '../types.js';
 import { formatState, stateJson } from './format.js';
@@ -76,9 +85,10 @@ const CONNECTION_PREFIXES = ['TEMPORAL_TLS_', 'TEMPORAL_GRPC_META_'];
 
 /**
  * The HTTP API the quick paths may use, or undefined when only the full client is sure to connect
- * as configured. `FAHEEM_TEMPORAL_HTTP` names it (`http://host:port`; `off`: never); otherwise a
- * loopback TEMPORAL_ADDRESS (default `localhost:7233`) implies the frontend's default HTTP port, ten
- * above the gRPC one, which `faheem server` also uses. TLS, API keys, envconfig profiles, an
+ * as configured. `FAHEEM_TEMPORAL_HTTP` names it (`http://host:port`; `off`: never; with
+ * FAHEEM_TEMPORAL_HTTP_HOST, the Host header to send); otherwise a loopback TEMPORAL_ADDRESS (default
+ * `localhost:7233`) uses the access file `faheem server` left for that port under FAHEEM_HOME (its
+ * URL and the one Host name it answers to), and no file means the gRPC path. TLS, API keys, envconfig profiles, an
  * encryption key or a tracing exporter all take the full path.
  */
 export function quickEndpoint(env: QuickEnv): HttpApi | undefined {
@@ -98,13 +108,22 @@ export function quickEndpoint(env: QuickEnv): HttpApi | undefined {
     } catch {
       return undefined;
     }
-    return url.protocol === 'http:' && url.pathname === '/' ? { base: url.origin, namespace } : undefined;
+    const host = env.FAHEEM_TEMPORAL_HTTP_HOST;
+    return url.protocol === 'http:' && url.pathname === '/' ? { base: url.origin, namespace, ...(host ? { host } : {}) } : undefined;
   }
   const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
   const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(address);
   if (!match || !LOOPBACK.has(match[1]!)) return undefined;
-  const port = Number(match[2]) + 10;
-  return port > 65535 ? undefined : { base: `http://${match[1]}:${port}`, namespace };
+  // The access `faheem server` left for this port: its HTTP API answers only to that Host name.
+  const access = readHttpAccess(env.FAHEEM_HOME || path.join(os.homedir(), '.faheem'), Number(match[2]));
+  if (!access) return undefined;
+  let url: URL;
+  try {
+    url = new URL(access.url);
+  } catch {
+    return undefined;
+  }
+  return url.protocol === 'http:' && LOOPBACK.has(url.hostname) ? { base: url.origin, namespace, host: access.host } : undefined;
 }
 
 // Temporal's envconfig reads this file when present (profiles, TLS): the full path honours it.

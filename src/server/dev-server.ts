@@ -3,20 +3,31 @@
 import { ServerStartError } from '../errors.js';
 import { Connection } from '@temporalio/client';
 import type { ResultPromise } from 'execa';
+import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { findTemporalCli } from './temporal-cli.js';
 import { WORKER_COMMANDS_CONFIG } from '../pause-channel.js';
+import { writeHttpAccess } from '../temporal-http.js';
+import { allowedHostNames, startHostGuard, type HostGuard } from './host-guard.js';
 
 export interface DevServerOptions {
   /** The Temporal CLI to run (the entry point's TEMPORAL_CLI); undefined: `temporal` on PATH, else installed (findTemporalCli). */
   temporalCli: string | undefined;
   port?: number;
   uiPort?: number;
-  /** The frontend's HTTP API (default: `port` + 10, as a Temporal server's 7243 beside 7233). */
+  /**
+   * The frontend's HTTP API (default: `port` + 10, as a Temporal server's 7243 beside 7233). It
+   * answers only to the random Host name in DevServer.httpHost (see HttpApiAccess).
+   */
   httpPort?: number;
+  /**
+   * FAHEEM_HOME: where to leave the HTTP API's access (its URL and Host name, writeHttpAccess) for
+   * the CLI's quick paths; absent: nowhere (they take the gRPC path).
+   */
+  accessHome?: string;
   /** SQLite file; `undefined` keeps everything in memory. */
   db?: string;
   headless?: boolean;
@@ -38,6 +49,13 @@ export interface DevServer {
   address: string;
   /** The frontend's HTTP API, `http://ip:port` (the CLI's quick paths use it), when its port is known. */
   httpUrl?: string;
+  /**
+   * The one Host header the HTTP API answers (`faheem-<random>.invalid`); any other gets 403. No
+   * browser can send it, so no web page (cross-origin, or DNS-rebound to this port) can call the API.
+   */
+  httpHost: string;
+  /** Where the access was left (DevServerOptions.accessHome). */
+  accessFile?: string;
   uiUrl?: string;
   process: ResultPromise;
   stop(): Promise<void>;
@@ -59,6 +77,18 @@ export const DYNAMIC_CONFIG = [
   'system.enableActivityEagerExecution=true',
 ];
 
+/** A port nothing listens on at 127.0.0.1 now (the system's pick). */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 /** Whether nothing listens on `port` (a listener opened and closed at once). */
 function portFree(port: number, ip: string): Promise<boolean> {
   if (port > 65535) return Promise.resolve(false);
@@ -78,21 +108,48 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const httpPort = options.httpPort ?? ((await portFree(port + 10, ip)) ? port + 10 : undefined);
   const args = ['server', 'start-dev', '--port', String(port), '--ip', ip, '--log-level', 'warn'];
   if (httpPort !== undefined) args.push('--http-port', String(httpPort));
+  // The Web UI listens on a loopback port of its own behind a guard on the public one, which
+  // answers only requests addressed to this machine by name (host-guard.ts: DNS rebinding).
+  const uiPort = options.uiPort ?? port + 1000;
+  let guard: HostGuard | undefined;
   if (options.headless) args.push('--headless');
-  else args.push('--ui-port', String(options.uiPort ?? port + 1000));
+  else {
+    const inner = await freeLoopbackPort();
+    guard = await startHostGuard({ ip, port: uiPort, targetPort: inner, allowed: allowedHostNames(ip, uiPort) }).catch(
+      (err: NodeJS.ErrnoException) => {
+        throw new ServerStartError(
+          err.code === 'EADDRINUSE'
+            ? `the Web UI's port ${uiPort} is taken (address already in use); pass --ui-port`
+            : `the Web UI's port ${uiPort}: ${err.message}`,
+          { exitedAtStart: true },
+        );
+      },
+    );
+    args.push('--ui-port', String(inner), '--ui-ip', '127.0.0.1');
+  }
   if (options.codecEndpoint && !options.headless) args.push('--ui-codec-endpoint', options.codecEndpoint);
   if (options.db) {
     await mkdir(path.dirname(path.resolve(options.db)), { recursive: true });
     args.push('--db-filename', options.db);
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
-  const settings = [...DYNAMIC_CONFIG, ...(options.workerCommands === false ? [] : WORKER_COMMANDS_CONFIG)];
+  // The CLI always opens the HTTP API (on a random port when none is given): it answers only to a
+  // name no browser can send, which the callers that need it are told (writeHttpAccess).
+  const httpHost = `faheem-${randomBytes(16).toString('hex')}.invalid`;
+  const settings = [
+    ...DYNAMIC_CONFIG,
+    ...(options.workerCommands === false ? [] : WORKER_COMMANDS_CONFIG),
+    `frontend.httpAllowedHosts=${JSON.stringify([httpHost])}`,
+  ];
   for (const setting of settings) args.push('--dynamic-config-value', setting);
   // Idle workflows wait on a timer for days; the dev server's defaults are fine for that.
   const child = execa(cli, args, { stdio: options.stdio ?? 'ignore', reject: false, cleanup: true });
   const address = `${ip}:${port}`;
   let exited = false;
-  void child.then(() => (exited = true));
+  void child.then(() => {
+    exited = true;
+    void guard?.close();
+  });
 
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -115,16 +172,22 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       await conn.close().catch(() => undefined);
     }
   }
+  const httpUrl = httpPort !== undefined ? `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${httpPort}` : undefined;
+  const accessFile =
+    httpUrl && options.accessHome ? writeHttpAccess(options.accessHome, port, { url: httpUrl, host: httpHost }) : undefined;
   return {
     address,
-    ...(httpPort !== undefined ? { httpUrl: `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${httpPort}` } : {}),
-    ...(options.headless ? {} : { uiUrl: `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${options.uiPort ?? port + 1000}` }),
+    ...(httpUrl ? { httpUrl } : {}),
+    httpHost,
+    ...(accessFile ? { accessFile } : {}),
+    ...(options.headless ? {} : { uiUrl: `http://${ip === '0.0.0.0' ? 'localhost' : ip}:${uiPort}` }),
     process: child,
     stop: async () => {
       child.kill('SIGTERM');
       const killer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await child;
       clearTimeout(killer);
+      await guard?.close();
     },
   };
 }

@@ -85,6 +85,8 @@ export interface HarnessServer {
   address: string;
   /** The frontend's HTTP API (the CLI's quick paths), when known. */
   httpUrl?: string;
+  /** The one Host name the HTTP API answers to (DevServer.httpHost). */
+  httpHost?: string;
   uiUrl?: string;
   process?: DevServer['process'];
   stop(): Promise<void>;
@@ -226,6 +228,7 @@ export async function startHarness(options: {
       : Promise.resolve<HarnessServer>({
           address: shared,
           ...(process.env.FAHEEM_TEST_TEMPORAL_HTTP ? { httpUrl: process.env.FAHEEM_TEST_TEMPORAL_HTTP } : {}),
+          ...(process.env.FAHEEM_TEST_TEMPORAL_HTTP_HOST ? { httpHost: process.env.FAHEEM_TEST_TEMPORAL_HTTP_HOST } : {}),
           stop: async () => {},
         }),
     options.api === 'anthropic'
@@ -258,6 +261,7 @@ export async function startHarness(options: {
     TEMPORAL_NAMESPACE: namespace,
     // The CLI's quick paths (status, pause) use the server's HTTP API; unknown, the gRPC path.
     FAHEEM_TEMPORAL_HTTP: server.httpUrl ?? 'off',
+    ...(server.httpHost ? { FAHEEM_TEMPORAL_HTTP_HOST: server.httpHost } : {}),
     LLM_MODEL:
       options.api === 'anthropic' ? 'anthropic/claude-sonnet-4-6' : options.api === 'responses' ? 'openai/gpt-5.5' : 'openai/gpt-4o-mini',
     ...(options.api === 'responses' ? { LLM_WIRE_API: 'responses' } : {}),

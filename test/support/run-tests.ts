@@ -92,6 +92,7 @@ async function main(): Promise<number> {
     server = await startDevServerOnFreePorts({ headless: true });
     env.FAHEEM_TEST_TEMPORAL_ADDRESS = server.address;
     if (server.httpUrl) env.FAHEEM_TEST_TEMPORAL_HTTP = server.httpUrl;
+    env.FAHEEM_TEST_TEMPORAL_HTTP_HOST = server.httpHost;
     console.log(`== shared Temporal dev server on ${server.address} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   }
   const times: string[] = [];

@@ -1,12 +1,12 @@
 // The quick CLI paths: which commands they take, when they may use the HTTP API, and the payloads
 // they read and write (the e2e side is test/e2e/cli-quick.test.ts).
 import assert from 'node:assert/strict';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { quickCommand, quickEndpoint } from '../../src/cli/quick.js';
-import { jsonPayload, readJsonPayload } from '../../src/temporal-http.js';
+import { httpAccessFile, jsonPayload, readJsonPayload, writeHttpAccess } from '../../src/temporal-http.js';
 
 test('only status [--json], pause [--now] [-q] and send [-q] with one plain id are quick', () => {
   assert.deepEqual(quickCommand(['send', 'conv-1', 'hello there', '-q']), {
@@ -39,12 +39,19 @@ test('only status [--json], pause [--now] [-q] and send [-q] with one plain id a
 test('the HTTP API is used only for a plain local connection, or where FAHEEM_TEMPORAL_HTTP names it', async () => {
   const home = await mkdtemp(path.join(tmpdir(), 'quick-home-'));
   try {
-    const base = { HOME: home };
-    assert.deepEqual(quickEndpoint(base), { base: 'http://localhost:7243', namespace: 'default' });
+    const faheemHome = path.join(home, '.faheem');
+    const base = { HOME: home, FAHEEM_HOME: faheemHome };
+    // No access left by `faheem server` for the port: the gRPC path (the HTTP API answers no one else).
+    assert.equal(quickEndpoint(base), undefined);
+    writeHttpAccess(faheemHome, 7233, { url: 'http://127.0.0.1:7243', host: 'faheem-abc.invalid' });
+    writeHttpAccess(faheemHome, 27300, { url: 'http://127.0.0.1:27310', host: 'faheem-def.invalid' });
+    assert.deepEqual(quickEndpoint(base), { base: 'http://127.0.0.1:7243', namespace: 'default', host: 'faheem-abc.invalid' });
     assert.deepEqual(quickEndpoint({ ...base, TEMPORAL_ADDRESS: '127.0.0.1:27300', TEMPORAL_NAMESPACE: 'ns' }), {
       base: 'http://127.0.0.1:27310',
       namespace: 'ns',
+      host: 'faheem-def.invalid',
     });
+    assert.equal((await stat(httpAccessFile(faheemHome, 7233))).mode & 0o077, 0, 'only the user reads the access');
     assert.deepEqual(
       quickEndpoint({ ...base, TEMPORAL_ADDRESS: 'temporal.example:7233', FAHEEM_TEMPORAL_HTTP: 'http://temporal.example:7243' }),
       {
@@ -52,7 +59,18 @@ test('the HTTP API is used only for a plain local connection, or where FAHEEM_TE
         namespace: 'default',
       },
     );
+    assert.deepEqual(
+      quickEndpoint({ ...base, FAHEEM_TEMPORAL_HTTP: 'http://127.0.0.1:9', FAHEEM_TEMPORAL_HTTP_HOST: 'faheem-x.invalid' }),
+      {
+        base: 'http://127.0.0.1:9',
+        namespace: 'default',
+        host: 'faheem-x.invalid',
+      },
+    );
+    // An access file naming a host that is not this machine is not followed.
+    writeHttpAccess(faheemHome, 27400, { url: 'http://temporal.example:27410', host: 'faheem-x.invalid' });
     const refused: Record<string, string>[] = [
+      { TEMPORAL_ADDRESS: '127.0.0.1:27400' },
       { TEMPORAL_ADDRESS: 'temporal.example:7233' }, // not loopback, not named
       { FAHEEM_TEMPORAL_HTTP: 'off' },
       { FAHEEM_TEMPORAL_HTTP: 'https://temporal.example:7243' }, // TLS: the full client
