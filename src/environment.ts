@@ -351,6 +351,17 @@ const TABLE = [
   },
   {
     group: 'Commands and the sandbox',
+    name: 'FAHEEM_SANDBOX_READ',
+    readBy: ['worker'],
+    meaning:
+      'more host directories (absolute, comma-separated) commands may read, beside the system ones (`/usr`, `/bin`, `/lib*`, `/etc` without its secrets): a toolchain in `/opt`, data in `/srv`',
+    parse: text.refine(
+      (v) => v.split(',').every((d) => d.trim() === '' || d.trim().startsWith('/')),
+      'must list absolute paths, comma-separated',
+    ),
+  },
+  {
+    group: 'Commands and the sandbox',
     name: 'FAHEEM_COMMAND_ENV',
     readBy: ['worker'],
     meaning: "more variable names (comma-separated) commands, hooks and MCP servers get from the worker's environment",

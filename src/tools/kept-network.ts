@@ -140,6 +140,7 @@ export class KeptNetworks {
           '/',
           '/',
           '--unshare-pid',
+          '--unshare-ipc',
           '--unshare-net',
           '--die-with-parent',
           '--cap-drop',

@@ -1,9 +1,20 @@
 // Sandboxed commands: where bubblewrap works, every terminal command (and every process a tool
-// starts with ctx.exec, every hook command and MCP stdio server) runs under it: the filesystem
-// read-only except the workspace and a private /tmp, the worker's home and FAHEEM_HOME hidden, its own
-// PID namespace (killing the sandbox ends every process in it; no other process's /proc/*/environ),
-// no capabilities, and a network of its own (see SandboxNetwork).
-import { accessSync, constants as fsConstants, lstatSync, mkdirSync, realpathSync, statSync, writeFileSync } from 'node:fs';
+// starts with ctx.exec, every hook command and MCP stdio server) runs under it: an allowlist of the
+// host's filesystem (the system folders read-only, /etc without its secrets, the workspace writable,
+// a private /tmp, nothing else: see FilesystemView), its own PID namespace (killing the sandbox ends
+// every process in it; no other process's /proc/*/environ) and IPC namespace, no capabilities, and a
+// network of its own (see SandboxNetwork).
+import {
+  accessSync,
+  constants as fsConstants,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,11 +51,23 @@ export class SandboxHost {
   private readonly programs = new Map<string, string>();
   private readonly searchPath: string | undefined;
   private readonly home: string;
+  private readonly readable: readonly string[];
+  private systemView: FilesystemView | undefined;
+  /** The worker user's home: an empty read-only folder inside, so that `cd ~` works. */
+  readonly userHome: string;
 
-  /** `env`: the worker's environment (its PATH and FAHEEM_HOME). */
+  /** `env`: the worker's environment (its PATH, FAHEEM_HOME and FAHEEM_SANDBOX_READ). */
   constructor(env: ChildEnv) {
     this.searchPath = env.PATH;
     this.home = faheemHome(env);
+    this.readable = parseSandboxRead(env.FAHEEM_SANDBOX_READ);
+    this.userHome = path.resolve(env.HOME || os.homedir());
+  }
+
+  /** What commands see of the host besides their workspace (see {@link filesystemView}); read once. */
+  view(): FilesystemView {
+    this.systemView ??= filesystemView(this.readable);
+    return this.systemView;
   }
 
   /** A program's absolute path on the worker's PATH (its bare name when it is not there: starting it then fails with ENOENT, which says so). */
@@ -139,7 +162,7 @@ export function describeSandbox(sandbox: SandboxOptions | undefined): string {
       : sandbox.network === 'host'
         ? "network host: this host's network, its loopback services included (unsafe)"
         : 'network none';
-  return `commands run under bubblewrap (workspace writable, /tmp private, ${net})`;
+  return `commands run under bubblewrap (workspace writable, system folders read-only, /tmp private, nothing else of this host; ${net})`;
 }
 
 /** What a request resolved to on this host: the sandbox (or none) and, when it fell back, why. */
@@ -202,8 +225,15 @@ export interface BwrapPlan {
    * servers); commands are, and need their process group for C-c.
    */
   newSession?: boolean;
-  /** Directories to show read-only where the private /tmp would hide them (see bwrapArgs). */
+  /**
+   * Directories to show read-only besides the system's (the worker's own package and Node, whose
+   * node_modules an MCP server may run from), unless one is, holds or lies in a hidden directory.
+   */
   show?: readonly string[];
+  /** The host's system directories and what is masked in them (the host's {@link SandboxHost.view}; default: {@link BARE_VIEW}). */
+  view?: FilesystemView;
+  /** A folder made empty and read-only inside (the user's home, where programs expect one). */
+  emptyHome?: string;
   /**
    * With the internet network: run in this kept network (its holder's namespaces, entered with
    * nsenter) instead of making one for this process (kept-network.ts).
@@ -244,48 +274,155 @@ exec "$@"
 const isWithin = (child: string, parent: string) => child === parent || child.startsWith(parent.endsWith('/') ? parent : `${parent}/`);
 
 /**
+ * What a sandboxed process sees of the host besides its workspace, its private /tmp and the binds
+ * of its plan: an allowlist. `entries` are shown read-only where they are (a directory) or made as
+ * the host has them (a link: merged /usr's `/bin -> usr/bin`); `masked` are paths inside them that
+ * hold secrets (`/etc/shadow`, host keys), shown empty.
+ */
+export interface FilesystemView {
+  entries: readonly { path: string; link?: string }[];
+  masked: readonly { path: string; kind: 'file' | 'directory' }[];
+}
+
+/** The system directories a toolchain needs; everything else of the host is absent unless the operator adds it (FAHEEM_SANDBOX_READ). */
+export const SYSTEM_DIRS = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/etc'] as const;
+
+/**
+ * Secrets under /etc that a command never needs: password hashes, sudo rules, the host's SSH and
+ * TLS private keys, Kerberos keytabs, systemd credentials. Glob-free: `ssh_host_*` is matched by
+ * name in /etc/ssh.
+ */
+export const ETC_SECRETS = [
+  '/etc/shadow',
+  '/etc/shadow-',
+  '/etc/gshadow',
+  '/etc/gshadow-',
+  '/etc/sudoers',
+  '/etc/sudoers.d',
+  '/etc/ssl/private',
+  '/etc/security/opasswd',
+  '/etc/krb5.keytab',
+  '/etc/letsencrypt',
+  '/etc/credstore',
+  '/etc/credstore.encrypted',
+  '/etc/docker',
+  '/etc/faheem',
+] as const;
+
+/** The view used where none is given (argument lists in tests): the system directories as plain directories. */
+export const BARE_VIEW: FilesystemView = { entries: ['/usr', '/etc'].map((p) => ({ path: p })), masked: [] };
+
+/** FAHEEM_SANDBOX_READ: absolute directories (comma-separated) commands may also read. */
+export function parseSandboxRead(value: string | undefined): string[] {
+  const dirs = (value ?? '')
+    .split(',')
+    .map((d) => d.trim())
+    .filter((d) => d !== '');
+  for (const d of dirs) {
+    if (!path.isAbsolute(d)) throw new SandboxError(`FAHEEM_SANDBOX_READ names "${d}", which is not an absolute path`);
+  }
+  return dirs.map((d) => path.resolve(d));
+}
+
+/**
+ * This host's view (see FilesystemView): the system directories that exist, each as a directory or
+ * a link as it is here, then `readable` (the operator's; shown when they exist), and the /etc
+ * secrets that exist.
+ */
+export function filesystemView(readable: readonly string[] = []): FilesystemView {
+  const entries: { path: string; link?: string }[] = [];
+  for (const p of [...SYSTEM_DIRS, ...readable]) {
+    if (entries.some((e) => e.path === p)) continue;
+    try {
+      const st = lstatSync(p);
+      if (st.isSymbolicLink()) entries.push({ path: p, link: readlinkSync(p) });
+      else if (st.isDirectory()) entries.push({ path: p });
+    } catch {
+      // not on this host
+    }
+  }
+  const masked: { path: string; kind: 'file' | 'directory' }[] = [];
+  const mask = (p: string) => {
+    try {
+      const st = lstatSync(p);
+      if (st.isDirectory()) masked.push({ path: p, kind: 'directory' });
+      else if (st.isFile()) masked.push({ path: p, kind: 'file' });
+    } catch {
+      // not here
+    }
+  };
+  for (const p of ETC_SECRETS) mask(p);
+  try {
+    for (const name of readdirSync('/etc/ssh')) if (/^ssh_host_.*_key$/.test(name)) mask(path.join('/etc/ssh', name));
+  } catch {
+    // no /etc/ssh
+  }
+  return { entries, masked };
+}
+
+/**
  * bubblewrap's options for a plan, up to the command (append `--`, the program and its arguments).
- * Pure: the paths are taken as they are given (absolute, existing).
+ * Pure: the paths are taken as they are given (absolute, existing). The root is empty: the view's
+ * system directories read-only, /dev, /proc, a private /tmp, the shown directories read-only, the
+ * workspace writable, the plan's binds, and nothing else of the host.
  */
 export function bwrapArgs(sandbox: SandboxOptions, plan: BwrapPlan): string[] {
   const ws = path.resolve(plan.workspace);
-  // /tmp is private and writable; the hidden directories are empty and read-only.
+  const view = plan.view ?? BARE_VIEW;
   const tmp = '/tmp';
   const hidden = [...new Set((plan.hide ?? []).map((d) => path.resolve(d)))].filter((d) => d !== ws && d !== '/');
-  const covers = [tmp, ...hidden].filter((d) => d !== ws);
-  // A directory inside another covered one is covered already, unless the workspace (shown again
-  // on top of the cover) holds it.
-  const needed = covers.filter((d) => isWithin(d, ws) || !covers.some((other) => other !== d && isWithin(d, other)));
-  const inside = needed.filter((d) => isWithin(d, ws));
-  const outside = needed.filter((d) => !inside.includes(d));
-
-  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
-  for (const d of outside) args.push('--tmpfs', d);
-  // A starting directory outside the workspace is visible read-only, as the rest of / is; one under
-  // the private /tmp (an MCP server's `cwd`, a clone in /tmp) is shown there read-only too, and so are
-  // the plan's `show` directories (the worker's own package and directory, whose node_modules an MCP
-  // server may run from), before the workspace (which may be inside one and stays writable). Never
-  // one that is, or holds, a hidden directory: a start there fails, saying it cannot change to it.
+  const system = view.entries.filter((e) => !e.link).map((e) => e.path);
+  // A starting directory outside the workspace is shown read-only, as are the plan's `show`
+  // directories (the worker's own package and Node), before the workspace (which may be inside
+  // one and stays writable); never one that is or lies in a hidden directory (a start there fails,
+  // saying it cannot change to it), nor /tmp itself. A hidden directory inside one is covered.
   const cwd = plan.cwd ? path.resolve(ws, plan.cwd) : ws;
   const shown = [cwd, ...(plan.show ?? []).map((d) => path.resolve(d))].filter(
     (d, i, all) =>
-      all.indexOf(d) === i && !isWithin(d, ws) && isWithin(d, tmp) && d !== tmp && !hidden.some((h) => isWithin(d, h) || isWithin(h, d)),
+      all.indexOf(d) === i &&
+      d !== '/' &&
+      d !== tmp &&
+      !isWithin(d, ws) &&
+      !system.some((s) => isWithin(d, s)) &&
+      !hidden.some((h) => isWithin(d, h)),
   );
+  const visible = [...system, ...shown];
+  // A hidden directory matters only where something shows it: inside a shown one (covered before
+  // the workspace, which may be inside it) or inside the workspace (covered after it).
+  const inside = hidden.filter((d) => isWithin(d, ws));
+  const outside = hidden.filter((d) => !inside.includes(d) && visible.some((v) => isWithin(d, v)));
+
+  const args: string[] = [];
+  for (const e of view.entries) {
+    if (e.link) args.push('--symlink', e.link, e.path);
+    else args.push('--ro-bind', e.path, e.path);
+  }
+  args.push('--dev', '/dev', '--proc', '/proc', '--tmpfs', tmp);
+  const home = plan.emptyHome ? path.resolve(plan.emptyHome) : undefined;
+  if (home && home !== '/' && !isWithin(home, tmp) && !isWithin(ws, home) && !visible.some((v) => isWithin(home, v)))
+    args.push('--dir', home);
   for (const d of shown) args.push('--ro-bind-try', d, d);
+  for (const d of outside) args.push('--tmpfs', d);
   args.push('--bind', ws, ws);
   for (const d of inside) args.push('--tmpfs', d);
   for (const b of plan.binds ?? []) {
     const p = path.resolve(b.path);
     args.push(b.readOnly ? '--ro-bind' : '--bind', p, p);
   }
-  // Hiding /run hides the host's sockets (Docker, D-Bus); name resolution may live there too. With
+  for (const m of view.masked) {
+    if (!visible.some((v) => isWithin(m.path, v)) || isWithin(m.path, ws)) continue;
+    if (m.kind === 'file') args.push('--ro-bind', '/dev/null', m.path);
+    else args.push('--tmpfs', m.path, '--remount-ro', m.path);
+  }
+  // /run is not shown (the host's Docker and D-Bus sockets); name resolution may live there. With
   // the internet network, names are resolved by slirp4netns's forwarder (the host's may be on loopback).
   const resolv = realTarget('/etc/resolv.conf');
   if (sandbox.network === 'internet' && plan.resolvConf) args.push('--ro-bind', plan.resolvConf, resolv ?? '/etc/resolv.conf');
-  else if (resolv && needed.some((d) => isWithin(resolv, d))) args.push('--ro-bind', resolv, resolv);
-  // Not recursive: the workspace and the binds inside a hidden directory stay as they are.
-  for (const d of needed) if (d !== tmp) args.push('--remount-ro', d);
-  args.push('--unshare-pid', '--die-with-parent', '--cap-drop', 'ALL');
+  else if (resolv && !visible.some((v) => isWithin(resolv, v))) args.push('--ro-bind-try', resolv, resolv);
+  // Not recursive: the workspace and the binds inside a read-only directory stay as they are.
+  for (const d of [...outside, ...inside]) args.push('--remount-ro', d);
+  args.push('--remount-ro', '/');
+  args.push('--unshare-pid', '--unshare-ipc', '--die-with-parent', '--cap-drop', 'ALL');
   if (plan.newSession) args.push('--new-session');
   if (sandbox.network !== 'host' && !(sandbox.network === 'internet' && plan.keptNetwork)) args.push('--unshare-net');
   args.push('--chdir', cwd);
@@ -409,9 +546,26 @@ exec 5>&- 7<&- 8<&- 9<&-
 PATH=$cmdpath exec "$@"
 `;
 
-/** The worker's own package (where its node_modules are) and working directory. */
-function workerDirs(): string[] {
-  return [fileURLToPath(new URL('../..', import.meta.url)), process.cwd()];
+/**
+ * The worker's own package and the Node it runs, which MCP servers and commands may run from: the
+ * package's folder (or, installed as a dependency, the node_modules that holds it and its hoisted
+ * dependencies) and Node's installation prefix (when it is not under /usr already).
+ */
+export function workerDirs(): string[] {
+  const pkg = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/+$/, '');
+  const modules = path.dirname(pkg);
+  const node = path.dirname(path.dirname(process.execPath));
+  return [path.basename(modules) === 'node_modules' ? modules : pkg, node];
+}
+
+/** A directory's own `.faheem` folder (a project's server database, installed tools), when it has one. */
+function stateFolder(dir: string): string[] {
+  const d = path.join(dir, '.faheem');
+  try {
+    return lstatSync(d).isDirectory() ? [d] : [];
+  } catch {
+    return [];
+  }
 }
 
 /**
@@ -438,9 +592,14 @@ export function sandboxedCommand(
   }
   const host = sandbox.host;
   const resolvConf = sandbox.network === 'internet' ? (plan.resolvConf ?? host.resolvConf()) : undefined;
+  // `env` runs inside, first: its folder is shown wherever the worker found it.
+  const envProgram = host.program('env');
+  const show = [...(plan.show ?? workerDirs()), ...(path.isAbsolute(envProgram) ? [path.dirname(envProgram)] : [])];
+  // The workspace's and the shown folders' own .faheem (a server's database, its tools) are hidden too.
+  const hide = [...(plan.hide ?? []), ...[plan.workspace, ...show].flatMap(stateFolder)];
   const bwrap = [
     host.program('bwrap'),
-    ...bwrapArgs(sandbox, { show: workerDirs(), ...plan, ...(resolvConf ? { resolvConf } : {}) }),
+    ...bwrapArgs(sandbox, { view: host.view(), emptyHome: host.userHome, ...plan, show, hide, ...(resolvConf ? { resolvConf } : {}) }),
     ...inner,
     '--',
     host.program('env'),
@@ -501,17 +660,24 @@ export function internetLauncher(host: SandboxHost, report: boolean, blocked = b
   ];
 }
 
-/** The directories a sandbox hides on this worker: its user's home and FAHEEM_HOME, when they exist. */
+/**
+ * The directories a sandbox hides on this worker when something shown holds them: its user's home,
+ * FAHEEM_HOME, the payload folder, the pool's workspaces folder (other conversations' workspaces), a
+ * `file://` object store's folder (every conversation's shipped objects), and /run and /var/run (the
+ * host's sockets), when they exist. What is not shown is absent anyway (see bwrapArgs): this list
+ * matters for the ones inside a shown directory or the workspace.
+ */
 export function hiddenDirs(env: ChildEnv): string[] {
-  // /run and /var/run hold the host's Unix sockets (Docker, D-Bus): a read-only mount does not stop connect().
-  const sockets = ['/run', '/var/run'].filter((d) => {
-    try {
-      return lstatSync(d).isDirectory();
-    } catch {
-      return false;
-    }
-  });
-  const candidates = [env.HOME, os.homedir(), faheemHome(env), env.FAHEEM_PAYLOAD_DIR, ...sockets];
+  const candidates = [
+    env.HOME,
+    os.homedir(),
+    faheemHome(env),
+    env.FAHEEM_PAYLOAD_DIR,
+    env.FAHEEM_WORKSPACES_DIR || path.join(os.homedir(), '.faheem', 'workspaces'),
+    fileStoreRoot(env.FAHEEM_OBJECT_STORE),
+    '/run',
+    '/var/run',
+  ];
   const out: string[] = [];
   for (const c of candidates) {
     if (!c) continue;
@@ -524,6 +690,16 @@ export function hiddenDirs(env: ChildEnv): string[] {
     }
   }
   return out;
+}
+
+// A file:// store's folder; anything else (s3://, unset, malformed: the store says so itself) has none.
+function fileStoreRoot(value: string | undefined): string | undefined {
+  if (!value?.startsWith('file:')) return undefined;
+  try {
+    return fileURLToPath(new URL(value));
+  } catch {
+    return undefined;
+  }
 }
 
 /** A sandbox that cannot work here; `part` says whether bubblewrap or the internet network is what fails. */

@@ -5,7 +5,9 @@
 // must hold without a sandbox too. Each test asserts that nothing leaked or was written outside, and
 // the last that every worker still serves a plain conversation.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readlinkSync, statSync } from 'node:fs';
+import { request } from 'node:http';
+import { execa } from 'execa';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
@@ -14,7 +16,7 @@ import { after, before, describe, test } from 'node:test';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
 import { samePromptSameReply, startScriptedModel, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import type { ConversationEvent, ObservationEvent } from '../../src/types.js';
-import { FAKE_KEY, startHarness, type Harness, type WorkerProcess } from '../support/harness.js';
+import { FAKE_KEY, freePort, ROOT, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 /** Secrets in the worker's environment, each a marker that must never reach a command or the model. */
 const SECRETS: Record<string, string> = {
@@ -55,7 +57,8 @@ describe('the hostile-agent suite', { timeout: 600_000 }, () => {
       .find((a) => a && a.family === 'IPv4' && !a.internal)?.address;
     const listen = (host: string) =>
       new Promise<number>((resolve, reject) => {
-        const server = createServer((s) => s.end('service\n'));
+        // A probe that reads its 7 bytes and goes resets the connection: that is no error here.
+        const server = createServer((s) => s.on('error', () => undefined).end('service\n'));
         listeners.push(server);
         server.once('error', reject);
         server.listen(0, host, () => resolve((server.address() as { port: number }).port));
@@ -157,12 +160,21 @@ describe('the hostile-agent suite', { timeout: 600_000 }, () => {
     });
   }
 
+  /** A TCP probe a command runs: `service reached` when it got the listener's greeting, else `refused`. */
+  const probe = (host: string, port: number | undefined) =>
+    port === undefined
+      ? 'echo skipped'
+      : `timeout 5 bash -c 'exec 3<>/dev/tcp/${host}/${port} && head -c 7 <&3' 2>/dev/null && echo " reached" || echo refused`;
+
+  test('[none] the same network probe reaches the loopback and host listeners where nothing stops it (the positive control)', async () => {
+    const { final, obs } = await run('none', [sh(probe('127.0.0.1', ports.loopback)), sh(probe(hostAddress ?? '127.0.0.1', ports.host))]);
+    assert.equal(final.status, 'finished');
+    assert.match(obs[0]!.content, /^service reached\n/, obs[0]!.content);
+    assert.match(obs[1]!.content, ports.host === undefined ? /^skipped\n/ : /^service reached\n/, obs[1]!.content);
+  });
+
   for (const box of ['default', 'bwrap'] as const) {
     test(`[${box}] sandboxed: no other process's environment, no loopback or host service, nothing written outside`, async () => {
-      const probe = (host: string, port: number | undefined) =>
-        port === undefined
-          ? 'echo skipped'
-          : `timeout 5 bash -c 'exec 3<>/dev/tcp/${host}/${port} && head -c 7 <&3' 2>/dev/null && echo " reached" || echo refused`;
       const temporalPort = h.env.TEMPORAL_ADDRESS!.split(':').pop()!;
       const modelPort = new URL(h.model.baseUrl).port;
       const { final, obs } = await run(box, [
@@ -179,9 +191,170 @@ describe('the hostile-agent suite', { timeout: 600_000 }, () => {
       assert.ok(Number(environs!.content.split('\n')[1]) < 10, `a PID namespace: ${environs!.content.split('\n')[1]} processes seen`);
       for (const o of [loopback, host, temporal, model]) assert.match(o!.content, /^(refused|skipped)\n/, o!.content);
       assert.ok(!existsSync(path.join(outside, `touched-${box}`)));
-      assert.match(write!.content, /Read-only file system/);
+      // The folder is not there at all (an allowlist), or read-only where it is shown.
+      assert.match(write!.content, /touched-\w+'?: (Read-only file system|No such file or directory)/);
     });
   }
+
+  for (const box of ['default', 'bwrap'] as const) {
+    test(`[${box}] sandboxed: an allowlist of the host: no other workspace, store, /var, /srv or /opt, an empty home; the workspace's .faheem hidden; its own IPC`, async () => {
+      // Another conversation's workspace and a file store's objects, outside home and /tmp (where the first round hid them).
+      const other = path.join(outside, `other-workspace-${box}`);
+      const store = path.join(outside, `store-${box}`, 'conversations', 'conv-other');
+      await mkdir(other, { recursive: true });
+      await mkdir(store, { recursive: true });
+      await writeFile(path.join(other, 'secret.txt'), 'hostile-other-4d1f8a26\n');
+      await writeFile(path.join(store, 'step-1'), 'hostile-store-8b3e5c17\n');
+      MARKERS.push('hostile-other-4d1f8a26', 'hostile-store-8b3e5c17');
+      const absent = ['/var', '/srv', '/opt', '/mnt', '/media', '/run', '/home', '/root']
+        .filter((d) => !os.homedir().startsWith(`${d}/`) && d !== os.homedir())
+        .join(' ');
+      const workspace = await h.workspace();
+      await mkdir(path.join(workspace, '.faheem'), { recursive: true });
+      await writeFile(path.join(workspace, '.faheem', 'temporal.db'), 'hostile-db-file-2a7c9e40\n');
+      MARKERS.push('hostile-db-file-2a7c9e40');
+      await writeFile(path.join(workspace, 'visible.txt'), 'visible-5e0b\n');
+      const { final, obs } = await run(
+        box,
+        [
+          sh(`cat ${other}/secret.txt 2>&1; ls ${path.dirname(store)} 2>&1; cat ${store}/step-1 2>&1`),
+          // The home is there, empty (programs expect one); the rest of the host's folders are not.
+          sh(`for d in ${absent}; do [ -e $d ] && echo "seen $d"; done; echo listed; ls -A ~ | wc -l`),
+          sh('cat .faheem/temporal.db 2>&1; ls -A .faheem 2>&1 | wc -l; echo nothing > .faheem/x 2>&1'),
+          // Positive controls: the workspace, the system's tools and the sandbox's own IPC namespace.
+          sh('cat visible.txt; ls /usr/bin/env; readlink /proc/self/ns/ipc'),
+        ],
+        { workspace },
+      );
+      assert.equal(final.status, 'finished');
+      const [foreign, folders, db, controls] = obs;
+      assert.deepEqual(leaked(foreign!.content), [], foreign!.content);
+      assert.equal((foreign!.content.match(/No such file or directory/g) ?? []).length, 3, foreign!.content);
+      assert.match(folders!.content, /^listed\n0\n/, `nothing of ${absent}, an empty home: ${folders!.content}`);
+      assert.deepEqual(leaked(db!.content), [], db!.content);
+      assert.match(db!.content, /No such file or directory\n0\n.*Read-only file system/s);
+      const [visible, env, ipc] = controls!.content.trim().split('\n');
+      assert.equal(visible, 'visible-5e0b');
+      assert.equal(env, '/usr/bin/env');
+      assert.match(ipc!, /^ipc:\[\d+\]$/);
+      assert.notEqual(ipc, readlinkSync('/proc/self/ns/ipc'), "the host's IPC namespace is not shared");
+      assert.equal(await readFile(path.join(workspace, '.faheem', 'temporal.db'), 'utf8'), 'hostile-db-file-2a7c9e40\n');
+      assert.ok(!existsSync(path.join(workspace, '.faheem', 'x')));
+    });
+  }
+
+  test('faheem server: its database out of the project, an HTTP API that answers no web page', async () => {
+    const project = await h.workspace();
+    const home = await mkdtemp(path.join(os.tmpdir(), 'faheem-server-home-'));
+    const start = async () => {
+      const [port, uiPort] = [await freePort(), await freePort()];
+      const proc = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'server', '--port', String(port), '--ui-port', String(uiPort)], {
+        cwd: project,
+        env: { FAHEEM_HOME: home },
+        all: true,
+        reject: false,
+      });
+      const started = { proc, port, uiPort, out: '' };
+      proc.all?.on('data', (d: Buffer) => (started.out += d.toString()));
+      const up = await waitFor(
+        'the banner',
+        () => (proc.exitCode !== null ? 'exited' : started.out.includes('Temporal dev server on') && 'up'),
+        60_000,
+      );
+      return { ...started, up };
+    };
+    // A port found free can be taken before the server binds it (files run side by side): try again.
+    let started = await start();
+    for (let attempt = 1; attempt < 3 && started.up === 'exited'; attempt++) started = await start();
+    const { proc, port, uiPort, out } = started;
+    try {
+      assert.equal(started.up, 'up', out);
+      assert.match(out, new RegExp(`data in ${home.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/temporal\\.db`), out);
+      assert.ok(!existsSync(path.join(project, '.faheem')), 'nothing of the server in the folder it started in');
+      const access = JSON.parse(await readFile(path.join(home, 'server', `http-api-${port}.json`), 'utf8')) as {
+        url: string;
+        host: string;
+      };
+      assert.equal(statSync(path.join(home, 'server', `http-api-${port}.json`)).mode & 0o077, 0);
+      const api = new URL(access.url);
+      const startBody = JSON.stringify({
+        workflowId: 'from-a-web-page',
+        workflowType: { name: 'conversation' },
+        taskQueue: { name: 'faheem' },
+      });
+      // What a page's fetch(…, {mode: 'no-cors'}) sends (a simple request: no preflight), from any
+      // origin, and through a DNS-rebound name; then the same with the one Host the API answers to.
+      const call = (host: string, init: { method: string; body?: string; origin?: string; port?: number }) =>
+        new Promise<{ status: number; body: string }>((resolve, reject) => {
+          const req = request(
+            {
+              host: api.hostname,
+              port: init.port ?? api.port,
+              path:
+                init.method === 'POST' ? '/api/v1/namespaces/default/workflows/from-a-web-page' : '/api/v1/namespaces/default/workflows',
+              method: init.method,
+              headers: {
+                host,
+                ...(init.origin ? { origin: init.origin } : {}),
+                ...(init.body ? { 'content-type': 'text/plain;charset=UTF-8' } : {}),
+              },
+            },
+            (res) => {
+              let body = '';
+              res.on('data', (c: Buffer) => (body += c.toString()));
+              res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+            },
+          );
+          req.on('error', reject);
+          req.end(init.body);
+        });
+      for (const [host, origin] of [
+        [api.host, 'http://localhost:3000'],
+        [api.host, 'https://evil.example'],
+        [`rebound.evil.example:${api.port}`, `http://rebound.evil.example:${api.port}`],
+        [`localhost:${api.port}`, undefined],
+      ] as const) {
+        const answer = await call(host, { method: 'POST', body: startBody, ...(origin ? { origin } : {}) });
+        assert.equal(answer.status, 403, `Host ${host}, Origin ${origin}: ${answer.status} ${answer.body}`);
+      }
+      // The positive control: the access's Host name is answered, and the page's workflow was never started.
+      const listed = await call(access.host, { method: 'GET' });
+      assert.equal(listed.status, 200, listed.body);
+      assert.doesNotMatch(listed.body, /from-a-web-page/);
+      // The Web UI (whose CSRF cookie a rebound page could read) answers its own names only.
+      const rebound = await call(`rebound.evil.example:${uiPort}`, { method: 'GET', port: uiPort });
+      assert.equal(rebound.status, 403, rebound.body);
+      const ui = await call(`localhost:${uiPort}`, { method: 'GET', port: uiPort });
+      assert.equal(ui.status, 200, ui.body);
+      // The CLI's quick path finds the server through the access file.
+      const status = await execa('node', [path.join(ROOT, 'bin/faheem.js'), 'status', 'conv-none-0000'], {
+        env: { FAHEEM_HOME: home, TEMPORAL_ADDRESS: `127.0.0.1:${port}` },
+        reject: false,
+      });
+      assert.match(status.stderr, /conv-none-0000/);
+    } finally {
+      proc.kill('SIGTERM');
+      await proc;
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+
+  test('a linked .agents/skills folder is never offered: what it points to stays unread', async () => {
+    const hiddenSkills = path.join(outside, 'hidden-skills');
+    await mkdir(path.join(hiddenSkills, 'exfil'), { recursive: true });
+    await writeFile(path.join(hiddenSkills, 'exfil', 'SKILL.md'), '---\nname: exfil\ndescription: hostile-skill-7c2e1d93\n---\nbody\n');
+    MARKERS.push('hostile-skill-7c2e1d93');
+    const workspace = await h.workspace();
+    await mkdir(path.join(workspace, '.agents'), { recursive: true });
+    await symlink(hiddenSkills, path.join(workspace, '.agents', 'skills'));
+    const { final, events } = await run('default', [sh('echo ok')], { workspace });
+    assert.equal(final.status, 'finished');
+    assert.deepEqual(leaked(shownToModel()), [], 'the linked skill never reached the model');
+    assert.ok(
+      events.some((e) => JSON.stringify(e).includes('.agents/skills is a symbolic link')),
+      'the setup says why the folder was skipped',
+    );
+  });
 
   test('a hostile repository: AGENTS.md, a skill and a checkpointed file linked outside, a git config that runs commands', async () => {
     const secretFile = path.join(outside, 'host-secret.txt');

@@ -64,7 +64,7 @@ describe('sandboxed workers', () => {
   test('the worker says how commands run; an unusable or inconsistent sandbox stops it at once', async () => {
     assert.match(
       sandboxed.output(),
-      /faheem worker: commands run under bubblewrap \(workspace writable, \/tmp private, network host: this host's network/,
+      /faheem worker: commands run under bubblewrap \(workspace writable, system folders read-only, \/tmp private, nothing else of this host; network host: this host's network/,
     );
     assert.match(noNet.output(), /network none/);
     const bin = path.join(ROOT, 'bin', 'faheem.js');
@@ -131,7 +131,7 @@ describe('sandboxed workers', () => {
     assert.equal(final.status, 'finished');
     const [home, usr, inside, secret, listing] = obs;
     assert.equal(home!.exitCode, 1);
-    assert.match(home!.content, new RegExp(`${marker}\\.txt: Read-only file system`));
+    assert.match(home!.content, new RegExp(`${marker}\\.txt: Read-only file system`), 'the home is an empty read-only folder');
     assert.ok(!existsSync(path.join(os.homedir(), `${marker}.txt`)), 'nothing written in the home');
     assert.equal(usr!.exitCode, 1);
     assert.match(usr!.content, /cannot touch '\/usr\/local\/faheem-sbx-.*': Read-only file system/);

@@ -18,6 +18,10 @@ import {
   resolveSandbox,
   sandboxedCommand,
   type SandboxOptions,
+  BARE_VIEW,
+  filesystemView,
+  type FilesystemView,
+  parseSandboxRead,
 } from '../../src/tools/sandbox.js';
 import { commandBaseEnv, runTerminal } from '../../src/tools/terminal.js';
 import { leaseNetwork } from '../../src/tools/kept-network.js';
@@ -35,76 +39,117 @@ const INTERNET = onHost({ kind: 'bwrap', network: 'internet' }, process.env);
 setUpSpawner({ helper: true, env: process.env });
 
 describe('the bubblewrap argument list', () => {
-  test('a starting directory under the private /tmp is shown read-only, unless it is or holds a hidden one', () => {
+  // A host with merged /usr, a shadow file and one SSH host key.
+  const VIEW: FilesystemView = {
+    entries: [{ path: '/usr' }, { path: '/bin', link: 'usr/bin' }, { path: '/etc' }, { path: '/opt/go' }],
+    masked: [
+      { path: '/etc/shadow', kind: 'file' },
+      { path: '/etc/ssl/private', kind: 'directory' },
+    ],
+  };
+
+  test('a starting directory or shown folder outside the system ones is shown read-only, unless it is or lies in a hidden one', () => {
     const bound = (cwd: string) => {
-      const args = bwrapArgs(HOST, { workspace: '/tmp/clone/ws', cwd, hide: ['/root', '/tmp/faheem-home'] });
+      const args = bwrapArgs(HOST, { workspace: '/tmp/clone/ws', cwd, hide: ['/root', '/tmp/faheem-home'], view: VIEW });
       const at = args.indexOf('--ro-bind-try');
       // Before the workspace's bind, so a workspace inside it stays writable.
       if (at !== -1) assert.ok(at < args.indexOf('--bind'), args.join(' '));
       return at === -1 ? undefined : args[at + 1];
     };
     assert.equal(bound('/tmp/clone'), '/tmp/clone');
+    assert.equal(bound('/srv/tools'), '/srv/tools');
     assert.equal(bound('/tmp/faheem-home/x'), undefined);
+    assert.equal(bound('/root/x'), undefined);
     assert.equal(bound('/tmp'), undefined);
-    assert.equal(bound('/usr/lib'), undefined, 'outside /tmp it is visible already');
+    assert.equal(bound('/usr/lib'), undefined, 'a system directory is visible already');
     assert.equal(bound('sub'), undefined, 'inside the workspace');
-    const shown = bwrapArgs(HOST, { workspace: '/tmp/ws', show: ['/tmp/pkg', '/tmp/faheem-home'], hide: ['/tmp/faheem-home'] });
+    const shown = bwrapArgs(HOST, {
+      workspace: '/tmp/ws',
+      show: ['/work/pkg', '/tmp/faheem-home'],
+      hide: ['/tmp/faheem-home', '/work/pkg/.faheem'],
+      view: VIEW,
+    });
     assert.deepEqual(
       shown.flatMap((a, i) => (a === '--ro-bind-try' ? [shown[i + 1]] : [])),
-      ['/tmp/pkg'],
-      "the worker's package under /tmp is shown, a hidden directory never",
+      ['/work/pkg'],
+      "the worker's package is shown, a hidden directory never",
     );
+    const cover = shown.indexOf('/work/pkg/.faheem');
+    assert.ok(cover > shown.indexOf('--ro-bind-try') && shown[cover - 1] === '--tmpfs', 'its own .faheem is covered after it is shown');
   });
 
-  test('read-only root, private /tmp, the home hidden, the workspace writable, own PID namespace, no capabilities', () => {
-    const args = bwrapArgs(HOST, { workspace: '/tmp/ws', hide: ['/root', '/tmp/faheem-home'] });
+  test('an allowlist: the system directories read-only, secrets masked, private /tmp, the workspace writable, nothing else; own PID and IPC namespaces, no capabilities', () => {
+    const args = bwrapArgs(HOST, { workspace: '/srv/ws', hide: ['/root', '/tmp/faheem-home'], view: VIEW });
     assert.deepEqual(args, [
       '--ro-bind',
-      '/',
-      '/',
+      '/usr',
+      '/usr',
+      '--symlink',
+      'usr/bin',
+      '/bin',
+      '--ro-bind',
+      '/etc',
+      '/etc',
+      '--ro-bind',
+      '/opt/go',
+      '/opt/go',
       '--dev',
       '/dev',
       '--proc',
       '/proc',
       '--tmpfs',
       '/tmp',
-      '--tmpfs',
-      '/root', // FAHEEM_HOME under /tmp is hidden by the private /tmp already
       '--bind',
-      '/tmp/ws',
-      '/tmp/ws',
+      '/srv/ws',
+      '/srv/ws',
+      '--ro-bind',
+      '/dev/null',
+      '/etc/shadow',
+      '--tmpfs',
+      '/etc/ssl/private',
       '--remount-ro',
-      '/root',
+      '/etc/ssl/private',
+      '--remount-ro',
+      '/',
       '--unshare-pid',
+      '--unshare-ipc',
       '--die-with-parent',
       '--cap-drop',
       'ALL',
       '--chdir',
-      '/tmp/ws',
+      '/srv/ws',
     ]);
+    assert.ok(!args.join(' ').includes('--ro-bind / /'), 'never the host root');
+    assert.ok(!args.includes('/root') && !args.includes('/srv'), 'a hidden directory nothing shows needs no cover; /srv is not shown');
     assert.ok(!args.includes('--unshare-net'), 'network host shares the network');
     assert.ok(bwrapArgs(NONE, { workspace: '/tmp/ws' }).includes('--unshare-net'));
+    // The user's home is an empty folder (programs expect one), unless something shows it anyway.
+    const homed = bwrapArgs(NONE, { workspace: '/srv/ws', emptyHome: '/root', view: VIEW });
+    assert.equal(homed[homed.indexOf('/root') - 1], '--dir');
+    assert.ok(!bwrapArgs(NONE, { workspace: '/root/ws', emptyHome: '/root', view: VIEW }).includes('--dir'));
   });
 
-  test('a workspace inside a hidden directory is shown again; a hidden directory inside the workspace stays hidden', () => {
+  test('a workspace inside a hidden directory is shown; a hidden directory inside the workspace stays hidden', () => {
     const args = bwrapArgs(NONE, {
       workspace: '/home/u/project',
       cwd: 'src',
       hide: ['/home/u', '/home/u/project/.faheem', '/home/u/.faheem'],
       binds: [{ path: '/tmp/faheem-term-1' }, { path: '/home/u/.faheem/outputs/c1', readOnly: true }],
+      view: BARE_VIEW,
     });
     assert.deepEqual(args, [
       '--ro-bind',
-      '/',
-      '/',
+      '/usr',
+      '/usr',
+      '--ro-bind',
+      '/etc',
+      '/etc',
       '--dev',
       '/dev',
       '--proc',
       '/proc',
       '--tmpfs',
       '/tmp',
-      '--tmpfs',
-      '/home/u',
       '--bind',
       '/home/u/project',
       '/home/u/project',
@@ -117,10 +162,11 @@ describe('the bubblewrap argument list', () => {
       '/home/u/.faheem/outputs/c1',
       '/home/u/.faheem/outputs/c1',
       '--remount-ro',
-      '/home/u',
-      '--remount-ro',
       '/home/u/project/.faheem',
+      '--remount-ro',
+      '/',
       '--unshare-pid',
+      '--unshare-ipc',
       '--die-with-parent',
       '--cap-drop',
       'ALL',
@@ -130,8 +176,28 @@ describe('the bubblewrap argument list', () => {
     ]);
     // The home that is the workspace is not hidden from it.
     const own = bwrapArgs(HOST, { workspace: '/root', hide: ['/root'] });
-    assert.ok(!own.includes('--remount-ro'));
-    assert.deepEqual(own.slice(7, 12), ['--tmpfs', '/tmp', '--bind', '/root', '/root']);
+    assert.deepEqual(own.slice(6, 13), ['--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--bind']);
+    assert.equal(own.filter((a) => a === '--remount-ro').length, 1, 'only the root');
+    // A hidden folder inside a shown system directory (the pool's workspaces under /srv, shown by the operator) is covered before the workspace in it.
+    const pooled = bwrapArgs(NONE, {
+      workspace: '/srv/pool/conv-a',
+      hide: ['/srv/pool'],
+      view: { entries: [{ path: '/srv' }], masked: [] },
+    });
+    assert.ok(pooled.indexOf('/srv/pool') < pooled.indexOf('/srv/pool/conv-a'), pooled.join(' '));
+    assert.equal(pooled[pooled.indexOf('/srv/pool') - 1], '--tmpfs');
+  });
+
+  test("the host's view: the system directories as they are here, the operator's additions, /etc's secrets", () => {
+    const view = filesystemView(['/opt/not-here-' + process.pid, ROOT]);
+    const paths = view.entries.map((e) => e.path);
+    assert.ok(paths.includes('/usr') && paths.includes('/etc') && paths.includes(ROOT), paths.join(' '));
+    assert.ok(!paths.some((p) => p.startsWith('/opt/not-here')), 'a missing one is left out');
+    for (const e of view.entries) if (e.link) assert.equal(readlinkSync(e.path), e.link);
+    assert.ok(view.masked.every((m) => m.path.startsWith('/etc/')));
+    if (existsSync('/etc/shadow')) assert.ok(view.masked.some((m) => m.path === '/etc/shadow' && m.kind === 'file'));
+    assert.deepEqual(parseSandboxRead(' /opt/go , /srv/data/ ,'), ['/opt/go', '/srv/data']);
+    assert.throws(() => parseSandboxRead('opt/go'), /absolute/);
   });
 
   test('the command runs through env: the sandbox ignores C-c, the command gets it; no sandbox, no change', () => {
@@ -297,7 +363,10 @@ describe('the bubblewrap argument list', () => {
     assert.throws(() => parseSandbox('none', 'none'), /needs a sandbox: drop --sandbox none/);
     assert.throws(() => parseSandbox('docker', undefined), /"docker" is not known; use bwrap/);
     assert.throws(() => parseSandbox('bwrap', 'lan'), /"lan" is not known; use internet, none, host/);
-    assert.equal(describeSandbox(NONE), 'commands run under bubblewrap (workspace writable, /tmp private, network none)');
+    assert.equal(
+      describeSandbox(NONE),
+      'commands run under bubblewrap (workspace writable, system folders read-only, /tmp private, nothing else of this host; network none)',
+    );
     assert.match(describeSandbox(INTERNET), /network internet: public addresses only, never this host or private ones/);
     assert.match(describeSandbox(undefined), /unsandboxed, with this user's rights \(--sandbox none\)/);
   });
