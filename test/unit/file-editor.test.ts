@@ -13,19 +13,24 @@ import { tempDir } from '../support/temp-dirs.js';
 const tmp = tempDir;
 
 /**
- * `call`'s result; when it has not returned within 5 s (a FIFO opened blocking: the bug), the
- * FIFO is opened for writing so that the stuck open returns, and the test fails.
+ * A blocking open of a FIFO never returns while no writer opens it (the bug): the call must come back
+ * with its answer with no writer ever there. The deadline is only there to turn "never" into a
+ * failure (generous for a loaded machine); then the FIFO is opened for writing, so that the stuck
+ * open returns and the process can end.
  */
+const NEVER_MS = 60_000;
+
+/** `call`'s result; when it has not come back by NEVER_MS, it blocked on `fifo`: unblock it and fail. */
 async function returnsOrUnblock(call: Promise<ToolResult>, fifo: string): Promise<ToolResult> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), 5000)));
+  const deadline = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), NEVER_MS)));
   const r = await Promise.race([call, deadline]);
   clearTimeout(timer);
   if (r !== 'hung') return r;
   const w = await open(fifo, constants.O_WRONLY | constants.O_NONBLOCK).catch(() => undefined);
   await w?.close();
   await call.catch(() => undefined);
-  assert.fail('the call did not return within 5 s: it blocked on the FIFO');
+  assert.fail('the call did not come back while the FIFO had no writer: it blocked on it');
 }
 
 describe('file_editor', () => {
@@ -155,7 +160,7 @@ describe('file_editor', () => {
   });
 
   // Finding: "A FIFO hangs the worker".
-  test('view, str_replace and insert of a FIFO return an error at once', async () => {
+  test('view, str_replace and insert of a FIFO return an error with no writer ever there', async () => {
     const { workspace, ctx } = await setup();
     const pipe = path.join(workspace, 'pipe');
     execFileSync('mkfifo', [pipe]);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { Worker } from 'node:worker_threads';
 import { destructiveCommandReason, riskyUnlessRatedLow, terminalNeedsApproval } from '../../src/tools/risk.js';
 import { needsConfirmation } from '../../src/workflows/confirmation.js';
 import { TerminalTool } from '../../src/client.js';
@@ -106,8 +107,54 @@ test('ordinary commands keep the model rating; a rule never lowers it', () => {
   }
 });
 
-test('the recogniser is linear: a long hostile command is answered at once', () => {
-  for (const command of ['sudo rm '.repeat(20_000), `rm${' '.repeat(200_000)}`, 'curl '.repeat(40_000), `"${'\\'.repeat(100_000)}`]) {
-    destructiveCommandReason(command); // would take minutes if it backtracked
-  }
+test('the recogniser is linear: long hostile commands get their answer, however long', async () => {
+  // A million characters each: a linear pass answers in well under a second; one that backtracks,
+  // or rescans from each position, would run far past the deadline below, which turns that into a failure.
+  const n = 1_000_000;
+  const cases: [command: string, answer: string | undefined][] = [
+    ['sudo rm '.repeat(n / 8), "sudo: runs with another user's rights"],
+    [`rm${' '.repeat(n)}`, undefined],
+    ['curl '.repeat(n / 5), undefined],
+    [`"${'\\'.repeat(n)}`, undefined],
+    [`:()${' '.repeat(n)}{`, undefined], // the fork bomb's pattern, never closed
+    [`drop${' '.repeat(n)}tables`, undefined],
+    [`bash${' '.repeat(n)}<(${' '.repeat(n)}x`, undefined],
+    ['curl x | '.repeat(n / 9), undefined],
+  ];
+  const answers = await answeredInWorker(cases.map(([command]) => command));
+  assert.deepEqual(
+    answers,
+    cases.map(([, answer]) => answer),
+  );
 });
+
+/** A minute: generous for a loaded machine, and only reached by a recogniser that would never answer. */
+const NO_ANSWER_MS = 60_000;
+
+/**
+ * destructiveCommandReason of each command, in a worker thread: a recogniser stuck backtracking
+ * blocks that thread, not this one, so it is terminated at the deadline and the test fails.
+ */
+async function answeredInWorker(commands: string[]): Promise<(string | undefined)[]> {
+  const risk = new URL('../../src/tools/risk.ts', import.meta.url).href;
+  // The worker loads the TypeScript module through tsx, as this process does.
+  const tsx = import.meta.resolve('tsx/esm/api');
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     import(${JSON.stringify(tsx)})
+       .then(({ register }) => (register(), import(${JSON.stringify(risk)})))
+       .then(({ destructiveCommandReason }) => parentPort.postMessage(workerData.map((c) => destructiveCommandReason(c) ?? null)));`,
+    { eval: true, workerData: commands },
+  );
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await new Promise((resolve, reject) => {
+      worker.once('message', (answers: (string | null)[]) => resolve(answers.map((a) => a ?? undefined)));
+      worker.once('error', reject);
+      timer = setTimeout(() => reject(new Error(`no answer within ${NO_ANSWER_MS / 1000} s: the recogniser backtracks`)), NO_ANSWER_MS);
+    });
+  } finally {
+    clearTimeout(timer);
+    await worker.terminate();
+  }
+}

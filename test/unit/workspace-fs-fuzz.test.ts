@@ -201,10 +201,17 @@ function allowed(t: Tree, userPath: string): Set<string> {
   return ok;
 }
 
-/** The call's result; a call not back within 5 s is blocked (a FIFO): unblock it and fail. */
+/** Only a call that would never return reaches this deadline. */
+const NEVER_MS = 60_000;
+
+/**
+ * The call's result. A call blocked on a FIFO (no writer ever opens one here) would never come back:
+ * the deadline only turns that into a failure, generous for a loaded machine; the FIFOs are then
+ * opened for writing so that the stuck open returns.
+ */
 async function returned(call: Promise<ToolResult>, t: Tree, what: string): Promise<ToolResult> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), 5000)));
+  const deadline = new Promise<'hung'>((resolve) => (timer = setTimeout(() => resolve('hung'), NEVER_MS)));
   const r = await Promise.race([call, deadline]);
   clearTimeout(timer);
   if (r !== 'hung') return r;
@@ -213,7 +220,7 @@ async function returned(call: Promise<ToolResult>, t: Tree, what: string): Promi
     await w?.close();
   }
   await call.catch(() => undefined);
-  assert.fail(`${what}: did not return within 5 s (blocked on a FIFO)`);
+  assert.fail(`${what}: did not come back while its FIFOs had no writer (blocked on one)`);
 }
 
 test(`file_editor on random trees: never outside, never through a link, never blocked (seed ${SEED})`, { timeout: 120_000 }, async () => {

@@ -3,6 +3,7 @@
 // workspace host). Driven only through the workflow's public interface (messages.ts, the input,
 // the state and events queries), so these hold whatever the workflow looks like inside.
 import assert from 'node:assert/strict';
+import type { WorkflowHandle } from '@temporalio/client';
 import { after, before, describe, test } from 'node:test';
 import type { ConversationState, HostEvent, ObservationEvent, PauseEvent } from '../../src/types.js';
 import { closeSignal, messageSignal, pauseSignal, resumeSignal, runUpdate } from '../../src/workflows/messages.js';
@@ -251,6 +252,7 @@ describe('pause, messages, close', () => {
     assert.equal(result.status, 'idle');
     assert.equal(result.closed, false);
     assert.equal(c.modelCalls.length, 0);
+    await assertCompletedByIdleTimer(c.handle, 500);
   });
 
   test('a finished conversation completes after the idle timeout', async () => {
@@ -259,6 +261,7 @@ describe('pause, messages, close', () => {
     assert.equal(result.status, 'finished');
     assert.equal(result.closed, false);
     assert.equal(c.modelCalls.length, 1);
+    await assertCompletedByIdleTimer(c.handle, 500);
   });
 
   test('before the idle timeout, a message and run start a new run', async () => {
@@ -274,3 +277,20 @@ describe('pause, messages, close', () => {
     assert.equal(((await c.handle.result()) as ConversationState).closed, true);
   });
 });
+
+/**
+ * The order in the workflow's history: a timer of the idle timeout started, it fired, and only then
+ * did the workflow complete, with no signal (a close) on the way. A workflow that completed at once,
+ * or on anything but that timer, has no such history.
+ */
+async function assertCompletedByIdleTimer(handle: WorkflowHandle, idleTimeoutMs: number): Promise<void> {
+  const events = (await handle.fetchHistory()).events ?? [];
+  const ms = (d: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(d?.seconds ?? 0) * 1000 + (d?.nanos ?? 0) / 1e6;
+  const started = events.findIndex((e) => ms(e.timerStartedEventAttributes?.startToFireTimeout) === idleTimeoutMs);
+  assert.ok(started >= 0, `a timer of ${idleTimeoutMs} ms started`);
+  const timerId = events[started]!.timerStartedEventAttributes!.timerId;
+  const fired = events.findIndex((e) => e.timerFiredEventAttributes?.timerId === timerId);
+  const completed = events.findIndex((e) => e.workflowExecutionCompletedEventAttributes);
+  assert.ok(started < fired && fired < completed, `the idle timer fired (event ${fired}) before the workflow completed (${completed})`);
+  assert.ok(!events.some((e) => e.workflowExecutionSignaledEventAttributes), 'nothing signalled it');
+}
