@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from conftest import ROOT
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "seed-pause-and-resume.txt"
-#: The page the product started from, beside the repository (the issue's ../shared/); FAHEEM_SEED_PAGE overrides.
-ORIGINAL = Path(os.environ.get("FAHEEM_SEED_PAGE") or ROOT.parent / "shared" / "seed-pause-and-resume.txt")
+NAME = "seed-pause-and-resume.txt"
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / NAME
 
 #: The example as the repository ships it (the README runs it): the page's, byte for byte.
 EXAMPLE = ROOT / "examples" / "pause-and-resume.py"
@@ -24,3 +24,36 @@ def ready_to_run_example(page: str) -> str:
     start = page.index(START) + len(START)
     end = page.index(END, start)
     return page[start:end].strip("\n") + "\n"
+
+
+def original_page_places() -> list[Path]:
+    """Where the page the product started from may be: FAHEEM_SEED_PAGE when set (then only there);
+    else in shared/ beside the repository (the issue's ../shared/), and beside the repository this
+    clone was made from when that is a folder on this machine (a fresh clone for the CI, say
+    /tmp/ci-check, has no ../shared of its own)."""
+    named = os.environ.get("FAHEEM_SEED_PAGE")
+    if named:
+        return [Path(named)]
+    places = [ROOT.parent / "shared" / NAME]
+    origin = _origin_folder()
+    if origin is not None:
+        places.append(origin.parent / "shared" / NAME)
+    return places
+
+
+def _origin_folder() -> Path | None:
+    """The repository this clone was made from, when its origin is a path on this machine."""
+    try:
+        url = subprocess.run(
+            ["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    except OSError:
+        return None
+    url = url.removeprefix("file://")
+    if not url.startswith("/"):
+        return None
+    folder = Path(url)
+    return folder.parent if folder.name == ".git" else folder
