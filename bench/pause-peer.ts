@@ -382,13 +382,26 @@ try {
       `: ${sane ? 'ok' : 'NOT OK: do not use these figures'}`,
   );
   if (!sane) process.exitCode = 1;
+  // Both OpenHands figures in one table: pause()'s ratio is set by the model call left at the pause
+  // (it waits for the step), interrupt()'s is the honest lower bound (it cancels the call in process,
+  // while ours crosses the server twice).
   console.log(
-    `pause, median of ${rounds}, ${modelMs} ms model calls paused ${pauseAtMs} ms in: faheemcode ${fmt(oursMs)} ms (pause() called → a query sees "paused")` +
-      (theirs && pauseMs !== null && interruptMs !== null
-        ? `; OpenHands pause() ${fmt(pauseMs)} ms (called → returned, after the step's model call and command): ${(pauseMs / oursMs).toFixed(1)}×; ` +
-          `OpenHands interrupt() on arun() ${fmt(interruptMs)} ms (called → state paused, the call cancelled in process): ${(interruptMs / oursMs).toFixed(2)}×`
-        : `; OpenHands skipped: ${'skipped' in openhands ? openhands.skipped : 'unknown'}`),
+    `pause, median of ${rounds}, ${modelMs} ms model calls paused ${pauseAtMs} ms in (faheemcode: pause() called → a query sees "paused")`,
   );
+  console.log('| OpenHands | its ms | faheemcode ms | ratio | what sets it |');
+  console.log('|---|---|---|---|---|');
+  if (theirs && pauseMs !== null && interruptMs !== null) {
+    console.log(
+      `| pause() on run(): called → returned | ${fmt(pauseMs)} | ${fmt(oursMs)} | ${(pauseMs / oursMs).toFixed(1)}× | ` +
+        `the model call left at the pause (${modelMs - pauseAtMs} ms) and the step's command |`,
+    );
+    console.log(
+      `| interrupt() on arun(): called → state paused | ${fmt(interruptMs)} | ${fmt(oursMs)} | ${(interruptMs / oursMs).toFixed(2)}× | ` +
+        'the lower bound: the call cancelled in process, no server crossed |',
+    );
+  } else {
+    console.log(`| skipped: ${'skipped' in openhands ? openhands.skipped : 'unknown'} | — | ${fmt(oursMs)} | — | — |`);
+  }
 } finally {
   await h.close();
 }
