@@ -19,7 +19,7 @@ import { createCondense } from './condense.js';
 import { createForkWorkspace } from './fork-workspace.js';
 import { createListCheckpoints } from './list-checkpoints.js';
 import { createPrepareTools } from './prepare-tools.js';
-import { createReleaseTools } from './release-tools.js';
+import { createReleaseTools, stopConversationProcesses } from './release-tools.js';
 import { createRestoreWorkspace } from './restore-workspace.js';
 import { createRunHooks } from './run-hooks.js';
 import { createLegacyToolActivities } from './legacy.js';
@@ -82,6 +82,9 @@ export function createActivities(options: ActivitiesOptions) {
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
   const mcp = options.mcp ?? new McpManager({ env });
+  // What a conversation started here (its command left running, MCP servers, kept network): stopped together.
+  const processes = { mcp, sandbox: options.sandbox };
+  const stopProcesses = (conversationId: unknown) => stopConversationProcesses(String(conversationId), processes);
   const secrets = secretValues(env);
   const hooks = checkWorkerHooks(options.hooks);
   // Model calls and condensation read the same transcripts: one cache serves both.
@@ -118,7 +121,7 @@ export function createActivities(options: ActivitiesOptions) {
       ...(env.LLM_MODEL?.trim() ? { workerModel: env.LLM_MODEL.trim() } : {}),
       ...(options.sandboxWarning ? { sandboxWarning: options.sandboxWarning } : {}),
     }),
-    releaseTools: createReleaseTools(mcp),
+    releaseTools: createReleaseTools(processes),
     runTool: instrumentRunTool(tools.runTool, instrument),
     runHooks: createRunHooks({
       env,
@@ -132,8 +135,9 @@ export function createActivities(options: ActivitiesOptions) {
     /** On a pool's queue: takes a pooled conversation on this host (workspaces/pool.ts). */
     async claimPoolHost(input: ClaimInput): Promise<ClaimResult> {
       if (!pool) throw failure(FAILURE.ObjectStoreConfig, 'this worker hosts no pool (faheem worker --pool NAME)');
-      // MCP servers left from an earlier claim here run in the folder the claim replaces: the next call starts them anew.
-      await mcp.closeConversation(String(input.conversationId));
+      // What an earlier claim here left running (a command, MCP servers) works in the folder the claim
+      // replaces: stopped (the next call starts the servers anew).
+      await stopProcesses(input.conversationId);
       try {
         return await claimPoolHost(pool, checkpoints, toolTaskQueue(env), input, env);
       } catch (err) {
@@ -141,13 +145,16 @@ export function createActivities(options: ActivitiesOptions) {
         throw err;
       }
     },
-    /** On the host's queue: a hibernating pooled conversation gives back its folder (and stops its MCP servers) here. */
+    /**
+     * On the host's queue: a hibernating pooled conversation gives back its folder here, and so does a
+     * host it has left as lost (once it polls again). What the conversation runs here stops first.
+     */
     async releasePoolHost(input: { conversationId: string; epoch: number }): Promise<boolean> {
       if (!pool) return false;
       const id = String(input.conversationId);
-      // Its MCP servers run in the folder that goes: stopped first (the next host starts its own).
-      await mcp.closeConversation(id);
-      return releasePoolHost(pool, checkpoints, id, Number(input.epoch));
+      // Its processes work in the folder that goes (the next host starts its own MCP servers); a claim of
+      // a later epoch here is another's, and keeps them.
+      return releasePoolHost(pool, checkpoints, id, Number(input.epoch), () => stopProcesses(id));
     },
     /**
      * On the host's queue: a pooled conversation hibernating in the middle of a step (a wait, an
@@ -156,9 +163,9 @@ export function createActivities(options: ActivitiesOptions) {
     async releasePoolHostMidStep(input: MidStepReleaseInput): Promise<MidStepRelease> {
       if (!pool) return { released: false };
       const checked = parseInput(MidStepReleaseInput, input, 'releasePoolHostMidStep');
-      // Its MCP servers run in the folder that goes: stopped once the workspace is shipped.
-      const stopServers = () => mcp.closeConversation(String(checked.conversationId));
-      return withHeartbeat(() => asActivity(() => releasePoolHostMidStep(pool, checkpoints, checked, stopServers)));
+      // Its processes (MCP servers, kept network) work in the folder that goes: stopped once the workspace is shipped.
+      const stop = () => stopProcesses(checked.conversationId);
+      return withHeartbeat(() => asActivity(() => releasePoolHostMidStep(pool, checkpoints, checked, stop)));
     },
     restoreWorkspace: createRestoreWorkspace(checkpoints),
     forkWorkspace: createForkWorkspace(checkpoints),

@@ -5,9 +5,10 @@
 // launcher, so the network is exactly a command's), and each command's own bwrap (its mounts, PID
 // namespace, no capabilities) runs inside that network. A conversation's commands share it, one
 // after the other as before; other conversations never do. A holder goes after KEEP_MS without a
-// command, when it dies (the next command makes another), and with its worker (bwrap
-// --die-with-parent, slirp4netns --exit-fd), or when this host's addresses change (the routes it
-// refuses were read when it started).
+// command, when it dies (the next command makes another), with its worker (bwrap
+// --die-with-parent, slirp4netns --exit-fd), when its conversation stops everything it started
+// (stopKeptNetwork: a pause --now, its end, hibernation, a lost host), or when this host's addresses
+// change (the routes it refuses were read when it started).
 //
 // Entering by pid is safe from the pid's reuse: after nsenter, before the command, a check
 // (KEPT_NETWORK_CHECK) finds the namespace entered to be the holder's and the holder to be the
@@ -60,7 +61,7 @@ export class KeptNetworks {
       // This host's addresses changed: a new holder refuses the new ones (the old one ends with its commands).
       if (holder && holder.blocked !== blocked) {
         this.holders.delete(key);
-        if (holder.users === 0) this.drop(key, holder);
+        if (holder.users === 0) void this.drop(key, holder);
         holder = undefined;
       }
       if (!holder || holder.gone) {
@@ -75,7 +76,7 @@ export class KeptNetworks {
         network = await h.ready;
       } catch (err) {
         this.unuse(key, h);
-        this.drop(key, h);
+        void this.drop(key, h);
         throw err;
       }
       // Still the namespace it made: the holder has not died meanwhile.
@@ -91,7 +92,7 @@ export class KeptNetworks {
         };
       }
       this.unuse(key, h);
-      this.drop(key, h);
+      void this.drop(key, h);
       if (attempt >= 1) throw new Error('the kept network ended as it was entered');
     }
   }
@@ -103,23 +104,29 @@ export class KeptNetworks {
 
   /** Stops every holder. */
   stopAll(): void {
-    for (const [key, h] of this.holders) this.drop(key, h);
+    for (const [key, h] of this.holders) void this.drop(key, h);
+  }
+
+  /** Stops `key`'s holder now, in use or not (its conversation is stopping everything it started); resolves once it is gone. */
+  async stop(key: string): Promise<void> {
+    const h = this.holders.get(key);
+    if (h) await this.drop(key, h);
   }
 
   private unuse(key: string, h: Holder): void {
     h.users--;
     if (h.users > 0 || h.gone) return;
     // Replaced meanwhile (this host's addresses changed): it goes with its last command.
-    if (this.holders.get(key) !== h) return this.drop(key, h);
-    h.timer = setTimeout(() => this.drop(key, h), this.keepMs);
+    if (this.holders.get(key) !== h) return void this.drop(key, h);
+    h.timer = setTimeout(() => void this.drop(key, h), this.keepMs);
     h.timer.unref();
   }
 
-  private drop(key: string, h: Holder): void {
+  private async drop(key: string, h: Holder): Promise<void> {
     h.gone = true;
     clearTimeout(h.timer);
     if (this.holders.get(key) === h) this.holders.delete(key);
-    if (h.proc && !h.exited) void killGroup(h.proc.pid);
+    if (h.proc && !h.exited) await killGroup(h.proc.pid);
   }
 
   private start(key: string, spawnHelper: boolean | undefined, blocked: string): Holder {
@@ -155,7 +162,7 @@ export class KeptNetworks {
       h.proc = proc;
       void proc.exited.then(() => {
         h.exited = true;
-        this.drop(key, h);
+        void this.drop(key, h);
       });
       if (h.gone) {
         void killGroup(proc.pid);
@@ -222,6 +229,14 @@ export async function leaseNetwork(
   let kept = networks.get(sandbox.host);
   if (!kept) networks.set(sandbox.host, (kept = new KeptNetworks(sandbox.host)));
   return kept.lease(session, spawnHelper).catch(() => undefined);
+}
+
+/**
+ * Stops conversation `session`'s kept network now, with whatever still runs in it (its conversation
+ * is stopping everything it started: see stopConversationProcesses); resolves once its holder is gone.
+ */
+export async function stopKeptNetwork(sandbox: Sandbox | undefined, session: string): Promise<void> {
+  if (sandbox) await networks.get(sandbox.host)?.stop(session);
 }
 
 /** Stops the kept networks of a sandbox's host (its worker stops; a process still running loses its network). */

@@ -128,13 +128,9 @@ export async function runTerminalCall(
   const idleState: TerminalState = { cwd: state.cwd, env: state.env };
 
   if (args.reset) {
-    if (current) {
-      running.delete(key);
-      await killGroup(current.pid);
-      await rm(current.stateDir, { recursive: true, force: true });
-    }
+    const stopped = await stopSessionCommand(key);
     return {
-      content: `The terminal was reset${current ? ' (the running command was stopped)' : ''}: working directory is the workspace, exported variables cleared.`,
+      content: `The terminal was reset${stopped ? ' (the running command was stopped)' : ''}: working directory is the workspace, exported variables cleared.`,
       isError: false,
       terminal: { cwd: ctx.workspace, env: {} },
     };
@@ -164,6 +160,21 @@ export async function runTerminalCall(
     running.set(key, current);
   }
   return observe(key, current, ctx, args.timeout);
+}
+
+/**
+ * Stops the command conversation `session` has running in this worker (one left running past its soft
+ * timeout, or one a call observes now): its whole process group, so, sandboxed, everything in its
+ * sandbox. Whether there was one. Its conversation is stopping everything it started (a pause --now,
+ * its close or end, hibernation, a lost host: see stopConversationProcesses).
+ */
+export async function stopSessionCommand(session: string): Promise<boolean> {
+  const current = running.get(session);
+  if (!current) return false;
+  running.delete(session);
+  await killGroup(current.pid);
+  await rm(current.stateDir, { recursive: true, force: true });
+  return true;
 }
 
 async function start(command: string, state: TerminalState, ctx: TerminalContext): Promise<RunningCommand> {
@@ -316,7 +327,8 @@ async function observeCommand(
     };
   }
 
-  running.delete(key);
+  // Unless stopped meanwhile (stopSessionCommand), and another command of the conversation started since.
+  if (running.get(key) === rc) running.delete(key);
   if (outcome === 'interrupt' || outcome === 'timeout') await killGroup(rc.pid);
   const exitCode = await rc.exitCode;
   // Background jobs may keep the pipe open: give the output a moment, then stop reading.

@@ -10,7 +10,7 @@ import { ConversationRun } from './runner/conversation-run.js';
 import { carryStep, drain, start } from './runner/commands.js';
 import { checkMessageText } from './messages.js';
 import { registerHandlers } from './runner/handlers.js';
-import { releaseTools } from './runner/setup.js';
+import { releaseToolsAtEnd, stopProcessesAfterPause } from './runner/setup.js';
 import { forkWorkspaceDue, makeForkWorkspace, performRewind } from './runner/workspace-checkpoints.js';
 import { applyOutcome, finishMovedStep, takeTurn } from './runner/turn.js';
 import { moveToNewVersionDue, targetVersionChanged } from './runner/versioning.js';
@@ -58,6 +58,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     'Duration of one step (model call and its tools)',
   );
   for (;;) {
+    // A pause --now (a rewind's too) stops what the conversation left running on its host, once the
+    // call in flight has come back: a command past its soft timeout, MCP servers, the kept network.
+    if (run.processesStopDue) await stopProcessesAfterPause(run, acts);
     // A rewind asked for is carried out once nothing runs (its request paused the conversation).
     if (run.rewinds.pending) {
       if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
@@ -125,13 +128,10 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
   // A closed pooled conversation gives its host folder back (its steps are in the store).
   if (end === 'closed' && hibernationBound(run) !== undefined) await hibernate(run);
-  // The conversation ends: stop its MCP servers on the workspace host. A pooled conversation that
-  // holds no host (hibernated, or just released above) had them stopped by the release.
+  // The conversation ends: nothing it started on the workspace host outlives it. A pooled conversation
+  // that holds no host (hibernated, or just released above) had everything stopped by the release.
   const continuing = end === 'continue-as-new';
-  if ((!continuing || run.closeRequested) && run.setup && options.mcpServers && Object.keys(options.mcpServers).length > 0) {
-    const released = options.pool !== undefined && !options.poolHost && isPatched('pooled-mcp-stop-on-release');
-    if (!released) await releaseTools(run, acts);
-  }
+  if ((!continuing || run.closeRequested) && run.setup) await releaseToolsAtEnd(run, acts);
   // Never continue (or complete) with an update half-handled; signals that arrive meanwhile are
   // handled first (the server rejects a completion that races a new signal, and the task re-runs).
   // Waiting clients are answered now (they ask the next run).

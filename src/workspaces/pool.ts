@@ -261,15 +261,19 @@ async function noteShipped(settings: PoolSettings, claim: Claim): Promise<void> 
  * Hibernation: the conversation releases its folder on this host (its checkpoints are in the store
  * already; the next claim, on any host, restores the last one). The claim ends with it: a snapshot
  * this host takes of it later is refused. Safe to retry; a claim held by another epoch is left alone.
+ * A host the conversation left as lost releases it the same way. `beforeRelease` runs first, only
+ * for the claim of that epoch (it stops what the conversation runs in the folder).
  */
 export async function releasePoolHost(
   settings: PoolSettings,
   checkpoints: CheckpointStore,
   conversationId: string,
   epoch: number,
+  beforeRelease: () => Promise<void> = async () => {},
 ): Promise<boolean> {
   const claim = await readClaim(settings, conversationId);
   if (!claim || claim.epoch !== epoch) return false;
+  await beforeRelease();
   const repo = await checkpoints.open(claim.workspace).catch(() => undefined);
   repo?.stopWatching();
   await rm(claimFile(settings, conversationId), { force: true });

@@ -1,24 +1,26 @@
 // The default box, with real workers: a worker started with no sandbox flags runs commands under
 // bubblewrap with the internet network (nothing of this host's loopback or addresses reachable), and
 // commands, their /proc, and the MCP stdio servers a conversation names see none of the worker's
-// variables; `--sandbox none` still starts commands from the allowlist.
+// variables; `--sandbox none` still starts commands from the allowlist; a command left running past
+// its soft timeout ends, with the kept network, at `pause --now` and at `close` (both workers).
 //
 // What this can and cannot show: the machine has no route to the internet, so the internet network is
 // shown by its parts (the command's default route goes through slirp4netns's tap device, names are
 // resolved by its forwarder) and by what it refuses: TCP listeners this test opens on 127.0.0.1 and on
 // this host's own non-loopback address, which an unsandboxed command reaches.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { existsSync, readdirSync, readlinkSync, statSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
-import { samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
+import { execa } from 'execa';
+import { lastUserMessage, samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import type { ConversationEvent, ObservationEvent } from '../../src/types.js';
-import { ROOT, startHarness, type Harness, type WorkerProcess } from '../support/harness.js';
+import { ROOT, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 const marker = `leak${process.pid}x${Date.now()}`;
 // Variables a worker commonly has that are none of a command's business; the old denylist let them through.
@@ -62,10 +64,12 @@ describe('the default box', () => {
 
   before(async () => {
     h = await startHarness({ name: 'sandbox-default', script: () => ({ content: 'ok' }), env: WORKER_SECRETS });
+    // A quiet command comes back still running after 2 s (the writers below; the other commands here print at once).
+    const soft = { FAHEEM_TERMINAL_SOFT_TIMEOUT_S: '2' };
     [boxed, open] = await Promise.all([
-      h.startWorker(),
+      h.startWorker(soft),
       // Unsandboxed on purpose, with its own tool queue (its main queue unused).
-      h.startWorker({ FAHEEM_TASK_QUEUE: `unused-${OPEN_QUEUE}`, FAHEEM_TOOL_TASK_QUEUE: OPEN_QUEUE }, ['--sandbox', 'none']),
+      h.startWorker({ ...soft, FAHEEM_TASK_QUEUE: `unused-${OPEN_QUEUE}`, FAHEEM_TOOL_TASK_QUEUE: OPEN_QUEUE }, ['--sandbox', 'none']),
     ]);
     hostAddress = Object.values(os.networkInterfaces())
       .flat()
@@ -166,5 +170,134 @@ describe('the default box', () => {
     assert.equal(seen.usr, 'EROFS');
     assert.equal(seen.workspace, 'ok');
     assert.ok(existsSync(path.join(workspace, 'mcp-wrote.txt')));
+  });
+
+  describe('nothing outlives its conversation', () => {
+    // A writer that never prints: past the soft timeout the model is told it still runs, and it goes on
+    // in the background of the conversation's terminal. Its command line names the conversation's tag
+    // (pgrep finds it on the host); net.txt names its network namespace (the kept network, sandboxed).
+    const writer = (tag: string) =>
+      `readlink /proc/self/ns/net > net.txt; bash -c 'while true; do date +%s%N >> out.txt; sleep 0.05; done' ${tag}`;
+    /** Each conversation's first message is its tag: the writer's command, then `Done.` (held at the tag's gate when `hold`). */
+    function writers(hold: boolean) {
+      h.model.setScript(
+        samePromptSameReply((req: RecordedRequest): ScriptedReply => {
+          const tag = lastUserMessage(req);
+          if (!req.body.messages.some((m) => m.role === 'tool')) return sh(writer(tag));
+          return { content: 'Done.', ...(hold ? { gate: tag } : {}) };
+        }),
+      );
+    }
+    const running = async (tag: string) => (await execa('pgrep', ['-f', tag], { reject: false })).stdout.trim();
+    // A writer that outlived its test (the code under test failed) is stopped here, by its own tag.
+    const tags: string[] = [];
+    after(async () => {
+      for (const tag of tags) await execa('pkill', ['-KILL', '-f', tag], { reject: false });
+    });
+    const sizeOf = (file: string) => {
+      try {
+        return statSync(file).size;
+      } catch {
+        return 0;
+      }
+    };
+    /** The host's processes in a network namespace (`net:[…]`). */
+    function inNamespace(ns: string): string[] {
+      const pids: string[] = [];
+      for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+        try {
+          if (readlinkSync(`/proc/${pid}/ns/net`) === ns) pids.push(pid);
+        } catch {
+          // gone meanwhile
+        }
+      }
+      return pids;
+    }
+    /** Waits until `file` has grown, then stopped growing (unchanged over 10 samples a tenth of a second apart); when it last grew. */
+    async function lastGrowth(file: string): Promise<number> {
+      let size = sizeOf(file);
+      let changedAt = Date.now();
+      let same = 0;
+      await waitFor(
+        `${file} to stop growing`,
+        () => {
+          const now = sizeOf(file);
+          if (now !== size) [size, changedAt, same] = [now, Date.now(), 0];
+          else same++;
+          return same >= 10;
+        },
+        30_000,
+        100,
+      );
+      return changedAt;
+    }
+
+    /** A conversation on `queue` whose writer runs on after its command came back still running. */
+    async function startWriter(queue: string | undefined, name: string) {
+      const tag = `faheem-writer-${name}-${process.pid}-${Date.now()}`;
+      tags.push(tag);
+      const workspace = await h.workspace();
+      const conversation = await Conversation.create(h.client, {
+        agent: agent(),
+        workspace,
+        firstMessage: tag,
+        ...(queue ? { toolTaskQueue: queue } : {}),
+      });
+      const out = path.join(workspace, 'out.txt');
+      const run = conversation.run();
+      await waitFor('the writer to write', () => sizeOf(out) > 0);
+      assert.ok(await running(tag), 'the writer runs on the host');
+      const net = await readFile(path.join(workspace, 'net.txt'), 'utf8').then((t) => t.trim());
+      return { tag, conversation, run, out, net };
+    }
+
+    /**
+     * Asks for the stop (`request`) while watching the writer's file: the writer stops within 2 s of the
+     * request (the issue's bound), and neither it nor its kept network runs on.
+     */
+    async function assertStops(w: Awaited<ReturnType<typeof startWriter>>, sandboxed: boolean, request: () => Promise<unknown>) {
+      const before = sizeOf(w.out);
+      await waitFor('the writer to be writing now', () => sizeOf(w.out) > before, 10_000, 20);
+      const sentAt = Date.now();
+      const growth = lastGrowth(w.out);
+      await request();
+      const stoppedAt = await growth;
+      console.log(`# ${w.tag}: the writer's last write ${stoppedAt - sentAt} ms after the request`);
+      assert.equal(await running(w.tag), '', 'the writer is gone');
+      assert.ok(stoppedAt - sentAt <= 2_000, `the writer stopped ${stoppedAt - sentAt} ms after the request (at most 2 s)`);
+      if (sandboxed) {
+        assert.notEqual(w.net, readlinkSync('/proc/self/ns/net'), 'the writer ran in a network of its own');
+        await waitFor('its kept network to go', () => inNamespace(w.net).length === 0, 10_000);
+      }
+    }
+
+    test('pause --now ends a command left running past its soft timeout, and its kept network (sandboxed and not)', async () => {
+      writers(true);
+      const [inBox, unboxed] = await Promise.all([startWriter(undefined, 'pause-boxed'), startWriter(OPEN_QUEUE, 'pause-open')]);
+      for (const w of [inBox, unboxed]) {
+        // The model was told it still runs, and is thinking: the conversation runs, the writer writes.
+        await h.model.reached(w.tag);
+        const obs = observations(await w.conversation.events());
+        assert.match(obs[0]!.content, /still running/);
+        if (w === inBox) assert.ok(inNamespace(w.net).length > 0, 'the kept network is up');
+        await assertStops(w, w === inBox, async () => {
+          await w.conversation.pause({ now: true });
+          assert.equal((await w.run).status, 'paused');
+        });
+        h.model.release(w.tag);
+        await w.conversation.close();
+      }
+    });
+
+    test('close ends a command left running past its soft timeout, and its kept network (sandboxed and not)', async () => {
+      writers(false);
+      const [inBox, unboxed] = await Promise.all([startWriter(undefined, 'close-boxed'), startWriter(OPEN_QUEUE, 'close-open')]);
+      for (const w of [inBox, unboxed]) {
+        // Finished, with the writer still writing in the background of its terminal.
+        assert.equal((await w.run).status, 'finished');
+        assert.ok((await w.conversation.state()).terminal.running, 'the terminal says a command runs');
+        await assertStops(w, w === inBox, () => w.conversation.close());
+      }
+    });
   });
 });

@@ -59,7 +59,8 @@ const EXEMPT: Record<string, string> = {
   waitUntil: 'the wait tool: its result is the observation',
   onHost: 'runs any call on the workspace host: its result is that call’s',
   onPoolHost: 'runs any call on a pooled host: its result is that call’s',
-  releaseTools: 'best effort at the end of the conversation: nothing comes of it',
+  releaseToolsAtEnd: 'best effort at the end of the conversation: nothing comes of it',
+  stopProcessesAfterPause: 'best effort after a pause --now: nothing comes of it',
   hibernate: 'gives the host folder back: nothing comes of it',
   takePoolHost: 'claims a host before a restore: nothing comes of it',
 };

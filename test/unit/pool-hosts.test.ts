@@ -117,6 +117,23 @@ test('a claim restores the last accepted step on the new host; the lost host is 
   assert.ok(!existsSync(path.join(again.workspace, 'late.txt')));
 });
 
+test("a host releases a folder it was left as lost in (its processes stopped first) only for that epoch's claim", async (t) => {
+  const { a } = await twoHosts(t);
+  const stopped: number[] = [];
+  const release = (epoch: number) => releasePoolHost(a.settings, a.checkpoints, 'c5', epoch, async () => void stopped.push(epoch));
+  const first = await claimPoolHost(a.settings, a.checkpoints, 'faheem-tools@a', { conversationId: 'c5', pool: 'p1' }, {});
+  // Left as lost, then claimed here again: the late release of the lost epoch leaves the new claim alone.
+  const again = await claimPoolHost(a.settings, a.checkpoints, 'faheem-tools@a', { conversationId: 'c5', pool: 'p1' }, {});
+  assert.equal(await release(first.epoch), false);
+  assert.deepEqual(stopped, [], "the new claim's processes run on");
+  assert.ok(existsSync(again.workspace));
+  assert.equal(await release(again.epoch), true);
+  assert.deepEqual(stopped, [again.epoch], 'stopped before the folder went');
+  assert.ok(!existsSync(again.workspace));
+  assert.equal(await release(again.epoch), false, 'released already: nothing to stop');
+  assert.deepEqual(stopped, [again.epoch]);
+});
+
 test('a workspace outside the pool folder is not shipped; one the host does not hold is refused', async (t) => {
   const root = await mkdtemp(path.join(tmpdir(), 'faheem-pool-unit-'));
   t.after(() => rm(root, { recursive: true, force: true }));

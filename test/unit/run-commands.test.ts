@@ -17,6 +17,7 @@ import {
   messageRefused,
   pause,
   pauseAtStart,
+  processesStopAsked,
   receiveMessage,
   record,
   recordAndShow,
@@ -263,6 +264,17 @@ describe('commands (pure)', () => {
       pause(model(), facts(), {}).effects.some((e) => e.kind === 'cancel-tool'),
       false,
     );
+  });
+
+  test('pause --now (a rewind too) asks that what the conversation left running on its host stop; a plain pause does not', () => {
+    const now = pause(model(), facts(), { now: true });
+    assert.equal(now.session.processesStopDue, true);
+    assert.equal(rewind(model(), facts(), 1).session.processesStopDue, true);
+    assert.equal(pause(model(), facts(), {}).session.processesStopDue, undefined);
+    assert.equal(pause(model('finished'), facts(), { now: true }).session.processesStopDue, undefined, 'nothing to pause: nothing asked');
+    const asked = processesStopAsked(now, facts());
+    assert.equal(asked.session.processesStopDue, undefined);
+    assert.deepEqual([asked.events, asked.effects], [[], []]);
   });
 
   test('a pause before the start is kept for it; pauseAtStart applies it once running (patched)', () => {

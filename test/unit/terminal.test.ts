@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { commandBaseEnv, runTerminal, MAX_OUTPUT_CHARS, CommandInterrupted } from '../../src/tools/terminal.js';
+import { commandBaseEnv, runTerminal, MAX_OUTPUT_CHARS, CommandInterrupted, stopSessionCommand } from '../../src/tools/terminal.js';
 import type { TerminalState } from '../../src/types.js';
 import { setUpSpawner } from '../../src/tools/spawner.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -135,6 +135,35 @@ describe('terminal', () => {
     assert.equal(r.exitCode, 0);
     assert.equal(r.terminal.running, undefined);
     assert.equal(r.terminal.cwd, '/tmp');
+  });
+
+  test("stopSessionCommand stops the session's command left running, with its process group; other sessions' run on", async () => {
+    const { workspace, ctx, state } = await setup();
+    const quick = { ...ctx, softTimeoutMs: 300 };
+    // A writer that never prints, its pid in a file: left running past the soft timeout.
+    const writer = (name: string) => `bash -c 'echo $$ > ${name}.pid; while true; do date +%s%N >> ${name}.txt; sleep 0.05; done'`;
+    const mine = await runTerminal({ command: writer('mine') }, state, { ...quick, session: 'conv-mine' });
+    const theirs = await runTerminal({ command: writer('theirs') }, state, { ...quick, session: 'conv-theirs' });
+    assert.match(mine.content, /still running/);
+    assert.match(theirs.content, /still running/);
+    const pidOf = async (name: string) => Number(await readFile(path.join(workspace, `${name}.pid`), 'utf8'));
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const [minePid, theirsPid] = [await pidOf('mine'), await pidOf('theirs')];
+    assert.equal(await stopSessionCommand('conv-mine'), true);
+    assert.equal(alive(minePid), false, "the writer's own process (a child of the command's shell) is gone");
+    assert.equal(alive(theirsPid), true, "another conversation's command runs on");
+    assert.equal(await stopSessionCommand('conv-mine'), false, 'nothing left: nothing done');
+    const after = await runTerminal({ command: '', is_input: true }, mine.terminal, { ...quick, session: 'conv-mine' });
+    assert.match(after.content, /can no longer be reached/);
+    assert.equal(await stopSessionCommand('conv-theirs'), true);
+    assert.equal(alive(theirsPid), false);
   });
 
   test('keys: C-c interrupts, C-d ends input; reset stops a running command', async () => {

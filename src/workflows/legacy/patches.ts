@@ -127,6 +127,24 @@ export const PATCHES = {
     since: '0.3.0 (issue 43, review fixes)',
     retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
   },
+  'stop-processes-on-pause-now': {
+    guards:
+      "After a `pause --now` (a rewind's included), once the call in flight has come back, the loop asks the workspace host to stop everything the conversation started there (releaseTools: the command its terminal left running past its soft timeout, MCP servers, the kept network). Before, only the call in flight stopped, and a command left running went on. Asked only after such a pause, by a conversation set up on a host it still holds.",
+    since: '0.3.0 (nothing outlives its conversation)',
+    retire: 'deprecatePatch once no conversation started before it is open (7 days after its last run); remove a release later.',
+  },
+  'stop-processes-at-end': {
+    guards:
+      'A conversation without MCP servers that ends (closed, idle, a sub-agent done) on a host it holds schedules releaseTools too, which stops what it left running there (a command past its soft timeout, the kept network). Before, only a conversation with MCP servers did. Asked only by such conversations.',
+    since: '0.3.0 (nothing outlives its conversation)',
+    retire: 'deprecatePatch once no conversation started before it is open (7 days after its last run); remove a release later.',
+  },
+  'release-lost-host': {
+    guards:
+      "A pooled conversation that moves off a lost host schedules, without waiting for it, releasePoolHost with the lost epoch on that host's queue: a host that only lost touch stops what the conversation left running there and gives its folder back once it polls again. Asked only on such a move.",
+    since: '0.3.0 (nothing outlives its conversation)',
+    retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

@@ -29,6 +29,7 @@ import {
   withLastError,
   withModelSeen,
   withMovedStep,
+  withProcessesStopDue,
   withPromptsChecked,
   withReply,
   withSessionStarted,
@@ -212,7 +213,11 @@ function pauseIn(d: Draft, request: PauseRequest): void {
   d.session = waitInterrupted(d.session, 'pause');
   d.record({ kind: 'pause', source: 'user', now: request.now === true, ...(request.reason ? { reason: request.reason } : {}) });
   d.want({ kind: 'cancel-model' });
-  if (request.now) d.want({ kind: 'cancel-tool', interrupt: true });
+  if (request.now) {
+    d.want({ kind: 'cancel-tool', interrupt: true });
+    // And what no call holds: a command left running past its soft timeout, MCP servers, the kept network.
+    d.session = withProcessesStopDue(d.session, true);
+  }
   // Not picked up yet: nothing to interrupt, just do not start it.
   else if (d.facts.waitingForHost) d.want({ kind: 'cancel-tool', interrupt: false });
   d.want({ kind: 'tell-children', signal: 'pause', request });
@@ -437,6 +442,9 @@ export const wake = onSession(woken);
 
 /** Events up to `count` went with this run's last model call. */
 export const eventsSent = onSession(withEventsSent);
+
+/** The host has been asked to stop what the conversation runs there (after a pause --now). */
+export const processesStopAsked = onSession((session: Session) => withProcessesStopDue(session, false));
 
 /** One more model call of this run: counters, usage and cost. */
 export const recordReply = onState(withReply);

@@ -256,6 +256,10 @@ export class ConversationRun {
   get closeRequested(): boolean {
     return this.current.session.closeRequested;
   }
+  /** A `pause --now` asked the host to stop everything the conversation started there; not asked yet. */
+  get processesStopDue(): boolean {
+    return this.current.session.processesStopDue === true;
+  }
   get wakeups(): number {
     return this.current.session.wakeups;
   }

@@ -6,12 +6,21 @@
 //   moves to another host (restored from the last shipped checkpoint) and the call runs there;
 // - a call whose host stopped heartbeating may have run: the conversation moves, and the call
 //   comes back as OutcomeUnknown (an observation saying so), never run again, never a success.
-// Every move bumps the fence epoch, so the lost host can never ship again or be believed.
+// Every move bumps the fence epoch, so the lost host can never ship again or be believed; once it
+// polls again, it stops what the conversation left running there and releases the folder.
 // Hibernation gives the host folder back: between steps (paused, idle past a bound: the accepted
 // steps are in the store) and in the middle of one, in a long `wait` or approval (the workspace is
 // shipped as it is first: this step's actions may already have changed files).
 // Only pooled conversations reach this module: histories from before pools never do.
-import { ActivityFailure, TimeoutFailure, isCancellation, proxyActivities, workflowInfo, type ActivityOptions } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  CancellationScope,
+  TimeoutFailure,
+  isCancellation,
+  proxyActivities,
+  workflowInfo,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import { TimeoutType } from '@temporalio/common';
 import type { Activities } from '../../activities/index.js';
 import { childHasEnded } from '../delegation.js';
@@ -67,6 +76,8 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
     (last === undefined || last.step < midStep.step || (last.step === midStep.step && last.commit === midStep.commit));
   const released = options.poolReleasedBy;
   const from = options.poolHost?.host ?? released ?? null;
+  // Left as lost: that host may only have lost touch, with what the conversation started there running on.
+  const lost = reason !== undefined && options.poolHost ? { ...options.poolHost, taskQueue: options.toolTaskQueue } : undefined;
   const claimed = await claims.claimPoolHost({ conversationId: run.id, pool, ...(lastStep !== undefined ? { lastStep } : {}) });
   const terminal = run.toolStateOf('terminal') as { cwd?: unknown; env?: unknown } | undefined;
   if (terminal && typeof terminal.cwd === 'string')
@@ -89,7 +100,29 @@ async function claimHost(run: PoolHostRun, reason: string | undefined): Promise<
     restoredFromStep: claimed.restoredFromStep ?? null,
     reason: reason ?? (woke || `first host of pool ${pool}`),
   });
+  if (lost && isPatched('release-lost-host')) releaseLostHost(run, lost);
   return claimed.restoredFromStep;
+}
+
+/** How long a host left as lost has to poll again and stop what the conversation left running there. */
+const LOST_HOST_WAIT = '1 hour';
+
+/**
+ * A host the conversation left as lost stops what it started there (a command left running, MCP
+ * servers, the kept network) and gives the folder back once it polls again: releasePoolHost with the
+ * lost epoch, which a later claim there ignores. Not waited for: a host that is gone never answers,
+ * and the conversation goes on elsewhere meanwhile; nothing (a pause --now) cancels it.
+ */
+function releaseLostHost(run: Pick<ConversationRun, 'id'>, lost: { host: string; epoch: number; taskQueue: string }): void {
+  const host = proxyActivities<Activities>({
+    taskQueue: lost.taskQueue,
+    scheduleToStartTimeout: LOST_HOST_WAIT,
+    startToCloseTimeout: '1 minute',
+    retry: { maximumAttempts: 2 },
+    summary: `lost host ${lost.host}: stop what the conversation runs there, release its folder (once it polls again)`,
+  });
+  const release = CancellationScope.nonCancellable(() => host.releasePoolHost({ conversationId: run.id, epoch: lost.epoch }));
+  void release.catch(() => undefined);
 }
 
 /**

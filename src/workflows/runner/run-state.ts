@@ -91,6 +91,11 @@ export interface Session {
   readonly moveAsked: boolean;
   /** Events up to here went with this run's last model call (its worker likely caches them). */
   readonly sentEvents?: number;
+  /**
+   * A `pause --now` asked that everything the conversation started on its host stop, a command left
+   * running past its soft timeout included: the loop asks the host (runner/setup.ts stopProcessesAfterPause).
+   */
+  readonly processesStopDue?: boolean;
 }
 
 /** The state a run starts from: a new conversation's, or the carried one (of any older shape). */
@@ -328,4 +333,10 @@ export function waitInterrupted(session: Session, by: WaitEnd): Session {
 /** Events up to `count` went with this run's last model call. */
 export function withEventsSent(session: Session, count: number): Session {
   return { ...session, sentEvents: count };
+}
+
+/** The host has been asked to stop the conversation's processes (`due`: or must be, after a pause --now). */
+export function withProcessesStopDue(session: Session, due: boolean): Session {
+  const { processesStopDue: _old, ...rest } = session;
+  return due ? { ...rest, processesStopDue: true } : rest;
 }

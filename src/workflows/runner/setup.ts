@@ -4,7 +4,8 @@ import { PREPARE_TOOLS } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
-import { record, setSetup } from './commands.js';
+import { processesStopAsked, record, setSetup } from './commands.js';
+import { isPatched } from '../legacy/patches.js';
 import { NotStarted, onHost, type HostCallRun } from './host-call.js';
 
 /** What the setup reads and writes of the run. */
@@ -64,17 +65,53 @@ export async function prepareTools(run: SetupRun, acts: ConversationActivities, 
   return { kind: 'ready' };
 }
 
-/** Stops the conversation's MCP servers on the workspace host when it ends (best effort, bounded). */
-export async function releaseTools(run: Pick<ConversationRun, 'id' | 'options'>, acts: ConversationActivities): Promise<void> {
+/**
+ * Stops what the conversation started on its workspace host (its command left running, MCP servers,
+ * kept network: the releaseTools activity), best effort and bounded.
+ */
+async function releaseTools(run: Pick<ConversationRun, 'id' | 'options'>, acts: ConversationActivities, why: string): Promise<void> {
   await acts.tool.releaseTools
     .executeWithOptions(
       {
         scheduleToCloseTimeout: '1 minute',
         taskQueue: run.options.toolTaskQueue,
         retry: { maximumAttempts: 3 },
-        summary: 'stop MCP servers',
+        summary: `${why}: stop its processes on the workspace host (commands, MCP servers, network)`,
       },
       [run.id],
     )
     .catch(() => undefined);
+}
+
+/** Whether a pooled conversation holds no host: hibernated or released, its release stopped everything there. */
+function holdsNoPoolHost(run: Pick<ConversationRun, 'options'>): boolean {
+  return run.options.pool !== undefined && !run.options.poolHost;
+}
+
+/**
+ * The conversation ends (closed, idle, a sub-agent done): nothing it started on its workspace host
+ * outlives it. Before the patch `stop-processes-at-end` only a conversation with MCP servers asked.
+ */
+export async function releaseToolsAtEnd(run: Pick<ConversationRun, 'id' | 'options'>, acts: ConversationActivities): Promise<void> {
+  const { options } = run;
+  if (options.mcpServers && Object.keys(options.mcpServers).length > 0) {
+    const released = options.pool !== undefined && !options.poolHost && isPatched('pooled-mcp-stop-on-release');
+    if (!released) await releaseTools(run, acts, 'the conversation ends');
+    return;
+  }
+  if (!holdsNoPoolHost(run) && isPatched('stop-processes-at-end')) await releaseTools(run, acts, 'the conversation ends');
+}
+
+/**
+ * After a `pause --now`: what the call in flight does not hold stops too (a command left running past
+ * its soft timeout, MCP servers, the kept network). Asked once a pause, when a host has set the
+ * conversation up and it still holds one.
+ */
+export async function stopProcessesAfterPause(
+  run: Pick<ConversationRun, 'apply' | 'id' | 'options' | 'setup'>,
+  acts: ConversationActivities,
+): Promise<void> {
+  run.apply(processesStopAsked);
+  if (!run.setup || holdsNoPoolHost(run) || !isPatched('stop-processes-on-pause-now')) return;
+  await releaseTools(run, acts, 'pause --now');
 }
