@@ -54,17 +54,21 @@ function script(request: RecordedRequest): ScriptedReply {
 
 let h: Harness;
 let a: WorkerProcess;
+// Outside /tmp, which each sandboxed command has a private one of: the commands of two conversations
+// wait for a file here, and the test makes it. The workers let commands read it (FAHEEM_SANDBOX_READ:
+// the rest of /var is not there for them).
+let goDir: string | undefined;
 before(async () => {
   h = await startHarness({ name: 'deploy', script });
+  goDir = await mkdtemp('/var/tmp/faheem-deploy-go-');
 });
-let goDir: string | undefined;
 after(async () => {
   await h?.close();
   if (goDir) await rm(goDir, { recursive: true, force: true });
 });
 
 const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait', 'delegate'] });
-const version = (buildId: string) => ({ FAHEEM_DEPLOYMENT: DEPLOYMENT, FAHEEM_BUILD_ID: buildId });
+const version = (buildId: string) => ({ FAHEEM_DEPLOYMENT: DEPLOYMENT, FAHEEM_BUILD_ID: buildId, FAHEEM_SANDBOX_READ: goDir! });
 
 /** The build id the conversation's current run is pinned to (from describe). */
 async function buildOf(id: string): Promise<string | undefined> {
@@ -85,10 +89,7 @@ test('set-current B and drain A: running, paused, finished, waiting and approval
   a = await h.startWorker(version('A'));
   await deploy(['set-current', 'A', '--deployment', DEPLOYMENT]);
 
-  // Outside /tmp, which each sandboxed command has a private one of: the commands of two conversations
-  // wait for this file, and the test makes it.
-  goDir = await mkdtemp('/var/tmp/faheem-deploy-go-');
-  const goFile = path.join(goDir, 'go');
+  const goFile = path.join(goDir!, 'go');
   const start = async (firstMessage: string, extra: Partial<Parameters<typeof Conversation.create>[1]> = {}) =>
     Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage, run: true, ...extra });
   const approvalWorkspace = await h.workspace();
