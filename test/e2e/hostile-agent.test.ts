@@ -206,8 +206,11 @@ describe('the hostile-agent suite', { timeout: 600_000 }, () => {
       await writeFile(path.join(other, 'secret.txt'), 'hostile-other-4d1f8a26\n');
       await writeFile(path.join(store, 'step-1'), 'hostile-store-8b3e5c17\n');
       MARKERS.push('hostile-other-4d1f8a26', 'hostile-store-8b3e5c17');
-      const absent = ['/var', '/srv', '/opt', '/mnt', '/media', '/run', '/home', '/root']
-        .filter((d) => !os.homedir().startsWith(`${d}/`) && d !== os.homedir())
+      // Folders of the host a command must not see; one on the way to what is shown (the home, kept
+      // empty; the worker's Node, as under /var/cache in the CI; its package) exists only as that way.
+      const shownWays = [os.homedir(), path.dirname(path.dirname(process.execPath)), ROOT];
+      const absent = ['/var/tmp', '/var/lib', '/var/log', '/srv', '/opt', '/mnt', '/media', '/run', '/home', '/root']
+        .filter((d) => !shownWays.some((w) => w === d || w.startsWith(`${d}/`)))
         .join(' ');
       const workspace = await h.workspace();
       await mkdir(path.join(workspace, '.faheem'), { recursive: true });
