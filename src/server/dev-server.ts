@@ -4,13 +4,15 @@ import { ServerStartError } from '../errors.js';
 import { Connection } from '@temporalio/client';
 import type { ResultPromise } from 'execa';
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { findTemporalCli } from './temporal-cli.js';
 import { WORKER_COMMANDS_CONFIG } from '../pause-channel.js';
-import { writeHttpAccess } from '../temporal-http.js';
+import { httpAccessFile, writeHttpAccess } from '../temporal-http.js';
 import { allowedHostNames, startHostGuard, type HostGuard } from './host-guard.js';
 
 export interface DevServerOptions {
@@ -77,6 +79,18 @@ export const DYNAMIC_CONFIG = [
   'system.enableActivityEagerExecution=true',
 ];
 
+/** Whether the HTTP API at `url` answers a request with a Host it was not given with 403 (bounded: 5 s). */
+function refusesForeignHost(url: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = http.get(`${url}/api/v1/namespaces`, { headers: { host: 'faheem-check.invalid' }, timeout: 5000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 403);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(true)); // nothing answers there: nothing to call either
+  });
+}
+
 /** A port nothing listens on at 127.0.0.1 now (the system's pick). */
 function freeLoopbackPort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -104,8 +118,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const cli = await findTemporalCli(options.temporalCli, options.log);
   const port = options.port ?? 7233;
   const ip = options.ip ?? '127.0.0.1';
-  // port + 10 is where the CLI's quick paths look; when something else holds it, the server takes any.
-  const httpPort = options.httpPort ?? ((await portFree(port + 10, ip)) ? port + 10 : undefined);
+  // port + 10 as a Temporal server has it; when something else holds it, another free one (the access
+  // file names it). An access file left by an earlier server on this port goes first.
+  const httpPort = options.httpPort ?? ((await portFree(port + 10, ip)) ? port + 10 : await freeLoopbackPort());
+  if (options.accessHome) rmSync(httpAccessFile(options.accessHome, port), { force: true });
+  if (options.db) await mkdir(path.dirname(path.resolve(options.db)), { recursive: true });
   const args = ['server', 'start-dev', '--port', String(port), '--ip', ip, '--log-level', 'warn'];
   if (httpPort !== undefined) args.push('--http-port', String(httpPort));
   // The Web UI listens on a loopback port of its own behind a guard on the public one, which
@@ -128,10 +145,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     args.push('--ui-port', String(inner), '--ui-ip', '127.0.0.1');
   }
   if (options.codecEndpoint && !options.headless) args.push('--ui-codec-endpoint', options.codecEndpoint);
-  if (options.db) {
-    await mkdir(path.dirname(path.resolve(options.db)), { recursive: true });
-    args.push('--db-filename', options.db);
-  }
+  if (options.db) args.push('--db-filename', options.db);
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
   // The CLI always opens the HTTP API (on a random port when none is given): it answers only to a
   // name no browser can send, which the callers that need it are told (writeHttpAccess).
@@ -173,6 +187,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
   }
   const httpUrl = httpPort !== undefined ? `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${httpPort}` : undefined;
+  // A Temporal CLI of the operator's (on PATH) may be too old for httpAllowedHosts: say so.
+  if (httpUrl && !(await refusesForeignHost(httpUrl))) {
+    options.log?.(
+      `warning: this Temporal CLI's HTTP API (${httpUrl}) answers any Host (frontend.httpAllowedHosts is not applied): a web page can call it; use the Temporal CLI faheem installs (unset TEMPORAL_CLI) or a newer one`,
+    );
+  }
   const accessFile =
     httpUrl && options.accessHome ? writeHttpAccess(options.accessHome, port, { url: httpUrl, host: httpHost }) : undefined;
   return {
@@ -188,6 +208,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       await child;
       clearTimeout(killer);
       await guard?.close();
+      if (accessFile) rmSync(accessFile, { force: true });
     },
   };
 }

@@ -74,6 +74,8 @@ export async function startHostGuard(options: {
         answer.pipe(res);
       },
     );
+    // A client that goes away takes its upstream request with it.
+    res.on('close', () => upstream.destroy());
     upstream.on('error', () => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' }).end('The Web UI did not answer.\n');
       else res.destroy();

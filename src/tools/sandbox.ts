@@ -307,6 +307,17 @@ export const ETC_SECRETS = [
   '/etc/credstore.encrypted',
   '/etc/docker',
   '/etc/faheem',
+  '/etc/pki/tls/private',
+  '/etc/kubernetes',
+  '/etc/NetworkManager/system-connections',
+  '/etc/ipsec.secrets',
+  '/etc/ipsec.d/private',
+  '/etc/ppp/chap-secrets',
+  '/etc/ppp/pap-secrets',
+  '/etc/wpa_supplicant',
+  '/etc/openvpn',
+  '/etc/wireguard',
+  '/etc/restic',
 ] as const;
 
 /** The view used where none is given (argument lists in tests): the system directories as plain directories. */
@@ -553,9 +564,12 @@ PATH=$cmdpath exec "$@"
  */
 export function workerDirs(): string[] {
   const pkg = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/+$/, '');
-  const modules = path.dirname(pkg);
+  // node_modules/faheemcode, or a scoped node_modules/@scope/faheemcode: the node_modules above it.
+  const parts = pkg.split(path.sep);
+  const at = parts.lastIndexOf('node_modules');
+  const modules = at > 0 && parts.length - at <= 3 ? parts.slice(0, at + 1).join(path.sep) : undefined;
   const node = path.dirname(path.dirname(process.execPath));
-  return [path.basename(modules) === 'node_modules' ? modules : pkg, node];
+  return [modules ?? pkg, node];
 }
 
 /** A directory's own `.faheem` folder (a project's server database, installed tools), when it has one. */
