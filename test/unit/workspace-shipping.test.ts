@@ -375,15 +375,16 @@ test('with a key, an unencrypted object planted at a step is refused, and so is 
   assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), 'mine\n');
 });
 
+/** Ships step `step` of conversation `id` (epoch 1, host h) from `gitDir`, after `previous` when given. */
+function shipperOf(store: Parameters<typeof shipCheckpoint>[0], gitDir: string, env: Parameters<typeof shipCheckpoint>[2]) {
+  return (id: string, step: number, commit: string, previous?: StepManifest) =>
+    shipCheckpoint(store, { conversationId: id, step, epoch: 1, host: 'h', gitDir, commit, ...(previous ? { previous } : {}) }, env);
+}
+
 test("with a key, conversation a's object copied to conversation b's key is refused", async (t) => {
   const { root, workspace, shadow, store } = await setup(t);
   const env = keyEnv();
-  const ship = (id: string, step: number, commit: string, previous?: StepManifest) =>
-    shipCheckpoint(
-      store,
-      { conversationId: id, step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit, ...(previous ? { previous } : {}) },
-      env,
-    );
+  const ship = shipperOf(store, shadow.gitDir, env);
   await writeFile(path.join(workspace, 'from-a.txt'), 'a\n');
   await ship('a', 1, (await shadow.snapshot('a', 1)).commit);
   await unlink(path.join(workspace, 'from-a.txt'));
@@ -430,12 +431,7 @@ test("a chain that names another conversation's object is refused", async (t) =>
 test('with a key a shipped step restores, and so does a fork, and a fork of a fork', async (t) => {
   const { root, workspace, shadow, store } = await setup(t);
   const env = keyEnv();
-  const ship = (id: string, step: number, commit: string, previous?: StepManifest) =>
-    shipCheckpoint(
-      store,
-      { conversationId: id, step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit, ...(previous ? { previous } : {}) },
-      env,
-    );
+  const ship = shipperOf(store, shadow.gitDir, env);
   const files = async (id: string, step: number) => {
     const dir = path.join(root, `${id}-${step}`);
     await restore(store, id, (await findManifest(store, id, step, env))!, dir, env);
