@@ -2,4 +2,5 @@
 export const SEARCH_ATTRIBUTES = {
   ConversationStatus: 'Keyword',
   ConversationModel: 'Keyword',
+  FaheemTenant: 'Keyword',
 } as const;

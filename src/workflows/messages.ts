@@ -94,6 +94,8 @@ export interface ForkPoint {
 
 export const ConversationStatusKey = defineSearchAttributeKey('ConversationStatus', SearchAttributeType.KEYWORD);
 export const ConversationModelKey = defineSearchAttributeKey('ConversationModel', SearchAttributeType.KEYWORD);
+/** The tenant a conversation belongs to (set by `faheem api` at start; sub-agents carry their parent's). */
+export const TenantKey = defineSearchAttributeKey('FaheemTenant', SearchAttributeType.KEYWORD);
 
 export const DESCRIPTIONS = {
   message: 'Add a user message. While running it is folded in before the next model call; otherwise it waits for run.',
