@@ -2,6 +2,7 @@
 // workflow; every call goes through Temporal, so any process can attach to the same conversation.
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { FaheemError } from './errors.js';
+import { checkTenant } from './tenants.js';
 import { checkConversationId } from './conversation-id.js';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
@@ -23,6 +24,7 @@ import { TOOL_NAME } from './tools/define.js';
 import { fileEditorTool, terminalTool } from './tools/builtin.js';
 import {
   ConversationModelKey,
+  TenantKey,
   ConversationStatusKey,
   addMessageUpdate,
   approveUpdate,
@@ -214,6 +216,8 @@ export interface CreateOptions {
   checkpoints?: boolean;
   /** After this long with no worker picking up a call on the workspace host, the conversation says it waits for that host (default 30 s). */
   hostWaitMs?: number;
+  /** The tenant it belongs to: the FaheemTenant search attribute and its fairness key on the task queues. */
+  tenant?: string;
 }
 
 /** The longest title (the first message on one line) a conversation's memo and Web UI summary hold. */
@@ -237,7 +241,8 @@ export function conversationStart(options: CreateOptions): {
   workflow: {
     taskQueue: string;
     args: [ConversationInput];
-    typedSearchAttributes: { key: typeof ConversationStatusKey | typeof ConversationModelKey; value: string }[];
+    typedSearchAttributes: { key: typeof ConversationStatusKey | typeof ConversationModelKey | typeof TenantKey; value: string }[];
+    priority?: { fairnessKey: string };
     /** The workspace and the title (the first message on one line): listings show them from one visibility request. */
     memo: { workspace: string; title?: string };
     staticSummary: string;
@@ -247,6 +252,7 @@ export function conversationStart(options: CreateOptions): {
   const id = options.id !== undefined ? checkConversationId(options.id, 'new') : `conv-${randomUUID().slice(0, 13)}`;
   if (options.firstMessage !== undefined) checkMessage(options.firstMessage);
   const pool = options.pool !== undefined ? checkPoolName(options.pool) : undefined;
+  const tenant = options.tenant !== undefined ? checkTenant(options.tenant) : undefined;
   if (pool === undefined && options.workspace === undefined) throw new InvalidRequestError('a conversation needs a workspace (or a pool)');
   if (pool !== undefined && options.workspace !== undefined)
     throw new InvalidRequestError('a pooled conversation has no workspace folder of its own: pass workspaceFrom to start from one');
@@ -289,7 +295,9 @@ export function conversationStart(options: CreateOptions): {
       typedSearchAttributes: [
         { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
         { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
+        ...(tenant !== undefined ? [{ key: TenantKey, value: tenant }] : []),
       ],
+      ...(tenant !== undefined ? { priority: { fairnessKey: tenant } } : {}),
       // The workspace and the title in the memo too: listings (the console's, `session/list` of
       // `faheem acp`) show and filter them without a query per row.
       memo: {

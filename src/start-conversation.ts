@@ -33,6 +33,10 @@ export interface StartRequest {
   checkpoints?: boolean;
   /** Give the agent the delegate tool. */
   delegate?: boolean;
+  /** The tenant it belongs to (the team API's callers). */
+  tenant?: string;
+  /** Where its stops are posted (the secret is kept by the team API, never in history). */
+  webhook?: { url: string };
 }
 
 /**
@@ -63,6 +67,7 @@ export async function startConversation(client: Client, r: StartRequest): Promis
     ...(r.mcpServers ? { mcpServers: r.mcpServers } : {}),
     ...(r.hooks ? { hooks: r.hooks } : {}),
     ...(r.checkpoints === false ? { checkpoints: false } : {}),
+    ...(r.tenant !== undefined ? { tenant: r.tenant } : {}),
   }).catch((err: unknown) => {
     if (err instanceof WorkflowExecutionAlreadyStartedError) throw new UsageError(`a conversation with id "${r.id}" already exists`);
     throw err;

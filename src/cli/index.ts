@@ -31,6 +31,7 @@ import { deployCommand } from './deploy.js';
 import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './checkpoint-commands.js';
 import { consoleCommand } from './console.js';
+import { apiCommand, apiKeyCommand } from './api.js';
 import { startConversation } from '../start-conversation.js';
 import { acpCommand } from './acp.js';
 import { workspaceCommand } from './workspace-commands.js';
@@ -895,6 +896,8 @@ program
   });
 
 program.addCommand(consoleCommand());
+program.addCommand(apiCommand(settings));
+program.addCommand(apiKeyCommand(settings));
 program.addCommand(acpCommand());
 program.addCommand(scheduleCommand({ withClient, positiveInt, positiveNumber, readMcpConfig }));
 program.addCommand(deployCommand({ withClient, positiveInt, settings }));

@@ -10,7 +10,7 @@ export function isLoopback(host: string): boolean {
 }
 
 /** The services that can listen on another address. */
-export type ExposedService = 'server' | 'console' | 'codec-server' | 'metrics';
+export type ExposedService = 'server' | 'console' | 'codec-server' | 'metrics' | 'api';
 
 const REACHABLE: Record<ExposedService, string> = {
   server:
@@ -18,6 +18,7 @@ const REACHABLE: Record<ExposedService, string> = {
     'MCP config runs commands on the workers (code execution on every worker); and the Web UI, which shows every conversation',
   console: 'the console: whoever holds its token (it is in the printed URL, sent over plain HTTP) controls every conversation',
   'codec-server': 'the codec server: whoever holds its token can decrypt (and encrypt) every payload with your keys',
+  api: 'the team API: whoever holds a key acts for its tenant; the API itself answers anyone (its OpenAPI document, its 401s)',
   metrics: "the worker's Prometheus metrics (model names, tool names, token counts and costs), without authentication",
 };
 
