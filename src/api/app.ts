@@ -8,6 +8,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { streamSSE } from 'hono/streaming';
 import type { Client } from '@temporalio/client';
+import { UsageError } from '../errors.js';
 import { actingAs } from './actor-context.js';
 import {
   act,
@@ -233,6 +234,10 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
           maxIterations: body.maxIterations ?? 50,
           tenant: caller.tenant,
           ...(body.webhook ? { webhook: { url: body.webhook.url } } : {}),
+        }).catch((err: unknown) => {
+          // The one refusal of a start that is the conversation's state, not the request's shape.
+          if (err instanceof UsageError && /already exists/.test(err.message)) throw new ApiProblem('conflict', err.message);
+          throw err;
         }),
       );
     });

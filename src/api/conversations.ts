@@ -69,11 +69,13 @@ export async function prepareWorkspace(root: string, tenant: string, folder: str
   if (!real.startsWith(realRoot + path.sep)) throw new ApiProblem('bad_request', 'workspace: not a folder');
 }
 
+const OWN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
 /** The conversation id a caller's own `id` becomes: `<tenant>:<id>`, so tenants never collide or learn each other's ids. */
 export function tenantConversationId(tenant: string, id: string): string {
   if (id.includes(':')) throw new ApiProblem('bad_request', 'id: no ":" (the API puts your tenant before it)');
   const full = `${tenant}:${id}`;
-  if (!CONVERSATION_ID_PATTERN.test(full) || id.includes('..'))
+  if (!OWN_ID.test(id) || !CONVERSATION_ID_PATTERN.test(full) || id.includes('..'))
     throw new ApiProblem('bad_request', "id: up to 100 letters, digits, '.', '_' and '-', starting with a letter or digit, never '..'");
   return full;
 }

@@ -161,7 +161,13 @@ export class KeyRing {
       return { keys: [], tenants: {} };
     }
     if (this.cached?.mtimeMs !== info.mtimeMs || this.cached.size !== info.size) {
-      this.cached = { mtimeMs: info.mtimeMs, size: info.size, keys: await readKeysFile(this.file) };
+      try {
+        this.cached = { mtimeMs: info.mtimeMs, size: info.size, keys: await readKeysFile(this.file) };
+      } catch (err) {
+        // A person's edit that broke the file: keep the keys last read (none at first), and say so once.
+        console.error(`faheem api: ${(err as Error).message}; keeping the keys read before`);
+        this.cached = { mtimeMs: info.mtimeMs, size: info.size, keys: this.cached?.keys ?? { keys: [], tenants: {} } };
+      }
     }
     return this.cached.keys;
   }

@@ -20,8 +20,10 @@ export class RateLimiter {
    */
   take(tenant: string, perSecond: number): number | undefined {
     const now = this.now();
-    const b = this.buckets.get(tenant) ?? { tokens: perSecond, at: now };
-    b.tokens = Math.min(perSecond, b.tokens + ((now - b.at) / 1000) * perSecond);
+    // A bucket holds at least one request, so a rate below one a second still lets one through.
+    const size = Math.max(1, perSecond);
+    const b = this.buckets.get(tenant) ?? { tokens: size, at: now };
+    b.tokens = Math.min(size, b.tokens + ((now - b.at) / 1000) * perSecond);
     b.at = now;
     this.buckets.set(tenant, b);
     if (b.tokens >= 1) {

@@ -3,6 +3,7 @@
 // is ever read.
 import type { Client } from '@temporalio/client';
 import type { ConversationStatus } from '../types.js';
+import { ConversationStatusKey } from '../workflows/messages.js';
 import { ApiProblem } from './problems.js';
 import { owned, statusOf, type Caller, type ConversationsContext } from './conversations.js';
 
@@ -13,20 +14,39 @@ export function tenantQuery(tenant: string, status?: ConversationStatus): string
   return `WorkflowType = 'conversation' AND FaheemTenant = ${quote(tenant)}${status ? ` AND ConversationStatus = ${quote(status)}` : ''}`;
 }
 
+/** Statuses of a conversation whose run is over: it waits for nobody until a new message. */
+const DONE_STATUSES = ['finished', 'error', 'stuck'];
+const DONE = DONE_STATUSES.map(quote).join(', ');
+
 /**
- * How many of the tenant's conversations are unfinished (their workflow runs), counting those this
- * process started lately that visibility may not list yet. Reads at most `cap` ids.
+ * How many of the tenant's conversations are unfinished (open, and running, paused, idle or waiting
+ * for approval), counting those this process started lately that visibility may not list yet.
+ * Reads at most `cap` ids.
  */
 export async function runningOf(client: Client, tenant: string, cap: number, recent: string[]): Promise<number> {
   const ids = new Set<string>();
   for await (const wf of client.workflow.list({
-    query: `${tenantQuery(tenant)} AND ExecutionStatus = 'Running'`,
+    query: `${tenantQuery(tenant)} AND ExecutionStatus = 'Running' AND ConversationStatus NOT IN (${DONE})`,
     pageSize: Math.min(cap, 1000),
   })) {
     ids.add(wf.workflowId);
     if (ids.size >= cap) break;
   }
-  for (const id of recent) ids.add(id);
+  // Visibility may not list a conversation started a moment ago: ask those directly (describe reads
+  // the workflow's own record), counting each that is open and not done.
+  const unseen = recent.filter((id) => !ids.has(id));
+  const described = await Promise.all(
+    unseen.map((id) =>
+      client.workflow
+        .getHandle(id)
+        .describe()
+        .then(
+          (d) => d.status.name === 'RUNNING' && !DONE_STATUSES.includes(String(d.typedSearchAttributes.get(ConversationStatusKey))),
+          () => false,
+        ),
+    ),
+  );
+  for (const [i, open] of described.entries()) if (open) ids.add(unseen[i]!);
   return ids.size;
 }
 
@@ -36,12 +56,8 @@ export async function listTenantConversations(
   caller: Caller,
   q: { status?: ConversationStatus; limit: number; cursor?: string },
 ): Promise<{ data: Record<string, unknown>[]; next_cursor: string | null }> {
-  let token: Buffer;
-  try {
-    token = q.cursor ? Buffer.from(q.cursor, 'base64url') : Buffer.alloc(0);
-  } catch {
-    throw new ApiProblem('bad_request', 'cursor: not one this API gave');
-  }
+  if (q.cursor !== undefined && !/^[A-Za-z0-9_-]+$/.test(q.cursor)) throw new ApiProblem('bad_request', 'cursor: not one this API gave');
+  const token = q.cursor ? Buffer.from(q.cursor, 'base64url') : Buffer.alloc(0);
   let response;
   try {
     response = await ctx.client.workflowService.listWorkflowExecutions({
