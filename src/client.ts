@@ -21,6 +21,8 @@ import { followLive, type FollowSource } from './live/follow.js';
 import type { LiveDelta } from './live/types.js';
 import { TOOL_NAME } from './tools/define.js';
 import { fileEditorTool, terminalTool } from './tools/builtin.js';
+import { checkWebhookUrl } from './webhooks/target.js';
+import { webhookTaskQueue } from './webhooks/queue.js';
 import {
   ConversationModelKey,
   ConversationStatusKey,
@@ -214,6 +216,13 @@ export interface CreateOptions {
   checkpoints?: boolean;
   /** After this long with no worker picking up a call on the workspace host, the conversation says it waits for that host (default 30 s). */
   hostWaitMs?: number;
+  /**
+   * POST each stop (finished, paused, waiting for approval, error, stuck) to this URL, signed with
+   * the secret the webhook worker on `taskQueue` (default `<task queue>-webhooks`) keeps for this
+   * conversation's id (see src/webhooks: `prepareWebhook`, `createWebhookWorker`). Only the URL and
+   * the queue enter the conversation: never pass the secret here.
+   */
+  webhook?: { url: string; taskQueue?: string };
 }
 
 /** The longest title (the first message on one line) a conversation's memo and Web UI summary hold. */
@@ -272,6 +281,14 @@ export function conversationStart(options: CreateOptions): {
       ...(options.hostWaitMs !== undefined ? { hostWaitMs: options.hostWaitMs } : {}),
       ...(options.hooks !== undefined ? { hooks: parseHooks(options.hooks) } : {}),
       ...(options.checkpoints === false ? { checkpoints: false } : {}),
+      ...(options.webhook !== undefined
+        ? {
+            webhook: {
+              url: checkWebhookUrl(options.webhook.url).href,
+              taskQueue: options.webhook.taskQueue ?? webhookTaskQueue(taskQueue),
+            },
+          }
+        : {}),
       ...(options.mcpServers && Object.keys(options.mcpServers).length > 0
         ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') }
         : {}),
