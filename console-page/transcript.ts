@@ -322,6 +322,16 @@ export function buildBlocks(state: TranscriptState): Block[] {
       case 'refused':
         blocks.push({ type: 'error', key, text: `message #${e.messageIndex} refused by a hook: ${e.reason}`, time });
         break;
+      case 'webhook':
+        blocks.push({
+          type: 'note',
+          key,
+          text: e.delivered
+            ? `webhook: ${e.status} delivered${e.attempts > 1 ? ` after ${e.attempts} attempts` : ''}`
+            : `webhook: ${e.status} not delivered (${e.reason ?? 'failed'})`,
+          time,
+        });
+        break;
       default:
         break;
     }

@@ -22,6 +22,8 @@ import { followLive, type FollowSource } from './live/follow.js';
 import type { LiveDelta } from './live/types.js';
 import { TOOL_NAME } from './tools/define.js';
 import { fileEditorTool, terminalTool } from './tools/builtin.js';
+import { checkWebhookUrl } from './webhooks/target.js';
+import { webhookTaskQueue } from './webhooks/queue.js';
 import {
   ConversationModelKey,
   TenantKey,
@@ -218,6 +220,13 @@ export interface CreateOptions {
   hostWaitMs?: number;
   /** The tenant it belongs to: the FaheemTenant search attribute and its fairness key on the task queues. */
   tenant?: string;
+  /**
+   * POST each stop (finished, paused, waiting for approval, error, stuck) to this URL, signed with
+   * the secret the webhook worker on `taskQueue` (default `<task queue>-webhooks`) keeps for this
+   * conversation's id (see src/webhooks: `prepareWebhook`, `createWebhookWorker`). Only the URL and
+   * the queue enter the conversation: never pass the secret here.
+   */
+  webhook?: { url: string; taskQueue?: string };
 }
 
 /** The longest title (the first message on one line) a conversation's memo and Web UI summary hold. */
@@ -278,6 +287,14 @@ export function conversationStart(options: CreateOptions): {
       ...(options.hostWaitMs !== undefined ? { hostWaitMs: options.hostWaitMs } : {}),
       ...(options.hooks !== undefined ? { hooks: parseHooks(options.hooks) } : {}),
       ...(options.checkpoints === false ? { checkpoints: false } : {}),
+      ...(options.webhook !== undefined
+        ? {
+            webhook: {
+              url: checkWebhookUrl(options.webhook.url).href,
+              taskQueue: options.webhook.taskQueue ?? webhookTaskQueue(taskQueue),
+            },
+          }
+        : {}),
       ...(options.mcpServers && Object.keys(options.mcpServers).length > 0
         ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') }
         : {}),

@@ -8,9 +8,10 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { InvalidRequestError } from './errors.js';
+import { parseAllowList } from './webhooks/addresses.js';
 
 /** The processes that read a variable. */
-export type Reader = 'worker' | 'client' | 'server' | 'console' | 'codec-server' | 'acp' | 'demo' | 'tests';
+export type Reader = 'worker' | 'client' | 'server' | 'console' | 'codec-server' | 'acp' | 'api' | 'demo' | 'tests';
 
 /** One environment variable (or a family of them, when `prefix` is set). */
 export interface EnvironmentVariable {
@@ -64,6 +65,7 @@ export const GROUPS = [
   'Commands and the sandbox',
   'Checkpoints',
   'Workspaces beyond one host',
+  'Team API',
   'Encryption',
   'Telemetry',
   'Node and tests',
@@ -506,6 +508,25 @@ const TABLE = [
     name: 'AWS_DEFAULT_REGION',
     readBy: ['worker', 'client'],
     meaning: 'the region when AWS_REGION is unset',
+  },
+  // Team API
+  {
+    group: 'Team API',
+    name: 'FAHEEM_WEBHOOK_ALLOW',
+    parse: text.refine(
+      (v) => {
+        try {
+          parseAllowList(v);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      { error: 'must be comma-separated host names, IP addresses or CIDR ranges (10.0.0.0/8, ::1/128)' },
+    ),
+    readBy: ['api'],
+    meaning:
+      'hosts, addresses and CIDR ranges (comma-separated) webhooks may reach beyond the public internet; loopback, private, link-local, unique-local and metadata addresses are refused otherwise',
   },
   // Encryption
   {

@@ -28,7 +28,8 @@ export type FaheemErrorCode =
   | 'tool_not_started'
   | 'live_offset_truncated'
   | 'deploy'
-  | 'object_store';
+  | 'object_store'
+  | 'webhook';
 
 /** Where an error keeps the names of its class and their ancestors up to FaheemError (shared across copies). */
 const KINDS = Symbol.for('faheemcode.errorKinds');

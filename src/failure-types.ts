@@ -133,6 +133,26 @@ export const FAILURE_TYPES = {
     means:
       'the state carried from the previous run has a shape this worker cannot read (a worker of another version wrote it); the workflow fails at once instead of retrying its task for ever',
   },
+  WebhookRefused: {
+    code: 'webhook',
+    retryable: false,
+    thrownBy: 'deliverWebhook',
+    means:
+      'the webhook may not be sent: its URL is not valid, its host resolves to a loopback, private, link-local, unique-local or metadata address FAHEEM_WEBHOOK_ALLOW does not list, or no secret is stored for the conversation; a failed `webhook` event says which',
+  },
+  WebhookRejected: {
+    code: 'webhook',
+    retryable: false,
+    thrownBy: 'deliverWebhook',
+    means: 'the receiver answered 4xx (other than 408 and 429) or a redirect (never followed); a failed `webhook` event records its status',
+  },
+  WebhookUnavailable: {
+    code: 'webhook',
+    retryable: true,
+    thrownBy: 'deliverWebhook',
+    means:
+      'the receiver could not be reached, took too long, or answered 408, 429 or 5xx; retried with back-off until the delivery runs out of time (10 minutes)',
+  },
   TruncatedOffset: {
     code: 'live_offset_truncated',
     retryable: false,

@@ -92,7 +92,15 @@ export async function forkConversation(client: Client, sourceId: string, options
     terminal.cwd = workspace + terminal.cwd.slice(sourceWorkspace.length);
   }
   // A fork is a conversation of its own, not a sub-agent.
-  const { parent: _parent, poolHost: _host, poolReleasedBy: _released, poolReleasedMidStep: _midStep, ...options_ } = point.options;
+  // A fork is a new conversation: the source's webhook (and its secret, kept under the source's id) stays with the source.
+  const {
+    parent: _parent,
+    poolHost: _host,
+    poolReleasedBy: _released,
+    poolReleasedMidStep: _midStep,
+    webhook: _webhook,
+    ...options_
+  } = point.options;
   const settings = clientSettings();
   if (pool !== undefined) {
     const { objectStore } = await import('./storage/object-store.js');

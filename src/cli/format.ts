@@ -71,6 +71,16 @@ export function formatEvent(e: ConversationEvent): string {
       return `${n} ${time} ${pc.cyan(`⇣ condensed events ${e.forgottenFrom}–${e.forgottenTo - 1} into a summary`)}\n${indent(clip(e.summary))}`;
     case 'checkpoint':
       return `${n} ${time} ${pc.dim(`◆ checkpoint of step ${e.step}${e.commit ? ` ${e.commit.slice(0, 10)} (+${e.added} ~${e.changed} -${e.deleted})` : ' (not taken)'}`)}`;
+    case 'webhook':
+      return `${n} ${time} ${
+        e.delivered
+          ? pc.dim(
+              `↗ webhook: stop #${e.eventIndex} (${e.status}) delivered${e.statusCode ? ` (${e.statusCode})` : ''}${e.attempts > 1 ? ` after ${e.attempts} attempts` : ''}`,
+            )
+          : pc.yellow(
+              `↗ webhook: stop #${e.eventIndex} (${e.status}) not delivered after ${e.attempts} attempt${e.attempts === 1 ? '' : 's'}: ${e.reason ?? 'failed'}`,
+            )
+      }`;
     case 'rewind':
       return `${n} ${time} ${pc.cyan(`↶ rewound to step ${e.toStep}: events ${e.dropFrom}–${e.dropTo - 1} leave the prompt; the workspace is as after step ${e.toStep} (undo: checkpoint ${e.before.slice(0, 10)})`)}\n${indent(e.notUndone)}`;
   }

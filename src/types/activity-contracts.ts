@@ -5,6 +5,7 @@ import type { HookEventName } from '../hooks/config.js';
 import type { SkillInfo } from '../skills/prompt.js';
 import type {
   ConversationEvent,
+  ConversationStatus,
   LLMSpec,
   McpServersSpec,
   ReasoningBlock,
@@ -181,4 +182,33 @@ export interface ToolResult {
 
 export interface TerminalResult extends ToolResult {
   terminal: TerminalState;
+}
+
+/** What a webhook delivery POSTs (as JSON): the conversation's id, its status, and the stop's event as `events --json` prints it. */
+export interface WebhookPayload {
+  id: string;
+  status: ConversationStatus;
+  event: ConversationEvent;
+}
+
+/** The deliverWebhook activity's input: no secret (the webhook worker holds it). */
+export interface WebhookDeliveryInput {
+  conversationId: string;
+  url: string;
+  payload: WebhookPayload;
+  /** Names this delivery (`<conversation id>/<event index>`) so a receiver can drop a repeat. */
+  deliveryId: string;
+}
+
+/** A delivery the receiver took (a 2xx answer). */
+export interface WebhookDeliveryResult {
+  statusCode: number;
+  /** The attempt that got through (1: the first). */
+  attempts: number;
+}
+
+/** What a failed delivery's ApplicationFailure carries as its one detail. */
+export interface WebhookFailureDetails {
+  statusCode?: number;
+  attempts: number;
 }

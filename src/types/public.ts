@@ -249,6 +249,19 @@ export interface ConversationOptions {
    * next claim restores it; the step records it as its checkpoint when no host call came after.
    */
   poolReleasedMidStep?: { step: number; commit: string; added: number; changed: number; deleted: number };
+  /**
+   * Where each stop (finished, paused, waiting for approval, error, stuck) is POSTed. Only the URL
+   * and the queue of the webhook worker: the secret stays with whoever created the conversation.
+   */
+  webhook?: WebhookSpec;
+}
+
+/** A conversation's webhook as the conversation keeps it (no secret: see src/webhooks/secrets.ts). */
+export interface WebhookSpec {
+  /** An http(s) URL, checked when the conversation was created. */
+  url: string;
+  /** The task queue of the worker that delivers it (the creating `faheem api` process's: `<task queue>-webhooks`). */
+  taskQueue: string;
 }
 
 /** A sub-agent as its parent sees it. */
@@ -465,6 +478,25 @@ export interface RewindEvent extends EventBase {
   notUndone: string;
 }
 
+/**
+ * One delivery of a stop to the conversation's webhook, once it is over: delivered (a 2xx answer)
+ * or failed for good (a 4xx other than 408/429, a refused address, or retries ran out).
+ */
+export interface WebhookEvent extends EventBase {
+  kind: 'webhook';
+  /** The index of the stop's `status` event that was sent. */
+  eventIndex: number;
+  /** The conversation's status that was sent. */
+  status: ConversationStatus;
+  delivered: boolean;
+  /** Attempts made (1 when the first answer was final). */
+  attempts: number;
+  /** The receiver's HTTP status of the last attempt, when it answered. */
+  statusCode?: number;
+  /** Why it failed (absent when delivered). */
+  reason?: string;
+}
+
 /** One record of a conversation's event log, told apart by `kind`. */
 /** The skills the agent was offered at setup (names and descriptions only), and skill files skipped. */
 export interface SkillsEvent extends EventBase {
@@ -496,7 +528,8 @@ export type ConversationEvent =
   | PauseEvent
   | ResumeEvent
   | StatusEvent
-  | CondensationEvent;
+  | CondensationEvent
+  | WebhookEvent;
 
 /** What the `state` query returns, and what `faheem status --json` prints. */
 export interface ConversationState {

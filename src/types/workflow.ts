@@ -13,6 +13,7 @@ import type {
   Metrics,
   TerminalState,
 } from './public.js';
+import type { WebhookDeliveryInput } from './activity-contracts.js';
 
 /** What a sub-agent tells its parent when its status changes. */
 export interface ChildReport {
@@ -30,6 +31,8 @@ export interface ConversationInput {
   carried?: CarriedState;
   /** A fork: make the workspace from the source's checkpoint before anything runs (see `forkConversation`). */
   fork?: { origin: ForkOrigin; sourceWorkspace: string };
+  /** Webhook deliveries the previous run had not finished when it continued as new: this run sends them again. */
+  webhookBacklog?: WebhookDeliveryInput[];
 }
 
 /** What a run hands the next when it continues as new (migrated in workflows/legacy/carried-state.ts). */

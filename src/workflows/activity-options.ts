@@ -41,3 +41,13 @@ export const CHECKPOINT: ActivityOptions = {
   heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
 };
+
+// A webhook delivery (src/webhooks/deliver.ts, on the webhook worker's queue): one attempt is a
+// 10 s POST; failures that may pass (no answer, 408, 429, 5xx, no webhook worker yet) are retried
+// with back-off (1 s, 2 s, 4 s, … at most a minute apart) for 10 minutes in all, counted from the
+// schedule, so a delivery never outlives its receiver's outage by more than that.
+export const WEBHOOK_DELIVERY: ActivityOptions = {
+  scheduleToCloseTimeout: '10 minutes',
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+};

@@ -33,6 +33,9 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   });
   registerHandlers(run);
   run.apply(start, input, checkMessageText);
+  // Deliveries the previous run left unfinished when it continued as new go again (the receiver
+  // drops a repeat by its X-Faheem-Delivery id).
+  for (const request of input.webhookBacklog ?? []) run.deliver(request);
   const acts = conversationActivities(run.options);
   const { options } = run;
   // A fork works in a copy of its source's workspace as of the step it was forked at.
@@ -132,16 +135,24 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // that holds no host (hibernated, or just released above) had everything stopped by the release.
   const continuing = end === 'continue-as-new';
   if ((!continuing || run.closeRequested) && run.setup) await releaseToolsAtEnd(run, acts);
+  // A conversation that ends has its stops delivered first (bounded: a delivery gives up after 10 minutes).
+  if (!continuing && run.webhooks.pending) await run.webhooks.settled();
   // Never continue (or complete) with an update half-handled; signals that arrive meanwhile are
   // handled first (the server rejects a completion that races a new signal, and the task re-runs).
   // Waiting clients are answered now (they ask the next run).
   run.apply(drain);
   await condition(allHandlersFinished);
   if (continuing && !run.closeRequested) {
-    const next = { ...input, carried: run.toCarried() };
+    // Deliveries still under way go with the next run, which sends them again: a receiver that is
+    // down holds up nothing.
+    const { webhookBacklog: _sent, ...rest } = input;
+    const backlog = run.webhooks.unfinished;
+    const next: ConversationInput = { ...rest, carried: run.toCarried(), ...(backlog.length > 0 ? { webhookBacklog: [...backlog] } : {}) };
     // Onto the new version: the next run's first task goes to the deployment's current version.
     if (moving) await makeContinueAsNewFunc<typeof conversation>({ initialVersioningBehavior: 'AUTO_UPGRADE' })(next);
     await continueAsNew<typeof conversation>(next);
   }
+  // A stop a handler made while the run drained (or with a close that came then) is delivered too.
+  if (run.webhooks.pending) await run.webhooks.settled();
   return run.snapshot();
 }

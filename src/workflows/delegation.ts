@@ -77,6 +77,8 @@ export function childInput(parent: ConversationInput['options'], r: ChildRequest
   delete inherited.mcpServers;
   // The workspace the parent shipped when it hibernated mid-step is the parent's to restore.
   delete inherited.poolReleasedMidStep;
+  // The webhook is the parent's: its receiver hears of the parent's stops, not of each sub-agent's.
+  delete inherited.webhook;
   const withMcp = parent.mcpServers && (!r.requested || r.tools.some((t) => t.startsWith('mcp__')));
   return {
     options: {

@@ -43,3 +43,6 @@ export function runOutcome(s: RunView): RunOutcome {
 export function statusAfterMessage(status: ConversationStatus): ConversationStatus {
   return status === 'finished' || status === 'stuck' ? 'idle' : status;
 }
+
+/** The statuses a run stops in: each is delivered to the conversation's webhook, if it has one. */
+export const STOPS: readonly ConversationStatus[] = ['finished', 'paused', 'waiting_for_confirmation', 'error', 'stuck'];

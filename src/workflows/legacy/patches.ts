@@ -145,6 +145,12 @@ export const PATCHES = {
     since: '0.3.0 (nothing outlives its conversation)',
     retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
   },
+  'webhook-deliveries': {
+    guards:
+      "A conversation with options.webhook schedules a deliverWebhook activity on the webhook worker's queue at each stop (finished, paused, waiting for approval, error, stuck), without waiting for it, and records a `webhook` event when it is over; a run waits for its deliveries before it ends and carries the unfinished ones when it continues as new. Asked only by conversations with a webhook, which no earlier history has.",
+    since: '0.4.0 (team API, issue 56)',
+    retire: 'Never needed for replay (no earlier history has a webhook); kept so a history marks where deliveries began.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

@@ -10,7 +10,7 @@ import type { NewEvent } from '../conversation-log.js';
 import { checkMessageText, type PauseRequest } from '../messages.js';
 import type { PatchId } from '../legacy/patches.js';
 import type { RewindAnswer } from '../rewind-rules.js';
-import { pauseOutcome, runOutcome, statusAfterMessage } from '../status.js';
+import { pauseOutcome, runOutcome, statusAfterMessage, STOPS } from '../status.js';
 import {
   rewoundTo,
   treeCost,
@@ -69,6 +69,8 @@ export interface Facts {
   readonly now: string;
   /** A rewind was asked for and is not yet carried out. */
   readonly rewindPending: boolean;
+  /** The conversation has a webhook: each stop is delivered to it. */
+  readonly webhook?: boolean;
 }
 
 /** A side effect a command wants: the effects port carries it out (see ./effects.ts). */
@@ -89,7 +91,9 @@ export type Effect =
   /** The user's answer to the actions waiting for confirmation. */
   | { readonly kind: 'answer-confirmation'; readonly decision: Decision }
   /** The pending rewind will not happen: its asker is told why. */
-  | { readonly kind: 'fail-rewind'; readonly error: string };
+  | { readonly kind: 'fail-rewind'; readonly error: string }
+  /** Deliver the stop recorded as event `eventIndex` to the conversation's webhook (not waited for). */
+  | { readonly kind: 'webhook'; readonly eventIndex: number; readonly status: ConversationStatus };
 
 /** What a command returns: the new state, what to record, what to do, and its answer. */
 export interface CommandResult<T = undefined> extends RunSnapshot {
@@ -155,10 +159,12 @@ export function halted(m: RunSnapshot): boolean {
 function setStatusIn(d: Draft, next: ConversationStatus, reason?: string): void {
   if (next === d.state.status) return;
   d.state = { ...d.state, status: next };
-  d.record({ kind: 'status', source: 'environment', status: next, ...(reason ? { reason } : {}) });
+  const eventIndex = d.record({ kind: 'status', source: 'environment', status: next, ...(reason ? { reason } : {}) });
   d.want({ kind: 'status-attribute', status: next });
   d.want({ kind: 'details' });
   reportIn(d);
+  // Last: the commands before it are those old histories recorded (the delivery is a new one).
+  if (d.facts.webhook && STOPS.includes(next)) d.want({ kind: 'webhook', eventIndex, status: next });
 }
 
 function reportIn(d: Draft): void {
@@ -420,6 +426,32 @@ export function receiveMessage(m: RunSnapshot, facts: Facts, text: unknown): Com
 export function record(m: RunSnapshot, facts: Facts, ...events: NewEvent[]): CommandResult<number[]> {
   const d = draft(m, facts);
   return d.done(events.map((e) => d.record(e)));
+}
+
+/** How a webhook delivery of the stop recorded as event `eventIndex` ended. */
+export interface WebhookOutcome {
+  readonly eventIndex: number;
+  readonly status: ConversationStatus;
+  readonly delivered: boolean;
+  readonly attempts: number;
+  readonly statusCode?: number;
+  readonly reason?: string;
+}
+
+/** A webhook delivery is over: its event (delivered, or failed and why). */
+export function recordWebhook(m: RunSnapshot, facts: Facts, outcome: WebhookOutcome): CommandResult {
+  const d = draft(m, facts);
+  d.record({
+    kind: 'webhook',
+    source: 'environment',
+    eventIndex: outcome.eventIndex,
+    status: outcome.status,
+    delivered: outcome.delivered,
+    attempts: outcome.attempts,
+    ...(outcome.statusCode !== undefined ? { statusCode: outcome.statusCode } : {}),
+    ...(outcome.reason !== undefined ? { reason: outcome.reason } : {}),
+  });
+  return d.done(undefined);
 }
 
 /** Records events and shows the details (the Web UI's view changed with them). */

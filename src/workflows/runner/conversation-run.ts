@@ -5,6 +5,7 @@
 // port (./effects.ts) once, in order, the details last. Built once from the workflow input
 // (`fromInput`), written back for the next run (`toCarried`), read by queries (`snapshot`).
 import type {
+  WebhookDeliveryInput,
   CarriedState,
   ChildSummary,
   ConfirmationPolicy,
@@ -25,7 +26,7 @@ import type { EventRun } from '../event-log.js';
 import { closeSignal, pauseSignal, resumeSignal } from '../messages.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE } from '../prompt.js';
 import { CheckpointList, rewindRefusal as rewindRefusalFor } from '../rewind-rules.js';
-import { checkedMessage, halted, type Effect, type Facts, type RunSnapshot, type CommandResult } from './commands.js';
+import { checkedMessage, halted, recordWebhook, type Effect, type Facts, type RunSnapshot, type CommandResult } from './commands.js';
 import { ConfirmationGate } from './confirmation-gate.js';
 import { InFlight } from './in-flight.js';
 import type { EffectsPort } from './effects.js';
@@ -45,6 +46,7 @@ import {
 import { OpenChildren } from './open-children.js';
 import { RewindRequests } from './rewind-requests.js';
 import { StepCheckpoints } from './step-checkpoints.js';
+import { deliveryId, WebhookDeliveries } from './webhooks.js';
 
 /** What the run needs from its workflow (Temporal inside it; stand-ins in unit tests). */
 export interface RunEnvironment {
@@ -76,6 +78,8 @@ export class ConversationRun {
   readonly rewinds = new RewindRequests();
   /** The step checkpoints being taken (one after the other), while the loop goes on. */
   readonly stepCheckpoints = new StepCheckpoints();
+  /** The stops being delivered to the conversation's webhook (one after the other), while the loop goes on. */
+  readonly webhooks = new WebhookDeliveries();
 
   private current: RunSnapshot;
   private readonly env: RunEnvironment;
@@ -119,6 +123,7 @@ export class ConversationRun {
       nextIndex: this.log.count,
       now,
       rewindPending: this.rewinds.pending !== undefined,
+      webhook: this.options.webhook !== undefined,
     };
   }
 
@@ -199,9 +204,35 @@ export class ConversationRun {
           if (pending) this.rewinds.answer(pending.id, { error: effect.error });
           break;
         }
+        case 'webhook': {
+          const event = this.log.get(effect.eventIndex);
+          if (event && this.options.webhook)
+            this.deliver({
+              conversationId: this.id,
+              url: this.options.webhook.url,
+              payload: { id: this.id, status: effect.status, event },
+              deliveryId: deliveryId(this.id, effect.eventIndex),
+            });
+          break;
+        }
       }
     }
     if (details) this.publishDetails();
+  }
+
+  /**
+   * Queues a delivery to the conversation's webhook (patch webhook-deliveries: asked only by
+   * conversations with a webhook); its end is recorded as a `webhook` event.
+   */
+  deliver(request: WebhookDeliveryInput): void {
+    const webhook = this.options.webhook;
+    const send = this.env.effects.deliverWebhook;
+    if (!webhook || !send || !this.env.patched('webhook-deliveries')) return;
+    const { event, status } = request.payload;
+    this.webhooks.queue(request, async (r) => {
+      const outcome = await send(webhook.taskQueue, r);
+      this.apply(recordWebhook, { eventIndex: event.index, status, ...outcome });
+    });
   }
 
   /** The Web UI's current details for this conversation (published by the flush only). */

@@ -4,6 +4,7 @@
 // details, which are not a command, are published once per flush. Unit tests pass a recording port.
 import {
   getExternalWorkflowHandle,
+  proxyActivities,
   proxySinks,
   setCurrentDetails,
   upsertSearchAttributes,
@@ -12,7 +13,10 @@ import {
 } from '@temporalio/workflow';
 import type { ChangeNotice } from '../../live/stream-id.js';
 import type { ChildReport, ConversationStatus } from '../../types.js';
+import type { WebhookActivities } from '../../webhooks/deliver.js';
+import { WEBHOOK_DELIVERY } from '../activity-options.js';
 import { ConversationModelKey, ConversationStatusKey, childStatusSignal } from '../messages.js';
+import { failedDelivery, type SendWebhook } from './webhooks.js';
 
 /** What the run asks of Temporal (a recording stand-in in unit tests). */
 export interface EffectsPort {
@@ -27,6 +31,11 @@ export interface EffectsPort {
    * sink, called only when the workflow runs live, never on replay).
    */
   changed?(notice: ChangeNotice): void;
+  /**
+   * Delivers a stop to the conversation's webhook (the deliverWebhook activity on the webhook
+   * worker's queue) and says how it ended; never rejects. Absent: webhooks are not delivered.
+   */
+  deliverWebhook?: SendWebhook;
 }
 
 /** The worker's side of `changed` (src/live/change-notifier.ts registers it as CHANGE_SINK). */
@@ -52,6 +61,14 @@ export const temporalEffects: EffectsPort = {
     getExternalWorkflowHandle(parentId)
       .signal(childStatusSignal, report)
       .catch(() => undefined);
+  },
+  async deliverWebhook(taskQueue, request) {
+    try {
+      const result = await proxyActivities<WebhookActivities>({ ...WEBHOOK_DELIVERY, taskQueue }).deliverWebhook(request);
+      return { delivered: true, attempts: result.attempts, statusCode: result.statusCode };
+    } catch (err) {
+      return failedDelivery(err, taskQueue);
+    }
   },
   changed(notice) {
     // On replay the worker would drop the call anyway; not making it keeps replayers (deploy check)
