@@ -68,6 +68,7 @@ export async function startConversation(client: Client, r: StartRequest): Promis
     ...(r.hooks ? { hooks: r.hooks } : {}),
     ...(r.checkpoints === false ? { checkpoints: false } : {}),
     ...(r.tenant !== undefined ? { tenant: r.tenant } : {}),
+    ...(r.webhook !== undefined ? { webhook: r.webhook } : {}),
   }).catch((err: unknown) => {
     if (err instanceof WorkflowExecutionAlreadyStartedError) throw new UsageError(`a conversation with id "${r.id}" already exists`);
     throw err;

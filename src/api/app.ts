@@ -2,6 +2,7 @@
 // and write its part of GET /openapi.json. Order of checks on /v1: body size (before it is read),
 // content type, key (401), scope (403), the tenant's request rate (429), then the route, whose
 // conversation lookups answer 404 for anything outside the caller's tenant.
+import { randomUUID } from 'node:crypto';
 import { OpenAPIHono, createRoute, type z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -52,10 +53,12 @@ export interface ApiOptions {
   workspacesDir: string;
   /** Models a caller may name (besides none: the worker's). */
   allowedModels?: string[];
-  /** Called with a conversation's webhook secret before it starts (the webhook slice keeps it). */
-  keepWebhookSecret?: (id: string, secret: string) => Promise<void>;
-  /** Checks a webhook URL before a conversation names it: throws with the reason to refuse it. */
-  checkWebhookUrl?: (url: string) => Promise<void>;
+  /**
+   * Checks a new conversation's webhook and keeps its secret under the conversation's id (see
+   * src/webhooks `prepareWebhook`), answering what the conversation itself holds; an
+   * InvalidRequestError says why a webhook is refused. Without it, webhooks are refused.
+   */
+  prepareWebhook?: (id: string, webhook: { url: string; secret: string }) => Promise<{ url: string }>;
   /** For tests: the clock of the rate limiter. */
   now?: () => number;
 }
@@ -207,13 +210,9 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
     const body = c.req.valid('json');
     if (body.model !== undefined && !(options.allowedModels ?? []).includes(body.model))
       throw new ApiProblem('bad_request', `model ${JSON.stringify(body.model)} is not one the operator allows`);
-    if (body.webhook) {
-      if (!options.checkWebhookUrl || !options.keepWebhookSecret) throw new ApiProblem('bad_request', 'this API does not deliver webhooks');
-      await options.checkWebhookUrl(body.webhook.url).catch((err: unknown) => {
-        throw new ApiProblem('bad_request', `webhook.url: ${(err as Error).message}`);
-      });
-    }
-    const id = body.id !== undefined ? tenantConversationId(caller.tenant, body.id) : undefined;
+    if (body.webhook && !options.prepareWebhook) throw new ApiProblem('bad_request', 'this API does not deliver webhooks');
+    // The id is chosen here, not by the SDK: a webhook's secret is kept under it before the start.
+    const id = body.id !== undefined ? tenantConversationId(caller.tenant, body.id) : `conv-${randomUUID().slice(0, 13)}`;
     const limits = limitsOf(await options.keys.current(), caller.tenant);
     const running = await runningOf(ctx.client, caller.tenant, limits.maxRunning + 1, recent.of(caller.tenant));
     if (running >= limits.maxRunning)
@@ -221,19 +220,23 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
         'Retry-After': '30',
       });
     const conversation = await actingAs(actorOf(caller), async () => {
-      const workspace = body.pool === undefined ? await workspaceFor(ctx, caller, body.workspace, id) : undefined;
-      if (body.webhook && id) await options.keepWebhookSecret!(id, body.webhook.secret);
+      const workspace = body.pool === undefined ? await workspaceFor(ctx, caller, body.workspace, body.id ?? id) : undefined;
+      const webhook = body.webhook
+        ? await options.prepareWebhook!(id, body.webhook).catch((err: unknown) => {
+            throw new ApiProblem('bad_request', `webhook: ${(err as Error).message}`);
+          })
+        : undefined;
       return act(() =>
         startConversation(ctx.client, {
           message: body.message,
           ...(workspace !== undefined ? { workspace } : {}),
           ...(body.pool !== undefined ? { pool: body.pool } : {}),
-          ...(id !== undefined ? { id } : {}),
+          id,
           ...(body.model !== undefined ? { model: body.model } : {}),
           confirm: body.confirm ?? 'never',
           maxIterations: body.maxIterations ?? 50,
           tenant: caller.tenant,
-          ...(body.webhook ? { webhook: { url: body.webhook.url } } : {}),
+          ...(webhook ? { webhook } : {}),
         }).catch((err: unknown) => {
           // The one refusal of a start that is the conversation's state, not the request's shape.
           if (err instanceof UsageError && /already exists/.test(err.message)) throw new ApiProblem('conflict', err.message);
@@ -322,8 +325,8 @@ async function authenticate(keys: KeyRing, header: string | undefined): Promise<
 }
 
 /** The host folder for a new conversation's workspace: the name given, else its id, else a fresh name. */
-async function workspaceFor(ctx: ConversationsContext, caller: Caller, name: string | undefined, id: string | undefined): Promise<string> {
-  const chosen = name ?? (id ? id.slice(caller.tenant.length + 1) : `ws-${crypto.randomUUID().slice(0, 13)}`);
+async function workspaceFor(ctx: ConversationsContext, caller: Caller, name: string | undefined, ownId: string): Promise<string> {
+  const chosen = name ?? ownId;
   const folder = workspaceFolder(ctx.workspacesDir, caller.tenant, chosen);
   await prepareWorkspace(ctx.workspacesDir, caller.tenant, folder);
   return folder;

@@ -4,8 +4,11 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
 import { startApi, DEFAULT_API_PORT } from '../api/server.js';
 import { KeyRing, SCOPES, createKey, defaultKeysPath, readKeysFile, revokeKey, type Scope } from '../api/keys.js';
-import { connectClient } from '../connection.js';
-import type { Settings } from '../environment.js';
+import { connectClient, connectWorker, taskQueue } from '../connection.js';
+import { objectStore } from '../storage/object-store.js';
+import { dataConverter } from '../storage/local-payloads.js';
+import { createWebhookWorker, prepareWebhook, webhookAllowList, webhookSecrets, webhookTaskQueue } from '../webhooks/index.js';
+import { readSettings, type Settings } from '../environment.js';
 import { UsageError } from '../errors.js';
 import { faheemHome } from '../home.js';
 import { exposureWarning } from '../server/exposure.js';
@@ -40,17 +43,32 @@ export function apiCommand(settings: Settings): Command {
         tlsKey?: string;
       }) => {
         if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+        readSettings(process.env, 'api'); // the API's own variables (FAHEEM_WEBHOOK_ALLOW) checked, with their problems named
         const home = faheemHome(settings);
         const keysFile = path.resolve(o.keys ?? defaultKeysPath(home));
         const workspacesDir = path.resolve(o.workspaces ?? path.join(home, 'api', 'workspaces'));
         const keys = new KeyRing(keysFile);
         const known = await readKeysFile(keysFile);
         const client = await connectClient(settings);
+        // The webhook worker: deliveries of this API's conversations, signed with the secrets it keeps.
+        const allow = webhookAllowList(settings);
+        const secrets = webhookSecrets({ dir: path.join(home, 'api', 'webhooks'), store: objectStore(settings) });
+        const { connection, namespace } = await connectWorker(settings);
+        const webhookWorker = await createWebhookWorker({
+          connection,
+          namespace,
+          taskQueue: webhookTaskQueue(taskQueue(settings)),
+          secrets,
+          allow,
+          dataConverter: dataConverter(settings),
+        });
+        const delivering = webhookWorker.run();
         const api = await startApi({
           client,
           keys,
           workspacesDir,
           allowedModels: o.allowModel,
+          prepareWebhook: (id, webhook) => prepareWebhook(id, webhook, { secrets, allow }),
           host: o.host,
           port: o.port,
           ...(o.tlsCert && o.tlsKey ? { tls: { certFile: o.tlsCert, keyFile: o.tlsKey } } : {}),
@@ -78,6 +96,9 @@ export function apiCommand(settings: Settings): Command {
           process.once('SIGTERM', () => resolve());
         });
         await api.close();
+        webhookWorker.shutdown();
+        await delivering.catch(() => undefined);
+        await connection.close();
         await client.connection.close();
       },
     );

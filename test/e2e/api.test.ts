@@ -4,6 +4,9 @@
 // the problems bad input gets (400, 401, 403, 404, 405, 413, 415, 429).
 import assert from 'node:assert/strict';
 import { execa, type ResultPromise } from 'execa';
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
@@ -93,7 +96,8 @@ before(async () => {
   file.tenants.small = { maxRunning: 1, requestsPerSecond: 3 };
   await writeFile(keysFile, JSON.stringify(file, null, 2));
   api = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'api', '--port', '0', '--keys', keysFile, '--workspaces', workspaces], {
-    env: h.env,
+    // The test's webhook receiver listens on loopback, which is refused unless listed.
+    env: { ...h.env, FAHEEM_WEBHOOK_ALLOW: '127.0.0.1' },
     reject: false,
   });
   url = await new Promise<string>((resolve, reject) => {
@@ -292,6 +296,51 @@ test('bad input gets a problem: 400, 405, 413, 415, and 429 beyond the rate or t
   assert.ok(limited.every((r) => Number(r.headers.get('retry-after')) >= 1));
   assert.ok(burst.every((r) => r.status === 200 || r.status === 429));
   h.model.release('small');
+});
+
+test('a webhook gets each stop, signed with its secret; the secret is nowhere in history; a private target is refused', async () => {
+  const secret = 'whsec-api-test-0123456789abcdef';
+  const deliveries: { body: string; signature: string }[] = [];
+  const receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      deliveries.push({ body: Buffer.concat(chunks).toString('utf8'), signature: String(req.headers['x-faheem-signature'] ?? '') });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (receiver.address() as AddressInfo).port;
+    const created = await call('POST', '/v1/conversations', keys.acme, {
+      message: 'Hello, webhook',
+      id: 'hooked',
+      webhook: { url: `http://127.0.0.1:${port}/hook`, secret },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const delivered = await waitFor('the finish to be delivered', () => deliveries.find((d) => JSON.parse(d.body).status === 'finished'));
+    const expected = `sha256=${createHmac('sha256', secret).update(delivered.body).digest('hex')}`;
+    assert.equal(delivered.signature, expected, 'X-Faheem-Signature is the HMAC of the raw body');
+    const body = JSON.parse(delivered.body);
+    assert.equal(body.id, 'acme:hooked');
+    assert.equal(body.event.kind, 'status');
+    const events = await waitFor('the delivery event', async () => {
+      const r = await call('GET', '/v1/conversations/acme:hooked/events', keys.acme);
+      return r.body.data.some((e: { kind: string }) => e.kind === 'webhook') ? r.body.data : undefined;
+    });
+    assert.ok(events.some((e: { kind: string; delivered?: boolean }) => e.kind === 'webhook' && e.delivered === true));
+    const history = JSON.stringify(await h.client.workflow.getHandle('acme:hooked').fetchHistory());
+    assert.ok(!history.includes(secret), 'the secret is not in the history');
+
+    const refused = await call('POST', '/v1/conversations', keys.acme, {
+      message: 'Hello',
+      webhook: { url: 'http://10.0.0.7/hook', secret },
+    });
+    assert.equal(refused.status, 400);
+    assert.match(refused.body.detail, /webhook/);
+  } finally {
+    receiver.close();
+  }
 });
 
 /** Reads the event stream until `enough(ids seen)`, then drops the connection; the ids seen. */
