@@ -234,6 +234,7 @@ function BlockView({ b }: { b: Block }) {
           <div class="who">
             {b.source} <span class="muted">{b.time}</span>
             {b.detail ? <span class="muted"> · {b.detail}</span> : null}
+            {b.by ? <span class="muted by"> · by {b.by}</span> : null}
           </div>
           <div class="text">{b.text}</div>
         </div>
@@ -254,6 +255,7 @@ function BlockView({ b }: { b: Block }) {
               {b.time}
               {b.running ? ' · running…' : b.exitCode !== undefined ? ` · exit ${b.exitCode}` : b.isError ? ' · failed' : ''}
               {b.detail ? ` · ${b.detail}` : ''}
+              {b.by ? ` · by ${b.by}` : ''}
             </span>
           </div>
           {b.diff ? (
@@ -272,12 +274,14 @@ function BlockView({ b }: { b: Block }) {
       return (
         <div class="event-error">
           error <span class="muted">{b.time}</span>: {b.text}
+          {b.by ? <span class="muted by"> · by {b.by}</span> : null}
         </div>
       );
     case 'note':
       return (
         <div class="note">
           <span class="muted">{b.time}</span> {b.text}
+          {b.by ? <span class="muted by"> · by {b.by}</span> : null}
         </div>
       );
     case 'streaming':

@@ -3,6 +3,7 @@
 import type { ConversationEvent } from '../src/types/public.js';
 import type { LiveDelta } from '../src/live/types.js';
 import { reasoningText } from '../src/text.js';
+import { actorText } from '../src/actors.js';
 import { fileEditDiff, type DiffLine } from './diff.js';
 
 /** One line of the follow stream: an event, a live line, or the stream's own end marker. */
@@ -147,9 +148,18 @@ export function applyItem(state: TranscriptState, item: StreamItem): TranscriptS
 
 export { fileEditDiff, type DiffLine } from './diff.js';
 
-/** One block of the rendered transcript. */
+/** One block of the rendered transcript. `by`: who made it through the team API (`tenant/key`), as text. */
 export type Block =
-  | { type: 'message'; key: string; source: 'user' | 'agent' | 'hook'; text: string; time: string; detail?: string; rewound?: boolean }
+  | {
+      type: 'message';
+      key: string;
+      source: 'user' | 'agent' | 'hook';
+      text: string;
+      time: string;
+      detail?: string;
+      rewound?: boolean;
+      by?: string;
+    }
   | { type: 'thinking'; key: string; text: string }
   | {
       type: 'tool';
@@ -165,9 +175,10 @@ export type Block =
       exitCode?: number;
       time: string;
       detail?: string;
+      by?: string;
     }
-  | { type: 'error'; key: string; text: string; time: string }
-  | { type: 'note'; key: string; text: string; time: string }
+  | { type: 'error'; key: string; text: string; time: string; by?: string }
+  | { type: 'note'; key: string; text: string; time: string; by?: string }
   | { type: 'streaming'; key: string; text: string; thinking: string; tools: { name: string; text: string }[] };
 
 function callDetail(call: { model: string; promptTokens: number; completionTokens: number; cost: number; latencyMs: number } | undefined) {
@@ -197,6 +208,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
   for (const e of state.events) {
     const key = `e${e.index}`;
     const time = e.timestamp.slice(11, 19);
+    const from = blocks.length;
     switch (e.kind) {
       case 'message':
         if (e.thinking) blocks.push({ type: 'thinking', key: `${key}t`, text: e.thinking });
@@ -269,6 +281,9 @@ export function buildBlocks(state: TranscriptState): Block[] {
       case 'resume':
         blocks.push({ type: 'note', key, text: 'resumed', time });
         break;
+      case 'close':
+        blocks.push({ type: 'note', key, text: 'closed', time });
+        break;
       case 'status':
         blocks.push({ type: 'note', key, text: `status → ${e.status}${e.reason ? ` (${e.reason})` : ''}`, time });
         break;
@@ -334,6 +349,15 @@ export function buildBlocks(state: TranscriptState): Block[] {
         break;
       default:
         break;
+    }
+    if (e.by) {
+      // Who made it: on the blocks this event added, or (an observation) the tool block it completed.
+      const by = actorText(e.by);
+      const at = e.kind === 'observation' && blocks.length === from ? toolAt.get(e.toolCallId) : undefined;
+      for (let i = at ?? from; i < (at !== undefined ? at + 1 : blocks.length); i++) {
+        const block = blocks[i]!;
+        if (block.type !== 'thinking' && block.type !== 'streaming') blocks[i] = { ...block, by };
+      }
     }
   }
   const s = state.streaming;

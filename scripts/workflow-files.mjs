@@ -29,6 +29,9 @@ export const ALLOWED_OUTSIDE = [
   'src/hooks/matcher-safety.ts',
   'src/skills/prompt.ts',
   'src/live/stream-id.ts',
+  'src/tenants.ts',
+  'src/actors.ts',
+  'src/actor-header.ts',
 ];
 
 /** Packages the bundle may import (everything else is Node or I/O). */

@@ -8,6 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import { ServerUnreachableError } from './errors.js';
 import { dataConverter } from './storage/local-payloads.js';
+import { actorInterceptor } from './acting.js';
 import { DEFAULTS } from './types.js';
 import { withTimeout } from './timeout.js';
 import { readSettings, type ChildEnv, type Settings } from './environment.js';
@@ -71,14 +72,17 @@ export async function connectConnection(
 
 /**
  * A Temporal client for the configured server, with faheem's data converter (encryption when a key
- * is set, large payloads kept aside). Throws ServerUnreachableError when the server does not answer.
+ * is set, large payloads kept aside) and the actor interceptor (see actingAs). Throws ServerUnreachableError when the server does not answer.
  */
 export async function connectClient(settings: Settings = clientSettings()): Promise<Client> {
   const converter = dataConverter(settings); // a malformed encryption key fails here, with its own message
   const { connection, namespace } = await connectConnection(settings);
   // With an OTLP endpoint configured, starts, signals and updates carry the trace (nothing loaded otherwise).
   const tracing = await startTracing(settings);
-  return new Client({ connection, namespace, dataConverter: converter, ...(tracing ? { interceptors: tracing.clientInterceptors } : {}) });
+  // Inside actingAs (the team API), starts, signals and updates carry who made them (src/acting.ts).
+  const traced = tracing?.clientInterceptors.workflow;
+  const workflow = [...(Array.isArray(traced) ? traced : []), actorInterceptor];
+  return new Client({ connection, namespace, dataConverter: converter, interceptors: { ...tracing?.clientInterceptors, workflow } });
 }
 
 /** The native connection a worker polls with; ServerUnreachableError when the server does not answer. */

@@ -27,6 +27,7 @@ export {
 } from './client.js';
 export { LIVE_KINDS, type LiveDelta, type LiveKind } from './live/types.js';
 export { connectClient } from './connection.js';
+export { actingAs } from './acting.js';
 export { forkConversation, ForkError, type ForkOptions } from './fork.js';
 export { NOT_UNDONE, type RewindAnswer } from './workflows/rewind-rules.js';
 export {
@@ -99,11 +100,13 @@ export {
   CONVERSATION_STATUSES,
   TOOL_NAMES,
   type ActionEvent,
+  type Actor,
   type AgentSpec,
   type CallSummary,
   type CheckpointEntry,
   type CheckpointEvent,
   type ChildEvent,
+  type CloseEvent,
   type ChildSummary,
   type CondensationEvent,
   type CondenserOptions,

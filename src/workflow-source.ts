@@ -84,7 +84,8 @@ export function tracedWorkflowSource(env: Settings): WorkerWorkflowCode {
   return {
     workflowsPath: workflowsPath(),
     bundlerOptions,
-    interceptors: { workflowModules: [workflowInterceptorsPath(), TRACED_WORKFLOW_INTERCEPTORS] },
+    // Ours innermost, as in scripts/bundle-workflows.mjs: a call's actor is current when its handler runs.
+    interceptors: { workflowModules: [TRACED_WORKFLOW_INTERCEPTORS, workflowInterceptorsPath()] },
   };
 }
 

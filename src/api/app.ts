@@ -10,7 +10,7 @@ import { HTTPException } from 'hono/http-exception';
 import { streamSSE } from 'hono/streaming';
 import type { Client } from '@temporalio/client';
 import { UsageError } from '../errors.js';
-import { actingAs } from './actor-context.js';
+import { actingAs } from '../acting.js';
 import {
   act,
   actorOf,

@@ -10,6 +10,7 @@ import { CONVERSATION_ID_PATTERN } from '../conversation-id.js';
 import { ConversationClosedError, ConversationNotFoundError, FaheemError, InvalidRequestError, UsageError } from '../errors.js';
 import { startConversation } from '../start-conversation.js';
 import type { Actor } from '../tenants.js';
+import { actorProblem } from '../actors.js';
 import type { ConversationEvent, ConversationState } from '../types.js';
 import { ConversationModelKey, ConversationStatusKey, TenantKey } from '../workflows/messages.js';
 import type { Scope } from './keys.js';
@@ -25,7 +26,9 @@ export interface Caller {
 
 /** The actor events record for a caller: the key's name when it has one, else its id (never the key). */
 export function actorOf(caller: Caller): Actor {
-  return { tenant: caller.tenant, key: caller.keyName ?? caller.keyId };
+  const named = { tenant: caller.tenant, key: caller.keyName ?? caller.keyId };
+  // A name a person wrote into the keys file that events cannot carry: the key's id instead.
+  return actorProblem(named) === undefined ? named : { tenant: caller.tenant, key: caller.keyId };
 }
 
 // One folder name: no separators, no `..`, not hidden.

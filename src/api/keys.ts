@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
 import { TENANT_NAME } from '../tenants.js';
+import { actorProblem } from '../actors.js';
 
 /** What a key may do: `read` (GET only), `write` (also change conversations), `admin` (also operator presets). */
 export const SCOPES = ['read', 'write', 'admin'] as const;
@@ -95,8 +96,8 @@ export async function createKey(
 ): Promise<{ key: string; entry: StoredKey }> {
   if (!TENANT_NAME.test(request.tenant) || request.tenant.includes('..'))
     throw new UsageError(`tenant ${JSON.stringify(request.tenant)}: 1 to 63 lowercase letters, digits, '.', '_' or '-'`);
-  if (request.name !== undefined && (request.name.length === 0 || request.name.length > 100))
-    throw new UsageError('a key name is 1 to 100 characters');
+  if (request.name !== undefined && actorProblem({ tenant: request.tenant, key: request.name }) !== undefined)
+    throw new UsageError('a key name is 1 to 100 printable characters, no backquotes (events show it)');
   const keys = await readKeysFile(file);
   if (request.name !== undefined && keys.keys.some((k) => k.name === request.name && k.tenant === request.tenant))
     throw new UsageError(`tenant ${request.tenant} already has a key named ${JSON.stringify(request.name)}`);

@@ -8,7 +8,7 @@ import { connectClient, connectWorker, taskQueue } from '../connection.js';
 import { objectStore } from '../storage/object-store.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import { createWebhookWorker, prepareWebhook, webhookAllowList, webhookSecrets, webhookTaskQueue } from '../webhooks/index.js';
-import { readSettings, type Settings } from '../environment.js';
+import type { Settings } from '../environment.js';
 import { UsageError } from '../errors.js';
 import { faheemHome } from '../home.js';
 import { exposureWarning } from '../server/exposure.js';
@@ -43,7 +43,6 @@ export function apiCommand(settings: Settings): Command {
         tlsKey?: string;
       }) => {
         if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
-        readSettings(process.env, 'api'); // the API's own variables (FAHEEM_WEBHOOK_ALLOW) checked, with their problems named
         const home = faheemHome(settings);
         const keysFile = path.resolve(o.keys ?? defaultKeysPath(home));
         const workspacesDir = path.resolve(o.workspaces ?? path.join(home, 'api', 'workspaces'));

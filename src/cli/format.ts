@@ -1,5 +1,6 @@
 // Human-readable, coloured rendering of events and state for the CLI.
 import pc from 'picocolors';
+import { actorText } from '../actors.js';
 import { reasoningText } from '../text.js';
 import type { CallSummary, ConversationEvent, ConversationState } from '../types.js';
 
@@ -21,7 +22,12 @@ function clip(text: string, max = 600): string {
   return text.length > max ? `${text.slice(0, max)}${pc.dim(` … (${text.length - max} more characters)`)}` : text;
 }
 
+/** One event as the CLI prints it (`faheem events`, `--follow`): its text, then who made it, if someone did through the team API. */
 export function formatEvent(e: ConversationEvent): string {
+  return e.by ? `${eventText(e)}${pc.dim(` · by ${actorText(e.by)}`)}` : eventText(e);
+}
+
+function eventText(e: ConversationEvent): string {
   const time = pc.dim(e.timestamp.slice(11, 19));
   const n = pc.dim(`#${e.index}`.padStart(5));
   switch (e.kind) {
@@ -49,6 +55,8 @@ export function formatEvent(e: ConversationEvent): string {
       return `${n} ${time} ${pc.yellow(`⏸ paused${e.now ? ' (now: interrupting the command)' : ''}${e.reason ? ` — ${e.reason}` : ''}`)}`;
     case 'resume':
       return `${n} ${time} ${pc.green('▶ resumed')}`;
+    case 'close':
+      return `${n} ${time} ${pc.dim('■ closed')}`;
     case 'status':
       return `${n} ${time} ${pc.dim('status →')} ${colorStatus(e.status)}${e.reason ? pc.dim(` (${e.reason})`) : ''}`;
     case 'host':

@@ -3,6 +3,9 @@
 // functions, no secrets.
 import type { HookEventName, HooksConfig } from '../hooks/config.js';
 import type { SkillInfo } from '../skills/prompt.js';
+import type { Actor } from '../tenants.js';
+
+export type { Actor };
 
 /** Every status a conversation can be in, as `faheem list --status` accepts them. */
 export const CONVERSATION_STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'] as const;
@@ -321,6 +324,12 @@ interface EventBase {
   source: EventSource;
   /** Set by readers on events a rewind left behind (out of the prompt, still readable). */
   rewound?: true;
+  /**
+   * Who made the change this event records, when it came through the team API (`faheem api`): the
+   * tenant and the key's id or name, never the key. Absent on what the agent, the loop or a plain
+   * Temporal client (the CLI, the SDKs, the console) did.
+   */
+  by?: Actor;
 }
 
 /** A message, from the user or the agent. */
@@ -393,6 +402,11 @@ export interface PauseEvent extends EventBase {
 /** The conversation was set running again. */
 export interface ResumeEvent extends EventBase {
   kind: 'resume';
+}
+
+/** The conversation was closed by someone acting through the team API (`by` says who; other closes record no event). */
+export interface CloseEvent extends EventBase {
+  kind: 'close';
 }
 
 /** The conversation's status changed. */
@@ -527,6 +541,7 @@ export type ConversationEvent =
   | ErrorEvent
   | PauseEvent
   | ResumeEvent
+  | CloseEvent
   | StatusEvent
   | CondensationEvent
   | WebhookEvent;

@@ -16,6 +16,7 @@ import { applyOutcome, finishMovedStep, takeTurn } from './runner/turn.js';
 import { moveToNewVersionDue, targetVersionChanged } from './runner/versioning.js';
 import { temporalEffects } from './runner/effects.js';
 import { isPatched } from './legacy/patches.js';
+import { actingIn, currentActor, startActor } from './actor.js';
 import { hibernate, hibernationBound, poolHostDue, takePoolHost } from './runner/pool-host.js';
 
 /** Why the loop of one workflow run ended. */
@@ -30,9 +31,11 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     effects: temporalEffects,
     patched: isPatched,
     targetVersionChanged,
+    actor: currentActor,
   });
   registerHandlers(run);
-  run.apply(start, input, checkMessageText);
+  // Started through the team API: the first message (and what the start records) names who.
+  actingIn(startActor(), () => run.apply(start, input, checkMessageText));
   // Deliveries the previous run left unfinished when it continued as new go again (the receiver
   // drops a repeat by its X-Faheem-Delivery id).
   for (const request of input.webhookBacklog ?? []) run.deliver(request);

@@ -1,7 +1,16 @@
 // The text the Web UI shows as the conversation's current details, and the small formatting it
 // needs. Pure: the workflow passes a view of its state.
+import { actorText } from '../actors.js';
 import { oneLine, reasoningText } from '../text.js';
+import type { Actor } from '../tenants.js';
 import type { ActionEvent, ReasoningBlock, ChildSummary, ConversationStatus, Metrics } from '../types.js';
+
+/** The last change someone made through the team API: who, and the event that says what. */
+export interface LastChange {
+  by: Actor;
+  kind: string;
+  index: number;
+}
 
 export interface DetailsView {
   status: ConversationStatus;
@@ -18,6 +27,8 @@ export interface DetailsView {
   children: readonly ChildSummary[];
   parentId: string | undefined;
   metrics: Metrics;
+  /** Who changed the conversation last through the team API (absent when no one has). */
+  lastChange?: LastChange | undefined;
 }
 
 export function detailsText(v: DetailsView): string {
@@ -31,11 +42,17 @@ export function detailsText(v: DetailsView): string {
     `**Pending messages:** ${v.pendingMessages}`,
     v.children.length > 0 ? `**Sub-agents:** ${v.children.map((c) => `\`${c.id}\` ${c.status}`).join(', ')}` : '',
     v.parentId ? `**Parent:** \`${v.parentId}\`` : '',
+    v.lastChange ? lastChangeLine(v.lastChange) : '',
     `**Tokens:** ${v.metrics.promptTokens} in (${v.metrics.cacheReadTokens} from the cache) / ${v.metrics.completionTokens} out · **Cost:** $${v.metrics.accumulatedCost.toFixed(4)}`,
     lastCall(v.metrics),
   ]
     .filter(Boolean)
     .join('\n\n');
+}
+
+/** Who made the last change through the team API (a tenant and a key's id or name: printable, no backquotes). */
+function lastChangeLine(c: LastChange): string {
+  return `**Last change:** ${c.kind} (event #${c.index}) by \`${actorText(c.by)}\``;
 }
 
 /** The reasoning (summaries, thinking) behind the last action, shortened. */

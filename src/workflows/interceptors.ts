@@ -8,8 +8,15 @@
 // SDK accepts an update as soon as its job runs: acceptance first, a nondeterminism error
 // ("Update machine does not handle this event"). Accepting last in every activation gives one
 // order both ways.
-import { workflowInfo, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
+//
+// And who acts: a start, signal or update that carries the `faheem-by` header (src/acting.ts, the
+// team API's calls) makes its actor current while the handler's synchronous part runs, where
+// ConversationRun.apply stamps it on the events recorded (./actor.ts). Reading a header is no
+// command: histories replay as they were.
+import { workflowInfo, type WorkflowInboundCallsInterceptor, type WorkflowInterceptorsFactory } from '@temporalio/workflow';
 import type { coresdk } from '@temporalio/proto';
+import { actorFromHeaders } from '../actor-header.js';
+import { actingIn, setStartActor } from './actor.js';
 import { isPatched } from './legacy/patches.js';
 
 type Command = coresdk.workflow_commands.IWorkflowCommand;
@@ -41,14 +48,33 @@ export function acceptUpdatesLast(commands: Command[]): Command[] {
 }
 
 /**
+ * Makes the actor a call's header names (or none) current while its handler runs; the start's is
+ * kept for the workflow function. Validators run as no one: they record nothing.
+ */
+export const actorInbound: WorkflowInboundCallsInterceptor = {
+  execute(input, next) {
+    setStartActor(actorFromHeaders(input.headers));
+    return next(input);
+  },
+  handleSignal(input, next) {
+    return actingIn(actorFromHeaders(input.headers), () => next(input));
+  },
+  handleUpdate(input, next) {
+    return actingIn(actorFromHeaders(input.headers), () => next(input));
+  },
+};
+
+/**
  * The interceptors of one workflow run. For a conversation started by this code (patch
  * `accept-updates-last`, asked in its first activation, so old histories keep their order) the
- * commands of each activation go through {@link acceptUpdatesLast}.
+ * commands of each activation go through {@link acceptUpdatesLast}. Calls carry their actor
+ * ({@link actorInbound}).
  */
 export const interceptors: WorkflowInterceptorsFactory = () => {
   let reorder = false;
   let asked = false;
   return {
+    inbound: [actorInbound],
     internals: [
       {
         activate(input, next) {

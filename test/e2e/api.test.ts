@@ -221,7 +221,16 @@ test('messages, pause (now), resume and close steer a conversation; events come 
   assert.equal(all.status, 200);
   const kinds = all.body.data.map((e: { kind: string }) => e.kind);
   assert.ok(kinds.includes('pause') && kinds.includes('resume'), kinds.join(','));
-  assert.ok(all.body.data.some((e: { kind: string; text?: string }) => e.kind === 'message' && e.text === 'One more thing'));
+  const byApi = { tenant: 'acme', key: 'ci-bot' };
+  const said = all.body.data.find((e: { kind: string; text?: string }) => e.kind === 'message' && e.text === 'One more thing');
+  assert.deepEqual(said?.by, byApi, 'a message sent through the API names its tenant and key');
+  assert.deepEqual(all.body.data.find((e: { kind: string }) => e.kind === 'pause')?.by, byApi);
+  assert.deepEqual(all.body.data[0].by, byApi, 'so does the first message');
+  assert.ok(!JSON.stringify(all.body).includes(keys.acme.slice(16)), 'never the key itself');
+  assert.ok(
+    all.body.data.filter((e: { source: string }) => e.source === 'agent').every((e: { by?: unknown }) => e.by === undefined),
+    "the agent's own events name nobody",
+  );
   const later = await call('GET', `/v1/conversations/${id}/events?after=2`, keys.acme);
   assert.deepEqual(
     later.body.data.map((e: { index: number }) => e.index),

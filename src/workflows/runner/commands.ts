@@ -5,6 +5,7 @@
 // sub-agents). No Temporal here: ConversationRun.apply records the events and hands the effects to
 // the effects port (./effects.ts) in the order given, which is the order of the commands old
 // histories recorded.
+import type { Actor } from '../../tenants.js';
 import type { CheckpointEntry, ChildReport, ConfirmationPolicy, ConversationStatus, ModelCallResult, MovedStep } from '../../types.js';
 import type { NewEvent } from '../conversation-log.js';
 import { checkMessageText, type PauseRequest } from '../messages.js';
@@ -71,6 +72,8 @@ export interface Facts {
   readonly rewindPending: boolean;
   /** The conversation has a webhook: each stop is delivered to it. */
   readonly webhook?: boolean;
+  /** Who the call being handled acts for (the team API's callers); the run stamps it on the events. */
+  readonly actor?: Actor | undefined;
 }
 
 /** A side effect a command wants: the effects port carries it out (see ./effects.ts). */
@@ -237,7 +240,9 @@ export function pause(m: RunSnapshot, facts: Facts, request: PauseRequest = {}):
 }
 
 function decideIn(d: Draft, decision: Decision): number {
-  d.want({ kind: 'answer-confirmation', decision });
+  // Whoever answered is named on the events the answer leads to (the rejections the loop records).
+  const by = d.facts.actor;
+  d.want({ kind: 'answer-confirmation', decision: by ? { ...decision, by } : decision });
   if (decision.approved) setStatusIn(d, 'running');
   return d.facts.pendingActions;
 }
@@ -296,9 +301,14 @@ export function resume(m: RunSnapshot, facts: Facts): CommandResult {
   return requestRun(m, facts);
 }
 
-/** End the conversation: what is in flight is cancelled, sub-agents close too. */
+/**
+ * End the conversation: what is in flight is cancelled, sub-agents close too. A close made through
+ * the team API (an actor) is recorded as a `close` event that names it; others record none, as
+ * always (so histories from before replay to the same events).
+ */
 export function close(m: RunSnapshot, facts: Facts): CommandResult {
   const d = draft(m, facts);
+  if (facts.actor && !m.session.closeRequested) d.record({ kind: 'close', source: 'user' });
   d.session = waitInterrupted({ ...d.session, closeRequested: true }, 'close');
   // A rewind asked for and not yet done will not be: say so to whoever waits for it.
   if (facts.rewindPending) d.want({ kind: 'fail-rewind', error: 'the conversation was closed before the rewind' });

@@ -1,4 +1,5 @@
 // Actions that wait for the user's approval: which ones, the answer once given, and the wait itself.
+import type { Actor } from '../../tenants.js';
 import type { ActionEvent, ConfirmationPolicy, ToolCallPlan } from '../../types.js';
 import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
 import { needsConfirmation } from '../confirmation.js';
@@ -9,6 +10,8 @@ import { conditionHibernating, type WaitHibernation } from './wait-hibernating.j
 export interface Decision {
   approved: boolean;
   reason?: string;
+  /** Who answered, when it came through the team API: the events the answer leads to name them. */
+  by?: Actor;
 }
 
 /** The actions of the current reply waiting for approve / reject, and the answer once given. */

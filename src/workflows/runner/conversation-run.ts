@@ -1,15 +1,18 @@
 // One conversation's workflow run: its state (plain data, ./run-state.ts), the parts it holds (the
 // log, what is in flight, the confirmation gate, open sub-agents, rewind requests, step checkpoints
 // being taken), and `apply`, the one way its state changes: a pure command (./commands.ts) runs on
-// the current snapshot, its events are recorded and its effects carried out through the effects
-// port (./effects.ts) once, in order, the details last. Built once from the workflow input
+// the current snapshot, its events are recorded (with `by`, the actor of the call being handled,
+// when there is one) and its effects carried out through the effects port (./effects.ts) once, in
+// order, the details last. Built once from the workflow input
 // (`fromInput`), written back for the next run (`toCarried`), read by queries (`snapshot`).
 import type {
   WebhookDeliveryInput,
+  Actor,
   CarriedState,
   ChildSummary,
   ConfirmationPolicy,
   ConversationInput,
+  ConversationEvent,
   ConversationOptions,
   ConversationSetup,
   ConversationState,
@@ -21,7 +24,7 @@ import type {
 import { CARRIED_STATE_VERSION, checkedCarried } from '../legacy/carried-state.js';
 import type { PatchId } from '../legacy/patches.js';
 import { ConversationLog } from '../conversation-log.js';
-import { detailsText } from '../details.js';
+import { detailsText, type LastChange } from '../details.js';
 import type { EventRun } from '../event-log.js';
 import { closeSignal, pauseSignal, resumeSignal } from '../messages.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE } from '../prompt.js';
@@ -48,6 +51,16 @@ import { RewindRequests } from './rewind-requests.js';
 import { StepCheckpoints } from './step-checkpoints.js';
 import { deliveryId, WebhookDeliveries } from './webhooks.js';
 
+/**
+ * The change that events recorded together with `by` make: the first that is not a status event
+ * (a pause, a message, a close), else the first; undefined when none carries `by`.
+ */
+export function lastChangeOf(events: readonly ConversationEvent[]): LastChange | undefined {
+  const withBy = events.filter((e) => e.by !== undefined);
+  const main = withBy.find((e) => e.kind !== 'status') ?? withBy[0];
+  return main?.by ? { by: main.by, kind: main.kind, index: main.index } : undefined;
+}
+
 /** What the run needs from its workflow (Temporal inside it; stand-ins in unit tests). */
 export interface RunEnvironment {
   workflowId: string;
@@ -57,6 +70,8 @@ export interface RunEnvironment {
   patched: (id: PatchId) => boolean;
   /** Whether the deployment's target version changed (no command). */
   targetVersionChanged: () => boolean;
+  /** Who the call being handled acts for (a header, no command; ../actor.ts); none when absent. */
+  actor?: () => Actor | undefined;
 }
 
 /** A conversation's workflow run: its state and what may be done to it. */
@@ -83,6 +98,8 @@ export class ConversationRun {
 
   private current: RunSnapshot;
   private readonly env: RunEnvironment;
+  /** What the Web UI's details say was changed last through the team API (found again in carried events). */
+  private lastChange: LastChange | undefined;
 
   private constructor(input: ConversationInput, env: RunEnvironment) {
     const { options } = input;
@@ -95,6 +112,7 @@ export class ConversationRun {
     this.model = options.agent.llm.model ?? '';
     this.depth = options.parent?.depth ?? 0;
     this.log = new ConversationLog(input.carried?.events ?? []);
+    this.lastChange = lastChangeOf((input.carried?.events ?? []).filter((e) => e.by !== undefined).slice(-1));
     this.current = { state: initialState(input, env.runId, this.log.count), session: initialSession(input) };
     // The policy as the run starts: a change during the run reaches the prompt with the next run.
     const policy = this.current.state.confirmationPolicy;
@@ -112,8 +130,9 @@ export class ConversationRun {
   // ---- applying a command ----
 
   /** What the commands read from the held parts. */
-  private facts(now: string): Facts {
+  private facts(now: string, actor: Actor | undefined): Facts {
     return {
+      actor,
       pendingMessages: this.pendingMessages(),
       pendingActions: this.confirmation.pending.length,
       confirmationText: this.confirmation.describe(),
@@ -129,18 +148,23 @@ export class ConversationRun {
 
   /**
    * The one way the run's state changes: runs a pure command (./commands.ts) on the current
-   * snapshot, records its events (each wakes waiting loops), carries out its effects once, in
-   * order, announces the change to followers, and answers with the command's value.
+   * snapshot, records its events (each wakes waiting loops; each carries `by` while a call made
+   * through the team API is handled), carries out its effects once, in order, announces the change
+   * to followers, and answers with the command's value.
    */
   apply<A extends unknown[], T>(command: (m: RunSnapshot, facts: Facts, ...args: A) => CommandResult<T>, ...args: A): T {
     // The workflow clock stands still within a task: the events recorded now carry this time.
     const now = new Date().toISOString();
-    const result = command(this.current, this.facts(now), ...args);
+    const actor = this.env.actor?.();
+    const result = command(this.current, this.facts(now, actor), ...args);
     this.current = { state: result.state, session: result.session };
+    const stamped: ConversationEvent[] = [];
     for (const event of result.events) {
-      this.log.append(event, now);
+      const recorded = this.log.append(actor ? { ...event, by: actor } : event, now);
+      if (recorded.by) stamped.push(recorded);
       this.current = { ...this.current, session: woken(this.current.session) };
     }
+    this.lastChange = lastChangeOf(stamped) ?? this.lastChange;
     this.flush(result.effects);
     this.announce();
     return result.value;
@@ -252,6 +276,7 @@ export class ConversationRun {
         children: state.children,
         parentId: this.options.parent?.id,
         metrics: state.metrics,
+        lastChange: this.lastChange,
       }),
     );
   }

@@ -46,6 +46,7 @@ import { waitHibernation } from './pool-host.js';
 import { moveToNewVersionDue } from './versioning.js';
 import { addHookContext, hookPoint, hooksDue, type HooksRun } from './hooks.js';
 import type { HookDecision } from '../../hooks/decision.js';
+import { actingIn } from '../actor.js';
 
 /** What a turn leads to. */
 export type TurnOutcome =
@@ -521,13 +522,16 @@ async function confirm(run: ActionsRun, actions: ActionEvent[]): Promise<boolean
     return false;
   }
   if (answer.approved && run.status === 'running') return true;
-  for (const action of actions) {
-    run.apply(
-      record,
-      observation(action, { content: `The user rejected this action${answer.reason ? `: ${answer.reason}` : '.'}`, isError: true }),
-    );
-  }
-  if (run.status === 'waiting_for_confirmation') run.apply(setStatus, 'running');
+  // A rejection made through the team API names its actor on what it records.
+  actingIn(answer.by, () => {
+    for (const action of actions) {
+      run.apply(
+        record,
+        observation(action, { content: `The user rejected this action${answer.reason ? `: ${answer.reason}` : '.'}`, isError: true }),
+      );
+    }
+    if (run.status === 'waiting_for_confirmation') run.apply(setStatus, 'running');
+  });
   return false;
 }
 
