@@ -9,23 +9,13 @@ import { HTTPException } from 'hono/http-exception';
 import { streamSSE } from 'hono/streaming';
 import type { Client } from '@temporalio/client';
 import { actingAs } from './actor-context.js';
-import {
-  act,
-  actorOf,
-  owned,
-  prepareWorkspace,
-  problemOf,
-  startConversation,
-  statusOf,
-  tenantConversationId,
-  workspaceFolder,
-  type Caller,
-  type ConversationsContext,
-} from './conversations.js';
+import { act, actorOf, owned, problemOf, statusOf, type Caller, type ConversationsContext } from './conversations.js';
 import { findKey, limitsOf, scopeAllows, type KeyRing, type Scope } from './keys.js';
 import { RateLimiter, RecentStarts } from './limits.js';
-import { listTenantConversations, runningOf } from './listing.js';
+import { listTenantConversations } from './listing.js';
 import { ApiProblem, PROBLEM_TYPE, problemResponse } from './problems.js';
+import { registerResponses } from './responses.js';
+import { startForCaller, type StartDeps } from './start.js';
 import {
   ConversationIdParam,
   ConversationList,
@@ -137,7 +127,14 @@ const eventsRoute = route({
 export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
   const ctx: ConversationsContext = { client: options.client, workspacesDir: options.workspacesDir };
   const rate = new RateLimiter(options.now);
-  const recent = new RecentStarts(10_000, options.now);
+  const starting: StartDeps = {
+    ctx,
+    keys: options.keys,
+    recent: new RecentStarts(10_000, options.now),
+    allowedModels: options.allowedModels ?? [],
+    ...(options.keepWebhookSecret ? { keepWebhookSecret: options.keepWebhookSecret } : {}),
+    ...(options.checkWebhookUrl ? { checkWebhookUrl: options.checkWebhookUrl } : {}),
+  };
   const app = new OpenAPIHono<Env>({
     defaultHook: (result) => {
       if (!result.success) throw new ApiProblem('bad_request', zodDetail(result.error));
@@ -203,40 +200,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
 
   app.openapi(createConversation, async (c) => {
     const caller = c.get('caller');
-    const body = c.req.valid('json');
-    if (body.model !== undefined && !(options.allowedModels ?? []).includes(body.model))
-      throw new ApiProblem('bad_request', `model ${JSON.stringify(body.model)} is not one the operator allows`);
-    if (body.webhook) {
-      if (!options.checkWebhookUrl || !options.keepWebhookSecret) throw new ApiProblem('bad_request', 'this API does not deliver webhooks');
-      await options.checkWebhookUrl(body.webhook.url).catch((err: unknown) => {
-        throw new ApiProblem('bad_request', `webhook.url: ${(err as Error).message}`);
-      });
-    }
-    const id = body.id !== undefined ? tenantConversationId(caller.tenant, body.id) : undefined;
-    const limits = limitsOf(await options.keys.current(), caller.tenant);
-    const running = await runningOf(ctx.client, caller.tenant, limits.maxRunning + 1, recent.of(caller.tenant));
-    if (running >= limits.maxRunning)
-      throw new ApiProblem('too_many_requests', `your tenant has ${running} unfinished conversations (at most ${limits.maxRunning})`, {
-        'Retry-After': '30',
-      });
-    const conversation = await actingAs(actorOf(caller), async () => {
-      const workspace = body.pool === undefined ? await workspaceFor(ctx, caller, body.workspace, id) : undefined;
-      if (body.webhook && id) await options.keepWebhookSecret!(id, body.webhook.secret);
-      return act(() =>
-        startConversation(ctx.client, {
-          message: body.message,
-          ...(workspace !== undefined ? { workspace } : {}),
-          ...(body.pool !== undefined ? { pool: body.pool } : {}),
-          ...(id !== undefined ? { id } : {}),
-          ...(body.model !== undefined ? { model: body.model } : {}),
-          confirm: body.confirm ?? 'never',
-          maxIterations: body.maxIterations ?? 50,
-          tenant: caller.tenant,
-          ...(body.webhook ? { webhook: { url: body.webhook.url } } : {}),
-        }),
-      );
-    });
-    recent.add(caller.tenant, conversation.id);
+    const conversation = await startForCaller(starting, caller, c.req.valid('json'));
     return c.json(await statusOf(ctx, caller, await owned(ctx, caller, conversation.id)), 201);
   });
 
@@ -303,6 +267,8 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
     }) as never;
   });
 
+  registerResponses(app, { ctx, starting, knownRoute: (method, path) => ROUTES.push({ method, path }) });
+
   return app;
 }
 
@@ -314,14 +280,6 @@ async function authenticate(keys: KeyRing, header: string | undefined): Promise<
   const entry = findKey(await keys.current(), m[1]!);
   if (!entry) throw new ApiProblem('unauthorized', 'unknown or revoked key', challenge);
   return { tenant: entry.tenant, keyId: entry.id, ...(entry.name !== undefined ? { keyName: entry.name } : {}), scope: entry.scope };
-}
-
-/** The host folder for a new conversation's workspace: the name given, else its id, else a fresh name. */
-async function workspaceFor(ctx: ConversationsContext, caller: Caller, name: string | undefined, id: string | undefined): Promise<string> {
-  const chosen = name ?? (id ? id.slice(caller.tenant.length + 1) : `ws-${crypto.randomUUID().slice(0, 13)}`);
-  const folder = workspaceFolder(ctx.workspacesDir, caller.tenant, chosen);
-  await prepareWorkspace(ctx.workspacesDir, caller.tenant, folder);
-  return folder;
 }
 
 /** The JSON body of an action (optional there); zod-openapi checked it when one was sent. */

@@ -1,0 +1,97 @@
+// Starting a conversation for an API caller: the one path POST /v1/conversations and
+// POST /v1/responses share, so both keep the same rules: a model the operator allows, the
+// tenant's maxRunning, a workspace under the tenant's own folder, the webhook's secret kept apart,
+// and the change recorded as the caller's.
+import type { Conversation } from '../client.js';
+import { actingAs } from './actor-context.js';
+import {
+  act,
+  actorOf,
+  prepareWorkspace,
+  startConversation,
+  tenantConversationId,
+  workspaceFolder,
+  type Caller,
+  type ConversationsContext,
+} from './conversations.js';
+import { limitsOf, type KeyRing } from './keys.js';
+import type { RecentStarts } from './limits.js';
+import { runningOf } from './listing.js';
+import { ApiProblem } from './problems.js';
+
+/** What starting a conversation for a caller needs. */
+export interface StartDeps {
+  ctx: ConversationsContext;
+  keys: KeyRing;
+  /** Conversations this process started lately (visibility may not list them yet). */
+  recent: RecentStarts;
+  /** Models a caller may name (besides none: the worker's). */
+  allowedModels: readonly string[];
+  keepWebhookSecret?: (id: string, secret: string) => Promise<void>;
+  checkWebhookUrl?: (url: string) => Promise<void>;
+}
+
+/** What a caller asks for (the body of POST /v1/conversations). */
+export interface CallerStart {
+  message: string;
+  workspace?: string;
+  /** A model the operator allows; undefined: the worker's. */
+  model?: string;
+  /** The caller's own id (the conversation id becomes `<tenant>:<id>`). */
+  id?: string;
+  confirm?: 'never' | 'risky' | 'always';
+  maxIterations?: number;
+  pool?: string;
+  webhook?: { url: string; secret: string };
+}
+
+/**
+ * Starts a conversation for `caller`, running at once on its first message. 400 for a model the
+ * operator does not allow or a webhook it cannot deliver, 429 (Retry-After) past the tenant's
+ * maxRunning, 409 for a taken id.
+ */
+export async function startForCaller(deps: StartDeps, caller: Caller, body: CallerStart): Promise<Conversation> {
+  const { ctx } = deps;
+  if (body.model !== undefined && !deps.allowedModels.includes(body.model))
+    throw new ApiProblem('bad_request', `model ${JSON.stringify(body.model)} is not one the operator allows`);
+  if (body.webhook) {
+    if (!deps.checkWebhookUrl || !deps.keepWebhookSecret) throw new ApiProblem('bad_request', 'this API does not deliver webhooks');
+    await deps.checkWebhookUrl(body.webhook.url).catch((err: unknown) => {
+      throw new ApiProblem('bad_request', `webhook.url: ${(err as Error).message}`);
+    });
+  }
+  const id = body.id !== undefined ? tenantConversationId(caller.tenant, body.id) : undefined;
+  const limits = limitsOf(await deps.keys.current(), caller.tenant);
+  const running = await runningOf(ctx.client, caller.tenant, limits.maxRunning + 1, deps.recent.of(caller.tenant));
+  if (running >= limits.maxRunning)
+    throw new ApiProblem('too_many_requests', `your tenant has ${running} unfinished conversations (at most ${limits.maxRunning})`, {
+      'Retry-After': '30',
+    });
+  const conversation = await actingAs(actorOf(caller), async () => {
+    const workspace = body.pool === undefined ? await workspaceFor(ctx, caller, body.workspace, id) : undefined;
+    if (body.webhook && id) await deps.keepWebhookSecret!(id, body.webhook.secret);
+    return act(() =>
+      startConversation(ctx.client, {
+        message: body.message,
+        ...(workspace !== undefined ? { workspace } : {}),
+        ...(body.pool !== undefined ? { pool: body.pool } : {}),
+        ...(id !== undefined ? { id } : {}),
+        ...(body.model !== undefined ? { model: body.model } : {}),
+        confirm: body.confirm ?? 'never',
+        maxIterations: body.maxIterations ?? 50,
+        tenant: caller.tenant,
+        ...(body.webhook ? { webhook: { url: body.webhook.url } } : {}),
+      }),
+    );
+  });
+  deps.recent.add(caller.tenant, conversation.id);
+  return conversation;
+}
+
+/** The host folder for a new conversation's workspace: the name given, else its id, else a fresh name. */
+async function workspaceFor(ctx: ConversationsContext, caller: Caller, name: string | undefined, id: string | undefined): Promise<string> {
+  const chosen = name ?? (id ? id.slice(caller.tenant.length + 1) : `ws-${crypto.randomUUID().slice(0, 13)}`);
+  const folder = workspaceFolder(ctx.workspacesDir, caller.tenant, chosen);
+  await prepareWorkspace(ctx.workspacesDir, caller.tenant, folder);
+  return folder;
+}
