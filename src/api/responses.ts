@@ -66,6 +66,9 @@ export const CreateResponse = z
       .openapi({ description: "Continue that response's conversation: a new message and a new run." }),
     stream: z.boolean().optional().openapi({ description: 'Not taken here (false only): stream with GET /v1/responses/{id}?stream=true.' }),
     store: z.boolean().optional().openapi({ description: 'Responses are always kept (their conversation is); false is refused.' }),
+    confirm: z.enum(['never', 'risky', 'always']).optional().openapi({
+      description: "faheem's own: which actions of a new conversation wait for approve/reject (the response is `incomplete` meanwhile).",
+    }),
   })
   .openapi('CreateResponse');
 
@@ -157,10 +160,16 @@ export function registerResponses(app: OpenAPIHono<Env>, deps: ResponsesDeps): v
     const model = body.model === DEFAULT_MODEL_NAME ? undefined : body.model;
     const now = Math.floor(Date.now() / 1000);
     if (body.previous_response_id === undefined) {
-      const conversation = await startForCaller(deps.starting, caller, { message: text, ...(model !== undefined ? { model } : {}) });
+      const conversation = await startForCaller(deps.starting, caller, {
+        message: text,
+        ...(model !== undefined ? { model } : {}),
+        ...(body.confirm !== undefined ? { confirm: body.confirm } : {}),
+      });
       const ref: ResponseRef = { conversationId: conversation.id, run: 1, from: 0 };
       return c.json(responseOf({ ...ref, id: encodeResponseId(ref) }, [], { model: body.model, now }), 200);
     }
+    if (body.confirm !== undefined)
+      throw new ApiProblem('bad_request', 'confirm: set when a conversation starts, not with previous_response_id');
     const previous = await ownedResponse(ctx, caller, body.previous_response_id, 'previous_response_id');
     const kept = modelOf(previous.owned);
     if (body.model !== kept)

@@ -14,6 +14,12 @@ import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js
 // Each message says which answer it wants; `hold:` answers only once the test opens the gate.
 function script(request: RecordedRequest): ScriptedReply {
   const ask = lastUserMessage(request);
+  // `tool:` runs a command first (an action that may wait for approval), then answers.
+  const tool = /^tool:answer (.+)$/.exec(ask);
+  if (tool) {
+    const ran = request.body.messages[request.body.messages.length - 1]?.role === 'tool';
+    return ran ? { content: `Answer ${tool[1]}.` } : { toolCalls: [{ name: 'terminal', arguments: { command: `echo ${tool[1]}` } }] };
+  }
   const m = /^(?:(hold):)?answer (.+)$/.exec(ask);
   if (!m) return { content: `I do not know what "${ask}" asks.` };
   return { content: `Answer ${m[2]}.`, ...(m[1] ? { gate: `gate-${m[2]}` } : {}) };
@@ -164,6 +170,24 @@ test('cancel pauses the conversation; the response is cancelled', async () => {
   assert.equal((await acme.responses.retrieve(third.id)).output_text, '');
   // A stopped response is answered as it is; the earlier one stays completed.
   assert.equal((await acme.responses.cancel(second.id)).status, 'completed');
+});
+
+test('a response waiting for approval is incomplete, its stream ends there, and it completes once approved', async () => {
+  // `confirm` is faheem's own field (the SDK passes it on as it is).
+  const waiting = await acme.responses.create({ model: 'faheem', input: 'tool:answer five', background: true, confirm: 'always' } as never);
+  const untilIncomplete = await streamOf(acme, waiting.id);
+  assert.equal(untilIncomplete[untilIncomplete.length - 1]?.type, 'response.incomplete', 'the stream ends while it waits');
+  const now = await acme.responses.retrieve(waiting.id);
+  assert.equal(now.status, 'incomplete');
+  assert.equal((now.incomplete_details as { reason?: string } | null)?.reason, 'waiting_for_approval');
+  const id = now.conversation?.id ?? '';
+  const approved = await fetchApi(`/v1/conversations/${encodeURIComponent(id)}/approve`, { method: 'POST', body: '{}' });
+  assert.equal(approved.status, 200);
+  const rest = await streamOf(acme, waiting.id, untilIncomplete[untilIncomplete.length - 1]!.sequence_number);
+  assert.deepEqual([rest[0]?.type, rest[rest.length - 1]?.type], ['response.in_progress', 'response.completed']);
+  const done = await acme.responses.retrieve(waiting.id);
+  assert.equal(done.status, 'completed');
+  assert.equal(done.output_text, 'Answer five.');
 });
 
 test("another tenant's key gets 404 on every responses route; a malformed id is 404 too", async () => {
