@@ -2,32 +2,20 @@
 // and write its part of GET /openapi.json. Order of checks on /v1: body size (before it is read),
 // content type, key (401), scope (403), the tenant's request rate (429), then the route, whose
 // conversation lookups answer 404 for anything outside the caller's tenant.
-import { randomUUID } from 'node:crypto';
 import { OpenAPIHono, createRoute, type z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { streamSSE } from 'hono/streaming';
 import type { Client } from '@temporalio/client';
-import { UsageError } from '../errors.js';
 import { actingAs } from '../acting.js';
-import {
-  act,
-  actorOf,
-  owned,
-  prepareWorkspace,
-  problemOf,
-  startConversation,
-  statusOf,
-  tenantConversationId,
-  workspaceFolder,
-  type Caller,
-  type ConversationsContext,
-} from './conversations.js';
+import { act, actorOf, owned, problemOf, statusOf, type Caller, type ConversationsContext } from './conversations.js';
 import { findKey, limitsOf, scopeAllows, type KeyRing, type Scope } from './keys.js';
 import { RateLimiter, RecentStarts } from './limits.js';
-import { listTenantConversations, runningOf } from './listing.js';
+import { listTenantConversations } from './listing.js';
 import { ApiProblem, PROBLEM_TYPE, problemResponse } from './problems.js';
+import { registerResponses } from './responses.js';
+import { startForCaller, type StartDeps } from './start.js';
 import {
   ConversationIdParam,
   ConversationList,
@@ -141,7 +129,13 @@ const eventsRoute = route({
 export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
   const ctx: ConversationsContext = { client: options.client, workspacesDir: options.workspacesDir };
   const rate = new RateLimiter(options.now);
-  const recent = new RecentStarts(10_000, options.now);
+  const starting: StartDeps = {
+    ctx,
+    keys: options.keys,
+    recent: new RecentStarts(10_000, options.now),
+    allowedModels: options.allowedModels ?? [],
+    ...(options.prepareWebhook ? { prepareWebhook: options.prepareWebhook } : {}),
+  };
   const app = new OpenAPIHono<Env>({
     defaultHook: (result) => {
       if (!result.success) throw new ApiProblem('bad_request', zodDetail(result.error));
@@ -207,44 +201,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
 
   app.openapi(createConversation, async (c) => {
     const caller = c.get('caller');
-    const body = c.req.valid('json');
-    if (body.model !== undefined && !(options.allowedModels ?? []).includes(body.model))
-      throw new ApiProblem('bad_request', `model ${JSON.stringify(body.model)} is not one the operator allows`);
-    if (body.webhook && !options.prepareWebhook) throw new ApiProblem('bad_request', 'this API does not deliver webhooks');
-    // The id is chosen here, not by the SDK: a webhook's secret is kept under it before the start.
-    const id = body.id !== undefined ? tenantConversationId(caller.tenant, body.id) : `conv-${randomUUID().slice(0, 13)}`;
-    const limits = limitsOf(await options.keys.current(), caller.tenant);
-    const running = await runningOf(ctx.client, caller.tenant, limits.maxRunning + 1, recent.of(caller.tenant));
-    if (running >= limits.maxRunning)
-      throw new ApiProblem('too_many_requests', `your tenant has ${running} unfinished conversations (at most ${limits.maxRunning})`, {
-        'Retry-After': '30',
-      });
-    const conversation = await actingAs(actorOf(caller), async () => {
-      const workspace = body.pool === undefined ? await workspaceFor(ctx, caller, body.workspace, body.id ?? id) : undefined;
-      const webhook = body.webhook
-        ? await options.prepareWebhook!(id, body.webhook).catch((err: unknown) => {
-            throw new ApiProblem('bad_request', `webhook: ${(err as Error).message}`);
-          })
-        : undefined;
-      return act(() =>
-        startConversation(ctx.client, {
-          message: body.message,
-          ...(workspace !== undefined ? { workspace } : {}),
-          ...(body.pool !== undefined ? { pool: body.pool } : {}),
-          id,
-          ...(body.model !== undefined ? { model: body.model } : {}),
-          confirm: body.confirm ?? 'never',
-          maxIterations: body.maxIterations ?? 50,
-          tenant: caller.tenant,
-          ...(webhook ? { webhook } : {}),
-        }).catch((err: unknown) => {
-          // The one refusal of a start that is the conversation's state, not the request's shape.
-          if (err instanceof UsageError && /already exists/.test(err.message)) throw new ApiProblem('conflict', err.message);
-          throw err;
-        }),
-      );
-    });
-    recent.add(caller.tenant, conversation.id);
+    const conversation = await startForCaller(starting, caller, c.req.valid('json'));
     return c.json(await statusOf(ctx, caller, await owned(ctx, caller, conversation.id)), 201);
   });
 
@@ -311,6 +268,8 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
     }) as never;
   });
 
+  registerResponses(app, { ctx, starting, knownRoute: (method, path) => ROUTES.push({ method, path }) });
+
   return app;
 }
 
@@ -322,14 +281,6 @@ async function authenticate(keys: KeyRing, header: string | undefined): Promise<
   const entry = findKey(await keys.current(), m[1]!);
   if (!entry) throw new ApiProblem('unauthorized', 'unknown or revoked key', challenge);
   return { tenant: entry.tenant, keyId: entry.id, ...(entry.name !== undefined ? { keyName: entry.name } : {}), scope: entry.scope };
-}
-
-/** The host folder for a new conversation's workspace: the name given, else its id, else a fresh name. */
-async function workspaceFor(ctx: ConversationsContext, caller: Caller, name: string | undefined, ownId: string): Promise<string> {
-  const chosen = name ?? ownId;
-  const folder = workspaceFolder(ctx.workspacesDir, caller.tenant, chosen);
-  await prepareWorkspace(ctx.workspacesDir, caller.tenant, folder);
-  return folder;
 }
 
 /** The JSON body of an action (optional there); zod-openapi checked it when one was sent. */

@@ -1,0 +1,102 @@
+// Starting a conversation for an API caller: the one path POST /v1/conversations and
+// POST /v1/responses share, so both keep the same rules: a model the operator allows, the
+// tenant's maxRunning, a workspace under the tenant's own folder, the webhook's secret kept apart,
+// and the change recorded as the caller's.
+import type { Conversation } from '../client.js';
+import { randomUUID } from 'node:crypto';
+import { actingAs } from '../acting.js';
+import { UsageError } from '../errors.js';
+import {
+  act,
+  actorOf,
+  prepareWorkspace,
+  startConversation,
+  tenantConversationId,
+  workspaceFolder,
+  type Caller,
+  type ConversationsContext,
+} from './conversations.js';
+import { limitsOf, type KeyRing } from './keys.js';
+import type { RecentStarts } from './limits.js';
+import { runningOf } from './listing.js';
+import { ApiProblem } from './problems.js';
+
+/** What starting a conversation for a caller needs. */
+export interface StartDeps {
+  ctx: ConversationsContext;
+  keys: KeyRing;
+  /** Conversations this process started lately (visibility may not list them yet). */
+  recent: RecentStarts;
+  /** Models a caller may name (besides none: the worker's). */
+  allowedModels: readonly string[];
+  /** Checks a webhook and keeps its secret under the conversation's id (ApiOptions.prepareWebhook). */
+  prepareWebhook?: (id: string, webhook: { url: string; secret: string }) => Promise<{ url: string }>;
+}
+
+/** What a caller asks for (the body of POST /v1/conversations). */
+export interface CallerStart {
+  message: string;
+  workspace?: string;
+  /** A model the operator allows; undefined: the worker's. */
+  model?: string;
+  /** The caller's own id (the conversation id becomes `<tenant>:<id>`). */
+  id?: string;
+  confirm?: 'never' | 'risky' | 'always';
+  maxIterations?: number;
+  pool?: string;
+  webhook?: { url: string; secret: string };
+}
+
+/**
+ * Starts a conversation for `caller`, running at once on its first message. 400 for a model the
+ * operator does not allow or a webhook it cannot deliver, 429 (Retry-After) past the tenant's
+ * maxRunning, 409 for a taken id.
+ */
+export async function startForCaller(deps: StartDeps, caller: Caller, body: CallerStart): Promise<Conversation> {
+  const { ctx } = deps;
+  if (body.model !== undefined && !deps.allowedModels.includes(body.model))
+    throw new ApiProblem('bad_request', `model ${JSON.stringify(body.model)} is not one the operator allows`);
+  if (body.webhook && !deps.prepareWebhook) throw new ApiProblem('bad_request', 'this API does not deliver webhooks');
+  // The id is chosen here, not by the SDK: a webhook's secret is kept under it before the start.
+  const id = body.id !== undefined ? tenantConversationId(caller.tenant, body.id) : `conv-${randomUUID().slice(0, 13)}`;
+  const limits = limitsOf(await deps.keys.current(), caller.tenant);
+  const running = await runningOf(ctx.client, caller.tenant, limits.maxRunning + 1, deps.recent.of(caller.tenant));
+  if (running >= limits.maxRunning)
+    throw new ApiProblem('too_many_requests', `your tenant has ${running} unfinished conversations (at most ${limits.maxRunning})`, {
+      'Retry-After': '30',
+    });
+  const conversation = await actingAs(actorOf(caller), async () => {
+    const workspace = body.pool === undefined ? await workspaceFor(ctx, caller, body.workspace ?? body.id ?? id) : undefined;
+    const webhook = body.webhook
+      ? await deps.prepareWebhook!(id, body.webhook).catch((err: unknown) => {
+          throw new ApiProblem('bad_request', `webhook: ${(err as Error).message}`);
+        })
+      : undefined;
+    return act(() =>
+      startConversation(ctx.client, {
+        message: body.message,
+        ...(workspace !== undefined ? { workspace } : {}),
+        ...(body.pool !== undefined ? { pool: body.pool } : {}),
+        id,
+        ...(body.model !== undefined ? { model: body.model } : {}),
+        confirm: body.confirm ?? 'never',
+        maxIterations: body.maxIterations ?? 50,
+        tenant: caller.tenant,
+        ...(webhook ? { webhook } : {}),
+      }).catch((err: unknown) => {
+        // The one refusal of a start that is the conversation's state, not the request's shape.
+        if (err instanceof UsageError && /already exists/.test(err.message)) throw new ApiProblem('conflict', err.message);
+        throw err;
+      }),
+    );
+  });
+  deps.recent.add(caller.tenant, conversation.id);
+  return conversation;
+}
+
+/** The host folder for a new conversation's workspace: the name given, else the caller's own id, else the conversation id. */
+async function workspaceFor(ctx: ConversationsContext, caller: Caller, name: string): Promise<string> {
+  const folder = workspaceFolder(ctx.workspacesDir, caller.tenant, name);
+  await prepareWorkspace(ctx.workspacesDir, caller.tenant, folder);
+  return folder;
+}
