@@ -21,9 +21,11 @@ import { followLive, type FollowSource } from './live/follow.js';
 import type { LiveDelta } from './live/types.js';
 import { TOOL_NAME } from './tools/define.js';
 import { fileEditorTool, terminalTool } from './tools/builtin.js';
+import { checkTenant } from './tenants.js';
 import {
   ConversationModelKey,
   ConversationStatusKey,
+  TenantKey,
   addMessageUpdate,
   approveUpdate,
   closeSignal,
@@ -214,6 +216,28 @@ export interface CreateOptions {
   checkpoints?: boolean;
   /** After this long with no worker picking up a call on the workspace host, the conversation says it waits for that host (default 30 s). */
   hostWaitMs?: number;
+  /**
+   * The team API's tenant it belongs to (checkTenant's rule; others are an InvalidRequestError): set
+   * as its FaheemTenant search attribute (`faheem list --tenant`) and as Temporal's fairness key,
+   * so when model calls are scarce each tenant gets its share. Its sub-agents carry it too.
+   */
+  tenant?: string;
+}
+
+/** The search attributes a conversation starts with (status, model, and its tenant when it has one). */
+export type StartSearchAttribute = { key: typeof ConversationStatusKey | typeof ConversationModelKey | typeof TenantKey; value: string };
+
+/**
+ * The start options that place a conversation of `tenant` (none: none): its FaheemTenant search
+ * attribute and its fairness key. Activities and child workflows inherit the priority; the search
+ * attribute is set on each start (sub-agents: src/workflows/runner/sub-agents.ts).
+ */
+export function tenantStart(tenant: string | undefined): {
+  typedSearchAttributes: StartSearchAttribute[];
+  priority?: { fairnessKey: string };
+} {
+  if (tenant === undefined) return { typedSearchAttributes: [] };
+  return { typedSearchAttributes: [{ key: TenantKey, value: tenant }], priority: { fairnessKey: tenant } };
 }
 
 /** The longest title (the first message on one line) a conversation's memo and Web UI summary hold. */
@@ -237,7 +261,9 @@ export function conversationStart(options: CreateOptions): {
   workflow: {
     taskQueue: string;
     args: [ConversationInput];
-    typedSearchAttributes: { key: typeof ConversationStatusKey | typeof ConversationModelKey; value: string }[];
+    typedSearchAttributes: StartSearchAttribute[];
+    /** The tenant's fairness key (absent without a tenant). */
+    priority?: { fairnessKey: string };
     /** The workspace and the title (the first message on one line): listings show them from one visibility request. */
     memo: { workspace: string; title?: string };
     staticSummary: string;
@@ -251,6 +277,8 @@ export function conversationStart(options: CreateOptions): {
   if (pool !== undefined && options.workspace !== undefined)
     throw new InvalidRequestError('a pooled conversation has no workspace folder of its own: pass workspaceFrom to start from one');
   if (pool === undefined && options.workspaceFrom !== undefined) throw new InvalidRequestError('workspaceFrom goes with pool');
+  const tenant = options.tenant !== undefined ? checkTenant(options.tenant) : undefined;
+  const placed = tenantStart(tenant);
   const settings = clientSettings();
   const taskQueue = options.taskQueue ?? defaultTaskQueue(settings);
   const input: ConversationInput = {
@@ -272,6 +300,7 @@ export function conversationStart(options: CreateOptions): {
       ...(options.hostWaitMs !== undefined ? { hostWaitMs: options.hostWaitMs } : {}),
       ...(options.hooks !== undefined ? { hooks: parseHooks(options.hooks) } : {}),
       ...(options.checkpoints === false ? { checkpoints: false } : {}),
+      ...(tenant !== undefined ? { tenant } : {}),
       ...(options.mcpServers && Object.keys(options.mcpServers).length > 0
         ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') }
         : {}),
@@ -289,7 +318,9 @@ export function conversationStart(options: CreateOptions): {
       typedSearchAttributes: [
         { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
         { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
+        ...placed.typedSearchAttributes,
       ],
+      ...(placed.priority ? { priority: placed.priority } : {}),
       // The workspace and the title in the memo too: listings (the console's, `session/list` of
       // `faheem acp`) show and filter them without a query per row.
       memo: {
@@ -303,6 +334,7 @@ export function conversationStart(options: CreateOptions): {
         `**Tools:** ${options.agent.spec.tools.join(', ')}${options.agent.spec.hostTools ? " and the workspace host's own" : ''}`,
         ...(input.options.mcpServers ? [`**MCP servers:** ${Object.keys(input.options.mcpServers).join(', ')}`] : []),
         `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
+        ...(tenant !== undefined ? [`**Tenant:** ${tenant}`] : []),
       ].join('\n\n'),
     },
   };

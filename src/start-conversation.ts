@@ -33,6 +33,8 @@ export interface StartRequest {
   checkpoints?: boolean;
   /** Give the agent the delegate tool. */
   delegate?: boolean;
+  /** The team API's tenant it belongs to (search attribute and fairness key; see CreateOptions.tenant). */
+  tenant?: string;
 }
 
 /**
@@ -63,6 +65,7 @@ export async function startConversation(client: Client, r: StartRequest): Promis
     ...(r.mcpServers ? { mcpServers: r.mcpServers } : {}),
     ...(r.hooks ? { hooks: r.hooks } : {}),
     ...(r.checkpoints === false ? { checkpoints: false } : {}),
+    ...(r.tenant !== undefined ? { tenant: r.tenant } : {}),
   }).catch((err: unknown) => {
     if (err instanceof WorkflowExecutionAlreadyStartedError) throw new UsageError(`a conversation with id "${r.id}" already exists`);
     throw err;
