@@ -29,6 +29,7 @@ interface Detail {
     pendingActions?: { toolCallId: string; tool: string; arguments: unknown }[];
     parentId?: string | null;
     waitingForHost?: string | null;
+    tenant?: string;
   };
 }
 
@@ -155,7 +156,8 @@ function ConversationList({ selected }: { selected: string | null }) {
         {r.title ? <span class="row-id">{r.id}</span> : null}
         {r.workspace ? <span class="row-workspace">{r.workspace}</span> : null}
         <span class="row-meta">
-          {modelName(r.model)} · {cost(r.cost)} · {when(r.lastActivity)}
+          {modelName(r.model)}
+          {r.tenant ? ` · tenant ${r.tenant}` : ''} · {cost(r.cost)} · {when(r.lastActivity)}
         </span>
       </a>
       {byParent.get(r.id) ? <ul class="children">{byParent.get(r.id)!.map(item)}</ul> : null}
@@ -415,6 +417,7 @@ function ConversationView({ id }: { id: string }) {
         <p class="metrics">
           cost {cost(m.accumulatedCost)} · tokens {m.promptTokens} in / {m.completionTokens} out · {m.llmCalls} model calls
           {` · ${modelName(state?.model)}`}
+          {state?.tenant ? ` · tenant ${state.tenant}` : ''}
           {state?.pendingMessages ? ` · ${state.pendingMessages} message(s) waiting for Resume` : ''}
         </p>
       ) : null}

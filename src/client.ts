@@ -26,8 +26,8 @@ import { checkWebhookUrl } from './webhooks/target.js';
 import { webhookTaskQueue } from './webhooks/queue.js';
 import {
   ConversationModelKey,
-  TenantKey,
   ConversationStatusKey,
+  TenantKey,
   addMessageUpdate,
   approveUpdate,
   closeSignal,
@@ -218,7 +218,11 @@ export interface CreateOptions {
   checkpoints?: boolean;
   /** After this long with no worker picking up a call on the workspace host, the conversation says it waits for that host (default 30 s). */
   hostWaitMs?: number;
-  /** The tenant it belongs to: the FaheemTenant search attribute and its fairness key on the task queues. */
+  /**
+   * The team API's tenant it belongs to (checkTenant's rule; others are an InvalidRequestError): set
+   * as its FaheemTenant search attribute (`faheem list --tenant`) and as Temporal's fairness key,
+   * so when model calls are scarce each tenant gets its share. Its sub-agents carry it too.
+   */
   tenant?: string;
   /**
    * POST each stop (finished, paused, waiting for approval, error, stuck) to this URL, signed with
@@ -227,6 +231,22 @@ export interface CreateOptions {
    * the queue enter the conversation: never pass the secret here.
    */
   webhook?: { url: string; taskQueue?: string };
+}
+
+/** The search attributes a conversation starts with (status, model, and its tenant when it has one). */
+export type StartSearchAttribute = { key: typeof ConversationStatusKey | typeof ConversationModelKey | typeof TenantKey; value: string };
+
+/**
+ * The start options that place a conversation of `tenant` (none: none): its FaheemTenant search
+ * attribute and its fairness key. Activities and child workflows inherit the priority; the search
+ * attribute is set on each start (sub-agents: src/workflows/runner/sub-agents.ts).
+ */
+export function tenantStart(tenant: string | undefined): {
+  typedSearchAttributes: StartSearchAttribute[];
+  priority?: { fairnessKey: string };
+} {
+  if (tenant === undefined) return { typedSearchAttributes: [] };
+  return { typedSearchAttributes: [{ key: TenantKey, value: tenant }], priority: { fairnessKey: tenant } };
 }
 
 /** The longest title (the first message on one line) a conversation's memo and Web UI summary hold. */
@@ -250,7 +270,8 @@ export function conversationStart(options: CreateOptions): {
   workflow: {
     taskQueue: string;
     args: [ConversationInput];
-    typedSearchAttributes: { key: typeof ConversationStatusKey | typeof ConversationModelKey | typeof TenantKey; value: string }[];
+    typedSearchAttributes: StartSearchAttribute[];
+    /** The tenant's fairness key (absent without a tenant). */
     priority?: { fairnessKey: string };
     /** The workspace and the title (the first message on one line): listings show them from one visibility request. */
     memo: { workspace: string; title?: string };
@@ -261,11 +282,12 @@ export function conversationStart(options: CreateOptions): {
   const id = options.id !== undefined ? checkConversationId(options.id, 'new') : `conv-${randomUUID().slice(0, 13)}`;
   if (options.firstMessage !== undefined) checkMessage(options.firstMessage);
   const pool = options.pool !== undefined ? checkPoolName(options.pool) : undefined;
-  const tenant = options.tenant !== undefined ? checkTenant(options.tenant) : undefined;
   if (pool === undefined && options.workspace === undefined) throw new InvalidRequestError('a conversation needs a workspace (or a pool)');
   if (pool !== undefined && options.workspace !== undefined)
     throw new InvalidRequestError('a pooled conversation has no workspace folder of its own: pass workspaceFrom to start from one');
   if (pool === undefined && options.workspaceFrom !== undefined) throw new InvalidRequestError('workspaceFrom goes with pool');
+  const tenant = options.tenant !== undefined ? checkTenant(options.tenant) : undefined;
+  const placed = tenantStart(tenant);
   const settings = clientSettings();
   const taskQueue = options.taskQueue ?? defaultTaskQueue(settings);
   const input: ConversationInput = {
@@ -295,6 +317,7 @@ export function conversationStart(options: CreateOptions): {
             },
           }
         : {}),
+      ...(tenant !== undefined ? { tenant } : {}),
       ...(options.mcpServers && Object.keys(options.mcpServers).length > 0
         ? { mcpServers: parseMcpServers(options.mcpServers, 'mcpServers') }
         : {}),
@@ -312,9 +335,9 @@ export function conversationStart(options: CreateOptions): {
       typedSearchAttributes: [
         { key: ConversationStatusKey, value: options.run ? 'running' : 'idle' },
         { key: ConversationModelKey, value: options.agent.spec.llm.model || 'default' },
-        ...(tenant !== undefined ? [{ key: TenantKey, value: tenant }] : []),
+        ...placed.typedSearchAttributes,
       ],
-      ...(tenant !== undefined ? { priority: { fairnessKey: tenant } } : {}),
+      ...(placed.priority ? { priority: placed.priority } : {}),
       // The workspace and the title in the memo too: listings (the console's, `session/list` of
       // `faheem acp`) show and filter them without a query per row.
       memo: {
@@ -328,6 +351,7 @@ export function conversationStart(options: CreateOptions): {
         `**Tools:** ${options.agent.spec.tools.join(', ')}${options.agent.spec.hostTools ? " and the workspace host's own" : ''}`,
         ...(input.options.mcpServers ? [`**MCP servers:** ${Object.keys(input.options.mcpServers).join(', ')}`] : []),
         `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
+        ...(tenant !== undefined ? [`**Tenant:** ${tenant}`] : []),
       ].join('\n\n'),
     },
   };

@@ -36,6 +36,12 @@ export interface WorkerConfig {
   metricsPort: number | undefined;
   /** FAHEEM_METRICS_HOST: the address metrics listen on (default 127.0.0.1: this machine only). */
   metricsHost: string;
+  /**
+   * FAHEEM_MAX_MODEL_CALLS: the most model calls (callModel and condense activities) this worker runs
+   * at once; undefined: the Temporal SDK's default. Calls beyond it wait on the task queue, where
+   * Temporal dispatches them by fairness key (the tenant).
+   */
+  maxModelCalls: number | undefined;
 }
 
 /** A Worker Deployment version: the deployment's name and this build's id. */
@@ -71,6 +77,7 @@ export function readWorkerConfig(env: RawEnv | Settings): WorkerConfig {
     deployment: deploymentFrom(setting(settings, 'FAHEEM_DEPLOYMENT'), setting(settings, 'FAHEEM_BUILD_ID')),
     metricsPort: setting(settings, 'FAHEEM_METRICS_PORT'),
     metricsHost: setting(settings, 'FAHEEM_METRICS_HOST') ?? '127.0.0.1',
+    maxModelCalls: setting(settings, 'FAHEEM_MAX_MODEL_CALLS'),
   };
 }
 

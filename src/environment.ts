@@ -323,6 +323,15 @@ const TABLE = [
   },
   {
     group: 'Worker',
+    name: 'FAHEEM_MAX_MODEL_CALLS',
+    parse: positiveInt,
+    readBy: ['worker'],
+    default: "the Temporal SDK's (100)",
+    meaning:
+      'at most this many model calls (and condensations) at once on this worker (`faheem worker --max-model-calls`); waiting calls are dispatched by tenant, fairly',
+  },
+  {
+    group: 'Worker',
     name: 'FAHEEM_METRICS_PORT',
     parse: port,
     readBy: ['worker'],

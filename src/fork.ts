@@ -3,7 +3,7 @@
 // conversation too: its queries are answered by any worker, replaying its history.
 import type { Client } from '@temporalio/client';
 import path from 'node:path';
-import { Conversation } from './client.js';
+import { Conversation, tenantStart } from './client.js';
 import { defaultForkDir } from './checkpoints/shadow-repo.js';
 import { readEvents } from './conversation/read-events.js';
 import { FaheemError } from './errors.js';
@@ -119,6 +119,8 @@ export async function forkConversation(client: Client, sourceId: string, options
     carried,
     ...(pool === undefined ? { fork: { origin: carried.forkedFrom as NonNullable<CarriedState['forkedFrom']>, sourceWorkspace } } : {}),
   };
+  // The fork stays in the source's tenant (its options carry it): the same attribute and fairness key.
+  const placed = tenantStart(point.options.tenant);
   await client.workflow.start('conversation', {
     workflowId: id,
     taskQueue: options.taskQueue ?? defaultTaskQueue(settings),
@@ -126,7 +128,9 @@ export async function forkConversation(client: Client, sourceId: string, options
     typedSearchAttributes: [
       { key: ConversationStatusKey, value: 'paused' },
       { key: ConversationModelKey, value: point.options.agent.llm.model || 'default' },
+      ...placed.typedSearchAttributes,
     ],
+    ...(placed.priority ? { priority: placed.priority } : {}),
     staticSummary: `Fork of ${sourceId} at step ${checkpoint.step}`,
     staticDetails: `**Forked from:** \`${sourceId}\` at step ${checkpoint.step} (checkpoint ${String(checkpoint.commit).slice(0, 10)})\n\n**Workspace:** \`${workspace}\``,
   });

@@ -33,7 +33,7 @@ export interface StartRequest {
   checkpoints?: boolean;
   /** Give the agent the delegate tool. */
   delegate?: boolean;
-  /** The tenant it belongs to (the team API's callers). */
+  /** The team API's tenant it belongs to (search attribute and fairness key; see CreateOptions.tenant). */
   tenant?: string;
   /** Where its stops are posted (the secret is kept by the team API, never in history). */
   webhook?: { url: string };

@@ -27,6 +27,7 @@ import { storeGuarantee } from './workspaces/shipping.js';
 import { activityFailureLine } from './worker-log.js';
 import { workerIdentity, workerModel, type WorkerModel } from './llm/worker-model.js';
 import { readSettings, type ChildEnv, type RawEnv, type Settings } from './environment.js';
+import { InvalidRequestError } from './errors.js';
 
 export { bundlerOptions, workflowsPath, type WorkflowSource } from './workflow-source.js';
 export type { WorkerConfig, WorkerDeploymentVersion, WorkerLogLevel } from './config.js';
@@ -72,6 +73,8 @@ export interface WorkerHandle {
   pool: Pick<PoolSettings, 'pool' | 'hostId' | 'workspacesDir'> | undefined;
   /** The model conversations that name none call (LLM_MODEL; `scripted/demo`: the offline scripted model); undefined: none. */
   model: string | undefined;
+  /** The most model calls it runs at once (--max-model-calls / FAHEEM_MAX_MODEL_CALLS); undefined: the SDK's default. */
+  maxModelCalls: number | undefined;
 }
 
 /** The default logger, less the warning that the tools worker runs no workflows (by design). */
@@ -148,6 +151,12 @@ export interface CreateWorkerOptions {
    * FAHEEM_OBJECT_STORE (required).
    */
   pool?: string;
+  /**
+   * At most this many model calls (and condensations) at once on this worker (default:
+   * FAHEEM_MAX_MODEL_CALLS, else the Temporal SDK's). The rest wait on the task queue, where the
+   * server dispatches them by fairness key: each tenant's conversations get their share.
+   */
+  maxModelCalls?: number;
 }
 
 /**
@@ -170,6 +179,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const metricsHost = options.metricsHost ?? config.metricsHost;
   installRuntime(config.logLevel, metricsPort, metricsHost);
   const deployment = options.deployment ?? config.deployment;
+  const maxModelCalls = checkMaxModelCalls(options.maxModelCalls) ?? config.maxModelCalls;
   // Asked for but unusable: fail now, not on the first command; the default falls back and says so.
   const { sandbox, warning: sandboxWarning } = await resolveSandbox(sandboxRequest(options.sandbox, config.sandbox), given);
   if (sandboxWarning) console.warn(`faheem worker: ${sandboxWarning}`);
@@ -220,7 +230,9 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     cadence,
     activities,
   };
-  const main = await orClose(Worker.create(mainWorkerOptions(parts, mainQueue, workflowCode, changes.sinks(), config.workflowThreads)));
+  const main = await orClose(
+    Worker.create(mainWorkerOptions(parts, mainQueue, workflowCode, changes.sinks(), config.workflowThreads, maxModelCalls)),
+  );
   const tools = await orClose(Worker.create(toolsWorkerOptions(parts, toolsQueue, tracing)));
   // A pool's hosts take its conversations' claims from the pool's queue (one host at a time each).
   const claims = pool ? await orClose(Worker.create(claimsWorkerOptions(parts, poolQueue(mainQueue, pool.pool)))) : undefined;
@@ -235,6 +247,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     metricsHost,
     pauseChannel,
     model: model.name,
+    maxModelCalls,
     ...lifecycle([main, tools, ...(claims ? [claims] : [])], async () => {
       changes.stop();
       stopKeptNetworks(sandbox);
@@ -244,6 +257,13 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
       await shutdownTracing().catch(() => undefined);
     }),
   };
+}
+
+/** createWorker's `maxModelCalls`, checked: a positive whole number (an InvalidRequestError otherwise). */
+function checkMaxModelCalls(n: number | undefined): number | undefined {
+  if (n === undefined) return undefined;
+  if (!Number.isInteger(n) || n < 1) throw new InvalidRequestError(`maxModelCalls: a positive whole number, not ${String(n)}`);
+  return n;
 }
 
 /** Runs the workers until they are shut down, then lets go of what they held (`release`). */
@@ -327,6 +347,7 @@ function mainWorkerOptions(
   workflowCode: WorkflowCode,
   changeSinks: ReturnType<ChangeNotifier['sinks']>,
   workflowThreads: number | undefined,
+  maxModelCalls: number | undefined,
 ): WorkerOptions {
   const { activities, cadence } = parts;
   return {
@@ -339,6 +360,9 @@ function mainWorkerOptions(
     sinks: { ...('sinks' in workflowCode ? workflowCode.sinks : {}), ...changeSinks },
     dataConverter: dataConverter(parts.env),
     activities: { callModel: activities.callModel, condense: activities.condense },
+    // Its only activities are model calls: their slots are the cap. Calls beyond it wait on the
+    // task queue, which the server dispatches by fairness key (the tenant) when fairness is on.
+    ...(maxModelCalls !== undefined ? { maxConcurrentActivityTaskExecutions: maxModelCalls } : {}),
     // How often heartbeats reach the server (src/pause-channel.ts): twice a second when worker
     // commands carry a pause, every 100 ms when only a heartbeat's answer can.
     maxHeartbeatThrottleInterval: cadence.modelThrottleMs,

@@ -2,6 +2,7 @@
 // (`application/problem+json` with `type`, `title`, `status`, `detail`). Handlers throw an
 // ApiProblem; the app's error handler turns it (and anything else it did not expect) into a body.
 import { z } from '@hono/zod-openapi';
+import { HttpError } from '../errors.js';
 
 /** The kinds of problem the API answers, with their status and title. */
 export const PROBLEMS = {
@@ -29,18 +30,16 @@ export interface Problem {
   detail: string;
 }
 
-/** A problem a handler answers; `headers` go with it (Retry-After, WWW-Authenticate). */
-export class ApiProblem extends Error {
+/** A problem a handler answers (an HttpError of the kind's status); `headers` go with it (Retry-After, WWW-Authenticate). */
+export class ApiProblem extends HttpError {
+  declare readonly status: ProblemStatus;
+
   constructor(
     readonly kind: ProblemKind,
     readonly detail: string,
     readonly headers: Record<string, string> = {},
   ) {
-    super(detail);
-  }
-
-  get status(): ProblemStatus {
-    return PROBLEMS[this.kind].status;
+    super(PROBLEMS[kind].status, detail);
   }
 
   /** The RFC 9457 body. */

@@ -178,23 +178,50 @@ interface WorkerReport {
 
 const count = (identities: string[]) => (identities.length === 1 ? '1 worker polls' : `${identities.length} workers poll`);
 
+/** What each search attribute lets a list filter on (the doctor says what a missing one costs). */
+const ATTRIBUTE_USE: Record<keyof typeof SEARCH_ATTRIBUTES, string> = {
+  ConversationStatus: 'status',
+  ConversationModel: 'model',
+  FaheemTenant: 'tenant',
+};
+
+/** `a, b and c`. */
+function andList(items: string[]): string {
+  return items.length <= 1 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} and ${items.at(-1)}`;
+}
+
+/**
+ * The search attributes line from what the namespace has registered (`custom`: its custom
+ * attributes by name): ok naming each with what it filters, or a failure naming the missing ones
+ * and how to register them.
+ */
+export function searchAttributesLine(custom: Record<string, unknown>): CheckLine {
+  const wanted = Object.keys(SEARCH_ATTRIBUTES) as (keyof typeof SEARCH_ATTRIBUTES)[];
+  const missing = wanted.filter((name) => !(name in custom));
+  if (missing.length === 0)
+    return line(
+      'ok',
+      'search attributes',
+      `${andList(wanted)} registered (lists filter by ${andList(wanted.map((name) => ATTRIBUTE_USE[name]))})`,
+    );
+  return line(
+    'fail',
+    'search attributes',
+    `${andList(missing)} not registered (\`faheem list\` cannot filter by ${andList(missing.map((name) => ATTRIBUTE_USE[name]))}): ` +
+      `\`temporal operator search-attribute create --name ${missing[0]} --type Keyword\`` +
+      `${missing.length > 1 ? ' (and the others)' : ''}, or start a worker once with the rights to add them`,
+  );
+}
+
 async function searchAttributesCheck(connection: Connection, namespace: string): Promise<CheckLine> {
   const wanted = Object.keys(SEARCH_ATTRIBUTES);
   try {
     const existing = await connection.withDeadline(Date.now() + RPC_TIMEOUT_MS, () =>
       connection.operatorService.listSearchAttributes({ namespace }),
     );
-    const custom = existing.customAttributes ?? {};
-    const missing = wanted.filter((name) => !(name in custom));
-    if (missing.length === 0) return line('ok', 'search attributes', `${wanted.join(', ')} registered`);
-    return line(
-      'fail',
-      'search attributes',
-      `${missing.join(', ')} not registered (\`faheem list\` cannot filter): \`temporal operator search-attribute create --name ${missing[0]} --type Keyword\`` +
-        `${missing.length > 1 ? ' (and the others)' : ''}, or start a worker once with the rights to add them`,
-    );
+    return searchAttributesLine(existing.customAttributes ?? {});
   } catch (err) {
-    return line('warn', 'search attributes', `could not list them (${message(err)}); \`faheem list\` needs ${wanted.join(', ')} (Keyword)`);
+    return line('warn', 'search attributes', `could not list them (${message(err)}); \`faheem list\` needs ${andList(wanted)} (Keyword)`);
   }
 }
 

@@ -117,6 +117,7 @@ export function formatState(s: ConversationState): string {
     `${pc.bold(s.id)}  ${colorStatus(s.status)}${s.closed ? pc.dim(' (closed)') : ''}`,
     `  workspace   ${s.workspace}`,
     `  model       ${s.model || '(worker default)'}`,
+    ...(s.tenant !== undefined ? [`  tenant      ${s.tenant}`] : []),
     `  iterations  ${s.iterations} (run ${s.runNumber})${s.steps !== undefined ? `, ${s.steps} steps in all` : ''}`,
     ...(s.forkedFrom ? [`  forked from ${s.forkedFrom.id} at step ${s.forkedFrom.step}`] : []),
     ...(s.waitingUntil ? [`  waiting     until ${s.waitingUntil.until} (${s.waitingUntil.reason})`] : []),
@@ -175,5 +176,6 @@ export function stateJson(s: ConversationState): Record<string, unknown> {
     forkedFrom: s.forkedFrom ?? null,
     children: (s.children ?? []).map((c) => ({ id: c.id, status: c.status, cost: c.cost, task: c.task })),
     ...(s.parentId ? { parentId: s.parentId } : {}),
+    ...(s.tenant !== undefined ? { tenant: s.tenant } : {}),
   };
 }

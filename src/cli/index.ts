@@ -20,9 +20,11 @@ import { DEFAULT_CODEC_PORT, DEFAULT_UI_ORIGINS, normalizeOrigin, startCodecServ
 import { exposureWarning } from '../server/exposure.js';
 import { encryptionCodec, parseEncryptionKeys } from '../security/codec.js';
 import { findTemporalCli } from '../server/temporal-cli.js';
-import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState } from '../types.js';
+import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState, type ConversationStatus } from '../types.js';
 import { shutdownTracing } from '../telemetry/tracing.js';
-import { ConversationStatusKey } from '../workflows/messages.js';
+import { ConversationStatusKey, TenantKey } from '../workflows/messages.js';
+import { listQueryText } from '../conversation/list-query.js';
+import { checkTenant } from '../tenants.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
 import { configurationLines } from './config-lines.js';
 import { doctor } from './doctor.js';
@@ -66,6 +68,7 @@ import {
 /** An id argument, checked before anything connects: an invalid one is refused with the rule (exit 1). */
 const conversationIdArg = (value: string) => checkConversationId(value);
 const newConversationIdArg = (value: string) => checkConversationId(value, 'new');
+const tenantArg = (value: string) => checkTenant(value);
 
 function positiveNumber(value: string): number {
   const n = Number(value);
@@ -521,9 +524,15 @@ program
   .option('--metrics-host <ip>', 'the address metrics listen on (default: FAHEEM_METRICS_HOST, else 127.0.0.1)')
   .option('--pool <name>', 'also host workspaces of this pool (default: FAHEEM_POOL); needs FAHEEM_OBJECT_STORE')
   .option('--model <model>', 'the model of conversations that name none (default: LLM_MODEL); scripted/demo: the offline scripted model')
+  .option(
+    '--max-model-calls <n>',
+    'at most this many model calls at once on this worker; waiting calls are shared fairly between tenants (default: FAHEEM_MAX_MODEL_CALLS)',
+    positiveInt,
+  )
   .action(
     async (o: {
       pool?: string;
+      maxModelCalls?: number;
       model?: string;
       tools?: string[];
       sandbox?: string;
@@ -543,6 +552,7 @@ program
         FAHEEM_METRICS_PORT: o.metricsPort === undefined ? undefined : String(o.metricsPort),
         FAHEEM_METRICS_HOST: o.metricsHost,
         FAHEEM_POOL: o.pool,
+        FAHEEM_MAX_MODEL_CALLS: o.maxModelCalls === undefined ? undefined : String(o.maxModelCalls),
         LLM_MODEL: o.model,
       };
       const workerEnv = { ...env };
@@ -565,6 +575,8 @@ program
       if (worker.pool)
         console.error(`faheem worker: host ${worker.pool.hostId} of pool ${worker.pool.pool}, workspaces in ${worker.pool.workspacesDir}`);
       console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);
+      if (worker.maxModelCalls !== undefined)
+        console.error(`faheem worker: at most ${worker.maxModelCalls} model call${worker.maxModelCalls === 1 ? '' : 's'} at once`);
       if (tools.length > 0) console.error(`faheem worker: your tools: ${tools.map((t) => t.name).join(', ')}`);
       flushCompileCache(); // a worker is often stopped by a kill: keep what its start compiled
       await worker.run();
@@ -824,22 +836,34 @@ program
   .option('--limit <n>', 'at most this many', positiveInt, 100)
   .option('--parent <id>', 'only the sub-agents (child conversations) of this conversation', conversationIdArg)
   .option('--schedule <name>', 'only the conversations this schedule started')
-  .action(async (o: { status?: string; json?: boolean; limit: number; parent?: string; schedule?: string }) => {
+  .option('--tenant <name>', "only this tenant's conversations (the team API's; the FaheemTenant search attribute)", tenantArg)
+  .action(async (o: { status?: string; json?: boolean; limit: number; parent?: string; schedule?: string; tenant?: string }) => {
     await withClient(async (client) => {
-      let query = `WorkflowType = 'conversation'`;
-      if (o.status) query += ` AND ConversationStatus = '${o.status}'`;
-      if (o.parent) query += ` AND ParentWorkflowId = '${o.parent.replace(/'/g, "''")}'`;
+      let query = listQueryText({
+        ...(o.status ? { status: o.status as ConversationStatus } : {}),
+        ...(o.parent ? { parentId: o.parent } : {}),
+        ...(o.tenant !== undefined ? { tenant: o.tenant } : {}),
+      });
       if (o.schedule) query += ` AND ${scheduleRunsQuery(o.schedule)}`;
       let n = 0;
       for await (const wf of client.workflow.list({ query })) {
         if (n++ >= o.limit) break;
         const status = String(wf.typedSearchAttributes.get(ConversationStatusKey) ?? '?');
+        const tenant = wf.typedSearchAttributes.get(TenantKey);
         const open = wf.status.name === 'RUNNING';
-        const row = { id: wf.workflowId, status, closed: !open, startTime: wf.startTime.toISOString() };
+        const row = {
+          id: wf.workflowId,
+          status,
+          closed: !open,
+          startTime: wf.startTime.toISOString(),
+          ...(tenant !== undefined ? { tenant: String(tenant) } : {}),
+        };
         console.log(
           o.json
             ? JSON.stringify(row)
-            : `${wf.workflowId}  ${colorStatus(status)}${open ? '' : pc.dim(' (closed)')}  ${pc.dim(row.startTime)}`,
+            : `${wf.workflowId}  ${colorStatus(status)}${open ? '' : pc.dim(' (closed)')}  ${pc.dim(row.startTime)}${
+                row.tenant !== undefined ? pc.dim(`  tenant ${row.tenant}`) : ''
+              }`,
         );
       }
     });

@@ -5,21 +5,14 @@ import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/pa
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import type { temporal } from '@temporalio/proto';
 import { Conversation } from '../client.js';
-import { ConversationModelKey, ConversationStatusKey } from '../workflows/messages.js';
+import { ConversationModelKey, ConversationStatusKey, TenantKey } from '../workflows/messages.js';
 import type { ConversationStatus } from '../types.js';
 import type { ChildNode, ConversationPage, ConversationRow } from './rows.js';
+import { listQueryText } from '../conversation/list-query.js';
 
 export type { ChildNode, ConversationPage, ConversationRow } from './rows.js';
 
-const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
-
-/** The visibility query for conversations, optionally of one status or of one parent's sub-agents. */
-export function listQueryText(options: { status?: ConversationStatus; parentId?: string }): string {
-  let q = `WorkflowType = 'conversation'`;
-  if (options.status) q += ` AND ConversationStatus = ${quote(options.status)}`;
-  if (options.parentId) q += ` AND ParentWorkflowId = ${quote(options.parentId)}`;
-  return q;
-}
+export { listQueryText, type ListFilter } from '../conversation/list-query.js';
 
 const toIso = (t: temporal.api.workflow.v1.IWorkflowExecutionInfo['startTime']): string | undefined => {
   if (!t?.seconds) return undefined;
@@ -118,6 +111,8 @@ export async function listConversations(
   options: {
     status?: ConversationStatus;
     parentId?: string;
+    /** Only this tenant's conversations. */
+    tenant?: string;
     pageSize: number;
     pageToken?: string;
     search?: string;
@@ -148,7 +143,7 @@ interface Listed {
 
 async function listPage(
   client: Client,
-  options: { status?: ConversationStatus; parentId?: string; pageSize: number; pageToken?: string },
+  options: { status?: ConversationStatus; parentId?: string; tenant?: string; pageSize: number; pageToken?: string },
 ): Promise<{ rows: Listed[]; nextPageToken: string | null }> {
   const response = await client.workflowService.listWorkflowExecutions({
     namespace: client.options.namespace,
@@ -185,6 +180,7 @@ async function rowOf(client: Client, raw: temporal.api.workflow.v1.IWorkflowExec
   const attrs = decodeTypedSearchAttributes(raw.searchAttributes?.indexedFields);
   const status = attrs.get(ConversationStatusKey);
   const model = attrs.get(ConversationModelKey);
+  const tenant = attrs.get(TenantKey);
   const id = raw.execution?.workflowId ?? '';
   const startTime = toIso(raw.startTime) ?? new Date(0).toISOString();
   const closed = raw.status !== 1; // WORKFLOW_EXECUTION_STATUS_RUNNING
@@ -200,6 +196,7 @@ async function rowOf(client: Client, raw: temporal.api.workflow.v1.IWorkflowExec
       startTime,
       lastActivity: toIso(raw.closeTime) ?? toIso(raw.executionTime) ?? startTime,
       parentId: raw.parentExecution?.workflowId ?? null,
+      tenant: tenant === undefined ? null : String(tenant),
     },
     version: `${raw.execution?.runId ?? ''}:${String(raw.historyLength ?? '')}`,
     modelAttribute,

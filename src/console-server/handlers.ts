@@ -12,6 +12,7 @@ import { startConversation } from '../start-conversation.js';
 import { withTimeout } from '../timeout.js';
 import { DEFAULTS, type ConversationEvent, type ConversationState } from '../types.js';
 import { StateCache, attach, childTree, shownModel } from './conversations.js';
+import { TenantKey } from '../workflows/messages.js';
 import { HttpError, actionBodies, errorAnswer, followQuery, newConversationBody, parseOr400, type ActionName } from './requests.js';
 
 /** What the handlers work with: one console's client, caches and settings. */
@@ -85,6 +86,7 @@ export async function detail(ctx: HandlerContext, id: string) {
           children: state.children ?? [],
           parentId: state.parentId ?? null,
           waitingForHost: state.waitingForHost ?? null,
+          ...(state.tenant !== undefined ? { tenant: state.tenant } : {}),
         }
       : {
           status: String(described.searchAttributes.ConversationStatus?.[0] ?? 'unknown'),
@@ -96,6 +98,9 @@ export async function detail(ctx: HandlerContext, id: string) {
                 : String(described.searchAttributes.ConversationModel[0]),
               undefined,
             ) ?? '',
+          ...(described.typedSearchAttributes.get(TenantKey) !== undefined
+            ? { tenant: String(described.typedSearchAttributes.get(TenantKey)) }
+            : {}),
         },
   };
 }

@@ -5,6 +5,7 @@ import { conversationIdProblem } from '../conversation-id.js';
 import { FaheemError, HttpError } from '../errors.js';
 import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy } from '../types.js';
 import { checkMessageText } from '../workflows/messages.js';
+import { TENANT_NAME } from '../tenants.js';
 
 /** The largest request body the console reads (a message at its longest, as JSON, with room to spare). */
 export const MAX_BODY_BYTES = DEFAULTS.maxMessageChars * 6 + 4096;
@@ -26,6 +27,8 @@ export const listQuery = z.object({
     .optional(),
   /** Words the title, id or workspace must all contain. */
   q: z.string().max(200).optional(),
+  /** Only this tenant's conversations (a tenant name: src/tenants.ts). */
+  tenant: z.string().regex(TENANT_NAME, 'not a tenant name').optional(),
 });
 
 /** An empty text box is no value. */

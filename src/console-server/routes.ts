@@ -112,6 +112,7 @@ async function routeApi(ctx: RouteContext, req: http.IncomingMessage, res: http.
     const page = await listConversations(handlers.client, {
       pageSize: q.pageSize,
       ...(q.status ? { status: q.status } : {}),
+      ...(q.tenant ? { tenant: q.tenant } : {}),
       ...(q.pageToken ? { pageToken: q.pageToken } : {}),
       ...(q.q ? { search: q.q } : {}),
       states: handlers.states,

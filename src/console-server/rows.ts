@@ -21,6 +21,8 @@ export interface ConversationRow {
   lastActivity: string;
   /** The conversation that started this one as a sub-agent. */
   parentId: string | null;
+  /** The team API's tenant it belongs to (the FaheemTenant search attribute; null: none). */
+  tenant: string | null;
 }
 
 /** A page of the list and the token of the next page (null at the end). */

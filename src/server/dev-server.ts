@@ -45,7 +45,19 @@ export interface DevServerOptions {
    * through heartbeats).
    */
   workerCommands?: boolean;
+  /**
+   * Task-queue fairness (default true): backlogged tasks are dispatched in turn by fairness key
+   * (a conversation's tenant), so one tenant's backlog does not hold up another's first call.
+   * `false` serves as a server without it (first come, first served).
+   */
+  fairness?: boolean;
 }
+
+/**
+ * The dynamic config that turns task-queue fairness on (server 1.32 of the CLI; it implies the new
+ * matcher, `matching.useNewMatcher`).
+ */
+export const FAIRNESS_CONFIG = ['matching.enableFairness=true'];
 
 export interface DevServer {
   address: string;
@@ -70,13 +82,20 @@ export interface DevServer {
  * a step cost ~130 ms instead of ~20. Eager dispatch hands a model call straight back to the worker
  * that scheduled it (off by default in the server). Worker commands carry an activity's cancellation
  * (a pause) straight to its worker, so calls need not heartbeat ten times a second to hear it
- * (src/pause-channel.ts).
+ * (src/pause-channel.ts). Task queues have one partition, so that fairness (FAIRNESS_CONFIG) orders
+ * all of a queue's waiting tasks.
  */
 export const DYNAMIC_CONFIG = [
   'history.transferProcessorMaxPollRPS=1000',
   'history.timerProcessorMaxPollRPS=1000',
   'history.visibilityProcessorMaxPollRPS=1000',
   'system.enableActivityEagerExecution=true',
+  // One partition per task queue: fairness orders the tasks within a partition, and with the
+  // default four a scarce worker polled them at random, so a small tenant's call still waited
+  // behind 3 to 19 of a large tenant's 20 (docs/benchmarks.md, bench:fairness). One process serves
+  // every partition here anyway.
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
 ];
 
 /** Whether the HTTP API at `url` answers a request with a Host it was not given with 403 (bounded: 5 s). */
@@ -153,6 +172,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const settings = [
     ...DYNAMIC_CONFIG,
     ...(options.workerCommands === false ? [] : WORKER_COMMANDS_CONFIG),
+    ...(options.fairness === false ? [] : FAIRNESS_CONFIG),
     `frontend.httpAllowedHosts=${JSON.stringify([httpHost])}`,
   ];
   for (const setting of settings) args.push('--dynamic-config-value', setting);

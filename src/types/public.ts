@@ -224,6 +224,11 @@ export interface ConversationOptions {
   mcpServers?: McpServersSpec;
   /** Set on a sub-agent's conversation: its parent and how deep it is (the root is 0). */
   parent?: { id: string; depth: number };
+  /**
+   * The team API's tenant it belongs to (src/tenants.ts): its FaheemTenant search attribute and
+   * Temporal fairness key, which its sub-agents, forks and scheduled runs carry too.
+   */
+  tenant?: string;
   /** How deep sub-agents may nest (default 2: a sub-agent's sub-agent may not delegate). */
   maxDepth?: number;
   /** The longest one `wait` call may sleep (default 7 days); a longer one is cut to this. */
@@ -578,6 +583,8 @@ export interface ConversationState {
   finalMessage: string | null;
   /** Set for a sub-agent: its parent conversation. */
   parentId?: string;
+  /** The tenant it belongs to (absent: none). */
+  tenant?: string;
   /** The workspace host's task queue, while no worker there picks up the conversation's next call. */
   waitingForHost?: string | null;
   /** While the agent waits (the `wait` tool): until when, and why. */

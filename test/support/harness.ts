@@ -195,6 +195,8 @@ export async function startHarness(options: {
   responses?: ScriptedResponsesOptions;
   /** `false`: a server of the file's own without worker commands (as an older server is). */
   workerCommands?: false;
+  /** `false`: a server of the file's own without task-queue fairness (first come, first served). */
+  fairness?: false;
 }): Promise<Harness> {
   // The run's shared dev server (test/support/run-tests.ts) unless this file needs one of its own:
   // to kill or restart it (a SQLite file, a port), to show the Web UI, or to record histories.
@@ -206,6 +208,7 @@ export async function startHarness(options: {
     options.ui ||
     options.codecEndpoint !== undefined ||
     options.workerCommands === false ||
+    options.fairness === false ||
     process.env.FAHEEM_RECORD_HISTORIES === '1';
   const serverOptions = {
     temporalCli: TEMPORAL_CLI,
@@ -213,6 +216,7 @@ export async function startHarness(options: {
     ...(options.db ? { db: options.db } : {}),
     ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
     ...(options.workerCommands === false ? { workerCommands: false } : {}),
+    ...(options.fairness === false ? { fairness: false } : {}),
   };
   const ownServer = async (): Promise<DevServer> => {
     if (options.port === undefined && options.uiPort === undefined) return startDevServerOnFreePorts(serverOptions);
@@ -294,6 +298,7 @@ export async function startHarness(options: {
         db: options.db,
         ...(options.codecEndpoint ? { codecEndpoint: options.codecEndpoint } : {}),
         ...(options.workerCommands === false ? { workerCommands: false } : {}),
+        ...(options.fairness === false ? { fairness: false } : {}),
       });
     },
     client,

@@ -32,6 +32,7 @@ test('each variable is read into its field', () => {
     FAHEEM_BUILD_ID: 'v7',
     FAHEEM_METRICS_PORT: '9464',
     FAHEEM_METRICS_HOST: '[::1]',
+    FAHEEM_MAX_MODEL_CALLS: '2',
   });
   assert.deepEqual(c, {
     home: '/srv/faheem',
@@ -45,6 +46,7 @@ test('each variable is read into its field', () => {
     deployment: { deploymentName: 'faheem', buildId: 'v7' },
     metricsPort: 9464,
     metricsHost: '::1',
+    maxModelCalls: 2,
   });
   assert.equal(readWorkerConfig({ FAHEEM_WORKFLOW_THREADS: '' }).workflowThreads, undefined, 'empty is unset');
   assert.equal(readWorkerConfig({}).metricsHost, '127.0.0.1', 'metrics listen on loopback unless told otherwise');

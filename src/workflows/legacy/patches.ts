@@ -151,6 +151,12 @@ export const PATCHES = {
     since: '0.4.0 (team API, issue 56)',
     retire: 'Never needed for replay (no earlier history has a webhook); kept so a history marks where deliveries began.',
   },
+  'tenant-sub-agents': {
+    guards:
+      "A sub-agent of a conversation with a tenant (the team API's) starts with the FaheemTenant search attribute and the tenant as its fairness key, as its parent did. Asked only by conversations with a tenant, which no earlier history has.",
+    since: '0.3.0 (issue 56, team API)',
+    retire: 'Never needed for replay (no earlier history has a tenant); kept so a history marks where sub-agents began to carry it.',
+  },
 } as const satisfies Record<string, PatchInfo>;
 
 /** A patch id from the table. */

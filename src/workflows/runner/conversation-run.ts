@@ -412,6 +412,7 @@ export class ConversationRun {
       forkedFrom: state.forkedFrom ?? null,
       forkPending: this.input.fork !== undefined && !this.forkMade,
       ...(this.options.parent ? { parentId: this.options.parent.id } : {}),
+      ...(this.options.tenant !== undefined ? { tenant: this.options.tenant } : {}),
       ...(this.options.pool !== undefined ? { pool: this.options.pool, host: this.options.poolHost?.host ?? null } : {}),
     };
   }

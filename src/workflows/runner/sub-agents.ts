@@ -6,7 +6,8 @@ import { DelegateArgs } from '../../tools/delegate.js';
 import type { ActionEvent, ConversationState, ToolResult } from '../../types.js';
 import { childId, childInput, childMaxIterations, childObservation, childTools, DEFAULT_MAX_DEPTH } from '../delegation.js';
 import { oneLine } from '../../text.js';
-import { closeSignal, pauseSignal } from '../messages.js';
+import { closeSignal, pauseSignal, TenantKey } from '../messages.js';
+import { isPatched } from '../legacy/patches.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationRun } from './conversation-run.js';
 import { addChildWork, childStarted, childUpdated, record, recordAndShow } from './commands.js';
@@ -57,11 +58,15 @@ export async function delegate(run: DelegatingRun, action: ActionEvent, siblings
     maxIterations: childMaxIterations(parsed.data.max_iterations, options.maxIterations, run.iterations, siblings),
     budgetLeft: options.maxBudgetPerRunUsd === undefined ? undefined : Math.max(0, options.maxBudgetPerRunUsd - run.runCost),
   });
+  // The child is in its parent's tenant: listed under it, and sharing its fairness key (children
+  // inherit the priority; the attribute is set here). Histories from before tenants never ask.
+  const tenant = options.tenant !== undefined && isPatched('tenant-sub-agents') ? options.tenant : undefined;
   let ended: ConversationState;
   try {
     const handle = await startChild(CONVERSATION_WORKFLOW, {
       workflowId: cid,
       args: [childConversation],
+      ...(tenant !== undefined ? { typedSearchAttributes: [{ key: TenantKey, value: tenant }], priority: { fairnessKey: tenant } } : {}),
       staticSummary: oneLine(`sub-agent of ${run.id}: ${task}`, 200),
       staticDetails: `**Task:** ${task}\n\n**Parent:** \`${run.id}\` · **Tools:** ${granted.tools.join(', ')} · **Depth:** ${run.depth + 1} of ${maxDepth}`,
     });
