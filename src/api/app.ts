@@ -2,6 +2,7 @@
 // and write its part of GET /openapi.json. Order of checks on /v1: body size (before it is read),
 // content type, key (401), scope (403), the tenant's request rate (429), then the route, whose
 // conversation lookups answer 404 for anything outside the caller's tenant.
+import { randomBytes } from 'node:crypto';
 import { OpenAPIHono, createRoute, type z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -12,7 +13,7 @@ import { actingAs } from '../acting.js';
 import { act, actorOf, owned, problemOf, statusOf, type Caller, type ConversationsContext } from './conversations.js';
 import { findKey, limitsOf, scopeAllows, type KeyRing, type Scope } from './keys.js';
 import { RateLimiter, RecentStarts } from './limits.js';
-import { listTenantConversations } from './listing.js';
+import { Cursors, listTenantConversations } from './listing.js';
 import { ApiProblem, PROBLEM_TYPE, problemResponse } from './problems.js';
 import { registerResponses } from './responses.js';
 import { startForCaller, type StartDeps } from './start.js';
@@ -47,6 +48,8 @@ export interface ApiOptions {
    * InvalidRequestError says why a webhook is refused. Without it, webhooks are refused.
    */
   prepareWebhook?: (id: string, webhook: { url: string; secret: string }) => Promise<{ url: string }>;
+  /** Signs list cursors (default: random, so cursors last as long as the process; `faheem api` keeps one under FAHEEM_HOME). */
+  cursorKey?: Uint8Array;
   /** For tests: the clock of the rate limiter. */
   now?: () => number;
 }
@@ -129,6 +132,7 @@ const eventsRoute = route({
 export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
   const ctx: ConversationsContext = { client: options.client, workspacesDir: options.workspacesDir };
   const rate = new RateLimiter(options.now);
+  const cursors = new Cursors(options.cursorKey ?? randomBytes(32));
   const starting: StartDeps = {
     ctx,
     keys: options.keys,
@@ -208,7 +212,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
   app.openapi(listConversations, async (c) => {
     const caller = c.get('caller');
     const q = c.req.valid('query');
-    const page = await listTenantConversations(ctx, caller, { limit: q.limit ?? 20, ...q });
+    const page = await listTenantConversations(ctx, caller, { limit: q.limit ?? 20, ...q }, cursors);
     return c.json(page, 200);
   });
 

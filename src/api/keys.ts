@@ -173,3 +173,20 @@ export class KeyRing {
     return this.cached.keys;
   }
 }
+
+/**
+ * A 32-byte secret of this API kept in `file` (made, readable by its owner only, on first use):
+ * what signs its list cursors, so they outlive a restart and work on every API process sharing it.
+ */
+export async function apiSecret(file: string): Promise<Buffer> {
+  try {
+    const existing = Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url');
+    if (existing.length === 32) return existing;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new UsageError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  const secret = randomBytes(32);
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  await writeFile(file, `${secret.toString('base64url')}\n`, { mode: 0o600 });
+  return secret;
+}

@@ -1,6 +1,7 @@
 // A tenant's conversations through Temporal's visibility: the page a list answers, and how many are
 // unfinished (for the tenant's maxRunning). Every query names the tenant, so no other tenant's row
 // is ever read.
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { ConversationStatus } from '../types.js';
 import { ConversationStatusKey } from '../workflows/messages.js';
@@ -55,9 +56,9 @@ export async function listTenantConversations(
   ctx: ConversationsContext,
   caller: Caller,
   q: { status?: ConversationStatus; limit: number; cursor?: string },
+  cursors: Cursors,
 ): Promise<{ data: Record<string, unknown>[]; next_cursor: string | null }> {
-  if (q.cursor !== undefined && !/^[A-Za-z0-9_-]+$/.test(q.cursor)) throw new ApiProblem('bad_request', 'cursor: not one this API gave');
-  const token = q.cursor ? Buffer.from(q.cursor, 'base64url') : Buffer.alloc(0);
+  const token = q.cursor ? cursors.open(caller.tenant, q.status, q.cursor) : Buffer.alloc(0);
   let response;
   try {
     response = await ctx.client.workflowService.listWorkflowExecutions({
@@ -82,6 +83,43 @@ export async function listTenantConversations(
     }),
   );
   const next =
-    response.nextPageToken && response.nextPageToken.length > 0 ? Buffer.from(response.nextPageToken).toString('base64url') : null;
+    response.nextPageToken && response.nextPageToken.length > 0
+      ? cursors.seal(caller.tenant, q.status, Buffer.from(response.nextPageToken))
+      : null;
   return { data, next_cursor: next };
+}
+
+/**
+ * Page cursors, sealed: Temporal's page token with an HMAC over the tenant, the status filter and
+ * the token, so a cursor is only ever one this API gave for this tenant's same list. Anything else
+ * is refused with 400 before it reaches Temporal (whose answer to a forged token can be slow or a
+ * server error).
+ */
+export class Cursors {
+  constructor(private readonly key: Uint8Array) {}
+
+  private mac(tenant: string, status: string | undefined, token: Buffer): Buffer {
+    return createHmac('sha256', this.key)
+      .update(`${tenant}\n${status ?? ''}\n`)
+      .update(token)
+      .digest()
+      .subarray(0, 16);
+  }
+
+  /** The cursor a caller gets for Temporal's `token`. */
+  seal(tenant: string, status: string | undefined, token: Buffer): string {
+    return `${token.toString('base64url')}.${this.mac(tenant, status, token).toString('base64url')}`;
+  }
+
+  /** Temporal's token in a cursor this API sealed for the same tenant and filter; 400 otherwise. */
+  open(tenant: string, status: string | undefined, cursor: string): Buffer {
+    const m = /^([A-Za-z0-9_-]{1,4000})\.([A-Za-z0-9_-]{22})$/.exec(cursor);
+    const refused = () => new ApiProblem('bad_request', 'cursor: not one this API gave for this list (list again from the start)');
+    if (!m) throw refused();
+    const token = Buffer.from(m[1]!, 'base64url');
+    const mac = Buffer.from(m[2]!, 'base64url');
+    const want = this.mac(tenant, status, token);
+    if (mac.length !== want.length || !timingSafeEqual(mac, want)) throw refused();
+    return token;
+  }
 }

@@ -19,8 +19,7 @@ export const CreateConversation = z
     message: z.string().min(1).max(MAX_MESSAGE_CHARS).openapi({ description: 'The first user message; the conversation runs at once.' }),
     workspace: z
       .string()
-      .min(1)
-      .max(128)
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/)
       .optional()
       .openapi({ description: "A folder name under your tenant's own folder (default: the conversation's id). Never a path." }),
     model: z
@@ -29,7 +28,11 @@ export const CreateConversation = z
       .max(200)
       .optional()
       .openapi({ description: "A model the operator allows (`faheem api --allow-model`); default: the worker's." }),
-    id: z.string().min(1).max(100).optional().openapi({ description: 'Your id for it; the conversation id becomes `<tenant>:<id>`.' }),
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/)
+      .optional()
+      .openapi({ description: 'Your id for it; the conversation id becomes `<tenant>:<id>`.' }),
     confirm: z.enum(['never', 'risky', 'always']).optional().openapi({ description: 'Which actions wait for approve/reject.' }),
     maxIterations: z.number().int().min(1).max(1000).optional(),
     pool: z

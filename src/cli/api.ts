@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
 import { startApi, DEFAULT_API_PORT } from '../api/server.js';
-import { KeyRing, SCOPES, createKey, defaultKeysPath, readKeysFile, revokeKey, type Scope } from '../api/keys.js';
+import { KeyRing, apiSecret, SCOPES, createKey, defaultKeysPath, readKeysFile, revokeKey, type Scope } from '../api/keys.js';
 import { connectClient, connectWorker, taskQueue } from '../connection.js';
 import { objectStore } from '../storage/object-store.js';
 import { dataConverter } from '../storage/local-payloads.js';
@@ -67,6 +67,7 @@ export function apiCommand(settings: Settings): Command {
           keys,
           workspacesDir,
           allowedModels: o.allowModel,
+          cursorKey: await apiSecret(path.join(home, 'api', 'cursor.key')),
           prepareWebhook: (id, webhook) => prepareWebhook(id, webhook, { secrets, allow }),
           host: o.host,
           port: o.port,

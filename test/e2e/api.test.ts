@@ -198,7 +198,17 @@ test("every route of the OpenAPI document answers 404 for another tenant's conve
   const next = await call('GET', `/v1/conversations?limit=1&cursor=${own.body.next_cursor}`, keys.acme);
   assert.equal(next.status, 200);
   assert.notEqual(next.body.data[0]?.id, own.body.data[0].id);
-  assert.equal((await call('GET', '/v1/conversations?cursor=!!', keys.acme)).status, 400);
+  for (const forged of ['!!', '0'.repeat(3000), `${own.body.next_cursor}x`, own.body.next_cursor.replace(/^./, 'A')])
+    assert.equal(
+      (await call('GET', `/v1/conversations?limit=1&cursor=${forged}`, keys.acme)).status,
+      400,
+      `cursor ${forged.slice(0, 20)}…`,
+    );
+  assert.equal(
+    (await call('GET', `/v1/conversations?limit=1&cursor=${own.body.next_cursor}`, keys.other)).status,
+    400,
+    "a cursor is only good for its tenant's own list",
+  );
 });
 
 test('messages, pause (now), resume and close steer a conversation; events come as JSON and as a stream that resumes', async () => {
