@@ -1,6 +1,6 @@
 // The team API's routes (Hono with @hono/zod-openapi): each route's zod schemas check its request
 // and write its part of GET /openapi.json. Order of checks on /v1: body size (before it is read),
-// content type, key (401), scope (403), the tenant's request rate (429), then the route, whose
+// content type, key or token (401, src/api/auth.ts), scope (403), the tenant's request rate (429), then the route, whose
 // conversation lookups answer 404 for anything outside the caller's tenant.
 import { randomBytes } from 'node:crypto';
 import { OpenAPIHono, createRoute, type z } from '@hono/zod-openapi';
@@ -11,7 +11,8 @@ import { streamSSE } from 'hono/streaming';
 import type { Client } from '@temporalio/client';
 import { actingAs } from '../acting.js';
 import { act, actorOf, owned, problemOf, statusOf, type Caller, type ConversationsContext } from './conversations.js';
-import { findKey, limitsOf, scopeAllows, type KeyRing, type Scope } from './keys.js';
+import { createAuthenticator, type JwtSettings } from './auth.js';
+import { limitsOf, scopeAllows, type KeyRing, type Scope } from './keys.js';
 import { RateLimiter, RecentStarts } from './limits.js';
 import { Cursors, listTenantConversations } from './listing.js';
 import { ApiProblem, PROBLEM_TYPE, problemResponse } from './problems.js';
@@ -39,6 +40,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export interface ApiOptions {
   client: Client;
   keys: KeyRing;
+  /** An OpenID provider whose tokens are accepted besides the keys (see src/api/auth.ts). */
+  jwt?: JwtSettings;
   workspacesDir: string;
   /** Models a caller may name (besides none: the worker's). */
   allowedModels?: string[];
@@ -133,6 +136,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
   const ctx: ConversationsContext = { client: options.client, workspacesDir: options.workspacesDir };
   const rate = new RateLimiter(options.now);
   const cursors = new Cursors(options.cursorKey ?? randomBytes(32));
+  const authenticate = createAuthenticator(options.keys, options.jwt);
   const starting: StartDeps = {
     ctx,
     keys: options.keys,
@@ -148,7 +152,9 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
   app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
     type: 'http',
     scheme: 'bearer',
-    description: 'A key from `faheem api-key create`',
+    description: options.jwt
+      ? `A key from \`faheem api-key create\`, or a JWT from ${options.jwt.issuer} for the audience ${options.jwt.audience}`
+      : 'A key from `faheem api-key create`',
   });
 
   app.onError((err, c) => problem(c, err));
@@ -192,7 +198,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
     await next();
   });
   app.use('/v1/*', async (c, next) => {
-    const caller = await authenticate(options.keys, c.req.header('authorization'));
+    const caller = await authenticate(c.req.header('authorization'));
     const need: Scope = c.req.method === 'GET' || c.req.method === 'HEAD' ? 'read' : 'write';
     if (!scopeAllows(caller.scope, need)) throw new ApiProblem('forbidden', `a ${caller.scope} key cannot ${c.req.method} here`);
     const limits = limitsOf(await options.keys.current(), caller.tenant);
@@ -275,16 +281,6 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
   registerResponses(app, { ctx, starting, knownRoute: (method, path) => ROUTES.push({ method, path }) });
 
   return app;
-}
-
-/** The caller a bearer key stands for: 401 without one or with one the keys file does not hold. */
-async function authenticate(keys: KeyRing, header: string | undefined): Promise<Caller> {
-  const challenge = { 'WWW-Authenticate': 'Bearer realm="faheem"' };
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? '');
-  if (!m) throw new ApiProblem('unauthorized', 'send Authorization: Bearer <key> (a key from `faheem api-key create`)', challenge);
-  const entry = findKey(await keys.current(), m[1]!);
-  if (!entry) throw new ApiProblem('unauthorized', 'unknown or revoked key', challenge);
-  return { tenant: entry.tenant, keyId: entry.id, ...(entry.name !== undefined ? { keyName: entry.name } : {}), scope: entry.scope };
 }
 
 /** The JSON body of an action (optional there); zod-openapi checked it when one was sent. */

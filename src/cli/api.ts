@@ -3,6 +3,7 @@ import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
 import { startApi, DEFAULT_API_PORT } from '../api/server.js';
+import { jwtSettings, probeJwks, DEFAULT_SCOPE_CLAIM, DEFAULT_TENANT_CLAIM } from '../api/auth.js';
 import { KeyRing, apiSecret, SCOPES, createKey, defaultKeysPath, readKeysFile, revokeKey, type Scope } from '../api/keys.js';
 import { connectClient, connectWorker, taskQueue } from '../connection.js';
 import { objectStore } from '../storage/object-store.js';
@@ -32,6 +33,11 @@ export function apiCommand(settings: Settings): Command {
     .option('--allow-model <model>', "a model callers may name (repeatable; default: only the worker's)", collect, [])
     .option('--tls-cert <file>', 'serve HTTPS with this certificate (PEM)')
     .option('--tls-key <file>', "the certificate's private key (PEM)")
+    .option('--jwks-url <url>', "also accept JWTs of an OpenID provider: its signing keys' URL (https; http only on loopback)")
+    .option('--jwt-issuer <iss>', 'the issuer (`iss`) a token must name, exactly')
+    .option('--jwt-audience <aud>', 'the audience (`aud`) a token must include')
+    .option('--jwt-tenant-claim <name>', `the claim naming the tenant (default "${DEFAULT_TENANT_CLAIM}")`)
+    .option('--jwt-scope-claim <name>', `the claim listing read, write or admin (default "${DEFAULT_SCOPE_CLAIM}")`)
     .action(
       async (o: {
         port: number;
@@ -41,8 +47,14 @@ export function apiCommand(settings: Settings): Command {
         allowModel: string[];
         tlsCert?: string;
         tlsKey?: string;
+        jwksUrl?: string;
+        jwtIssuer?: string;
+        jwtAudience?: string;
+        jwtTenantClaim?: string;
+        jwtScopeClaim?: string;
       }) => {
         if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+        const jwt = jwtSettings(o);
         const home = faheemHome(settings);
         const keysFile = path.resolve(o.keys ?? defaultKeysPath(home));
         const workspacesDir = path.resolve(o.workspaces ?? path.join(home, 'api', 'workspaces'));
@@ -66,6 +78,7 @@ export function apiCommand(settings: Settings): Command {
           client,
           keys,
           workspacesDir,
+          ...(jwt ? { jwt } : {}),
           allowedModels: o.allowModel,
           cursorKey: await apiSecret(path.join(home, 'api', 'cursor.key')),
           prepareWebhook: (id, webhook) => prepareWebhook(id, webhook, { secrets, allow }),
@@ -86,7 +99,18 @@ export function apiCommand(settings: Settings): Command {
             `faheem api on ${api.url} (namespace ${client.options.namespace}); ${known.keys.length} key(s) of ${tenants.size} tenant(s) in ${keysFile}; workspaces under ${workspacesDir}. Ctrl-C stops it.`,
           ),
         );
-        if (known.keys.length === 0)
+        if (jwt) {
+          // The provider may come up later: a key set that cannot be read now is a warning, not a stop.
+          const problem = await probeJwks(jwt);
+          console.error(
+            problem
+              ? pc.yellow(`faheem api: the OpenID provider ${jwt.issuer}: ${problem}; its tokens are refused until that is fixed`)
+              : pc.dim(
+                  `faheem api: accepting tokens of ${jwt.issuer} for ${jwt.audience} (tenant from \`${jwt.tenantClaim}\`, scope from \`${jwt.scopeClaim}\`)`,
+                ),
+          );
+        }
+        if (known.keys.length === 0 && !jwt)
           console.error(pc.yellow('faheem api: no keys yet: make one with `faheem api-key create --tenant T --scope write`'));
         const exposed = exposureWarning('api', o.host, '--host');
         if (exposed)
