@@ -107,7 +107,7 @@ async function refusal(value: string, a: Authenticate = auth): Promise<ApiProble
 }
 
 /** A 401 that says `detail` and never echoes the token. */
-async function refused(value: string, detail: RegExp): Promise<void> {
+async function assertRefused(value: string, detail: RegExp): Promise<void> {
   const p = await refusal(value);
   assert.equal(p.status, 401, p.detail);
   assert.match(p.detail, detail);
@@ -151,41 +151,41 @@ test('keys of the keys file still work beside tokens, exactly as before', async 
 });
 
 test('a wrong issuer, a wrong audience, an expired or early token and a missing exp or sub are refused', async () => {
-  await refused(await token({ iss: 'https://evil.example/' }), /issuer is not https:\/\/idp\.example\.test\//);
-  await refused(await token({ aud: 'someone-else' }), /audience does not include faheem-api/);
-  await refused(await token({ exp: Math.floor(Date.now() / 1000) - 3600 }), /has expired/);
-  await refused(await token({ nbf: Math.floor(Date.now() / 1000) + 3600 }), /not valid yet/);
-  await refused(await token({ exp: null }), /no `exp` claim/);
-  await refused(await token({ sub: null }), /no `sub` claim/);
+  await assertRefused(await token({ iss: 'https://evil.example/' }), /issuer is not https:\/\/idp\.example\.test\//);
+  await assertRefused(await token({ aud: 'someone-else' }), /audience does not include faheem-api/);
+  await assertRefused(await token({ exp: Math.floor(Date.now() / 1000) - 3600 }), /has expired/);
+  await assertRefused(await token({ nbf: Math.floor(Date.now() / 1000) + 3600 }), /not valid yet/);
+  await assertRefused(await token({ exp: null }), /no `exp` claim/);
+  await assertRefused(await token({ sub: null }), /no `sub` claim/);
 });
 
 test('an unknown kid, a key not in the set, HS256 with the public key as secret and alg none are refused', async () => {
-  await refused(await token({ kid: 'nobody', key: stranger.privateKey }), /no key of the provider's JWKS matches/);
+  await assertRefused(await token({ kid: 'nobody', key: stranger.privateKey }), /no key of the provider's JWKS matches/);
   // A known kid, signed by another key.
-  await refused(await token({ key: stranger.privateKey }), /signature does not verify/);
+  await assertRefused(await token({ key: stranger.privateKey }), /signature does not verify/);
   // The classic confusion: the provider's public key (PEM, as anyone may fetch it) used as an HMAC secret.
   const pem = new TextEncoder().encode(await exportSPKI(rsa.publicKey));
-  await refused(await token({ alg: 'HS256', key: pem }), /algorithm is not allowed \(only RS256, ES256, EdDSA\)/);
+  await assertRefused(await token({ alg: 'HS256', key: pem }), /algorithm is not allowed \(only RS256, ES256, EdDSA\)/);
   const unsecured = new UnsecuredJWT({ ...claims })
     .setIssuer(ISSUER)
     .setAudience(AUDIENCE)
     .setSubject('user-42')
     .setExpirationTime('5m')
     .encode();
-  await refused(unsecured, /algorithm is not allowed/);
+  await assertRefused(unsecured, /algorithm is not allowed/);
   // RS384 is a good algorithm, but not one of the three.
-  await refused(await token({ alg: 'RS384', key: (await generateKeyPair('RS384')).privateKey }), /algorithm is not allowed/);
-  await refused('not-a-token', /nor a valid JWT/);
-  await refused('a.b.c', /nor a valid JWT/);
+  await assertRefused(await token({ alg: 'RS384', key: (await generateKeyPair('RS384')).privateKey }), /algorithm is not allowed/);
+  await assertRefused('not-a-token', /nor a valid JWT/);
+  await assertRefused('a.b.c', /nor a valid JWT/);
 });
 
 test('a bad or missing tenant claim, and a scope claim without read, write or admin, are refused', async () => {
-  await refused(await token({ claims: { tenant: '../other' } }), /`tenant` claim: tenant "\.\.\/other": 1 to 63 lowercase/);
-  await refused(await token({ claims: { tenant: 'Acme' } }), /`tenant` claim/);
-  await refused(await token({ claims: { tenant: 7 } }), /no `tenant` claim naming a tenant/);
-  await refused(await token({ claims: { tenant: undefined } }), /no `tenant` claim/);
-  await refused(await token({ claims: { scope: 'openid profile' } }), /`scope` claim grants none of read, write, admin/);
-  await refused(await token({ claims: { scope: ['writer'] } }), /grants none/);
+  await assertRefused(await token({ claims: { tenant: '../other' } }), /`tenant` claim: tenant "\.\.\/other": 1 to 63 lowercase/);
+  await assertRefused(await token({ claims: { tenant: 'Acme' } }), /`tenant` claim/);
+  await assertRefused(await token({ claims: { tenant: 7 } }), /no `tenant` claim naming a tenant/);
+  await assertRefused(await token({ claims: { tenant: undefined } }), /no `tenant` claim/);
+  await assertRefused(await token({ claims: { scope: 'openid profile' } }), /`scope` claim grants none of read, write, admin/);
+  await assertRefused(await token({ claims: { scope: ['writer'] } }), /grants none/);
 });
 
 test('the claims may be named otherwise', async () => {
