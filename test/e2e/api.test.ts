@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { execa, type ResultPromise } from 'execa';
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -360,6 +361,81 @@ test('a webhook gets each stop, signed with its secret; the secret is nowhere in
   } finally {
     receiver.close();
   }
+});
+
+test('safe by default: TLS with a certificate, a warning beyond loopback, no CORS', async () => {
+  const dir = await tempDir('faheem-api-tls-');
+  const [cert, key] = [path.join(dir, 'cert.pem'), path.join(dir, 'key.pem')];
+  await execa('openssl', [
+    ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1'],
+    ...['-keyout', key, '-out', cert, '-subj', '/CN=faheem-test', '-addext', 'subjectAltName=IP:127.0.0.1'],
+  ]);
+  const tls = execa(
+    'node',
+    [path.join(ROOT, 'bin/faheem.js'), 'api', '--port', '0', '--host', '0.0.0.0', '--keys', keysFile, '--workspaces', workspaces],
+    { env: h.env, reject: false, all: true },
+  );
+  // Without --tls-key the certificate is refused before anything listens.
+  const half = await h.cli(['api', '--port', '0', '--tls-cert', cert, '--keys', keysFile], { reject: false });
+  assert.notEqual(half.exitCode, 0);
+  assert.match(half.stderr, /--tls-cert and --tls-key go together/);
+  let said = '';
+  tls.all!.on('data', (d: Buffer) => (said += d.toString()));
+  await waitFor('the warning beyond loopback', () => said.includes('in the clear'));
+  tls.kill('SIGTERM');
+  await tls;
+  assert.match(said, /warning: --host 0\.0\.0\.0 listens on every network interface/);
+  assert.match(said, /keys cross the network in the clear/);
+
+  const secure = execa(
+    'node',
+    [
+      path.join(ROOT, 'bin/faheem.js'),
+      'api',
+      '--port',
+      '0',
+      '--tls-cert',
+      cert,
+      '--tls-key',
+      key,
+      '--keys',
+      keysFile,
+      '--workspaces',
+      workspaces,
+    ],
+    { env: h.env, reject: false },
+  );
+  try {
+    const base = await new Promise<string>((resolve, reject) => {
+      secure.stdout!.on('data', (d: Buffer) => resolve(d.toString().split('\n')[0]!.trim()));
+      void secure.then((r) => reject(new Error(`faheem api exited: ${r.stderr}`)));
+    });
+    assert.match(base, /^https:\/\/127\.0\.0\.1:\d+$/);
+    const ca = await readFile(cert);
+    const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = https.request(`${base}/v1/conversations?limit=1`, { ca, headers: { authorization: `Bearer ${keys.acme}` } }, (res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    assert.equal(answer.status, 200);
+    assert.ok(Array.isArray(JSON.parse(answer.body).data));
+  } finally {
+    secure.kill('SIGTERM');
+    await secure;
+  }
+
+  // A page of another origin: its preflight gets no Access-Control-Allow-Origin, so the browser never sends the call.
+  const preflight = await fetch(`${url}/v1/conversations`, {
+    method: 'OPTIONS',
+    headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+  });
+  assert.equal(preflight.headers.get('access-control-allow-origin'), null);
+  const simple = await call('GET', '/v1/conversations', keys.acme, undefined, { origin: 'https://evil.example' });
+  assert.equal(simple.headers.get('access-control-allow-origin'), null);
 });
 
 /** Reads the event stream until `enough(ids seen)`, then drops the connection; the ids seen. */
