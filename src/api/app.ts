@@ -7,13 +7,13 @@ import { OpenAPIHono, createRoute, type z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import { streamSSE } from 'hono/streaming';
+import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { Client } from '@temporalio/client';
 import { actingAs } from '../acting.js';
-import { act, actorOf, owned, problemOf, statusOf, type Caller, type ConversationsContext } from './conversations.js';
+import { act, actorOf, owned, problemOf, statusOf, type Caller, type ConversationsContext, type Owned } from './conversations.js';
 import { createAuthenticator, type JwtSettings } from './auth.js';
 import { limitsOf, scopeAllows, type KeyRing, type Scope } from './keys.js';
-import { RateLimiter, RecentStarts } from './limits.js';
+import { RateLimiter, RecentStarts, StreamSlots, TenantLanes } from './limits.js';
 import { Cursors, listTenantConversations } from './listing.js';
 import { ApiProblem, PROBLEM_TYPE, problemResponse } from './problems.js';
 import { registerResponses } from './responses.js';
@@ -32,6 +32,9 @@ import {
   SendMessage,
   Status,
 } from './schemas.js';
+
+/** How long a request's Temporal calls may take in all (a stream's excepted). */
+const REQUEST_DEADLINE_MS = 30_000;
 
 /** The largest request body the API reads (a message is at most 200,000 characters). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -135,12 +138,14 @@ const eventsRoute = route({
 export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
   const ctx: ConversationsContext = { client: options.client, workspacesDir: options.workspacesDir };
   const rate = new RateLimiter(options.now);
+  const streams = new StreamSlots();
   const cursors = new Cursors(options.cursorKey ?? randomBytes(32));
   const authenticate = createAuthenticator(options.keys, options.jwt);
   const starting: StartDeps = {
     ctx,
     keys: options.keys,
     recent: new RecentStarts(10_000, options.now),
+    lanes: new TenantLanes(),
     allowedModels: options.allowedModels ?? [],
     ...(options.prepareWebhook ? { prepareWebhook: options.prepareWebhook } : {}),
   };
@@ -191,9 +196,17 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
     }),
   );
   app.use('/v1/*', async (c, next) => {
-    if (c.req.method !== 'GET' && c.req.method !== 'HEAD' && hasBody(c)) {
-      const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-      if (type !== 'application/json') throw new ApiProblem('unsupported_media_type', 'send the body as application/json');
+    if (c.req.method !== 'GET' && c.req.method !== 'HEAD') {
+      if (hasBody(c)) {
+        const type = (c.req.header('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+        if (type !== 'application/json') throw new ApiProblem('unsupported_media_type', 'send the body as application/json');
+      } else if (c.req.header('content-type') !== undefined) {
+        // No body at all, whatever its type says: the same as none (an optional body is then `{}`,
+        // a required one is asked for).
+        const headers = new Headers(c.req.raw.headers);
+        headers.delete('content-type');
+        c.req.raw = new Request(c.req.raw.url, { method: c.req.method, headers });
+      }
     }
     await next();
   });
@@ -206,7 +219,10 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
     if (wait !== undefined)
       throw new ApiProblem('too_many_requests', `over ${limits.requestsPerSecond} requests a second`, { 'Retry-After': String(wait) });
     c.set('caller', caller);
-    await next();
+    // A stream lives until its conversation closes: no deadline (its slot is counted instead).
+    if (isStream(c)) return next();
+    // Every Temporal call a request makes ends by this deadline (no worker, a stuck task): 503, never a hang.
+    await ctx.client.withDeadline(Date.now() + REQUEST_DEADLINE_MS, () => next());
   });
 
   app.openapi(createConversation, async (c) => {
@@ -267,18 +283,17 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
       return c.json({ data: events as unknown as z.infer<typeof EventList>['data'] }, 200);
     }
     const resumeAfter = lastEventId !== undefined && /^\d{1,15}$/.test(lastEventId.trim()) ? Number(lastEventId.trim()) : after;
+    const release = streams.take(caller.tenant);
     return streamSSE(c, async (stream) => {
-      const stop = new AbortController();
-      stream.onAbort(() => stop.abort());
-      const events = o.conversation.follow({ fromIndex: (resumeAfter ?? -1) + 1, signal: stop.signal, until: (s) => s.closed });
-      for await (const e of events) {
-        await stream.writeSSE({ id: String(e.index), data: JSON.stringify(e) });
+      try {
+        await followEvents(stream, o, resumeAfter);
+      } finally {
+        release();
       }
-      await stream.writeSSE({ event: 'end', data: JSON.stringify({ closed: true }) });
     }) as never;
   });
 
-  registerResponses(app, { ctx, starting, knownRoute: (method, path) => ROUTES.push({ method, path }) });
+  registerResponses(app, { ctx, starting, streams, knownRoute: (method, path) => ROUTES.push({ method, path }) });
 
   return app;
 }
@@ -287,6 +302,20 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
 async function bodyOf(c: Context<Env>): Promise<Record<string, unknown> | undefined> {
   if (!hasBody(c)) return undefined;
   return (c.req as unknown as { valid(t: 'json'): Record<string, unknown> }).valid('json');
+}
+
+/** Writes a conversation's events to an SSE stream from after `after`, live until it closes or the client goes. */
+async function followEvents(stream: SSEStreamingApi, o: Owned, after: number | undefined): Promise<void> {
+  const stop = new AbortController();
+  stream.onAbort(() => stop.abort());
+  const events = o.conversation.follow({ fromIndex: (after ?? -1) + 1, signal: stop.signal, until: (s) => s.closed });
+  for await (const e of events) await stream.writeSSE({ id: String(e.index), data: JSON.stringify(e) });
+  await stream.writeSSE({ event: 'end', data: JSON.stringify({ closed: true }) });
+}
+
+/** A request for server-sent events (conversation events, a response's stream). */
+function isStream(c: Context): boolean {
+  return (c.req.header('accept') ?? '').includes('text/event-stream') || c.req.query('stream') === 'true';
 }
 
 function hasBody(c: Context): boolean {
@@ -299,8 +328,10 @@ function problem(c: Context, err: unknown): Response {
   const mapped = problemOf(err);
   let p: ApiProblem;
   if (mapped instanceof ApiProblem) p = mapped;
-  else if (err instanceof HTTPException && err.status === 400) p = new ApiProblem('bad_request', err.message || 'malformed request');
   else if (err instanceof HTTPException && err.status === 413) p = new ApiProblem('too_large', `the body is over ${MAX_BODY_BYTES} bytes`);
+  else if (err instanceof HTTPException && err.status === 415)
+    p = new ApiProblem('unsupported_media_type', 'send a JSON body with Content-Type: application/json');
+  else if (err instanceof HTTPException && err.status < 500) p = new ApiProblem('bad_request', err.message || 'malformed request');
   else if (isUnavailable(err)) p = new ApiProblem('unavailable', 'Temporal did not answer; try again');
   else {
     console.error(`faheem api: ${c.req.method} ${c.req.path}: ${(err as Error)?.stack ?? String(err)}`);

@@ -2,7 +2,7 @@
 // limits. Keys are random and long, so a SHA-256 hash is enough to keep (no slow hash needed): the
 // file never holds a key in the clear, and a key is shown once, when it is made.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { chmod, link, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { UsageError } from '../errors.js';
@@ -83,7 +83,7 @@ export async function readKeysFile(file: string): Promise<KeysFile> {
 /** Writes the keys file whole (a reader sees the old file or the new one), readable by its owner only. */
 export async function writeKeysFile(file: string, keys: KeysFile): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const tmp = `${file}.${process.pid}.tmp`;
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   await writeFile(tmp, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 });
   await chmod(tmp, 0o600);
   await rename(tmp, file);
@@ -98,34 +98,71 @@ export async function createKey(
     throw new UsageError(`tenant ${JSON.stringify(request.tenant)}: 1 to 63 lowercase letters, digits, '.', '_' or '-'`);
   if (request.name !== undefined && actorProblem({ tenant: request.tenant, key: request.name }) !== undefined)
     throw new UsageError('a key name is 1 to 100 printable characters, no backquotes (events show it)');
-  const keys = await readKeysFile(file);
-  if (request.name !== undefined && keys.keys.some((k) => k.name === request.name && k.tenant === request.tenant))
-    throw new UsageError(`tenant ${request.tenant} already has a key named ${JSON.stringify(request.name)}`);
-  const id = randomBytes(6).toString('hex');
-  const key = `fk_${id}_${randomBytes(32).toString('base64url')}`;
-  const entry: StoredKey = {
-    id,
-    ...(request.name !== undefined ? { name: request.name } : {}),
-    tenant: request.tenant,
-    scope: request.scope,
-    sha256: sha256(key),
-    created: new Date().toISOString(),
-  };
-  keys.keys.push(entry);
-  if (!(request.tenant in keys.tenants)) keys.tenants[request.tenant] = {};
-  await writeKeysFile(file, keys);
-  return { key, entry };
+  return withKeysLock(file, async () => {
+    const keys = await readKeysFile(file);
+    if (request.name !== undefined && keys.keys.some((k) => k.name === request.name && k.tenant === request.tenant))
+      throw new UsageError(`tenant ${request.tenant} already has a key named ${JSON.stringify(request.name)}`);
+    const id = randomBytes(6).toString('hex');
+    const key = `fk_${id}_${randomBytes(32).toString('base64url')}`;
+    const entry: StoredKey = {
+      id,
+      ...(request.name !== undefined ? { name: request.name } : {}),
+      tenant: request.tenant,
+      scope: request.scope,
+      sha256: sha256(key),
+      created: new Date().toISOString(),
+    };
+    keys.keys.push(entry);
+    if (!(request.tenant in keys.tenants)) keys.tenants[request.tenant] = {};
+    await writeKeysFile(file, keys);
+    return { key, entry };
+  });
 }
 
 /** Removes the key with this id (or name); a UsageError when there is none. */
 export async function revokeKey(file: string, idOrName: string): Promise<StoredKey> {
-  const keys = await readKeysFile(file);
-  const matches = keys.keys.filter((k) => k.id === idOrName || k.name === idOrName);
-  if (matches.length === 0) throw new UsageError(`no key ${JSON.stringify(idOrName)} in ${file} (see \`faheem api-key list\`)`);
-  if (matches.length > 1) throw new UsageError(`${matches.length} keys are named ${JSON.stringify(idOrName)}: revoke one by its id`);
-  keys.keys = keys.keys.filter((k) => k !== matches[0]);
-  await writeKeysFile(file, keys);
-  return matches[0]!;
+  return withKeysLock(file, async () => {
+    const keys = await readKeysFile(file);
+    const matches = keys.keys.filter((k) => k.id === idOrName || k.name === idOrName);
+    if (matches.length === 0) throw new UsageError(`no key ${JSON.stringify(idOrName)} in ${file} (see \`faheem api-key list\`)`);
+    if (matches.length > 1) throw new UsageError(`${matches.length} keys are named ${JSON.stringify(idOrName)}: revoke one by its id`);
+    keys.keys = keys.keys.filter((k) => k !== matches[0]);
+    await writeKeysFile(file, keys);
+    return matches[0]!;
+  });
+}
+
+/** A lock held longer than this was left by a process that died: it is taken over. */
+const STALE_LOCK_MS = 30_000;
+
+/**
+ * Runs a read-change-write of the keys file under its lock (`<file>.lock`, made exclusively), so
+ * two `api-key` commands at once neither lose a key nor bring a revoked one back.
+ */
+export async function withKeysLock<T>(file: string, change: () => Promise<T>): Promise<T> {
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const lock = `${file}.lock`;
+  for (let waited = 0; ; waited += 50) {
+    try {
+      await writeFile(lock, String(process.pid), { flag: 'wx', mode: 0o600 });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const held = await stat(lock).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
+      if (held > STALE_LOCK_MS) await rm(lock, { force: true });
+      else if (waited > 2 * STALE_LOCK_MS)
+        throw new UsageError(`the keys file ${file} stays locked (${lock}); remove the lock if no faheem api-key runs`);
+      else await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  try {
+    return await change();
+  } finally {
+    await rm(lock, { force: true });
+  }
 }
 
 /** The entry a presented key belongs to, or undefined (unknown, revoked or malformed). Constant time in the hash. */
@@ -149,25 +186,27 @@ export function limitsOf(keys: KeysFile, tenant: string): Required<TenantLimits>
  * with `faheem api-key`, a limit edited), so a revoked key stops working without a restart.
  */
 export class KeyRing {
-  private cached: { mtimeMs: number; size: number; keys: KeysFile } | undefined;
+  private cached: { version: string; keys: KeysFile } | undefined;
 
   constructor(readonly file: string) {}
 
   /** The current keys (a stat per call; the file is read again only when it changed). */
   async current(): Promise<KeysFile> {
-    let info: { mtimeMs: number; size: number };
+    let version: string;
     try {
-      info = await stat(this.file);
+      // A rewrite (a new inode by rename, or an edit in place) changes one of these.
+      const info = await stat(this.file);
+      version = `${info.ino}:${info.mtimeMs}:${info.ctimeMs}:${info.size}`;
     } catch {
       return { keys: [], tenants: {} };
     }
-    if (this.cached?.mtimeMs !== info.mtimeMs || this.cached.size !== info.size) {
+    if (this.cached?.version !== version) {
       try {
-        this.cached = { mtimeMs: info.mtimeMs, size: info.size, keys: await readKeysFile(this.file) };
+        this.cached = { version, keys: await readKeysFile(this.file) };
       } catch (err) {
         // A person's edit that broke the file: keep the keys last read (none at first), and say so once.
         console.error(`faheem api: ${(err as Error).message}; keeping the keys read before`);
-        this.cached = { mtimeMs: info.mtimeMs, size: info.size, keys: this.cached?.keys ?? { keys: [], tenants: {} } };
+        this.cached = { version, keys: this.cached?.keys ?? { keys: [], tenants: {} } };
       }
     }
     return this.cached.keys;
@@ -187,6 +226,17 @@ export async function apiSecret(file: string): Promise<Buffer> {
   }
   const secret = randomBytes(32);
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  await writeFile(file, `${secret.toString('base64url')}\n`, { mode: 0o600 });
-  return secret;
+  // Written whole under another name, then linked in place: a second process starting at the same
+  // moment either wins or reads the winner's, never half a file.
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(tmp, `${secret.toString('base64url')}\n`, { mode: 0o600 });
+  try {
+    await link(tmp, file);
+    return secret;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url');
+  } finally {
+    await rm(tmp, { force: true });
+  }
 }

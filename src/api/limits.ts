@@ -2,6 +2,8 @@
 // that rate, so a burst up to the rate goes through and a steady stream above it gets 429s that
 // say when to come back. In memory: one API process's view (each process limits on its own).
 
+import { ApiProblem } from './problems.js';
+
 /** A bucket's state: tokens left and when it was last filled. */
 interface Bucket {
   tokens: number;
@@ -59,5 +61,47 @@ export class RecentStarts {
     const now = this.now();
     for (const [id, at] of m) if (now - at > this.keepMs) m.delete(id);
     return [...m.keys()];
+  }
+}
+
+/** The most event streams a tenant may hold open at once on one API process. */
+export const MAX_STREAMS = 20;
+
+/** Open event streams per tenant: each holds a reader on Temporal until its conversation closes. */
+export class StreamSlots {
+  private readonly open = new Map<string, number>();
+
+  constructor(private readonly max = MAX_STREAMS) {}
+
+  /** Takes a slot of `tenant` (429 when all are taken); the answer gives it back, once. */
+  take(tenant: string): () => void {
+    const n = this.open.get(tenant) ?? 0;
+    if (n >= this.max)
+      throw new ApiProblem('too_many_requests', `your tenant has ${n} event streams open (at most ${this.max})`, { 'Retry-After': '5' });
+    this.open.set(tenant, n + 1);
+    let given = false;
+    return () => {
+      if (given) return;
+      given = true;
+      const left = (this.open.get(tenant) ?? 1) - 1;
+      if (left <= 0) this.open.delete(tenant);
+      else this.open.set(tenant, left);
+    };
+  }
+}
+
+/** Runs tasks one after the other per tenant (a tenant's starts: the count of its running ones, then the start). */
+export class TenantLanes {
+  private readonly tails = new Map<string, Promise<unknown>>();
+
+  run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
+    const before = this.tails.get(tenant) ?? Promise.resolve();
+    const result = before.then(task, task);
+    const tail = result.catch(() => undefined);
+    this.tails.set(tenant, tail);
+    void tail.then(() => {
+      if (this.tails.get(tenant) === tail) this.tails.delete(tenant);
+    });
+    return result;
   }
 }

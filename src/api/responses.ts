@@ -6,6 +6,7 @@
 // stored here; what a response shows is computed from the run's events (response-shape.ts).
 import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
+import type { StreamSlots } from './limits.js';
 import type { ConversationEvent } from '../types.js';
 import { ConversationModelKey } from '../workflows/messages.js';
 import { actingAs } from '../acting.js';
@@ -28,6 +29,8 @@ export interface ResponsesDeps {
   starting: StartDeps;
   /** Tells the app a route exists (for its 405 answers). */
   knownRoute: (method: string, path: string) => void;
+  /** The tenant's open event streams (a slot per stream; 429 when all are taken). */
+  streams: StreamSlots;
 }
 
 type Env = { Variables: { caller: Caller } };
@@ -208,7 +211,9 @@ export function registerResponses(app: OpenAPIHono<Env>, deps: ResponsesDeps): v
     }
     await readRun(r); // 404 before the stream opens for an id no run starts at
     const lastEventId = c.req.header('last-event-id')?.trim();
-    const after = q.starting_after ?? (lastEventId !== undefined && /^\d{1,15}$/.test(lastEventId) ? Number(lastEventId) : -1);
+    // A reconnecting EventSource sends the URL it first opened and the last id it saw: the id wins.
+    const after = lastEventId !== undefined && /^\d{1,15}$/.test(lastEventId) ? Number(lastEventId) : (q.starting_after ?? -1);
+    const release = deps.streams.take(caller.tenant);
     return streamSSE(c, async (stream) => {
       const stop = new AbortController();
       stream.onAbort(() => stop.abort());
@@ -234,6 +239,8 @@ export function registerResponses(app: OpenAPIHono<Env>, deps: ResponsesDeps): v
         }
       } catch (err) {
         if (!stop.signal.aborted) console.error(`faheem api: stream of ${id}: ${(err as Error)?.message ?? String(err)}`);
+      } finally {
+        release();
       }
     }) as never;
   });

@@ -2,6 +2,7 @@
 // POST /v1/responses share, so both keep the same rules: a model the operator allows, the
 // tenant's maxRunning, a workspace under the tenant's own folder, the webhook's secret kept apart,
 // and the change recorded as the caller's.
+import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Conversation } from '../client.js';
 import { randomUUID } from 'node:crypto';
 import { actingAs } from '../acting.js';
@@ -17,7 +18,7 @@ import {
   type ConversationsContext,
 } from './conversations.js';
 import { limitsOf, type KeyRing } from './keys.js';
-import type { RecentStarts } from './limits.js';
+import type { RecentStarts, TenantLanes } from './limits.js';
 import { runningOf } from './listing.js';
 import { ApiProblem } from './problems.js';
 
@@ -29,6 +30,8 @@ export interface StartDeps {
   recent: RecentStarts;
   /** Models a caller may name (besides none: the worker's). */
   allowedModels: readonly string[];
+  /** One start at a time per tenant. */
+  lanes: TenantLanes;
   /** Checks a webhook and keeps its secret under the conversation's id (ApiOptions.prepareWebhook). */
   prepareWebhook?: (id: string, webhook: { url: string; secret: string }) => Promise<{ url: string }>;
 }
@@ -53,18 +56,25 @@ export interface CallerStart {
  * maxRunning, 409 for a taken id.
  */
 export async function startForCaller(deps: StartDeps, caller: Caller, body: CallerStart): Promise<Conversation> {
-  const { ctx } = deps;
   if (body.model !== undefined && !deps.allowedModels.includes(body.model))
     throw new ApiProblem('bad_request', `model ${JSON.stringify(body.model)} is not one the operator allows`);
   if (body.webhook && !deps.prepareWebhook) throw new ApiProblem('bad_request', 'this API does not deliver webhooks');
   // The id is chosen here, not by the SDK: a webhook's secret is kept under it before the start.
   const id = body.id !== undefined ? tenantConversationId(caller.tenant, body.id) : `conv-${randomUUID().slice(0, 13)}`;
+  // One start at a time per tenant: the count and the start that follows it are not raced.
+  return deps.lanes.run(caller.tenant, () => startCounted(deps, caller, body, id));
+}
+
+async function startCounted(deps: StartDeps, caller: Caller, body: CallerStart, id: string): Promise<Conversation> {
+  const { ctx } = deps;
   const limits = limitsOf(await deps.keys.current(), caller.tenant);
   const running = await runningOf(ctx.client, caller.tenant, limits.maxRunning + 1, deps.recent.of(caller.tenant));
   if (running >= limits.maxRunning)
     throw new ApiProblem('too_many_requests', `your tenant has ${running} unfinished conversations (at most ${limits.maxRunning})`, {
       'Retry-After': '30',
     });
+  // A taken id is refused before anything is kept under it (a webhook's secret of the one running).
+  if (await exists(ctx, id)) throw new ApiProblem('conflict', `a conversation with id "${id}" already exists`);
   const conversation = await actingAs(actorOf(caller), async () => {
     const workspace = body.pool === undefined ? await workspaceFor(ctx, caller, body.workspace ?? body.id ?? id) : undefined;
     const webhook = body.webhook
@@ -92,6 +102,17 @@ export async function startForCaller(deps: StartDeps, caller: Caller, body: Call
   });
   deps.recent.add(caller.tenant, conversation.id);
   return conversation;
+}
+
+/** Whether a workflow with this id exists (running or closed). */
+async function exists(ctx: ConversationsContext, id: string): Promise<boolean> {
+  try {
+    await ctx.client.workflow.getHandle(id).describe();
+    return true;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return false;
+    throw err;
+  }
 }
 
 /** The host folder for a new conversation's workspace: the name given, else the caller's own id, else the conversation id. */

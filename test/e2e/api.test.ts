@@ -299,6 +299,14 @@ test('bad input gets a problem: 400, 405, 413, 415, and 429 beyond the rate or t
   assert.equal(wrongMethod.status, 405);
   assert.equal(wrongMethod.headers.get('allow'), 'GET');
   assert.equal((await call('POST', '/v1/conversations', keys.acme, 'hi', { 'content-type': 'text/plain' })).status, 415);
+  // No body at all: a required one is asked for (never a 5xx), an optional one is `{}`.
+  for (const type of ['text/plain;charset=UTF-8', 'multipart/form-data', 'application/json']) {
+    const empty = await call('POST', '/v1/conversations', keys.acme, '', { 'content-type': type });
+    assert.ok(empty.status === 400 || empty.status === 415, `an empty ${type} body: ${empty.status}`);
+    assert.equal(empty.headers.get('content-type'), 'application/problem+json');
+  }
+  const emptyAction = await call('POST', '/v1/conversations/acme:walk/resume', keys.acme, '', { 'content-type': 'application/json' });
+  assert.equal(emptyAction.status, 200, 'an empty JSON body where the body is optional');
   const big = await call('POST', '/v1/conversations', keys.acme, JSON.stringify({ message: 'x'.repeat(2 * 1024 * 1024) }));
   assert.equal(big.status, 413);
   assert.equal((await call('GET', '/v1/nothing', keys.acme)).status, 404);
@@ -375,12 +383,12 @@ test('safe by default: TLS with a certificate, a warning beyond loopback, no COR
     [path.join(ROOT, 'bin/faheem.js'), 'api', '--port', '0', '--host', '0.0.0.0', '--keys', keysFile, '--workspaces', workspaces],
     { env: h.env, reject: false, all: true },
   );
+  let said = '';
+  tls.all!.on('data', (d: Buffer) => (said += d.toString()));
   // Without --tls-key the certificate is refused before anything listens.
   const half = await h.cli(['api', '--port', '0', '--tls-cert', cert, '--keys', keysFile], { reject: false });
   assert.notEqual(half.exitCode, 0);
   assert.match(half.stderr, /--tls-cert and --tls-key go together/);
-  let said = '';
-  tls.all!.on('data', (d: Buffer) => (said += d.toString()));
   await waitFor('the warning beyond loopback', () => said.includes('in the clear'));
   tls.kill('SIGTERM');
   await tls;

@@ -3,7 +3,17 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { KeyRing, createKey, findKey, limitsOf, readKeysFile, revokeKey, scopeAllows, DEFAULT_LIMITS } from '../../src/api/keys.js';
+import {
+  KeyRing,
+  apiSecret,
+  createKey,
+  findKey,
+  limitsOf,
+  readKeysFile,
+  revokeKey,
+  scopeAllows,
+  DEFAULT_LIMITS,
+} from '../../src/api/keys.js';
 import { UsageError } from '../../src/errors.js';
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'faheem-keys-'));
@@ -82,4 +92,26 @@ test('the key ring reads the file again when it changes, and keeps the last good
   assert.ok(findKey(await ring.current(), b.key));
   await writeFile(file, '{ broken');
   assert.ok(findKey(await ring.current(), b.key), 'a broken edit keeps the keys last read');
+});
+
+test('keys made and revoked at the same moment are all kept, and a revocation is not undone', async () => {
+  const file = fresh();
+  const first = await createKey(file, { tenant: 'acme', scope: 'write' });
+  const made = await Promise.all([
+    ...Array.from({ length: 10 }, (_, i) => createKey(file, { tenant: 'acme', scope: 'read', name: `k${i}` })),
+    revokeKey(file, first.entry.id).then(() => undefined),
+  ]);
+  const keys = await readKeysFile(file);
+  for (const m of made) if (m) assert.ok(findKey(keys, m.key), `${m.entry.name} is kept`);
+  assert.equal(keys.keys.length, 10);
+  assert.equal(findKey(keys, first.key), undefined, 'the revoked key stays revoked');
+});
+
+test('the API secret is made once, readable by its owner only, and read again after', async () => {
+  const file = path.join(dir, 'secret', 'cursor.key');
+  const [a, b] = await Promise.all([apiSecret(file), apiSecret(file)]);
+  assert.deepEqual(a, b, 'two starts at once agree');
+  assert.equal(a.length, 32);
+  assert.deepEqual(await apiSecret(file), a);
+  assert.equal((await stat(file)).mode & 0o777, 0o600);
 });

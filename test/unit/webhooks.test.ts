@@ -35,7 +35,7 @@ import {
 } from '../../src/webhooks/index.js';
 import { checkMessageText } from '../../src/workflows/messages.js';
 import { close, pause, requestRun, setStatus, start, fail, markStuck, message } from '../../src/workflows/runner/commands.js';
-import { ConversationRun, type RunEnvironment } from '../../src/workflows/runner/conversation-run.js';
+import { ConversationRun, MAX_WEBHOOK_BACKLOG, type RunEnvironment } from '../../src/workflows/runner/conversation-run.js';
 import type { EffectsPort } from '../../src/workflows/runner/effects.js';
 import { failedDelivery, WebhookDeliveries } from '../../src/workflows/runner/webhooks.js';
 import { conversationStart, Agent, LLM } from '../../src/client.js';
@@ -437,6 +437,20 @@ describe('the conversation', () => {
     );
     const first_ = events[0]!;
     assert.ok(first_.kind === 'webhook' && first_.eventIndex === 2);
+  });
+
+  test('a receiver that hangs holds at most MAX_WEBHOOK_BACKLOG stops; later ones are recorded as not sent', async () => {
+    const { run, sent } = recorded(base({ url: 'https://hooks.example.com/h', taskQueue: 'q-webhooks' }));
+    for (let i = 0; i < MAX_WEBHOOK_BACKLOG + 3; i++) {
+      run.apply(pause, { reason: `p${i}` });
+      run.apply(requestRun);
+    }
+    await settle();
+    assert.equal(sent.length, 1, 'the first is in flight, the receiver never answers');
+    assert.equal(run.webhooks.unfinished.length, MAX_WEBHOOK_BACKLOG);
+    const skipped = run.log.held().filter((e) => e.kind === 'webhook');
+    assert.equal(skipped.length, 3);
+    assert.ok(skipped.every((e) => e.kind === 'webhook' && !e.delivered && e.attempts === 0 && /not sent/.test(e.reason ?? '')));
   });
 
   test('without a webhook nothing is sent and the patch is never asked (old histories replay)', () => {

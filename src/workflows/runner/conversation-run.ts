@@ -61,6 +61,9 @@ export function lastChangeOf(events: readonly ConversationEvent[]): LastChange |
   return main?.by ? { by: main.by, kind: main.kind, index: main.index } : undefined;
 }
 
+/** The most webhook deliveries queued at once; a later stop is recorded as not sent. */
+export const MAX_WEBHOOK_BACKLOG = 20;
+
 /** What the run needs from its workflow (Temporal inside it; stand-ins in unit tests). */
 export interface RunEnvironment {
   workflowId: string;
@@ -253,6 +256,19 @@ export class ConversationRun {
     const send = this.env.effects.deliverWebhook;
     if (!webhook || !send || !this.env.patched('webhook-deliveries')) return;
     const { event, status } = request.payload;
+    // A receiver that hangs must not grow the queue (nor the input a continue-as-new carries) without end.
+    if (this.webhooks.unfinished.length >= MAX_WEBHOOK_BACKLOG) {
+      // Recorded once the change that made this stop is applied (deliver runs among its effects).
+      const skipped = {
+        eventIndex: event.index,
+        status,
+        delivered: false,
+        attempts: 0,
+        reason: `not sent: ${MAX_WEBHOOK_BACKLOG} earlier stops still wait for the receiver`,
+      };
+      void Promise.resolve().then(() => this.apply(recordWebhook, skipped));
+      return;
+    }
     this.webhooks.queue(request, async (r) => {
       const outcome = await send(webhook.taskQueue, r);
       this.apply(recordWebhook, { eventIndex: event.index, status, ...outcome });
