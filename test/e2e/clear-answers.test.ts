@@ -155,7 +155,7 @@ test('with a worker: status answers from the workflow, doctor passes, --model ma
   assert.match(doctor.stdout, /^! encryption .*no encryption key configured/m);
   // Where bubblewrap works (here, and on CI), the default sandbox.
   assert.match(doctor.stdout, /^✓ sandbox +bubblewrap .*: a trial command runs confined, network internet/m);
-  assert.match(doctor.stdout, /ConversationStatus, ConversationModel registered/);
+  assert.match(doctor.stdout, /ConversationStatus, ConversationModel and FaheemTenant registered/);
 
   const call = await faheem(['doctor', '--model', 'openai/gpt-4o-mini']);
   assert.equal(call.exitCode, 0, call.stdout + call.stderr);
