@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pc from 'picocolors';
 import { Conversation, checkMessage } from '../client.js';
-import { ConversationClosedError, FaheemError, NoWorkerError, UsageError, WaitTimeoutError } from '../errors.js';
+import { ConversationClosedError, FaheemError, NoWorkerError, ServerStartError, UsageError, WaitTimeoutError } from '../errors.js';
 import { checkConversationId } from '../conversation-id.js';
 import { connectClient, connectConfig, taskQueue, toolTaskQueue } from '../connection.js';
 import { effectiveConfiguration, readSettings, setting } from '../environment.js';
@@ -348,23 +348,35 @@ program
       codecServer = await startCodecServer({ codec, port: o.codecPort, uiOrigins });
     }
     const { startDevServer } = await import('../server/dev-server.js');
-    const server = await startDevServer({
-      temporalCli: settings.TEMPORAL_CLI,
-      port: o.port,
-      ...(o.uiPort ? { uiPort: o.uiPort } : {}),
-      db,
-      accessHome: faheemHome(settings),
-      ip: o.ip,
-      headless: o.headless ?? false,
-      stdio: 'inherit',
-      log: (l) => console.error(l),
-      ...(codecServer ? { codecEndpoint: codecServer.uiEndpoint } : {}),
-    }).catch(async (err: unknown) => {
+    const { devServerFailure, devServerLogFile, logTail } = await import('../server/dev-server-log.js');
+    // The dev server's own output (WARN lines while it runs, a burst of them on Ctrl-C) goes to a
+    // log file; this command prints its own lines.
+    const logFile = devServerLogFile(faheemHome(settings), o.port);
+    let server: Awaited<ReturnType<typeof startDevServer>>;
+    try {
+      server = await startDevServer({
+        temporalCli: settings.TEMPORAL_CLI,
+        port: o.port,
+        ...(o.uiPort ? { uiPort: o.uiPort } : {}),
+        db,
+        accessHome: faheemHome(settings),
+        ip: o.ip,
+        headless: o.headless ?? false,
+        logFile,
+        log: (l) => console.error(l),
+        ...(codecServer ? { codecEndpoint: codecServer.uiEndpoint } : {}),
+      });
+    } catch (err) {
       await codecServer?.close();
+      // Nothing to start: the one the user wants is there already.
+      if (err instanceof ServerStartError && err.alreadyServing) {
+        console.error(`faheem server: ${err.message}`);
+        process.exit(0);
+      }
       throw err;
-    });
+    }
     console.error(
-      `Temporal dev server on ${server.address}${server.httpUrl ? ` (HTTP API ${server.httpUrl}, for the Host name in ${server.accessFile})` : ''}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(db)}`,
+      `Temporal dev server on ${server.address}${server.httpUrl ? ` (HTTP API ${server.httpUrl}, for the Host name in ${server.accessFile})` : ''}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(db)}, its log in ${logFile}`,
     );
     if (codec && codecServer) {
       console.error(
@@ -372,10 +384,25 @@ program
           '(its token is in the endpoint the Web UI was given; `faheem codec-server` serves other clients)',
       );
     }
-    const stop = () => void Promise.all([server.stop(), codecServer?.close()]).then(() => process.exit(0));
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      void Promise.all([server.stop(), codecServer?.close()]).then(() => {
+        console.error('faheem server: stopped');
+        process.exit(0);
+      });
+    };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
-    await server.process;
+    const ended = await server.process;
+    if (stopping) return;
+    // It ended by itself: say so, and why when its log tells.
+    await codecServer?.close();
+    const why = devServerFailure(logTail(logFile));
+    throw new ServerStartError(
+      `the Temporal dev server stopped (exit code ${ended.exitCode ?? ended.signal ?? '?'})${why ? `: ${why}` : ''}; its log: ${logFile}`,
+    );
   });
 
 program
