@@ -2,6 +2,7 @@
 import { LivePrinter } from './live-format.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -312,8 +313,18 @@ function indentLines(text: string, indent: string): string {
     : text;
 }
 
+/** This package's version (package.json, two folders up from src/cli and dist/cli alike). */
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
 const program = new Command('faheem')
   .description('Coding agents as durable Temporal workflows')
+  .version(packageVersion(), '-V, --version', 'print the package version')
   .configureOutput({ outputError: (str, write) => write(pc.red(str)) })
   // A malformed FAHEEM_ENCRYPTION_KEY(S) stops every command at once, naming the variable.
   .hook('preAction', () => void parseEncryptionKeys(settings));

@@ -1,9 +1,9 @@
-// What a new user meets first (issue #59): `faheem server` on a port that is
+// What a new user meets first (issue #59): `faheem --version`; `faheem server` on a port that is
 // taken (by a faheem server: said, exit 0, nothing claimed; by anything else: one line, non-zero);
 // a Ctrl-C that leaves one line, the dev server's own noise in its log under FAHEEM_HOME.
 import { execa } from 'execa';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import os from 'node:os';
@@ -67,6 +67,16 @@ async function holdPort(): Promise<{ server: Server; port: number }> {
   });
   return { server, port: (server.address() as { port: number }).port };
 }
+
+test('faheem --version prints the package version', async () => {
+  const { version } = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
+  const home = await newHome();
+  for (const flag of ['--version', '-V']) {
+    const r = await faheem([flag], home);
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.equal(r.stdout.trim(), version);
+  }
+});
 
 test('a port held by something else: one line naming the port, a non-zero exit, nothing claimed', async () => {
   const held = await holdPort();
