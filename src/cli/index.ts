@@ -24,7 +24,8 @@ import { findTemporalCli } from '../server/temporal-cli.js';
 import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState, type ConversationStatus } from '../types.js';
 import { shutdownTracing } from '../telemetry/tracing.js';
 import { ConversationStatusKey, TenantKey } from '../workflows/messages.js';
-import { listQueryText } from '../conversation/list-query.js';
+import { NEWEST_FIRST, isOrderRefused, listQueryText, newestFirst } from '../conversation/list-query.js';
+import { shownTime } from '../text.js';
 import { checkTenant } from '../tenants.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
 import { configurationLines } from './config-lines.js';
@@ -883,29 +884,74 @@ program
         ...(o.tenant !== undefined ? { tenant: o.tenant } : {}),
       });
       if (o.schedule) query += ` AND ${scheduleRunsQuery(o.schedule)}`;
-      let n = 0;
-      for await (const wf of client.workflow.list({ query })) {
-        if (n++ >= o.limit) break;
-        const status = String(wf.typedSearchAttributes.get(ConversationStatusKey) ?? '?');
-        const tenant = wf.typedSearchAttributes.get(TenantKey);
-        const open = wf.status.name === 'RUNNING';
-        const row = {
-          id: wf.workflowId,
-          status,
-          closed: !open,
-          startTime: wf.startTime.toISOString(),
-          ...(tenant !== undefined ? { tenant: String(tenant) } : {}),
-        };
+      const { rows, capped } = await listNewestFirst(client, query, o.limit);
+      for (const row of rows) {
         console.log(
           o.json
             ? JSON.stringify(row)
-            : `${wf.workflowId}  ${colorStatus(status)}${open ? '' : pc.dim(' (closed)')}  ${pc.dim(row.startTime)}${
+            : `${row.id}  ${listedStatus(row)}  ${pc.dim(`started ${shownTime(row.startTime)}`)}${
                 row.tenant !== undefined ? pc.dim(`  tenant ${row.tenant}`) : ''
               }`,
         );
       }
+      if (capped)
+        console.error(
+          pc.yellow(
+            `faheem list: this server cannot order a list, so the newest of the first ${LIST_SCAN_CAP} conversations are shown; narrow it with --status, --tenant or --parent`,
+          ),
+        );
     });
   });
+
+/**
+ * A row's status for people: a closed conversation is `closed` (its last status, which may still
+ * say `running` when it was closed mid-run, follows only when it says how the run ended).
+ */
+function listedStatus(row: ListRow): string {
+  if (!row.closed) return colorStatus(row.status);
+  return `closed${['finished', 'error', 'stuck'].includes(row.status) ? pc.dim(` (${row.status})`) : ''}`;
+}
+
+/** How many conversations `list` reads at most from a server that cannot order them (then sorts). */
+const LIST_SCAN_CAP = 10_000;
+
+interface ListRow {
+  id: string;
+  status: string;
+  closed: boolean;
+  startTime: string;
+  tenant?: string;
+}
+
+/**
+ * The first `limit` conversations the query finds, newest first: ordered by the server when it
+ * can, else (the dev server's SQLite) read in full, up to LIST_SCAN_CAP, and sorted here.
+ */
+async function listNewestFirst(client: Client, query: string, limit: number): Promise<{ rows: ListRow[]; capped: boolean }> {
+  const read = async (q: string, max: number) => {
+    const rows: ListRow[] = [];
+    for await (const wf of client.workflow.list({ query: q })) {
+      if (rows.length >= max) return { rows, capped: true };
+      const tenant = wf.typedSearchAttributes.get(TenantKey);
+      rows.push({
+        id: wf.workflowId,
+        status: String(wf.typedSearchAttributes.get(ConversationStatusKey) ?? '?'),
+        closed: wf.status.name !== 'RUNNING',
+        startTime: wf.startTime.toISOString(),
+        ...(tenant !== undefined ? { tenant: String(tenant) } : {}),
+      });
+    }
+    return { rows, capped: false };
+  };
+  try {
+    const { rows } = await read(`${query} ${NEWEST_FIRST}`, limit);
+    return { rows, capped: false };
+  } catch (err) {
+    if (!isOrderRefused(err)) throw err;
+  }
+  const { rows, capped } = await read(query, LIST_SCAN_CAP);
+  return { rows: newestFirst(rows).slice(0, limit), capped };
+}
 
 program
   .command('close')
