@@ -57,7 +57,9 @@ import {
   type Outcome,
 } from './outcome.js';
 import { describeTemporalError, isUnanswered, watchWorker } from './waiting.js';
+import { oldestUnstarted, waitingFor, waitingLine, type Waiting } from './waiting-note.js';
 import {
+  conversationQueues,
   conversationWorkerWarnings,
   formatLastKnown,
   printWarnings,
@@ -824,9 +826,32 @@ program
         return;
       }
       const s = answer.state;
-      console.log(o.json ? JSON.stringify(stateJson(s)) : formatState(s));
+      const waiting = await waitingNow(client, s);
+      console.log(
+        o.json
+          ? JSON.stringify({ ...stateJson(s), waiting })
+          : `${formatState(s)}${waiting ? `\n  ${pc.yellow(waitingLine(waiting, Date.now()))}` : ''}`,
+      );
     });
   });
+
+/**
+ * What a running conversation waits for (its oldest call no worker has started, on a queue nobody
+ * polls), or null; a fact that cannot be read is left out (this only explains).
+ */
+async function waitingNow(client: Client, s: ConversationState): Promise<Waiting | null> {
+  if (s.status !== 'running' || s.closed) return null;
+  try {
+    const { raw } = await client.workflow.getHandle(s.id).describe();
+    const queues = await conversationQueues(client, s.id).catch(() => undefined);
+    const call = oldestUnstarted(raw.pendingActivities ?? [], queues?.toolTaskQueue);
+    if (!call) return null;
+    const { polling } = await queuePollers(client, call.taskQueue, 'activity');
+    return waitingFor({ state: s, call, polled: polling, toolTaskQueue: queues?.toolTaskQueue });
+  } catch {
+    return null;
+  }
+}
 
 program
   .command('events')
