@@ -155,11 +155,19 @@ test('with a worker: status answers from the workflow, doctor passes, --model ma
   assert.match(doctor.stdout, /^! encryption .*no encryption key configured/m);
   // Where bubblewrap works (here, and on CI), the default sandbox.
   assert.match(doctor.stdout, /^✓ sandbox +bubblewrap .*: a trial command runs confined, network internet/m);
-  assert.match(doctor.stdout, /ConversationStatus, ConversationModel registered/);
+  assert.match(doctor.stdout, /ConversationStatus, ConversationModel and FaheemTenant registered/);
 
   const call = await faheem(['doctor', '--model', 'openai/gpt-4o-mini']);
   assert.equal(call.exitCode, 0, call.stdout + call.stderr);
   assert.match(call.stdout, /^✓ model call .*openai\/gpt-4o-mini answered in \d+ ms/m);
+
+  // `--model` with no name and no LLM_MODEL in this shell: the workers' model is called, not "no
+  // model configured" under a worker that reports one.
+  const theirs = await faheem(['doctor', '--model'], { LLM_MODEL: '' });
+  assert.equal(theirs.exitCode, 0, theirs.stdout + theirs.stderr);
+  assert.match(theirs.stdout, /^✓ model +openai\/gpt-4o-mini → .*the workers' model\)$/m);
+  assert.match(theirs.stdout, /^✓ model call .*openai\/gpt-4o-mini answered in \d+ ms/m);
+  assert.doesNotMatch(theirs.stdout, /no model configured/);
 
   const refused = await faheem(['doctor', '--model', 'openai/gpt-4o-mini'], { LLM_BASE_URL: rejecting.baseUrl });
   assert.notEqual(refused.exitCode, 0);
