@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 // The `faheem` command: runs the compiled CLI in dist/ (`npm run build`; `npm install` of a clone
 // builds it through `prepare`). Plain JavaScript, so it needs no TypeScript loader.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+
+// The version at once, without loading the CLI (the full CLI answers the same).
+if (process.argv.length === 3 && ['--version', '-V'].includes(process.argv[2])) {
+  console.log(JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).version);
+  process.exit();
+}
 
 const cli = new URL('../dist/cli/index.js', import.meta.url);
 if (!existsSync(cli)) {

@@ -6,6 +6,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { followConversation, getJson, postJson, setToken, takeToken } from './api.js';
 import { buildBlocks, emptyTranscript, type Block, type TranscriptState } from './transcript.js';
 import { enabledControls } from './controls.js';
+import { shownTime } from '../src/text.js';
 import type { ChildNode as TreeNode, ConversationPage as Page, ConversationRow as Row } from '../src/console-server/rows.js';
 
 const STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'] as const;
@@ -35,10 +36,6 @@ interface Detail {
 
 const POLL_MS = 2000;
 const cost = (c: number | null | undefined) => (c === null || c === undefined ? '–' : `$${c.toFixed(4)}`);
-const when = (iso: string) => {
-  const d = new Date(iso);
-  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
-};
 /** What the address's hash shows: a conversation (`#/c/ID`), the new-conversation form (`#/new`), or nothing chosen. */
 type Route = { kind: 'conversation'; id: string } | { kind: 'new' } | { kind: 'none' };
 const routeFromHash = (): Route => {
@@ -157,7 +154,7 @@ function ConversationList({ selected }: { selected: string | null }) {
         {r.workspace ? <span class="row-workspace">{r.workspace}</span> : null}
         <span class="row-meta">
           {modelName(r.model)}
-          {r.tenant ? ` · tenant ${r.tenant}` : ''} · {cost(r.cost)} · {when(r.lastActivity)}
+          {r.tenant ? ` · tenant ${r.tenant}` : ''} · {cost(r.cost)} · started {shownTime(r.startTime)}
         </span>
       </a>
       {byParent.get(r.id) ? <ul class="children">{byParent.get(r.id)!.map(item)}</ul> : null}

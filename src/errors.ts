@@ -187,10 +187,13 @@ export class ServerStartError extends FaheemError {
    * meanwhile): starting it again on other ports may work.
    */
   readonly exitedAtStart: boolean;
-  constructor(message: string, options: { cause?: unknown; exitedAtStart?: boolean } = {}) {
-    const { exitedAtStart = false, ...errorOptions } = options;
+  /** A faheem server (Temporal with faheem's search attributes) already serves on the port: none was needed. */
+  readonly alreadyServing: boolean;
+  constructor(message: string, options: { cause?: unknown; exitedAtStart?: boolean; alreadyServing?: boolean } = {}) {
+    const { exitedAtStart = false, alreadyServing = false, ...errorOptions } = options;
     super('server_start', message, errorOptions);
     this.exitedAtStart = exitedAtStart;
+    this.alreadyServing = alreadyServing;
   }
 }
 

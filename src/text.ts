@@ -31,3 +31,12 @@ export function reasoningText(
     })
     .join('\n');
 }
+
+/**
+ * A moment as people see it in the CLI and the console, one format everywhere: ISO 8601 in UTC to
+ * the second (`2026-01-02T03:04:05Z`); what is not a date is shown as given.
+ */
+export function shownTime(iso: string): string {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : `${d.toISOString().slice(0, 19)}Z`;
+}

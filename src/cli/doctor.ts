@@ -231,7 +231,10 @@ async function modelChecks(env: Settings, model: string | true | undefined, work
   // The workers' own word first: the model is theirs, not this shell's.
   const reported = (workers ?? []).filter((w): w is WorkerReport & { model: string } => w.model !== undefined);
   if (model === undefined && reported.length > 0) return [workerModelLine(reported)];
-  const name = model === true || model === undefined ? undefined : model;
+  // `--model` with no name and no LLM_MODEL here: the model the workers report, so the call checks
+  // theirs (from here, with this shell's key) instead of saying none is configured under them.
+  const theirs = model === true && !env.LLM_MODEL ? soleWorkerModel(reported) : undefined;
+  const name = model === true || model === undefined ? theirs : model;
   const lines: CheckLine[] = [];
   let resolved: ReturnType<typeof resolveModel>;
   try {
@@ -239,11 +242,14 @@ async function modelChecks(env: Settings, model: string | true | undefined, work
   } catch (err) {
     if (!(err instanceof ModelConfigError)) throw err;
     // Without --model this describes the environment here; the worker's is what counts.
-    const detail = `${err.message}${model === undefined ? ' (no worker reports its model: this checks the environment here; the worker needs it)' : ''}`;
+    const detail =
+      `${err.message}` +
+      (model === undefined ? ' (no worker reports its model: this checks the environment here; the worker needs it)' : '') +
+      (theirs ? ` (${theirs} is the workers' model; this call is made from here, with this shell's settings)` : '');
     return [line(model === undefined ? 'warn' : 'fail', 'model', detail)];
   }
   const shown = name || env.LLM_MODEL || resolved.apiModel;
-  const here = model === undefined ? '; no worker reports its model: this is the environment here' : '';
+  const here = model === undefined ? '; no worker reports its model: this is the environment here' : theirs ? "; the workers' model" : '';
   lines.push(line('ok', 'model', `${shown} → ${resolved.baseUrl} (${keySource(env, resolved.provider)}${here})`));
   if (model === undefined) return lines;
 
@@ -273,6 +279,13 @@ async function modelChecks(env: Settings, model: string | true | undefined, work
     lines.push(line('fail', 'model call', redact(why, secrets)));
   }
   return lines;
+}
+
+/** The one model every reporting worker names (not none, not the scripted stand-in); undefined otherwise. */
+export function soleWorkerModel(reported: readonly { model: string }[]): string | undefined {
+  const models = new Set(reported.map((w) => w.model));
+  const [only] = models;
+  return models.size === 1 && only !== 'none' && only !== SCRIPTED_DEMO ? only : undefined;
 }
 
 /** The model line from what the workers report (their identities): theirs, never a key. */

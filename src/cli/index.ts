@@ -2,12 +2,13 @@
 import { LivePrinter } from './live-format.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pc from 'picocolors';
 import { Conversation, checkMessage } from '../client.js';
-import { ConversationClosedError, FaheemError, NoWorkerError, UsageError, WaitTimeoutError } from '../errors.js';
+import { ConversationClosedError, FaheemError, NoWorkerError, ServerStartError, UsageError, WaitTimeoutError } from '../errors.js';
 import { checkConversationId } from '../conversation-id.js';
 import { connectClient, connectConfig, taskQueue, toolTaskQueue } from '../connection.js';
 import { effectiveConfiguration, readSettings, setting } from '../environment.js';
@@ -23,7 +24,8 @@ import { findTemporalCli } from '../server/temporal-cli.js';
 import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState, type ConversationStatus } from '../types.js';
 import { shutdownTracing } from '../telemetry/tracing.js';
 import { ConversationStatusKey, TenantKey } from '../workflows/messages.js';
-import { listQueryText } from '../conversation/list-query.js';
+import { NEWEST_FIRST, isOrderRefused, listQueryText, newestFirst } from '../conversation/list-query.js';
+import { shownTime } from '../text.js';
 import { checkTenant } from '../tenants.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
 import { configurationLines } from './config-lines.js';
@@ -55,7 +57,9 @@ import {
   type Outcome,
 } from './outcome.js';
 import { describeTemporalError, isUnanswered, watchWorker } from './waiting.js';
+import { oldestUnstarted, waitingFor, waitingLine, type Waiting } from './waiting-note.js';
 import {
+  conversationQueues,
   conversationWorkerWarnings,
   formatLastKnown,
   printWarnings,
@@ -312,8 +316,18 @@ function indentLines(text: string, indent: string): string {
     : text;
 }
 
+/** This package's version (package.json, two folders up from src/cli and dist/cli alike). */
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }).version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
 const program = new Command('faheem')
   .description('Coding agents as durable Temporal workflows')
+  .version(packageVersion(), '-V, --version', 'print the package version')
   .configureOutput({ outputError: (str, write) => write(pc.red(str)) })
   // A malformed FAHEEM_ENCRYPTION_KEY(S) stops every command at once, naming the variable.
   .hook('preAction', () => void parseEncryptionKeys(settings));
@@ -348,23 +362,35 @@ program
       codecServer = await startCodecServer({ codec, port: o.codecPort, uiOrigins });
     }
     const { startDevServer } = await import('../server/dev-server.js');
-    const server = await startDevServer({
-      temporalCli: settings.TEMPORAL_CLI,
-      port: o.port,
-      ...(o.uiPort ? { uiPort: o.uiPort } : {}),
-      db,
-      accessHome: faheemHome(settings),
-      ip: o.ip,
-      headless: o.headless ?? false,
-      stdio: 'inherit',
-      log: (l) => console.error(l),
-      ...(codecServer ? { codecEndpoint: codecServer.uiEndpoint } : {}),
-    }).catch(async (err: unknown) => {
+    const { devServerFailure, devServerLogFile, logTail } = await import('../server/dev-server-log.js');
+    // The dev server's own output (WARN lines while it runs, a burst of them on Ctrl-C) goes to a
+    // log file; this command prints its own lines.
+    const logFile = devServerLogFile(faheemHome(settings), o.port);
+    let server: Awaited<ReturnType<typeof startDevServer>>;
+    try {
+      server = await startDevServer({
+        temporalCli: settings.TEMPORAL_CLI,
+        port: o.port,
+        ...(o.uiPort ? { uiPort: o.uiPort } : {}),
+        db,
+        accessHome: faheemHome(settings),
+        ip: o.ip,
+        headless: o.headless ?? false,
+        logFile,
+        log: (l) => console.error(l),
+        ...(codecServer ? { codecEndpoint: codecServer.uiEndpoint } : {}),
+      });
+    } catch (err) {
       await codecServer?.close();
+      // Nothing to start: the one the user wants is there already.
+      if (err instanceof ServerStartError && err.alreadyServing) {
+        console.error(`faheem server: ${err.message}`);
+        process.exit(0);
+      }
       throw err;
-    });
+    }
     console.error(
-      `Temporal dev server on ${server.address}${server.httpUrl ? ` (HTTP API ${server.httpUrl}, for the Host name in ${server.accessFile})` : ''}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(db)}`,
+      `Temporal dev server on ${server.address}${server.httpUrl ? ` (HTTP API ${server.httpUrl}, for the Host name in ${server.accessFile})` : ''}${server.uiUrl ? `, Web UI at ${server.uiUrl}` : ''}, data in ${path.resolve(db)}, its log in ${logFile}`,
     );
     if (codec && codecServer) {
       console.error(
@@ -372,10 +398,25 @@ program
           '(its token is in the endpoint the Web UI was given; `faheem codec-server` serves other clients)',
       );
     }
-    const stop = () => void Promise.all([server.stop(), codecServer?.close()]).then(() => process.exit(0));
+    let stopping = false;
+    const stop = () => {
+      if (stopping) return;
+      stopping = true;
+      void Promise.all([server.stop(), codecServer?.close()]).then(() => {
+        console.error('faheem server: stopped');
+        process.exit(0);
+      });
+    };
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
-    await server.process;
+    const ended = await server.process;
+    if (stopping) return;
+    // It ended by itself: say so, and why when its log tells.
+    await codecServer?.close();
+    const why = devServerFailure(logTail(logFile));
+    throw new ServerStartError(
+      `the Temporal dev server stopped (exit code ${ended.exitCode ?? ended.signal ?? '?'})${why ? `: ${why}` : ''}; its log: ${logFile}`,
+    );
   });
 
 program
@@ -785,9 +826,32 @@ program
         return;
       }
       const s = answer.state;
-      console.log(o.json ? JSON.stringify(stateJson(s)) : formatState(s));
+      const waiting = await waitingNow(client, s);
+      console.log(
+        o.json
+          ? JSON.stringify({ ...stateJson(s), waiting })
+          : `${formatState(s)}${waiting ? `\n  ${pc.yellow(waitingLine(waiting, Date.now()))}` : ''}`,
+      );
     });
   });
+
+/**
+ * What a running conversation waits for (its oldest call no worker has started, on a queue nobody
+ * polls), or null; a fact that cannot be read is left out (this only explains).
+ */
+async function waitingNow(client: Client, s: ConversationState): Promise<Waiting | null> {
+  if (s.status !== 'running' || s.closed) return null;
+  try {
+    const { raw } = await client.workflow.getHandle(s.id).describe();
+    const queues = await conversationQueues(client, s.id).catch(() => undefined);
+    const call = oldestUnstarted(raw.pendingActivities ?? [], queues?.toolTaskQueue);
+    if (!call) return null;
+    const { polling } = await queuePollers(client, call.taskQueue, 'activity');
+    return waitingFor({ state: s, call, polled: polling, toolTaskQueue: queues?.toolTaskQueue });
+  } catch {
+    return null;
+  }
+}
 
 program
   .command('events')
@@ -845,29 +909,74 @@ program
         ...(o.tenant !== undefined ? { tenant: o.tenant } : {}),
       });
       if (o.schedule) query += ` AND ${scheduleRunsQuery(o.schedule)}`;
-      let n = 0;
-      for await (const wf of client.workflow.list({ query })) {
-        if (n++ >= o.limit) break;
-        const status = String(wf.typedSearchAttributes.get(ConversationStatusKey) ?? '?');
-        const tenant = wf.typedSearchAttributes.get(TenantKey);
-        const open = wf.status.name === 'RUNNING';
-        const row = {
-          id: wf.workflowId,
-          status,
-          closed: !open,
-          startTime: wf.startTime.toISOString(),
-          ...(tenant !== undefined ? { tenant: String(tenant) } : {}),
-        };
+      const { rows, capped } = await listNewestFirst(client, query, o.limit);
+      for (const row of rows) {
         console.log(
           o.json
             ? JSON.stringify(row)
-            : `${wf.workflowId}  ${colorStatus(status)}${open ? '' : pc.dim(' (closed)')}  ${pc.dim(row.startTime)}${
+            : `${row.id}  ${listedStatus(row)}  ${pc.dim(`started ${shownTime(row.startTime)}`)}${
                 row.tenant !== undefined ? pc.dim(`  tenant ${row.tenant}`) : ''
               }`,
         );
       }
+      if (capped)
+        console.error(
+          pc.yellow(
+            `faheem list: this server cannot order a list, so the newest of the first ${LIST_SCAN_CAP} conversations are shown; narrow it with --status, --tenant or --parent`,
+          ),
+        );
     });
   });
+
+/**
+ * A row's status for people: a closed conversation is `closed` (its last status, which may still
+ * say `running` when it was closed mid-run, follows only when it says how the run ended).
+ */
+function listedStatus(row: ListRow): string {
+  if (!row.closed) return colorStatus(row.status);
+  return `closed${['finished', 'error', 'stuck'].includes(row.status) ? pc.dim(` (${row.status})`) : ''}`;
+}
+
+/** How many conversations `list` reads at most from a server that cannot order them (then sorts). */
+const LIST_SCAN_CAP = 10_000;
+
+interface ListRow {
+  id: string;
+  status: string;
+  closed: boolean;
+  startTime: string;
+  tenant?: string;
+}
+
+/**
+ * The first `limit` conversations the query finds, newest first: ordered by the server when it
+ * can, else (the dev server's SQLite) read in full, up to LIST_SCAN_CAP, and sorted here.
+ */
+async function listNewestFirst(client: Client, query: string, limit: number): Promise<{ rows: ListRow[]; capped: boolean }> {
+  const read = async (q: string, max: number) => {
+    const rows: ListRow[] = [];
+    for await (const wf of client.workflow.list({ query: q })) {
+      if (rows.length >= max) return { rows, capped: true };
+      const tenant = wf.typedSearchAttributes.get(TenantKey);
+      rows.push({
+        id: wf.workflowId,
+        status: String(wf.typedSearchAttributes.get(ConversationStatusKey) ?? '?'),
+        closed: wf.status.name !== 'RUNNING',
+        startTime: wf.startTime.toISOString(),
+        ...(tenant !== undefined ? { tenant: String(tenant) } : {}),
+      });
+    }
+    return { rows, capped: false };
+  };
+  try {
+    const { rows } = await read(`${query} ${NEWEST_FIRST}`, limit);
+    return { rows, capped: false };
+  } catch (err) {
+    if (!isOrderRefused(err)) throw err;
+  }
+  const { rows, capped } = await read(query, LIST_SCAN_CAP);
+  return { rows: newestFirst(rows).slice(0, limit), capped };
+}
 
 program
   .command('close')

@@ -12,6 +12,7 @@ import type { Conversation } from '../client.js';
 import type { ConversationInput, ConversationState } from '../types.js';
 import { ConversationModelKey, ConversationStatusKey } from '../workflows/messages.js';
 import { colorStatus } from './format.js';
+import { shownTime } from '../text.js';
 import { POLLER_FRESH_MS, QUICK_ANSWER_MS } from './presence-rules.js';
 
 export { POLLER_FRESH_MS, QUICK_ANSWER_MS };
@@ -198,7 +199,7 @@ export function formatLastKnown(k: LastKnown): string {
     head,
     `  ${pc.yellow(k.note)}`,
     ...(k.model ? [`  model       ${k.model}`] : []),
-    `  started     ${k.startTime}`,
+    `  started     ${shownTime(k.startTime)}`,
     `  task queue  ${k.taskQueue}`,
   ].join('\n');
 }

@@ -164,7 +164,15 @@ async function quickStatus(api: HttpApi, command: { id: string; json: boolean })
   // (it finds out whether a worker is there, and what to say when none is).
   const s = await queryState(api, `/workflows/${encodeURIComponent(command.id)}`, QUICK_ANSWER_MS).catch(() => undefined);
   if (!s) return undefined;
-  return command.json ? JSON.stringify(stateJson(s)) : formatState(s);
+  // A running conversation with a call no worker has started may be waiting for one: the full
+  // path finds out and says what for (waiting-note.ts).
+  if (s.status === 'running' && !s.closed) {
+    const described = await callHttpApi(api, 'GET', `/workflows/${encodeURIComponent(command.id)}`, undefined, CALL_TIMEOUT_MS);
+    if (described.status !== 200) return undefined;
+    const pending = Array.isArray(described.body.pendingActivities) ? described.body.pendingActivities : [];
+    if (pending.some((p) => !isObject(p) || p.state === undefined || p.state === 'PENDING_ACTIVITY_STATE_SCHEDULED')) return undefined;
+  }
+  return command.json ? JSON.stringify({ ...stateJson(s), waiting: null }) : formatState(s);
 }
 
 /** The `state` query's answer, when it came in time and reads as one; undefined otherwise. */

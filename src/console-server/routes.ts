@@ -19,7 +19,7 @@ export interface RouteContext {
   /** The page's cookie value: unlocks the page on a reload, never the API. */
   pageKey: string;
   scheme: 'http' | 'https';
-  /** Where index.html, app.js and app.css are. */
+  /** Where index.html, app.js, app.css and favicon.svg are. */
   assetsDir: string;
   handlers: HandlerContext;
 }
@@ -29,11 +29,15 @@ const ASSETS: Record<string, string> = {
   '/index.html': 'index.html',
   '/app.js': 'app.js',
   '/app.css': 'app.css',
+  // The page names its icon; a browser that asks for /favicon.ico anyway gets the same (not a 404).
+  '/favicon.svg': 'favicon.svg',
+  '/favicon.ico': 'favicon.svg',
 };
 const TYPES: Record<string, string> = {
   'index.html': 'text/html; charset=utf-8',
   'app.js': 'text/javascript; charset=utf-8',
   'app.css': 'text/css; charset=utf-8',
+  'favicon.svg': 'image/svg+xml',
 };
 
 /** Answers one request: the page (with its token or cookie) or the API (with the token header). */

@@ -22,3 +22,25 @@ export function listQueryText(options: ListFilter): string {
   if (options.tenant !== undefined) q += ` AND FaheemTenant = ${quote(checkTenant(options.tenant))}`;
   return q;
 }
+
+/**
+ * The order clause for newest first. A visibility store that cannot order (the dev server's SQLite)
+ * refuses it (isOrderRefused); its own order puts open conversations first, then closed ones by
+ * close time, so a list that must be newest first then sorts what it read (newestFirst).
+ */
+export const NEWEST_FIRST = 'ORDER BY StartTime DESC';
+
+/** Whether a list failed because the server's visibility store cannot take an ORDER BY clause. */
+export function isOrderRefused(err: unknown): boolean {
+  // The SDK wraps the server's answer ("Failed to list workflows"), the reason in its cause.
+  for (let e: unknown = err, depth = 0; e !== undefined && e !== null && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const message = e instanceof Error ? e.message : String(e);
+    if (/ORDER BY/i.test(message) && /not supported|invalid query/i.test(message)) return true;
+  }
+  return false;
+}
+
+/** Rows by start time, newest first; the same start time by id, so the order is always the same. */
+export function newestFirst<T extends { id: string; startTime: string }>(rows: readonly T[]): T[] {
+  return [...rows].sort((a, b) => (a.startTime === b.startTime ? a.id.localeCompare(b.id) : a.startTime < b.startTime ? 1 : -1));
+}

@@ -14,6 +14,7 @@ import { findTemporalCli } from './temporal-cli.js';
 import { WORKER_COMMANDS_CONFIG } from '../pause-channel.js';
 import { httpAccessFile, writeHttpAccess } from '../temporal-http.js';
 import { allowedHostNames, startHostGuard, type HostGuard } from './host-guard.js';
+import { devServerFailure, logTail, startDevServerLog } from './dev-server-log.js';
 
 export interface DevServerOptions {
   /** The Temporal CLI to run (the entry point's TEMPORAL_CLI); undefined: `temporal` on PATH, else installed (findTemporalCli). */
@@ -34,8 +35,13 @@ export interface DevServerOptions {
   db?: string;
   headless?: boolean;
   ip?: string;
-  /** Where the server's own output goes ('inherit' shows it). */
+  /** Where the server's own output goes ('inherit' shows it); `logFile` wins over it. */
   stdio?: 'inherit' | 'ignore' | 'pipe';
+  /**
+   * Append the server's own output (its banner, its WARN/ERROR lines, the burst a Ctrl-C brings)
+   * to this file instead (devServerLogFile); a start that fails says why from it.
+   */
+  logFile?: string;
   log?: (line: string) => void;
   /** A codec server (`faheem codec-server`) the Web UI decodes payloads with (`--ui-codec-endpoint`). */
   codecEndpoint?: string;
@@ -96,6 +102,9 @@ export const DYNAMIC_CONFIG = [
   // every partition here anyway.
   'matching.numTaskqueueReadPartitions=1',
   'matching.numTaskqueueWritePartitions=1',
+  // A list (`faheem list`, the console's) over SQLite on a busy machine can take over the default
+  // 1 s, which the server logs as a warning nobody can act on; 10 s still marks a real problem.
+  'system.visibilityPersistenceSlowQueryThreshold="10s"',
 ];
 
 /** Whether the HTTP API at `url` answers a request with a Host it was not given with 403 (bounded: 5 s). */
@@ -108,6 +117,32 @@ function refusesForeignHost(url: string): Promise<boolean> {
     req.on('timeout', () => req.destroy());
     req.on('error', () => resolve(true)); // nothing answers there: nothing to call either
   });
+}
+
+/**
+ * What answers gRPC at `address`: a Temporal server with faheem's search attributes (one `faheem
+ * server` started), another Temporal server, or nothing that speaks Temporal (bounded: ~4 s).
+ */
+async function temporalAt(address: string): Promise<'faheem' | 'temporal' | 'other'> {
+  const conn = Connection.lazy({ address, connectTimeout: '1 second' });
+  try {
+    await conn.ensureConnected();
+    await conn.withDeadline(Date.now() + 2000, () => conn.workflowService.getSystemInfo({}));
+  } catch {
+    await conn.close().catch(() => undefined);
+    return 'other';
+  }
+  try {
+    const { customAttributes } = await conn.withDeadline(Date.now() + 2000, () =>
+      conn.operatorService.listSearchAttributes({ namespace: 'default' }),
+    );
+    const names = Object.keys(customAttributes ?? {});
+    return Object.keys(SEARCH_ATTRIBUTES).every((n) => names.includes(n)) ? 'faheem' : 'temporal';
+  } catch {
+    return 'temporal';
+  } finally {
+    await conn.close().catch(() => undefined);
+  }
 }
 
 /** A port nothing listens on at 127.0.0.1 now (the system's pick). */
@@ -137,6 +172,20 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const cli = await findTemporalCli(options.temporalCli, options.log);
   const port = options.port ?? 7233;
   const ip = options.ip ?? '127.0.0.1';
+  const address = `${ip}:${port}`;
+  // A taken port is told before anything starts: otherwise the readiness check below would take
+  // whatever answers there for the server it starts.
+  if (!(await portFree(port, ip))) {
+    const there = await temporalAt(`${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${port}`);
+    throw new ServerStartError(
+      there === 'faheem'
+        ? `a faheem server (Temporal with faheem's search attributes) already serves on ${address}; nothing started`
+        : there === 'temporal'
+          ? `port ${port} is taken by a Temporal server without faheem's search attributes; pass --port, or stop it`
+          : `port ${port} is taken (address already in use) by something that is not a Temporal server; pass --port, or stop it`,
+      { exitedAtStart: true, ...(there === 'faheem' ? { alreadyServing: true } : {}) },
+    );
+  }
   // port + 10 as a Temporal server has it; when something else holds it, another free one (the access
   // file names it). An access file left by an earlier server on this port goes first.
   const httpPort = options.httpPort ?? ((await portFree(port + 10, ip)) ? port + 10 : await freeLoopbackPort());
@@ -177,8 +226,13 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   ];
   for (const setting of settings) args.push('--dynamic-config-value', setting);
   // Idle workflows wait on a timer for days; the dev server's defaults are fine for that.
-  const child = execa(cli, args, { stdio: options.stdio ?? 'ignore', reject: false, cleanup: true });
-  const address = `${ip}:${port}`;
+  if (options.logFile) startDevServerLog(options.logFile);
+  const toLog = options.logFile ? { file: options.logFile, append: true } : undefined;
+  const child = execa(cli, args, {
+    ...(toLog ? { stdin: 'ignore', stdout: toLog, stderr: toLog } : { stdio: options.stdio ?? 'ignore' }),
+    reject: false,
+    cleanup: true,
+  });
   let exited = false;
   void child.then(() => {
     exited = true;
@@ -187,7 +241,15 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (exited) throw new ServerStartError(`the Temporal dev server exited at start (is port ${port} taken?)`, { exitedAtStart: true });
+    if (exited) {
+      const why = options.logFile ? devServerFailure(logTail(options.logFile)) : undefined;
+      throw new ServerStartError(
+        why
+          ? `the Temporal dev server exited at start: ${why}${/address already in use/.test(why) ? '; pass another port' : ''} (its log: ${options.logFile})`
+          : `the Temporal dev server exited at start (is port ${port} taken?)`,
+        { exitedAtStart: true },
+      );
+    }
     // Each try is bounded and its connection closed, answered or not: a port held by something that
     // is not a Temporal server must neither hang this loop nor leave a socket open.
     // A lazy connection, so there is one to close whether or not it connected.

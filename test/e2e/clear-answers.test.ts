@@ -161,6 +161,14 @@ test('with a worker: status answers from the workflow, doctor passes, --model ma
   assert.equal(call.exitCode, 0, call.stdout + call.stderr);
   assert.match(call.stdout, /^✓ model call .*openai\/gpt-4o-mini answered in \d+ ms/m);
 
+  // `--model` with no name and no LLM_MODEL in this shell: the workers' model is called, not "no
+  // model configured" under a worker that reports one.
+  const theirs = await faheem(['doctor', '--model'], { LLM_MODEL: '' });
+  assert.equal(theirs.exitCode, 0, theirs.stdout + theirs.stderr);
+  assert.match(theirs.stdout, /^✓ model +openai\/gpt-4o-mini → .*the workers' model\)$/m);
+  assert.match(theirs.stdout, /^✓ model call .*openai\/gpt-4o-mini answered in \d+ ms/m);
+  assert.doesNotMatch(theirs.stdout, /no model configured/);
+
   const refused = await faheem(['doctor', '--model', 'openai/gpt-4o-mini'], { LLM_BASE_URL: rejecting.baseUrl });
   assert.notEqual(refused.exitCode, 0);
   assert.match(refused.stdout, /^✗ model call .*HTTP 401/m);

@@ -187,3 +187,33 @@ test('SDK: run() is under way before it returns control, and resolves with {stat
   assert.deepEqual(stopped, { status: 'paused', reason: 'a pause request' });
   await conversation.close();
 });
+
+test('status says what a running conversation waits for: a tool queue nobody polls, since when, what next', async () => {
+  // The worker runs the conversation; nobody polls the tool queue it names (no worker by the workspace).
+  const noHost = { FAHEEM_TOOL_TASK_QUEUE: 'cli-outcomes-no-host' };
+  const workspace = await h.workspace();
+  const id = (await h.cli(['start', 'Create countdown.txt with 3 down to 1', '--workspace', workspace], { env: noHost })).stdout.trim();
+  const before = Date.now();
+  type Waiting = { for: string; since: string; next: string } | null;
+  const json = await waitFor('status --json to say what it waits for', async () => {
+    const s = JSON.parse((await h.cli(['status', id, '--json'])).stdout) as { status: string; waiting: Waiting };
+    return s.waiting && s;
+  });
+  assert.equal(json.status, 'running');
+  assert.match(json.waiting!.for, /^a worker on the task queue cli-outcomes-no-host \(no worker polls it; \w+ waits\)$/);
+  assert.ok(Date.parse(json.waiting!.since) <= Date.now(), json.waiting!.since);
+  assert.ok(Date.parse(json.waiting!.since) >= before - 60_000, json.waiting!.since);
+  assert.equal(json.waiting!.next, 'it goes on once `faheem worker` runs on the machine with the workspace');
+  const human = (await h.cli(['status', id])).stdout;
+  assert.match(
+    human,
+    /\n {2}waiting for a worker on the task queue cli-outcomes-no-host \(no worker polls it; \w+ waits\), for \d+ s \(since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\); it goes on once `faheem worker` runs on the machine with the workspace/,
+  );
+  // A conversation that waits for nothing says so: `waiting` is null.
+  await h.cli(['close', id, '--quiet']);
+  const finished = (
+    await h.cli(['start', 'Create countdown.txt with 3 down to 1', '--workspace', await h.workspace(), '--wait'])
+  ).stdout.trim();
+  const done = JSON.parse((await h.cli(['status', finished, '--json'])).stdout) as { waiting: Waiting };
+  assert.equal(done.waiting, null);
+});

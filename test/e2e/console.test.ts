@@ -148,8 +148,16 @@ async function create(firstMessage: string, extra: Partial<CreateOptions> = {}):
   return Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage, run: true, ...extra });
 }
 
+/** The requests of a page opened by openConversation that failed (4xx, 5xx), as `status path`. */
+const failedRequests = new WeakMap<Page, string[]>();
+
 async function openConversation(id: string, viewport = { width: 1280, height: 800 }): Promise<Page> {
   const page = await browser.newPage({ viewport });
+  const failed: string[] = [];
+  failedRequests.set(page, failed);
+  page.on('response', (r) => {
+    if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`);
+  });
   await page.goto(url);
   // Listed by id (visibility may take a moment to show a new workflow).
   await page
@@ -221,6 +229,8 @@ test('the list shows a conversation by id; model output with <script> and onerro
   await page.getByText(XSS).first().waitFor({ timeout: 30_000 });
   const link = await page.getByRole('link', { name: 'Open in Temporal Web UI' }).getAttribute('href');
   assert.equal(link, `http://127.0.0.1:9/namespaces/${h.namespace}/workflows/${conversation.id}`);
+  // Nothing the page asked for was missing: its icon included (a favicon 404 was the one).
+  assert.deepEqual(failedRequests.get(page), []);
   await page.close();
 });
 
@@ -451,6 +461,13 @@ test('requests without the token get 401, with a wrong one 403; cross-origin and
   assert.equal((await request(api, { headers: { Host: host, 'X-Faheem-Token': `${token.slice(0, -1)}x` } })).status, 403);
   assert.equal((await request('/', { headers: { Host: host } })).status, 401);
   assert.equal((await request('/?token=nope', { headers: { Host: host } })).status, 403);
+  // The icon holds nothing secret: served without the token, at the name browsers guess too.
+  for (const icon of ['/favicon.svg', '/favicon.ico']) {
+    const answer = await request(icon, { headers: { Host: host } });
+    assert.equal(answer.status, 200, icon);
+    assert.equal(answer.headers['content-type'], 'image/svg+xml');
+    assert.match(answer.body, /^<svg /);
+  }
   const ok = await request(api, { headers: { Host: host, 'X-Faheem-Token': token } });
   assert.equal(ok.status, 200);
   assert.match(String(ok.headers['content-security-policy']), /script-src 'self'/);

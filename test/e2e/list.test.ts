@@ -81,3 +81,38 @@ test('events --follow --until-stop prints a readable log until the run stops; ta
   assert.match(stdout, /agent: done/);
   assert.match(stdout, /status → finished/);
 });
+
+test('list is newest first by start time, closed ones included, and a closed one says closed', async () => {
+  // The dev server's SQLite orders open ones first, then closed ones: the newest, closed, came last.
+  const ids: string[] = [];
+  for (const n of [1, 2, 3]) {
+    const c = await Conversation.create(h.client, {
+      agent: agent(),
+      workspace: await h.workspace(),
+      id: `order-${n}`,
+      firstMessage: 'done',
+      run: false,
+      tenant: 'order-test',
+    });
+    ids.push(c.id);
+    // Start times a visibility row keeps to the millisecond: the next start is a later one.
+    const started = (await h.client.workflow.getHandle(c.id).describe()).startTime.getTime();
+    await waitFor('a later millisecond', () => Date.now() > started + 1, 5_000, 1);
+  }
+  await h.client.workflow.getHandle('order-3').terminate('closed for the test');
+  const rows = await waitFor('all three listed, order-3 closed', async () => {
+    const out = (await h.cli(['list', '--tenant', 'order-test', '--json'])).stdout.trim();
+    const parsed = out ? out.split('\n').map((l) => JSON.parse(l) as { id: string; closed: boolean; startTime: string }) : [];
+    return parsed.length === 3 && parsed.find((r) => r.id === 'order-3')?.closed && parsed;
+  });
+  assert.deepEqual(
+    rows.map((r) => r.id),
+    ['order-3', 'order-2', 'order-1'],
+  );
+  const limited = (await h.cli(['list', '--tenant', 'order-test', '--json', '--limit', '1'])).stdout.trim().split('\n');
+  assert.equal(limited.length, 1);
+  assert.equal((JSON.parse(limited[0]!) as { id: string }).id, 'order-3');
+  const human = (await h.cli(['list', '--tenant', 'order-test'])).stdout.trim().split('\n');
+  assert.match(human[0]!, /^order-3 {2}closed {2}started \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}tenant order-test$/);
+  assert.match(human[1]!, /^order-2 {2}idle {2}started \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}tenant order-test$/);
+});

@@ -47,7 +47,8 @@ test('a port that stays taken ends in a ServerStartError that says so, after thr
         tries++;
         return held.port;
       }),
-      (err: unknown) => err instanceof ServerStartError && err.exitedAtStart && /is port \d+ taken/.test(err.message),
+      (err: unknown) =>
+        err instanceof ServerStartError && err.exitedAtStart && /port \d+ is taken \(address already in use\)/.test(err.message),
     );
     assert.equal(tries, 3);
   } finally {
