@@ -1,4 +1,4 @@
-// Runs the test layers: `node --import tsx test/support/run-tests.ts [unit] [workflow] [e2e] [all] [python] [files…]`,
+// Runs the test layers: `node --import tsx test/support/run-tests.ts [unit] [workflow] [fast] [e2e] [all] [python] [files…]`,
 // building dist/ first when src/ changed since the last build (FAHEEM_TEST_NO_BUILD=1 skips that).
 // One Temporal dev server is started for the whole run and handed to the test files
 // (FAHEEM_TEST_TEMPORAL_ADDRESS): each file takes a namespace of its own on it (test/support/namespace.ts),
@@ -7,6 +7,7 @@
 // added there is never skipped. Prints the time of each layer and of each file's tests.
 // `all` runs the fast gate first (the unit and workflow layers, side by side), and the e2e layer
 // only when the gate passed (FAHEEM_TEST_KEEP_GOING=1 runs it anyway), so a break shows early.
+// `fast` (`npm run test:fast`) runs that gate alone.
 // How many files run at once follows the cores this process may use (os.availableParallelism(),
 // which honours `taskset`); FAHEEM_E2E_CONCURRENCY overrides it for the e2e layer.
 // `python` (never part of `all`) runs the Python client's pytest suite (python/tests) with the
@@ -76,12 +77,17 @@ async function main(): Promise<number> {
   const asked = args.filter((a) => !a.endsWith('.test.ts') && a !== 'python');
   // `python` alone runs only pytest.
   const onlyPython = python && asked.length === 0 && named.length === 0;
+  // `fast`: the gate alone (the unit and workflow layers, side by side).
+  const fast = asked.includes('fast');
   const layers: Layer[] = onlyPython
     ? []
     : asked.includes('all') || (asked.length === 0 && named.length === 0)
       ? ['unit', 'workflow', 'e2e']
-      : (asked as Layer[]);
-  for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, e2e, all or python`);
+      : fast
+        ? ['unit', 'workflow']
+        : (asked as Layer[]);
+  if (fast && asked.length > 1) throw new Error('`fast` is the unit and workflow layers: give it alone');
+  for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, fast, e2e, all or python`);
 
   const needsDist = python || named.length > 0 || layers.some((l) => l !== 'unit');
   if (needsDist && process.env.FAHEEM_TEST_NO_BUILD !== '1') await buildIfStale();
@@ -102,21 +108,22 @@ async function main(): Promise<number> {
     // `all`: the fast gate (the workflow and unit files side by side), then the e2e files, only when
     // the gate passed. A layer asked for alone runs at its own concurrency.
     const filesOf = (l: Layer) => order(LAYERS[l].dirs.flatMap(testFiles));
-    const groups: { layer: string; files: string[]; concurrency: number; gate?: boolean }[] = onlyPython
+    type Group = { layer: string; files: string[]; concurrency: number; gate?: boolean };
+    const gateGroup = (): Group => ({
+      layer: 'gate (workflow+unit)',
+      files: [...filesOf('workflow'), ...filesOf('unit')],
+      concurrency: LAYERS.workflow.concurrency,
+      gate: true,
+    });
+    const groups: Group[] = onlyPython
       ? []
       : asked.includes('all') || asked.length === 0
         ? named.length > 0 && asked.length === 0
           ? []
-          : [
-              {
-                layer: 'gate (workflow+unit)',
-                files: [...filesOf('workflow'), ...filesOf('unit')],
-                concurrency: LAYERS.workflow.concurrency,
-                gate: true,
-              },
-              { layer: 'e2e', files: filesOf('e2e'), concurrency: LAYERS.e2e.concurrency },
-            ]
-        : layers.map((layer) => ({ layer, files: filesOf(layer), concurrency: LAYERS[layer].concurrency }));
+          : [gateGroup(), { layer: 'e2e', files: filesOf('e2e'), concurrency: LAYERS.e2e.concurrency }]
+        : fast
+          ? [gateGroup()]
+          : layers.map((layer) => ({ layer, files: filesOf(layer), concurrency: LAYERS[layer].concurrency }));
     if (named.length > 0) groups.push({ layer: 'files', files: order(named), concurrency: LAYERS.e2e.concurrency });
     console.log(`== ${CORES} core(s) available`);
     for (const { layer, files, concurrency, gate } of groups) {
