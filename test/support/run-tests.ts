@@ -13,13 +13,17 @@
 // `python` (never part of `all`) runs the Python client's pytest suite (python/tests) with the
 // interpreter FAHEEM_TEST_PYTHON (default .faheem/python-venv/bin/python, made by python/scripts/venv.sh)
 // against the same shared dev server.
+// FAHEEM_TEST_COVERAGE=1 measures the line and branch coverage of src/ (Node's own, through the
+// source maps; the processes the tests start count when they exit on their own) and prints it at the end.
 import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { procStatFields } from '../../src/proc-stat.js';
 import type { DevServer } from '../../src/server/dev-server.js';
 import { concurrency } from './concurrency.js';
+import { mergeCoverage, percent, summarise, type Coverage } from './coverage-sum.js';
 import { ROOT, startDevServerOnFreePorts } from './harness.js';
 import { HEAVY_UNIT_FILES } from './unit-groups.js';
 import { distIsFresh } from '../../scripts/dist-fresh.mjs';
@@ -101,6 +105,8 @@ async function main(): Promise<number> {
     env.FAHEEM_TEST_TEMPORAL_HTTP_HOST = server.httpHost;
     console.log(`== shared Temporal dev server on ${server.address} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   }
+  const coverageOn = process.env.FAHEEM_TEST_COVERAGE === '1';
+  let coverage: Coverage = {};
   const times: string[] = [];
   const timesFile = path.join(tmpdir(), `faheem-test-times-${process.pid}.txt`);
   let failed = false;
@@ -141,6 +147,16 @@ async function main(): Promise<number> {
         '--test-reporter=./test/support/file-times.mjs',
         `--test-reporter-destination=${timesFile}`,
       ];
+      const coverageFile = path.join(tmpdir(), `faheem-test-coverage-${process.pid}.jsonl`);
+      if (coverageOn) {
+        reporters.push('--test-reporter=./test/support/coverage.mjs', `--test-reporter-destination=${coverageFile}`);
+      }
+      const coverageArgs = coverageOn ? ['--experimental-test-coverage', '--test-coverage-include=src/**'] : [];
+      // The processes e2e tests start (workers, the CLI) run dist/, whose coverage maps to src/ only with
+      // Node's source maps on. Not for the in-process layers: tsx maps their TypeScript itself, and
+      // both at once shift the lines (a module's imports counted as not run).
+      const e2eFiles = files.some((f) => !f.startsWith('test/unit/') && !f.startsWith('test/workflow/') && !f.startsWith('test/support/'));
+      const coverageEnv = coverageOn && e2eFiles ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --enable-source-maps`.trim() } : {};
       const cpuFile = path.join(tmpdir(), `faheem-test-cpu-${process.pid}.jsonl`);
       const r = await execa(
         process.execPath,
@@ -153,12 +169,19 @@ async function main(): Promise<number> {
           // A file whose tests all ended exits even if a timer or socket was left behind (a sandbox file
           // once hung 13 min after its last test passed): the run must end, and its results stand.
           '--test-force-exit',
+          ...coverageArgs,
           `--test-concurrency=${concurrency}`,
           ...reporters,
           ...files,
         ],
-        { cwd: ROOT, env: { ...env, FAHEEM_TEST_CPU_FILE: cpuFile }, stdio: 'inherit', reject: false },
+        { cwd: ROOT, env: { ...env, ...coverageEnv, FAHEEM_TEST_CPU_FILE: cpuFile }, stdio: 'inherit', reject: false },
       );
+      if (existsSync(coverageFile)) {
+        for (const line of readFileSync(coverageFile, 'utf8').split('\n').filter(Boolean)) {
+          coverage = mergeCoverage(coverage, JSON.parse(line) as Coverage);
+        }
+        rmSync(coverageFile);
+      }
       if (existsSync(timesFile)) {
         console.log(readFileSync(timesFile, 'utf8'));
         rmSync(timesFile);
@@ -188,8 +211,24 @@ async function main(): Promise<number> {
     if (serverCpu !== undefined) console.log(`== the shared dev server used ${serverCpu.toFixed(1)} CPU-s`);
     await server?.stop();
   }
+  if (coverageOn) console.log(await coverageReport(coverage));
   console.log(`== test times: ${times.join(', ')}`);
   return failed ? 1 : 0;
+}
+
+/** The run's coverage of src/ as the lines the CI prints; the files no test loaded count as not run. */
+async function coverageReport(coverage: Coverage): Promise<string> {
+  const sources = new Map<string, number>();
+  for (const entry of await readdir(path.join(ROOT, 'src'), { recursive: true })) {
+    if (!entry.endsWith('.ts') || entry.endsWith('.d.ts')) continue;
+    const file = path.join(ROOT, 'src', entry);
+    sources.set(file, readFileSync(file, 'utf8').split('\n').length - 1);
+  }
+  const s = summarise(coverage, sources);
+  return [
+    `== coverage of src/ (Node's own, over the ${s.loadedFiles} files the tests loaded): lines ${percent(s.lines)}, branches ${percent(s.branches)}`,
+    `== ${s.unloaded.files} files of src/ no test loaded (${s.unloaded.lines} lines); counted as not run, lines ${percent(s.allLines)}`,
+  ].join('\n');
 }
 
 /** CPU-seconds a live process has used so far (its own), from /proc; undefined where there is none. */
