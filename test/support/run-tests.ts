@@ -1,4 +1,4 @@
-// Runs the test layers: `node --import tsx test/support/run-tests.ts [unit] [workflow] [e2e] [all] [python] [files…]`,
+// Runs the test layers: `node --import tsx test/support/run-tests.ts [unit] [workflow] [fast] [e2e] [all] [python] [files…]`,
 // building dist/ first when src/ changed since the last build (FAHEEM_TEST_NO_BUILD=1 skips that).
 // One Temporal dev server is started for the whole run and handed to the test files
 // (FAHEEM_TEST_TEMPORAL_ADDRESS): each file takes a namespace of its own on it (test/support/namespace.ts),
@@ -7,18 +7,23 @@
 // added there is never skipped. Prints the time of each layer and of each file's tests.
 // `all` runs the fast gate first (the unit and workflow layers, side by side), and the e2e layer
 // only when the gate passed (FAHEEM_TEST_KEEP_GOING=1 runs it anyway), so a break shows early.
+// `fast` (`npm run test:fast`) runs that gate alone.
 // How many files run at once follows the cores this process may use (os.availableParallelism(),
 // which honours `taskset`); FAHEEM_E2E_CONCURRENCY overrides it for the e2e layer.
 // `python` (never part of `all`) runs the Python client's pytest suite (python/tests) with the
 // interpreter FAHEEM_TEST_PYTHON (default .faheem/python-venv/bin/python, made by python/scripts/venv.sh)
 // against the same shared dev server.
+// FAHEEM_TEST_COVERAGE=1 measures the line and branch coverage of src/ (Node's own, through the
+// source maps; the processes the tests start count when they exit on their own) and prints it at the end.
 import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { procStatFields } from '../../src/proc-stat.js';
 import type { DevServer } from '../../src/server/dev-server.js';
 import { concurrency } from './concurrency.js';
+import { mergeCoverage, percent, summarise, type Coverage } from './coverage-sum.js';
 import { ROOT, startDevServerOnFreePorts } from './harness.js';
 import { HEAVY_UNIT_FILES } from './unit-groups.js';
 import { distIsFresh } from '../../scripts/dist-fresh.mjs';
@@ -76,12 +81,17 @@ async function main(): Promise<number> {
   const asked = args.filter((a) => !a.endsWith('.test.ts') && a !== 'python');
   // `python` alone runs only pytest.
   const onlyPython = python && asked.length === 0 && named.length === 0;
+  // `fast`: the gate alone (the unit and workflow layers, side by side).
+  const fast = asked.includes('fast');
   const layers: Layer[] = onlyPython
     ? []
     : asked.includes('all') || (asked.length === 0 && named.length === 0)
       ? ['unit', 'workflow', 'e2e']
-      : (asked as Layer[]);
-  for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, e2e, all or python`);
+      : fast
+        ? ['unit', 'workflow']
+        : (asked as Layer[]);
+  if (fast && asked.length > 1) throw new Error('`fast` is the unit and workflow layers: give it alone');
+  for (const l of layers) if (!(l in LAYERS)) throw new Error(`unknown layer ${l}: give unit, workflow, fast, e2e, all or python`);
 
   const needsDist = python || named.length > 0 || layers.some((l) => l !== 'unit');
   if (needsDist && process.env.FAHEEM_TEST_NO_BUILD !== '1') await buildIfStale();
@@ -95,6 +105,8 @@ async function main(): Promise<number> {
     env.FAHEEM_TEST_TEMPORAL_HTTP_HOST = server.httpHost;
     console.log(`== shared Temporal dev server on ${server.address} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
   }
+  const coverageOn = process.env.FAHEEM_TEST_COVERAGE === '1';
+  let coverage: Coverage = {};
   const times: string[] = [];
   const timesFile = path.join(tmpdir(), `faheem-test-times-${process.pid}.txt`);
   let failed = false;
@@ -102,21 +114,22 @@ async function main(): Promise<number> {
     // `all`: the fast gate (the workflow and unit files side by side), then the e2e files, only when
     // the gate passed. A layer asked for alone runs at its own concurrency.
     const filesOf = (l: Layer) => order(LAYERS[l].dirs.flatMap(testFiles));
-    const groups: { layer: string; files: string[]; concurrency: number; gate?: boolean }[] = onlyPython
+    type Group = { layer: string; files: string[]; concurrency: number; gate?: boolean };
+    const gateGroup = (): Group => ({
+      layer: 'gate (workflow+unit)',
+      files: [...filesOf('workflow'), ...filesOf('unit')],
+      concurrency: LAYERS.workflow.concurrency,
+      gate: true,
+    });
+    const groups: Group[] = onlyPython
       ? []
       : asked.includes('all') || asked.length === 0
         ? named.length > 0 && asked.length === 0
           ? []
-          : [
-              {
-                layer: 'gate (workflow+unit)',
-                files: [...filesOf('workflow'), ...filesOf('unit')],
-                concurrency: LAYERS.workflow.concurrency,
-                gate: true,
-              },
-              { layer: 'e2e', files: filesOf('e2e'), concurrency: LAYERS.e2e.concurrency },
-            ]
-        : layers.map((layer) => ({ layer, files: filesOf(layer), concurrency: LAYERS[layer].concurrency }));
+          : [gateGroup(), { layer: 'e2e', files: filesOf('e2e'), concurrency: LAYERS.e2e.concurrency }]
+        : fast
+          ? [gateGroup()]
+          : layers.map((layer) => ({ layer, files: filesOf(layer), concurrency: LAYERS[layer].concurrency }));
     if (named.length > 0) groups.push({ layer: 'files', files: order(named), concurrency: LAYERS.e2e.concurrency });
     console.log(`== ${CORES} core(s) available`);
     for (const { layer, files, concurrency, gate } of groups) {
@@ -134,6 +147,16 @@ async function main(): Promise<number> {
         '--test-reporter=./test/support/file-times.mjs',
         `--test-reporter-destination=${timesFile}`,
       ];
+      const coverageFile = path.join(tmpdir(), `faheem-test-coverage-${process.pid}.jsonl`);
+      if (coverageOn) {
+        reporters.push('--test-reporter=./test/support/coverage.mjs', `--test-reporter-destination=${coverageFile}`);
+      }
+      const coverageArgs = coverageOn ? ['--experimental-test-coverage', '--test-coverage-include=src/**'] : [];
+      // The processes e2e tests start (workers, the CLI) run dist/, whose coverage maps to src/ only with
+      // Node's source maps on. Not for the in-process layers: tsx maps their TypeScript itself, and
+      // both at once shift the lines (a module's imports counted as not run).
+      const e2eFiles = files.some((f) => !f.startsWith('test/unit/') && !f.startsWith('test/workflow/') && !f.startsWith('test/support/'));
+      const coverageEnv = coverageOn && e2eFiles ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --enable-source-maps`.trim() } : {};
       const cpuFile = path.join(tmpdir(), `faheem-test-cpu-${process.pid}.jsonl`);
       const r = await execa(
         process.execPath,
@@ -146,12 +169,19 @@ async function main(): Promise<number> {
           // A file whose tests all ended exits even if a timer or socket was left behind (a sandbox file
           // once hung 13 min after its last test passed): the run must end, and its results stand.
           '--test-force-exit',
+          ...coverageArgs,
           `--test-concurrency=${concurrency}`,
           ...reporters,
           ...files,
         ],
-        { cwd: ROOT, env: { ...env, FAHEEM_TEST_CPU_FILE: cpuFile }, stdio: 'inherit', reject: false },
+        { cwd: ROOT, env: { ...env, ...coverageEnv, FAHEEM_TEST_CPU_FILE: cpuFile }, stdio: 'inherit', reject: false },
       );
+      if (existsSync(coverageFile)) {
+        for (const line of readFileSync(coverageFile, 'utf8').split('\n').filter(Boolean)) {
+          coverage = mergeCoverage(coverage, JSON.parse(line) as Coverage);
+        }
+        rmSync(coverageFile);
+      }
       if (existsSync(timesFile)) {
         console.log(readFileSync(timesFile, 'utf8'));
         rmSync(timesFile);
@@ -181,8 +211,24 @@ async function main(): Promise<number> {
     if (serverCpu !== undefined) console.log(`== the shared dev server used ${serverCpu.toFixed(1)} CPU-s`);
     await server?.stop();
   }
+  if (coverageOn) console.log(await coverageReport(coverage));
   console.log(`== test times: ${times.join(', ')}`);
   return failed ? 1 : 0;
+}
+
+/** The run's coverage of src/ as the lines the CI prints; the files no test loaded count as not run. */
+async function coverageReport(coverage: Coverage): Promise<string> {
+  const sources = new Map<string, number>();
+  for (const entry of await readdir(path.join(ROOT, 'src'), { recursive: true })) {
+    if (!entry.endsWith('.ts') || entry.endsWith('.d.ts')) continue;
+    const file = path.join(ROOT, 'src', entry);
+    sources.set(file, readFileSync(file, 'utf8').split('\n').length - 1);
+  }
+  const s = summarise(coverage, sources);
+  return [
+    `== coverage of src/ (Node's own, over the ${s.loadedFiles} files the tests loaded): lines ${percent(s.lines)}, branches ${percent(s.branches)}`,
+    `== ${s.unloaded.files} files of src/ no test loaded (${s.unloaded.lines} lines); counted as not run, lines ${percent(s.allLines)}`,
+  ].join('\n');
 }
 
 /** CPU-seconds a live process has used so far (its own), from /proc; undefined where there is none. */

@@ -452,7 +452,9 @@ for (const sandbox of [HOST, INTERNET])
       assert.ok(await processes(`sleep ${marker}`));
       const stopped = await runTerminal({ command: 'C-c', is_input: true }, first.terminal, c);
       assert.equal(stopped.exitCode, 130, stopped.content);
-      assert.deepEqual(stopped.terminal.env, { KEPT: 'yes' }, 'the EXIT trap still wrote the state');
+      // Under coverage (FAHEEM_TEST_COVERAGE=1) Node itself adds NODE_V8_COVERAGE to every child's environment.
+      const coverage = process.env.NODE_V8_COVERAGE ? { NODE_V8_COVERAGE: process.env.NODE_V8_COVERAGE } : {};
+      assert.deepEqual(stopped.terminal.env, { KEPT: 'yes', ...coverage }, 'the EXIT trap still wrote the state');
       await waitFor('the background job to end', async () => (await processes(`sleep ${marker}`)) === '', 5_000);
     });
 
