@@ -13,8 +13,8 @@
 // `python` (never part of `all`) runs the Python client's pytest suite (python/tests) with the
 // interpreter FAHEEM_TEST_PYTHON (default .faheem/python-venv/bin/python, made by python/scripts/venv.sh)
 // against the same shared dev server.
-// FAHEEM_TEST_COVERAGE=1 measures the line and branch coverage of src/ (Node's own, through the
-// source maps; the processes the tests start count when they exit on their own) and prints it at the end.
+// FAHEEM_TEST_COVERAGE=1 measures the line and branch coverage of src/ that the test processes run
+// (Node's own, mapped to the TypeScript by tsx's source maps) and prints it at the end.
 import { execa } from 'execa';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
@@ -49,7 +49,19 @@ function testFiles(dir: string): string[] {
 
 // The slowest files first, so that they do not end the run alone (measured on 2 cores; others in name
 // order). The order is for speed only: no test depends on what runs beside it.
-const SLOW_FIRST = ['long-conversation', 'recovery', 'sandbox', 'encryption', 'scale-out', 'package', 'cli', 'workspace-host'];
+const SLOW_FIRST = [
+  'pool',
+  'package',
+  'sandbox',
+  'acp',
+  'parity',
+  'encryption',
+  'scale-out',
+  'recovery',
+  'long-conversation',
+  'cli',
+  'workspace-host',
+];
 function order(files: string[]): string[] {
   const rank = (f: string) => {
     const i = SLOW_FIRST.indexOf(path.basename(f, '.test.ts'));
@@ -152,11 +164,6 @@ async function main(): Promise<number> {
         reporters.push('--test-reporter=./test/support/coverage.mjs', `--test-reporter-destination=${coverageFile}`);
       }
       const coverageArgs = coverageOn ? ['--experimental-test-coverage', '--test-coverage-include=src/**'] : [];
-      // The processes e2e tests start (workers, the CLI) run dist/, whose coverage maps to src/ only with
-      // Node's source maps on. Not for the in-process layers: tsx maps their TypeScript itself, and
-      // both at once shift the lines (a module's imports counted as not run).
-      const e2eFiles = files.some((f) => !f.startsWith('test/unit/') && !f.startsWith('test/workflow/') && !f.startsWith('test/support/'));
-      const coverageEnv = coverageOn && e2eFiles ? { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --enable-source-maps`.trim() } : {};
       const cpuFile = path.join(tmpdir(), `faheem-test-cpu-${process.pid}.jsonl`);
       const r = await execa(
         process.execPath,
@@ -174,7 +181,7 @@ async function main(): Promise<number> {
           ...reporters,
           ...files,
         ],
-        { cwd: ROOT, env: { ...env, ...coverageEnv, FAHEEM_TEST_CPU_FILE: cpuFile }, stdio: 'inherit', reject: false },
+        { cwd: ROOT, env: { ...env, FAHEEM_TEST_CPU_FILE: cpuFile }, stdio: 'inherit', reject: false },
       );
       if (existsSync(coverageFile)) {
         for (const line of readFileSync(coverageFile, 'utf8').split('\n').filter(Boolean)) {
