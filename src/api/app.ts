@@ -13,7 +13,8 @@ import { actingAs } from '../acting.js';
 import { act, actorOf, owned, problemOf, statusOf, type Caller, type ConversationsContext, type Owned } from './conversations.js';
 import { createAuthenticator, type JwtSettings } from './auth.js';
 import { limitsOf, scopeAllows, type KeyRing, type Scope } from './keys.js';
-import { RateLimiter, RecentStarts, StreamSlots, TenantLanes } from './limits.js';
+import { KeyedLanes } from '../keyed-lanes.js';
+import { RateLimiter, RecentStarts, StreamSlots } from './limits.js';
 import { Cursors, listTenantConversations } from './listing.js';
 import { ApiProblem, PROBLEM_TYPE, problemResponse } from './problems.js';
 import { registerResponses } from './responses.js';
@@ -145,7 +146,7 @@ export function createApiApp(options: ApiOptions): OpenAPIHono<Env> {
     ctx,
     keys: options.keys,
     recent: new RecentStarts(10_000, options.now),
-    lanes: new TenantLanes(),
+    lanes: new KeyedLanes(),
     allowedModels: options.allowedModels ?? [],
     ...(options.prepareWebhook ? { prepareWebhook: options.prepareWebhook } : {}),
   };

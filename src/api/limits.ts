@@ -89,19 +89,3 @@ export class StreamSlots {
     };
   }
 }
-
-/** Runs tasks one after the other per tenant (a tenant's starts: the count of its running ones, then the start). */
-export class TenantLanes {
-  private readonly tails = new Map<string, Promise<unknown>>();
-
-  run<T>(tenant: string, task: () => Promise<T>): Promise<T> {
-    const before = this.tails.get(tenant) ?? Promise.resolve();
-    const result = before.then(task, task);
-    const tail = result.catch(() => undefined);
-    this.tails.set(tenant, tail);
-    void tail.then(() => {
-      if (this.tails.get(tenant) === tail) this.tails.delete(tenant);
-    });
-    return result;
-  }
-}

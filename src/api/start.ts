@@ -18,7 +18,8 @@ import {
   type ConversationsContext,
 } from './conversations.js';
 import { limitsOf, type KeyRing } from './keys.js';
-import type { RecentStarts, TenantLanes } from './limits.js';
+import type { KeyedLanes } from '../keyed-lanes.js';
+import type { RecentStarts } from './limits.js';
 import { runningOf } from './listing.js';
 import { ApiProblem } from './problems.js';
 
@@ -31,7 +32,7 @@ export interface StartDeps {
   /** Models a caller may name (besides none: the worker's). */
   allowedModels: readonly string[];
   /** One start at a time per tenant. */
-  lanes: TenantLanes;
+  lanes: KeyedLanes;
   /** Checks a webhook and keeps its secret under the conversation's id (ApiOptions.prepareWebhook). */
   prepareWebhook?: (id: string, webhook: { url: string; secret: string }) => Promise<{ url: string }>;
 }

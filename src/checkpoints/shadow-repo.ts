@@ -34,6 +34,7 @@ import { restore as restoreCheckpoint } from './restore-journal.js';
 import { take } from './snapshot.js';
 import type { CheckpointInfo, CheckpointKind, ForkResult, RestoreResult } from './types.js';
 import type { ChildEnv, Settings } from '../environment.js';
+import { KeyedLanes } from '../keyed-lanes.js';
 
 export { encodeRefPart };
 
@@ -146,7 +147,7 @@ export class ShadowRepo implements RepoCore {
   readonly gitDir: string;
   readonly env: ChildEnv;
   readonly maxFileBytes: number;
-  private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly lanes = new KeyedLanes();
   /** Test hook: SIGKILL this process after this many files written by a restore. */
   readonly killAfterWrites: number;
   watcher: WorkspaceWatcher | undefined;
@@ -336,14 +337,7 @@ export class ShadowRepo implements RepoCore {
 
   /** Runs `work` after every earlier operation of the same conversation (in this process) has ended. */
   serial<T>(conversationId: string, work: () => Promise<T>): Promise<T> {
-    const prev = this.locks.get(conversationId) ?? Promise.resolve();
-    const next = prev.then(work, work);
-    const tail = next.catch(() => undefined);
-    this.locks.set(conversationId, tail);
-    void tail.then(() => {
-      if (this.locks.get(conversationId) === tail) this.locks.delete(conversationId);
-    });
-    return next;
+    return this.lanes.run(conversationId, work);
   }
 
   ns(conversationId: string): string {

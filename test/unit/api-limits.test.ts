@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RateLimiter, RecentStarts, StreamSlots, TenantLanes } from '../../src/api/limits.js';
+import { RateLimiter, RecentStarts, StreamSlots } from '../../src/api/limits.js';
 import { ApiProblem } from '../../src/api/problems.js';
 
 test('a tenant may burst up to its rate, then waits; another tenant has its own bucket', () => {
@@ -47,29 +47,4 @@ test('a tenant holds at most its stream slots; a slot given back twice counts on
   a();
   slots.take('acme');
   assert.throws(() => slots.take('acme'), ApiProblem);
-});
-
-test("a tenant's starts run one after the other, another tenant's beside them", async () => {
-  const lanes = new TenantLanes();
-  const order: string[] = [];
-  let release!: () => void;
-  const held = new Promise<void>((r) => (release = r));
-  const first = lanes.run('acme', async () => {
-    order.push('acme 1 starts');
-    await held;
-    order.push('acme 1 ends');
-  });
-  const second = lanes.run('acme', async () => {
-    order.push('acme 2');
-  });
-  const failing = lanes.run('acme', () => Promise.reject(new Error('refused')));
-  await lanes.run('other', async () => {
-    order.push('other');
-  });
-  assert.deepEqual(order, ['acme 1 starts', 'other'], 'the other tenant did not wait');
-  release();
-  await Promise.all([first, second]);
-  await assert.rejects(failing, /refused/);
-  await lanes.run('acme', async () => order.push('acme 4'));
-  assert.deepEqual(order, ['acme 1 starts', 'other', 'acme 1 ends', 'acme 2', 'acme 4'], 'a failed start does not stop the lane');
 });
