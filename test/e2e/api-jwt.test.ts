@@ -4,27 +4,26 @@
 // events name it `jwt:<sub>`, keys of the keys file keep working beside it, and the flags are
 // checked together before anything connects.
 import assert from 'node:assert/strict';
-import { execa, type ResultPromise } from 'execa';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
-import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
+import { startHarness, waitFor, type Harness } from '../support/harness.js';
 import { tempDir } from '../support/temp-dirs.js';
+import { startApiProcess, type ApiProcess } from '../support/api-process.js';
 
 const ISSUER = 'https://idp.example.test/';
 const AUDIENCE = 'faheem-api';
 
 let h: Harness;
-let api: ResultPromise;
+let api: ApiProcess | undefined;
 let url: string;
 let jwks: http.Server;
 let jwksUrl: string;
 let signing: CryptoKey;
 let keysFile: string;
-let stderr = '';
 
 function script(_req: RecordedRequest): ScriptedReply {
   return { content: 'Hello from the agent.' };
@@ -84,11 +83,8 @@ before(async () => {
   await h.startWorker();
   const dir = await tempDir('faheem-api-jwt-');
   keysFile = path.join(dir, 'keys.json');
-  api = execa(
-    'node',
+  api = await startApiProcess(
     [
-      path.join(ROOT, 'bin/faheem.js'),
-      'api',
       '--port',
       '0',
       '--keys',
@@ -102,23 +98,13 @@ before(async () => {
       '--jwt-audience',
       AUDIENCE,
     ],
-    { env: h.env, reject: false },
+    h.env,
   );
-  api.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    api.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n')[0];
-      if (out.includes('\n') && line) resolve(line.trim());
-    });
-    void api.then((r) => reject(new Error(`faheem api exited: ${r.stderr}`)));
-  });
+  url = api.url;
 });
 
 after(async () => {
-  api?.kill('SIGTERM');
-  await api?.catch(() => undefined);
+  await api?.stop();
   await h?.close();
   await new Promise<void>((resolve) => jwks?.close(() => resolve()));
 });
@@ -168,7 +154,7 @@ test("a read token may only read; a refused token is a 401 that does not echo it
   assert.match(r.headers.get('www-authenticate') ?? '', /^Bearer realm="faheem", error="invalid_token"/);
   assert.match(r.body.detail, /expired/);
   assert.ok(!JSON.stringify(r.body).includes(expired.split('.')[1]!), 'the token is not echoed');
-  assert.ok(!stderr.includes(expired.split('.')[1]!), 'nor logged');
+  assert.ok(!api!.stderr().includes(expired.split('.')[1]!), 'nor logged');
   const badTenant = await call('GET', '/v1/conversations', await token('../acme', 'write', 'mallory'));
   assert.equal(badTenant.status, 401);
   assert.match(badTenant.body.detail, /`tenant` claim/);
@@ -185,7 +171,7 @@ test("a read token may only read; a refused token is a 401 that does not echo it
   assert.equal((await call('GET', '/v1/conversations', 'fk_000000000000_' + 'A'.repeat(43))).status, 401);
   await waitFor(
     'the API to say which tokens it accepts',
-    async () => /accepting tokens of https:\/\/idp\.example\.test\/ for faheem-api/.test(stderr) || undefined,
+    async () => /accepting tokens of https:\/\/idp\.example\.test\/ for faheem-api/.test(api!.stderr()) || undefined,
   );
 
   const doc = (await call('GET', '/openapi.json', undefined)).body;

@@ -3,13 +3,13 @@
 // `faheem api-key create`. (test/e2e/responses.test.ts is about something else: the model client
 // that calls OpenAI's Responses API.)
 import assert from 'node:assert/strict';
-import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { execa, type ResultPromise } from 'execa';
+
 import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
 import { lastUserMessage, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
-import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
+import { startHarness, waitFor, type Harness } from '../support/harness.js';
+import { startApiProcess, type ApiProcess } from '../support/api-process.js';
 
 // Each message says which answer it wants; `hold:` answers only once the test opens the gate.
 function script(request: RecordedRequest): ScriptedReply {
@@ -26,8 +26,7 @@ function script(request: RecordedRequest): ScriptedReply {
 }
 
 let h: Harness;
-let api: ResultPromise;
-let apiUrl: string;
+let api: ApiProcess | undefined;
 let acme: OpenAI;
 let acmeKey: string;
 let globex: OpenAI;
@@ -37,22 +36,12 @@ before(async () => {
   await h.startWorker();
   acmeKey = (await h.cli(['api-key', 'create', '--tenant', 'acme', '--scope', 'write'])).stdout.trim();
   const globexKey = (await h.cli(['api-key', 'create', '--tenant', 'globex', '--scope', 'write'])).stdout.trim();
-  api = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'api', '--port', '0'], { cwd: ROOT, env: h.env, reject: false });
-  apiUrl = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    api.stdout?.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n').find((l) => l.startsWith('http://'));
-      if (line) resolve(line.trim());
-    });
-    void api.then((r) => reject(new Error(`faheem api exited (${r.exitCode}): ${r.stderr}`)));
-  });
-  acme = new OpenAI({ apiKey: acmeKey, baseURL: `${apiUrl}/v1`, maxRetries: 0 });
-  globex = new OpenAI({ apiKey: globexKey, baseURL: `${apiUrl}/v1`, maxRetries: 0 });
+  api = await startApiProcess(['--port', '0'], h.env);
+  acme = new OpenAI({ apiKey: acmeKey, baseURL: `${api.url}/v1`, maxRetries: 0 });
+  globex = new OpenAI({ apiKey: globexKey, baseURL: `${api.url}/v1`, maxRetries: 0 });
 });
 after(async () => {
-  api?.kill('SIGTERM');
-  await api;
+  await api?.stop();
   await h?.close();
 });
 
@@ -221,13 +210,13 @@ test('bad requests are 400 problems that say what to do; the routes are in /open
   );
   await bad({ model: 'gpt-9', input: 'x', background: true }, /not one the operator allows/);
   await bad({ model: 'faheem', input: 'x', background: true, temperature: 2 }, /temperature/);
-  const doc = (await (await fetch(`${apiUrl}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+  const doc = (await (await fetch(`${api!.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
   for (const p of ['/v1/responses', '/v1/responses/{id}', '/v1/responses/{id}/cancel']) assert.ok(doc.paths[p], p);
 });
 
 /** A request to the API with acme's key. */
 function fetchApi(p: string, init: RequestInit = {}): Promise<Response> {
-  return fetch(`${apiUrl}${p}`, {
+  return fetch(`${api!.url}${p}`, {
     ...init,
     headers: { authorization: `Bearer ${acmeKey}`, 'content-type': 'application/json', ...(init.headers as Record<string, string>) },
   });

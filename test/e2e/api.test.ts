@@ -3,7 +3,7 @@
 // (messages, pause, resume, approve, reject, close, events as JSON and as server-sent events), and
 // the problems bad input gets (400, 401, 403, 404, 405, 413, 415, 429).
 import assert from 'node:assert/strict';
-import { execa, type ResultPromise } from 'execa';
+import { execa } from 'execa';
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -12,11 +12,12 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
-import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
+import { startHarness, waitFor, type Harness } from '../support/harness.js';
 import { tempDir } from '../support/temp-dirs.js';
+import { startApiProcess, type ApiProcess } from '../support/api-process.js';
 
 let h: Harness;
-let api: ResultPromise;
+let api: ApiProcess | undefined;
 let url: string;
 let keysFile: string;
 let workspaces: string;
@@ -96,25 +97,16 @@ before(async () => {
   const file = JSON.parse(await readFile(keysFile, 'utf8'));
   file.tenants.small = { maxRunning: 1, requestsPerSecond: 3 };
   await writeFile(keysFile, JSON.stringify(file, null, 2));
-  api = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'api', '--port', '0', '--keys', keysFile, '--workspaces', workspaces], {
-    // The test's webhook receiver listens on loopback, which is refused unless listed.
-    env: { ...h.env, FAHEEM_WEBHOOK_ALLOW: '127.0.0.1' },
-    reject: false,
+  // The test's webhook receiver listens on loopback, which is refused unless listed.
+  api = await startApiProcess(['--port', '0', '--keys', keysFile, '--workspaces', workspaces], {
+    ...h.env,
+    FAHEEM_WEBHOOK_ALLOW: '127.0.0.1',
   });
-  url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    api.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      const line = out.split('\n')[0];
-      if (out.includes('\n') && line) resolve(line.trim());
-    });
-    void api.then((r) => reject(new Error(`faheem api exited: ${r.stderr}`)));
-  });
+  url = api.url;
 });
 
 after(async () => {
-  api?.kill('SIGTERM');
-  await api?.catch(() => undefined);
+  await api?.stop();
   await h?.close();
 });
 
@@ -378,46 +370,23 @@ test('safe by default: TLS with a certificate, a warning beyond loopback, no COR
     ...['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1'],
     ...['-keyout', key, '-out', cert, '-subj', '/CN=faheem-test', '-addext', 'subjectAltName=IP:127.0.0.1'],
   ]);
-  const tls = execa(
-    'node',
-    [path.join(ROOT, 'bin/faheem.js'), 'api', '--port', '0', '--host', '0.0.0.0', '--keys', keysFile, '--workspaces', workspaces],
-    { env: h.env, reject: false, all: true },
-  );
-  let said = '';
-  tls.all!.on('data', (d: Buffer) => (said += d.toString()));
   // Without --tls-key the certificate is refused before anything listens.
   const half = await h.cli(['api', '--port', '0', '--tls-cert', cert, '--keys', keysFile], { reject: false });
   assert.notEqual(half.exitCode, 0);
   assert.match(half.stderr, /--tls-cert and --tls-key go together/);
-  await waitFor('the warning beyond loopback', () => said.includes('in the clear'));
-  tls.kill('SIGTERM');
-  await tls;
+  const open = await startApiProcess(['--port', '0', '--host', '0.0.0.0', '--keys', keysFile, '--workspaces', workspaces], h.env);
+  await waitFor('the warning beyond loopback', () => open.stderr().includes('in the clear'));
+  await open.stop();
+  const said = open.stderr();
   assert.match(said, /warning: --host 0\.0\.0\.0 listens on every network interface/);
   assert.match(said, /keys cross the network in the clear/);
 
-  const secure = execa(
-    'node',
-    [
-      path.join(ROOT, 'bin/faheem.js'),
-      'api',
-      '--port',
-      '0',
-      '--tls-cert',
-      cert,
-      '--tls-key',
-      key,
-      '--keys',
-      keysFile,
-      '--workspaces',
-      workspaces,
-    ],
-    { env: h.env, reject: false },
+  const secure = await startApiProcess(
+    ['--port', '0', '--tls-cert', cert, '--tls-key', key, '--keys', keysFile, '--workspaces', workspaces],
+    h.env,
   );
   try {
-    const base = await new Promise<string>((resolve, reject) => {
-      secure.stdout!.on('data', (d: Buffer) => resolve(d.toString().split('\n')[0]!.trim()));
-      void secure.then((r) => reject(new Error(`faheem api exited: ${r.stderr}`)));
-    });
+    const base = secure.url;
     assert.match(base, /^https:\/\/127\.0\.0\.1:\d+$/);
     const ca = await readFile(cert);
     const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
@@ -432,8 +401,7 @@ test('safe by default: TLS with a certificate, a warning beyond loopback, no COR
     assert.equal(answer.status, 200);
     assert.ok(Array.isArray(JSON.parse(answer.body).data));
   } finally {
-    secure.kill('SIGTERM');
-    await secure;
+    await secure.stop();
   }
 
   // A page of another origin: its preflight gets no Access-Control-Allow-Origin, so the browser never sends the call.
