@@ -92,7 +92,7 @@ export default tseslint.config(
   },
   {
     // The workflow room imports nothing from the worker's side but types (ALLOWED_OUTSIDE lists the
-    // pure modules it may use; test/unit/workflow-rooms.test.ts checks the bundle against it).
+    // pure modules it may use; test/unit/repo/workflow-rooms.test.ts checks the bundle against it).
     files: ['src/workflows/**/*.ts'],
     rules: {
       '@typescript-eslint/no-restricted-imports': [

@@ -1,5 +1,5 @@
 // How fast the answers come that the tests only check the content of (figures, not asserts; the
-// tests in test/e2e/clear-answers.test.ts and test/unit/llm-client.test.ts hold the behaviour):
+// tests in test/e2e/clear-answers.test.ts and test/unit/llm/client.test.ts hold the behaviour):
 //   - `faheem status` with no worker: a conversation never picked up, and one that recorded a status
 //     on a queue nobody polls (each a fresh CLI process: node's start included);
 //   - every command with no server at all (connection refused);

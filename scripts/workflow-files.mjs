@@ -1,7 +1,7 @@
 // The files of the workflow bundle, computed from its real import graph (esbuild's metafile from the
 // same entry point as scripts/bundle-workflows.mjs; type-only imports are not in it), and the modules
 // outside src/workflows that workflow code may use at run time. eslint.config.js bans Node in exactly
-// these files; test/unit/workflow-rooms.test.ts holds the bundle to the allowed modules.
+// these files; test/unit/repo/workflow-rooms.test.ts holds the bundle to the allowed modules.
 import { buildSync } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 

@@ -1,5 +1,5 @@
 """The payload codec: the vectors shared with the TypeScript codec (test/fixtures/codec-vectors.json,
-checked by test/unit/codec-vectors.test.ts too), and the key variables read as TypeScript reads them."""
+checked by test/unit/security/codec-vectors.test.ts too), and the key variables read as TypeScript reads them."""
 
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ CLAIMS: list[dict[str, Any]] = json.loads((STORE / "claims.json").read_text())["
 
 @pytest.mark.parametrize("claim", CLAIMS, ids=lambda c: f"stored-by-{c['madeBy']}")
 def test_a_payload_either_language_stored_is_read_from_the_same_folder(claim: dict[str, Any]) -> None:
-    # The fixtures are shared with test/unit/payload-store.test.ts, which reads both too.
+    # The fixtures are shared with test/unit/storage/local-payloads.test.ts, which reads both too.
     wire = claim["reference"]
     reference = Payload(
         metadata={k: base64.b64decode(v) for k, v in wire["metadata"].items()},

@@ -1,5 +1,5 @@
 // What a service opens when it listens beyond loopback: one warning per service, naming what
-// becomes reachable and to whom. Pure, so each wording is unit-tested (test/unit/exposure.test.ts).
+// becomes reachable and to whom. Pure, so each wording is unit-tested (test/unit/server/exposure.test.ts).
 /** Whether `host` is a loopback address (or name): only this machine can connect. */
 export function isLoopback(host: string): boolean {
   const h = host

@@ -13,7 +13,7 @@ import { startHarness, type Harness } from '../support/harness.js';
 let h: Harness;
 // Waits for news that ended with no notice (the fallback: no notice for 1 s, growing to 10 s). The
 // client asks the state once after each wait, so its queries are counted against its waits, not
-// against the time the run took (how long the silences are is change-waiter.test.ts's).
+// against the time the run took (how long the silences are is test/unit/live/change-waiter.test.ts's).
 let silentWaits = 0;
 const wait = ChangeWaiter.prototype.wait;
 before(async () => {

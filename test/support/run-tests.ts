@@ -25,7 +25,7 @@ import type { DevServer } from '../../src/server/dev-server.js';
 import { concurrency } from './concurrency.js';
 import { mergeCoverage, percent, summarise, type Coverage } from './coverage-sum.js';
 import { ROOT, startDevServerOnFreePorts } from './harness.js';
-import { HEAVY_UNIT_FILES } from './unit-groups.js';
+import { HEAVY_UNIT_FILES, unitTestFiles } from './unit-groups.js';
 import { distIsFresh } from '../../scripts/dist-fresh.mjs';
 
 const CORES = availableParallelism();
@@ -38,13 +38,23 @@ const LAYERS = {
 type Layer = keyof typeof LAYERS;
 
 function testFiles(dir: string): string[] {
-  const files = readdirSync(path.join(ROOT, dir), { withFileTypes: true })
+  if (dir === 'test/unit') return unitFiles();
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true })
     .filter((e) => e.isFile() && e.name.endsWith('.test.ts'))
     .map((e) => path.join(dir, e.name))
     .sort();
-  // The light unit files run in one process (test/support/unit-light.ts), the heavy ones as their own.
-  if (dir !== 'test/unit') return files;
-  return [...files.filter((f) => HEAVY_UNIT_FILES.includes(path.basename(f))), 'test/support/unit-light.ts'];
+}
+
+/**
+ * test/unit mirrors src/, so its files are in subfolders too. The light ones run in one process
+ * (test/support/unit-light.ts), the heavy ones as their own; a heavy entry that names no file fails
+ * the run (a moved file would otherwise join the light process unnoticed).
+ */
+function unitFiles(): string[] {
+  const files = unitTestFiles(path.join(ROOT, 'test/unit'));
+  const gone = HEAVY_UNIT_FILES.filter((f) => !files.includes(f));
+  if (gone.length > 0) throw new Error(`test/support/unit-groups.ts names unit files that do not exist: ${gone.join(', ')}`);
+  return [...HEAVY_UNIT_FILES.map((f) => `test/unit/${f}`).sort(), 'test/support/unit-light.ts'];
 }
 
 // The slowest files first, so that they do not end the run alone (measured on 2 cores; others in name

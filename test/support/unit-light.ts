@@ -3,11 +3,10 @@
 // processes, git or timers run as files of their own, side by side (HEAVY_UNIT_FILES).
 // run-tests.ts hands this file to `node --test` in place of the light files; a failure still names
 // its test (and the test's `location` its file).
-import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { HEAVY_UNIT_FILES } from './unit-groups.js';
+import { HEAVY_UNIT_FILES, unitTestFiles } from './unit-groups.js';
 
 // The files' tests and hooks all hang off this process's root test, which starts running as soon as
 // the first file's tests are registered, while later files are still being imported. A first test
@@ -18,8 +17,8 @@ const everyFileImported = new Promise<void>((resolve) => (imported = resolve));
 test('(the light unit files are imported)', () => everyFileImported);
 
 const dir = path.join(import.meta.dirname, '..', 'unit');
-for (const name of readdirSync(dir).sort()) {
-  if (!name.endsWith('.test.ts') || HEAVY_UNIT_FILES.includes(name)) continue;
-  await import(pathToFileURL(path.join(dir, name)).href);
+for (const file of unitTestFiles(dir)) {
+  if (HEAVY_UNIT_FILES.includes(file)) continue;
+  await import(pathToFileURL(path.join(dir, file)).href);
 }
 imported();
