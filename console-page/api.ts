@@ -93,6 +93,8 @@ export async function followConversation(
           }
           items.push(item);
         }
+        // A read that settled after the view let go of this follow (another conversation shown): drop it.
+        if (signal.aborted) return;
         if (items.length) update((st) => items.reduce(applyItem, st));
       }
     } catch (err) {

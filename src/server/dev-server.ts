@@ -119,6 +119,18 @@ function refusesForeignHost(url: string): Promise<boolean> {
   });
 }
 
+/** The status the HTTP API at `url` answers a namespace list with, for `host` (undefined: no answer in 5 s). */
+function httpApiStatus(url: string, host: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    const req = http.get(`${url}/api/v1/namespaces`, { headers: { host }, timeout: 5000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode);
+    });
+    req.on('timeout', () => req.destroy());
+    req.on('error', () => resolve(undefined));
+  });
+}
+
 /**
  * What answers gRPC at `address`: a Temporal server with faheem's search attributes (one `faheem
  * server` started), another Temporal server, or nothing that speaks Temporal (bounded: ~4 s).
@@ -269,6 +281,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
   }
   const httpUrl = httpPort !== undefined ? `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${httpPort}` : undefined;
+  // The HTTP API's own gRPC client may have dialled the frontend before it listened: it then
+  // answers 503 until its reconnect backoff ends (seconds on a busy machine). Ready means both answer.
+  while (httpUrl && !exited) {
+    const status = await httpApiStatus(httpUrl, httpHost);
+    if (status !== 503 && status !== undefined) break;
+    if (Date.now() > deadline) {
+      options.log?.(`warning: the Temporal dev server's HTTP API (${httpUrl}) did not answer within 60 s (${status ?? 'no answer'})`);
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
   // A Temporal CLI of the operator's (on PATH) may be too old for httpAllowedHosts: say so.
   if (httpUrl && !(await refusesForeignHost(httpUrl))) {
     options.log?.(

@@ -7,7 +7,7 @@ import http from 'node:http';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
 import { countdownScript, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import { startConsole } from '../../src/console-server/server.js';
@@ -150,6 +150,24 @@ async function create(firstMessage: string, extra: Partial<CreateOptions> = {}):
 
 /** The requests of a page opened by openConversation that failed (4xx, 5xx), as `status path`. */
 const failedRequests = new WeakMap<Page, string[]>();
+
+/** Waits for `locator` to show; when it does not, the error carries what the page showed instead. */
+async function shows(page: Page, locator: Locator, timeout = 30_000): Promise<void> {
+  try {
+    await locator.waitFor({ timeout });
+  } catch (err) {
+    const shown = await page
+      .locator('main')
+      .innerText({ timeout: 2_000 })
+      .catch((e: Error) => `(no text: ${e.message})`);
+    throw new Error(
+      `${(err as Error).message}\nthe page showed:\n${shown.slice(-3000)}\nfailed requests: ${(failedRequests.get(page) ?? []).join(', ')}`,
+      {
+        cause: err,
+      },
+    );
+  }
+}
 
 async function openConversation(id: string, viewport = { width: 1280, height: 800 }): Promise<Page> {
   const page = await browser.newPage({ viewport });
@@ -538,8 +556,8 @@ test("a streaming reply appears in the page before the call completes; a running
   await writeFile(path.join(workspace, 'go'), '');
   await page.locator('pre.output:not(.live)').filter({ hasText: 'second-line' }).waitFor({ timeout: 30_000 });
   await conversation.waitUntil((s) => s.status === 'finished', 100, 60_000);
-  await page.getByText('Both lines printed.').first().waitFor({ timeout: 30_000 });
-  assert.equal(await streaming.count(), 0);
+  // The landed reply (the streamed block shows the same words a moment before it lands).
+  await shows(page, page.locator('.msg-agent:not(.streaming)').filter({ hasText: 'Both lines printed.' }));
   assert.equal(await streaming.count(), 0);
   await page.close();
 });
@@ -598,7 +616,7 @@ test('a sub-agent shows under its parent in the list and in the tree; the list p
   await page.locator('.subagents').getByRole('link', { name: child }).waitFor({ timeout: 30_000 });
   await page.locator('.subagents').getByRole('link', { name: child }).click();
   await page.getByRole('heading', { name: child }).waitFor({ timeout: 10_000 });
-  await page.getByText('The workspace is empty.').first().waitFor({ timeout: 30_000 });
+  await shows(page, page.locator('.msg-agent:not(.streaming)').filter({ hasText: 'The workspace is empty.' }));
   await page.close();
 
   // Pages: each a visibility request; the token of one gives the next, and they do not overlap.

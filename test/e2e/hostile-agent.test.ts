@@ -5,7 +5,7 @@
 // must hold without a sandbox too. Each test asserts that nothing leaked or was written outside, and
 // the last that every worker still serves a plain conversation.
 import assert from 'node:assert/strict';
-import { existsSync, readlinkSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { request } from 'node:http';
 import { execa } from 'execa';
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
@@ -266,6 +266,13 @@ describe('the hostile-agent suite', { timeout: 600_000 }, () => {
       );
       return { ...started, up };
     };
+    const serverLog = (port: number) => {
+      try {
+        return readFileSync(path.join(home, 'server', `temporal-${port}.log`), 'utf8').slice(-4000);
+      } catch (err) {
+        return (err as Error).message;
+      }
+    };
     // A port found free can be taken before the server binds it (files run side by side): try again.
     let started = await start();
     for (let attempt = 1; attempt < 3 && started.up === 'exited'; attempt++) started = await start();
@@ -322,6 +329,7 @@ describe('the hostile-agent suite', { timeout: 600_000 }, () => {
       }
       // The positive control: the access's Host name is answered, and the page's workflow was never started.
       const listed = await call(access.host, { method: 'GET' });
+      if (listed.status !== 200) console.error(`${started.out}\nits log:\n${serverLog(port)}`);
       assert.equal(listed.status, 200, listed.body);
       assert.doesNotMatch(listed.body, /from-a-web-page/);
       // The Web UI (whose CSRF cookie a rebound page could read) answers its own names only.
