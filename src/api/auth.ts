@@ -2,6 +2,7 @@
 // like one of our keys (`fk_…`) is looked up in the keys file; with an OpenID provider configured
 // (`faheem api --jwks-url … --jwt-issuer … --jwt-audience …`), any other value is verified as a
 // JWT by jose against the provider's published keys. Nothing here logs or echoes a bearer value.
+import { DEFAULT_SCOPE_CLAIM, DEFAULT_TENANT_CLAIM } from './defaults.js';
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
 import { actorProblem } from '../actors.js';
@@ -21,9 +22,7 @@ export const JWT_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'] as const;
 /** How far `exp` and `nbf` may be off, for clocks that drift between the provider and this host. */
 export const JWT_CLOCK_TOLERANCE_SECONDS = 30;
 
-/** The claim naming a token's tenant, and the one naming its scope, unless the operator says otherwise. */
-export const DEFAULT_TENANT_CLAIM = 'tenant';
-export const DEFAULT_SCOPE_CLAIM = 'scope';
+export { DEFAULT_SCOPE_CLAIM, DEFAULT_TENANT_CLAIM };
 
 /** An OpenID provider whose tokens the API accepts. */
 export interface JwtSettings {

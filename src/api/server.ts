@@ -6,8 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { createApiApp, type ApiOptions } from './app.js';
 
-/** The port `faheem api` listens on by default. */
-export const DEFAULT_API_PORT = 8787;
+export { DEFAULT_API_PORT } from './defaults.js';
 
 /** A running API: its base URL and how to stop it. */
 export interface RunningApi {

@@ -2,13 +2,11 @@
 import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
-import { startApi, DEFAULT_API_PORT } from '../api/server.js';
-import { jwtSettings, probeJwks, DEFAULT_SCOPE_CLAIM, DEFAULT_TENANT_CLAIM } from '../api/auth.js';
+import { DEFAULT_API_PORT, DEFAULT_SCOPE_CLAIM, DEFAULT_TENANT_CLAIM } from '../api/defaults.js';
 import { KeyRing, apiSecret, SCOPES, createKey, defaultKeysPath, readKeysFile, revokeKey, type Scope } from '../api/keys.js';
 import { connectClient, connectWorker, taskQueue } from '../connection.js';
 import { objectStore } from '../storage/object-store.js';
 import { dataConverter } from '../storage/local-payloads.js';
-import { createWebhookWorker, prepareWebhook, webhookAllowList, webhookSecrets, webhookTaskQueue } from '../webhooks/index.js';
 import type { Settings } from '../environment.js';
 import { UsageError } from '../errors.js';
 import { faheemHome } from '../home.js';
@@ -54,6 +52,12 @@ export function apiCommand(settings: Settings): Command {
         jwtScopeClaim?: string;
       }) => {
         if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
+        // The server, the token checks and the webhook worker load here: the rest of the CLI never needs them.
+        const [
+          { startApi },
+          { jwtSettings, probeJwks },
+          { createWebhookWorker, prepareWebhook, webhookAllowList, webhookSecrets, webhookTaskQueue },
+        ] = await Promise.all([import('../api/server.js'), import('../api/auth.js'), import('../webhooks/index.js')]);
         const jwt = jwtSettings(o);
         const home = faheemHome(settings);
         const keysFile = path.resolve(o.keys ?? defaultKeysPath(home));

@@ -2,17 +2,9 @@
 // conversations). One interface, two places: a shared folder (`file:///path`) or any S3-compatible
 // store (`s3://bucket/prefix`, over the AWS SDK v3 client). FAHEEM_OBJECT_STORE unset: no store, and
 // everything stays on one host as before.
-import {
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  NoSuchKey,
-  PutObjectCommand,
-  NotFound,
-  S3Client,
-  type S3ClientConfig,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+// The AWS SDK loads when an S3 store is first used: every client and CLI start imports this module,
+// and most of them never touch S3 (the SDK costs ~0.15 s of CPU to load).
+import type { S3Client, S3ClientConfig } from '@aws-sdk/client-s3';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -205,13 +197,7 @@ export function s3ClientConfig(env: Settings): S3ClientConfig {
 
 function isMissing(err: unknown): boolean {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-  return (
-    err instanceof NoSuchKey ||
-    err instanceof NotFound ||
-    e?.name === 'NoSuchKey' ||
-    e?.name === 'NotFound' ||
-    e?.$metadata?.httpStatusCode === 404
-  );
+  return e?.name === 'NoSuchKey' || e?.name === 'NotFound' || e?.$metadata?.httpStatusCode === 404;
 }
 
 function unreachable(what: string, location: string, err: unknown): ObjectStoreError {
@@ -238,14 +224,22 @@ export class S3ObjectStore implements ObjectStore {
   readonly location: string;
   private readonly prefix: string;
 
+  private client?: Promise<{ client: S3Client; sdk: typeof import('@aws-sdk/client-s3') }>;
+
   constructor(
-    readonly client: S3Client,
+    private readonly config: S3ClientConfig,
     readonly bucket: string,
     prefix: string,
     readonly maxBytes: number = DEFAULT_MAX_OBJECT_BYTES,
   ) {
     this.prefix = prefix.replace(/^\/+|\/+$/g, '');
     this.location = `s3://${bucket}${this.prefix ? `/${this.prefix}` : ''}`;
+  }
+
+  /** The SDK and one client for this store, loaded at the first call. */
+  private s3(): Promise<{ client: S3Client; sdk: typeof import('@aws-sdk/client-s3') }> {
+    this.client ??= import('@aws-sdk/client-s3').then((sdk) => ({ client: new sdk.S3Client(this.config), sdk }));
+    return this.client;
   }
 
   private key(key: string): string {
@@ -262,9 +256,11 @@ export class S3ObjectStore implements ObjectStore {
       if (Body instanceof Uint8Array && Body.length <= SINGLE_PUT_BYTES) {
         // Type and length given: the SDK does not work them out (20 KB less garbage a PUT).
         const typed = { ContentType: 'application/octet-stream', ContentLength: Body.length };
-        await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body, ...typed }));
+        const { client, sdk } = await this.s3();
+        await client.send(new sdk.PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body, ...typed }));
       } else {
-        await new Upload({ client: this.client, params: { Bucket: this.bucket, Key: this.key(key), Body } }).done();
+        const [{ client }, { Upload }] = await Promise.all([this.s3(), import('@aws-sdk/lib-storage')]);
+        await new Upload({ client, params: { Bucket: this.bucket, Key: this.key(key), Body } }).done();
       }
     } catch (err) {
       throw unreachable(`writing ${key}`, this.location, err);
@@ -273,7 +269,8 @@ export class S3ObjectStore implements ObjectStore {
 
   async get(key: string): Promise<Readable> {
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+      const { client, sdk } = await this.s3();
+      const out = await client.send(new sdk.GetObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
       return out.Body as Readable;
     } catch (err) {
       if (isMissing(err)) throw new ObjectStoreError('not_found', `no object ${key} in ${this.location}`);
@@ -287,7 +284,8 @@ export class S3ObjectStore implements ObjectStore {
 
   async head(key: string): Promise<ObjectInfo | undefined> {
     try {
-      const out = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
+      const { client, sdk } = await this.s3();
+      const out = await client.send(new sdk.HeadObjectCommand({ Bucket: this.bucket, Key: this.key(key) }));
       return { key, size: out.ContentLength ?? 0 };
     } catch (err) {
       if (isMissing(err)) return undefined;
@@ -300,8 +298,9 @@ export class S3ObjectStore implements ObjectStore {
     const out: string[] = [];
     let token: string | undefined;
     try {
+      const { client, sdk } = await this.s3();
       do {
-        const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: full, ContinuationToken: token }));
+        const page = await client.send(new sdk.ListObjectsV2Command({ Bucket: this.bucket, Prefix: full, ContinuationToken: token }));
         for (const o of page.Contents ?? []) if (o.Key) out.push(this.prefix ? o.Key.slice(this.prefix.length + 1) : o.Key);
         token = page.IsTruncated ? page.NextContinuationToken : undefined;
       } while (token);
@@ -365,7 +364,7 @@ export function objectStore(env: Settings): ObjectStore | undefined {
     store =
       parsed.kind === 'file'
         ? new FileObjectStore(parsed.root, maxBytes)
-        : new S3ObjectStore(new S3Client(config!), parsed.bucket, parsed.prefix, maxBytes);
+        : new S3ObjectStore(config!, parsed.bucket, parsed.prefix, maxBytes);
     stores.set(cacheKey, store);
   }
   return store;
