@@ -242,7 +242,13 @@ export async function packSince(gitDir: string, commit: string, since: string | 
  * stopped such a write anyway (another host may claim between the read and the write), and it cost
  * a request a step.
  */
-export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: ChildEnv): Promise<StepManifest> {
+export async function shipCheckpoint(
+  store: ObjectStore,
+  input: ShipInput,
+  env: ChildEnv,
+  /** How long a chain grows before it is folded (FULL_BUNDLE_EVERY). */
+  fullBundleEvery = FULL_BUNDLE_EVERY,
+): Promise<StepManifest> {
   const codec = encryptionCodec(env);
   const prefix = conversationPrefix(input.conversationId);
   const previous = input.previous;
@@ -257,7 +263,7 @@ export async function shipCheckpoint(store: ObjectStore, input: ShipInput, env: 
     const { midStep: _midStep, ...same } = previous;
     return { ...same, host: input.host };
   }
-  const { pack, bundles, base } = await chainStep(input, key, inChain ? undefined : previous, unchanged, env);
+  const { pack, bundles, base } = await chainStep(input, key, inChain ? undefined : previous, unchanged, env, fullBundleEvery);
   const manifest: StepManifest = {
     step: input.step,
     epoch: input.epoch,
@@ -285,9 +291,10 @@ async function chainStep(
   previous: StepManifest | undefined,
   unchanged: boolean,
   env: ChildEnv,
+  fullBundleEvery: number,
 ): Promise<{ pack: Uint8Array | undefined; bundles: string[]; base: StepManifest['base'] }> {
   if (previous && unchanged) return { pack: undefined, bundles: previous.bundles, base: previous.base };
-  if (previous && previous.bundles.length < FULL_BUNDLE_EVERY) {
+  if (previous && previous.bundles.length < fullBundleEvery) {
     const pack = await packSince(input.gitDir, input.commit, previous.commit, env);
     return { pack, bundles: [...previous.bundles, key], base: previous.base };
   }

@@ -177,7 +177,27 @@ test("a step shipped again in its epoch (a seed's step 0, then the first host's)
   assert.deepEqual((await readdir(there)).sort(), ['more.txt', 'seed.txt']);
 });
 
-test(`a full bundle every ${FULL_BUNDLE_EVERY} shipments keeps a restore's chain short`, async (t) => {
+// The chain rules hold for any length: the tests fold every EVERY shipments (FULL_BUNDLE_EVERY, 100,
+// would make them ship 100-200 steps of git work for the same claims).
+const EVERY = 5;
+test('unless told otherwise, a chain grows to FULL_BUNDLE_EVERY before it is folded', async (t) => {
+  assert.ok(FULL_BUNDLE_EVERY > EVERY + 1);
+  const { workspace, shadow, store } = await setup(t);
+  let previous;
+  for (let step = 1; step <= EVERY + 1; step++) {
+    await writeFile(path.join(workspace, 'n.txt'), `${step}\n`);
+    const c = await shadow.snapshot('c', step);
+    previous = await shipCheckpoint(
+      store,
+      { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
+      {},
+    );
+  }
+  assert.equal(previous!.bundles.length, EVERY + 1);
+});
+
+test(`a full bundle every N shipments keeps a restore's chain short`, async (t) => {
+  const FULL_BUNDLE_EVERY = EVERY;
   const { root, workspace, shadow, store } = await setup(t);
   let previous;
   for (let step = 1; step <= FULL_BUNDLE_EVERY + 2; step++) {
@@ -187,6 +207,7 @@ test(`a full bundle every ${FULL_BUNDLE_EVERY} shipments keeps a restore's chain
       store,
       { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
       {},
+      FULL_BUNDLE_EVERY,
     );
   }
   assert.equal(previous!.bundles.length, 2, 'a full one, then one more');
@@ -244,6 +265,7 @@ test("a chain where a delta's base was shipped twice restores: its packs go one 
 });
 
 test('a long chain over a large workspace is folded since its full pack, not packed whole again', async (t) => {
+  const FULL_BUNDLE_EVERY = EVERY;
   const { root, workspace, shadow, store } = await setup(t);
   await writeFile(path.join(workspace, 'big.bin'), randomBytes(300_000));
   let previous: StepManifest | undefined;
@@ -255,6 +277,7 @@ test('a long chain over a large workspace is folded since its full pack, not pac
       store,
       { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
       {},
+      FULL_BUNDLE_EVERY,
     );
     sizes.push((await store.head(previous.bundles.at(-1)!))!.size);
   }
