@@ -4,13 +4,15 @@
 // the other host, restored from the last shipped checkpoint; the call in flight comes back as
 // "outcome unknown" and is not run again; the workspace holds exactly what the finished steps made.
 // An MCP server follows the conversation: stopped on the host it leaves, started in the new host's folder.
+// Tests that lose no host share their hosts (started once, in pools of their own: sharedHosts);
+// each test that kills a host, or needs a pool of its own hosts alone, starts its own in pool p1.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { after, before, test } from 'node:test';
+import { after, before, test, type TestContext } from 'node:test';
 import { procStatFields } from '../../src/proc-stat.js';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
@@ -47,15 +49,38 @@ interface Host {
 /** Every host started (a test finds a conversation's first host among them). */
 const started: Host[] = [];
 
-async function startHost(id: string, env: Record<string, string> = {}): Promise<Host> {
+async function startHost(id: string, env: Record<string, string> = {}, pool = 'p1'): Promise<Host> {
   const dir = path.join(root, id, 'workspaces');
   const home = path.join(root, id, 'home');
   await mkdir(home, { recursive: true });
-  const worker = await h.startWorker({ FAHEEM_HOST_ID: id, FAHEEM_WORKSPACES_DIR: dir, FAHEEM_HOME: home, ...env }, ['--pool', 'p1']);
-  assert.match(worker.output(), new RegExp(`host ${id} of pool p1`));
+  const worker = await h.startWorker({ FAHEEM_HOST_ID: id, FAHEEM_WORKSPACES_DIR: dir, FAHEEM_HOME: home, ...env }, ['--pool', pool]);
+  assert.match(worker.output(), new RegExp(`host ${id} of pool ${pool}`));
   const host = { id, dir, home, worker };
   started.push(host);
   return host;
+}
+
+/**
+ * The hosts of a pool that several tests share: started by the first that asks, left running to
+ * the end of the file (tests that lose a host, or need a pool of one host alone, start their own
+ * in pool p1). A pool of its own, so they never take the conversations of p1.
+ */
+const sharedPools = new Map<string, Promise<Host[]>>();
+function sharedHosts(pool: string, ids: string[]): Promise<Host[]> {
+  let hosts = sharedPools.get(pool);
+  if (!hosts) sharedPools.set(pool, (hosts = Promise.all(ids.map((id) => startHost(id, {}, pool)))));
+  return hosts;
+}
+/** Two hosts that no test kills (pool p2). */
+const SHARED_PAIR = 'p2';
+const sharedPair = () => sharedHosts(SHARED_PAIR, ['host-c', 'host-d']);
+/** One host alone that no test kills (pool p3). */
+const SHARED_ONE = 'p3';
+const sharedOne = async () => (await sharedHosts(SHARED_ONE, ['host-s']))[0]!;
+
+/** Stops the hosts a test started, once it ends (even when an assertion failed: they would take the next test's conversations). */
+function stopAfter(t: TestContext, hosts: Host[]): void {
+  t.after(() => Promise.all(hosts.map((x) => x.worker.kill().catch(() => undefined))));
 }
 
 /** Step by step: how many tool results the prompt holds says which step this is. */
@@ -67,8 +92,9 @@ function script(req: RecordedRequest): ScriptedReply {
   return { content: 'Done.' };
 }
 
-test('a lost host: the conversation moves, the call in flight is "outcome unknown", the workspace is as of the last step', async () => {
-  const hosts = [await startHost('host-a'), await startHost('host-b')];
+test('a lost host: the conversation moves, the call in flight is "outcome unknown", the workspace is as of the last step', async (t) => {
+  const hosts = await Promise.all([startHost('host-a'), startHost('host-b')]);
+  stopAfter(t, hosts);
   const seed = path.join(root, 'seed');
   await mkdir(seed);
   await writeFile(path.join(seed, 'seed.txt'), 'from the seed\n');
@@ -145,11 +171,10 @@ test('a lost host: the conversation moves, the call in flight is "outcome unknow
   assert.deepEqual([status.pool, status.host, status.workspace], ['p1', other.id, workspace]);
   const { stdout: text } = await h.cli(['events', id]);
   assert.match(text, new RegExp(`workspace moved from host ${holder.id} to ${other.id}`));
-  await other.worker.kill();
 });
 
 test('idle past its bound a pooled conversation hibernates: its folder goes, and any host takes it up again', async () => {
-  const hosts = [await startHost('host-c'), await startHost('host-d')];
+  const hosts = await sharedPair();
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
     const last = req.body.messages.at(-1);
     if (last?.role === 'tool') return { content: 'Done.' };
@@ -158,7 +183,7 @@ test('idle past its bound a pooled conversation hibernates: its folder goes, and
   });
   const conversation = await Conversation.create(h.client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
-    pool: 'p1',
+    pool: SHARED_PAIR,
     poolIdleReleaseMs: 500,
     firstMessage: 'Write it',
     run: true,
@@ -184,12 +209,10 @@ test('idle past its bound a pooled conversation hibernates: its folder goes, and
   assert.equal(woke.from, holder.id);
   assert.match(woke.reason, /hibernation/);
   assert.equal(woke.restoredFromStep, 1);
-  for (const host of hosts) await host.worker.kill();
 });
 
-test('a hook after hibernation runs on the host that takes the conversation, in its folder there', async (t) => {
-  const host = await startHost('host-k');
-  t.after(() => host.worker.kill()); // even when an assertion fails: a host left running would take the next test's conversations
+test('a hook after hibernation runs on the host that takes the conversation, in its folder there', async () => {
+  const host = await sharedOne();
   h.model.setScript((req: RecordedRequest): ScriptedReply =>
     req.body.messages.at(-1)?.role === 'tool'
       ? { content: 'Done.' }
@@ -198,7 +221,7 @@ test('a hook after hibernation runs on the host that takes the conversation, in 
   const hooks: HooksConfig = { hooks: { UserPromptSubmit: [{ hooks: [{ type: 'command', command: 'pwd > hook.txt' }] }] } };
   const conversation = await Conversation.create(h.client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
-    pool: 'p1',
+    pool: SHARED_ONE,
     poolIdleReleaseMs: 500,
     hooks,
     firstMessage: 'Write it',
@@ -219,11 +242,10 @@ test('a hook after hibernation runs on the host that takes the conversation, in 
   assert.equal((await readFile(path.join(second.workspace!, 'hook.txt'), 'utf8')).trim(), second.workspace);
   const woke = events.filter((e) => e.kind === 'host_changed').at(-1);
   assert.ok(woke?.kind === 'host_changed' && /hibernation/.test(woke.reason), JSON.stringify(woke));
-  await host.worker.kill();
 });
 
 test('rewind and fork of a hibernating pooled conversation, on whichever host takes it', async () => {
-  const hosts = [await startHost('host-e'), await startHost('host-f')];
+  const hosts = await sharedPair();
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
     const last = req.body.messages.at(-1);
     if (last?.role === 'tool') return { content: 'Done.' };
@@ -233,7 +255,7 @@ test('rewind and fork of a hibernating pooled conversation, on whichever host ta
   });
   const conversation = await Conversation.create(h.client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
-    pool: 'p1',
+    pool: SHARED_PAIR,
     poolIdleReleaseMs: 500,
     firstMessage: 'first',
     run: true,
@@ -267,7 +289,6 @@ test('rewind and fork of a hibernating pooled conversation, on whichever host ta
   const text = listed?.kind === 'observation' ? listed.content : '';
   assert.match(text, /f\.txt/);
   assert.doesNotMatch(text, /g\.txt/);
-  for (const host of hosts) await host.worker.kill();
 });
 
 /**
@@ -288,7 +309,7 @@ function serverRunsIn(dir: string): boolean {
   return false;
 }
 
-test('an MCP server follows a pooled conversation: stopped on the host it leaves, started in the next host folder', async () => {
+test('an MCP server follows a pooled conversation: stopped on the host it leaves, started in the next host folder', async (t) => {
   // Step by step, by the tool results so far: where (host g), a reply held until the test pauses;
   // then where (host h), a long command in flight when host h is lost, where (host g again), done.
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
@@ -307,6 +328,7 @@ test('an MCP server follows a pooled conversation: stopped on the host it leaves
 
   // Host g alone first: it takes the conversation, and the server starts in g's folder.
   const g = await startHost('host-g');
+  stopAfter(t, [g]);
   const conversation = await Conversation.create(h.client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
     pool: 'p1',
@@ -330,6 +352,7 @@ test('an MCP server follows a pooled conversation: stopped on the host it leaves
   // Host g goes away (cleanly); host h takes the conversation up and starts the server in its own folder.
   await g.worker.kill();
   const hh = await startHost('host-h');
+  stopAfter(t, [hh]);
   await conversation.sendMessage('And now?');
   await conversation.resume();
   const second = await waitFor('the MCP call on host h', async () => (await observations())[1]);
@@ -339,6 +362,7 @@ test('an MCP server follows a pooled conversation: stopped on the host it leaves
   // Host h is lost mid-call: g (back again) takes the conversation, and the server starts in g's folder.
   await waitFor('the long command to start on host h', () => existsSync(path.join(onH, 'started')));
   const g2 = await startHost('host-g');
+  stopAfter(t, [g2]);
   await hh.worker.kill('SIGKILL');
   await rm(path.join(root, hh.id), { recursive: true, force: true });
   const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
@@ -358,7 +382,6 @@ test('an MCP server follows a pooled conversation: stopped on the host it leaves
   const scheduled = (await handle.fetchHistory()).events?.map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name) ?? [];
   assert.ok(scheduled.includes('releasePoolHost'), 'released on close');
   assert.ok(!scheduled.includes('releaseTools'), 'no separate stop: the release stopped the servers');
-  await g2.worker.kill();
 });
 
 /** The host that took the conversation first. */
@@ -378,13 +401,13 @@ function observed(events: Awaited<ReturnType<Conversation['events']>>, toolCallI
 }
 
 /**
- * A pooled conversation (terminal and wait, a 500 ms idle bound) started with `firstMessage`, once
+ * A conversation of `pool` (terminal and wait, a 500 ms idle bound) started with `firstMessage`, once
  * it has hibernated in a wait (its folder gone from the host that held it); and that host.
  */
-async function hibernatedInWait(firstMessage: string): Promise<{ conversation: Conversation; holder: Host }> {
+async function hibernatedInWait(firstMessage: string, pool: string): Promise<{ conversation: Conversation; holder: Host }> {
   const conversation = await Conversation.create(h.client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] }),
-    pool: 'p1',
+    pool,
     poolIdleReleaseMs: 500,
     firstMessage,
     run: true,
@@ -401,7 +424,7 @@ async function hibernatedInWait(firstMessage: string): Promise<{ conversation: C
 }
 
 test('a long wait mid-step hibernates: the files the step wrote before it are shipped, and the step goes on with them on any host', async () => {
-  const hosts = [await startHost('host-g'), await startHost('host-h')];
+  const hosts = await sharedPair();
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
     if (req.body.messages.some((m) => m.role === 'tool')) return { content: 'Done.' };
     // One step: a file written, a long wait, then the file read (the step's checkpoint rides on that last call).
@@ -413,7 +436,7 @@ test('a long wait mid-step hibernates: the files the step wrote before it are sh
       ],
     };
   });
-  const { conversation, holder } = await hibernatedInWait('Write, wait, read');
+  const { conversation, holder } = await hibernatedInWait('Write, wait, read', SHARED_PAIR);
   // The store has the file the step wrote before it waited.
   const during = path.join(root, 'during-wait');
   await h.cli(['workspace', 'pull', conversation.id, during]);
@@ -438,12 +461,12 @@ test('a long wait mid-step hibernates: the files the step wrote before it are sh
   await h.cli(['workspace', 'pull', conversation.id, pulled, '--step', '1']);
   assert.deepEqual(await filesIn(pulled), ['w.txt', 'x.txt']);
   assert.equal(await readFile(path.join(pulled, 'w.txt'), 'utf8'), 'before the wait\n');
-  for (const host of hosts) await host.worker.kill();
 });
 
-test('a hibernation mid-step that cannot ship keeps the folder on its host, and says why', async () => {
+test('a hibernation mid-step that cannot ship keeps the folder on its host, and says why', async (t) => {
   // A store cap of 1 MB: the step's 2 MB file cannot be shipped as the wait begins.
   const host = await startHost('host-k', { FAHEEM_OBJECT_MAX_BYTES: '1000000' });
+  stopAfter(t, [host]);
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
     if (req.body.messages.some((m) => m.role === 'tool')) return { content: 'Done.' };
     return {
@@ -470,11 +493,11 @@ test('a hibernation mid-step that cannot ship keeps the folder on its host, and 
   assert.ok(s.waitingUntil, 'still waiting');
   assert.ok(existsSync(path.join(host.dir, conversation.id, 'big.bin')), 'the folder is kept');
   await conversation.close();
-  await host.worker.kill();
 });
 
-test('woken in the middle of a step, then its host lost: the move restores what was shipped in the middle of the step', async () => {
-  const hosts = [await startHost('host-m'), await startHost('host-n')];
+test('woken in the middle of a step, then its host lost: the move restores what was shipped in the middle of the step', async (t) => {
+  const hosts = await Promise.all([startHost('host-m'), startHost('host-n')]);
+  stopAfter(t, hosts);
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
     const results = req.body.messages.filter((m) => m.role === 'tool').length;
     // Step 1: a file written, a long wait, then a command that runs until its host is lost.
@@ -490,7 +513,7 @@ test('woken in the middle of a step, then its host lost: the move restores what 
     if (results === 3) return { toolCalls: [{ id: 'look', name: 'terminal', arguments: { command: 'ls' } }] };
     return { content: 'Done.' };
   });
-  const { conversation } = await hibernatedInWait('Write, wait, work');
+  const { conversation } = await hibernatedInWait('Write, wait, work', 'p1');
   await conversation.sendMessage('The build is done');
   // The last command of the step runs on the host that woke the conversation.
   const waker = await waitFor('the command after the wait to start on a host', async () => {
@@ -511,11 +534,10 @@ test('woken in the middle of a step, then its host lost: the move restores what 
   assert.equal(moved.restoredFromStep, 1, 'restored from what was shipped in the middle of step 1, not from step 0');
   // The file the step wrote before its wait is there on the new host; what the lost command made is not.
   assert.match(observed(events, 'look'), /^w\.txt\s/);
-  for (const host of hosts) await host.worker.kill().catch(() => undefined);
 });
 
 test("a paused sub-agent of a pooled conversation keeps working in its parent's folder when resumed", async () => {
-  const hosts = [await startHost('host-s')];
+  const host = await sharedOne();
   const firstUser = (req: RecordedRequest) => String(req.body.messages.find((m) => m.role === 'user')?.content ?? '');
   h.model.setScript((req: RecordedRequest): ScriptedReply => {
     const results = req.body.messages.filter((m) => m.role === 'tool').length;
@@ -534,11 +556,10 @@ test("a paused sub-agent of a pooled conversation keeps working in its parent's 
   });
   const parent = await Conversation.create(h.client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'delegate'] }),
-    pool: 'p1',
+    pool: SHARED_ONE,
     firstMessage: 'delegate in the pool',
     run: true,
   });
-  const host = hosts[0]!;
   await waitFor('the sub-agent to start its command', async () => existsSync(path.join(host.dir, parent.id, 'child-started')));
   const child = await Conversation.attach(h.client, `${parent.id}.sub-1`);
   await child.pause();
@@ -556,11 +577,10 @@ test("a paused sub-agent of a pooled conversation keeps working in its parent's 
   // Its checkpoints are of the parent's folder, which the parent's own checkpoints ship: none failed.
   const errors = childEvents.filter((e) => e.kind === 'error');
   assert.deepEqual(errors, [], JSON.stringify(errors));
-  await host.worker.kill();
 });
 
 test('awaiting approval past the bound hibernates: a hook’s file is shipped, and once approved the call runs with every file', async () => {
-  const hosts = [await startHost('host-i'), await startHost('host-j')];
+  await sharedPair();
   // Once a.txt exists, the hook writes a file into the workspace and asks for a person's approval.
   const ask = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } });
   const hook = `if [ -f a.txt ]; then echo checked by the hook > hook.txt; cat > /dev/null; echo '${ask}'; fi`;
@@ -572,7 +592,7 @@ test('awaiting approval past the bound hibernates: a hook’s file is shipped, a
   });
   const conversation = await Conversation.create(h.client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
-    pool: 'p1',
+    pool: SHARED_PAIR,
     poolIdleReleaseMs: 500,
     hooks: { hooks: { PreToolUse: [{ matcher: 'terminal', hooks: [{ type: 'command', command: hook }] }] } },
     firstMessage: 'Write, then show',
@@ -603,5 +623,4 @@ test('awaiting approval past the bound hibernates: a hook’s file is shipped, a
   const pulled = path.join(root, 'after-approval');
   await h.cli(['workspace', 'pull', conversation.id, pulled]);
   assert.deepEqual(await filesIn(pulled), ['a.txt', 'hook.txt']);
-  for (const host of hosts) await host.worker.kill();
 });
