@@ -56,8 +56,11 @@ async function setup(t: { after(fn: () => Promise<void>): void }) {
   return { root, workspace, shadow, store };
 }
 
-/** Ships conversation `c`'s checkpoint after each step, each following the last (epoch 1, host h). */
-function chainOf(shadow: Awaited<ReturnType<typeof setup>>['shadow'], store: FileObjectStore) {
+/**
+ * Ships conversation `c`'s checkpoint after each step, each following the last (epoch 1, host h),
+ * folding the chain every `fullBundleEvery` shipments (shipCheckpoint's default when undefined).
+ */
+function chainOf(shadow: Awaited<ReturnType<typeof setup>>['shadow'], store: FileObjectStore, fullBundleEvery?: number) {
   let previous: StepManifest | undefined;
   const ship = async (step: number) => {
     const c = await shadow.snapshot('c', step);
@@ -65,6 +68,7 @@ function chainOf(shadow: Awaited<ReturnType<typeof setup>>['shadow'], store: Fil
       store,
       { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
       {},
+      fullBundleEvery,
     );
   };
   return { ship, last: () => previous! };
@@ -183,39 +187,29 @@ const EVERY = 5;
 test('unless told otherwise, a chain grows to FULL_BUNDLE_EVERY before it is folded', async (t) => {
   assert.ok(FULL_BUNDLE_EVERY > EVERY + 1);
   const { workspace, shadow, store } = await setup(t);
-  let previous;
+  const { ship, last } = chainOf(shadow, store);
   for (let step = 1; step <= EVERY + 1; step++) {
     await writeFile(path.join(workspace, 'n.txt'), `${step}\n`);
-    const c = await shadow.snapshot('c', step);
-    previous = await shipCheckpoint(
-      store,
-      { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
-      {},
-    );
+    await ship(step);
   }
-  assert.equal(previous!.bundles.length, EVERY + 1);
+  assert.equal(last().bundles.length, EVERY + 1);
 });
 
 test(`a full bundle every N shipments keeps a restore's chain short`, async (t) => {
   const FULL_BUNDLE_EVERY = EVERY;
   const { root, workspace, shadow, store } = await setup(t);
-  let previous;
+  const { ship, last } = chainOf(shadow, store, FULL_BUNDLE_EVERY);
   for (let step = 1; step <= FULL_BUNDLE_EVERY + 2; step++) {
     await writeFile(path.join(workspace, 'n.txt'), `${step}\n`);
-    const c = await shadow.snapshot('c', step);
-    previous = await shipCheckpoint(
-      store,
-      { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
-      {},
-      FULL_BUNDLE_EVERY,
-    );
+    await ship(step);
   }
-  assert.equal(previous!.bundles.length, 2, 'a full one, then one more');
+  const previous = last();
+  assert.equal(previous.bundles.length, 2, 'a full one, then one more');
   // The workspace is one small file: its full pack is under FOLD_FLOOR_BYTES, so the history was
   // packed whole again at step FULL_BUNDLE_EVERY + 1 (its size is the history's; a fold is no smaller).
-  assert.equal(previous!.bundles[0], manifestKey(conversationPrefix('c'), FULL_BUNDLE_EVERY + 1, 1));
+  assert.equal(previous.bundles[0], manifestKey(conversationPrefix('c'), FULL_BUNDLE_EVERY + 1, 1));
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, 'c', previous!, there, {});
+  await materialiseWorkspace(store, 'c', previous, there, {});
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${FULL_BUNDLE_EVERY + 2}\n`);
 });
 
@@ -268,27 +262,22 @@ test('a long chain over a large workspace is folded since its full pack, not pac
   const FULL_BUNDLE_EVERY = EVERY;
   const { root, workspace, shadow, store } = await setup(t);
   await writeFile(path.join(workspace, 'big.bin'), randomBytes(300_000));
-  let previous: StepManifest | undefined;
+  const { ship, last } = chainOf(shadow, store, FULL_BUNDLE_EVERY);
   const sizes: number[] = [];
   for (let step = 1; step <= 2 * FULL_BUNDLE_EVERY; step++) {
     await writeFile(path.join(workspace, 'n.txt'), `${step}\n`);
-    const c = await shadow.snapshot('c', step);
-    previous = await shipCheckpoint(
-      store,
-      { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
-      {},
-      FULL_BUNDLE_EVERY,
-    );
-    sizes.push((await store.head(previous.bundles.at(-1)!))!.size);
+    await ship(step);
+    sizes.push((await store.head(last().bundles.at(-1)!))!.size);
   }
+  const previous = last();
   const first = manifestKey(conversationPrefix('c'), 1, 1);
   // Folded at step FULL_BUNDLE_EVERY + 1 (the chain is then two long) and again at 2 * FULL_BUNDLE_EVERY:
   // the full pack stays first.
-  assert.deepEqual(previous!.bundles, [first, manifestKey(conversationPrefix('c'), 2 * FULL_BUNDLE_EVERY, 1)]);
-  assert.equal(previous!.base?.commit, (await findManifest(store, 'c', 1, {}))!.commit);
+  assert.deepEqual(previous.bundles, [first, manifestKey(conversationPrefix('c'), 2 * FULL_BUNDLE_EVERY, 1)]);
+  assert.equal(previous.base?.commit, (await findManifest(store, 'c', 1, {}))!.commit);
   assert.ok(sizes.at(-1)! < sizes[0]! / 4, `the fold (${sizes.at(-1)} B) is small beside the full pack (${sizes[0]} B)`);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, 'c', previous!, there, {});
+  await materialiseWorkspace(store, 'c', previous, there, {});
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${2 * FULL_BUNDLE_EVERY}\n`);
   assert.equal((await readFile(path.join(there, 'big.bin'))).length, 300_000);
   // A step between folds restores from the full pack, the fold and the steps after it.
