@@ -108,15 +108,9 @@ export const DYNAMIC_CONFIG = [
 ];
 
 /** Whether the HTTP API at `url` answers a request with a Host it was not given with 403 (bounded: 5 s). */
-function refusesForeignHost(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = http.get(`${url}/api/v1/namespaces`, { headers: { host: 'faheem-check.invalid' }, timeout: 5000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 403);
-    });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(true)); // nothing answers there: nothing to call either
-  });
+async function refusesForeignHost(url: string): Promise<boolean> {
+  const status = await httpApiStatus(url, 'faheem-check.invalid');
+  return status === undefined || status === 403; // nothing answers there: nothing to call either
 }
 
 /** The status the HTTP API at `url` answers a namespace list with, for `host` (undefined: no answer in 5 s). */
