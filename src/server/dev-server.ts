@@ -113,7 +113,7 @@ async function refusesForeignHost(url: string): Promise<boolean> {
   return status === undefined || status === 403; // nothing answers there: nothing to call either
 }
 
-/** The status the HTTP API at `url` answers a namespace list with, for `host` (undefined: no answer in 5 s). */
+/** The status the HTTP face at `url` (the HTTP API, the Web UI) answers a namespace list with, for `host` (undefined: no answer in 5 s). */
 function httpApiStatus(url: string, host: string): Promise<number | undefined> {
   return new Promise((resolve) => {
     const req = http.get(`${url}/api/v1/namespaces`, { headers: { host }, timeout: 5000 }, (res) => {
@@ -203,9 +203,11 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   // answers only requests addressed to this machine by name (host-guard.ts: DNS rebinding).
   const uiPort = options.uiPort ?? port + 1000;
   let guard: HostGuard | undefined;
+  let innerUiUrl: string | undefined;
   if (options.headless) args.push('--headless');
   else {
     const inner = await freeLoopbackPort();
+    innerUiUrl = `http://127.0.0.1:${inner}`;
     guard = await startHostGuard({ ip, port: uiPort, targetPort: inner, allowed: allowedHostNames(ip, uiPort) }).catch(
       (err: NodeJS.ErrnoException) => {
         throw new ServerStartError(
@@ -275,16 +277,25 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     }
   }
   const httpUrl = httpPort !== undefined ? `http://${ip === '0.0.0.0' ? '127.0.0.1' : ip}:${httpPort}` : undefined;
-  // The HTTP API's own gRPC client may have dialled the frontend before it listened: it then
-  // answers 503 until its reconnect backoff ends (seconds on a busy machine). Ready means both answer.
-  while (httpUrl && !exited) {
-    const status = await httpApiStatus(httpUrl, httpHost);
-    if (status !== 503 && status !== undefined) break;
-    if (Date.now() > deadline) {
-      options.log?.(`warning: the Temporal dev server's HTTP API (${httpUrl}) did not answer within 60 s (${status ?? 'no answer'})`);
-      break;
+  // The HTTP API and the Web UI each have a gRPC client of their own, which may have dialled the
+  // frontend before it listened: such a face answers 503 until its reconnect backoff ends (seconds
+  // on a busy machine). Ready means every face answers.
+  const faces = [
+    ...(httpUrl ? [{ name: 'HTTP API', url: httpUrl, host: httpHost }] : []),
+    ...(innerUiUrl ? [{ name: 'Web UI', url: innerUiUrl, host: new URL(innerUiUrl).host }] : []),
+  ];
+  for (const face of faces) {
+    while (!exited) {
+      const status = await httpApiStatus(face.url, face.host);
+      if (status !== 503 && status !== undefined) break;
+      if (Date.now() > deadline) {
+        options.log?.(
+          `warning: the Temporal dev server's ${face.name} (${face.url}) did not answer within 60 s (${status ?? 'no answer'})`,
+        );
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 200));
     }
-    await new Promise((r) => setTimeout(r, 200));
   }
   // A Temporal CLI of the operator's (on PATH) may be too old for httpAllowedHosts: say so.
   if (httpUrl && !(await refusesForeignHost(httpUrl))) {
