@@ -235,7 +235,14 @@ function BlockView({ b }: { b: Block }) {
             {b.detail ? <span class="muted"> · {b.detail}</span> : null}
             {b.by ? <span class="muted by"> · by {b.by}</span> : null}
           </div>
-          <div class="text">{b.text}</div>
+          {b.output !== undefined ? (
+            <div class="output-json">
+              <div class="muted">output (matches the schema)</div>
+              <pre>{b.output}</pre>
+            </div>
+          ) : (
+            <div class="text">{b.text}</div>
+          )}
         </div>
       );
     case 'thinking':

@@ -159,6 +159,8 @@ export type Block =
       detail?: string;
       rewound?: boolean;
       by?: string;
+      /** An answer that matched the conversation's output schema: its JSON value, indented. */
+      output?: string;
     }
   | { type: 'thinking'; key: string; text: string }
   | {
@@ -220,6 +222,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
           time,
           ...(callDetail(e.call) ? { detail: callDetail(e.call) } : {}),
           ...(e.rewound ? { rewound: true } : {}),
+          ...(e.output !== undefined ? { output: JSON.stringify(e.output, null, 2) } : {}),
         });
         break;
       case 'action': {

@@ -24,6 +24,8 @@ import { TOOL_NAME } from './tools/define.js';
 import { fileEditorTool, terminalTool } from './tools/builtin.js';
 import { checkWebhookUrl } from './webhooks/target.js';
 import { webhookTaskQueue } from './webhooks/queue.js';
+import { toOutputSchema } from './llm/structured-output.js';
+import type { ZodType } from 'zod';
 import {
   ConversationModelKey,
   ConversationStatusKey,
@@ -231,6 +233,13 @@ export interface CreateOptions {
    * the queue enter the conversation: never pass the secret here.
    */
   webhook?: { url: string; taskQueue?: string };
+  /**
+   * The final answer's shape: a JSON Schema, or a zod schema. The answer is asked in the provider's
+   * structured mode, checked on the worker, sent back with what is wrong when it does not match (at
+   * most 3 times), and its JSON value is `output` in `run()`'s result and `state()`. A schema that
+   * is not one is an InvalidRequestError.
+   */
+  outputSchema?: Record<string, unknown> | ZodType;
 }
 
 /** The search attributes a conversation starts with (status, model, and its tenant when it has one). */
@@ -251,6 +260,14 @@ export function tenantStart(tenant: string | undefined): {
 
 /** The longest title (the first message on one line) a conversation's memo and Web UI summary hold. */
 const TITLE_CHARS = 120;
+
+function checkedOutputSchema(schema: unknown): Record<string, unknown> {
+  try {
+    return toOutputSchema(schema);
+  } catch (err) {
+    throw new InvalidRequestError((err as Error).message);
+  }
+}
 
 function checkPoolName(pool: string): string {
   if (!POOL_NAME.test(pool))
@@ -287,6 +304,7 @@ export function conversationStart(options: CreateOptions): {
     throw new InvalidRequestError('a pooled conversation has no workspace folder of its own: pass workspaceFrom to start from one');
   if (pool === undefined && options.workspaceFrom !== undefined) throw new InvalidRequestError('workspaceFrom goes with pool');
   const tenant = options.tenant !== undefined ? checkTenant(options.tenant) : undefined;
+  const outputSchema = options.outputSchema !== undefined ? checkedOutputSchema(options.outputSchema) : undefined;
   const placed = tenantStart(tenant);
   const settings = clientSettings();
   const taskQueue = options.taskQueue ?? defaultTaskQueue(settings);
@@ -295,6 +313,7 @@ export function conversationStart(options: CreateOptions): {
       // Pooled: a stand-in until a host of the pool claims it (the workflow then sets the host's path and queue).
       workspace: pool !== undefined ? `/faheem-pool/${pool}/${id}` : path.resolve(options.workspace!),
       agent: options.agent.spec,
+      ...(outputSchema ? { outputSchema } : {}),
       toolTaskQueue: pool !== undefined ? poolQueueName(taskQueue, pool) : (options.toolTaskQueue ?? defaultToolTaskQueue(settings)),
       ...(pool !== undefined ? { pool } : {}),
       ...(pool !== undefined && options.poolIdleReleaseMs !== undefined ? { poolIdleReleaseMs: options.poolIdleReleaseMs } : {}),
@@ -352,6 +371,7 @@ export function conversationStart(options: CreateOptions): {
         ...(input.options.mcpServers ? [`**MCP servers:** ${Object.keys(input.options.mcpServers).join(', ')}`] : []),
         `**Max iterations per run:** ${input.options.maxIterations} · **Confirmation:** ${input.options.confirmationPolicy}`,
         ...(tenant !== undefined ? [`**Tenant:** ${tenant}`] : []),
+        ...(outputSchema ? ['**Output:** JSON checked against the output schema'] : []),
       ].join('\n\n'),
     },
   };
@@ -432,7 +452,7 @@ export class Conversation {
     const { runNumber } = await starting;
     const s = await this.waitUntilStopped({ afterRun: runNumber, ...(options.pollMs ? { pollMs: options.pollMs } : {}) });
     const pauseReason = s.status === 'paused' ? lastPauseReason(await this.events(Math.max(0, s.events - 50))) : undefined;
-    return { status: s.status, reason: stopReason(s, pauseReason) };
+    return { status: s.status, reason: stopReason(s, pauseReason), ...(s.output !== undefined ? { output: s.output } : {}) };
   }
 
   /** The run update of the latest `run()` while it is on its way: later calls go after it, in order. */

@@ -50,6 +50,12 @@ export const FAILURE_TYPES = {
     thrownBy: 'callModel',
     means: 'no model, an unknown provider without LLM_BASE_URL, or no API key on the worker (ModelConfigError)',
   },
+  OutputSchemaInvalid: {
+    code: 'invalid_request',
+    retryable: false,
+    thrownBy: 'callModel',
+    means: "the conversation's output schema is not a JSON Schema (a client that did not check it); the run ends in error saying why",
+  },
   ContextWindowExceeded: {
     code: 'context_window_exceeded',
     retryable: false,

@@ -37,6 +37,8 @@ export interface StartRequest {
   tenant?: string;
   /** Where its stops are posted (the secret is kept by the team API, never in history). */
   webhook?: { url: string };
+  /** A JSON Schema the final answer must match (see CreateOptions.outputSchema). */
+  outputSchema?: Record<string, unknown>;
 }
 
 /**
@@ -69,6 +71,7 @@ export async function startConversation(client: Client, r: StartRequest): Promis
     ...(r.checkpoints === false ? { checkpoints: false } : {}),
     ...(r.tenant !== undefined ? { tenant: r.tenant } : {}),
     ...(r.webhook !== undefined ? { webhook: r.webhook } : {}),
+    ...(r.outputSchema !== undefined ? { outputSchema: r.outputSchema } : {}),
   }).catch((err: unknown) => {
     if (err instanceof WorkflowExecutionAlreadyStartedError) throw new UsageError(`a conversation with id "${r.id}" already exists`);
     throw err;

@@ -7,7 +7,7 @@ import os
 import warnings
 
 import pytest
-from pydantic import SecretStr, ValidationError
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from faheemcode.errors import InvalidRequestError
 from faheemcode.sdk import LLM, Agent, ConversationState, Event, ExecutionStatus, Tool, WorkerKeyWarning
@@ -71,6 +71,25 @@ def test_a_conversation_input_as_the_typescript_client_builds_it() -> None:
     )
     with pytest.raises(InvalidRequestError, match="never, always or risky"):
         conversation_input(agent, "ws", confirmation_policy="sometimes", env={})  # type: ignore[arg-type]
+
+
+def test_an_output_schema_from_a_mapping_or_a_pydantic_model() -> None:
+    agent = Agent(llm=LLM(model="openai/gpt-4o"))
+
+    class Verdict(BaseModel):
+        files: int
+        ok: bool
+
+    schema = conversation_input(agent, "ws", output_schema=Verdict, env={})["options"]["outputSchema"]
+    assert schema["type"] == "object"
+    assert set(schema["required"]) == {"files", "ok"}
+    plain = {"type": "array", "items": {"type": "string"}}
+    assert conversation_input(agent, "ws", output_schema=plain, env={})["options"]["outputSchema"] == plain
+    assert "outputSchema" not in conversation_input(agent, "ws", env={})["options"]
+    with pytest.raises(InvalidRequestError, match="JSON Schema"):
+        conversation_input(agent, "ws", output_schema="{}", env={})  # type: ignore[arg-type]
+    with pytest.raises(InvalidRequestError, match="over 64 KiB"):
+        conversation_input(agent, "ws", output_schema={"description": "x" * 70_000}, env={})
 
 
 def test_messages_and_ids_are_checked_before_they_are_sent() -> None:

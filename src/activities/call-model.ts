@@ -14,6 +14,9 @@ import { planCall, toolSpec, type ToolRegistry } from '../tools/registry.js';
 import type { ModelCallInput, ModelCallResult, ToolSpec } from '../types.js';
 import { buildMessages, withInstructions, withSkills } from '../workflows/prompt.js';
 import { withHeartbeat } from './heartbeat.js';
+import { checkOutput, checkOutputSchema, outputInstructions, type OutputSchema } from '../llm/structured-output.js';
+import { FAILURE, failure } from '../failure-types.js';
+import { answerDue } from '../workflows/output-check.js';
 
 /**
  * One streamed model call inside an activity: heartbeats while it runs, aborts on cancellation.
@@ -77,6 +80,7 @@ export function createCallModel(
       });
     }
     let specs: ToolSpec[] = [];
+    let outputSchema: OutputSchema | undefined;
     let shown: PartialReply | undefined;
     const listener: PartialListener = (p) => {
       for (const item of replyDeltas(shown, p, input.step, input.eventCount)) sink.push(item);
@@ -114,6 +118,9 @@ export function createCallModel(
             const setup = await setups.read(handle, input.setupVersion, ctx.info.workflowExecution?.runId ?? '', ctx.info.attempt);
             specs = setup.tools;
             systemPrompt = withSkills(withInstructions(systemPrompt, setup.instructions), setup.skills);
+            // Checked again here: a client that does not check (Python, a hand-made start) cannot wedge the loop with a bad one.
+            outputSchema = setup.outputSchema ? checkedSchema(setup.outputSchema) : undefined;
+            if (outputSchema) systemPrompt = `${systemPrompt}\n\n${outputInstructions(outputSchema)}`;
           } else {
             // A conversation from before tools were open: the built-ins by name.
             specs = input.tools.flatMap((name) => {
@@ -121,7 +128,14 @@ export function createCallModel(
               return tool ? [toolSpec(tool)] : [];
             });
           }
-          return { llm: input.llm, messages: buildMessages(events, systemPrompt), tools: specs, conversationId: input.conversationId };
+          return {
+            llm: input.llm,
+            messages: buildMessages(events, systemPrompt),
+            tools: specs,
+            conversationId: input.conversationId,
+            // The answer is due after an output check: Anthropic's call is then a forced tool.
+            ...(outputSchema ? { output: { schema: outputSchema, force: answerDue(events) } } : {}),
+          };
         },
         listener,
         beatEveryMs,
@@ -143,6 +157,8 @@ export function createCallModel(
         // Absent when empty, so results without them look as they did.
         ...(reply.reasoning.length ? { reasoning: reply.reasoning } : {}),
         ...(reply.truncated ? { truncated: true } : {}),
+        // The final answer checked here, where the validator lives (the workflow only reads the verdict).
+        ...(outputSchema && toolCalls.length === 0 && !reply.truncated ? { outputCheck: checkOutput(outputSchema, reply.content) } : {}),
       };
     }
   }
@@ -158,4 +174,13 @@ interface AttemptDetails {
 function retryDelayOf(failure: ApplicationFailure | undefined): number | undefined {
   const delay = failure?.nextRetryDelay;
   return delay === undefined || delay === null ? undefined : msToNumber(delay);
+}
+
+/** The conversation's output schema, or a failure no retry can mend (the conversation ends in `error`, saying why). */
+function checkedSchema(schema: unknown): OutputSchema {
+  try {
+    return checkOutputSchema(schema);
+  } catch (err) {
+    throw failure(FAILURE.OutputSchemaInvalid, `the conversation's output schema: ${(err as Error).message}`);
+  }
 }

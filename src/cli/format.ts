@@ -170,6 +170,7 @@ export function stateJson(s: ConversationState): Record<string, unknown> {
     pendingActions: s.pendingActions,
     runCost: s.runCost,
     finalMessage: s.finalMessage ?? null,
+    ...(s.output !== undefined ? { output: s.output } : {}),
     waitingForHost: s.waitingForHost ?? null,
     waitingUntil: s.waitingUntil ?? null,
     steps: s.steps ?? 0,

@@ -1,4 +1,5 @@
 // The `faheem` command line. Talks to Temporal only (never to a worker), so it works from any machine.
+import { checkOutputSchema } from '../llm/structured-output.js';
 import { LivePrinter } from './live-format.js';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -295,6 +296,8 @@ async function outcomeWithReason(conversation: Conversation, s: ConversationStat
 
 /** Ends the command with the outcome's exit code; its line goes to stderr (under `--quiet`, only when it failed). */
 function exitWith(outcome: Outcome, quiet = false): void {
+  // A structured answer is the command's result: stdout, as JSON on one line.
+  if (outcome.output !== undefined) console.log(JSON.stringify(outcome.output));
   if (!quiet || outcome.failed) console.error(outcome.failed ? pc.red(`faheem: ${outcome.line}`) : pc.dim(outcome.line));
   process.exitCode = outcome.code;
 }
@@ -649,6 +652,7 @@ program
     'hooks in Claude Code\'s format: a JSON file {"hooks": {"PreToolUse": [{"matcher", "hooks": [{"type": "command", "command"}]}], …}}',
   )
   .option('--no-checkpoints', 'no checkpoint of the workspace per step (no rewind or fork)')
+  .option('--output-schema <file>', 'the final answer is JSON matching this JSON Schema (a file): checked, asked again, printed by --wait')
   .option('--pool <name>', 'the workspace belongs to this pool of hosts (workers with --pool), kept in FAHEEM_OBJECT_STORE')
   .option('--workspace-from <dir>', "with --pool: start from this folder's files (uploaded now; default: empty)")
   .option('--wait', 'return when the run stops; the exit code says how (0 finished, 1 error, 2 stuck, 3 paused, 4 waits for approval)')
@@ -671,6 +675,7 @@ program
         hooks?: string;
         checkpoints?: boolean;
         delegate?: boolean;
+        outputSchema?: string;
         wait?: boolean;
         follow?: boolean;
         pool?: string;
@@ -687,6 +692,7 @@ program
       if (workspace.warning) printWarnings([workspace.warning]);
       const mcpServers = o.mcpConfig ? await readMcpConfig(o.mcpConfig) : undefined;
       const hooks = o.hooks ? await readHooksFile(o.hooks) : undefined;
+      const outputSchema = o.outputSchema ? await readOutputSchema(o.outputSchema) : undefined;
       await withClient(async (client) => {
         const toolQueue = o.pool === undefined ? toolTaskQueue(settings) : poolQueueName(taskQueue(settings), o.pool);
         const warnings = workerWarnings(client, { taskQueue: taskQueue(settings), toolTaskQueue: toolQueue });
@@ -705,6 +711,7 @@ program
           ...(hooks ? { hooks } : {}),
           ...(o.checkpoints === false ? { checkpoints: false } : {}),
           ...(o.delegate ? { delegate: true } : {}),
+          ...(outputSchema ? { outputSchema } : {}),
         });
         // stderr: stdout stays the id alone. Waiting, the watch says it (and again if a worker goes).
         if (!o.wait && !o.follow) printWarnings(await warnings);
@@ -732,6 +739,20 @@ async function readHooksFile(file: string) {
     return parseHooksFile(text);
   } catch (err) {
     throw new UsageError(`--hooks ${file}: ${(err as Error).message}`);
+  }
+}
+
+async function readOutputSchema(file: string): Promise<Record<string, unknown>> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`--output-schema: cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return checkOutputSchema(JSON.parse(text));
+  } catch (err) {
+    throw new UsageError(`--output-schema ${file}: ${(err as Error).message}`);
   }
 }
 

@@ -25,6 +25,8 @@ export interface Outcome {
   line: string;
   /** Whether it is worth a line under `--quiet` (anything but a plain finish). */
   failed: boolean;
+  /** A finish with an output schema: the answer's JSON value (printed on stdout as JSON). */
+  output?: unknown;
 }
 
 /** What the state tells of a stopped run (the fields the outcome reads). */
@@ -35,6 +37,7 @@ export interface StoppedRun {
   closed?: boolean;
   finalMessage?: string | null;
   pendingActions?: readonly unknown[];
+  output?: unknown;
 }
 
 /**
@@ -45,7 +48,12 @@ export function outcomeOf(s: StoppedRun, pauseReason?: string): Outcome {
   const why = (text: string | null | undefined) => (text ? `: ${oneLine(text, 300)}` : '');
   switch (s.status) {
     case 'finished':
-      return { code: EXIT.finished, line: `${s.id} finished${why(s.finalMessage)}`, failed: false };
+      return {
+        code: EXIT.finished,
+        line: `${s.id} finished${s.output !== undefined ? ' with output matching its schema' : why(s.finalMessage)}`,
+        failed: false,
+        ...(s.output !== undefined ? { output: s.output } : {}),
+      };
     case 'error':
       return { code: EXIT.error, line: `${s.id} error${why(s.lastError ?? 'the run ended in an error')}`, failed: true };
     case 'stuck':

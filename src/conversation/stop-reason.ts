@@ -6,6 +6,8 @@ import type { ConversationEvent, ConversationStatus } from '../types.js';
 export interface RunResult {
   status: ConversationStatus;
   reason: string | null;
+  /** With an output schema: the final answer's JSON value, checked against it (absent when none matched). */
+  output?: unknown;
 }
 
 /** The reason of the last pause event among `events` (undefined when there is none). */

@@ -25,6 +25,7 @@ import {
 } from './provider.js';
 import { AnthropicAssembler, OpenAIAssembler, type AssembledReply, type PartialListener, type StreamedToolCall } from './stream.js';
 import type { Settings } from '../environment.js';
+import { OUTPUT_TOOL, strictCompatible, wireSchema, type OutputSchema } from './structured-output.js';
 
 // Client errors a retry cannot fix: the conversation goes to `error` with the reason.
 const NOT_RETRYABLE = new Set([400, 401, 403, 404, 413, 422]);
@@ -87,6 +88,12 @@ export interface ModelRequest {
   onPartial?: PartialListener;
   /** No reasoning whatever the settings (a condensation). */
   noReasoning?: boolean;
+  /**
+   * The conversation's output schema, carried in each API's structured mode (chat: `response_format`;
+   * Responses: `text.format`; Anthropic: the {@link OUTPUT_TOOL} tool). `force`: the answer is due
+   * (Anthropic's call is then that tool, forced, without thinking, which forced tools refuse).
+   */
+  output?: { schema: OutputSchema; force: boolean };
 }
 
 /** A model call's outcome, whichever API answered. */
@@ -263,16 +270,21 @@ export class ModelClients {
     signal: AbortSignal,
     deprecated: boolean,
   ): Promise<AssembledReply> {
+    const output = request.output;
     const prompt = anthropicPrompt(request.messages, request.tools);
-    const thinking = thinkingAllowed(prompt.messages)
-      ? thinkingFor(request.noReasoning ? undefined : this.effortFor(request.llm), maxTokens, resolved.apiModel)
-      : undefined;
+    // The answer tool goes last, so the cached prefix of the other tools stays the same.
+    const tools = output ? [...prompt.tools, outputTool(output.schema)] : prompt.tools;
+    const thinking =
+      thinkingAllowed(prompt.messages) && !output?.force
+        ? thinkingFor(request.noReasoning ? undefined : this.effortFor(request.llm), maxTokens, resolved.apiModel)
+        : undefined;
     const body: Anthropic.Messages.MessageCreateParamsStreaming = {
       model: resolved.apiModel,
       max_tokens: maxTokens,
       system: prompt.system,
       messages: prompt.messages,
-      ...(prompt.tools.length ? { tools: prompt.tools } : {}),
+      ...(tools.length ? { tools } : {}),
+      ...(output?.force ? { tool_choice: { type: 'tool', name: OUTPUT_TOOL } } : {}),
       // Thinking takes the default temperature only.
       ...(thinking ?? (request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {})),
       stream: true,
@@ -285,7 +297,7 @@ export class ModelClients {
       : await client.messages.create(body, { signal });
     const assembler = new AnthropicAssembler(request.onPartial);
     for await (const event of stream) assembler.push(event);
-    return assembler.result();
+    return output ? answerFromTool(assembler.result(), output.schema) : assembler.result();
   }
 
   /**
@@ -311,6 +323,18 @@ export class ModelClients {
       ...(reasons ? { include: ['reasoning.encrypted_content'] } : {}),
       ...(effort ? { reasoning: { effort, summary: 'auto' } } : {}),
       ...(request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {}),
+      ...(request.output
+        ? {
+            text: {
+              format: {
+                type: 'json_schema',
+                name: OUTPUT_TOOL,
+                schema: wireSchema(request.output.schema),
+                strict: strictCompatible(request.output.schema),
+              },
+            },
+          }
+        : {}),
       max_output_tokens: maxTokens,
       prompt_cache_key: request.conversationId,
       stream: true,
@@ -359,6 +383,18 @@ export class ModelClients {
         // OpenAI's own endpoint wants max_completion_tokens (reasoning models refuse max_tokens); others know max_tokens.
         ...(ownEndpoint ? { max_completion_tokens: maxTokens, prompt_cache_key: request.conversationId } : { max_tokens: maxTokens }),
         ...(effort ? { reasoning_effort: effort } : {}),
+        ...(request.output
+          ? {
+              response_format: {
+                type: 'json_schema',
+                json_schema: {
+                  name: OUTPUT_TOOL,
+                  schema: wireSchema(request.output.schema),
+                  strict: strictCompatible(request.output.schema),
+                },
+              },
+            }
+          : {}),
         stream: true,
         stream_options: { include_usage: true },
       },
@@ -440,6 +476,37 @@ function apiMessage(err: { message: string; error?: unknown }): string {
  */
 export function anthropicBaseUrl(baseUrl: string): string {
   return baseUrl.replace(/\/+$/, '').replace(/\/v1$/, '');
+}
+
+/** The tool an Anthropic model gives its final answer with: its input is the answer. */
+function outputTool(schema: OutputSchema): Anthropic.Messages.Tool {
+  const input = wireSchema(schema);
+  // A tool's input is an object: an answer of another type is wrapped in `{ answer }` (answerFromTool unwraps it).
+  const objectSchema = input.type === 'object';
+  return {
+    name: OUTPUT_TOOL,
+    description: 'Give the final answer: its input is the answer, matching the output schema. Call it once the task is done.',
+    input_schema: (objectSchema
+      ? input
+      : { type: 'object', properties: { answer: input }, required: ['answer'] }) as Anthropic.Messages.Tool.InputSchema,
+  };
+}
+
+/**
+ * A reply that called the answer tool is the answer: its input as JSON text, and no tool calls
+ * (calls beside it are dropped: the model said it is done).
+ */
+export function answerFromTool(reply: AssembledReply, schema: OutputSchema): AssembledReply {
+  const call = reply.toolCalls.find((c) => c.name === OUTPUT_TOOL);
+  if (!call) return reply;
+  let text = call.arguments;
+  try {
+    const input = JSON.parse(call.arguments) as { answer?: unknown };
+    text = JSON.stringify(wireSchema(schema).type === 'object' ? input : input?.answer);
+  } catch {
+    // not JSON: the check says so
+  }
+  return { ...reply, text, toolCalls: [] };
 }
 
 const functionTools = new WeakMap<ToolSpec, OpenAI.Chat.Completions.ChatCompletionTool>();

@@ -49,6 +49,7 @@ interface MessagesBody {
   messages?: Message[];
   tools?: Record<string, unknown>[];
   thinking?: { type: string; budget_tokens?: number };
+  tool_choice?: { type: string; name?: string };
   stream?: boolean;
   [key: string]: unknown;
 }
@@ -191,6 +192,8 @@ export function refusal(body: MessagesBody): string | undefined {
   const marked = prefixBlocks(body).filter((b) => b.breakpoint).length;
   if (marked > 4) return `A maximum of 4 blocks with cache_control may be provided. Found ${marked}.`;
   if (body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive') {
+    const forced = body.tool_choice?.type;
+    if (forced === 'tool' || forced === 'any') return 'Thinking may not be enabled when tool_choice forces tool use.';
     const budget = body.thinking.budget_tokens ?? 0;
     if (body.thinking.type === 'enabled' && budget < 1024)
       return 'thinking.enabled.budget_tokens: Input should be greater than or equal to 1024';

@@ -110,6 +110,8 @@ export interface ModelCallResult {
   reasoning?: ReasoningBlock[];
   /** The reply was cut by the output-token cap (finish_reason `length` / stop_reason `max_tokens`). */
   truncated?: boolean;
+  /** With an output schema, for a reply without tool calls: its text checked against the schema on the worker. */
+  outputCheck?: { ok: true; value: unknown } | { ok: false; errors: string[] };
 }
 
 export interface ToolCallInput {

@@ -113,6 +113,8 @@ export interface ConversationSetup {
   hookEvents?: HookEventName[];
   /** The model the host's worker calls when the conversation names none (its LLM_MODEL), for the Web UI's summaries. */
   workerModel?: string;
+  /** The conversation's output schema (the `setup` query adds it from the options; not kept in the setup itself). */
+  outputSchema?: Record<string, unknown>;
 }
 
 export interface RepositoryInstructions {
@@ -206,6 +208,8 @@ export const emptyMetrics = (): Metrics => ({
 export interface ConversationOptions {
   workspace: string;
   agent: AgentSpec;
+  /** A JSON Schema the final answer must match: it ends as a JSON value (`output`), checked, and asked again when it does not match. */
+  outputSchema?: Record<string, unknown>;
   /** Task queue that the workspace's host listens on: every tool runs there. */
   toolTaskQueue: string;
   maxIterations: number;
@@ -358,6 +362,10 @@ export interface MessageEvent extends EventBase {
   thinking?: string;
   /** The model call that wrote this reply. */
   call?: CallSummary;
+  /** A conversation with an output schema: the answer's JSON value, checked against it (only on a reply that matched). */
+  output?: unknown;
+  /** The model is told its answer did not match the output schema (`errors` empty: finish was called; the answer is asked for). */
+  outputCheck?: { try: number; errors: string[] };
 }
 
 /** A tool call the model made. */
@@ -581,6 +589,8 @@ export interface ConversationState {
   host?: string | null;
   /** The agent's last answer (its reply without tool calls, or finish's message). */
   finalMessage: string | null;
+  /** With an output schema: the last answer's JSON value, checked against it (absent until one matched). */
+  output?: unknown;
   /** Set for a sub-agent: its parent conversation. */
   parentId?: string;
   /** The tenant it belongs to (absent: none). */

@@ -59,6 +59,8 @@ export interface CarriedState {
   children?: ChildSummary[];
   childCount?: number;
   finalMessage?: string | null;
+  /** With an output schema: the last answer's checked JSON value. */
+  output?: unknown;
   /** The runs so far and the first event index each recorded (the events they hold are not carried). */
   runs?: { runId: string; from: number }[];
   /** Steps so far (over the whole conversation), and their checkpoints. */

@@ -29,6 +29,8 @@ export interface DetailsView {
   metrics: Metrics;
   /** Who changed the conversation last through the team API (absent when no one has). */
   lastChange?: LastChange | undefined;
+  /** With an output schema: the answer's checked JSON value. */
+  output?: unknown;
 }
 
 export function detailsText(v: DetailsView): string {
@@ -43,6 +45,7 @@ export function detailsText(v: DetailsView): string {
     v.children.length > 0 ? `**Sub-agents:** ${v.children.map((c) => `\`${c.id}\` ${c.status}`).join(', ')}` : '',
     v.parentId ? `**Parent:** \`${v.parentId}\`` : '',
     v.lastChange ? lastChangeLine(v.lastChange) : '',
+    v.output !== undefined ? `**Output:** \`${oneLine(JSON.stringify(v.output), 300).replace(/`/g, "'")}\`` : '',
     `**Tokens:** ${v.metrics.promptTokens} in (${v.metrics.cacheReadTokens} from the cache) / ${v.metrics.completionTokens} out · **Cost:** $${v.metrics.accumulatedCost.toFixed(4)}`,
     lastCall(v.metrics),
   ]

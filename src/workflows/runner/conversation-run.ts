@@ -293,6 +293,7 @@ export class ConversationRun {
         parentId: this.options.parent?.id,
         metrics: state.metrics,
         lastChange: this.lastChange,
+        ...(state.output !== undefined ? { output: state.output } : {}),
       }),
     );
   }
@@ -422,6 +423,7 @@ export class ConversationRun {
       runCost: state.runCost,
       children,
       finalMessage: state.finalMessage,
+      ...(state.output !== undefined ? { output: state.output } : {}),
       waitingForHost: this.inFlight.waitingForHost ? this.options.toolTaskQueue : null,
       waitingUntil: session.activeWait ? { until: session.activeWait.until, reason: session.activeWait.reason } : null,
       steps: state.steps,

@@ -93,7 +93,14 @@ export function registerHandlers(run: ConversationRun): void {
   setHandler(childStatusSignal, (report: ChildReport) => run.apply(childReported, report), { description: DESCRIPTIONS.childStatus });
 
   setHandler(stateQuery, () => run.snapshot(), { description: DESCRIPTIONS.state });
-  setHandler(setupQuery, () => run.setup ?? null, { description: DESCRIPTIONS.setup });
+  // The output schema is the options' (the worker reads both through this one cached query).
+  setHandler(
+    setupQuery,
+    () => (run.setup && run.options.outputSchema ? { ...run.setup, outputSchema: run.options.outputSchema } : (run.setup ?? null)),
+    {
+      description: DESCRIPTIONS.setup,
+    },
+  );
   setHandler(eventRunsQuery, () => [...run.runs], { description: DESCRIPTIONS.eventRuns });
   setHandler(eventsQuery, (fromIndex = 0, limit = 10_000) => eventsPage(run.log.from(Math.max(0, fromIndex)), limit), {
     description: DESCRIPTIONS.events,

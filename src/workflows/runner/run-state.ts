@@ -61,6 +61,8 @@ export interface RunState {
   readonly childCount: number;
   /** The agent's answer (its reply without tool calls, or finish's message). */
   readonly finalMessage: string | null;
+  /** With an output schema: the last answer's checked JSON value (absent until one matched). */
+  readonly output?: unknown;
   /** Steps (model replies) over the whole conversation; a rewind goes back to its step. */
   readonly steps: number;
   /** One checkpoint of the workspace per step. */
@@ -121,6 +123,8 @@ export function initialState(input: ConversationInput, runId: string, eventCount
     children: carried?.children ?? [],
     childCount: carried?.childCount ?? 0,
     finalMessage: carried?.finalMessage ?? null,
+    // Written only for a conversation with an output schema (others carry no such field).
+    ...(carried?.output !== undefined ? { output: carried.output } : {}),
     steps: carried?.steps ?? 0,
     checkpoints: carried?.checkpoints ?? [],
     // Written only for a fork, as before (a conversation that is not one carries neither field).
@@ -208,9 +212,9 @@ export function withToolState(state: RunState, tool: string, toolState: unknown)
   return { ...state, toolState: { ...state.toolState, [tool]: toolState } };
 }
 
-/** The agent's answer (its reply without tool calls, or finish's message). */
-export function withFinalMessage(state: RunState, text: string): RunState {
-  return { ...state, finalMessage: text };
+/** The agent's answer (its reply without tool calls, or finish's message), and its checked JSON value when it has one. */
+export function withFinalMessage(state: RunState, text: string, output?: { value: unknown }): RunState {
+  return { ...state, finalMessage: text, ...(output ? { output: output.value } : {}) };
 }
 
 export function withLastError(state: RunState, message: string | null): RunState {

@@ -47,6 +47,7 @@ import { moveToNewVersionDue } from './versioning.js';
 import { addHookContext, hookPoint, hooksDue, type HooksRun } from './hooks.js';
 import type { HookDecision } from '../../hooks/decision.js';
 import { actingIn } from '../actor.js';
+import { MAX_OUTPUT_TRIES, outputCheckText, outputTries } from '../output-check.js';
 
 /** What a turn leads to. */
 export type TurnOutcome =
@@ -260,6 +261,7 @@ async function afterReply(run: ActionsRun, acts: ConversationActivities, reply: 
 function answer(run: ActionsRun, reply: ModelCallResult, verdict: ReturnType<typeof truncationVerdict> | undefined): TurnOutcome {
   // Shown as the reply's thinking in events, the console and ACP (summaries are all a reader needs).
   const thinking = reasoningText(reply.reasoning);
+  const checked = reply.outputCheck;
   run.apply(record, {
     kind: 'message',
     source: 'agent',
@@ -267,12 +269,29 @@ function answer(run: ActionsRun, reply: ModelCallResult, verdict: ReturnType<typ
     ...(reply.truncated ? { truncated: true } : {}),
     ...(thinking ? { thinking } : {}),
     call: callSummary(reply),
+    ...(checked?.ok ? { output: checked.value } : {}),
   });
   if (verdict?.kind === 'stuck') return verdict;
   // Before the patch: not an answer; the next prompt tells the model (prompt.ts) and it goes on.
   if (reply.truncated && !verdict) return { kind: 'continue' };
-  run.apply(setFinalMessage, reply.content ?? '');
+  // An output schema: an answer that does not match goes back with what is wrong, a bounded number of times.
+  if (checked && !checked.ok) return askForOutput(run, checked.errors);
+  run.apply(setFinalMessage, reply.content ?? '', checked?.ok ? { value: checked.value } : undefined);
   return { kind: 'finished' };
+}
+
+/**
+ * An answer that did not match the output schema (or finish, which gives none: `errors` empty):
+ * the model is told, and asked again, until MAX_OUTPUT_TRIES answers in a row did not match.
+ */
+function askForOutput(run: ActionsRun, errors: string[]): TurnOutcome {
+  const tries = outputTries(liveEvents(run.log.held())) + (errors.length > 0 ? 1 : 0);
+  if (tries > MAX_OUTPUT_TRIES) {
+    const message = `the answer did not match the output schema after ${MAX_OUTPUT_TRIES} tries: ${errors.join('; ')}`;
+    return { kind: 'error', message, event: true };
+  }
+  run.apply(record, { kind: 'message', source: 'environment', text: outputCheckText(errors, tries), outputCheck: { try: tries, errors } });
+  return { kind: 'continue' };
 }
 
 /** Over budget with work left: pause (not fail), so the user decides whether to spend more. */
@@ -502,6 +521,11 @@ export async function runAction(
   }
   run.apply(record, observation(action, result));
   if (action.tool !== 'finish' || result.isError) return { kind: 'recorded' };
+  // finish gives prose: with an output schema the answer itself is asked for next.
+  if (run.options.outputSchema) {
+    askForOutput(run, []);
+    return { kind: 'recorded' };
+  }
   run.apply(setFinalMessage, result.content);
   return { kind: 'finished' };
 }

@@ -9,6 +9,7 @@ called from any thread while another is inside ``run()``.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import uuid
@@ -16,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from functools import partial
 from typing import Any, Literal, TypeVar
 
+from pydantic import BaseModel
 from temporalio.client import (
     Client,
     WorkflowHandle,
@@ -109,6 +111,7 @@ def conversation_input(
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
     confirmation_policy: ConfirmationPolicy = "never",
     max_budget_per_run: float | None = None,
+    output_schema: Mapping[str, Any] | type[BaseModel] | None = None,
     env: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The workflow's input (the TypeScript ``ConversationInput``), as ``Conversation.create`` builds it."""
@@ -126,7 +129,25 @@ def conversation_input(
     }
     if max_budget_per_run is not None:
         options["maxBudgetPerRunUsd"] = max_budget_per_run
+    if output_schema is not None:
+        options["outputSchema"] = _output_schema(output_schema)
     return {"options": options}
+
+
+MAX_OUTPUT_SCHEMA_BYTES = 64 * 1024
+
+
+def _output_schema(schema: Mapping[str, Any] | type[BaseModel]) -> dict[str, Any]:
+    """A JSON Schema from a mapping or a pydantic model class (its ``model_json_schema()``); the worker
+    compiles and checks it again, and ends the run in ``error`` saying why when it is not one."""
+    if isinstance(schema, type) and issubclass(schema, BaseModel):
+        schema = schema.model_json_schema()
+    if not isinstance(schema, Mapping):
+        raise InvalidRequestError("output_schema must be a JSON Schema (a mapping) or a pydantic model class")
+    text = json.dumps(dict(schema))
+    if len(text.encode()) > MAX_OUTPUT_SCHEMA_BYTES:
+        raise InvalidRequestError(f"the output schema is over 64 KiB ({len(text.encode())} bytes)")
+    return json.loads(text)
 
 
 class Conversation:
@@ -147,6 +168,7 @@ class Conversation:
         max_iteration_per_run: int = DEFAULT_MAX_ITERATIONS,
         confirmation_policy: ConfirmationPolicy = "never",
         max_budget_per_run: float | None = None,
+        output_schema: Mapping[str, Any] | type[BaseModel] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.agent = agent
@@ -162,6 +184,7 @@ class Conversation:
             max_iterations=max_iteration_per_run,
             confirmation_policy=confirmation_policy,
             max_budget_per_run=max_budget_per_run,
+            output_schema=output_schema,
             env=env,
         )
         self.workspace: str = args["options"]["workspace"]

@@ -83,6 +83,8 @@ class ConversationState(BaseModel):
     model: str = ""
     closed: bool = False
     final_message: str | None = None
+    #: With an output schema: the final answer's JSON value, checked against it (None until one matched).
+    output: Any = None
     confirmation_policy: str | None = None
     pending_actions: list[dict[str, Any]] = []
     children: list[dict[str, Any]] = []
