@@ -35,6 +35,10 @@ export const CreateConversation = z
       .openapi({ description: 'Your id for it; the conversation id becomes `<tenant>:<id>`.' }),
     confirm: z.enum(['never', 'risky', 'always']).optional().openapi({ description: 'Which actions wait for approve/reject.' }),
     maxIterations: z.number().int().min(1).max(1000).optional(),
+    outputSchema: z.record(z.string(), z.unknown()).optional().openapi({
+      description:
+        'A JSON Schema the final answer must match: it is checked, sent back with what is wrong (at most 3 times), and its JSON value is `output` in the status.',
+    }),
     pool: z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/)

@@ -2,6 +2,7 @@
 // POST /v1/responses share, so both keep the same rules: a model the operator allows, the
 // tenant's maxRunning, a workspace under the tenant's own folder, the webhook's secret kept apart,
 // and the change recorded as the caller's.
+import { checkOutputSchema } from '../llm/structured-output.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Conversation } from '../client.js';
 import { randomUUID } from 'node:crypto';
@@ -47,6 +48,7 @@ export interface CallerStart {
   id?: string;
   confirm?: 'never' | 'risky' | 'always';
   maxIterations?: number;
+  outputSchema?: Record<string, unknown>;
   pool?: string;
   webhook?: { url: string; secret: string };
 }
@@ -60,6 +62,13 @@ export async function startForCaller(deps: StartDeps, caller: Caller, body: Call
   if (body.model !== undefined && !deps.allowedModels.includes(body.model))
     throw new ApiProblem('bad_request', `model ${JSON.stringify(body.model)} is not one the operator allows`);
   if (body.webhook && !deps.prepareWebhook) throw new ApiProblem('bad_request', 'this API does not deliver webhooks');
+  if (body.outputSchema !== undefined) {
+    try {
+      checkOutputSchema(body.outputSchema);
+    } catch (err) {
+      throw new ApiProblem('bad_request', `outputSchema: ${(err as Error).message}`);
+    }
+  }
   // The id is chosen here, not by the SDK: a webhook's secret is kept under it before the start.
   const id = body.id !== undefined ? tenantConversationId(caller.tenant, body.id) : `conv-${randomUUID().slice(0, 13)}`;
   // One start at a time per tenant: the count and the start that follows it are not raced.
@@ -92,6 +101,7 @@ async function startCounted(deps: StartDeps, caller: Caller, body: CallerStart, 
         ...(body.model !== undefined ? { model: body.model } : {}),
         confirm: body.confirm ?? 'never',
         maxIterations: body.maxIterations ?? 50,
+        ...(body.outputSchema !== undefined ? { outputSchema: body.outputSchema } : {}),
         tenant: caller.tenant,
         ...(webhook ? { webhook } : {}),
       }).catch((err: unknown) => {

@@ -28,6 +28,7 @@ function script(req: RecordedRequest): ScriptedReply {
   const tools = req.body.messages.filter((m) => m.role === 'tool').length;
   if (first.startsWith('Hold this')) return { gate: 'small', content: 'Held, then done.' };
   if (first.startsWith('Hold')) return { gate: 'hold', content: 'Held, then done.' };
+  if (first.startsWith('Count')) return { content: req.body.response_format ? '{"count": 2}' : 'two' };
   if (first.startsWith('Risky'))
     return tools === 0
       ? { toolCalls: [{ name: 'terminal', arguments: { command: 'echo ran > ran.txt' } }] }
@@ -158,6 +159,17 @@ test('a conversation runs in a workspace under its tenant’s folder; the status
   const same = await call('POST', '/v1/conversations', keys.other, { message: 'Hello', id: 'note-1' });
   assert.equal(same.status, 201);
   assert.equal(same.body.id, 'other:note-1');
+});
+
+test('an output schema: a bad one is 400; the answer matching it is the status output', async () => {
+  const bad = await call('POST', '/v1/conversations', keys.acme, { message: 'Count', outputSchema: { type: 'nope' } });
+  assert.equal(bad.status, 400);
+  assert.match(bad.body.detail, /outputSchema: the output schema is not a valid JSON Schema/);
+  const schema = { type: 'object', properties: { count: { type: 'integer' } }, required: ['count'], additionalProperties: false };
+  const created = await call('POST', '/v1/conversations', keys.acme, { message: 'Count the files', id: 'count', outputSchema: schema });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const done = await untilStatus(keys.acme, 'acme:count', (s) => s === 'finished');
+  assert.deepEqual(done.output, { count: 2 });
 });
 
 test("every route of the OpenAPI document answers 404 for another tenant's conversation, and lists stay inside the tenant", async () => {
