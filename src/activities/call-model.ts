@@ -21,16 +21,17 @@ import { withHeartbeat } from './heartbeat.js';
  */
 export async function streamModelCall(
   models: ModelClients,
-  prepare: () => Promise<Omit<ModelRequest, 'onPartial'>>,
+  prepare: () => Promise<Omit<ModelRequest, 'onPartial' | 'onRetry'>>,
   onPartial?: PartialListener,
   beatEveryMs?: number,
   details?: () => unknown,
+  onRetry?: (note: string) => void,
 ): Promise<ModelOutcome> {
   const ctx = Context.current();
   return withHeartbeat(
     async () => {
       const request = await prepare();
-      return models.complete({ ...request, ...(onPartial ? { onPartial } : {}) }, ctx.cancellationSignal);
+      return models.complete({ ...request, ...(onPartial ? { onPartial } : {}), ...(onRetry ? { onRetry } : {}) }, ctx.cancellationSignal);
     },
     { context: ctx, everyMs: beatEveryMs, ...(details ? { details } : {}) },
   );
@@ -126,6 +127,17 @@ export function createCallModel(
         listener,
         beatEveryMs,
         () => ({ partial: shown !== undefined }) satisfies AttemptDetails,
+        // A fallback chain asks again or moves on: followers drop what they were shown of this try.
+        (note) => {
+          sink.push({
+            kind: 'retry',
+            text: `${note}${shown !== undefined ? '; the partial reply above is dropped' : ''}`,
+            step: input.step,
+            eventCount: input.eventCount,
+            attempt: ctx.info.attempt,
+          });
+          shown = undefined;
+        },
       );
       const byName = new Map(specs.map((t) => [t.name, t]));
       const toolCalls = reply.toolCalls.map((call, i) => {
@@ -143,6 +155,7 @@ export function createCallModel(
         // Absent when empty, so results without them look as they did.
         ...(reply.reasoning.length ? { reasoning: reply.reasoning } : {}),
         ...(reply.truncated ? { truncated: true } : {}),
+        ...(reply.fallbacks?.length ? { answeredBy: reply.answeredBy, fallbacks: reply.fallbacks } : {}),
       };
     }
   }

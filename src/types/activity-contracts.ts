@@ -10,6 +10,7 @@ import type {
   McpServersSpec,
   ReasoningBlock,
   RepositoryInstructions,
+  SkippedModel,
   TerminalState,
   TokenUsage,
   ToolSpec,
@@ -96,6 +97,10 @@ export interface CondenseResult {
   latencyMs: number;
   /** The model the endpoint says answered. */
   model?: string;
+  /** With a fallback chain that moved: the chain's model that answered. */
+  answeredBy?: string;
+  /** With a fallback chain that moved: the models passed over before it, and why. */
+  fallbacks?: SkippedModel[];
 }
 
 export interface ModelCallResult {
@@ -110,6 +115,10 @@ export interface ModelCallResult {
   reasoning?: ReasoningBlock[];
   /** The reply was cut by the output-token cap (finish_reason `length` / stop_reason `max_tokens`). */
   truncated?: boolean;
+  /** With a fallback chain that moved: the chain's model that answered (`anthropic/…`). */
+  answeredBy?: string;
+  /** With a fallback chain that moved: the models passed over before it, and why. */
+  fallbacks?: SkippedModel[];
 }
 
 export interface ToolCallInput {
