@@ -320,6 +320,14 @@ export function buildBlocks(state: TranscriptState): Block[] {
       case 'instructions':
         blocks.push({ type: 'note', key, text: `the agent follows ${e.path}${e.truncated ? ' (cut short)' : ''}`, time });
         break;
+      case 'fallback':
+        blocks.push({
+          type: 'note',
+          key,
+          text: `answered by fallback ${e.model}; passed over: ${e.skipped.map((s) => `${s.model} (${s.reason})`).join(', ')}`,
+          time,
+        });
+        break;
       case 'condensation':
         blocks.push({ type: 'note', key, text: `condensed events ${e.forgottenFrom}–${e.forgottenTo - 1} into a summary`, time });
         break;

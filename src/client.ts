@@ -12,6 +12,7 @@ import { markRewound, rewoundRanges, type RewindAnswer } from './workflows/rewin
 import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, WaitTimeoutError } from './errors.js';
 import { clientChildEnv, clientSettings, taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from './connection.js';
 import { POOL_NAME, poolQueueName } from './workflows/pool-rules.js';
+import { MAX_CHAIN } from './workflows/model-chain.js';
 import { parseMcpServers } from './mcp/config.js';
 import { explainUnreadable } from './security/codec.js';
 import { oneLine } from './text.js';
@@ -85,6 +86,14 @@ function wireApi(value: unknown): WireApi {
   throw new FaheemError('invalid_request', `LLM: wireApi must be responses or chat, not ${JSON.stringify(value)}`);
 }
 
+/** Fallback models checked: names (`provider/model`), at most MAX_CHAIN - 1 of them. */
+function fallbackModels(value: unknown): string[] {
+  if (!Array.isArray(value) || value.some((m) => typeof m !== 'string' || m.trim() === '' || m.length > 200 || m.includes(',')))
+    throw new InvalidRequestError(`LLM: fallbacks must be model names such as "anthropic/claude-sonnet-4-6", not ${JSON.stringify(value)}`);
+  if (value.length > MAX_CHAIN - 1) throw new InvalidRequestError(`LLM: at most ${MAX_CHAIN - 1} fallbacks`);
+  return (value as string[]).map((m) => m.trim());
+}
+
 /**
  * The model an agent uses: its name (`openai/gpt-4o`, `anthropic/…`; default the worker's LLM_MODEL),
  * endpoint and temperature. The API key is never here: the worker reads it from its environment.
@@ -98,6 +107,9 @@ export class LLM {
    * @param options.wireApi - How an OpenAI-compatible model is called: `responses` (the Responses
    *   API, reasoning kept across tool calls) or `chat` (chat completions); default the worker's
    *   LLM_WIRE_API, else `responses` on OpenAI's own endpoint and `chat` elsewhere.
+   * @param options.fallbacks - Models to move to, in order, when the model is unavailable (429, 5xx,
+   *   529, unreachable), e.g. `['anthropic/claude-sonnet-4-6']`; each uses its own provider's
+   *   endpoint and key on the worker (see docs/models.md, "Fallback chains").
    */
   constructor(options: {
     usageId?: string;
@@ -106,6 +118,7 @@ export class LLM {
     temperature?: number;
     reasoningEffort?: ReasoningEffort;
     wireApi?: WireApi;
+    fallbacks?: string[];
     apiKey?: unknown;
   }) {
     if (options.apiKey !== undefined) {
@@ -119,6 +132,7 @@ export class LLM {
       ...(options.temperature !== undefined ? { temperature: options.temperature } : {}),
       ...(options.reasoningEffort ? { reasoningEffort: reasoningEffort(options.reasoningEffort) } : {}),
       ...(options.wireApi !== undefined ? { wireApi: wireApi(options.wireApi) } : {}),
+      ...(options.fallbacks?.length ? { fallbacks: fallbackModels(options.fallbacks) } : {}),
     };
   }
 }

@@ -209,13 +209,14 @@ const TABLE = [
     group: 'Model',
     name: 'LLM_MODEL',
     readBy: ['worker', 'client'],
-    meaning: 'the model: `anthropic/…`, `openai/…`, `openrouter/…`, `ollama/…`; a conversation may name its own',
+    meaning:
+      'the model: `anthropic/…`, `openai/…`, `openrouter/…`, `ollama/…`, or a comma-separated fallback chain (docs/models.md); a conversation may name its own',
   },
   {
     group: 'Model',
     name: 'LLM_API_KEY',
     readBy: ['worker'],
-    meaning: "the model's key when the provider's own variable is unset",
+    meaning: "the model's key when the provider's own variable is unset (in a fallback chain: the first model's, see docs/models.md)",
     secret: true,
   },
   {

@@ -116,6 +116,7 @@ export {
   type ConversationStatus,
   type ErrorEvent,
   type EventSource,
+  type FallbackEvent,
   type ForkOrigin,
   type HostEvent,
   type HostChangedEvent,
@@ -140,5 +141,6 @@ export {
   type TokenUsage,
   type ToolName,
   type SkillsEvent,
+  type SkippedModel,
   type WireApi,
 } from './types/public.js';

@@ -20,6 +20,8 @@ export interface StartRequest {
   id?: string;
   /** e.g. `openai/gpt-4o` (default: the worker's LLM_MODEL). */
   model?: string;
+  /** Models to move to, in order, when the one before is unavailable (`--fallback`). */
+  fallbacks?: string[];
   reasoningEffort?: 'low' | 'medium' | 'high';
   confirm: ConfirmationPolicy;
   maxIterations: number;
@@ -50,6 +52,7 @@ export async function startConversation(client: Client, r: StartRequest): Promis
     llm: new LLM({
       usageId: 'agent',
       ...(r.model ? { model: r.model } : {}),
+      ...(r.fallbacks?.length ? { fallbacks: r.fallbacks } : {}),
       ...(r.reasoningEffort ? { reasoningEffort: r.reasoningEffort } : {}),
     }),
     tools: ['terminal', 'file_editor', 'task_tracker', 'wait', ...(r.delegate ? ['delegate'] : [])],

@@ -37,6 +37,19 @@ def test_the_seed_agent_becomes_the_typescript_agent_spec() -> None:
     ]
 
 
+def test_fallbacks_travel_in_the_spec_and_bad_ones_are_refused() -> None:
+    llm = LLM(model="openai/gpt-4o", fallbacks=["anthropic/claude-sonnet-4-6"])
+    assert llm.spec() == {
+        "usageId": "agent",
+        "model": "openai/gpt-4o",
+        "fallbacks": ["anthropic/claude-sonnet-4-6"],
+    }
+    assert "fallbacks" not in LLM(model="openai/gpt-4o").spec()
+    for bad in (["a,b"], [""], ["m"] * 8):
+        with pytest.raises(ValidationError):
+            LLM(model="openai/gpt-4o", fallbacks=bad)
+
+
 def test_the_key_stays_out_of_the_conversation_and_is_said_once() -> None:
     import faheemcode.sdk.llm as llm_module
 

@@ -24,16 +24,17 @@ import { answerDue } from '../workflows/output-check.js';
  */
 export async function streamModelCall(
   models: ModelClients,
-  prepare: () => Promise<Omit<ModelRequest, 'onPartial'>>,
+  prepare: () => Promise<Omit<ModelRequest, 'onPartial' | 'onRetry'>>,
   onPartial?: PartialListener,
   beatEveryMs?: number,
   details?: () => unknown,
+  onRetry?: (note: string) => void,
 ): Promise<ModelOutcome> {
   const ctx = Context.current();
   return withHeartbeat(
     async () => {
       const request = await prepare();
-      return models.complete({ ...request, ...(onPartial ? { onPartial } : {}) }, ctx.cancellationSignal);
+      return models.complete({ ...request, ...(onPartial ? { onPartial } : {}), ...(onRetry ? { onRetry } : {}) }, ctx.cancellationSignal);
     },
     { context: ctx, everyMs: beatEveryMs, ...(details ? { details } : {}) },
   );
@@ -140,6 +141,17 @@ export function createCallModel(
         listener,
         beatEveryMs,
         () => ({ partial: shown !== undefined }) satisfies AttemptDetails,
+        // A fallback chain asks again or moves on: followers drop what they were shown of this try.
+        (note) => {
+          sink.push({
+            kind: 'retry',
+            text: `${note}${shown !== undefined ? '; the partial reply above is dropped' : ''}`,
+            step: input.step,
+            eventCount: input.eventCount,
+            attempt: ctx.info.attempt,
+          });
+          shown = undefined;
+        },
       );
       const byName = new Map(specs.map((t) => [t.name, t]));
       const toolCalls = reply.toolCalls.map((call, i) => {
@@ -159,6 +171,7 @@ export function createCallModel(
         ...(reply.truncated ? { truncated: true } : {}),
         // The final answer checked here, where the validator lives (the workflow only reads the verdict).
         ...(outputSchema && toolCalls.length === 0 && !reply.truncated ? { outputCheck: checkOutput(outputSchema, reply.content) } : {}),
+        ...(reply.fallbacks?.length ? { answeredBy: reply.answeredBy, fallbacks: reply.fallbacks } : {}),
       };
     }
   }

@@ -58,6 +58,7 @@ export function createCondense(models: ModelClients, transcripts: TranscriptCach
       cost: reply.cost,
       latencyMs: reply.latencyMs,
       model: reply.model,
+      ...(reply.fallbacks?.length ? { answeredBy: reply.answeredBy, fallbacks: reply.fallbacks } : {}),
     };
   };
 }

@@ -2,6 +2,7 @@
 // writes the OpenAPI document (GET /openapi.json), so the document cannot drift from the checks.
 import { z } from '@hono/zod-openapi';
 import { CONVERSATION_STATUSES } from '../types.js';
+import { MAX_CHAIN } from '../workflows/model-chain.js';
 
 /** The longest message the API takes (the SDK's own limit is checked too). */
 export const MAX_MESSAGE_CHARS = 200_000;
@@ -28,6 +29,20 @@ export const CreateConversation = z
       .max(200)
       .optional()
       .openapi({ description: "A model the operator allows (`faheem api --allow-model`); default: the worker's." }),
+    fallbacks: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(200)
+          .regex(/^[^,]+$/),
+      )
+      .max(MAX_CHAIN - 1)
+      .optional()
+      .openapi({
+        description:
+          'Models to move to, in order, when the one before is unavailable (429, 5xx, 529, unreachable); each one the operator allows.',
+      }),
     id: z
       .string()
       .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/)

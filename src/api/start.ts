@@ -23,6 +23,7 @@ import type { KeyedLanes } from '../keyed-lanes.js';
 import type { RecentStarts } from './limits.js';
 import { runningOf } from './listing.js';
 import { ApiProblem } from './problems.js';
+import { splitChain } from '../workflows/model-chain.js';
 
 /** What starting a conversation for a caller needs. */
 export interface StartDeps {
@@ -44,6 +45,8 @@ export interface CallerStart {
   workspace?: string;
   /** A model the operator allows; undefined: the worker's. */
   model?: string;
+  /** Models to move to when the one before is unavailable; each one the operator allows. */
+  fallbacks?: string[];
   /** The caller's own id (the conversation id becomes `<tenant>:<id>`). */
   id?: string;
   confirm?: 'never' | 'risky' | 'always';
@@ -59,8 +62,11 @@ export interface CallerStart {
  * maxRunning, 409 for a taken id.
  */
 export async function startForCaller(deps: StartDeps, caller: Caller, body: CallerStart): Promise<Conversation> {
-  if (body.model !== undefined && !deps.allowedModels.includes(body.model))
+  if (body.model !== undefined && !modelAllowed(deps.allowedModels, body.model))
     throw new ApiProblem('bad_request', `model ${JSON.stringify(body.model)} is not one the operator allows`);
+  // Every model of the chain is one the operator allows: a fallback is a model like any other.
+  const refused = (body.fallbacks ?? []).find((m) => !modelAllowed(deps.allowedModels, m));
+  if (refused !== undefined) throw new ApiProblem('bad_request', `fallback ${JSON.stringify(refused)} is not a model the operator allows`);
   if (body.webhook && !deps.prepareWebhook) throw new ApiProblem('bad_request', 'this API does not deliver webhooks');
   if (body.outputSchema !== undefined) {
     try {
@@ -99,6 +105,7 @@ async function startCounted(deps: StartDeps, caller: Caller, body: CallerStart, 
         ...(body.pool !== undefined ? { pool: body.pool } : {}),
         id,
         ...(body.model !== undefined ? { model: body.model } : {}),
+        ...(body.fallbacks?.length ? { fallbacks: body.fallbacks } : {}),
         confirm: body.confirm ?? 'never',
         maxIterations: body.maxIterations ?? 50,
         ...(body.outputSchema !== undefined ? { outputSchema: body.outputSchema } : {}),
@@ -113,6 +120,17 @@ async function startCounted(deps: StartDeps, caller: Caller, body: CallerStart, 
   });
   deps.recent.add(caller.tenant, conversation.id);
   return conversation;
+}
+
+/**
+ * Whether the operator allows `model`: named as given to `--allow-model`, or a chain
+ * (`a,b`) each of whose models is allowed (an allowed chain allows each of its models).
+ */
+export function modelAllowed(allowed: readonly string[], model: string): boolean {
+  if (allowed.includes(model)) return true;
+  const each = new Set(allowed.flatMap((m) => splitChain(m)));
+  const chain = splitChain(model);
+  return chain.length > 0 && chain.every((m) => each.has(m));
 }
 
 /** Whether a workflow with this id exists (running or closed). */

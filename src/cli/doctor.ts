@@ -6,6 +6,7 @@ import { checkSandbox, resolveSandbox, sandboxFromEnv } from '../tools/sandbox.j
 import pc from 'picocolors';
 import { CONNECT_TIMEOUT_MS, connectConfig, connectConnection, taskQueue, toolTaskQueue } from '../connection.js';
 import { ModelConfigError, PROVIDERS, resolveModel } from '../llm/provider.js';
+import { splitChain } from '../workflows/model-chain.js';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import { redact, secretValues } from '../security/redact.js';
@@ -238,7 +239,8 @@ async function modelChecks(env: Settings, model: string | true | undefined, work
   const lines: CheckLine[] = [];
   let resolved: ReturnType<typeof resolveModel>;
   try {
-    resolved = resolveModel(name, undefined, env);
+    // A fallback chain: its first model here (the call below goes along the chain as a worker's does).
+    resolved = resolveModel(splitChain(name || env.LLM_MODEL)[0], undefined, env);
   } catch (err) {
     if (!(err instanceof ModelConfigError)) throw err;
     // Without --model this describes the environment here; the worker's is what counts.

@@ -89,6 +89,8 @@ function eventText(e: ConversationEvent): string {
               `↗ webhook: stop #${e.eventIndex} (${e.status}) not delivered after ${e.attempts} attempt${e.attempts === 1 ? '' : 's'}: ${e.reason ?? 'failed'}`,
             )
       }`;
+    case 'fallback':
+      return `${n} ${time} ${pc.yellow(`⤳ ${e.call === 'condense' ? 'condensation' : 'reply'} by fallback ${e.model}`)}${e.skipped.map((s) => `\n${indent(pc.yellow(`${s.model}: ${clip(s.reason, 300)}`))}`).join('')}`;
     case 'rewind':
       return `${n} ${time} ${pc.cyan(`↶ rewound to step ${e.toStep}: events ${e.dropFrom}–${e.dropTo - 1} leave the prompt; the workspace is as after step ${e.toStep} (undo: checkpoint ${e.before.slice(0, 10)})`)}\n${indent(e.notUndone)}`;
   }

@@ -634,6 +634,11 @@ program
   .option('--id <id>', 'conversation id (default: generated)', newConversationIdArg)
   .option('--workspace <dir>', 'working directory of the agent', process.cwd())
   .option('--model <model>', "e.g. openai/gpt-4o (default: the worker's LLM_MODEL)")
+  .option(
+    '--fallback <model>',
+    'a model to move to when the one before it is unavailable (429, 5xx, 529, unreachable); repeatable, tried in order',
+    (value: string, previous: string[] = []) => [...previous, value],
+  )
   .addOption(
     new Option('--reasoning-effort <effort>', "let the model reason first (default: the worker's LLM_REASONING_EFFORT)").choices([
       'low',
@@ -666,6 +671,7 @@ program
         id?: string;
         workspace: string;
         model?: string;
+        fallback?: string[];
         reasoningEffort?: 'low' | 'medium' | 'high';
         confirm: ConfirmationPolicy;
         maxIterations: number;
@@ -702,6 +708,7 @@ program
           ...(o.workspaceFrom !== undefined ? { workspaceFrom: o.workspaceFrom } : {}),
           ...(o.id ? { id: o.id } : {}),
           ...(o.model ? { model: o.model } : {}),
+          ...(o.fallback?.length ? { fallbacks: o.fallback } : {}),
           ...(o.reasoningEffort ? { reasoningEffort: o.reasoningEffort } : {}),
           confirm: o.confirm,
           maxIterations: o.maxIterations,

@@ -40,6 +40,10 @@ export function scheduleCommand(deps: ScheduleCommandDeps): Command {
     .option('--paused', 'create it paused')
     .option('--workspace <dir>', 'working directory of the agent', process.cwd())
     .option('--model <model>', "e.g. openai/gpt-4o (default: the worker's LLM_MODEL)")
+    .option('--fallback <model>', 'a model to move to when the one before it is unavailable; repeatable', (v: string, p: string[] = []) => [
+      ...p,
+      v,
+    ])
     .addOption(new Option('--confirm <policy>', 'when to ask before an action').choices(['never', 'always', 'risky']).default('never'))
     .option('--max-iterations <n>', 'model calls per run before it stops with an error', deps.positiveInt, DEFAULTS.maxIterations)
     .option('--budget <usd>', 'pause a run once it has cost this much (USD)', deps.positiveNumber)
@@ -56,6 +60,7 @@ export function scheduleCommand(deps: ScheduleCommandDeps): Command {
           paused?: boolean;
           workspace: string;
           model?: string;
+          fallback?: string[];
           confirm: ConfirmationPolicy;
           maxIterations: number;
           budget?: number;
@@ -65,7 +70,11 @@ export function scheduleCommand(deps: ScheduleCommandDeps): Command {
       ) => {
         const mcpServers = o.mcpConfig ? await deps.readMcpConfig(o.mcpConfig) : undefined;
         const agent = new Agent({
-          llm: new LLM({ usageId: 'agent', ...(o.model ? { model: o.model } : {}) }),
+          llm: new LLM({
+            usageId: 'agent',
+            ...(o.model ? { model: o.model } : {}),
+            ...(o.fallback?.length ? { fallbacks: o.fallback } : {}),
+          }),
           tools: ['terminal', 'file_editor', 'task_tracker', 'wait', ...(o.delegate ? ['delegate'] : [])],
           hostTools: true,
         });

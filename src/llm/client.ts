@@ -3,7 +3,7 @@
 // chat completions), usage and cost, output caps, reasoning, and failures in Temporal's terms.
 import type Anthropic from '@anthropic-ai/sdk';
 import type { Stream } from '@anthropic-ai/sdk/streaming';
-import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, msToNumber } from '@temporalio/common';
 import { FAILURE, failure } from '../failure-types.js';
 import OpenAI from 'openai';
 import { z } from 'zod';
@@ -14,6 +14,8 @@ import { chatRefusesTools, isReasoningModel, ResponsesAssembler, responsesPrompt
 import { adaptiveThinkingModels, lifecycleWarning, modelLifecycle } from './lifecycle.js';
 import { costOf, modelFacts, priceTable, type Price } from './prices.js';
 import { SCRIPTED_DEMO } from './worker-model.js';
+import { chainOf } from '../workflows/model-chain.js';
+import { callOrder, coolingReason, CoolDowns, movesOn, quickRetryDelay, reasonLine, type SkippedModel } from './fallback.js';
 import {
   ALLOWED_BASE_URLS_VAR,
   allowedBaseUrls,
@@ -94,6 +96,11 @@ export interface ModelRequest {
    * (Anthropic's call is then that tool, forced, without thinking, which forced tools refuse).
    */
   output?: { schema: OutputSchema; force: boolean };
+  /**
+   * Told, in one line, before a fallback chain asks a model again or moves to the next one: any
+   * partial reply shown so far is void (a live view starts over).
+   */
+  onRetry?: (note: string) => void;
 }
 
 /** A model call's outcome, whichever API answered. */
@@ -107,6 +114,10 @@ export interface ModelOutcome {
   cost: number;
   truncated: boolean;
   latencyMs: number;
+  /** With a fallback chain that moved: the chain's model that answered (`anthropic/…`). */
+  answeredBy?: string;
+  /** With a fallback chain that moved: the models passed over before it, and why. */
+  fallbacks?: SkippedModel[];
 }
 
 type Clients = { kind: 'openai'; client: OpenAI } | { kind: 'anthropic'; client: Anthropic };
@@ -136,6 +147,8 @@ export class ModelClients {
   constructor(
     private readonly env: Settings,
     private readonly warn: (line: string) => void = (line) => console.warn(`faheem worker: ${line}`),
+    /** Fallback chains' cool-downs (one per worker). */
+    private readonly coolDowns = new CoolDowns(),
   ) {
     this.secrets = secretValues(env);
     this.prices = priceTable(env);
@@ -153,10 +166,10 @@ export class ModelClients {
       this.warn(`${ALLOWED_BASE_URLS_VAR}: ${invalid.map((v) => JSON.stringify(v)).join(', ')} not an http(s) URL, ignored`);
   }
 
-  /** Resolves the conversation's model; a configuration error is not retried. */
+  /** Resolves the conversation's model (the first of its chain); a configuration error is not retried. */
   resolve(llm: LLMSpec): ResolvedModel {
     try {
-      return resolveModel(llm.model, llm.baseUrl, this.env);
+      return resolveModel(chainOf(llm, this.env.LLM_MODEL)[0], llm.baseUrl, this.env);
     } catch (err) {
       if (err instanceof ModelConfigError) throw failure(FAILURE.ModelConfigError, err.message);
       throw err;
@@ -211,7 +224,72 @@ export class ModelClients {
    * the others through the Responses API or chat completions (see {@link wireApiFor}). Aborts when `signal` does; failures are Temporal's.
    */
   async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelOutcome> {
-    const resolved = this.resolve(request.llm);
+    const chain = chainOf(request.llm, this.env.LLM_MODEL);
+    if (chain.length > 1) return this.completeChain(chain, request, signal);
+    return this.completeWith(this.resolve(request.llm), request, signal);
+  }
+
+  /**
+   * One call along a fallback chain: each model gets two quick tries (QUICK_TRIES), and a failure
+   * that may pass (429, 5xx, 529, unreachable) moves the call to the next model; any other failure
+   * ends it as for one model. Models that failed lately are passed over (their cool-down). The
+   * conversation's base URL is the first model's; fallbacks resolve from the worker's settings.
+   */
+  private async completeChain(chain: readonly string[], request: ModelRequest, signal: AbortSignal): Promise<ModelOutcome> {
+    const first = this.resolve(request.llm);
+    const models = chain.map((name, i): ResolvedModel | { error: string } => {
+      if (i === 0) return first;
+      try {
+        return resolveModel(name, undefined, this.env, { firstEndpoint: first.baseUrl });
+      } catch (err) {
+        if (err instanceof ModelConfigError) return { error: this.redact(err.message) };
+        throw err;
+      }
+    });
+    const keyOf = (m: ResolvedModel) => `${m.provider}\n${m.baseUrl}\n${m.apiModel}`;
+    const cooling = models.map((m) => ('error' in m ? undefined : this.coolDowns.cooling(keyOf(m))));
+    const reasons = new Map<number, string>();
+    const order = callOrder(chain.length, (j) => cooling[j] !== undefined);
+    for (const [at, i] of order.entries()) {
+      const m = models[i]!;
+      if ('error' in m) {
+        reasons.set(i, reasonLine(m.error));
+        continue;
+      }
+      for (let tries = 1; ; tries++) {
+        try {
+          const outcome = await this.completeWith(m, request, signal);
+          this.coolDowns.clear(keyOf(m));
+          if (i === 0) return outcome;
+          const fallbacks = chain.slice(0, i).map((model, j): SkippedModel => {
+            const c = cooling[j];
+            return { model, reason: reasons.get(j) ?? (c ? coolingReason(c.until, c.reason) : 'passed over') };
+          });
+          return { ...outcome, answeredBy: chain[i]!, fallbacks };
+        } catch (err) {
+          if (signal.aborted || !(err instanceof ApplicationFailure) || !movesOn(err.type ?? undefined)) throw err;
+          const reason = reasonLine(err.message);
+          const wait = quickRetryDelay(tries, retryDelayMs(err));
+          if (wait === undefined) {
+            reasons.set(i, reason);
+            this.coolDowns.mark(keyOf(m), reason);
+            const next = order.slice(at + 1).find((k) => !('error' in models[k]!));
+            if (next !== undefined) request.onRetry?.(`${chain[i]} is unavailable (${reason}): trying ${chain[next]}`);
+            break;
+          }
+          request.onRetry?.(`${chain[i]} is unavailable (${reason}): asking it again in ${(wait / 1000).toFixed(1)} s`);
+          await sleep(wait, signal);
+        }
+      }
+    }
+    const why = chain.map(
+      (model, i) => `${model}: ${reasons.get(i) ?? (cooling[i] ? coolingReason(cooling[i].until, cooling[i].reason) : 'not tried')}`,
+    );
+    throw failure(FAILURE.ModelUnavailable, `every model of the fallback chain is unavailable: ${why.join('; ')}`);
+  }
+
+  /** One call to one resolved model. */
+  private async completeWith(resolved: ResolvedModel, request: ModelRequest, signal: AbortSignal): Promise<ModelOutcome> {
     const lifecycle = resolved.provider === 'anthropic' ? modelLifecycle(resolved.apiModel) : undefined;
     if (lifecycle) this.once(`lifecycle:${resolved.apiModel}`, lifecycleWarning(lifecycle));
     const facts = modelFacts(resolved.apiModel, resolved.provider, this.prices);
@@ -519,6 +597,27 @@ function functionTool(spec: ToolSpec): OpenAI.Chat.Completions.ChatCompletionToo
     functionTools.set(spec, f);
   }
   return f;
+}
+
+/** A failure's own "come back in" (Retry-After), in ms. */
+function retryDelayMs(err: ApplicationFailure): number | undefined {
+  const delay = err.nextRetryDelay;
+  return delay === undefined || delay === null ? undefined : msToNumber(delay);
+}
+
+/** Waits `ms`, or throws as the call is cancelled. */
+async function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) throw new CancelledFailure('model call cancelled');
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
+  if (signal.aborted) throw new CancelledFailure('model call cancelled');
 }
 
 /** The longest Retry-After we honour; a provider asking for more is asked again after this. */

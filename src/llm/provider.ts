@@ -29,13 +29,35 @@ export { ModelConfigError } from '../errors.js';
 import { ModelConfigError } from '../errors.js';
 import type { Settings, VariableName } from '../environment.js';
 
+/** How one model of a fallback chain is resolved. */
+export interface ResolveOptions {
+  /**
+   * A fallback's: the endpoint of the chain's first model. LLM_API_KEY is the first model's key, so a
+   * fallback gets it only at that endpoint or under LLM_BASE_URL; elsewhere only its provider's own
+   * key variable (a fallback never receives another provider's key).
+   */
+  firstEndpoint?: string;
+}
+
+/** Whether LLM_API_KEY may go to `endpoint`: always for a chain's first model; for a fallback, see {@link ResolveOptions}. */
+function generalKeyGoesTo(endpoint: string, env: Settings, options: ResolveOptions): boolean {
+  if (options.firstEndpoint === undefined) return true;
+  const base = env.LLM_BASE_URL?.trim();
+  return underPrefix(endpoint, options.firstEndpoint) || (base !== undefined && base !== '' && underPrefix(endpoint, base));
+}
+
 /**
  * `anthropic/…` models are called through Anthropic's Messages API (its base URL here is the one
  * the OpenAI-compatibility layer had; the Messages client drops the `/v1`). `env` is the worker's environment. An explicit base URL (the conversation's, then LLM_BASE_URL)
  * wins over the provider's; the provider's key variable wins over LLM_API_KEY. The key goes only to an
  * endpoint the worker allows (see {@link keyFor}); another gets none.
  */
-export function resolveModel(model: string | undefined, baseUrl: string | undefined, env: Settings): ResolvedModel {
+export function resolveModel(
+  model: string | undefined,
+  baseUrl: string | undefined,
+  env: Settings,
+  options: ResolveOptions = {},
+): ResolvedModel {
   const name = (model || env.LLM_MODEL || '').trim();
   if (!name) throw new ModelConfigError('no model is configured: set LLM_MODEL on the worker (e.g. openai/gpt-4o) or pass a model');
   const slash = name.indexOf('/');
@@ -49,10 +71,15 @@ export function resolveModel(model: string | undefined, baseUrl: string | undefi
     throw new ModelConfigError(`unknown provider "${prefix}" in model "${name}": set LLM_BASE_URL to its OpenAI-compatible endpoint`);
   }
   const keyVar = provider?.keyVar;
+  const general = generalKeyGoesTo(endpoint, env, options);
   // The endpoints the worker names itself always get the key; a conversation's own only when allowed.
-  const { apiKey, withheld } = keyFor(endpoint, provider ? prefix : undefined, env);
+  const { apiKey, withheld } = keyFor(endpoint, provider ? prefix : undefined, env, general);
   if (!apiKey && !withheld && provider?.keyRequired && !explicitBase) {
-    throw new ModelConfigError(`no API key for ${name}: set ${keyVar} or LLM_API_KEY on the worker`);
+    throw new ModelConfigError(
+      general
+        ? `no API key for ${name}: set ${keyVar} or LLM_API_KEY on the worker`
+        : `no API key for ${name}: set ${keyVar} on the worker (a fallback gets LLM_API_KEY only at the first model's endpoint or under LLM_BASE_URL)`,
+    );
   }
   return {
     apiModel,
@@ -129,12 +156,12 @@ export interface EndpointKey {
 
 /**
  * The key for a call to `endpoint` with a model of `provider`: the provider's key variable, else
- * LLM_API_KEY, when {@link endpointAllowed}; otherwise none (a local server needs none; one that
+ * LLM_API_KEY (unless `generalKey` is false: a fallback elsewhere), when {@link endpointAllowed}; otherwise none (a local server needs none; one that
  * does answers 401, and the error says why).
  */
-export function keyFor(endpoint: string, provider: string | undefined, env: Settings): EndpointKey {
+export function keyFor(endpoint: string, provider: string | undefined, env: Settings, generalKey = true): EndpointKey {
   const keyVar = provider ? PROVIDERS[provider]?.keyVar : undefined;
-  const key = (keyVar && env[keyVar]) || env.LLM_API_KEY || '';
+  const key = (keyVar && env[keyVar]) || (generalKey ? env.LLM_API_KEY : '') || '';
   if (!key || endpointAllowed(endpoint, provider, env)) return { apiKey: key, withheld: false };
   return { apiKey: '', withheld: true };
 }

@@ -4,6 +4,7 @@
 import os from 'node:os';
 import type { ScriptedModel } from '../testing/scripted-model.js';
 import { ModelConfigError, resolveModel } from './provider.js';
+import { splitChain } from '../workflows/model-chain.js';
 import type { ChildEnv } from '../environment.js';
 
 /** The offline scripted model: a stand-in that replays the demo's fixed script (no network, no key). */
@@ -54,12 +55,30 @@ export async function workerModel(env: ChildEnv): Promise<WorkerModel> {
         `Set LLM_MODEL (e.g. anthropic/claude-sonnet-4-6) and its key, or LLM_MODEL=${SCRIPTED_DEMO} for the offline scripted model`,
     };
   }
+  // A chain (`openai/a,anthropic/b`): each model resolved as its calls resolve it, each said.
+  const [head, ...fallbacks] = splitChain(name);
   try {
-    const resolved = resolveModel(name, undefined, env);
-    return { name, env, warn: false, announce: `model ${name} at ${resolved.baseUrl}` };
+    const resolved = resolveModel(head, undefined, env);
+    const more = fallbacks.map((m) => fallbackLine(m, resolved.baseUrl, env));
+    return {
+      name,
+      env,
+      warn: more.some((l) => l.warn),
+      announce: [`model ${head} at ${resolved.baseUrl}`, ...more.map((l) => l.text)].join('; '),
+    };
   } catch (err) {
     if (!(err instanceof ModelConfigError)) throw err;
-    return { name, env, warn: true, announce: `model ${name}: ${err.message}` };
+    return { name, env, warn: true, announce: `model ${head}: ${err.message}` };
+  }
+}
+
+/** How a fallback of the worker's chain resolves, or why it does not (calls then pass it over). */
+function fallbackLine(model: string, firstEndpoint: string, env: ChildEnv): { text: string; warn: boolean } {
+  try {
+    return { text: `fallback ${model} at ${resolveModel(model, undefined, env, { firstEndpoint }).baseUrl}`, warn: false };
+  } catch (err) {
+    if (!(err instanceof ModelConfigError)) throw err;
+    return { text: `fallback ${model}: ${err.message}`, warn: true };
   }
 }
 

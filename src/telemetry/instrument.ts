@@ -2,6 +2,7 @@
 // activity, becomes a GenAI span (`chat <model>`, `execute_tool <tool>`, the OpenTelemetry GenAI
 // semantic conventions) and counts in our metrics. With no tracer provider registered (no OTLP
 // endpoint configured) the API's tracer is a no-op, so a span costs nothing worth measuring.
+import { chainOf } from '../workflows/model-chain.js';
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import type { ModelCallInput, ModelCallResult, RunToolInput, RunToolResult } from '../types.js';
@@ -81,7 +82,8 @@ export function instrumentCallModel(
 ): (input: ModelCallInput) => Promise<ModelCallResult> {
   const content = captureContent(options.env);
   return async (input) => {
-    const requested = splitModel(input.llm.model || options.env.LLM_MODEL || 'openai/gpt-4o-mini');
+    // A fallback chain's span names its first model; the response's model says which answered.
+    const requested = splitModel(chainOf(input.llm, options.env.LLM_MODEL)[0] ?? 'openai/gpt-4o-mini');
     const conversationId = activityConversationId(input.conversationId);
     return inSpan(
       `chat ${requested.model}`,

@@ -10,6 +10,7 @@ import type {
   McpServersSpec,
   ReasoningBlock,
   RepositoryInstructions,
+  SkippedModel,
   TerminalState,
   TokenUsage,
   ToolSpec,
@@ -96,6 +97,10 @@ export interface CondenseResult {
   latencyMs: number;
   /** The model the endpoint says answered. */
   model?: string;
+  /** With a fallback chain that moved: the chain's model that answered. */
+  answeredBy?: string;
+  /** With a fallback chain that moved: the models passed over before it, and why. */
+  fallbacks?: SkippedModel[];
 }
 
 export interface ModelCallResult {
@@ -112,6 +117,10 @@ export interface ModelCallResult {
   truncated?: boolean;
   /** With an output schema, for a reply without tool calls: its text checked against the schema on the worker. */
   outputCheck?: { ok: true; value: unknown } | { ok: false; errors: string[] };
+  /** With a fallback chain that moved: the chain's model that answered (`anthropic/…`). */
+  answeredBy?: string;
+  /** With a fallback chain that moved: the models passed over before it, and why. */
+  fallbacks?: SkippedModel[];
 }
 
 export interface ToolCallInput {

@@ -35,6 +35,18 @@ export interface LLMSpec {
    * `chat` on any other base URL. Anthropic models always use the Messages API.
    */
   wireApi?: WireApi;
+  /**
+   * Models to move to, in order, when `model` (or the worker's LLM_MODEL chain) is unavailable (429,
+   * 5xx, 529, unreachable), e.g. `['anthropic/claude-sonnet-4-6']`. Each resolves its endpoint and key
+   * on the worker as a model of its own (`baseUrl` is `model`'s only); see docs/models.md.
+   */
+  fallbacks?: string[];
+}
+
+/** A model of a fallback chain that a call passed over, and why (one line, keys masked). */
+export interface SkippedModel {
+  model: string;
+  reason: string;
 }
 
 /** The OpenAI wire API: the Responses API (`/v1/responses`) or chat completions (`/v1/chat/completions`). */
@@ -193,6 +205,8 @@ export interface ModelCallMetrics extends TokenUsage {
   model?: string;
   /** The reply was cut by the output-token cap. */
   truncated?: boolean;
+  /** The models of the fallback chain passed over before the one that answered (absent: none). */
+  fallbacks?: string[];
 }
 
 export const emptyMetrics = (): Metrics => ({
@@ -524,6 +538,20 @@ export interface WebhookEvent extends EventBase {
   reason?: string;
 }
 
+/**
+ * A model call moved along its fallback chain: the models in `skipped` were unavailable (or cooling
+ * down after being so), and `model` answered.
+ */
+export interface FallbackEvent extends EventBase {
+  kind: 'fallback';
+  /** The model of the chain that answered, as the chain names it (`anthropic/claude-sonnet-4-6`). */
+  model: string;
+  /** The models passed over before it, in chain order, each with why. */
+  skipped: SkippedModel[];
+  /** Which call: a step's reply or a condensation. */
+  call: 'step' | 'condense';
+}
+
 /** One record of a conversation's event log, told apart by `kind`. */
 /** The skills the agent was offered at setup (names and descriptions only), and skill files skipped. */
 export interface SkillsEvent extends EventBase {
@@ -557,7 +585,8 @@ export type ConversationEvent =
   | CloseEvent
   | StatusEvent
   | CondensationEvent
-  | WebhookEvent;
+  | WebhookEvent
+  | FallbackEvent;
 
 /** What the `state` query returns, and what `faheem status --json` prints. */
 export interface ConversationState {

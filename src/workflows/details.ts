@@ -68,7 +68,8 @@ function thinkingLine(reasoning: readonly ReasoningBlock[]): string {
 function lastCall(m: Metrics): string {
   const c = m.calls?.[m.calls.length - 1];
   if (!c) return '';
-  return `**Last call:** ${c.model ?? 'model'} · ${c.promptTokens} in / ${c.completionTokens} out · $${c.cost.toFixed(4)} · ${c.latencyMs} ms${c.truncated ? ' · cut by the output cap' : ''}`;
+  const fellBack = c.fallbacks?.length ? ` · fallback after ${c.fallbacks.join(', ')}` : '';
+  return `**Last call:** ${c.model ?? 'model'}${fellBack} · ${c.promptTokens} in / ${c.completionTokens} out · $${c.cost.toFixed(4)} · ${c.latencyMs} ms${c.truncated ? ' · cut by the output cap' : ''}`;
 }
 
 /** A tool call's main argument (command, path, message), shortened for one line. */

@@ -1,7 +1,7 @@
 // What a model reply and a tool result become in the conversation: parsed arguments, observation
 // events, usage added to the metrics, failure texts. Pure.
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
-import type { ActionEvent, Metrics, ModelCallResult, ToolResult } from '../types.js';
+import type { ActionEvent, Metrics, ModelCallResult, SkippedModel, ToolResult } from '../types.js';
 import type { NewEvent } from './conversation-log.js';
 
 /** A tool call's arguments: an object, or the raw text when it is not JSON (runTool reports it). */
@@ -31,7 +31,7 @@ export function observation(action: ActionEvent, result: ToolResult): NewEvent {
 /** The metrics after one more model call (the last 100 calls are itemised, each with the model that answered). */
 export function addUsage(
   m: Metrics,
-  r: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'> & { model?: string; truncated?: boolean },
+  r: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'> & { model?: string; truncated?: boolean; fallbacks?: SkippedModel[] },
   step: number,
   kind: 'step' | 'condense',
 ): Metrics {
@@ -55,9 +55,16 @@ export function addUsage(
         latencyMs: r.latencyMs,
         ...(r.model ? { model: r.model } : {}),
         ...(r.truncated ? { truncated: true } : {}),
+        ...(r.fallbacks?.length ? { fallbacks: r.fallbacks.map((s) => s.model) } : {}),
       },
     ].slice(-100),
   };
+}
+
+/** The event of a call that moved along its fallback chain (undefined: it did not move). */
+export function fallbackEvent(r: { answeredBy?: string; fallbacks?: SkippedModel[] }, call: 'step' | 'condense'): NewEvent | undefined {
+  if (!r.fallbacks?.length || !r.answeredBy) return undefined;
+  return { kind: 'fallback', source: 'environment', model: r.answeredBy, skipped: r.fallbacks, call };
 }
 
 /** An activity's failure as one line: the real cause, not the wrapper. */

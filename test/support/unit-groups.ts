@@ -11,6 +11,7 @@ export const HEAVY_UNIT_FILES = [
   'hooks/run-hook.test.ts',
   'tools/sandbox.test.ts',
   'llm/client.test.ts',
+  'llm/fallback.test.ts',
   'checkpoints/activity-support.test.ts',
   'checkpoints/watch.test.ts',
   'repo/dev-server.test.ts',

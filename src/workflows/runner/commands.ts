@@ -9,6 +9,7 @@ import type { Actor } from '../../tenants.js';
 import type { CheckpointEntry, ChildReport, ConfirmationPolicy, ConversationStatus, ModelCallResult, MovedStep } from '../../types.js';
 import type { NewEvent } from '../conversation-log.js';
 import { checkMessageText, type PauseRequest } from '../messages.js';
+import { fallbackEvent } from '../reply.js';
 import type { PatchId } from '../legacy/patches.js';
 import type { RewindAnswer } from '../rewind-rules.js';
 import { pauseOutcome, runOutcome, statusAfterMessage, STOPS } from '../status.js';
@@ -519,11 +520,13 @@ export const promptsChecked = onState(withPromptsChecked);
 export function recordCondensation(
   m: RunSnapshot,
   facts: Facts,
-  result: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs'> & { summary: string },
+  result: Pick<ModelCallResult, 'cost' | 'usage' | 'latencyMs' | 'answeredBy' | 'fallbacks'> & { summary: string },
   range: { from: number; to: number },
 ): CommandResult {
   const d = draft(m, facts);
   d.state = withCondensation(d.state, result);
+  const moved = fallbackEvent(result, 'condense');
+  if (moved) d.record(moved);
   d.record({ kind: 'condensation', source: 'environment', summary: result.summary, forgottenFrom: range.from, forgottenTo: range.to });
   return d.done(undefined);
 }

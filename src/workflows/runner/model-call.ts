@@ -8,6 +8,7 @@ import type { ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
 import { eventsSent, modelSaw } from './commands.js';
 import { modelLabel } from '../details.js';
+import { chainOf, chainText } from '../model-chain.js';
 
 /** What a model call reads and writes of the run. */
 export type ModelCallRun = Pick<
@@ -41,11 +42,15 @@ export async function callModel(run: ModelCallRun, acts: ConversationActivities)
   const { seen, recent } = run.recentEvents();
   run.apply(eventsSent, seen);
   const setup = run.setup;
-  // The Web UI's summary of the call (user metadata: replay does not compare it).
-  const model = modelLabel(run.model, setup?.workerModel, run.metrics.calls?.at(-1)?.model);
+  // The Web UI's summary of the call (user metadata: replay does not compare it): the model, or the
+  // fallback chain and which model answered the last call when that one fell back.
+  const last = run.metrics.calls?.at(-1);
+  const chain = chainOf(run.options.agent.llm, setup?.workerModel);
+  const model = chain.length > 1 ? chainText(chain) : modelLabel(run.model, setup?.workerModel, last?.model);
+  const answered = chain.length > 1 && last?.fallbacks?.length && last.model ? ` · last answered by ${last.model}` : '';
   const called = await run.inFlight.modelCall(
     () =>
-      acts.model.callModel.executeWithOptions({ ...MODEL_CALL, summary: `LLM ${model} · step ${step}` }, [
+      acts.model.callModel.executeWithOptions({ ...MODEL_CALL, summary: `LLM ${model} · step ${step}${answered}` }, [
         {
           conversationId: run.id,
           step,

@@ -7,7 +7,7 @@ import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
 import { reasoningText } from '../../text.js';
 import type { ActionEvent, CallSummary, ModelCallResult, MovedStep, ToolCallPlan, ToolResult } from '../../types.js';
 import { isPatched } from '../legacy/patches.js';
-import { observation, parseArguments } from '../reply.js';
+import { fallbackEvent, observation, parseArguments } from '../reply.js';
 import { liveEvents } from '../rewind-rules.js';
 import { previousReplyTruncated, truncationVerdict } from '../truncation.js';
 import type { ConversationActivities } from './activity-proxies.js';
@@ -137,6 +137,9 @@ export async function takeTurn(run: TurnRun, acts: ConversationActivities): Prom
   if (called.kind === 'failed') return { kind: 'error', message: called.message, event: true };
   const { reply } = called;
   run.apply(recordReply, reply);
+  // A reply from a fallback model says so (an event only: no command, old histories replay as before).
+  const moved = fallbackEvent(reply, 'step');
+  if (moved) run.apply(record, moved);
   // The parent's tree cost stays current while this sub-agent works (histories from before replay without it).
   if (options.parent && isPatched('child-cost-each-step')) run.apply(reportToParent);
   const { outcome, touchedHost } = await afterReply(run, acts, reply);

@@ -6,9 +6,9 @@ import sys
 import threading
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, StringConstraints
 
 from .state import Metrics
 
@@ -50,14 +50,20 @@ def _caller_level() -> int:
     return level
 
 
+# A model of a fallback chain: one name, no commas (the worker splits LLM_MODEL's chain on them).
+_ModelName = Annotated[str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^,]+$")]
+
+
 class LLM(BaseModel):
     """The model an agent uses: its name (``openai/gpt-4o``, ``anthropic/…``; default the worker's
     ``LLM_MODEL``), endpoint and temperature.
 
     ``api_key`` is accepted, as the seed passes one, but never sent: conversation inputs are kept in
     Temporal's history, so the worker reads the key from its own environment (see
-    :class:`WorkerKeyWarning`). ``metrics`` reads the cost of the conversations this LLM drives from
-    their workflows.
+    :class:`WorkerKeyWarning`). ``fallbacks`` names models to move to, in order, when the model is
+    unavailable (429, 5xx, 529, unreachable), e.g. ``["anthropic/claude-sonnet-4-6"]``; each uses its
+    own provider's endpoint and key on the worker. ``metrics`` reads the cost of the conversations
+    this LLM drives from their workflows.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -69,6 +75,7 @@ class LLM(BaseModel):
     temperature: float | None = None
     reasoning_effort: Literal["low", "medium", "high"] | None = None
     wire_api: Literal["responses", "chat"] | None = None
+    fallbacks: list[_ModelName] | None = Field(default=None, max_length=7)
 
     _conversations: weakref.WeakSet[Conversation] = PrivateAttr(default_factory=weakref.WeakSet)
 
@@ -89,6 +96,8 @@ class LLM(BaseModel):
             out["reasoningEffort"] = self.reasoning_effort
         if self.wire_api:
             out["wireApi"] = self.wire_api
+        if self.fallbacks:
+            out["fallbacks"] = list(self.fallbacks)
         return out
 
     def _bind(self, conversation: Conversation) -> None:
