@@ -1,6 +1,6 @@
 // The console's transcript, as data: what the follow stream has said (events and live lines) folded
 // into a state, and that state turned into blocks the page renders. Pure (no DOM), unit-tested.
-import type { ConversationEvent } from '../src/types/public.js';
+import type { ConversationEvent, ImageRef } from '../src/types/public.js';
 import type { LiveDelta } from '../src/live/types.js';
 import { reasoningText } from '../src/text.js';
 import { actorText } from '../src/actors.js';
@@ -159,6 +159,8 @@ export type Block =
       detail?: string;
       rewound?: boolean;
       by?: string;
+      /** Images sent with it (references: the page fetches each from the console by hash). */
+      images?: ImageRef[];
     }
   | { type: 'thinking'; key: string; text: string }
   | {
@@ -176,6 +178,8 @@ export type Block =
       time: string;
       detail?: string;
       by?: string;
+      /** Images the tool showed the model (file_editor view of an image). */
+      images?: ImageRef[];
     }
   | { type: 'error'; key: string; text: string; time: string; by?: string }
   | { type: 'note'; key: string; text: string; time: string; by?: string }
@@ -220,6 +224,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
           time,
           ...(callDetail(e.call) ? { detail: callDetail(e.call) } : {}),
           ...(e.rewound ? { rewound: true } : {}),
+          ...(e.images?.length ? { images: e.images } : {}),
         });
         break;
       case 'action': {
@@ -256,6 +261,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
             running: false,
             isError: e.isError,
             ...(e.exitCode !== undefined ? { exitCode: e.exitCode } : {}),
+            ...(e.images?.length ? { images: e.images } : {}),
           };
         } else {
           blocks.push({
@@ -268,6 +274,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
             running: false,
             isError: e.isError,
             time,
+            ...(e.images?.length ? { images: e.images } : {}),
           });
         }
         break;
