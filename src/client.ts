@@ -383,10 +383,12 @@ export class Conversation {
 
   /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
   static async create(client: Client, options: CreateOptions): Promise<Conversation> {
-    if (options.images?.length && options.firstMessage === undefined)
-      throw new InvalidRequestError('images go with a first message: give firstMessage too');
-    conversationStart(options); // checked before any image is stored
-    const images = await storeImages(clientSettings(), options.images);
+    let images: ImageRef[] = [];
+    if (options.images?.length) {
+      if (options.firstMessage === undefined) throw new InvalidRequestError('images go with a first message: give firstMessage too');
+      conversationStart(options); // the options checked before any image is stored
+      images = await storeImages(clientSettings(), options.images);
+    }
     const start = conversationStart(options, images);
     // Its files go up before it starts: the first host to claim it restores them.
     if (options.workspaceFrom !== undefined)
