@@ -36,6 +36,18 @@ export async function getJson<T>(path: string): Promise<T> {
   return answer<T>(await fetch(path, { headers: { 'X-Faheem-Token': token } }));
 }
 
+/**
+ * A conversation's image, fetched with the token (an <img> cannot send the header) and shown
+ * through a blob: URL; revoke it when the image goes.
+ */
+export async function imageUrl(conversationId: string, sha256: string): Promise<string> {
+  const res = await fetch(`/api/conversations/${encodeURIComponent(conversationId)}/images/${sha256}`, {
+    headers: { 'X-Faheem-Token': token },
+  });
+  if (!res.ok) throw new Error(`HTTP ${res.status}`);
+  return URL.createObjectURL(await res.blob());
+}
+
 /** POST a JSON body; the answer, or an Error with the server's message. */
 export async function postJson<T>(path: string, body: unknown): Promise<T> {
   return answer<T>(

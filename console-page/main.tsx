@@ -3,10 +3,11 @@
 // node: Preact escapes it; nothing here sets HTML.
 import { render } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { followConversation, getJson, postJson, setToken, takeToken } from './api.js';
+import { followConversation, getJson, imageUrl, postJson, setToken, takeToken } from './api.js';
 import { buildBlocks, emptyTranscript, type Block, type TranscriptState } from './transcript.js';
 import { enabledControls } from './controls.js';
 import { shownTime } from '../src/text.js';
+import type { ImageRef } from '../src/types/public.js';
 import type { ChildNode as TreeNode, ConversationPage as Page, ConversationRow as Row } from '../src/console-server/rows.js';
 
 const STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'] as const;
@@ -225,7 +226,42 @@ function Tree({ nodes }: { nodes: TreeNode[] }) {
   );
 }
 
-function BlockView({ b }: { b: Block }) {
+/** One image of a conversation, fetched from the console by hash; its name as text when it cannot be. */
+function ImageView({ conversationId, image }: { conversationId: string; image: ImageRef }) {
+  const [src, setSrc] = useState<string | null>(null);
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    let url: string | null = null;
+    let gone = false;
+    imageUrl(conversationId, image.sha256).then(
+      (u) => {
+        if (gone) URL.revokeObjectURL(u);
+        else setSrc((url = u));
+      },
+      () => !gone && setFailed(true),
+    );
+    return () => {
+      gone = true;
+      if (url) URL.revokeObjectURL(url);
+    };
+  }, [conversationId, image.sha256]);
+  const label = `${image.name ?? 'image'} (${image.mimeType}, ${image.size} bytes)`;
+  if (failed) return <span class="muted">{label}: not available</span>;
+  return src ? <img class="image" src={src} alt={label} title={label} /> : <span class="muted">{label}…</span>;
+}
+
+function Images({ conversationId, images }: { conversationId: string; images: ImageRef[] | undefined }) {
+  if (!images?.length) return null;
+  return (
+    <div class="images">
+      {images.map((image) => (
+        <ImageView key={image.sha256} conversationId={conversationId} image={image} />
+      ))}
+    </div>
+  );
+}
+
+function BlockView({ b, conversationId }: { b: Block; conversationId: string }) {
   switch (b.type) {
     case 'message':
       return (
@@ -243,6 +279,7 @@ function BlockView({ b }: { b: Block }) {
           ) : (
             <div class="text">{b.text}</div>
           )}
+          <Images conversationId={conversationId} images={b.images} />
         </div>
       );
     case 'thinking':
@@ -274,6 +311,7 @@ function BlockView({ b }: { b: Block }) {
             </pre>
           ) : null}
           {b.output !== undefined ? <pre class={b.running ? 'output live' : 'output'}>{b.output}</pre> : null}
+          <Images conversationId={conversationId} images={b.images} />
         </div>
       );
     case 'error':
@@ -531,7 +569,7 @@ function ConversationView({ id }: { id: string }) {
       <section class="transcript" aria-label="Transcript">
         {streamError ? <p class="note">{streamError}</p> : null}
         {blocks.map((b) => (
-          <BlockView key={b.key} b={b} />
+          <BlockView key={b.key} b={b} conversationId={id} />
         ))}
       </section>
     </main>

@@ -1,6 +1,6 @@
 // The console's transcript, as data: what the follow stream has said (events and live lines) folded
 // into a state, and that state turned into blocks the page renders. Pure (no DOM), unit-tested.
-import type { ConversationEvent } from '../src/types/public.js';
+import type { ConversationEvent, ImageRef } from '../src/types/public.js';
 import type { LiveDelta } from '../src/live/types.js';
 import { reasoningText } from '../src/text.js';
 import { actorText } from '../src/actors.js';
@@ -161,6 +161,8 @@ export type Block =
       by?: string;
       /** An answer that matched the conversation's output schema: its JSON value, indented. */
       output?: string;
+      /** Images sent with it (references: the page fetches each from the console by hash). */
+      images?: ImageRef[];
     }
   | { type: 'thinking'; key: string; text: string }
   | {
@@ -178,6 +180,8 @@ export type Block =
       time: string;
       detail?: string;
       by?: string;
+      /** Images the tool showed the model (file_editor view of an image). */
+      images?: ImageRef[];
     }
   | { type: 'error'; key: string; text: string; time: string; by?: string }
   | { type: 'note'; key: string; text: string; time: string; by?: string }
@@ -223,6 +227,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
           ...(callDetail(e.call) ? { detail: callDetail(e.call) } : {}),
           ...(e.rewound ? { rewound: true } : {}),
           ...(e.output !== undefined ? { output: JSON.stringify(e.output, null, 2) } : {}),
+          ...(e.images?.length ? { images: e.images } : {}),
         });
         break;
       case 'action': {
@@ -259,6 +264,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
             running: false,
             isError: e.isError,
             ...(e.exitCode !== undefined ? { exitCode: e.exitCode } : {}),
+            ...(e.images?.length ? { images: e.images } : {}),
           };
         } else {
           blocks.push({
@@ -271,6 +277,7 @@ export function buildBlocks(state: TranscriptState): Block[] {
             running: false,
             isError: e.isError,
             time,
+            ...(e.images?.length ? { images: e.images } : {}),
           });
         }
         break;

@@ -27,6 +27,7 @@ import { checkWebhookUrl } from './webhooks/target.js';
 import { webhookTaskQueue } from './webhooks/queue.js';
 import { toOutputSchema } from './llm/structured-output.js';
 import type { ZodType } from 'zod';
+import { storeImages, type ImageInput } from './images/inputs.js';
 import {
   ConversationModelKey,
   ConversationStatusKey,
@@ -53,6 +54,7 @@ import {
   type ConversationEvent,
   type ConversationInput,
   type ConversationState,
+  type ImageRef,
   type LLMSpec,
   type McpServersSpec,
   type Metrics,
@@ -69,7 +71,7 @@ export const TerminalTool = terminalTool({ env: clientChildEnv() });
 /** Views and edits files inside the workspace. */
 export const FileEditorTool = fileEditorTool({ env: clientChildEnv() });
 export { ConversationNotFoundError };
-export type { RunResult };
+export type { RunResult, ImageInput };
 
 /** A tool for `Agent`: a tool made with `defineTool` (or a built-in like `TerminalTool`), or its name. */
 export type AgentTool = { readonly name: string } | string;
@@ -201,6 +203,11 @@ export interface CreateOptions {
    */
   id?: string;
   firstMessage?: string;
+  /**
+   * Images sent with the first message: file paths, or bytes with a MIME type (see ImageInput).
+   * Their bytes go to the object store before the conversation starts; history holds references.
+   */
+  images?: ImageInput[];
   /** Start running at once (with firstMessage). */
   run?: boolean;
   maxIterations?: number;
@@ -296,7 +303,11 @@ function checkPoolName(pool: string): string {
  * queue, search attributes and Web UI texts. `Conversation.create` starts it; schedules start the
  * same on every run (with an id Temporal derives from the schedule).
  */
-export function conversationStart(options: CreateOptions): {
+export function conversationStart(
+  options: CreateOptions,
+  /** The first message's images, already stored (Conversation.create stores `options.images`). */
+  firstImages: readonly ImageRef[] = [],
+): {
   id: string;
   workflow: {
     taskQueue: string;
@@ -356,6 +367,7 @@ export function conversationStart(options: CreateOptions): {
         : {}),
     },
     ...(options.firstMessage !== undefined ? { firstMessage: options.firstMessage } : {}),
+    ...(firstImages.length ? { firstImages: [...firstImages] } : {}),
     ...(options.run ? { run: true } : {}),
   };
   const model = options.agent.spec.llm.model ?? "the worker's LLM_MODEL";
@@ -405,7 +417,13 @@ export class Conversation {
 
   /** Starts a conversation workflow; it waits in `idle` (or runs at once with `run: true`). */
   static async create(client: Client, options: CreateOptions): Promise<Conversation> {
-    const start = conversationStart(options);
+    let images: ImageRef[] = [];
+    if (options.images?.length) {
+      if (options.firstMessage === undefined) throw new InvalidRequestError('images go with a first message: give firstMessage too');
+      conversationStart(options); // the options checked before any image is stored
+      images = await storeImages(clientSettings(), options.images);
+    }
+    const start = conversationStart(options, images);
     // Its files go up before it starts: the first host to claim it restores them.
     if (options.workspaceFrom !== undefined)
       await (await import('./workspaces/seed.js')).seedWorkspace(start.id, options.workspaceFrom, clientChildEnv());
@@ -440,11 +458,17 @@ export class Conversation {
   /**
    * Adds a user message (checked first: InvalidRequestError when empty or too long) and answers with
    * its event index. While running, it is read before the next model call; otherwise it waits for run.
+   * `{ text, images }` sends images with it (file paths, or bytes with a MIME type: PNG, JPEG, GIF or
+   * WebP, at most 5 MB each and 10 a message): their bytes go to the object store first, and the
+   * conversation keeps only their references (hash, type, size).
    */
-  async sendMessage(text: string): Promise<number> {
+  async sendMessage(message: string | { text: string; images?: ImageInput[] }): Promise<number> {
+    const { text, images } = typeof message === 'string' ? { text: message, images: undefined } : message;
     checkMessage(text);
+    const refs = await storeImages(clientSettings(), images);
     await this.afterRunStarts();
-    const { index } = await this.update(() => this.handle.executeUpdate(addMessageUpdate, { args: [text] }));
+    const args: [string] | [string, ImageRef[]] = refs.length ? [text, refs] : [text];
+    const { index } = await this.update(() => this.handle.executeUpdate(addMessageUpdate, { args }));
     return index;
   }
 

@@ -23,6 +23,7 @@ export {
   type AgentTool,
   type CreateOptions,
   type FollowOptions,
+  type ImageInput,
   type RunResult,
 } from './client.js';
 export { LIVE_KINDS, type LiveDelta, type LiveKind } from './live/types.js';
@@ -98,6 +99,7 @@ export type { PauseRequest } from './workflows/messages.js';
 // results, DEFAULTS) stay inside the package.
 export {
   CONVERSATION_STATUSES,
+  IMAGE_MIME_TYPES,
   TOOL_NAMES,
   type ActionEvent,
   type Actor,
@@ -120,6 +122,8 @@ export {
   type ForkOrigin,
   type HostEvent,
   type HostChangedEvent,
+  type ImageMimeType,
+  type ImageRef,
   type InstructionsEvent,
   type LLMSpec,
   type McpHttpServerSpec,

@@ -16,7 +16,7 @@ const OVERLAP: Record<ScheduleOverlap, ScheduleOverlapPolicy> = {
 };
 
 /** A schedule: when it runs and the conversation each run starts. */
-export interface ScheduleCreateOptions extends Omit<CreateOptions, 'id' | 'firstMessage' | 'run'> {
+export interface ScheduleCreateOptions extends Omit<CreateOptions, 'id' | 'firstMessage' | 'run' | 'images'> {
   /** Cron expressions (`"0 3 * * *"`: every day at 03:00 UTC). */
   cron: string | string[];
   /** The first message of every run's conversation. */

@@ -1,7 +1,7 @@
 // Starting a conversation as `faheem start` does. The CLI and the console's "New conversation" form
 // share this one path, so a conversation started from either has the same agent and limits.
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import { Agent, Conversation, LLM } from './client.js';
+import { Agent, Conversation, LLM, type ImageInput } from './client.js';
 import { UsageError } from './errors.js';
 import type { HooksConfig } from './hooks/config.js';
 import type { ConfirmationPolicy, McpServersSpec } from './types.js';
@@ -10,6 +10,8 @@ import type { ConfirmationPolicy, McpServersSpec } from './types.js';
 export interface StartRequest {
   /** The first user message. */
   message: string;
+  /** Images sent with it (file paths, or bytes with a MIME type): stored before the start. */
+  images?: ImageInput[];
   /** The agent's working directory on the workspace host (not with `pool`). */
   workspace?: string;
   /** A pool of hosts whose workspace this conversation gets, instead of a folder on one host. */
@@ -64,6 +66,7 @@ export async function startConversation(client: Client, r: StartRequest): Promis
     ...(r.workspaceFrom !== undefined ? { workspaceFrom: r.workspaceFrom } : {}),
     ...(r.id ? { id: r.id } : {}),
     firstMessage: r.message,
+    ...(r.images?.length ? { images: r.images } : {}),
     run: true,
     maxIterations: r.maxIterations,
     confirmationPolicy: r.confirm,

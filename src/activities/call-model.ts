@@ -11,7 +11,8 @@ import type { PartialListener, PartialReply } from '../llm/stream.js';
 import { replyDeltas } from '../live/deltas.js';
 import { NO_LIVE, type LivePublisher, type LiveSink } from '../live/publisher.js';
 import { planCall, toolSpec, type ToolRegistry } from '../tools/registry.js';
-import type { ModelCallInput, ModelCallResult, ToolSpec } from '../types.js';
+import type { ImageRef, ModelCallInput, ModelCallResult, ToolSpec } from '../types.js';
+import { withImageData, type ImageCache, type ImageReader } from '../images/prompt-images.js';
 import { buildMessages, withInstructions, withSkills } from '../workflows/prompt.js';
 import { withHeartbeat } from './heartbeat.js';
 import { checkOutput, checkOutputSchema, outputInstructions, type OutputSchema } from '../llm/structured-output.js';
@@ -52,6 +53,8 @@ export function createCallModel(
   live?: LivePublisher,
   /** How often the call heartbeats (default HEARTBEAT_EVERY_MS). */
   beatEveryMs?: number,
+  /** Reads the bytes of the images the prompt refers to (from the object store). */
+  images?: { read: ImageReader; cache: ImageCache; onMissing?: (ref: ImageRef, err: unknown) => void },
 ) {
   return async function callModel(input: ModelCallInput): Promise<ModelCallResult> {
     const ctx = Context.current();
@@ -129,9 +132,12 @@ export function createCallModel(
               return tool ? [toolSpec(tool)] : [];
             });
           }
+          let messages = buildMessages(events, systemPrompt);
+          // History holds image references only: the bytes come from the object store now.
+          if (images) messages = await withImageData(messages, images.read, images.cache, images.onMissing);
           return {
             llm: input.llm,
-            messages: buildMessages(events, systemPrompt),
+            messages,
             tools: specs,
             conversationId: input.conversationId,
             // The answer is due after an output check: Anthropic's call is then a forced tool.

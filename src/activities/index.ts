@@ -13,6 +13,8 @@ import type { Sandbox } from '../tools/sandbox.js';
 import { CheckpointStore } from '../checkpoints/shadow-repo.js';
 import { checkWorkerHooks, workerHookEvents, type WorkerHooks } from '../hooks/run-hook.js';
 import { createCallModel } from './call-model.js';
+import { ImageCache } from '../images/prompt-images.js';
+import { readImage } from '../images/store.js';
 import { HEARTBEAT_EVERY_MS, withHeartbeat } from './heartbeat.js';
 import { createCheckpointWorkspace } from './checkpoint-workspace.js';
 import { createCondense } from './condense.js';
@@ -109,7 +111,14 @@ export function createActivities(options: ActivitiesOptions) {
   // Each model and tool call: a GenAI span (a no-op without a tracer provider) and our counters.
   const instrument = { env, metrics: options.metrics ?? NO_METRICS };
   return {
-    callModel: instrumentCallModel(createCallModel(models, transcripts, new SetupCache(), registry, live, beatEveryMs), instrument),
+    callModel: instrumentCallModel(
+      createCallModel(models, transcripts, new SetupCache(), registry, live, beatEveryMs, {
+        read: (ref) => readImage(env, ref),
+        cache: new ImageCache(),
+        onMissing: (ref, err) => console.warn(`faheem worker: image ${ref.sha256} not read: ${(err as Error)?.message ?? String(err)}`),
+      }),
+      instrument,
+    ),
     condense: createCondense(models, transcripts, beatEveryMs),
     prepareTools: createPrepareTools({
       registry,

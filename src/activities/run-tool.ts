@@ -12,6 +12,7 @@ import { execInWorkspace, hiddenDirs, type Sandbox } from '../tools/sandbox.js';
 import { leaseNetwork } from '../tools/kept-network.js';
 import { commandBaseEnv } from '../security/env-policy.js';
 import type { RunToolInput, RunToolResult } from '../types.js';
+import { checkImageRefs } from '../workflows/image-refs.js';
 import { withHeartbeat } from './heartbeat.js';
 import { NO_LIVE, type LivePublisher, type LiveSink } from '../live/publisher.js';
 import type { StartLog } from './start-log.js';
@@ -123,6 +124,7 @@ export function createRunTool(deps: RunToolDeps) {
         isError: out.isError === true,
         ...(out.exitCode !== undefined ? { exitCode: out.exitCode } : {}),
         ...(out.state !== undefined ? { state: out.state } : {}),
+        ...(out.images?.length ? { images: checkImageRefs(out.images) } : {}),
       };
     } catch (err) {
       const interrupted = interruptedOr(err, ctx);

@@ -631,6 +631,7 @@ program
   .command('start')
   .description('start a conversation with a first message and run it; prints its id')
   .argument('<message>', 'the first user message')
+  .option('--image <file>', 'send this image (PNG, JPEG, GIF or WebP, at most 5 MB) with the message; repeatable', collectImage, [])
   .option('--id <id>', 'conversation id (default: generated)', newConversationIdArg)
   .option('--workspace <dir>', 'working directory of the agent', process.cwd())
   .option('--model <model>', "e.g. openai/gpt-4o (default: the worker's LLM_MODEL)")
@@ -688,6 +689,7 @@ program
         workspaceFrom?: string;
         timeout?: number;
         quiet?: boolean;
+        image: string[];
       },
     ) => {
       checkMessage(message);
@@ -704,6 +706,7 @@ program
         const warnings = workerWarnings(client, { taskQueue: taskQueue(settings), toolTaskQueue: toolQueue });
         const conversation = await startConversation(client, {
           message,
+          ...(o.image.length ? { images: o.image } : {}),
           ...(o.pool === undefined ? { workspace: o.workspace } : { pool: o.pool }),
           ...(o.workspaceFrom !== undefined ? { workspaceFrom: o.workspaceFrom } : {}),
           ...(o.id ? { id: o.id } : {}),
@@ -734,6 +737,11 @@ program
       });
     },
   );
+
+/** `--image FILE`, repeatable: the files in order. */
+function collectImage(file: string, files: string[]): string[] {
+  return [...files, file];
+}
 
 async function readHooksFile(file: string) {
   let text: string;
@@ -782,13 +790,14 @@ program
   .description('add a user message; it waits for resume unless --run')
   .argument('<id>', 'the conversation id', conversationIdArg)
   .argument('<message>')
+  .option('--image <file>', 'send this image (PNG, JPEG, GIF or WebP, at most 5 MB) with the message; repeatable', collectImage, [])
   .option('--run', 'also run the conversation')
   .option('-q, --quiet', 'print nothing on success')
-  .action(async (id: string, message: string, o: { run?: boolean; quiet?: boolean }) => {
+  .action(async (id: string, message: string, o: { run?: boolean; quiet?: boolean; image: string[] }) => {
     checkMessage(message);
     await withOpenConversation(id, 'send a message', async (conversation) => {
       const warned = o.run ? conversationWorkerWarnings(conversation.client, conversation.id).then(printWarnings) : undefined;
-      await answered(conversation.sendMessage(message));
+      await answered(conversation.sendMessage(o.image.length ? { text: message, images: o.image } : message));
       if (o.run) await answered(conversation.resume());
       await warned;
       const s = await answered(conversation.state());

@@ -5,6 +5,7 @@ import type http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { listConversations } from './conversations.js';
+import { serveImage } from './images.js';
 import { act, create, detail, follow, type HandlerContext } from './handlers.js';
 import { HttpError, MAX_BODY_BYTES, conversationId, isAction, listQuery, parseOr400 } from './requests.js';
 import { SECURITY_HEADERS, TOKEN_HEADER, checkToken, cookieValue, hostAllowed, originAllowed, pageCookieName } from './security.js';
@@ -82,7 +83,7 @@ async function servePage(
   return serveAsset(res, ctx.assetsDir, asset);
 }
 
-/** The API (its token already checked): `/api/defaults` and `/api/conversations[/ID[/ACTION|follow]]`. */
+/** The API (its token already checked): `/api/defaults` and `/api/conversations[/ID[/ACTION|follow|images/SHA256]]`. */
 async function routeApi(ctx: RouteContext, req: http.IncomingMessage, res: http.ServerResponse, url: URL, method: string): Promise<void> {
   const { handlers } = ctx;
   const parts = url.pathname
@@ -126,6 +127,7 @@ async function routeApi(ctx: RouteContext, req: http.IncomingMessage, res: http.
   const id = parseOr400(conversationId, parts[1]);
   if (parts.length === 2) return json(res, 200, await detail(handlers, id));
   if (parts.length === 3 && parts[2] === 'follow') return follow(handlers, res, id, url.searchParams);
+  if (parts.length === 4 && parts[2] === 'images') return serveImage(handlers, res, id, parts[3]!);
   throw new HttpError(404, 'not found');
 }
 

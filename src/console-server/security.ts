@@ -91,7 +91,9 @@ export function cookieValue(header: string | undefined, name: string): string | 
 
 /** The headers every answer carries: nothing is framed, sniffed, referred or loaded from elsewhere. */
 export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Security-Policy': "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'",
+  // img-src blob: for the conversation's images, which the page fetches with its token header.
+  'Content-Security-Policy':
+    "default-src 'self'; script-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; img-src 'self' blob:",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   'X-Frame-Options': 'DENY',

@@ -5,12 +5,14 @@
 // each call reads the previous call's prefix. Pure: no I/O, the same input gives the same bytes.
 import type {
   ContentBlockParam,
+  ImageBlockParam,
   MessageParam,
   TextBlockParam,
   Tool,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import type { ChatMessage, ToolSpec } from '../types.js';
+import type { ChatMessage, PromptImage, ToolSpec } from '../types.js';
+import { missingImageText } from '../images/prompt-images.js';
 
 /** What the Messages API is sent, besides the model and the limits. */
 export interface AnthropicPrompt {
@@ -48,6 +50,15 @@ function toolInput(args: string): Record<string, unknown> {
   return { raw_arguments: args };
 }
 
+/** Images as the Messages API takes them: `image` blocks with a base64 source (in words when unread). */
+function imageBlocks(images: readonly PromptImage[] | undefined): (ImageBlockParam | TextBlockParam)[] {
+  return (images ?? []).map((img) =>
+    img.data === undefined
+      ? text(missingImageText(img))
+      : { type: 'image', source: { type: 'base64', media_type: img.mimeType, data: img.data } },
+  );
+}
+
 /** The API refuses empty text blocks. */
 const text = (t: string): TextBlockParam => ({ type: 'text', text: t === '' ? '(empty)' : t });
 
@@ -73,13 +84,15 @@ export function anthropicPrompt(
         system.push(text(m.content));
         break;
       case 'user':
-        push('user', [text(m.content)]);
+        push('user', [text(m.content), ...imageBlocks(m.images)]);
         break;
       case 'tool': {
+        const output = m.content === '' ? '(no output)' : m.content;
+        // A tool_result may hold image blocks beside its text (file_editor view of an image).
         const result: ToolResultBlockParam = {
           type: 'tool_result',
           tool_use_id: m.tool_call_id,
-          content: m.content === '' ? '(no output)' : m.content,
+          content: m.images?.length ? [text(output), ...imageBlocks(m.images)] : output,
         };
         push('user', [result]);
         break;

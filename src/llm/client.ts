@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { redact, secretValues } from '../security/redact.js';
 import type { ChatMessage, LLMSpec, ReasoningBlock, ReasoningEffort, TokenUsage, ToolSpec } from '../types.js';
 import { anthropicPrompt, thinkingAllowed } from './anthropic-messages.js';
+import { chatCompletionsMessages } from './chat-messages.js';
 import { chatRefusesTools, isReasoningModel, ResponsesAssembler, responsesPrompt, wireApiFor } from './openai-responses.js';
 import { adaptiveThinkingModels, lifecycleWarning, modelLifecycle } from './lifecycle.js';
 import { costOf, modelFacts, priceTable, type Price } from './prices.js';
@@ -444,18 +445,13 @@ export class ModelClients {
         `${resolved.apiModel} reasons by default and chat completions refuses function tools for it (HTTP 400): set LLM_WIRE_API=responses (or new LLM({ wireApi: 'responses' })) to call it through the Responses API`,
       );
     }
-    // Our reasoning field (and a function call's Responses item id) has no place in chat completions.
-    const messages = request.messages.map((m) => {
-      if (m.role !== 'assistant' || (!m.reasoning && !m.tool_calls?.some((c) => c.item_id))) return m;
-      const rest = { ...m };
-      delete rest.reasoning;
-      if (rest.tool_calls) rest.tool_calls = rest.tool_calls.map(({ item_id: _, ...c }) => c);
-      return rest;
-    });
+    // Our reasoning field (and a function call's Responses item id) has no place in chat completions;
+    // images become image_url parts.
+    const messages = chatCompletionsMessages(request.messages);
     const stream = await this.openai(resolved).chat.completions.create(
       {
         model: resolved.apiModel,
-        messages: messages as OpenAI.Chat.Completions.ChatCompletionMessageParam[],
+        messages,
         ...(request.tools.length ? { tools: request.tools.map(functionTool) } : {}),
         ...(request.llm.temperature !== undefined ? { temperature: request.llm.temperature } : {}),
         // OpenAI's own endpoint wants max_completion_tokens (reasoning models refuse max_tokens); others know max_tokens.

@@ -5,9 +5,17 @@
 // want what. Reasoning items go back exactly as received, before the function calls they led to:
 // with `store: false` the API keeps nothing, and refuses a function_call sent without its reasoning.
 // Pure: no I/O, the same input gives the same bytes.
-import type { FunctionTool, ResponseInputItem, ResponseStreamEvent, ResponseUsage } from 'openai/resources/responses/responses';
+import type {
+  FunctionTool,
+  ResponseInputImage,
+  ResponseInputItem,
+  ResponseInputText,
+  ResponseStreamEvent,
+  ResponseUsage,
+} from 'openai/resources/responses/responses';
 import { z } from 'zod';
-import type { ChatMessage, OpenAIReasoningItem, ToolSpec, WireApi } from '../types.js';
+import type { ChatMessage, OpenAIReasoningItem, PromptImage, ToolSpec, WireApi } from '../types.js';
+import { dataUrl, missingImageText } from '../images/prompt-images.js';
 import { stableSchema } from './anthropic-messages.js';
 import { PROVIDERS } from './provider.js';
 import { emptyReply, type AssembledReply, type PartialListener, type StreamedToolCall } from './stream.js';
@@ -32,11 +40,22 @@ export function responsesPrompt(chat: readonly ChatMessage[], specs: readonly To
         else input.push({ role: 'developer', content: m.content });
         break;
       case 'user':
-        input.push({ role: 'user', content: m.content });
+        input.push(
+          m.images?.length
+            ? { role: 'user', content: [{ type: 'input_text', text: m.content }, ...inputImages(m.images)] }
+            : { role: 'user', content: m.content },
+        );
         break;
-      case 'tool':
-        input.push({ type: 'function_call_output', call_id: m.tool_call_id, output: m.content === '' ? '(no output)' : m.content });
+      case 'tool': {
+        const output = m.content === '' ? '(no output)' : m.content;
+        // function_call_output takes a list of input_text / input_image items besides a string.
+        input.push({
+          type: 'function_call_output',
+          call_id: m.tool_call_id,
+          output: m.images?.length ? [{ type: 'input_text', text: output }, ...inputImages(m.images)] : output,
+        });
         break;
+      }
       case 'assistant': {
         // Reasoning exactly as received, in the reply's order: before the function call it came
         // right before, else first (other providers' thinking cannot go to this API).
@@ -68,6 +87,15 @@ export function responsesPrompt(chat: readonly ChatMessage[], specs: readonly To
     strict: false,
   }));
   return { instructions: system.join('\n\n'), input, tools };
+}
+
+/** Images as the Responses API takes them: `input_image` with a data URL (in words when unread). */
+function inputImages(images: readonly PromptImage[]): (ResponseInputImage | ResponseInputText)[] {
+  return images.map((img) =>
+    img.data === undefined
+      ? { type: 'input_text', text: missingImageText(img) }
+      : { type: 'input_image', image_url: dataUrl({ ...img, data: img.data }), detail: 'auto' },
+  );
 }
 
 /**

@@ -364,7 +364,10 @@ export function samePromptSameReply(script: Script): Script {
 /** The last user message the model was shown. */
 export function lastUserMessage(request: RecordedRequest): string {
   const users = request.body.messages.filter((m) => m.role === 'user');
-  return String(users[users.length - 1]?.content ?? '');
+  const content: unknown = users[users.length - 1]?.content;
+  // A message with images is a list of content parts: its text parts.
+  if (Array.isArray(content)) return content.map((p: { text?: unknown }) => (typeof p?.text === 'string' ? p.text : '')).join('\n');
+  return String(content ?? '');
 }
 
 /** Options of {@link countdownScript}. */

@@ -8,6 +8,7 @@ import { commandBaseEnv, namedSecrets, secretValues } from '../security/env-poli
 import type { TerminalState } from '../types.js';
 import { defineTool, type AnyTool } from './define.js';
 import { editFile } from './file-editor.js';
+import { putImage } from '../images/store.js';
 import { DelegateTool } from './delegate.js';
 import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './in-workflow.js';
 import { hiddenDirs, type Sandbox } from './sandbox.js';
@@ -105,10 +106,14 @@ export function fileEditorTool(config: BuiltinConfig) {
     summary: (args) => `file_editor ${args.command} ${args.path}`,
     interruptedMessage:
       'This edit may have been applied, but the worker running it stopped before it reported a result. View the file to see.',
-    execute: (args, ctx) => {
+    execute: async (args, ctx) => {
       const undo = conversationFolder(path.join(home(), 'undo'), ctx.conversationId);
       if ('refused' in undo) return { content: undo.refused, isError: true };
-      return editFile(args, { workspace: ctx.workspace, undoDir: undo.dir });
+      const { image, ...result } = await editFile(args, { workspace: ctx.workspace, undoDir: undo.dir });
+      if (!image) return result;
+      // The bytes go to the object store; the result (and so history) carries the reference.
+      const ref = await putImage(config.env, image.bytes, { name: path.basename(args.path), mimeType: image.mimeType });
+      return { ...result, images: [ref] };
     },
   });
   return builtin(tool);

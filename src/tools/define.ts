@@ -4,6 +4,7 @@
 // workflow (think, finish, task_tracker) are defined with this too.
 import { InvalidRequestError } from '../errors.js';
 import type { z } from 'zod';
+import type { ImageRef } from '../types.js';
 
 /**
  * What a retry may do after an attempt was cut off (its worker died mid-call): `repeat` runs the call
@@ -81,6 +82,8 @@ export type ToolOutput<State = unknown> =
       exitCode?: number;
       /** Kept by the conversation (durably, across workers) and handed to the next call as `ctx.state`. */
       state?: State;
+      /** Images for the model, as references to images already in the object store (`file_editor view` of an image). */
+      images?: ImageRef[];
     };
 
 /** What `defineTool` takes: the tool's name, description, argument schema, retry class, approval rule and `execute`. */

@@ -7,7 +7,9 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PathRefused, WorkspaceFs, type WorkspaceFile, type WorkspacePath } from '../security/workspace-fs.js';
-import type { ToolResult } from '../types.js';
+import type { ImageMimeType, ToolResult } from '../types.js';
+import { sniffImage } from '../images/sniff.js';
+import { MAX_IMAGE_BYTES } from '../workflows/image-refs.js';
 import { describeInvalid, FileEditorArgs } from './schemas.js';
 
 export const MAX_VIEW_CHARS = 16_000;
@@ -23,7 +25,10 @@ export interface FileEditorContext {
 const ok = (content: string): ToolResult => ({ content, isError: false });
 const fail = (content: string): ToolResult => ({ content, isError: true });
 
-export async function editFile(rawArgs: unknown, ctx: FileEditorContext): Promise<ToolResult> {
+/** What the editor gives back: a result, and for `view` of an image, the image's bytes (the tool stores them). */
+export type EditorResult = ToolResult & { image?: { bytes: Uint8Array; mimeType: ImageMimeType } };
+
+export async function editFile(rawArgs: unknown, ctx: FileEditorContext): Promise<EditorResult> {
   const parsed = FileEditorArgs.safeParse(rawArgs);
   if (!parsed.success) return fail(describeInvalid('file_editor', parsed.error));
   try {
@@ -37,7 +42,7 @@ export async function editFile(rawArgs: unknown, ctx: FileEditorContext): Promis
 
 type Args = ReturnType<typeof FileEditorArgs.parse>;
 
-async function run(args: Args, ws: WorkspaceFs, target: WorkspacePath, ctx: FileEditorContext): Promise<ToolResult> {
+async function run(args: Args, ws: WorkspaceFs, target: WorkspacePath, ctx: FileEditorContext): Promise<EditorResult> {
   const shown = target.shown;
   const file = target.abs;
   switch (args.command) {
@@ -142,7 +147,7 @@ async function withText(
   }
 }
 
-async function view(ws: WorkspaceFs, target: WorkspacePath, range: [number, number] | undefined): Promise<ToolResult> {
+async function view(ws: WorkspaceFs, target: WorkspacePath, range: [number, number] | undefined): Promise<EditorResult> {
   const shown = target.shown;
   const info = await ws.lstat(target);
   if (!info) return fail(`${shown} does not exist.`);
@@ -154,6 +159,8 @@ async function view(ws: WorkspaceFs, target: WorkspacePath, range: [number, numb
       ),
     );
   }
+  const image = await readImage(ws, target);
+  if (image) return image;
   const text = await readText(ws, target);
   if (typeof text !== 'string') return fail(text.error);
   const lines = text.split('\n');
@@ -173,6 +180,28 @@ async function view(ws: WorkspaceFs, target: WorkspacePath, range: [number, numb
     .map((l, i) => `${String(start + i).padStart(6)}\t${l}`)
     .join('\n');
   return ok(clip(`${shown} (lines ${start}-${end} of ${lines.length}):\n${body}`));
+}
+
+/** A PNG, JPEG, GIF or WebP file (by its first bytes) as an image for the model; undefined for any other file. */
+async function readImage(ws: WorkspaceFs, target: WorkspacePath): Promise<EditorResult | undefined> {
+  const f = await ws.open(target);
+  try {
+    const head = await f.read(16);
+    const mimeType = sniffImage(head);
+    if (!mimeType) return undefined;
+    const shown = target.shown;
+    if (f.size > MAX_IMAGE_BYTES)
+      return fail(`${shown} is an image (${mimeType}) of ${f.size} bytes; images over ${MAX_IMAGE_BYTES} bytes (5 MB) cannot be shown.`);
+    const bytes = await f.read(MAX_IMAGE_BYTES + 1);
+    if (bytes.length > MAX_IMAGE_BYTES) return fail(`${shown} is an image (${mimeType}) over 5 MB; it cannot be shown.`);
+    return {
+      content: `${shown} is an image (${mimeType}, ${bytes.length} bytes), shown to you with this result.`,
+      isError: false,
+      image: { bytes, mimeType },
+    };
+  } finally {
+    await f.close();
+  }
 }
 
 async function readText(ws: WorkspaceFs, target: WorkspacePath): Promise<string | { error: string }> {

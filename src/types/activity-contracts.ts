@@ -6,6 +6,7 @@ import type { SkillInfo } from '../skills/prompt.js';
 import type {
   ConversationEvent,
   ConversationStatus,
+  ImageRef,
   LLMSpec,
   McpServersSpec,
   ReasoningBlock,
@@ -33,10 +34,18 @@ export interface ToolCallPlan {
   summary?: string;
 }
 
-/** A message in the chat-completions format, built by the workflow from the event log. */
+/** An image in the prompt: its reference, and its bytes (base64) once the model call has read them from the store. */
+export interface PromptImage extends ImageRef {
+  data?: string;
+}
+
+/**
+ * A message in the chat-completions format, built from the event log. `images` (user and tool
+ * messages) is ours: each wire API's converter puts them in that API's own form.
+ */
 export type ChatMessage =
   | { role: 'system'; content: string }
-  | { role: 'user'; content: string }
+  | { role: 'user'; content: string; images?: PromptImage[] }
   | {
       role: 'assistant';
       content: string | null;
@@ -45,7 +54,7 @@ export type ChatMessage =
       /** Provider reasoning to send back (Anthropic thinking blocks, Responses reasoning items); not part of the chat-completions format. */
       reasoning?: ReasoningBlock[];
     }
-  | { role: 'tool'; tool_call_id: string; content: string };
+  | { role: 'tool'; tool_call_id: string; content: string; images?: PromptImage[] };
 
 /**
  * The model call gets a reference to the transcript (events [0, eventCount) of the conversation),
@@ -189,6 +198,8 @@ export interface ToolResult {
   content: string;
   isError: boolean;
   exitCode?: number;
+  /** Images for the model (references; the tool put the bytes in the object store). */
+  images?: ImageRef[];
 }
 
 export interface TerminalResult extends ToolResult {

@@ -356,6 +356,26 @@ interface EventBase {
 }
 
 /** A message, from the user or the agent. */
+/** The image formats a conversation takes (sniffed from the bytes, never from a file name). */
+export const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
+/** One of the image formats a conversation takes. */
+export type ImageMimeType = (typeof IMAGE_MIME_TYPES)[number];
+
+/**
+ * An image as a conversation keeps it: a reference, never the bytes. The bytes are in the object
+ * store (FAHEEM_OBJECT_STORE, else a folder under FAHEEM_HOME) under `images/<sha256>`, written by
+ * the client (or the tool) before the reference reaches the workflow, and read by the model call.
+ */
+export interface ImageRef {
+  /** The SHA-256 of the image's bytes, 64 lowercase hex digits. */
+  sha256: string;
+  mimeType: ImageMimeType;
+  /** Its size in bytes. */
+  size: number;
+  /** A name to show (the file's base name), when it came from a file. */
+  name?: string;
+}
+
 /** What one model call used and cost (on the agent's message, or the first action of a reply). */
 export interface CallSummary extends TokenUsage {
   model: string;
@@ -367,6 +387,8 @@ export interface CallSummary extends TokenUsage {
 export interface MessageEvent extends EventBase {
   kind: 'message';
   text: string;
+  /** Images sent with a user message (references; the bytes stay in the object store). */
+  images?: ImageRef[];
   /** An agent reply cut by the output-token cap: the model is told so in its next prompt. */
   truncated?: boolean;
   /**
@@ -411,6 +433,8 @@ export interface ObservationEvent extends EventBase {
   content: string;
   isError: boolean;
   exitCode?: number;
+  /** Images the tool showed the model (`file_editor view` of an image): references only. */
+  images?: ImageRef[];
 }
 
 /** Something went wrong in the conversation (a failed model call, a limit reached, …). */

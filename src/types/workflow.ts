@@ -10,6 +10,7 @@ import type {
   ConversationSetup,
   ConversationStatus,
   ForkOrigin,
+  ImageRef,
   Metrics,
   TerminalState,
 } from './public.js';
@@ -26,6 +27,8 @@ export interface ChildReport {
 export interface ConversationInput {
   options: ConversationOptions;
   firstMessage?: string;
+  /** The first message's images (references: the client stored the bytes). */
+  firstImages?: ImageRef[];
   /** Start running at once (the CLI's `start`); otherwise the conversation waits in `idle`. */
   run?: boolean;
   carried?: CarriedState;

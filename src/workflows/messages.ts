@@ -13,6 +13,7 @@ import {
   type ConversationEvent,
   type ConversationSetup,
   type ConversationState,
+  type ImageRef,
 } from '../types.js';
 
 /** What `conversation.pause()` takes. */
@@ -22,7 +23,8 @@ export interface PauseRequest {
   reason?: string;
 }
 
-export const messageSignal = defineSignal<[text: string]>('message');
+/** A user message; `images` are references to images the sender put in the object store first. */
+export const messageSignal = defineSignal<[text: string, images?: ImageRef[]]>('message');
 export const pauseSignal = defineSignal<[request?: PauseRequest]>('pause');
 export const resumeSignal = defineSignal('resume');
 export const closeSignal = defineSignal('close');
@@ -42,7 +44,7 @@ export const eventRunsQuery = defineQuery<{ runId: string; from: number }[]>('ev
 export const setupQuery = defineQuery<ConversationSetup | null>('setup');
 
 /** Add a user message and get its event index back; rejected (nothing recorded) when invalid. */
-export const addMessageUpdate = defineUpdate<{ index: number; status: string }, [text: string]>('addMessage');
+export const addMessageUpdate = defineUpdate<{ index: number; status: string }, [text: string, images?: ImageRef[]]>('addMessage');
 /** Set the conversation running (the seed's `run()`); answers with the run number to wait on. */
 export const runUpdate = defineUpdate<{ runNumber: number; status: string }>('run');
 
@@ -107,7 +109,8 @@ export const DESCRIPTIONS = {
     "Wake up; if the Worker Deployment's current version changed, continue as new onto it, keeping the status (sent by `faheem deploy drain`).",
   state: 'Current status, iterations, pending messages, metrics and last error.',
   events: 'The event log from an index (for following), at most `limit` events.',
-  addMessage: 'Add a user message and answer with its event index; rejects empty or oversized messages.',
+  addMessage:
+    'Add a user message (with optional image references: sha256, mimeType, size) and answer with its event index; rejects empty or oversized messages.',
   run: 'Set the conversation running and answer with the run number (while waiting for confirmation, this approves the pending actions).',
   waitForChange:
     'Kept for clients of older versions: answer (events, status, run) once the event log is longer than afterEvents, or with whenStopped once the run stops; also when the conversation closes or continues as new. Each wait is written to this history; clients now wait on the change notices of the live stream instead.',

@@ -35,11 +35,11 @@ export function buildMessages(allEvents: readonly ConversationEvent[], systemPro
   const messages: ChatMessage[] = [{ role: 'system', content: systemPrompt }];
   const events = promptEvents(allEvents);
   const open = new Set<string>();
-  let deferred: string[] = [];
+  let deferred: ChatMessage[] = [];
   let replyId: string | undefined;
 
   const flush = () => {
-    for (const text of deferred) messages.push({ role: 'user', content: text });
+    messages.push(...deferred);
     deferred = [];
   };
   const closeOpenCalls = () => {
@@ -55,8 +55,10 @@ export function buildMessages(allEvents: readonly ConversationEvent[], systemPro
       case 'message':
         // A hook's context (source environment) reads as a user turn, like the user's own words.
         if (event.source !== 'agent') {
-          if (open.size > 0) deferred.push(event.text);
-          else messages.push({ role: 'user', content: event.text });
+          // Images as references: the model call reads their bytes from the object store.
+          const user: ChatMessage = { role: 'user', content: event.text, ...(event.images?.length ? { images: [...event.images] } : {}) };
+          if (open.size > 0) deferred.push(user);
+          else messages.push(user);
         } else {
           closeOpenCalls();
           replyId = undefined;
@@ -75,7 +77,7 @@ export function buildMessages(allEvents: readonly ConversationEvent[], systemPro
             ...(event.reasoning?.length ? { reasoning: event.reasoning } : {}),
           });
           // Told after this reply's results (a user turn may not come between a call and its result).
-          if (event.truncated) deferred.push(TRUNCATED_NOTE);
+          if (event.truncated) deferred.push({ role: 'user', content: TRUNCATED_NOTE });
         }
         const last = messages[messages.length - 1];
         if (last?.role === 'assistant' && last.tool_calls) {
@@ -92,7 +94,12 @@ export function buildMessages(allEvents: readonly ConversationEvent[], systemPro
       }
       case 'observation':
         if (open.delete(event.toolCallId)) {
-          messages.push({ role: 'tool', tool_call_id: event.toolCallId, content: event.content });
+          messages.push({
+            role: 'tool',
+            tool_call_id: event.toolCallId,
+            content: event.content,
+            ...(event.images?.length ? { images: [...event.images] } : {}),
+          });
           if (open.size === 0) flush();
         }
         break;

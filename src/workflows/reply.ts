@@ -25,6 +25,8 @@ export function observation(action: ActionEvent, result: ToolResult): NewEvent {
     content: result.content,
     isError: result.isError,
     ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
+    // References only: the tool put the bytes in the object store.
+    ...(result.images?.length ? { images: result.images } : {}),
   };
 }
 

@@ -6,7 +6,16 @@
 // the effects port (./effects.ts) in the order given, which is the order of the commands old
 // histories recorded.
 import type { Actor } from '../../tenants.js';
-import type { CheckpointEntry, ChildReport, ConfirmationPolicy, ConversationStatus, ModelCallResult, MovedStep } from '../../types.js';
+import type {
+  CheckpointEntry,
+  ChildReport,
+  ConfirmationPolicy,
+  ConversationStatus,
+  ImageRef,
+  ModelCallResult,
+  MovedStep,
+} from '../../types.js';
+import { checkImageRefs } from '../image-refs.js';
 import type { NewEvent } from '../conversation-log.js';
 import { checkMessageText, type PauseRequest } from '../messages.js';
 import { fallbackEvent } from '../reply.js';
@@ -358,6 +367,7 @@ export function pauseAtStart(m: RunSnapshot, facts: Facts): CommandResult {
 /** What a run's start reads of the workflow input. */
 export interface StartInput {
   readonly firstMessage?: string;
+  readonly firstImages?: unknown;
   readonly run?: boolean;
   readonly carried?: unknown;
   readonly options: { readonly agent: { readonly llm: { readonly model?: string } } };
@@ -383,7 +393,7 @@ export function start(m: RunSnapshot, facts: Facts, input: StartInput, check: (t
   };
   if (!input.carried) {
     effects.push({ kind: 'status-attribute', status: m.state.status, model: input.options.agent.llm.model || 'default' });
-    if (input.firstMessage) then(message(current, f, check(input.firstMessage)), 1);
+    if (input.firstMessage) then(message(current, f, check(input.firstMessage), checkImageRefs(input.firstImages)), 1);
     if (input.run && !current.session.closeRequested) then(requestRun(current, f));
     then(pauseAtStart(current, f));
     effects.push({ kind: 'details' });
@@ -403,9 +413,10 @@ export function drain(m: RunSnapshot, facts: Facts): CommandResult {
 // ---- messages ----
 
 /** Adds a user message (kept while paused, folded in before the next model call); its index. Checked by the caller. */
-export function message(m: RunSnapshot, facts: Facts, text: string): CommandResult<number> {
+export function message(m: RunSnapshot, facts: Facts, text: string, images: readonly ImageRef[] = []): CommandResult<number> {
   const d = draft(m, facts);
-  const index = d.record({ kind: 'message', source: 'user', text });
+  // Images only as references (the bytes are in the object store): history stays small.
+  const index = d.record({ kind: 'message', source: 'user', text, ...(images.length ? { images: [...images] } : {}) });
   d.session = waitInterrupted(d.session, 'message');
   setStatusIn(d, statusAfterMessage(d.state.status));
   d.want({ kind: 'details' });
@@ -420,14 +431,16 @@ export function checkedMessage(m: RunSnapshot, text: unknown): string {
 }
 
 /** A message signal: added, or an error event saying why not (a signal has no answer). */
-export function receiveMessage(m: RunSnapshot, facts: Facts, text: unknown): CommandResult {
+export function receiveMessage(m: RunSnapshot, facts: Facts, text: unknown, images?: unknown): CommandResult {
   let checked: string;
+  let refs: ImageRef[];
   try {
     checked = checkedMessage(m, text);
+    refs = checkImageRefs(images);
   } catch (err) {
     return messageRefused(m, facts, (err as Error).message);
   }
-  const added = message(m, facts, checked);
+  const added = message(m, facts, checked, refs);
   return { ...added, value: undefined };
 }
 

@@ -5,6 +5,7 @@ import { FAILURE, failure, failureTypeOf } from '../../failure-types.js';
 import { HandlerUnfinishedPolicy } from '@temporalio/common';
 import type { ChildReport } from '../../types.js';
 import { eventsPage } from '../event-log.js';
+import { checkImageRefs } from '../image-refs.js';
 import {
   DESCRIPTIONS,
   addMessageUpdate,
@@ -85,7 +86,7 @@ export function registerHandlers(run: ConversationRun): void {
     },
   });
 
-  setHandler(messageSignal, (text) => run.apply(receiveMessage, text), { description: DESCRIPTIONS.message });
+  setHandler(messageSignal, (text, images?) => run.apply(receiveMessage, text, images), { description: DESCRIPTIONS.message });
   setHandler(pauseSignal, (request) => run.apply(pause, request ?? {}), { description: DESCRIPTIONS.pause });
   setHandler(resumeSignal, () => run.apply(resume), { description: DESCRIPTIONS.resume });
   setHandler(closeSignal, () => run.apply(close), { description: DESCRIPTIONS.close });
@@ -106,9 +107,13 @@ export function registerHandlers(run: ConversationRun): void {
     description: DESCRIPTIONS.events,
   });
 
-  setHandler(addMessageUpdate, (text) => ({ index: run.apply(message, text), status: run.status }), {
+  setHandler(addMessageUpdate, (text, images?) => ({ index: run.apply(message, text, checkImageRefs(images)), status: run.status }), {
     description: DESCRIPTIONS.addMessage,
-    validator: (text) => refuseIfThrows(() => run.validateMessage(text)),
+    validator: (text, images?) =>
+      refuseIfThrows(() => {
+        run.validateMessage(text);
+        checkImageRefs(images);
+      }),
   });
   // Clients wait here instead of polling: each wait is one update, answered when there is news.
   setHandler(

@@ -6,6 +6,7 @@ import type { AnyTool, ToolContext } from '../../tools/define.js';
 import { describeInvalid } from '../../tools/define.js';
 import { WORKFLOW_TOOLS } from '../../tools/in-workflow.js';
 import type { ActionEvent, ConversationSetup, RunToolResult, ToolCallPlan, ToolResult } from '../../types.js';
+import { checkImageRefs } from '../image-refs.js';
 import { TOOL_CALL } from '../activity-options.js';
 import { oneLine } from '../../text.js';
 import { lenientArguments, runOnHostBeforeOpenTools } from '../legacy/before-open-tools.js';
@@ -76,7 +77,13 @@ export async function runTool(
         });
     if (result.state !== undefined) run.apply(setToolState, action.tool, result.state);
     if (checkpointStep !== undefined && result.checkpoint) run.stepCheckpoints.noteFolded(checkpointStep, result.checkpoint);
-    return { content: result.content, isError: result.isError, ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}) };
+    return {
+      content: result.content,
+      isError: result.isError,
+      ...(result.exitCode !== undefined ? { exitCode: result.exitCode } : {}),
+      // References only (file_editor view of an image): the tool put the bytes in the object store.
+      ...(result.images?.length ? { images: checkImageRefs(result.images) } : {}),
+    };
   } catch (err) {
     if (err instanceof NotStarted) {
       return { content: 'Not run: the conversation was paused (or closed) while waiting for the workspace host.', isError: true };

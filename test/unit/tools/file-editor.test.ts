@@ -218,3 +218,32 @@ describe('file_editor', () => {
     assert.match((await editFile({ command: 'view', path: 'long.txt' }, ctx)).content, /clipped at 16000/);
   });
 });
+
+describe('file_editor view of an image', () => {
+  const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
+
+  test('a PNG is shown as an image (the bytes for the tool to store), never as text', async () => {
+    const workspace = await tmp('fe-img-');
+    const undoDir = await tmp('fe-undo-');
+    await writeFile(path.join(workspace, 'shot.png'), PNG);
+    const r = await editFile({ command: 'view', path: 'shot.png' }, { workspace, undoDir });
+    assert.equal(r.isError, false);
+    assert.match(r.content, /shot\.png is an image \(image\/png, 20 bytes\), shown to you/);
+    assert.deepEqual(r.image && { ...r.image, bytes: Buffer.from(r.image.bytes) }, { bytes: PNG, mimeType: 'image/png' });
+  });
+
+  test('an image over 5 MB is refused with its size; other binary files as before', async () => {
+    const workspace = await tmp('fe-img-');
+    const undoDir = await tmp('fe-undo-');
+    const big = Buffer.alloc(5 * 1024 * 1024 + 1);
+    PNG.copy(big);
+    await writeFile(path.join(workspace, 'big.png'), big);
+    await writeFile(path.join(workspace, 'blob.png'), Buffer.from([1, 0, 2, 0]));
+    const r = await editFile({ command: 'view', path: 'big.png' }, { workspace, undoDir });
+    assert.equal(r.isError, true);
+    assert.match(r.content, /big\.png is an image \(image\/png\) of 5242881 bytes; images over 5242880 bytes \(5 MB\) cannot be shown/);
+    assert.equal(r.image, undefined);
+    const blob = await editFile({ command: 'view', path: 'blob.png' }, { workspace, undoDir });
+    assert.match(blob.content, /looks binary/);
+  });
+});

@@ -13,7 +13,7 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from functools import partial
 from typing import Any, Literal, TypeVar
 
@@ -37,6 +37,7 @@ from ..errors import (
     InvalidRequestError,
     PayloadUnavailableError,
 )
+from ..images import ImageInput, store_images
 from .agent import DEFAULT_TOOLS, Agent
 from .llm import LLM
 from .state import STOPPED, ConversationState, Event, ExecutionStatus, Metrics
@@ -274,11 +275,16 @@ class Conversation:
 
     # --- the seed's API ---------------------------------------------------------------------
 
-    def send_message(self, text: str) -> int:
+    def send_message(self, text: str, images: Sequence[ImageInput] | None = None) -> int:
         """Adds a user message and answers with its event index. While running it is read before the
-        next model call; while paused or idle it waits for ``run()``."""
+        next model call; while paused or idle it waits for ``run()``.
+
+        ``images``: file paths or bytes (PNG, JPEG, GIF or WebP, at most 5 MB each and 10 a message).
+        Their bytes go to the object store first; the conversation keeps only their references."""
         check_message(text)
-        answer = self._call(lambda: self._handle.execute_update("addMessage", text))
+        refs = store_images(images, self._env)
+        args: list[Any] = [text, refs] if refs else [text]
+        answer = self._call(lambda: self._handle.execute_update("addMessage", args=args))
         return int(answer["index"])
 
     def run(self) -> None:
