@@ -1,5 +1,6 @@
 // What an image is, from its first bytes (never from a file name), and whether a conversation takes
 // it: PNG, JPEG, GIF or WebP, at most MAX_IMAGE_BYTES. Pure.
+import { InvalidRequestError } from '../errors.js';
 import { MAX_IMAGE_BYTES } from '../workflows/image-refs.js';
 import type { ImageMimeType } from '../types.js';
 
@@ -15,8 +16,8 @@ export function sniffImage(bytes: Uint8Array): ImageMimeType | undefined {
   return undefined;
 }
 
-/** Why an image is refused. */
-export class ImageRefused extends Error {}
+/** Why an image is refused (a kind of InvalidRequestError: the caller's input is at fault). */
+export class ImageRefused extends InvalidRequestError {}
 
 /**
  * The format of an image a conversation takes; ImageRefused saying why otherwise (`name` says which
