@@ -490,7 +490,11 @@ export class Conversation {
     const { runNumber } = await starting;
     const s = await this.waitUntilStopped({ afterRun: runNumber, ...(options.pollMs ? { pollMs: options.pollMs } : {}) });
     const pauseReason = s.status === 'paused' ? lastPauseReason(await this.events(Math.max(0, s.events - 50))) : undefined;
-    return { status: s.status, reason: stopReason(s, pauseReason), ...(s.output !== undefined ? { output: s.output } : {}) };
+    return {
+      status: s.status,
+      reason: stopReason(s, pauseReason),
+      ...(s.status === 'finished' && s.output !== undefined ? { output: s.output } : {}),
+    };
   }
 
   /** The run update of the latest `run()` while it is on its way: later calls go after it, in order. */

@@ -176,7 +176,7 @@ export function createCallModel(
         ...(reply.reasoning.length ? { reasoning: reply.reasoning } : {}),
         ...(reply.truncated ? { truncated: true } : {}),
         // The final answer checked here, where the validator lives (the workflow only reads the verdict).
-        ...(outputSchema && toolCalls.length === 0 && !reply.truncated ? { outputCheck: checkOutput(outputSchema, reply.content) } : {}),
+        ...(outputSchema && toolCalls.length === 0 ? { outputCheck: checkOutput(outputSchema, reply.content) } : {}),
         ...(reply.fallbacks?.length ? { answeredBy: reply.answeredBy, fallbacks: reply.fallbacks } : {}),
       };
     }

@@ -352,7 +352,8 @@ export class ModelClients {
     const output = request.output;
     const prompt = anthropicPrompt(request.messages, request.tools);
     // The answer tool goes last, so the cached prefix of the other tools stays the same.
-    const tools = output ? [...prompt.tools, outputTool(output.schema)] : prompt.tools;
+    // A tool of the user's with the answer tool's name would be a second tool of one name (a 400): it stays out.
+    const tools = output ? [...prompt.tools.filter((t) => t.name !== OUTPUT_TOOL), outputTool(output.schema)] : prompt.tools;
     const thinking =
       thinkingAllowed(prompt.messages) && !output?.force
         ? thinkingFor(request.noReasoning ? undefined : this.effortFor(request.llm), maxTokens, resolved.apiModel)

@@ -355,7 +355,6 @@ interface EventBase {
   by?: Actor;
 }
 
-/** A message, from the user or the agent. */
 /** The image formats a conversation takes (sniffed from the bytes, never from a file name). */
 export const IMAGE_MIME_TYPES = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const;
 /** One of the image formats a conversation takes. */
@@ -384,6 +383,7 @@ export interface CallSummary extends TokenUsage {
   latencyMs: number;
 }
 
+/** A message, from the user or the agent. */
 export interface MessageEvent extends EventBase {
   kind: 'message';
   text: string;

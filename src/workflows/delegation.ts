@@ -79,6 +79,8 @@ export function childInput(parent: ConversationInput['options'], r: ChildRequest
   delete inherited.poolReleasedMidStep;
   // The webhook is the parent's: its receiver hears of the parent's stops, not of each sub-agent's.
   delete inherited.webhook;
+  // The output schema is the parent's final answer's: a sub-agent reports in prose.
+  delete inherited.outputSchema;
   const withMcp = parent.mcpServers && (!r.requested || r.tools.some((t) => t.startsWith('mcp__')));
   return {
     options: {

@@ -10,18 +10,28 @@ export const OUTPUT_TOOL = 'final_answer';
 export const MAX_OUTPUT_TRIES = 3;
 
 /**
- * How many times in a row the model has been told its answer did not match: the output checks
- * since the last message of the user (a new message starts the count again).
+ * How many times in a row the model has been told its answer did not match: the output checks with
+ * errors since the last message of the user (a new message starts the count again). `finishes`:
+ * the checks without errors (finish was called, the answer was asked for).
  */
 export function outputTries(events: readonly ConversationEvent[]): number {
-  let tries = 0;
+  return outputChecksSinceUser(events).filter((c) => c.errors.length > 0).length;
+}
+
+/** How many times since the last user message finish was called instead of an answer (each asked for it). */
+export function finishAsks(events: readonly ConversationEvent[]): number {
+  return outputChecksSinceUser(events).filter((c) => c.errors.length === 0).length;
+}
+
+function outputChecksSinceUser(events: readonly ConversationEvent[]): { errors: string[] }[] {
+  const checks: { errors: string[] }[] = [];
   for (let i = events.length - 1; i >= 0; i--) {
     const e = events[i]!;
     if (e.kind !== 'message') continue;
     if (e.source === 'user') break;
-    if (e.outputCheck) tries++;
+    if (e.outputCheck) checks.push(e.outputCheck);
   }
-  return tries;
+  return checks;
 }
 
 /** Whether the model's next call must give the final answer (the last thing it was told is an output check). */

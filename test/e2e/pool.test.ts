@@ -412,14 +412,27 @@ async function hibernatedInWait(firstMessage: string, pool: string): Promise<{ c
     firstMessage,
     run: true,
   });
-  const holder = await waitFor('the wait to begin', async () =>
-    (await conversation.state()).waitingUntil ? firstHost(conversation) : undefined,
+  // Bounds as the file's other long waits: a claim, a model call and a command on a busy machine
+  // (the landing CI's load) took over the default 60 s once; what the conversation did is printed then.
+  const said = async <T>(wait: Promise<T>): Promise<T> =>
+    wait.catch(async (err: unknown) => {
+      console.error(`${conversation.id}: ${JSON.stringify(await conversation.state())}\n${JSON.stringify(await conversation.events())}`);
+      throw err;
+    });
+  const holder = await said(
+    waitFor('the wait to begin', async () => ((await conversation.state()).waitingUntil ? firstHost(conversation) : undefined), 120_000),
   );
   const folder = path.join(holder.dir, conversation.id);
-  await waitFor('the conversation to hibernate in its wait', async () => {
-    const s = await conversation.state();
-    return s.waitingUntil !== null && s.host === null && !existsSync(folder);
-  });
+  await said(
+    waitFor(
+      'the conversation to hibernate in its wait',
+      async () => {
+        const s = await conversation.state();
+        return s.waitingUntil !== null && s.host === null && !existsSync(folder);
+      },
+      120_000,
+    ),
+  );
   return { conversation, holder };
 }
 

@@ -214,7 +214,9 @@ export function withToolState(state: RunState, tool: string, toolState: unknown)
 
 /** The agent's answer (its reply without tool calls, or finish's message), and its checked JSON value when it has one. */
 export function withFinalMessage(state: RunState, text: string, output?: { value: unknown }): RunState {
-  return { ...state, finalMessage: text, ...(output ? { output: output.value } : {}) };
+  // A later answer without a checked value (a conversation without a schema has none) leaves no stale one.
+  const { output: _, ...rest } = state;
+  return { ...rest, finalMessage: text, ...(output ? { output: output.value } : {}) };
 }
 
 export function withLastError(state: RunState, message: string | null): RunState {

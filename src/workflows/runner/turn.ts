@@ -47,7 +47,7 @@ import { moveToNewVersionDue } from './versioning.js';
 import { addHookContext, hookPoint, hooksDue, type HooksRun } from './hooks.js';
 import type { HookDecision } from '../../hooks/decision.js';
 import { actingIn } from '../actor.js';
-import { MAX_OUTPUT_TRIES, outputCheckText, outputTries } from '../output-check.js';
+import { finishAsks, MAX_OUTPUT_TRIES, outputCheckText, outputTries } from '../output-check.js';
 
 /** What a turn leads to. */
 export type TurnOutcome =
@@ -288,7 +288,11 @@ function answer(run: ActionsRun, reply: ModelCallResult, verdict: ReturnType<typ
  * the model is told, and asked again, until MAX_OUTPUT_TRIES answers in a row did not match.
  */
 function askForOutput(run: ActionsRun, errors: string[]): TurnOutcome {
-  const tries = outputTries(liveEvents(run.log.held())) + (errors.length > 0 ? 1 : 0);
+  const live = liveEvents(run.log.held());
+  // finish again after it was told to answer: no answer is coming that way.
+  if (errors.length === 0 && finishAsks(live) > 0)
+    return { kind: 'error', message: 'finish was called again instead of a final answer matching the output schema', event: true };
+  const tries = outputTries(live) + (errors.length > 0 ? 1 : 0);
   if (tries > MAX_OUTPUT_TRIES) {
     const message = `the answer did not match the output schema after ${MAX_OUTPUT_TRIES} tries: ${errors.join('; ')}`;
     return { kind: 'error', message, event: true };
@@ -444,6 +448,10 @@ async function runActions(
       return { outcome: { kind: 'continue' }, touchedHost };
     }
     if (done.kind === 'finished') finished = true;
+    if (done.kind === 'failed') {
+      run.apply(showDetails);
+      return { outcome: { kind: 'error', message: done.message, event: true }, touchedHost };
+    }
   }
   run.apply(showDetails);
   if (finished) return { outcome: { kind: 'finished' }, touchedHost };
@@ -484,7 +492,12 @@ function notRun(run: ActionsRun, action: ActionEvent, notStarted: boolean, decis
 }
 
 /** What came of one tool call: recorded (finish among them), or moved with the conversation mid-`wait`. */
-export type ActionOutcome = { kind: 'recorded' } | { kind: 'finished' } | { kind: 'moved'; step: MovedStep & { kind: 'wait' } };
+export type ActionOutcome =
+  | { kind: 'recorded' }
+  | { kind: 'finished' }
+  /** The conversation cannot go on (finish called again where a structured answer is due). */
+  | { kind: 'failed'; message: string }
+  | { kind: 'moved'; step: MovedStep & { kind: 'wait' } };
 
 /** Runs one tool call (or reads a started sub-agent's result), its PostToolUse hooks, and records the observation. */
 export async function runAction(
@@ -526,8 +539,8 @@ export async function runAction(
   if (action.tool !== 'finish' || result.isError) return { kind: 'recorded' };
   // finish gives prose: with an output schema the answer itself is asked for next.
   if (run.options.outputSchema) {
-    askForOutput(run, []);
-    return { kind: 'recorded' };
+    const asked = askForOutput(run, []);
+    return asked.kind === 'error' ? { kind: 'failed', message: asked.message } : { kind: 'recorded' };
   }
   run.apply(setFinalMessage, result.content);
   return { kind: 'finished' };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { answerDue, MAX_OUTPUT_TRIES, outputCheckText, outputTries } from '../../../src/workflows/output-check.js';
+import { answerDue, finishAsks, MAX_OUTPUT_TRIES, outputCheckText, outputTries } from '../../../src/workflows/output-check.js';
 import type { ConversationEvent } from '../../../src/types.js';
 
 let index = 0;
@@ -20,6 +20,21 @@ test('tries count the output checks since the last user message', () => {
   assert.equal(outputTries([user('a'), agent('prose'), check(1), agent('{}'), check(2)]), 2);
   assert.equal(outputTries([check(1), check(2), user('again'), agent('prose')]), 0, 'a new message starts again');
   assert.equal(outputTries([]), 0);
+});
+
+test("finish's asks for the answer are counted apart: they use none of the misses allowed", () => {
+  const asked: ConversationEvent = {
+    index: index++,
+    timestamp: at,
+    kind: 'message',
+    source: 'environment',
+    text: outputCheckText([], 0),
+    outputCheck: { try: 0, errors: [] },
+  };
+  const events = [user('a'), asked, agent('prose'), check(1)];
+  assert.equal(outputTries(events), 1);
+  assert.equal(finishAsks(events), 1);
+  assert.equal(finishAsks([asked, user('again')]), 0, 'a new message starts again');
 });
 
 test('the answer is due right after an output check, not once the model went on with tools', () => {
