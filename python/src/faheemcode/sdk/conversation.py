@@ -148,7 +148,8 @@ def _output_schema(schema: Mapping[str, Any] | type[BaseModel]) -> dict[str, Any
     text = json.dumps(dict(schema))
     if len(text.encode()) > MAX_OUTPUT_SCHEMA_BYTES:
         raise InvalidRequestError(f"the output schema is over 64 KiB ({len(text.encode())} bytes)")
-    return json.loads(text)
+    parsed: dict[str, Any] = json.loads(text)
+    return parsed
 
 
 class Conversation:
