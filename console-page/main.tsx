@@ -155,7 +155,8 @@ function ConversationList({ selected }: { selected: string | null }) {
         {r.workspace ? <span class="row-workspace">{r.workspace}</span> : null}
         <span class="row-meta">
           {modelName(r.model)}
-          {r.tenant ? ` · tenant ${r.tenant}` : ''} · {cost(r.cost)} · started {shownTime(r.startTime)}
+          {r.tenant ? ` · tenant ${r.tenant}` : ''} · {cost(r.cost)} ·{' '}
+          {r.closed ? `closed ${shownTime(r.lastActivity)}` : `started ${shownTime(r.startTime)}`}
         </span>
       </a>
       {byParent.get(r.id) ? <ul class="children">{byParent.get(r.id)!.map(item)}</ul> : null}
@@ -166,6 +167,8 @@ function ConversationList({ selected }: { selected: string | null }) {
     <nav class="list" aria-label="Conversations">
       <div class="list-head">
         <h2>Conversations</h2>
+        {/* Temporal's own order (a dev server cannot sort a list otherwise): said, so it reads as one. */}
+        <span class="list-order">open ones newest first, then closed ones by when they closed</span>
         <a class="new-link" href="#/new">
           New conversation
         </a>

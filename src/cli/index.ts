@@ -1,7 +1,7 @@
 // The `faheem` command line. Talks to Temporal only (never to a worker), so it works from any machine.
 import { checkOutputSchema } from '../llm/structured-output.js';
 import { LivePrinter } from './live-format.js';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -58,7 +58,7 @@ import {
   type Outcome,
 } from './outcome.js';
 import { describeTemporalError, isUnanswered, watchWorker } from './waiting.js';
-import { oldestUnstarted, waitingFor, waitingLine, type Waiting } from './waiting-note.js';
+import { PICKUP_GRACE_MS, oldestUnstarted, waitingFor, waitingLine, type Waiting } from './waiting-note.js';
 import {
   conversationQueues,
   conversationWorkerWarnings,
@@ -184,7 +184,7 @@ async function followEvents(conversation: Conversation, plan: FollowPlan): Promi
   const until = plan.until ?? ((s: ConversationState) => s.closed);
   const children: Promise<unknown>[] = [];
   const printer = new LivePrinter();
-  const watch = watchWorker(conversation.client, conversation.id, plan.warn ?? printWarning);
+  const watch = watchWorker(conversation.client, conversation.id, plan.warn ?? printWarning, (d) => explainWait(conversation, d));
   const abort = new AbortController();
   // A conversation whose workflow completed without a close (its idle timeout) ends the follow too.
   void watch.completed.then(() => setTimeout(() => abort.abort(), 2_000).unref());
@@ -267,7 +267,7 @@ function timedOut(id: string, ms: number): GaveUpError {
  * how it ended. Gives up after `timeoutMs` (a GaveUpError).
  */
 async function waitForOutcome(conversation: Conversation, options: { afterRun?: number; timeoutMs?: number }): Promise<Outcome> {
-  const watch = watchWorker(conversation.client, conversation.id, printWarning);
+  const watch = watchWorker(conversation.client, conversation.id, printWarning, (d) => explainWait(conversation, d));
   const wait = async () => {
     for (;;) {
       try {
@@ -876,18 +876,29 @@ program
  * What a running conversation waits for (its oldest call no worker has started, on a queue nobody
  * polls), or null; a fact that cannot be read is left out (this only explains).
  */
-async function waitingNow(client: Client, s: ConversationState): Promise<Waiting | null> {
+async function waitingNow(client: Client, s: ConversationState, described?: WorkflowExecutionDescription): Promise<Waiting | null> {
   if (s.status !== 'running' || s.closed) return null;
   try {
-    const { raw } = await client.workflow.getHandle(s.id).describe();
+    const { raw } = described ?? (await client.workflow.getHandle(s.id).describe());
     const queues = await conversationQueues(client, s.id).catch(() => undefined);
     const call = oldestUnstarted(raw.pendingActivities ?? [], queues?.toolTaskQueue);
     if (!call) return null;
     const { polling } = await queuePollers(client, call.taskQueue, 'activity');
-    return waitingFor({ state: s, call, polled: polling, toolTaskQueue: queues?.toolTaskQueue });
+    return waitingFor({ state: s, call, polled: polling, toolTaskQueue: queues?.toolTaskQueue, now: Date.now() });
   } catch {
     return null;
   }
+}
+
+/**
+ * For a following command: what the conversation waits for, once one of its calls has waited past
+ * the pick-up grace (the state is asked only then), keyed by the wait so that each is said once.
+ */
+async function explainWait(conversation: Conversation, d: WorkflowExecutionDescription): Promise<{ key: string; line: string } | null> {
+  const call = oldestUnstarted(d.raw.pendingActivities ?? [], undefined);
+  if (!call || Date.now() - call.scheduledAt < PICKUP_GRACE_MS) return null;
+  const w = await waitingNow(conversation.client, await conversation.state(), d);
+  return w && { key: `${w.for} ${w.since}`, line: pc.yellow(waitingLine(w, Date.now())) };
 }
 
 program

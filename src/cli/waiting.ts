@@ -1,7 +1,7 @@
 // The CLI's waiting commands (`--wait`, `--follow`): a watch on whether a worker is there (a warning
 // within seconds when none is, saying what to start; the wait goes on), a time limit when asked
 // for, and Temporal's raw errors turned into a line that says what happened.
-import { ServiceError, isGrpcServiceError, type Client } from '@temporalio/client';
+import { ServiceError, isGrpcServiceError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { FaheemError, NoWorkerError } from '../errors.js';
 import { conversationQueues, noToolWorker, noWorkflowWorker, queuePollers } from './presence.js';
 
@@ -23,9 +23,16 @@ export interface WorkerWatch {
 /**
  * Watches whether a worker polls conversation `id`'s task queue and tool queue while a command
  * waits on it: when none does, one warning through `warn` (what to start; the wait goes on), and
- * one line when a worker is back.
+ * one line when a worker is back. `explain`, asked at each look while a worker is there: a line
+ * saying what a call of the conversation waits for (once per key), or null.
  */
-export function watchWorker(client: Client, id: string, warn: (line: string) => void): WorkerWatch {
+export function watchWorker(
+  client: Client,
+  id: string,
+  warn: (line: string) => void,
+  explain?: (d: WorkflowExecutionDescription) => Promise<{ key: string; line: string } | null>,
+): WorkerWatch {
+  const said = new Set<string>();
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let polling: boolean | undefined;
@@ -67,6 +74,12 @@ export function watchWorker(client: Client, id: string, warn: (line: string) => 
     const toolPollers = first ? await tools : undefined;
     if (toolPollers && !toolPollers.polling) {
       warn(`warning: ${noToolWorker(toolPollers)}: its commands and edits wait until the workspace host runs \`npx faheem worker\``);
+    } else if (polling && explain && d.status.name === 'RUNNING') {
+      const wait = await explain(d).catch(() => null);
+      if (wait && !said.has(wait.key)) {
+        said.add(wait.key);
+        warn(wait.line);
+      }
     }
   };
   const loop = async () => {

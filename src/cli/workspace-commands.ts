@@ -14,8 +14,13 @@ function stepNumber(value: string): number {
   return n;
 }
 
-/** Writes the workspace of `id` (its latest shipped step, or `step`) into `dir`; returns the step written. */
-export async function pullWorkspace(id: string, dir: string, step: number | undefined, env: ChildEnv): Promise<number> {
+/** Writes the workspace of `id` (its latest shipped step, or `step`) into `dir`; returns what was written. */
+export async function pullWorkspace(
+  id: string,
+  dir: string,
+  step: number | undefined,
+  env: ChildEnv,
+): Promise<{ step: number; midStep: boolean }> {
   const store = objectStore(env);
   if (!store)
     throw new ObjectStoreError(
@@ -29,7 +34,19 @@ export async function pullWorkspace(id: string, dir: string, step: number | unde
       `no shipped workspace of conversation ${id} in ${store.location} (only pooled conversations ship theirs)`,
     );
   await materialiseWorkspace(store, id, manifest, dir, env);
-  return manifest.step;
+  return { step: manifest.step, midStep: manifest.midStep === true };
+}
+
+/**
+ * The line `workspace pull` ends with. A step ships only when it ran actions on the workspace host,
+ * so the latest shipped step can be older than the conversation's step count (a last answer ships nothing).
+ */
+export function pulledLine(id: string, dir: string, pulled: { step: number; midStep: boolean }, asked: number | undefined): string {
+  const files = pulled.midStep
+    ? `its files in the middle of step ${pulled.step} (shipped as it hibernated)`
+    : `its files after step ${pulled.step}`;
+  const which = asked !== undefined ? '' : ', the last step shipped (a step that runs no command or edit ships nothing)';
+  return `faheem workspace pull: ${id}: ${files}${which}, written to ${dir}`;
 }
 
 /** The `workspace` command group. */
@@ -43,8 +60,8 @@ export function workspaceCommand(): Command {
     .option('--step <n>', 'the workspace as of this step', stepNumber)
     .action(async (id: string, dir: string, o: { step?: number }) => {
       checkConversationId(id);
-      const step = await pullWorkspace(id, path.resolve(dir), o.step, clientChildEnv());
-      console.error(`faheem workspace pull: ${id} as of step ${step} written to ${path.resolve(dir)}`);
+      const pulled = await pullWorkspace(id, path.resolve(dir), o.step, clientChildEnv());
+      console.error(pulledLine(id, path.resolve(dir), pulled, o.step));
     });
   return workspace;
 }

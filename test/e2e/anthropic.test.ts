@@ -83,7 +83,7 @@ test('ten tool steps streamed through the Messages API: ≥ 60 % of prompt token
     m.calls?.every((c) => c.model === 'claude-sonnet-4-6'),
     'each call names the model that answered',
   );
-  assert.equal(final.model, 'claude-sonnet-4-6', 'status names the model even when only the worker set it');
+  assert.equal(final.model, 'anthropic/claude-sonnet-4-6', 'status names the model as the worker does, even when only the worker set it');
   console.log(`cache-read share ${((100 * read) / prompt).toFixed(1)} % of ${prompt} prompt tokens; cost $${m.accumulatedCost.toFixed(6)}`);
 });
 

@@ -407,6 +407,14 @@ test('Pause, Send (while paused), Resume act on a running conversation', async (
   await waitFor('closed', () => conversation.isClosed(), 30_000, 200);
   await page.locator('.conv-head .status').filter({ hasText: '(closed)' }).waitFor({ timeout: 10_000 });
   await controlsAre(page, { Pause: false, 'Pause now': false, Resume: false, Send: false, Close: false });
+  // The list says its order, and a closed row says when it closed (its place in that order).
+  await page.locator('.list-order').filter({ hasText: 'open ones newest first, then closed ones by when they closed' }).waitFor();
+  await page
+    .locator('.rows a.row')
+    .filter({ hasText: conversation.id })
+    .locator('.row-meta')
+    .filter({ hasText: /· closed \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/ })
+    .waitFor({ timeout: 30_000 });
   await page.close();
 });
 

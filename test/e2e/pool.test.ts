@@ -13,6 +13,7 @@ import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test, type TestContext } from 'node:test';
+import { execa } from 'execa';
 import { procStatFields } from '../../src/proc-stat.js';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
@@ -160,8 +161,13 @@ test('a lost host: the conversation moves, the call in flight is "outcome unknow
 
   // Pulled from the store anywhere: the latest, and as of step 1.
   const pulled = path.join(root, 'pulled');
-  await h.cli(['workspace', 'pull', id, pulled]);
+  const pull = await h.cli(['workspace', 'pull', id, pulled]);
   assert.deepEqual((await readdir(pulled)).sort(), ['a.txt', 'c.txt', 'seed.txt']);
+  // Its last step answered without actions, so the last one shipped is the one before.
+  assert.match(
+    pull.stderr,
+    /: its files after step 3, the last step shipped \(a step that runs no command or edit ships nothing\), written to /,
+  );
   const atOne = path.join(root, 'at-one');
   await h.cli(['workspace', 'pull', id, atOne, '--step', '1']);
   assert.deepEqual((await readdir(atOne)).sort(), ['a.txt', 'seed.txt']);
@@ -171,6 +177,64 @@ test('a lost host: the conversation moves, the call in flight is "outcome unknow
   assert.deepEqual([status.pool, status.host, status.workspace], ['p1', other.id, workspace]);
   const { stdout: text } = await h.cli(['events', id]);
   assert.match(text, new RegExp(`workspace moved from host ${holder.id} to ${other.id}`));
+});
+
+test('a host lost between calls: status and events --follow say the call waits for it and when it moves; then it moves', async (t) => {
+  const hosts = await Promise.all([startHost('host-e'), startHost('host-f')]);
+  stopAfter(t, hosts);
+  h.model.setScript((req: RecordedRequest): ScriptedReply => {
+    const results = req.body.messages.filter((m) => m.role === 'tool').length;
+    if (results === 0) return { toolCalls: [{ id: 'first', name: 'terminal', arguments: { command: 'echo one > a.txt' } }] };
+    if (results === 1) return { toolCalls: [{ id: 'second', name: 'terminal', arguments: { command: 'cat a.txt' } }] };
+    return { content: 'Done.' };
+  });
+  const conversation = await Conversation.create(h.client, {
+    agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
+    pool: 'p1',
+    confirmationPolicy: 'always',
+    firstMessage: 'Write, then show',
+    run: true,
+  });
+  const asked = (callId: string) =>
+    conversation.waitUntil((s) => s.status === 'waiting_for_confirmation' && s.pendingActions[0]?.toolCallId === callId, 200, 120_000);
+  await asked('first');
+  await conversation.approve();
+  const second = await asked('second');
+  // Between calls, nothing in flight on it: the host that holds the conversation is lost.
+  const holder = hosts.find((x) => x.id === second.host)!;
+  assert.ok(holder, JSON.stringify(second));
+  const other = hosts.find((x) => x !== holder)!;
+  await holder.worker.kill('SIGKILL');
+
+  const follower = execa('node', [path.join(ROOT, 'bin/faheem.js'), 'events', conversation.id, '--follow'], {
+    cwd: ROOT,
+    env: h.env,
+    reject: false,
+  });
+  t.after(() => follower.kill());
+  let followed = '';
+  follower.stderr?.on('data', (d: Buffer) => (followed += d.toString()));
+  // The approved call goes to the lost host's queue, where nobody picks it up.
+  await conversation.approve();
+  const waitLine = new RegExp(`waiting for host ${holder.id} of pool p1 \\(runTool not picked up there\\), for \\d+ s`);
+  await waitFor('events --follow to say what the call waits for', () => waitLine.test(followed)).catch((err: unknown) => {
+    console.log('the follower said:', followed);
+    throw err;
+  });
+  assert.match(followed, new RegExp(`the conversation moves to another host of pool p1 at \\S+Z \\(30 s after it was scheduled\\)`));
+  const status = await h.cli(['status', conversation.id, '--json']);
+  const { waiting } = JSON.parse(status.stdout) as { waiting: { for: string; since: string; next: string } | null };
+  assert.equal(waiting?.for, `host ${holder.id} of pool p1 (runTool not picked up there)`, status.stdout);
+  assert.match(waiting.next, new RegExp(`^unless host ${holder.id} picks it up, the conversation moves to another host of pool p1 at `));
+
+  // What it said happens next: the call never started, so it runs on the other host, with step 1's file.
+  const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
+  assert.equal(final.status, 'finished', final.lastError ?? '');
+  assert.equal(final.host, other.id);
+  const events = await conversation.events();
+  const moved = events.filter((e) => e.kind === 'host_changed').at(-1);
+  assert.ok(moved?.kind === 'host_changed' && moved.from === holder.id && /picked up no call/.test(moved.reason), JSON.stringify(moved));
+  assert.match(observed(events, 'second'), /^one/);
 });
 
 test('idle past its bound a pooled conversation hibernates: its folder goes, and any host takes it up again', async () => {

@@ -415,8 +415,8 @@ export class ConversationRun {
       lastError: state.lastError,
       workspace: this.options.workspace,
       confirmationPolicy: state.confirmationPolicy,
-      // Set on the worker only (LLM_MODEL): the model the last call says answered.
-      model: this.model || state.metrics.calls?.at(-1)?.model || '',
+      // Set on the worker only (LLM_MODEL): named as the worker names it (its setup), else as the last call's answer did.
+      model: this.model || state.setup?.workerModel || state.metrics.calls?.at(-1)?.model || '',
       terminal: this.terminalState(),
       closed: session.closeRequested,
       pendingActions: this.confirmation.pendingView(),

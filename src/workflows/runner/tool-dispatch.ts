@@ -110,12 +110,14 @@ function runOnHost(
   const spec = current.tools.find((t) => t.name === action.tool);
   const mcpConfig = spec?.mcp ? options.mcpServers?.[spec.mcp.server] : undefined;
   const timeout = plan?.timeoutSeconds;
-  const state = run.toolStateOf(action.tool);
   return scope.run(() =>
     onHost(
       run,
-      (extra, rescheduled) =>
-        acts.tool.runTool.executeWithOptions(
+      // Read at each try: a pooled call that moved host runs with the state moved with it (the
+      // terminal's directory on the new host). Only an activity's input: replay compares none.
+      (extra, rescheduled) => {
+        const state = run.toolStateOf(action.tool);
+        return acts.tool.runTool.executeWithOptions(
           {
             ...TOOL_CALL,
             ...(timeout ? { startToCloseTimeout: `${Math.ceil(timeout)} seconds` } : {}),
@@ -136,7 +138,8 @@ function runOnHost(
               ...(checkpointStep !== undefined ? { checkpoint: { step: checkpointStep } } : {}),
             },
           ],
-        ),
+        );
+      },
       true,
     ),
   );
