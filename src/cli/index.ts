@@ -618,7 +618,9 @@ program
       console.error(`faheem worker: ${describePauseChannel(worker.pauseChannel)}`);
       if (worker.pool)
         console.error(`faheem worker: host ${worker.pool.hostId} of pool ${worker.pool.pool}, workspaces in ${worker.pool.workspacesDir}`);
-      console.error(`faheem worker: task queues ${worker.taskQueue} and ${worker.toolTaskQueue}`);
+      console.error(
+        `faheem worker: task queues ${worker.taskQueue}${worker.pool ? `, ${poolQueueName(worker.taskQueue, worker.pool.pool)} (claims)` : ''} and ${worker.toolTaskQueue}`,
+      );
       if (worker.maxModelCalls !== undefined)
         console.error(`faheem worker: at most ${worker.maxModelCalls} model call${worker.maxModelCalls === 1 ? '' : 's'} at once`);
       if (tools.length > 0) console.error(`faheem worker: your tools: ${tools.map((t) => t.name).join(', ')}`);

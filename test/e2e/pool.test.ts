@@ -56,6 +56,7 @@ async function startHost(id: string, env: Record<string, string> = {}, pool = 'p
   await mkdir(home, { recursive: true });
   const worker = await h.startWorker({ FAHEEM_HOST_ID: id, FAHEEM_WORKSPACES_DIR: dir, FAHEEM_HOME: home, ...env }, ['--pool', pool]);
   assert.match(worker.output(), new RegExp(`host ${id} of pool ${pool}`));
+  assert.match(worker.output(), new RegExp(`task queues \\S+, \\S+-pool@${pool} \\(claims\\) and \\S+`));
   const host = { id, dir, home, worker };
   started.push(host);
   return host;
