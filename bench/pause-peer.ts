@@ -3,7 +3,9 @@
 // asks for one `terminal` command, so a step is under way; each side is paused BENCH_PAUSE_AT_MS
 // (default half the call) into one of its model calls, `rounds` times, resumed in between:
 //   - faheemcode: a conversation with the defaults through the public SDK; the time from
-//     `conversation.pause()` being called until a state query answers `paused`;
+//     `conversation.pause({ wait: true })` being called until it returns, applied (a query then
+//     must read `paused`), and, in turns with it, from `conversation.pause()` (the signal) until
+//     a state query answers `paused`;
 //   - OpenHands SDK (Python `openhands-sdk` + `openhands-tools`, installed once into a cached venv
 //     under the OS tmpdir; BENCH_OPENHANDS_PYTHON names a Python ≥ 3.12, else one is looked for):
 //     bench/peers/openhands_pause.py runs a Conversation with its terminal tool in a thread and
@@ -123,8 +125,15 @@ interface Round {
   runStopped?: number | null;
 }
 
-/** faheemcode: pause mid model call, `rounds` times; ms from `pause()` called to a query seeing `paused`. */
-async function faheemRounds(h: Harness): Promise<Round[]> {
+/** How our side pauses: the signal and then queries until one reads `paused`, or `pause({ wait: true })`, which returns once applied. */
+type OurPause = 'signal' | 'applied';
+
+/**
+ * faheemcode: pause mid model call, `rounds` times each way, the two ways taking turns in one
+ * conversation; ms from `pause()` called until the caller knows it is paused (a query read
+ * `paused`, or the update returned, after which a query must read `paused`: checked).
+ */
+async function faheemRounds(h: Harness): Promise<Record<OurPause, Round[]>> {
   const conversation = await Conversation.create(h.client, {
     ...benchOptions(),
     agent: benchAgent(),
@@ -134,21 +143,30 @@ async function faheemRounds(h: Harness): Promise<Round[]> {
     maxIterations: 100_000,
   });
   const seen = new Set<RecordedRequest>();
-  const out: Round[] = [];
-  for (let i = 0; i < rounds; i++) {
+  const out: Record<OurPause, Round[]> = { signal: [], applied: [] };
+  for (let i = 0; i < rounds * 2; i++) {
+    const how: OurPause = i % 2 === 0 ? 'signal' : 'applied';
     if (i > 0) await conversation.resume();
     const request = await callUnderWay(h, FAHEEM_FIRST, seen);
     const calledAt = Date.now();
     const t0 = performance.now();
-    await conversation.pause();
-    for (;;) {
+    let ms: number;
+    if (how === 'applied') {
+      await conversation.pause({ wait: true });
+      ms = performance.now() - t0;
       const s = await conversation.state();
-      if (s.status === 'paused') break;
+      if (s.status !== 'paused') throw new Error(`pause({ wait: true }) returned, then the state read ${s.status}`);
+    } else {
+      await conversation.pause();
+      for (;;) {
+        const s = await conversation.state();
+        if (s.status === 'paused') break;
+      }
+      ms = performance.now() - t0;
     }
-    const ms = performance.now() - t0;
     const open = request.endedAt === undefined;
     if (open) await waitFor('the paused model call to end', () => request.endedAt !== undefined, 30_000, 2);
-    out.push({ ms, into: calledAt - request.startedAt, call: request.aborted ? 'aborted' : open ? 'open' : 'completed' });
+    out[how].push({ ms, into: calledAt - request.startedAt, call: request.aborted ? 'aborted' : open ? 'open' : 'completed' });
   }
   await conversation.close();
   await h.client.workflow
@@ -336,7 +354,8 @@ else {
 const h = await startHarness({ name: 'bench-pause-peer', script, record: false });
 try {
   await h.startWorker();
-  const ours = await faheemRounds(h);
+  const both = await faheemRounds(h);
+  const ours = both.applied;
   let theirs: Awaited<ReturnType<typeof openhandsRounds>> | undefined;
   if ('python' in openhands) {
     try {
@@ -346,6 +365,7 @@ try {
     }
   }
   const oursMs = median(ours.map((r) => r.ms));
+  const signalMs = median(both.signal.map((r) => r.ms));
   const pauseMs = theirs ? median(theirs.pause.map((r) => r.ms)) : null;
   const interruptMs = theirs ? median(theirs.interrupt.map((r) => r.ms)) : null;
   const ms = (rs: Round[] | undefined) => rs?.map((r) => round(r.ms)) ?? null;
@@ -357,6 +377,8 @@ try {
       load: os.loadavg().map((l) => round(l)),
       faheem_pause_ms: round(oursMs),
       faheem_rounds_ms: ms(ours),
+      faheem_signal_then_query_ms: round(signalMs),
+      faheem_signal_rounds_ms: ms(both.signal),
       openhands_pause_ms: pauseMs === null ? null : round(pauseMs),
       openhands_pause_rounds_ms: ms(theirs?.pause),
       ratio: pauseMs === null ? null : round(pauseMs / oursMs),
@@ -372,10 +394,10 @@ try {
   const calls = (rs: Round[]) => rs.map((r) => `${fmt(r.into)} ms in, ${r.endedBefore ? 'ended before the pause' : r.call}`).join('; ');
   const midCall = (r: Round) => r.into >= 0 && r.into < modelMs && !r.endedBefore;
   const sane =
-    ours.every((r) => r.call === 'aborted' && midCall(r)) &&
+    [...ours, ...both.signal].every((r) => r.call === 'aborted' && midCall(r)) &&
     (!theirs || (theirs.pause.every(midCall) && theirs.interrupt.every((r) => midCall(r) && r.call === 'aborted')));
   console.log(
-    `sanity: faheemcode's pauses must be called mid-call and abort it (${calls(ours)})` +
+    `sanity: faheemcode's pauses must be called mid-call and abort it (${calls(ours)}; signalled: ${calls(both.signal)})` +
       (theirs
         ? `; OpenHands' pause() must be called mid-call (${calls(theirs.pause)}), its interrupt() too and abort it (${calls(theirs.interrupt)})`
         : '') +
@@ -386,7 +408,8 @@ try {
   // (it waits for the step), interrupt()'s is the honest lower bound (it cancels the call in process,
   // while ours crosses the server twice).
   console.log(
-    `pause, median of ${rounds}, ${modelMs} ms model calls paused ${pauseAtMs} ms in (faheemcode: pause() called → a query sees "paused")`,
+    `pause, median of ${rounds}, ${modelMs} ms model calls paused ${pauseAtMs} ms in (faheemcode: pause({ wait: true }) called → returned, applied; ` +
+      `the signal and a query until one reads "paused", in turns with it: ${fmt(signalMs)} ms)`,
   );
   console.log('| OpenHands | its ms | faheemcode ms | ratio | what sets it |');
   console.log('|---|---|---|---|---|');

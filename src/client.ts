@@ -38,6 +38,7 @@ import {
   rejectUpdate,
   setConfirmationPolicyUpdate,
   pauseSignal,
+  pauseUpdate,
   runUpdate,
   stateQuery,
   rewindUpdate,
@@ -517,10 +518,20 @@ export class Conversation {
     return this.waitState(done, options.timeoutMs ?? Infinity, (s) => stopped(s.events, afterRun), 'stops');
   }
 
-  /** Pause now. With `now`, the running command is interrupted too. */
-  async pause(request: PauseRequest = {}): Promise<void> {
+  /**
+   * Pause now. With `now`, the running command is interrupted too. A signal: it reaches the
+   * conversation even while no worker runs, and resolves once the server has it. With `wait`, it
+   * resolves once the conversation has applied it (`state()` then reads `paused`), in one round
+   * trip instead of a signal and a query; that needs a worker to answer.
+   */
+  async pause(request: PauseRequest & { wait?: boolean } = {}): Promise<void> {
     await this.afterRunStarts();
-    await this.handle.signal(pauseSignal, request).catch((err: unknown) => this.rethrow(err));
+    const { wait, ...pauseRequest } = request;
+    if (wait) {
+      await this.update(() => this.handle.executeUpdate(pauseUpdate, { args: [pauseRequest] }));
+      return;
+    }
+    await this.handle.signal(pauseSignal, pauseRequest).catch((err: unknown) => this.rethrow(err));
   }
 
   /** Runs the actions waiting for confirmation. */

@@ -45,7 +45,9 @@ def test_follow_pause_from_a_thread_refusals_and_close(stack: Stack, tmp_path: P
             assert event.get("tool") == "terminal" and event.get("exitCode") == 0
             break
     assert seen[0] == "message"
-    conversation.pause()
+    # Applied when it returns: the state reads paused at once, before run() in the thread has returned.
+    conversation.pause(wait=True)
+    assert conversation.state.execution_status is ExecutionStatus.PAUSED
     runner.join(timeout=120)  # a deadline for a loaded machine; run() returns once the pause lands
     assert not runner.is_alive()
     state = conversation.state

@@ -812,10 +812,12 @@ program
   .description('pause now: no model call or tool run starts after this')
   .argument('<id>', 'the conversation id', conversationIdArg)
   .option('--now', 'also interrupt the running command')
+  .option('--wait', 'return once the conversation has applied the pause (a worker must answer, within 30 s)')
   .option('-q, --quiet', 'print nothing on success')
-  .action(async (id: string, o: { now?: boolean; quiet?: boolean }) => {
+  .action(async (id: string, o: { now?: boolean; wait?: boolean; quiet?: boolean }) => {
     await withOpenConversation(id, 'pause', async (conversation, open) => {
-      await conversation.pause({ now: o.now ?? false });
+      const paused = conversation.pause({ now: o.now ?? false, ...(o.wait ? { wait: true } : {}) });
+      await (o.wait ? answered(paused) : paused);
       say(pausedLine(conversation.id, open.status, o.now ?? false, await open.workerPolling), o.quiet);
     });
   });

@@ -45,6 +45,11 @@ export const setupQuery = defineQuery<ConversationSetup | null>('setup');
 
 /** Add a user message and get its event index back; rejected (nothing recorded) when invalid. */
 export const addMessageUpdate = defineUpdate<{ index: number; status: string }, [text: string, images?: ImageRef[]]>('addMessage');
+/**
+ * The pause signal's effect, answered once applied (a worker must be there): the status after it.
+ * `pause({ wait: true })` in the SDK; a caller that must reach a conversation with no worker signals.
+ */
+export const pauseUpdate = defineUpdate<{ status: string }, [request: PauseRequest]>('pauseApplied');
 /** Set the conversation running (the seed's `run()`); answers with the run number to wait on. */
 export const runUpdate = defineUpdate<{ runNumber: number; status: string }>('run');
 
@@ -103,6 +108,8 @@ export const DESCRIPTIONS = {
   message: 'Add a user message. While running it is folded in before the next model call; otherwise it waits for run.',
   pause:
     'Pause now: no model call or tool run starts after this; the model call in flight is cancelled. {now:true} also interrupts the running command.',
+  pauseApplied:
+    'Pause, as the pause signal does, and answer with the status once applied (the caller knows it is paused when this returns).',
   resume: 'Resume a paused (or idle, errored, stuck) conversation: the same as conversation.run() or `faheem resume`.',
   close: 'End the conversation workflow cleanly; its history stays readable.',
   moveToCurrentVersion:

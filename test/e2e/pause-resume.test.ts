@@ -103,3 +103,19 @@ test('pause mid-task, a message while paused is kept, resume switches to hello.t
   assert.ok(m.llmCalls >= 4 && m.promptTokens > 0);
   console.log(`# pause acknowledged in ${ackMs} ms (query round trips included); in-flight model requests at pause: ${inFlight.length}`);
 });
+
+test('faheem pause --wait answers once the pause is applied: the next status reads paused, the held call is cancelled', async () => {
+  h.model.hold('pause');
+  const workspace = await h.workspace();
+  const { stdout } = await h.cli(['start', 'Create countdown.txt with 100 down to 1', '--workspace', workspace]);
+  const id = stdout.trim();
+  const held = await h.model.reached('pause');
+  const paused = await h.cli(['pause', id, '--wait']);
+  assert.equal(paused.stdout.trim(), `paused ${id} (was running)`, paused.stderr);
+  // No waiting for it to land: the update answered after the workflow applied it.
+  const status = JSON.parse((await h.cli(['status', id, '--json'])).stdout) as { status: string };
+  assert.equal(status.status, 'paused');
+  await waitFor('the held call cancelled', () => held.aborted);
+  h.model.release('pause');
+  await h.cli(['close', id]);
+});

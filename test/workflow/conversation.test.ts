@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import type { WorkflowHandle } from '@temporalio/client';
 import { after, before, describe, test } from 'node:test';
 import type { ConversationState, HostEvent, ObservationEvent, PauseEvent } from '../../src/types.js';
-import { closeSignal, messageSignal, pauseSignal, resumeSignal, runUpdate } from '../../src/workflows/messages.js';
+import { closeSignal, messageSignal, pauseSignal, pauseUpdate, resumeSignal, runUpdate, stateQuery } from '../../src/workflows/messages.js';
 import { waitFor } from '../support/harness.js';
 import { runDefault, startWorkflowEnv, type Reply, type WorkflowEnv } from '../support/workflow-env.js';
 
@@ -170,6 +170,28 @@ describe('pause, messages, close', () => {
     await c.handle.signal(resumeSignal);
     const final = await c.until('finished', (s) => s.status === 'finished');
     assert.equal(final.finalMessage, 'done');
+    assert.equal(c.modelCalls.length, 1);
+  });
+
+  test('the pause update answers once applied: paused at once for the next query, the model call in flight cancelled', async () => {
+    let called!: () => void;
+    const inFlight = new Promise<void>((r) => (called = r));
+    const c = await env.start({
+      model: async () => {
+        called();
+        return new Promise<Reply>(() => undefined); // a call that never answers: only a cancel ends it
+      },
+    });
+    await inFlight;
+    const answer = await c.handle.executeUpdate(pauseUpdate, { args: [{ reason: 'look first' }] });
+    assert.deepEqual(answer, { status: 'paused' });
+    const s = await c.handle.query(stateQuery);
+    assert.equal(s.status, 'paused', 'the query after the answer reads paused, with no wait');
+    const pause = (await c.events()).find((e): e is PauseEvent => e.kind === 'pause');
+    assert.equal(pause?.reason, 'look first');
+    await waitFor('the model call to end as cancelled', async () =>
+      (await c.handle.fetchHistory()).events?.some((e) => e.activityTaskCanceledEventAttributes),
+    );
     assert.equal(c.modelCalls.length, 1);
   });
 

@@ -17,6 +17,7 @@ import {
   eventsQuery,
   messageSignal,
   pauseSignal,
+  pauseUpdate,
   rejectUpdate,
   resumeSignal,
   setConfirmationPolicyUpdate,
@@ -88,6 +89,14 @@ export function registerHandlers(run: ConversationRun): void {
 
   setHandler(messageSignal, (text, images?) => run.apply(receiveMessage, text, images), { description: DESCRIPTIONS.message });
   setHandler(pauseSignal, (request) => run.apply(pause, request ?? {}), { description: DESCRIPTIONS.pause });
+  setHandler(
+    pauseUpdate,
+    (request) => {
+      run.apply(pause, request ?? {});
+      return { status: run.status };
+    },
+    { description: DESCRIPTIONS.pauseApplied },
+  );
   setHandler(resumeSignal, () => run.apply(resume), { description: DESCRIPTIONS.resume });
   setHandler(closeSignal, () => run.apply(close), { description: DESCRIPTIONS.close });
   setHandler(moveSignal, () => run.apply(askMove), { description: DESCRIPTIONS.moveToCurrentVersion });
