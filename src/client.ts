@@ -25,6 +25,7 @@ import { TOOL_NAME } from './tools/define.js';
 import { fileEditorTool, terminalTool } from './tools/builtin.js';
 import { checkWebhookUrl } from './webhooks/target.js';
 import { webhookTaskQueue } from './webhooks/queue.js';
+import { PAUSABLE } from './workflows/status.js';
 import { toOutputSchema } from './llm/structured-output.js';
 import type { ZodType } from 'zod';
 import { storeImages, type ImageInput } from './images/inputs.js';
@@ -54,6 +55,7 @@ import {
   type ConfirmationPolicy,
   type ConversationEvent,
   type ConversationInput,
+  type ConversationStatus,
   type ConversationState,
   type ImageRef,
   type LLMSpec,
@@ -521,17 +523,32 @@ export class Conversation {
   /**
    * Pause now. With `now`, the running command is interrupted too. A signal: it reaches the
    * conversation even while no worker runs, and resolves once the server has it. With `wait`, it
-   * resolves once the conversation has applied it (`state()` then reads `paused`), in one round
-   * trip instead of a signal and a query; that needs a worker to answer.
+   * resolves once the conversation has handled it, with the status after it (`paused`; a
+   * conversation that was not running, idle or finished, stays as it was): one round trip instead
+   * of a signal and then queries, and a worker must answer. A worker of a build before the answer
+   * gets the signal, and the state is read until the pause shows.
    */
-  async pause(request: PauseRequest & { wait?: boolean } = {}): Promise<void> {
+  async pause(request?: PauseRequest & { wait?: false }): Promise<void>;
+  async pause(request: PauseRequest & { wait: true }): Promise<{ status: ConversationStatus }>;
+  async pause(request: PauseRequest & { wait?: boolean } = {}): Promise<{ status: ConversationStatus } | void> {
     await this.afterRunStarts();
     const { wait, ...pauseRequest } = request;
-    if (wait) {
-      await this.update(() => this.handle.executeUpdate(pauseUpdate, { args: [pauseRequest] }));
+    if (!wait) {
+      await this.handle.signal(pauseSignal, pauseRequest).catch((err: unknown) => this.rethrow(err));
       return;
     }
+    try {
+      const { status } = await this.handle.executeUpdate(pauseUpdate, { args: [pauseRequest] });
+      return { status: status as ConversationStatus };
+    } catch (err) {
+      if (!(err instanceof WorkflowUpdateFailedError && /no registered handler for update/i.test(err.cause?.message ?? ''))) {
+        return this.rethrow(err);
+      }
+    }
+    const before = await this.state();
     await this.handle.signal(pauseSignal, pauseRequest).catch((err: unknown) => this.rethrow(err));
+    if (!PAUSABLE.includes(before.status)) return { status: before.status };
+    return { status: (await this.waitUntil((s) => s.status !== before.status)).status };
   }
 
   /** Runs the actions waiting for confirmation. */

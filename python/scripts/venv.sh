@@ -4,8 +4,8 @@
 # The interpreter is FAHEEM_PYTHON, else python3; it must be 3.10 or later (with pyenv:
 # FAHEEM_PYTHON=~/.pyenv/versions/3.12.1/bin/python3).
 # The installer is uv (pinned by hash, installed once from PyPI into ~/.cache/faheem/uv-<version>,
-# or FAHEEM_UV): from its cache a fresh venv takes ~2 s where pip takes ~40. Where uv cannot be
-# had, pip does the same work.
+# or FAHEEM_UV): from its cache a fresh venv takes ~3 s where pip took ~43. Where uv cannot be
+# had or cannot fetch, pip does the same work.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 PYTHON="${FAHEEM_PYTHON:-python3}"
@@ -30,21 +30,28 @@ find_uv() {
     echo "$FAHEEM_UV"
     return
   fi
-  local home="${XDG_CACHE_HOME:-$HOME/.cache}/faheem/uv-$UV_VERSION"
+  local cache="${XDG_CACHE_HOME:-${HOME:+$HOME/.cache}}"
+  [ -n "$cache" ] || return 0
+  local home="$cache/faheem/uv-$UV_VERSION"
   if [ ! -x "$home/bin/uv" ]; then
-    local requirements
-    requirements="$(mktemp)"
+    local work requirements
+    # Run in a command substitution, where `set -e` does not reach: each step says what failing means.
+    mkdir -p "$(dirname "$home")" && work="$(mktemp -d "$home.partial-XXXXXX")" || {
+      echo "python client: no cache folder for uv under $cache; pip makes the venv instead (slower)" >&2
+      return 0
+    }
+    requirements="$work.requirements"
     printf 'uv==%s' "$UV_VERSION" >"$requirements"
     for h in "${UV_HASHES[@]}"; do printf ' --hash=sha256:%s' "$h" >>"$requirements"; done
     echo >>"$requirements"
-    rm -rf "$home.partial"
-    if "$PYTHON" -m venv "$home.partial" >&2 &&
-      "$home.partial/bin/pip" install --quiet --disable-pip-version-check --require-hashes -r "$requirements" >&2; then
+    if "$PYTHON" -m venv "$work" >&2 &&
+      "$work/bin/pip" install --quiet --disable-pip-version-check --require-hashes -r "$requirements" >&2 &&
+      [ ! -x "$home/bin/uv" ]; then
       rm -rf "$home"
-      mv "$home.partial" "$home"
+      mv "$work" "$home" || rm -rf "$work" # another run got there first: theirs serves
     else
-      echo "python client: uv $UV_VERSION could not be installed; pip makes the venv instead (slower)" >&2
-      rm -rf "$home.partial"
+      [ -x "$home/bin/uv" ] || echo "python client: uv $UV_VERSION could not be installed; pip makes the venv instead (slower)" >&2
+      rm -rf "$work"
     fi
     rm -f "$requirements"
   fi
@@ -52,14 +59,21 @@ find_uv() {
   if "$home/bin/uv" --version >/dev/null 2>&1; then echo "$home/bin/uv"; fi
 }
 
-UV="$(find_uv)"
-if [ -n "$UV" ]; then
-  [ -x "$VENV/bin/python" ] || "$UV" venv --quiet --python "$PYTHON" "$VENV" >&2
-  VIRTUAL_ENV="$PWD/$VENV" "$UV" pip install --quiet './python[test]' >&2
+# With uv: the venv (made again when its python is gone), the package and its test extras.
+with_uv() {
+  local python
+  python="$("$PYTHON" -c 'import sys; print(sys.executable)')"
+  [ -x "$VENV/bin/python" ] || "$UV" venv --quiet --clear --python "$python" "$VENV" >&2 || return 1
+  VIRTUAL_ENV="$PWD/$VENV" "$UV" pip install --quiet './python[test]' >&2 || return 1
   # The same version number again: install this tree's code, not the copy the cache kept.
   VIRTUAL_ENV="$PWD/$VENV" "$UV" pip install --quiet --reinstall --no-deps ./python >&2
-else
-  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+}
+
+UV="$(find_uv)"
+# uv reads no pip.conf: where it cannot fetch (a mirror only pip knows of), pip does the work.
+if [ -z "$UV" ] || ! with_uv; then
+  [ -z "$UV" ] || echo "python client: uv could not make the venv; pip makes it instead (slower)" >&2
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv --clear "$VENV"
   # A venv uv made has no pip of its own.
   "$VENV/bin/python" -m pip --version >/dev/null 2>&1 || "$VENV/bin/python" -m ensurepip --upgrade >&2
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check './python[test]' >&2

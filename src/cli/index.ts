@@ -52,6 +52,7 @@ import {
   closedLine,
   lastPauseReason,
   outcomeOf,
+  appliedPauseLine,
   pausedLine,
   queuedLine,
   resumedLine,
@@ -816,8 +817,12 @@ program
   .option('-q, --quiet', 'print nothing on success')
   .action(async (id: string, o: { now?: boolean; wait?: boolean; quiet?: boolean }) => {
     await withOpenConversation(id, 'pause', async (conversation, open) => {
-      const paused = conversation.pause({ now: o.now ?? false, ...(o.wait ? { wait: true } : {}) });
-      await (o.wait ? answered(paused) : paused);
+      if (o.wait) {
+        const { status } = await answered(conversation.pause({ now: o.now ?? false, wait: true }));
+        say(appliedPauseLine(conversation.id, open.status, status, o.now ?? false), o.quiet);
+        return;
+      }
+      await conversation.pause({ now: o.now ?? false });
       say(pausedLine(conversation.id, open.status, o.now ?? false, await open.workerPolling), o.quiet);
     });
   });
@@ -895,14 +900,17 @@ async function waitingNow(client: Client, s: ConversationState, described?: Work
 }
 
 /**
- * For a following command: what the conversation waits for, once one of its calls has waited past
- * the pick-up grace (the state is asked only then), keyed by the wait so that each is said once.
+ * For a following command: what a pooled conversation waits for (its host, or a host to take it),
+ * once one of its calls has waited past the pick-up grace (the state is asked only then), said once
+ * a call. Other waits are said already: the watch's warning and the conversation's own `host` event.
  */
 async function explainWait(conversation: Conversation, d: WorkflowExecutionDescription): Promise<{ key: string; line: string } | null> {
   const call = oldestUnstarted(d.raw.pendingActivities ?? [], undefined);
   if (!call || Date.now() - call.scheduledAt < PICKUP_GRACE_MS) return null;
-  const w = await waitingNow(conversation.client, await conversation.state(), d);
-  return w && { key: `${w.for} ${w.since}`, line: pc.yellow(waitingLine(w, Date.now())) };
+  const s = await conversation.state();
+  if (s.pool === undefined) return null;
+  const w = await waitingNow(conversation.client, s, d);
+  return w && { key: `${call.activityType} ${call.taskQueue} ${call.scheduledAt}`, line: pc.yellow(waitingLine(w, Date.now())) };
 }
 
 program

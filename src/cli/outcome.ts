@@ -87,6 +87,16 @@ export function pausedLine(id: string, before: string | null, now: boolean, work
   return `paused ${id} (was ${before ?? 'not yet started'})`;
 }
 
+/**
+ * `faheem pause --wait`'s line, from the status the conversation answered once it applied the
+ * pause: a conversation that was not running (idle, finished, …) is left as it was.
+ */
+export function appliedPauseLine(id: string, before: string | null, after: string, now: boolean): string {
+  if (after !== 'paused') return `${id} is ${after}: nothing to pause`;
+  if (before === 'paused') return `${id} was already paused`;
+  return `paused ${id}${now && before === 'running' ? ', interrupting the running command' : ''} (was ${before ?? 'not yet started'})`;
+}
+
 /** `faheem send`'s line: the message queued, and how many wait. */
 export function queuedLine(id: string, status: string, pendingMessages: number, ran: boolean): string {
   const waiting = `${pendingMessages} waiting`;

@@ -57,6 +57,12 @@ export function waitingFor(facts: {
   };
 }
 
+/**
+ * The host calls that move to another host of the pool when their host does not pick them up in
+ * time (pool-host.ts onPoolHost: the tool calls, hooks and setup); others time out where they are.
+ */
+const MOVING_CALLS = new Set(['runTool', 'runHooks', 'prepareTools']);
+
 /** A call this young is being picked up, not waited for. */
 export const PICKUP_GRACE_MS = 2_000;
 
@@ -64,11 +70,9 @@ export const PICKUP_GRACE_MS = 2_000;
  * A pooled conversation's wait, or undefined when the general rule says it: a claim no host of the
  * pool polls for, or a call its host has not picked up (a host that died is still listed as polling
  * for a minute, so only its silence counts), which moves to another host when its time runs out.
- * Releases are left out: a lost host's release waits an hour for it to come back, and nothing waits on it.
  */
 function pooledWait(pool: string, host: string | null, call: UnstartedCall, polled: boolean, now: number): Waiting | null | undefined {
   const since = new Date(call.scheduledAt).toISOString();
-  if (call.activityType === 'releasePoolHost') return null;
   if (call.activityType === 'claimPoolHost') {
     if (polled) return null;
     return {
@@ -77,7 +81,7 @@ function pooledWait(pool: string, host: string | null, call: UnstartedCall, poll
       next: `it goes on once a host runs \`faheem worker --pool ${pool}\``,
     };
   }
-  if (host === null || call.startWithinMs === undefined) return undefined;
+  if (host === null || call.startWithinMs === undefined || !MOVING_CALLS.has(call.activityType)) return undefined;
   if (now - call.scheduledAt < PICKUP_GRACE_MS) return null;
   const moveAt = new Date(call.scheduledAt + call.startWithinMs).toISOString();
   return {
@@ -87,7 +91,7 @@ function pooledWait(pool: string, host: string | null, call: UnstartedCall, poll
   };
 }
 
-/** The oldest of the pending activities no worker has started (state SCHEDULED), with its queue. */
+/** The oldest of the pending activities no worker has started (state SCHEDULED; releases aside), with its queue. */
 export function oldestUnstarted(
   pending: readonly {
     state?: number | null;
@@ -100,6 +104,8 @@ export function oldestUnstarted(
   let oldest: UnstartedCall | undefined;
   for (const p of pending) {
     if (p.state !== 1 /* PENDING_ACTIVITY_STATE_SCHEDULED */) continue;
+    // A lost host's release waits up to an hour for it to come back; nothing waits on it.
+    if (p.activityType?.name === 'releasePoolHost') continue;
     const taskQueue = p.activityOptions?.taskQueue?.name || fallbackQueue;
     if (!taskQueue || !p.scheduledTime) continue;
     const scheduledAt = millis(p.scheduledTime);

@@ -5,6 +5,7 @@
 // when there is one) and its effects carried out through the effects port (./effects.ts) once, in
 // order, the details last. Built once from the workflow input
 // (`fromInput`), written back for the next run (`toCarried`), read by queries (`snapshot`).
+import { splitChain } from '../model-chain.js';
 import type {
   WebhookDeliveryInput,
   Actor,
@@ -415,8 +416,8 @@ export class ConversationRun {
       lastError: state.lastError,
       workspace: this.options.workspace,
       confirmationPolicy: state.confirmationPolicy,
-      // Set on the worker only (LLM_MODEL): named as the worker names it (its setup), else as the last call's answer did.
-      model: this.model || state.setup?.workerModel || state.metrics.calls?.at(-1)?.model || '',
+      // Set on the worker only (LLM_MODEL): the head of its chain as the worker names it (its setup), else as the last call's answer did.
+      model: this.model || splitChain(state.setup?.workerModel)[0] || state.metrics.calls?.at(-1)?.model || '',
       terminal: this.terminalState(),
       closed: session.closeRequested,
       pendingActions: this.confirmation.pendingView(),

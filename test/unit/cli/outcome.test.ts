@@ -8,6 +8,7 @@ import {
   closedLine,
   lastPauseReason,
   outcomeOf,
+  appliedPauseLine,
   pausedLine,
   queuedLine,
   resumedLine,
@@ -64,6 +65,9 @@ test('each changing command says what happened in one line', () => {
   assert.equal(pausedLine('conv-1', 'running', true, true), 'paused conv-1, interrupting the running command (was running)');
   assert.equal(pausedLine('conv-1', 'paused', false, true), 'conv-1 was already paused');
   assert.match(pausedLine('conv-1', 'running', false, false), /^pause sent to conv-1; no worker runs it now/);
+  assert.equal(appliedPauseLine('conv-1', 'running', 'paused', true), 'paused conv-1, interrupting the running command (was running)');
+  assert.equal(appliedPauseLine('conv-1', 'paused', 'paused', false), 'conv-1 was already paused');
+  assert.equal(appliedPauseLine('conv-1', 'finished', 'finished', false), 'conv-1 is finished: nothing to pause');
   assert.equal(queuedLine('conv-1', 'paused', 2, false), 'message queued (2 waiting); `faheem resume conv-1` runs it');
   assert.equal(queuedLine('conv-1', 'running', 1, false), 'message queued (1 waiting); conv-1 reads it before its next model call');
   assert.equal(resumedLine('conv-1', { runNumber: 3, status: 'running' }, 'paused'), 'resumed conv-1 (run 3, was paused)');

@@ -81,10 +81,25 @@ test('a pooled conversation waits for its host (even one still listed as polling
     'a call just scheduled is being picked up',
   );
   assert.equal(
-    waitingFor({ state: pooled, call: { ...call, activityType: 'releasePoolHost' }, polled: false, toolTaskQueue: undefined, now }),
+    waitingFor({ state: pooled, call: { ...call, activityType: 'checkpointWorkspace' }, polled: true, toolTaskQueue: undefined, now }),
     null,
-    "a lost host's release waits for nobody",
+    'a call that does not move when its time runs out is told by the general rule (a polled queue: no wait)',
   );
+  const pending = [
+    {
+      state: 1,
+      activityType: { name: 'releasePoolHost' },
+      scheduledTime: at('2026-01-02T03:00:00Z'),
+      activityOptions: { taskQueue: { name: 'faheem-tools@gone' } },
+    },
+    {
+      state: 1,
+      activityType: { name: 'runTool' },
+      scheduledTime: at('2026-01-02T03:04:05Z'),
+      activityOptions: { taskQueue: { name: 'faheem-tools@host-a' } },
+    },
+  ];
+  assert.equal(oldestUnstarted(pending, undefined)?.activityType, 'runTool', "a lost host's hour-long release hides no later wait");
   const claim = { activityType: 'claimPoolHost', taskQueue: 'faheem-pool@p1', scheduledAt };
   assert.equal(waitingFor({ state: { ...pooled, host: null }, call: claim, polled: true, toolTaskQueue: undefined, now }), null);
   assert.deepEqual(waitingFor({ state: { ...pooled, host: null }, call: claim, polled: false, toolTaskQueue: undefined, now }), {
