@@ -46,7 +46,7 @@ def test_follow_pause_from_a_thread_refusals_and_close(stack: Stack, tmp_path: P
             break
     assert seen[0] == "message"
     # Applied when it returns: the state reads paused at once, before run() in the thread has returned.
-    conversation.pause(wait=True)
+    assert conversation.pause(wait=True) is ExecutionStatus.PAUSED
     assert conversation.state.execution_status is ExecutionStatus.PAUSED
     runner.join(timeout=120)  # a deadline for a loaded machine; run() returns once the pause lands
     assert not runner.is_alive()

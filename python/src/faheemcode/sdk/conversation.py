@@ -294,17 +294,19 @@ class Conversation:
         answer = self._call(lambda: self._handle.execute_update("run"))
         self.wait_until_stopped(after_run=int(answer["runNumber"]))
 
-    def pause(self, *, now: bool = False, wait: bool = False) -> None:
+    def pause(self, *, now: bool = False, wait: bool = False) -> ExecutionStatus | None:
         """Pauses: no model call or tool run starts after this, and the model call in flight is
         cancelled; with ``now`` the running command is interrupted too. Safe from any thread: a
         ``run()`` in another thread returns once the pause lands. A signal, so it reaches the
         conversation even while no worker runs; with ``wait`` it returns once the conversation has
-        applied it (``state`` then reads ``paused``), which needs a worker to answer."""
+        handled it, with the status after it (``paused``; one that was not running stays as it
+        was), which needs a worker to answer."""
         request = {"now": True} if now else {}
         if wait:
-            self._call(lambda: self._handle.execute_update("pauseApplied", request))
-        else:
-            self._call(lambda: self._handle.signal("pause", request))
+            answer = self._call(lambda: self._handle.execute_update("pauseApplied", request))
+            return ExecutionStatus(answer["status"])
+        self._call(lambda: self._handle.signal("pause", request))
+        return None
 
     @property
     def state(self) -> ConversationState:
