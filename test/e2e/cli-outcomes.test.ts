@@ -44,7 +44,8 @@ test('pause, send, resume and close each say what happened; --quiet says nothing
 
   const paused = await h.cli(['pause', id]);
   assert.equal(paused.stdout.trim(), `paused ${id} (was running)`);
-  await waitFor('paused', async () => JSON.parse((await h.cli(['status', id, '--json'])).stdout).status === 'paused');
+  // Waited for with the SDK (a query, not a CLI process a poll).
+  await (await Conversation.attach(h.client, id)).waitUntil((s) => s.status === 'paused', 100, 60_000);
   h.model.release('held');
   const again = await h.cli(['pause', id]);
   assert.equal(again.stdout.trim(), `${id} was already paused`);
@@ -195,10 +196,16 @@ test('status says what a running conversation waits for: a tool queue nobody pol
   const id = (await h.cli(['start', 'Create countdown.txt with 3 down to 1', '--workspace', workspace], { env: noHost })).stdout.trim();
   const before = Date.now();
   type Waiting = { for: string; since: string; next: string } | null;
-  const json = await waitFor('status --json to say what it waits for', async () => {
-    const s = JSON.parse((await h.cli(['status', id, '--json'])).stdout) as { status: string; waiting: Waiting };
-    return s.waiting && s;
+  // The call scheduled on that queue (seen with the SDK: a describe, not a CLI process a poll); then
+  // `status --json` must say what it waits for.
+  await waitFor('a call scheduled on the queue nobody polls', async () => {
+    const { raw } = await h.client.workflow.getHandle(id).describe();
+    return (raw.pendingActivities ?? []).some(
+      (a) => a.state === 1 /* SCHEDULED */ && a.activityOptions?.taskQueue?.name === noHost.FAHEEM_TOOL_TASK_QUEUE,
+    );
   });
+  const json = JSON.parse((await h.cli(['status', id, '--json'])).stdout) as { status: string; waiting: Waiting };
+  assert.ok(json.waiting, JSON.stringify(json));
   assert.equal(json.status, 'running');
   assert.match(json.waiting!.for, /^a worker on the task queue cli-outcomes-no-host \(no worker polls it; \w+ waits\)$/);
   assert.ok(Date.parse(json.waiting!.since) <= Date.now(), json.waiting!.since);

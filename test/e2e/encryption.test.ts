@@ -19,7 +19,16 @@ import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { liveStreamId } from '../../src/live/stream-id.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
 import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
-import { ROOT, freePort, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
+import {
+  ROOT,
+  freePort,
+  historyText,
+  startHarness,
+  waitFor,
+  waitUntilListed,
+  type Harness,
+  type WorkerProcess,
+} from '../support/harness.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 type Payload = { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null };
@@ -194,8 +203,9 @@ describe('with a key, against a dev server', () => {
     assert.equal(status.status, 'finished');
     const cliEvents = (await h.cli(['events', conversation.id, '--json'])).stdout;
     assert.ok(cliEvents.includes(OUTPUT) && cliEvents.includes(MESSAGE));
-    // Search attributes stay readable: `list` filters on them.
-    await waitFor('list --status finished', async () => (await h.cli(['list', '--status', 'finished'])).stdout.includes(conversation.id));
+    // Search attributes stay readable: `list` filters on them (once the visibility store has the row).
+    await waitUntilListed(h, { status: 'finished' }, conversation.id);
+    assert.ok((await h.cli(['list', '--status', 'finished'])).stdout.includes(conversation.id), 'list --status finished shows it');
 
     // The raw history: none of the text, and every payload but the search attributes encrypted.
     const history = await rawHistory(conversation.id);
