@@ -99,7 +99,8 @@ test('--wait exits 1 on error and 2 on stuck, with the reason on stderr; 3 when 
   const { exitCode } = await waiter.child;
   assert.equal(exitCode, 3, waiter.out.stderr);
   assert.match(waiter.out.stderr, new RegExp(`${id} paused by someone else`));
-  await h.cli(['close', id, '--quiet']);
+  // Clean-up, not a claim: the SDK closes it (no CLI process).
+  await (await Conversation.attach(h.client, id)).close();
 });
 
 test('with no worker, a waiting command warns while it waits and keeps waiting, or honours --timeout', async () => {
@@ -217,7 +218,7 @@ test('status says what a running conversation waits for: a tool queue nobody pol
     /\n {2}waiting for a worker on the task queue cli-outcomes-no-host \(no worker polls it; \w+ waits\), for \d+ s \(since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\); it goes on once `faheem worker` runs on the machine with the workspace/,
   );
   // A conversation that waits for nothing says so: `waiting` is null.
-  await h.cli(['close', id, '--quiet']);
+  await (await Conversation.attach(h.client, id)).close();
   const finished = (
     await h.cli(['start', 'Create countdown.txt with 3 down to 1', '--workspace', await h.workspace(), '--wait'])
   ).stdout.trim();

@@ -96,7 +96,8 @@ test('status and pause answer over the HTTP API with the full command’s exact 
   assert.equal(again.stdout, '');
   const repeated = await h.cli(['pause', id], { env: viaProxy() });
   assert.equal(repeated.stdout.trim(), `${id} was already paused`);
-  await h.cli(['close', id]);
+  // Clean-up, not a claim: the SDK closes it (no CLI process).
+  await (await Conversation.attach(h.client, id)).close();
 });
 
 test('without a usable HTTP API the full command runs, with the same answers and errors', async () => {
