@@ -44,7 +44,8 @@ test('pause, send, resume and close each say what happened; --quiet says nothing
 
   const paused = await h.cli(['pause', id]);
   assert.equal(paused.stdout.trim(), `paused ${id} (was running)`);
-  await waitFor('paused', async () => JSON.parse((await h.cli(['status', id, '--json'])).stdout).status === 'paused');
+  // Waited for with the SDK (a query, not a CLI process a poll).
+  await (await Conversation.attach(h.client, id)).waitUntil((s) => s.status === 'paused', 100, 60_000);
   h.model.release('held');
   const again = await h.cli(['pause', id]);
   assert.equal(again.stdout.trim(), `${id} was already paused`);
@@ -98,7 +99,8 @@ test('--wait exits 1 on error and 2 on stuck, with the reason on stderr; 3 when 
   const { exitCode } = await waiter.child;
   assert.equal(exitCode, 3, waiter.out.stderr);
   assert.match(waiter.out.stderr, new RegExp(`${id} paused by someone else`));
-  await h.cli(['close', id, '--quiet']);
+  // Clean-up, not a claim: the SDK closes it (no CLI process).
+  await (await Conversation.attach(h.client, id)).close();
 });
 
 test('with no worker, a waiting command warns while it waits and keeps waiting, or honours --timeout', async () => {
@@ -195,10 +197,16 @@ test('status says what a running conversation waits for: a tool queue nobody pol
   const id = (await h.cli(['start', 'Create countdown.txt with 3 down to 1', '--workspace', workspace], { env: noHost })).stdout.trim();
   const before = Date.now();
   type Waiting = { for: string; since: string; next: string } | null;
-  const json = await waitFor('status --json to say what it waits for', async () => {
-    const s = JSON.parse((await h.cli(['status', id, '--json'])).stdout) as { status: string; waiting: Waiting };
-    return s.waiting && s;
+  // The call scheduled on that queue (seen with the SDK: a describe, not a CLI process a poll); then
+  // `status --json` must say what it waits for.
+  await waitFor('a call scheduled on the queue nobody polls', async () => {
+    const { raw } = await h.client.workflow.getHandle(id).describe();
+    return (raw.pendingActivities ?? []).some(
+      (a) => a.state === 1 /* SCHEDULED */ && a.activityOptions?.taskQueue?.name === noHost.FAHEEM_TOOL_TASK_QUEUE,
+    );
   });
+  const json = JSON.parse((await h.cli(['status', id, '--json'])).stdout) as { status: string; waiting: Waiting };
+  assert.ok(json.waiting, JSON.stringify(json));
   assert.equal(json.status, 'running');
   assert.match(json.waiting!.for, /^a worker on the task queue cli-outcomes-no-host \(no worker polls it; \w+ waits\)$/);
   assert.ok(Date.parse(json.waiting!.since) <= Date.now(), json.waiting!.since);
@@ -210,7 +218,7 @@ test('status says what a running conversation waits for: a tool queue nobody pol
     /\n {2}waiting for a worker on the task queue cli-outcomes-no-host \(no worker polls it; \w+ waits\), for \d+ s \(since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\); it goes on once `faheem worker` runs on the machine with the workspace/,
   );
   // A conversation that waits for nothing says so: `waiting` is null.
-  await h.cli(['close', id, '--quiet']);
+  await (await Conversation.attach(h.client, id)).close();
   const finished = (
     await h.cli(['start', 'Create countdown.txt with 3 down to 1', '--workspace', await h.workspace(), '--wait'])
   ).stdout.trim();

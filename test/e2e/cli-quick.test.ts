@@ -6,8 +6,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
+import { Conversation } from '../../src/client.js';
 import { countdownScript } from '../../src/testing/scripted-model.js';
-import { startHarness, waitFor, type Harness } from '../support/harness.js';
+import { startHarness, type Harness } from '../support/harness.js';
 
 let h: Harness;
 let proxy: http.Server;
@@ -59,7 +60,7 @@ test('status and pause answer over the HTTP API with the full command’s exact 
   const paused = await h.cli(['pause', id], { env: viaProxy() });
   assert.equal(paused.stdout.trim(), `paused ${id} (was running)`);
   assert.ok(seen.includes(`POST /api/v1/namespaces/${h.namespace}/workflows/${id}/signal/pause`), seen.join('\n'));
-  await waitFor('paused', async () => JSON.parse((await h.cli(['status', id, '--json'], { env: fullPath })).stdout).status === 'paused');
+  await (await Conversation.attach(h.client, id)).waitUntil((s) => s.status === 'paused', 100, 60_000);
   h.model.release('held');
 
   // The conversation is still now: both paths must print the same bytes.
@@ -95,17 +96,16 @@ test('status and pause answer over the HTTP API with the full command’s exact 
   assert.equal(again.stdout, '');
   const repeated = await h.cli(['pause', id], { env: viaProxy() });
   assert.equal(repeated.stdout.trim(), `${id} was already paused`);
-  await h.cli(['close', id]);
+  // Clean-up, not a claim: the SDK closes it (no CLI process).
+  await (await Conversation.attach(h.client, id)).close();
 });
 
 test('without a usable HTTP API the full command runs, with the same answers and errors', async () => {
   const workspace = await h.workspace();
   const id = (await h.cli(['start', 'Create countdown.txt with 100 down to 1', '--workspace', workspace])).stdout.trim();
-  await waitFor(
-    'finished',
-    async () => JSON.parse((await h.cli(['status', id, '--json'], { env: fullPath })).stdout).status === 'finished',
-  );
+  await (await Conversation.attach(h.client, id)).waitUntil((s) => s.status === 'finished', 100, 60_000);
   const expected = (await h.cli(['status', id, '--json'], { env: fullPath })).stdout;
+  assert.equal(JSON.parse(expected).status, 'finished');
 
   mode = 'not-temporal';
   try {

@@ -3,8 +3,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
+import { Conversation } from '../../src/client.js';
 import { countdownScript } from '../../src/testing/scripted-model.js';
-import { startHarness, waitFor, type Harness } from '../support/harness.js';
+import { startHarness, waitFor, waitUntilListed, type Harness } from '../support/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -25,7 +26,8 @@ test('start, pause, send while paused, resume, status --json, events --json, lis
   const held = await h.model.reached('pause');
   assert.ok(((await status('cli-seed')).iterations as number) >= 2);
   await h.cli(['pause', 'cli-seed']);
-  await waitFor('paused', async () => (await status('cli-seed')).status === 'paused');
+  // Waited for with the SDK (a query, not a CLI process a poll); then `status` must say it.
+  await (await Conversation.attach(h.client, 'cli-seed')).waitUntil((s) => s.status === 'paused', 100, 60_000);
   const paused = await status('cli-seed');
   assert.equal(paused.status, 'paused');
   for (const key of ['id', 'status', 'iterations', 'events', 'pendingMessages', 'metrics', 'lastError']) assert.ok(key in paused, key);
@@ -36,10 +38,10 @@ test('start, pause, send while paused, resume, status --json, events --json, lis
   assert.equal(afterSend.status, 'paused');
   assert.equal(afterSend.pendingMessages, 1);
 
+  // Once the visibility store has it (waited for with the SDK), `list` shows it.
+  await waitUntilListed(h, { status: 'paused' }, 'cli-seed');
   const listed = (await h.cli(['list', '--status', 'paused', '--json'])).stdout;
-  await waitFor('list shows it paused', async () =>
-    (await h.cli(['list', '--status', 'paused', '--json'])).stdout.includes('"cli-seed"'),
-  ).catch(() => assert.fail(`list --status paused did not show it: ${listed}`));
+  assert.ok(listed.includes('"cli-seed"'), `list --status paused did not show it: ${listed}`);
 
   // The pause cancels the call under way (the server sends the cancellation to its worker).
   await waitFor('the held call cancelled', () => held.aborted);
@@ -72,7 +74,8 @@ test('start, pause, send while paused, resume, status --json, events --json, lis
   assert.match(human, /paused/);
   assert.match(human, /terminal/);
 
-  await waitFor('list shows it finished', async () => (await h.cli(['list', '--status', 'finished'])).stdout.includes('cli-seed'));
+  await waitUntilListed(h, { status: 'finished' }, 'cli-seed');
+  assert.match((await h.cli(['list', '--status', 'finished'])).stdout, /^cli-seed {2}finished/m);
   await h.cli(['close', 'cli-seed']);
   const resumeClosed = await h.cli(['resume', 'cli-seed'], { reject: false });
   assert.notEqual(resumeClosed.exitCode, 0);

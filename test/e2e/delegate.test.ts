@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM } from '../../src/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
 import type { ChildEvent, ObservationEvent } from '../../src/types.js';
-import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
+import { startHarness, waitFor, waitUntilListed, type Harness, type WorkerProcess } from '../support/harness.js';
 
 let h: Harness;
 let worker: WorkerProcess;
@@ -113,15 +113,14 @@ test('two delegate calls run two child conversations in parallel; their answers 
   const json = JSON.parse(stdout) as { children: { id: string; status: string; cost: number }[]; metrics: { accumulatedCost: number } };
   assert.equal(json.children.length, 2);
   assert.equal(json.metrics.accumulatedCost, final.metrics.accumulatedCost);
-  const listed = await waitFor('list --parent to show both children', async () => {
-    const { stdout: out } = await h.cli(['list', '--parent', parent.id, '--json']);
-    const rows = out
-      .trim()
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { id: string });
-    return rows.length === 2 ? rows : undefined;
-  });
+  // Both children in the visibility store (waited for with the SDK); then `list --parent` shows them.
+  for (const n of [1, 2]) await waitUntilListed(h, { parentId: parent.id }, `${parent.id}.sub-${n}`);
+  const { stdout: out } = await h.cli(['list', '--parent', parent.id, '--json']);
+  const listed = out
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { id: string });
   assert.deepEqual(listed.map((r) => r.id).sort(), [`${parent.id}.sub-1`, `${parent.id}.sub-2`]);
 });
 

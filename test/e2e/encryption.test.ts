@@ -17,8 +17,18 @@ import { Agent, Conversation, LLM } from '../../src/client.js';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA, encryptionCodec, keyFingerprint, payloadKeyId } from '../../src/security/codec.js';
 import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { liveStreamId } from '../../src/live/stream-id.js';
+import { dataConverter } from '../../src/storage/local-payloads.js';
 import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
-import { ROOT, freePort, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
+import {
+  ROOT,
+  freePort,
+  historyText,
+  startHarness,
+  waitFor,
+  waitUntilListed,
+  type Harness,
+  type WorkerProcess,
+} from '../support/harness.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 type Payload = { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null };
@@ -193,8 +203,9 @@ describe('with a key, against a dev server', () => {
     assert.equal(status.status, 'finished');
     const cliEvents = (await h.cli(['events', conversation.id, '--json'])).stdout;
     assert.ok(cliEvents.includes(OUTPUT) && cliEvents.includes(MESSAGE));
-    // Search attributes stay readable: `list` filters on them.
-    await waitFor('list --status finished', async () => (await h.cli(['list', '--status', 'finished'])).stdout.includes(conversation.id));
+    // Search attributes stay readable: `list` filters on them (once the visibility store has the row).
+    await waitUntilListed(h, { status: 'finished' }, conversation.id);
+    assert.ok((await h.cli(['list', '--status', 'finished'])).stdout.includes(conversation.id), 'list --status finished shows it');
 
     // The raw history: none of the text, and every payload but the search attributes encrypted.
     const history = await rawHistory(conversation.id);
@@ -636,16 +647,24 @@ describe('with a key, against a dev server', () => {
     );
     const sent = await faheem(['send', conversationId, 'Now the kiwi message 3318', '--run'], rotatedEnv);
     assert.equal(sent.exitCode, 0, sent.stderr);
+    // Waited for through the SDK with the rotated keys (a query each time, not two CLI processes);
+    // the CLI then reads the result with the same keys.
+    const rotatedClient = new Client({
+      connection: h.client.connection,
+      namespace: h.namespace,
+      dataConverter: dataConverter({ ...h.env, ...rotatedEnv }),
+    });
+    const rotated = await Conversation.attach(rotatedClient, conversationId);
     await waitFor(
       'the second run finished',
-      async () => {
-        const s = await faheem(['status', conversationId, '--json'], rotatedEnv);
-        const j = JSON.parse(s.stdout || '{}') as { status?: string; runNumber?: number };
-        return j.status === 'finished' && (await faheem(['events', conversationId, '--json'], rotatedEnv)).stdout.includes('rotated reply');
-      },
+      async () =>
+        (await rotated.state()).status === 'finished' &&
+        (await rotated.events()).some((e) => e.kind === 'message' && e.text === 'rotated reply'),
       60_000,
       200,
     );
+    const status = await faheem(['status', conversationId, '--json'], rotatedEnv);
+    assert.equal((JSON.parse(status.stdout || '{}') as { status?: string }).status, 'finished', status.stderr);
     const events = (await faheem(['events', conversationId, '--json'], rotatedEnv)).stdout;
     assert.ok(events.includes('Now the kiwi message 3318') && events.includes('dmc-detator'));
 

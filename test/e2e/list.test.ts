@@ -5,7 +5,7 @@ import { after, before, test } from 'node:test';
 import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
 import type { Script } from '../../src/testing/scripted-model.js';
 import { CONVERSATION_STATUSES, type ConversationStatus } from '../../src/types.js';
-import { startHarness, waitFor, type Harness } from '../support/harness.js';
+import { startHarness, waitFor, waitUntilListed, type Harness } from '../support/harness.js';
 
 let h: Harness;
 before(async () => {
@@ -53,11 +53,10 @@ test('list --status finds each conversation by its status', async () => {
     await conversation.waitUntil((s) => s.status === status, 50, 30_000);
   }
   for (const status of CONVERSATION_STATUSES) {
-    const rows = await waitFor(`list --status ${status}`, async () => {
-      const out = (await h.cli(['list', '--status', status, '--json'])).stdout.trim();
-      const parsed = out ? out.split('\n').map((l) => JSON.parse(l) as { id: string; status: string }) : [];
-      return parsed.some((r) => r.id === ids[status]) && parsed;
-    });
+    // The visibility store catches up (waited for with the SDK); then the CLI lists it, and only it.
+    await waitUntilListed(h, { status }, ids[status]);
+    const out = (await h.cli(['list', '--status', status, '--json'])).stdout.trim();
+    const rows = out ? out.split('\n').map((l) => JSON.parse(l) as { id: string; status: string }) : [];
     assert.deepEqual(
       rows.map((r) => r.id),
       [ids[status]],
@@ -100,11 +99,11 @@ test('list is newest first by start time, closed ones included, and a closed one
     await waitFor('a later millisecond', () => Date.now() > started + 1, 5_000, 1);
   }
   await h.client.workflow.getHandle('order-3').terminate('closed for the test');
-  const rows = await waitFor('all three listed, order-3 closed', async () => {
-    const out = (await h.cli(['list', '--tenant', 'order-test', '--json'])).stdout.trim();
-    const parsed = out ? out.split('\n').map((l) => JSON.parse(l) as { id: string; closed: boolean; startTime: string }) : [];
-    return parsed.length === 3 && parsed.find((r) => r.id === 'order-3')?.closed && parsed;
-  });
+  // All three in the visibility store, order-3 closed (waited for with the SDK); then the CLI's list.
+  for (const id of ids) await waitUntilListed(h, { tenant: 'order-test' }, id, { closed: id === 'order-3' });
+  const out = (await h.cli(['list', '--tenant', 'order-test', '--json'])).stdout.trim();
+  const rows = out ? out.split('\n').map((l) => JSON.parse(l) as { id: string; closed: boolean; startTime: string }) : [];
+  assert.equal(rows.find((r) => r.id === 'order-3')?.closed, true, out);
   assert.deepEqual(
     rows.map((r) => r.id),
     ['order-3', 'order-2', 'order-1'],

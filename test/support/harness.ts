@@ -17,6 +17,7 @@ import { startScriptedResponses, type ScriptedResponsesOptions } from '../../src
 import { dataConverter } from '../../src/storage/local-payloads.js';
 import { testNamespace } from './namespace.js';
 import { LIVE_DIVISION } from '../../src/live/stream-id.js';
+import { listQueryText, type ListFilter } from '../../src/conversation/list-query.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAKE_KEY = 'sk-faheem-test-secret-4f1c9a7e2b';
@@ -361,6 +362,29 @@ export async function startHarness(options: {
     },
   };
   return harness;
+}
+
+/**
+ * Waits until the visibility store lists conversation `id` under `filter` (the query `faheem list`
+ * and the console run; `closed`: and its workflow closed), with the harness's client: a wait for the store to catch up that costs no
+ * CLI process (~1.5 CPU-s each) per poll. A test then asks the CLI once, and asserts what it prints.
+ */
+export async function waitUntilListed(
+  h: Pick<Harness, 'client'>,
+  filter: ListFilter,
+  id: string,
+  options: { closed?: boolean; timeoutMs?: number } = {},
+): Promise<void> {
+  let query = `${listQueryText(filter)} AND WorkflowId = '${id.replace(/'/g, "''")}'`;
+  if (options.closed) query += ` AND ExecutionStatus != 'Running'`;
+  await waitFor(
+    `${id} to be listed with ${JSON.stringify(filter)}`,
+    async () => {
+      for await (const found of h.client.workflow.list({ query, pageSize: 1 })) if (found.workflowId === id) return true;
+      return false;
+    },
+    options.timeoutMs ?? 60_000,
+  );
 }
 
 /**
