@@ -92,9 +92,8 @@ export function pausedLine(id: string, before: string | null, now: boolean, work
  * pause: a conversation that was not running (idle, finished, …) is left as it was.
  */
 export function appliedPauseLine(id: string, before: string | null, after: string, now: boolean): string {
-  if (after !== 'paused') return `${id} is ${after}: nothing to pause`;
-  if (before === 'paused') return `${id} was already paused`;
-  return `paused ${id}${now && before === 'running' ? ', interrupting the running command' : ''} (was ${before ?? 'not yet started'})`;
+  // Applied: a worker answered, so the line is the signal's with a worker there.
+  return after === 'paused' ? pausedLine(id, before, now, true) : `${id} is ${after}: nothing to pause`;
 }
 
 /** `faheem send`'s line: the message queued, and how many wait. */

@@ -94,6 +94,16 @@ function script(req: RecordedRequest): ScriptedReply {
   return { content: 'Done.' };
 }
 
+/** Two steps, then an answer: `echo one > a.txt` (call id `first`), then `second` (call id `second`). */
+function writeThenRun(second: string) {
+  return (req: RecordedRequest): ScriptedReply => {
+    const results = req.body.messages.filter((m) => m.role === 'tool').length;
+    if (results === 0) return { toolCalls: [{ id: 'first', name: 'terminal', arguments: { command: 'echo one > a.txt' } }] };
+    if (results === 1) return { toolCalls: [{ id: 'second', name: 'terminal', arguments: { command: second } }] };
+    return { content: 'Done.' };
+  };
+}
+
 test('a lost host: the conversation moves, the call in flight is "outcome unknown", the workspace is as of the last step', async (t) => {
   const hosts = await Promise.all([startHost('host-a'), startHost('host-b')]);
   stopAfter(t, hosts);
@@ -183,12 +193,7 @@ test('a lost host: the conversation moves, the call in flight is "outcome unknow
 test('a host lost between calls: status and events --follow say the call waits for it and when it moves; then it moves', async (t) => {
   const hosts = await Promise.all([startHost('host-e'), startHost('host-f')]);
   stopAfter(t, hosts);
-  h.model.setScript((req: RecordedRequest): ScriptedReply => {
-    const results = req.body.messages.filter((m) => m.role === 'tool').length;
-    if (results === 0) return { toolCalls: [{ id: 'first', name: 'terminal', arguments: { command: 'echo one > a.txt' } }] };
-    if (results === 1) return { toolCalls: [{ id: 'second', name: 'terminal', arguments: { command: 'cat a.txt' } }] };
-    return { content: 'Done.' };
-  });
+  h.model.setScript(writeThenRun('cat a.txt'));
   const conversation = await Conversation.create(h.client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
     pool: 'p1',
@@ -664,12 +669,7 @@ test('awaiting approval past the bound hibernates: a hook’s file is shipped, a
   // Once a.txt exists, the hook writes a file into the workspace and asks for a person's approval.
   const ask = JSON.stringify({ hookSpecificOutput: { hookEventName: 'PreToolUse', permissionDecision: 'ask' } });
   const hook = `if [ -f a.txt ]; then echo checked by the hook > hook.txt; cat > /dev/null; echo '${ask}'; fi`;
-  h.model.setScript((req: RecordedRequest): ScriptedReply => {
-    const results = req.body.messages.filter((m) => m.role === 'tool').length;
-    if (results === 0) return { toolCalls: [{ id: 'first', name: 'terminal', arguments: { command: 'echo one > a.txt' } }] };
-    if (results === 1) return { toolCalls: [{ id: 'second', name: 'terminal', arguments: { command: 'cat hook.txt a.txt; ls' } }] };
-    return { content: 'Done.' };
-  });
+  h.model.setScript(writeThenRun('cat hook.txt a.txt; ls'));
   const conversation = await Conversation.create(h.client, {
     agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
     pool: SHARED_PAIR,
