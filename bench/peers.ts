@@ -8,7 +8,9 @@
 //     with its npm dependencies installed once in a cached folder under the OS tmpdir.
 // A step is a model call that asks for one `terminal` command (`echo step i`) plus that command; the
 // model is told `steps:N please`, asks for N commands and then answers in plain text. Every figure
-// is the run's wall time over its N+1 model calls (as bench/run.ts's stepTime).
+// is the run's wall time over its N+1 model calls (as bench/run.ts's stepTime). After them, in the
+// same run, what no code of ours goes below: Temporal's floor (bench/floor) and the sandboxed command
+// alone (bench/sandboxed-command.ts), against LangGraph's step.
 import { execa } from 'execa';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -20,7 +22,9 @@ import { Conversation } from '../src/client.js';
 import { commandBaseEnv } from '../src/security/env-policy.js';
 import type { Script } from '../src/testing/scripted-model.js';
 import { ROOT, startHarness, type Harness } from '../test/support/harness.js';
-import { benchAgent } from './step.js';
+import { floorPerStep } from './floor/floor.js';
+import { sandboxName, sandboxedCommands } from './sandboxed-command.js';
+import { benchAgent, pct } from './step.js';
 
 const steps = Number(process.argv[2] ?? 200);
 if (!Number.isInteger(steps) || steps < 1) throw new Error(`steps must be a positive integer, got ${process.argv[2]}`);
@@ -198,6 +202,12 @@ try {
   const lg = peer ? await peerPerStep(h, peer.dir, peerScript) : undefined;
   const second = await faheemPerStep(h);
   const floor = await spawnPlusHttpPerStep(h, steps);
+  // What no code of ours can go below: Temporal's floor (two no-op activities a step) and the
+  // sandboxed command as our terminal runs it (median), in the same run.
+  const temporalFloor = await floorPerStep(h.server.address, steps);
+  const commands = await sandboxedCommands(await h.workspace());
+  const command = pct(await commands.times(steps), 50);
+  commands.close();
   // The two runs bracket the peer's: their mean evens out drift over the run.
   const faheem = (first + second) / 2;
   console.log(
@@ -209,6 +219,8 @@ try {
       bare_loop_ms_per_step: lg ? round(lg.bare) : null,
       ratio_vs_langgraph: lg ? round(faheem / lg.langgraph) : null,
       spawn_plus_http_ms_per_step: round(floor),
+      temporal_floor_ms_per_step: round(temporalFloor),
+      sandboxed_command_ms: round(command),
     }),
   );
   if (lg) {
@@ -224,6 +236,11 @@ try {
       (lg
         ? `, LangGraph JS + SQLite ${fmt(lg.langgraph)} ms, bare loop ${fmt(lg.bare)} ms: faheemcode is ${(faheem / lg.langgraph).toFixed(2)}× LangGraph`
         : ', peers skipped'),
+  );
+  const bound = temporalFloor + command;
+  console.log(
+    `what no code of ours goes below: Temporal's floor ${fmt(temporalFloor)} ms a step + the sandboxed command (${sandboxName(commands.sandbox)}) ${fmt(command)} ms = ${fmt(bound)} ms` +
+      (lg ? ` = ${(bound / lg.langgraph).toFixed(2)}× LangGraph; ours is that + ${fmt(faheem - bound)} ms` : ''),
   );
 } finally {
   await h.close();

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import * as activities from './activities.js';
 
 /** Runs `fn` with the floor's workers polling on this server (after one warm-up workflow), then stops them. */
-async function withFloor<T>(address: string, fn: (client: Client) => Promise<T>): Promise<T> {
+export async function withFloor<T>(address: string, fn: (client: Client) => Promise<T>): Promise<T> {
   const connection = await NativeConnection.connect({ address });
   const main = await Worker.create({
     connection,
