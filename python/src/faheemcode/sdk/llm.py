@@ -6,14 +6,19 @@ import sys
 import threading
 import warnings
 import weakref
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, SecretStr, StringConstraints
 
-from .state import Metrics
+from .state import ConversationState, Metrics
 
-if TYPE_CHECKING:
-    from .conversation import Conversation
+
+class _Driven(Protocol):
+    """A conversation an ``LLM`` drives, as the LLM sees it: its state, for the metrics. (A protocol,
+    so that this module does not import the conversation's, which imports this one.)"""
+
+    @property
+    def state(self) -> ConversationState: ...
 
 
 class WorkerKeyWarning(UserWarning):
@@ -77,7 +82,7 @@ class LLM(BaseModel):
     wire_api: Literal["responses", "chat"] | None = None
     fallbacks: list[_ModelName] | None = Field(default=None, max_length=7)
 
-    _conversations: weakref.WeakSet[Conversation] = PrivateAttr(default_factory=weakref.WeakSet)
+    _conversations: weakref.WeakSet[_Driven] = PrivateAttr(default_factory=weakref.WeakSet)
 
     def model_post_init(self, context: Any, /) -> None:
         if self.api_key is not None:
@@ -100,7 +105,7 @@ class LLM(BaseModel):
             out["fallbacks"] = list(self.fallbacks)
         return out
 
-    def _bind(self, conversation: Conversation) -> None:
+    def _bind(self, conversation: _Driven) -> None:
         self._conversations.add(conversation)
 
     @property
