@@ -46,3 +46,26 @@ export function statusAfterMessage(status: ConversationStatus): ConversationStat
 
 /** The statuses a run stops in: each is delivered to the conversation's webhook, if it has one. */
 export const STOPS: readonly ConversationStatus[] = ['finished', 'paused', 'waiting_for_confirmation', 'error', 'stuck'];
+
+/**
+ * Every change of status a conversation makes, from → to (a status set again unchanged is no change):
+ * users run, resume, approve, pause and send messages (the decisions above); a turn ends finished
+ * (only from running), stuck or error (from whatever the turn left: running, or paused or waiting by
+ * then); the loop waits for confirmation; a rewind pauses from any status. Checked against these
+ * decisions and against every recorded history's status search attribute
+ * (test/unit/workflows/status.test.ts); docs/architecture.md shows it as a table.
+ */
+export const TRANSITIONS: Readonly<Record<ConversationStatus, readonly ConversationStatus[]>> = {
+  idle: ['running', 'paused'],
+  running: ['paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'],
+  paused: ['running', 'waiting_for_confirmation', 'error', 'stuck'],
+  waiting_for_confirmation: ['running', 'paused', 'error', 'stuck'],
+  finished: ['idle', 'running', 'paused'],
+  error: ['running', 'paused'],
+  stuck: ['idle', 'running', 'paused'],
+};
+
+/** Whether `from` → `to` is a change of status the conversation makes (TRANSITIONS; the same status is none). */
+export function isTransition(from: ConversationStatus, to: ConversationStatus): boolean {
+  return from === to || TRANSITIONS[from].includes(to);
+}

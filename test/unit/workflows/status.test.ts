@@ -4,7 +4,24 @@ import { describe, test } from 'node:test';
 import type { ConversationStatus } from '../../../src/types.js';
 import { emptyMetrics } from '../../../src/types.js';
 import { detailsText } from '../../../src/workflows/details.js';
-import { PAUSABLE, pauseOutcome, runOutcome, statusAfterMessage } from '../../../src/workflows/status.js';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { CONVERSATION_STATUSES } from '../../../src/types.js';
+import { isTransition, PAUSABLE, pauseOutcome, runOutcome, statusAfterMessage, TRANSITIONS } from '../../../src/workflows/status.js';
+
+const HISTORIES = path.join(import.meta.dirname, '..', '..', 'histories');
+
+/** The statuses a recorded history's run set, in order (its `ConversationStatus` search attribute upserts). */
+function statusesOf(history: { events?: Record<string, unknown>[] }): ConversationStatus[] {
+  const seen: ConversationStatus[] = [];
+  for (const e of history.events ?? []) {
+    const upsert = e.upsertWorkflowSearchAttributesEventAttributes as
+      { searchAttributes?: { indexedFields?: Record<string, { data?: string }> } } | undefined;
+    const data = upsert?.searchAttributes?.indexedFields?.ConversationStatus?.data;
+    if (data) seen.push(JSON.parse(Buffer.from(data, 'base64').toString('utf8')) as ConversationStatus);
+  }
+  return seen;
+}
 
 describe('status transitions', () => {
   const statuses: ConversationStatus[] = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'];
@@ -28,6 +45,51 @@ describe('status transitions', () => {
   });
   test('a message makes a finished or stuck conversation idle and leaves the others as they are', () => {
     for (const s of statuses) assert.equal(statusAfterMessage(s), s === 'finished' || s === 'stuck' ? 'idle' : s);
+  });
+  test('the transition table names every status, and no status as its own change', () => {
+    assert.deepEqual(Object.keys(TRANSITIONS).sort(), [...CONVERSATION_STATUSES].sort());
+    for (const [from, tos] of Object.entries(TRANSITIONS)) assert.ok(!tos.includes(from as ConversationStatus), from);
+    assert.ok(!isTransition('idle', 'finished'), 'a conversation never finishes without running');
+    assert.ok(isTransition('running', 'running'), 'the same status is no change');
+  });
+  test("users' decisions (pause, run or resume, approve, a message) change the status only along the table", () => {
+    const base = { pendingActions: 0, pendingMessages: 1, childPaused: false };
+    for (const s of statuses) {
+      if (pauseOutcome(s, true) === 'pause') assert.ok(isTransition(s, 'paused'), `pause from ${s}`);
+      for (const pendingActions of [0, 2]) {
+        const run = runOutcome({ ...base, status: s, pendingActions });
+        const to =
+          run.kind === 'start' || run.kind === 'approve' ? 'running' : run.kind === 'back-to-confirmation' ? 'waiting_for_confirmation' : s;
+        assert.ok(isTransition(s, to), `run from ${s} (${run.kind}) → ${to}`);
+      }
+      assert.ok(isTransition(s, statusAfterMessage(s)), `a message in ${s}`);
+      assert.ok(isTransition(s, 'paused'), `a rewind from ${s}`);
+    }
+  });
+  test('every recorded history changes its status only along the table', () => {
+    const files = readdirSync(HISTORIES).filter((f) => f.endsWith('.json'));
+    let changes = 0;
+    const off: string[] = [];
+    for (const f of files) {
+      const seen = statusesOf(JSON.parse(readFileSync(path.join(HISTORIES, f), 'utf8')) as { events?: Record<string, unknown>[] });
+      for (let i = 1; i < seen.length; i++) {
+        const [from, to] = [seen[i - 1]!, seen[i]!];
+        if (from === to) continue;
+        changes++;
+        if (!isTransition(from, to)) off.push(`${f}: ${from} → ${to}`);
+      }
+    }
+    assert.ok(changes > 300, `found ${changes} changes of status in ${files.length} histories`);
+    assert.deepEqual(off, []);
+  });
+  test('the check reads a history as the server records it', () => {
+    const upsert = (status: string) => ({
+      upsertWorkflowSearchAttributesEventAttributes: {
+        searchAttributes: { indexedFields: { ConversationStatus: { data: Buffer.from(JSON.stringify(status)).toString('base64') } } },
+      },
+    });
+    assert.deepEqual(statusesOf({ events: [upsert('idle'), {}, upsert('running'), upsert('finished')] }), ['idle', 'running', 'finished']);
+    assert.ok(!isTransition('idle', 'finished'));
   });
   test('the Web UI details name the status, the step, the last action and the cost', () => {
     const text = detailsText({
