@@ -884,10 +884,12 @@ export async function killGroup(pid: number | undefined): Promise<void> {
       return false;
     }
   };
+  // After SIGKILL too: its processes are gone a moment later, not at once (a busy machine schedules
+  // them late), and a caller that was told "stopped" may look.
   for (const [sig, graceMs] of [
     ['SIGINT', 300],
     ['SIGTERM', 1000],
-    ['SIGKILL', 0],
+    ['SIGKILL', 1000],
   ] as const) {
     try {
       process.kill(-pid, sig);
