@@ -5,6 +5,7 @@
 import { commandBaseEnv } from '../src/security/env-policy.js';
 import { hiddenDirs, resolveSandbox, sandboxFromEnv, type Sandbox } from '../src/tools/sandbox.js';
 import { stopKeptNetworks } from '../src/tools/kept-network.js';
+import { setUpSpawner } from '../src/tools/spawner.js';
 import { runTerminal } from '../src/tools/terminal.js';
 import type { TerminalState } from '../src/types.js';
 
@@ -15,6 +16,8 @@ export async function sandboxedCommands(workspace: string): Promise<{
   close(): void;
 }> {
   const env = process.env;
+  // Started as the worker starts them: through the spawn helper (this process forks none of them).
+  setUpSpawner({ helper: true, env });
   const { sandbox } = await resolveSandbox(sandboxFromEnv(env), env);
   let terminal: TerminalState = { cwd: workspace, env: {} };
   return {
