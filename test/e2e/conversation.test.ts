@@ -1,8 +1,9 @@
 // Conversations on one real dev server and one real worker process (a scripted model, set per
 // section): watching a conversation writes nothing to it; model failures, limits, messages while
 // running, a hostile model, pause --now, close; a context-window overflow; waiting on change
-// notices; hooks and skills. The sections share the worker (their worker settings are the same),
-// each with conversations of its own; the model's script is set by each section.
+// notices; hooks and skills; a long conversation over continue-as-new; the wait tool (its worker
+// killed and replaced). The sections share the worker (their worker settings are the same), each
+// with conversations of its own; the model's script is set by each section.
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,12 +18,13 @@ import { retryAfterMs } from '../../src/llm/client.js';
 import { samePromptSameReply, type RecordedRequest, type Script, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
 import type { ConversationEvent, ObservationEvent } from '../../src/types.js';
-import { FAKE_KEY, historyText, startHarness, waitFor, type Harness } from '../support/harness.js';
+import { FAKE_KEY, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 let h: Harness;
+let worker: WorkerProcess;
 before(async () => {
   h = await startHarness({ name: 'conversation', script: () => ({ content: 'ok' }) });
-  await h.startWorker();
+  worker = await h.startWorker();
 });
 after(async () => h?.close());
 
@@ -696,5 +698,150 @@ describe("the host's skills", () => {
       'The skill .agents/skills/broken/SKILL.md is skipped: it does not start with a front matter (a line "---", then name: and description:, then "---").',
     ]);
     assert.ok(!historyText(history).includes('BODY-NOT-SHOWN'));
+  });
+});
+
+// Conversations of any length: continue-as-new keeps each run's history small even with large
+// observations (the real worker stores the carried state outside history). Signals across
+// continue-as-new and what a condensed conversation carries are workflow rules, tested in process
+// in test/workflow/long-conversation.test.ts.
+describe('long conversations', () => {
+  const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] });
+
+  async function runs(id: string): Promise<{ runId: string; historyLength: number; historySize: number }[]> {
+    const out = [];
+    for await (const wf of h.client.workflow.list({ query: `WorkflowId = '${id}'` })) {
+      const d = await h.client.workflow.getHandle(id, wf.runId).describe();
+      out.push({ runId: wf.runId, historyLength: d.historyLength, historySize: d.historySize ?? 0 });
+    }
+    return out;
+  }
+
+  // Three runs of 25 steps (continue-as-new every 25 instead of the default 100: the same code path,
+  // a quarter of the steps). Each run's history grows with its steps, not with the conversation: a
+  // run that carried every earlier observation again (quadratic) would pass 6 MB in 25 steps, against the 4 MB bound.
+  test('75 steps with 20 KB observations over three runs: every event readable, history per run small and flat', async () => {
+    const STEPS = 75;
+    const EVERY = 25;
+    const script: Script = (req) => {
+      const done = req.body.messages.filter((m) => m.role === 'tool').length;
+      if (done >= STEPS) return { content: 'Finished all steps.' };
+      return {
+        toolCalls: [{ name: 'terminal', arguments: { command: `printf 'step-${done}:'; head -c 20000 /dev/zero | tr '\\0' 'x'` } }],
+      };
+    };
+    h.model.setScript(script);
+    const started = Date.now();
+    // The script counts the results in its prompt, so the condenser (which would shorten it) is off.
+    const conversation = await Conversation.create(h.client, {
+      agent: agent(),
+      workspace: await h.workspace(),
+      firstMessage: 'Go',
+      run: true,
+      condenser: false,
+      continueAsNewEverySteps: EVERY,
+    });
+    const final = await conversation.waitUntil((s) => s.status !== 'running', 250, 900_000);
+    const seconds = (Date.now() - started) / 1000;
+    assert.equal(final.status, 'finished', final.lastError ?? '');
+    const events = await conversation.events();
+    const observations = events.filter((e): e is ObservationEvent => e.kind === 'observation');
+    assert.equal(observations.length, STEPS);
+    observations.forEach((o, i) => {
+      assert.ok(o.content.startsWith(`step-${i}:`), `observation ${i} intact`);
+      assert.ok(o.content.length > 20_000);
+    });
+    const chain = await runs(conversation.id);
+    assert.ok(chain.length >= 3, `continued as new ${chain.length - 1} times`);
+    for (const run of chain) {
+      assert.ok(run.historyLength < 50 * EVERY, `run ${run.runId} has ${run.historyLength} events`);
+      assert.ok(run.historySize < 4 * 1024 * 1024, `run ${run.runId} history is ${run.historySize} bytes`);
+    }
+    console.log(
+      `# ${STEPS} steps in ${seconds.toFixed(1)} s; runs: ${chain.map((r) => `${r.historyLength} events/${(r.historySize / 1024).toFixed(0)} KiB`).join(', ')}`,
+    );
+  });
+});
+
+// The `wait` tool: a durable timer. The worker may die while the conversation waits; a message or a
+// resume ends a long wait early; the state says what it waits for. Last in the file: its first test
+// kills the file's worker and starts another of the same settings.
+describe('the wait tool', () => {
+  /** Waits as the first message says (`wait <seconds>`), then answers with what it observed. */
+  function waitScript(request: RecordedRequest): ScriptedReply {
+    const messages = request.body.messages;
+    const last = messages[messages.length - 1];
+    const tool = [...messages].reverse().find((m) => m.role === 'tool');
+    const asked = /^wait (\d+)$/.exec(String(last?.content ?? ''));
+    if (last?.role !== 'user' || !asked) return { content: `observed: ${String(tool?.content)}` };
+    const seconds = Number(asked[1]);
+    return { toolCalls: [{ name: 'wait', arguments: { seconds, reason: 'waiting for CI' } }] };
+  }
+
+  before(() => h.model.setScript(waitScript));
+
+  const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'wait'] });
+
+  test('a wait of a few seconds survives its worker being killed and replaced', async () => {
+    const conversation = await Conversation.create(h.client, {
+      agent: agent(),
+      workspace: await h.workspace(),
+      firstMessage: 'wait 4',
+      run: true,
+    });
+    const waiting = await waitFor('the wait to begin', async () => (await conversation.state()).waitingUntil);
+    assert.equal(waiting.reason, 'waiting for CI');
+    await worker.kill('SIGKILL');
+    worker = await h.startWorker();
+    const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 60_000);
+    assert.equal(final.status, 'finished');
+    assert.match(final.finalMessage ?? '', /observed: Waited until .*the time has come/);
+    assert.equal((await conversation.state()).waitingUntil, null);
+  });
+
+  test('a message ends a long wait early; the model then sees it', async () => {
+    const conversation = await Conversation.create(h.client, {
+      agent: agent(),
+      workspace: await h.workspace(),
+      firstMessage: 'wait 3600',
+      run: true,
+    });
+    await waitFor('the wait to begin', async () => (await conversation.state()).waitingUntil);
+    await conversation.sendMessage('CI is green, go on');
+    const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 60_000);
+    assert.equal(final.status, 'finished');
+    assert.match(final.finalMessage ?? '', /ended early after \d+ s: a message from the user arrived/);
+    const last = h.model.requests[h.model.requests.length - 1];
+    assert.ok(
+      last?.body.messages.some((m) => m.role === 'user' && m.content === 'CI is green, go on'),
+      'the message reached the model',
+    );
+  });
+
+  test('resume ends a wait; pause ends it too and the conversation is paused', async () => {
+    const conversation = await Conversation.create(h.client, {
+      agent: agent(),
+      workspace: await h.workspace(),
+      firstMessage: 'wait 3600',
+      run: true,
+    });
+    await waitFor('the wait to begin', async () => (await conversation.state()).waitingUntil);
+    await conversation.pause();
+    const paused = await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);
+    assert.equal(paused.waitingUntil, null);
+    const events = await conversation.events();
+    const observation = events.find((e) => e.kind === 'observation' && e.tool === 'wait');
+    assert.ok(observation && observation.kind === 'observation' && /the conversation was paused/.test(observation.content));
+
+    const again = await Conversation.create(h.client, {
+      agent: agent(),
+      workspace: await h.workspace(),
+      firstMessage: 'wait 3600',
+      run: true,
+    });
+    await waitFor('the second wait to begin', async () => (await again.state()).waitingUntil);
+    await again.resume();
+    const final = await again.waitUntil((s) => s.status !== 'running', 200, 60_000);
+    assert.match(final.finalMessage ?? '', /the user resumed the conversation/);
   });
 });

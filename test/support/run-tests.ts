@@ -68,7 +68,7 @@ const SLOW_FIRST = [
   'encryption',
   'scale-out',
   'recovery',
-  'long-conversation',
+  'conversation',
   'cli',
   'workspace-host',
 ];
