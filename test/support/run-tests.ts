@@ -68,6 +68,7 @@ const SLOW_FIRST = [
   'encryption',
   'scale-out',
   'recovery',
+  'clients',
   'conversation',
   'cli',
   'workspace-host',
