@@ -132,10 +132,11 @@ test('a missing or unusable workspace is refused before anything starts', async 
 
 test('with a worker: status answers from the workflow, doctor passes, --model makes one call', async () => {
   await h.startWorker();
-  const done = await waitFor('ca-first finished', async () => {
-    const s = json((await faheem(['status', 'ca-first', '--json'])).stdout);
-    return s.status === 'finished' && s;
-  });
+  // Waited for with the test's client (a query, no CLI process per poll); then the CLI asked once.
+  const first = await Conversation.attach(h.client, 'ca-first');
+  await waitFor('ca-first finished', async () => (await first.state()).status === 'finished');
+  const done = json((await faheem(['status', 'ca-first', '--json'])).stdout);
+  assert.equal(done.status, 'finished');
   assert.equal(done.lastKnown, undefined);
   assert.equal(typeof done.iterations, 'number');
   const human = await faheem(['status', 'ca-first']);

@@ -68,7 +68,8 @@ const SLOW_FIRST = [
   'encryption',
   'scale-out',
   'recovery',
-  'long-conversation',
+  'clients',
+  'conversation',
   'cli',
   'workspace-host',
 ];

@@ -1,5 +1,5 @@
-// Conversations of any length, in process (moved from test/e2e/long-conversation.test.ts: these claims
-// cross no process boundary): continue-as-new loses no signal, and a condensed conversation carries
+// Conversations of any length, in process (moved from the e2e layer, whose long conversation is now
+// a section of test/e2e/conversation.test.ts: these claims cross no process boundary): continue-as-new loses no signal, and a condensed conversation carries
 // only what the model needs while every event stays readable. Real workflow, real server and Workers;
 // our activities stubbed.
 import assert from 'node:assert/strict';
