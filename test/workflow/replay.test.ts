@@ -1,32 +1,29 @@
 // Proof that upgrades are safe: histories recorded from earlier test runs (test/histories/, made with
 // FAHEEM_RECORD_HISTORIES=1 npm test) must replay against the current workflow code. A change to the
 // loop that would break running conversations fails here; guard such a change with patched(). This is
-// `faheem deploy check --histories test/histories` itself (the same functions), run in the fast gate,
-// in REPLAY_SHARDS files side by side (test/support/replay-shards.ts): this one and replay-N.test.ts.
+// `faheem deploy check --histories test/histories` itself (the same functions), run in the fast gate.
 import assert from 'node:assert/strict';
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'node:test';
-import { readdirSync } from 'node:fs';
-import { FAKE_KEY } from '../support/harness.js';
-import { HISTORIES_DIR, REPLAY_SHARDS, replayShard } from '../support/replay-shards.js';
+import { checkHistories, folderHistories } from '../../src/deploy/check.js';
+import { FAKE_KEY, ROOT, workflowBundle } from '../support/harness.js';
 
-test('recorded histories (conversations and their live streams) replay against the current workflow code: shard 1', async () => {
-  const { held, checked, failures } = await replayShard(1);
-  assert.equal(checked, held);
-  assert.deepEqual(failures, []);
-});
-
-test('every shard of the recorded histories has a test file', () => {
-  const files = readdirSync(import.meta.dirname).filter((f) => /^replay(-\d+)?\.test\.ts$/.test(f));
+test('recorded histories (conversations and their live streams) replay against the current workflow code', async () => {
+  const dir = path.join(ROOT, 'test', 'histories');
+  const histories = await folderHistories(dir);
+  assert.ok(histories.length >= 8, `expected recorded histories in ${dir}, found ${histories.length}`);
+  // Files are named <test file>--<workflow id>[@<run id>].json; the id matters (sub-agents' ids derive from it).
+  const result = await checkHistories(histories, { ...process.env, FAHEEM_WORKFLOW_BUNDLE: await workflowBundle() });
+  assert.equal(result.checked, histories.length);
   assert.deepEqual(
-    files.sort(),
-    ['replay.test.ts', ...Array.from({ length: REPLAY_SHARDS - 1 }, (_, i) => `replay-${i + 2}.test.ts`)].sort(),
+    result.failures.map((f) => `${f.source}: ${f.reason}`),
+    [],
   );
 });
 
 test('no recorded history holds a secret (payloads decoded)', async () => {
-  const dir = HISTORIES_DIR;
+  const dir = path.join(ROOT, 'test', 'histories');
   for (const f of (await readdir(dir)).filter((n) => n.endsWith('.json'))) {
     const decoded: string[] = [];
     const walk = (v: unknown, key = ''): void => {
