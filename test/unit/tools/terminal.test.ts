@@ -137,8 +137,10 @@ describe('terminal', () => {
     assert.equal(r.terminal.cwd, '/tmp');
   });
 
-  test("stopSessionCommand stops the session's command left running, with its process group; other sessions' run on", async () => {
+  test("stopSessionCommand stops the session's command left running, with its process group; other sessions' run on", async (t) => {
     const { workspace, ctx, state } = await setup();
+    // A failed assertion below must not leave a writer running for ever (one did, at load 9).
+    t.after(() => Promise.all([stopSessionCommand('conv-mine'), stopSessionCommand('conv-theirs')]));
     const quick = { ...ctx, softTimeoutMs: 300 };
     // A writer that never prints, its pid in a file: left running past the soft timeout.
     const writer = (name: string) => `bash -c 'echo $$ > ${name}.pid; while true; do date +%s%N >> ${name}.txt; sleep 0.05; done'`;
