@@ -17,13 +17,12 @@
 // checks that every workflow ran every step.
 import OpenAI from 'openai';
 import os from 'node:os';
-import { Conversation } from '../src/client.js';
 import { startHarness } from '../test/support/harness.js';
 import { cpuMs, selfCpuMs } from './cpu.js';
 import { withFloor } from './floor/floor.js';
 import { addHistoryGaps } from './history-gaps.js';
 import { sandboxName, sandboxedCommands } from './sandboxed-command.js';
-import { benchAgent, pct, stepScript } from './step.js';
+import { pct, startBenchConversation, stepScript } from './step.js';
 
 const steps = Number(process.argv[2] ?? 200);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -63,12 +62,7 @@ async function measured<T>(workerPid: number | undefined, fn: () => Promise<T>):
 
 async function ourConversation(n: number, taskQueue?: string) {
   h.model.setScript(stepScript(n));
-  const conversation = await Conversation.create(h.client, {
-    agent: benchAgent(),
-    workspace: await h.workspace(),
-    firstMessage: 'go',
-    run: true,
-    condenser: false,
+  const conversation = await startBenchConversation(h, {
     continueAsNewEverySteps: 10_000,
     ...(taskQueue ? { taskQueue, toolTaskQueue: 'faheem-tools@lever-host' } : {}),
   });

@@ -26,14 +26,26 @@ export const pct = (xs: number[], p: number): number => {
 export async function durableStepMs(h: Harness, steps: number): Promise<number> {
   h.model.setScript(stepScript(steps));
   const t0 = performance.now();
-  const conversation = await Conversation.create(h.client, {
+  const conversation = await startBenchConversation(h);
+  await conversation.waitUntilStopped({ timeoutMs: 600_000 });
+  return (performance.now() - t0) / (steps + 1);
+}
+
+/**
+ * The bench conversation the step benches time (bench:step, step-parts, trace): the bench agent in a
+ * new workspace, told `go` and run, no condenser; `options` adds to it (a task queue, a bound).
+ */
+export async function startBenchConversation(
+  h: Harness,
+  options: Partial<Parameters<typeof Conversation.create>[1]> = {},
+): Promise<Conversation> {
+  return Conversation.create(h.client, {
     ...benchOptions(),
     agent: benchAgent(),
     workspace: await h.workspace(),
     firstMessage: 'go',
     run: true,
     condenser: false,
+    ...options,
   });
-  await conversation.waitUntilStopped({ timeoutMs: 600_000 });
-  return (performance.now() - t0) / (steps + 1);
 }

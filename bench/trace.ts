@@ -2,22 +2,15 @@
 // then its history's timeline: dispatch and run times per activity and workflow task; TRACE_RAW=1
 // prints every gap in order (a change over time shows there); TRACE_WORKER_NODE_OPTIONS is given to
 // the worker (e.g. `--require` a script that starts the inspector's profiler).
-import { Conversation } from '../src/client.js';
 import { eventsQuery } from '../src/workflows/messages.js';
 import { startHarness } from '../test/support/harness.js';
 import { addHistoryGaps, describeGaps, eventMs } from './history-gaps.js';
-import { benchAgent, stepScript } from './step.js';
+import { startBenchConversation, stepScript } from './step.js';
 
 const steps = Number(process.argv[2] ?? 30);
 const h = await startHarness({ name: 'trace', script: stepScript(steps), record: false });
 const worker = await h.startWorker(process.env.TRACE_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.TRACE_WORKER_NODE_OPTIONS } : {});
-const conversation = await Conversation.create(h.client, {
-  agent: benchAgent(),
-  workspace: await h.workspace(),
-  firstMessage: 'go',
-  run: true,
-  condenser: false,
-});
+const conversation = await startBenchConversation(h);
 await conversation.waitUntilStopped({ timeoutMs: 600_000 });
 const history = await h.client.workflow.getHandle(conversation.id).fetchHistory();
 const events = history.events ?? [];
