@@ -49,7 +49,12 @@ test(`${CONVERSATIONS} conversations on two workers; one killed mid-run; all fin
   // server and the survivor more than the conversations do); a deadline for a loaded machine.
   const finals = await Promise.all(conversations.map(({ conversation }) => conversation.waitUntilStopped({ timeoutMs: 600_000 })));
   const ms = Date.now() - started;
-  assert.deepEqual([...new Set(finals.map((s) => s.status))], ['finished']);
+  const unfinished = finals.filter((s) => s.status !== 'finished');
+  assert.deepEqual(
+    unfinished.map((s) => `${s.status}: ${s.lastError ?? ''}`),
+    [],
+    'every conversation finished (each other one with its error)',
+  );
   assert.ok(h.model.requests.length > before, 'the survivor carried on');
   let reported = 0;
   for (const { conversation, workspace } of conversations) {
