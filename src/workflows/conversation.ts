@@ -3,7 +3,6 @@
 // runner/handlers.ts, one turn (model call and tools) in runner/turn.ts.
 import { allHandlersFinished, condition, continueAsNew, makeContinueAsNewFunc, metricMeter, workflowInfo } from '@temporalio/workflow';
 import { DEFAULTS, type ConversationInput, type ConversationState } from '../types.js';
-import { childHasEnded } from './delegation.js';
 import { formatDuration } from './details.js';
 import { conversationActivities } from './runner/activity-proxies.js';
 import { ConversationRun } from './runner/conversation-run.js';
@@ -18,11 +17,12 @@ import { temporalEffects } from './runner/effects.js';
 import { isPatched } from './legacy/patches.js';
 import { actingIn, currentActor, startActor } from './actor.js';
 import { hibernate, hibernationBound, poolHostDue, takePoolHost } from './runner/pool-host.js';
+import { nextMove, type LoopView, type Move, type MoveFrom } from './runner/next-move.js';
 
-/** Why the loop of one workflow run ended. */
-type RunEnd = 'continue-as-new' | 'closed' | 'idle-timeout' | 'sub-agent-done';
-
-/** The conversation workflow: wait until running → one turn → repeat, until closed, idle or continued as new. */
+/**
+ * The conversation workflow: wait until running → one turn → repeat, until closed, idle or continued
+ * as new. What comes next is decided by `nextMove` (runner/next-move.ts); this carries the moves out.
+ */
 export async function conversation(input: ConversationInput): Promise<ConversationState> {
   const { workflowId, runId } = workflowInfo();
   const run = ConversationRun.fromInput(input, {
@@ -53,9 +53,6 @@ export async function conversation(input: ConversationInput): Promise<Conversati
   // A long conversation continues as new so its history stays small; the state travels as input.
   const continueAsNewEvery = options.continueAsNewEverySteps ?? DEFAULTS.continueAsNewEverySteps;
   let turns = 0;
-  let end: RunEnd;
-  // Set when the run continues as new onto the deployment's new current version.
-  let moving = false;
   // Step durations for `faheem_step_duration_seconds` (the metric meter records nothing on replay).
   const stepSeconds = metricMeter.createHistogram(
     'faheem_step_duration_seconds',
@@ -63,70 +60,75 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     's',
     'Duration of one step (model call and its tools)',
   );
-  for (;;) {
-    // A pause --now (a rewind's too) stops what the conversation left running on its host, once the
-    // call in flight has come back: a command past its soft timeout, MCP servers, the kept network.
-    if (run.processesStopDue) await stopProcessesAfterPause(run, acts);
-    // A rewind asked for is carried out once nothing runs (its request paused the conversation).
-    if (run.rewinds.pending) {
-      if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
-      // A hibernating pooled conversation takes a host first: the restore runs where its workspace is.
-      if (poolHostDue(run)) await takePoolHost(run);
-      await performRewind(run, acts);
-      continue;
-    }
-    if (turns >= continueAsNewEvery || workflowInfo().continueAsNewSuggested) {
-      end = 'continue-as-new';
-      moving = moveToNewVersionDue();
-      break;
-    }
-    // A new current version of the deployment: move onto it now, whatever the status (kept).
-    if (moveToNewVersionDue()) {
-      end = 'continue-as-new';
-      moving = true;
-      break;
-    }
-    if (run.status !== 'running' && !run.closeRequested) {
-      // A pooled conversation gives its host folder back when paused, or idle past a bound (hibernation).
-      const bound = hibernationBound(run);
-      if (bound !== undefined) {
+  const view: LoopView = {
+    get processesStopDue() {
+      return run.processesStopDue;
+    },
+    get rewindPending() {
+      return Boolean(run.rewinds.pending);
+    },
+    get status() {
+      return run.status;
+    },
+    get closeRequested() {
+      return run.closeRequested;
+    },
+    isSubAgent: options.parent !== undefined,
+    runLimitReached: () => turns >= continueAsNewEvery || workflowInfo().continueAsNewSuggested,
+    versionMoveDue: moveToNewVersionDue,
+    hibernationBound: () => hibernationBound(run),
+  };
+  let move = nextMove(view, 'top');
+  while (move.kind !== 'end') move = nextMove(view, await carryOut(move));
+  // `moving`: onto the deployment's new current version.
+  const { end, moving } = move;
+
+  /** Carries out one move; says where the next decision is asked from. */
+  async function carryOut(move: Exclude<Move, { kind: 'end' }>): Promise<MoveFrom> {
+    switch (move.kind) {
+      case 'stop-processes':
+        // A pause --now (a rewind's too) stops what the conversation left running on its host, once
+        // the call in flight has come back: a command past its soft timeout, MCP servers, the kept network.
+        await stopProcessesAfterPause(run, acts);
+        return 'stopped-processes';
+      case 'rewind':
+        // Carried out once nothing runs (its request paused the conversation).
+        if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
+        // A hibernating pooled conversation takes a host first: the restore runs where its workspace is.
+        if (poolHostDue(run)) await takePoolHost(run);
+        await performRewind(run, acts);
+        return 'top';
+      case 'hibernate': {
+        // A pooled conversation gives its host folder back when paused, or idle past a bound.
         const seen = run.wakeups;
         const woke =
-          bound > 0 &&
-          (await condition(() => run.closeRequested || run.status === 'running' || run.wakeups !== seen, bound, {
-            summary: `hibernate after ${formatDuration(bound)} idle: release the host folder`,
+          move.bound > 0 &&
+          (await condition(() => run.closeRequested || run.status === 'running' || run.wakeups !== seen, move.bound, {
+            summary: `hibernate after ${formatDuration(move.bound)} idle: release the host folder`,
           }));
         if (!woke) {
           if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
           await hibernate(run);
         }
-        continue;
+        return 'top';
       }
-      // Idle (or paused, finished, …): wait for something to happen, at most the idle timeout.
-      const seen = run.wakeups;
-      const woke = await condition(() => run.closeRequested || run.status === 'running' || run.wakeups !== seen, options.idleTimeoutMs, {
-        summary: `idle timeout: the conversation completes if nothing happens for ${formatDuration(options.idleTimeoutMs)}`,
-      });
-      if (!woke) {
-        end = 'idle-timeout'; // the workflow completes, its history stays readable
-        break;
+      case 'wait-idle': {
+        // Idle (or paused, finished, …): wait for something to happen, at most the idle timeout.
+        const seen = run.wakeups;
+        const woke = await condition(() => run.closeRequested || run.status === 'running' || run.wakeups !== seen, options.idleTimeoutMs, {
+          summary: `idle timeout: the conversation completes if nothing happens for ${formatDuration(options.idleTimeoutMs)}`,
+        });
+        return woke ? 'woke' : 'idle-timed-out';
       }
-      if (run.rewinds.pending) continue;
-    }
-    if (run.closeRequested) {
-      end = 'closed';
-      break;
-    }
-    if (run.status === 'running') {
-      const started = Date.now();
-      applyOutcome(run, await takeTurn(run, acts));
-      stepSeconds.record((Date.now() - started) / 1000);
-      turns++;
-    }
-    // A sub-agent's work ends with its run: it completes, and its parent reads the result.
-    if (options.parent && childHasEnded(run.status)) {
-      end = 'sub-agent-done';
-      break;
+      case 'take-turn': {
+        const started = Date.now();
+        applyOutcome(run, await takeTurn(run, acts));
+        stepSeconds.record((Date.now() - started) / 1000);
+        turns++;
+        return 'turn';
+      }
+      case 'again':
+        return 'top';
     }
   }
 
