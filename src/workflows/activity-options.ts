@@ -26,12 +26,16 @@ export const TOOL_CALL: ActivityOptions = {
   retry: { initialInterval: '500 milliseconds', maximumAttempts: 5 },
 };
 
-// Preparing the tools on the workspace host may start MCP servers (npx can take a while).
+// Preparing the tools on the workspace host may start MCP servers (npx can take a while). It is
+// safe to run again, and a host's death (or a host too busy to beat for 10 s, as a survivor taking
+// over a killed worker's conversations can be) takes an attempt each time: with 3 attempts, a
+// conversation that a kill caught here failed 1 run in 10 of the scale-out test. Ten attempts,
+// at most 10 s apart: a host that truly cannot prepare them fails the conversation in ~2 minutes.
 export const PREPARE_TOOLS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '10 seconds',
   cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-  retry: { initialInterval: '1 second', maximumAttempts: 3 },
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 seconds', maximumAttempts: 10 },
 };
 
 // Checkpoints (a git snapshot of the workspace on its host): quick for small changes, but a first

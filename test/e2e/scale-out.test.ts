@@ -49,11 +49,18 @@ test(`${CONVERSATIONS} conversations on two workers; one killed mid-run; all fin
   // server and the survivor more than the conversations do); a deadline for a loaded machine.
   const finals = await Promise.all(conversations.map(({ conversation }) => conversation.waitUntilStopped({ timeoutMs: 600_000 })));
   const ms = Date.now() - started;
-  const unfinished = finals.filter((s) => s.status !== 'finished');
+  const unfinished = conversations.flatMap(({ conversation }, i) =>
+    finals[i]!.status === 'finished' ? [] : [{ conversation, state: finals[i]! }],
+  );
   assert.deepEqual(
-    unfinished.map((s) => `${s.status}: ${s.lastError ?? ''}`),
+    await Promise.all(
+      unfinished.map(
+        async ({ conversation, state }) =>
+          `${conversation.id} ${state.status}: ${state.lastError}\n  ${await activityAttempts(conversation.id)}`,
+      ),
+    ),
     [],
-    'every conversation finished (each other one with its error)',
+    `every conversation finished (each other one with its error and its activities' attempts; the killed worker was pid ${a.process.pid})`,
   );
   assert.ok(h.model.requests.length > before, 'the survivor carried on');
   let reported = 0;
@@ -82,3 +89,24 @@ test(`${CONVERSATIONS} conversations on two workers; one killed mid-run; all fin
   );
   await b.kill();
 });
+
+/** Each activity of a conversation's history that was tried more than once or failed: its attempts, worker and failure. */
+async function activityAttempts(id: string): Promise<string> {
+  const history = await h.client.workflow.getHandle(id).fetchHistory();
+  const lines: string[] = [];
+  for (const e of history.events ?? []) {
+    const started = e.activityTaskStartedEventAttributes;
+    if (started && (started.attempt ?? 1) > 1)
+      lines.push(
+        `#${String(e.eventId)} attempt ${started.attempt} on ${started.identity}, the last one's failure: ${started.lastFailure?.message}`,
+      );
+    const timedOut = e.activityTaskTimedOutEventAttributes;
+    if (timedOut)
+      lines.push(
+        `#${String(e.eventId)} timed out: ${timedOut.failure?.message} (${timedOut.failure?.cause?.message ?? ''}), retry ${timedOut.retryState}`,
+      );
+    const failed = e.activityTaskFailedEventAttributes;
+    if (failed) lines.push(`#${String(e.eventId)} failed on ${failed.identity}: ${failed.failure?.message}, retry ${failed.retryState}`);
+  }
+  return lines.join('\n  ');
+}
