@@ -27,6 +27,7 @@ import { Conversation } from '../src/client.js';
 import { commandBaseEnv } from '../src/security/env-policy.js';
 import type { RecordedRequest, Script } from '../src/testing/scripted-model.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../test/support/harness.js';
+import { floorPauses } from './floor/floor.js';
 import { benchAgent, benchOptions } from './step.js';
 
 const rounds = Number(process.argv[2] ?? 3);
@@ -364,6 +365,10 @@ try {
       openhands = { skipped: (err as Error).message };
     }
   }
+  // Temporal's floor for a pause, on the same server: an update that cancels a call, nothing else.
+  const floorSide = await floorPauses(h.server.address, rounds, modelMs, pauseAtMs);
+  const floorRounds = floorSide.ms;
+  const floorMs = median(floorRounds);
   const oursMs = median(ours.map((r) => r.ms));
   const signalMs = median(both.signal.map((r) => r.ms));
   const pauseMs = theirs ? median(theirs.pause.map((r) => r.ms)) : null;
@@ -388,6 +393,8 @@ try {
       openhands_run_returned_ms: theirs
         ? [...theirs.pause, ...theirs.interrupt].map((r) => (r.runStopped == null ? null : round(r.runStopped)))
         : null,
+      floor_pause_ms: round(floorMs),
+      floor_pause_rounds_ms: floorRounds.map(round),
       openhands_versions: theirs?.versions ?? null,
     }),
   );
@@ -395,9 +402,11 @@ try {
   const midCall = (r: Round) => r.into >= 0 && r.into < modelMs && !r.endedBefore;
   const sane =
     [...ours, ...both.signal].every((r) => r.call === 'aborted' && midCall(r)) &&
+    floorSide.aborted === rounds &&
     (!theirs || (theirs.pause.every(midCall) && theirs.interrupt.every((r) => midCall(r) && r.call === 'aborted')));
   console.log(
-    `sanity: faheemcode's pauses must be called mid-call and abort it (${calls(ours)}; signalled: ${calls(both.signal)})` +
+    `sanity: faheemcode's pauses must be called mid-call and abort it (${calls(ours)}; signalled: ${calls(both.signal)}); ` +
+      `the floor's must abort its call (${floorSide.aborted} of ${rounds})` +
       (theirs
         ? `; OpenHands' pause() must be called mid-call (${calls(theirs.pause)}), its interrupt() too and abort it (${calls(theirs.interrupt)})`
         : '') +
@@ -417,6 +426,10 @@ try {
     console.log(
       `| pause() on run(): called → returned | ${fmt(pauseMs)} | ${fmt(oursMs)} | ${(pauseMs / oursMs).toFixed(1)}× | ` +
         `the model call left at the pause (${modelMs - pauseAtMs} ms) and the step's command |`,
+    );
+    console.log(
+      `| pause() on run(), against Temporal's floor (an update cancelling a call, nothing else) | ${fmt(pauseMs)} | floor ${fmt(floorMs)} | ${(pauseMs / floorMs).toFixed(1)}× | ` +
+        'the most any pause through a Temporal server and a workflow task reaches here |',
     );
     console.log(
       `| interrupt() on arun(): called → state paused | ${fmt(interruptMs)} | ${fmt(oursMs)} | ${(interruptMs / oursMs).toFixed(2)}× | ` +

@@ -13,7 +13,7 @@ export async function withFloor<T>(address: string, fn: (client: Client) => Prom
     connection,
     taskQueue: 'floor',
     workflowsPath: fileURLToPath(new URL('./workflows.ts', import.meta.url)),
-    activities: { model: activities.model },
+    activities: { model: activities.model, slowModel: activities.slowModel },
   });
   const tools = await Worker.create({ connection, taskQueue: 'floor-tools', activities: { tool: activities.tool } });
   const running = Promise.all([main.run(), tools.run()]);
@@ -49,5 +49,42 @@ export async function floorThroughput(address: string, n: number, steps: number)
       ),
     );
     return (n * steps) / ((performance.now() - t0) / 1000);
+  });
+}
+
+/**
+ * Temporal's floor for a pause: `rounds` times, a floor workflow's slow model call (`modelMs`) is
+ * paused `pauseAtMs` into it by an update that cancels it; milliseconds from the update's call to
+ * its return, each round.
+ */
+export async function floorPauses(
+  address: string,
+  rounds: number,
+  modelMs: number,
+  pauseAtMs: number,
+): Promise<{ ms: number[]; aborted: number }> {
+  return withFloor(address, async (client) => {
+    // Listened for before the call can start (the workflow's start, a resume).
+    const nextCall = () => new Promise((resolve) => activities.slowCallStarted.addEventListener('started', resolve, { once: true }));
+    let started = nextCall();
+    const handle = await client.workflow.start('floorPausable', {
+      taskQueue: 'floor',
+      workflowId: `floor-pause-${Date.now()}`,
+      args: [rounds + 1, modelMs],
+    });
+    const times: number[] = [];
+    const cancelledBefore = activities.slowCalls.cancelled;
+    for (let i = 0; i < rounds; i++) {
+      await started;
+      // Positions the pause mid-call, as the other sides' pauses are (not a synchronisation).
+      await new Promise((resolve) => setTimeout(resolve, pauseAtMs));
+      const t0 = performance.now();
+      await handle.executeUpdate('floorPause');
+      times.push(performance.now() - t0);
+      started = nextCall();
+      await handle.signal('floorResume');
+    }
+    await handle.terminate('the bench is done');
+    return { ms: times, aborted: activities.slowCalls.cancelled - cancelledBefore };
   });
 }
