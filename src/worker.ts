@@ -16,7 +16,8 @@ import { stopKeptNetworks } from './tools/kept-network.js';
 import { setUpSpawner } from './tools/spawner.js';
 import { readWorkerConfig as workerConfigOf, type WorkerConfig, type WorkerDeploymentVersion } from './config.js';
 import { createMetrics } from './telemetry/metrics.js';
-import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
+import { connectConnection, connectWorker } from './connection.js';
+import { connectionSettings, type ConnectionSettings } from './settings/connection.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { tracedWorkflowSource, workflowSource as workflowSourceOf, type WorkflowSource } from './workflow-source.js';
@@ -174,6 +175,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const given: ChildEnv = options.env ?? process.env;
   const settings = readSettings(given, 'worker'); // a bad value stops here, naming the variable
   const config = workerConfigOf(settings);
+  const temporal = connectionSettings(settings);
   setUpSpawner({ helper: config.spawnHelper, env: given });
   const metricsPort = options.metricsPort ?? config.metricsPort;
   const metricsHost = options.metricsHost ?? config.metricsHost;
@@ -183,8 +185,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   // Asked for but unusable: fail now, not on the first command; the default falls back and says so.
   const { sandbox, warning: sandboxWarning } = await resolveSandbox(sandboxRequest(options.sandbox, config.sandbox), given);
   if (sandboxWarning) console.warn(`faheem worker: ${sandboxWarning}`);
-  await ensureSearchAttributes(settings);
-  const { connection, namespace } = await connectWorker(settings);
+  await ensureSearchAttributes(temporal);
+  const { connection, namespace } = await connectWorker(temporal);
   const model = await announceModel(given);
   const env = model.env;
   // A worker that fails to start leaves no scripted model's server listening behind it.
@@ -204,13 +206,14 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   if (store && !store.bound) console.warn(`faheem worker: ${store.detail}`);
   // Live lines and change notices go to the conversations' streams while somebody follows them:
   // one list of followed conversations serves both.
-  const live = new LivePublisher({ taskQueue: taskQueue(env), secrets: secretValues(env), enabled: config.live });
+  const live = new LivePublisher({ taskQueue: temporal.taskQueue, secrets: secretValues(env), enabled: config.live });
   const changes = new ChangeNotifier(new Client({ connection, namespace, dataConverter: dataConverter(env) }), live.followed);
   const activities = createActivities({
     ...(pool ? { pool } : {}),
     live,
     env,
     config,
+    connection: temporal,
     tools: options.tools ?? [],
     mcp,
     ...(sandbox ? { sandbox } : {}),
@@ -219,8 +222,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     metrics: createMetrics(Runtime.instance().metricMeter),
     heartbeatEveryMs: cadence.beatEveryMs,
   });
-  const mainQueue = taskQueue(env);
-  const toolsQueue = toolTaskQueue(env);
+  const mainQueue = temporal.taskQueue;
+  const toolsQueue = temporal.toolTaskQueue;
   const parts: WorkerParts = {
     connection,
     namespace,
@@ -439,7 +442,7 @@ export function deploymentOptions(version: WorkerDeploymentVersion): Pick<Worker
  * Registers the search attributes the workflow sets. The dev server started by `faheem server`
  * has them already; on a cluster this needs operator rights, so failure is only a warning.
  */
-export async function ensureSearchAttributes(settings?: Settings): Promise<void> {
+export async function ensureSearchAttributes(settings?: Settings | ConnectionSettings): Promise<void> {
   // An unreachable server is an error (ServerUnreachableError names the address), not a warning.
   const { connection, namespace } = await connectConnection(settings);
   try {

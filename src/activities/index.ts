@@ -28,7 +28,6 @@ import { createLegacyToolActivities } from './legacy.js';
 import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
 import { LivePublisher } from '../live/publisher.js';
-import { taskQueue, toolTaskQueue } from '../connection.js';
 import {
   claimPoolHost,
   MidStepReleaseInput,
@@ -44,6 +43,7 @@ import { asActivity, objectStoreFailure, parseInput } from '../checkpoints/activ
 import { ObjectStoreError } from '../storage/object-store.js';
 import { FAILURE, failure } from '../failure-types.js';
 import type { ChildEnv } from '../environment.js';
+import { connectionSettings, type ConnectionSettings } from '../settings/connection.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
@@ -69,12 +69,15 @@ export interface ActivitiesOptions {
   pool?: PoolSettings;
   /** Where live lines go (createWorker shares it with its change notices; default: one of their own). */
   live?: LivePublisher;
+  /** The task queues (createWorker's connection settings; default: read from `env`). */
+  connection?: ConnectionSettings;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
 export function createActivities(options: ActivitiesOptions) {
   const env = options.env;
   const config = options.config ?? readWorkerConfig(env);
+  const connection = options.connection ?? connectionSettings(env);
   const home = config.home;
   const models = new ModelClients(env);
   const registry = new ToolRegistry(options.tools ?? [], {
@@ -94,7 +97,7 @@ export function createActivities(options: ActivitiesOptions) {
   const starts = new StartLog(path.join(home, 'started'));
   const pool = options.pool;
   const checkpoints = CheckpointStore.fromEnv(env, env, pool ? { afterSnapshot: shipAfterSnapshot(pool, env) } : {});
-  const live = options.live ?? new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
+  const live = options.live ?? new LivePublisher({ taskQueue: connection.taskQueue, secrets, enabled: config.live });
   const beatEveryMs = options.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
   const tools = createRunTool({
     heartbeatEveryMs: beatEveryMs,
@@ -148,7 +151,7 @@ export function createActivities(options: ActivitiesOptions) {
       // replaces: stopped (the next call starts the servers anew).
       await stopProcesses(input.conversationId);
       try {
-        return await claimPoolHost(pool, checkpoints, toolTaskQueue(env), input, env);
+        return await claimPoolHost(pool, checkpoints, connection.toolTaskQueue, input, env);
       } catch (err) {
         if (err instanceof ObjectStoreError) throw objectStoreFailure(err);
         throw err;

@@ -4,7 +4,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
 import { DEFAULT_API_PORT, DEFAULT_SCOPE_CLAIM, DEFAULT_TENANT_CLAIM } from '../api/defaults.js';
 import { KeyRing, apiSecret, SCOPES, createKey, defaultKeysPath, readKeysFile, revokeKey, type Scope } from '../api/keys.js';
-import { connectClient, connectWorker, taskQueue } from '../connection.js';
+import { connectClient, connectWorker } from '../connection.js';
+import { connectionSettings } from '../settings/connection.js';
 import { objectStore } from '../storage/object-store.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import type { Settings } from '../environment.js';
@@ -72,7 +73,7 @@ export function apiCommand(settings: Settings): Command {
         const webhookWorker = await createWebhookWorker({
           connection,
           namespace,
-          taskQueue: webhookTaskQueue(taskQueue(settings)),
+          taskQueue: webhookTaskQueue(connectionSettings(settings).taskQueue),
           secrets,
           allow,
           dataConverter: dataConverter(settings),

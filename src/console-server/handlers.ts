@@ -4,8 +4,8 @@ import type { Client } from '@temporalio/client';
 import type http from 'node:http';
 import os from 'node:os';
 import { workerWarnings, workspaceProblem } from '../cli/presence.js';
-import { taskQueue, toolTaskQueue } from '../connection.js';
 import type { Settings } from '../environment.js';
+import type { ConnectionSettings } from '../settings/connection.js';
 import { NoWorkerError } from '../errors.js';
 import type { LiveDelta } from '../live/types.js';
 import { startConversation } from '../start-conversation.js';
@@ -22,7 +22,9 @@ export interface HandlerContext {
   states: StateCache;
   /** How long an action waits for a worker to answer before saying none did. */
   answerTimeoutMs: number;
-  /** The task queues (FAHEEM_TASK_QUEUE, FAHEEM_TOOL_TASK_QUEUE). */
+  /** The connection settings: the task queues (FAHEEM_TASK_QUEUE, FAHEEM_TOOL_TASK_QUEUE). */
+  connection: ConnectionSettings;
+  /** The settings the image store is read with (the object store, the encryption keys). */
   settings: Settings;
   /** The follow streams open now (aborted when the console closes). */
   streams: Set<AbortController>;
@@ -146,9 +148,9 @@ export async function act(ctx: HandlerContext, id: string, action: ActionName, b
  * tools run here (as `faheem start` does), then started through the CLI's own path.
  */
 export async function create(ctx: HandlerContext, body: unknown): Promise<{ id: string; warnings: string[] }> {
-  const { client, settings } = ctx;
+  const { client, connection } = ctx;
   const form = parseOr400(newConversationBody, body);
-  const toolQueue = toolTaskQueue(settings);
+  const toolQueue = connection.toolTaskQueue;
   const warnings: string[] = [];
   const problem = await workspaceProblem(form.workspace);
   if (problem) {
@@ -156,7 +158,7 @@ export async function create(ctx: HandlerContext, body: unknown): Promise<{ id: 
     if (toolQueue.endsWith(`@${os.hostname()}`)) throw new HttpError(400, `workspace ${problem}: create it or choose another folder`);
     warnings.push(`workspace ${problem} on this machine; the host behind the tool queue ${toolQueue} must have it`);
   }
-  const present = workerWarnings(client, { taskQueue: taskQueue(settings), toolTaskQueue: toolQueue });
+  const present = workerWarnings(client, { taskQueue: connection.taskQueue, toolTaskQueue: toolQueue });
   const conversation = await startConversation(client, {
     message: form.message,
     workspace: form.workspace,
