@@ -11,6 +11,7 @@ import { actorInterceptor } from './acting.js';
 import { withTimeout } from './timeout.js';
 import { readSettings, type ChildEnv, type Settings } from './environment.js';
 import { connectionSettings, type ConnectionSettings } from './settings/connection.js';
+import { telemetrySettings } from './settings/telemetry.js';
 
 /**
  * A client's settings: this process's environment, checked by the environment table. The client's
@@ -86,7 +87,7 @@ export async function connectClient(settings: Settings = clientSettings()): Prom
   const converter = dataConverter(settings); // a malformed encryption key fails here, with its own message
   const { connection, namespace } = await connectConnection(settings);
   // With an OTLP endpoint configured, starts, signals and updates carry the trace (nothing loaded otherwise).
-  const tracing = await startTracing(settings);
+  const tracing = await startTracing(telemetrySettings(settings));
   // Inside actingAs (the team API), starts, signals and updates carry who made them (src/acting.ts).
   const traced = tracing?.clientInterceptors.workflow;
   const workflow = [...(Array.isArray(traced) ? traced : []), actorInterceptor];

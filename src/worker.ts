@@ -18,6 +18,7 @@ import { readWorkerConfig as workerConfigOf, type WorkerConfig, type WorkerDeplo
 import { createMetrics } from './telemetry/metrics.js';
 import { connectConnection, connectWorker } from './connection.js';
 import { connectionSettings, type ConnectionSettings } from './settings/connection.js';
+import { telemetrySettings } from './settings/telemetry.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { tracedWorkflowSource, workflowSource as workflowSourceOf, type WorkflowSource } from './workflow-source.js';
@@ -176,6 +177,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const settings = readSettings(given, 'worker'); // a bad value stops here, naming the variable
   const config = workerConfigOf(settings);
   const temporal = connectionSettings(settings);
+  const telemetry = telemetrySettings(settings);
   setUpSpawner({ helper: config.spawnHelper, env: given });
   const metricsPort = options.metricsPort ?? config.metricsPort;
   const metricsHost = options.metricsHost ?? config.metricsHost;
@@ -198,7 +200,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const pauseChannel = await pauseChannelOfServer(connection, namespace);
   const cadence = heartbeatCadence(pauseChannel);
   // OTLP traces when an endpoint is configured: Temporal's spans and ours; nothing loaded otherwise.
-  const tracing = await startTracing(env);
+  const tracing = await startTracing(telemetry);
   const workflowCode = withTracing(tracing, env);
   const mcp = new McpManager({ env, ...(sandbox ? { sandbox } : {}) });
   const pool = poolSettings(env, options.pool ?? env.FAHEEM_POOL);
@@ -214,6 +216,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     env,
     config,
     connection: temporal,
+    telemetry,
     tools: options.tools ?? [],
     mcp,
     ...(sandbox ? { sandbox } : {}),

@@ -44,6 +44,7 @@ import { ObjectStoreError } from '../storage/object-store.js';
 import { FAILURE, failure } from '../failure-types.js';
 import type { ChildEnv } from '../environment.js';
 import { connectionSettings, type ConnectionSettings } from '../settings/connection.js';
+import { telemetrySettings, type TelemetrySettings } from '../settings/telemetry.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
@@ -71,6 +72,8 @@ export interface ActivitiesOptions {
   live?: LivePublisher;
   /** The task queues (createWorker's connection settings; default: read from `env`). */
   connection?: ConnectionSettings;
+  /** Whether spans carry message content (createWorker's telemetry settings; default: read from `env`). */
+  telemetry?: TelemetrySettings;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -112,7 +115,8 @@ export function createActivities(options: ActivitiesOptions) {
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
   // Each model and tool call: a GenAI span (a no-op without a tracer provider) and our counters.
-  const instrument = { env, metrics: options.metrics ?? NO_METRICS };
+  const telemetry = options.telemetry ?? telemetrySettings(env);
+  const instrument = { telemetry, workerModel: env.LLM_MODEL, metrics: options.metrics ?? NO_METRICS };
   return {
     callModel: instrumentCallModel(
       createCallModel(models, transcripts, new SetupCache(), registry, live, beatEveryMs, {

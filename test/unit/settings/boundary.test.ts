@@ -40,8 +40,6 @@ const NOT_YET_MOVED = [
   'src/security/codec.ts',
   'src/storage/local-payloads.ts',
   'src/storage/object-store.ts',
-  'src/telemetry/instrument.ts',
-  'src/telemetry/tracing.ts',
   'src/tools/spawner.ts',
   'src/webhooks/index.ts',
   'src/workflow-source.ts',
