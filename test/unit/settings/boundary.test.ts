@@ -41,7 +41,6 @@ const NOT_YET_MOVED = [
   'src/storage/local-payloads.ts',
   'src/storage/object-store.ts',
   'src/tools/spawner.ts',
-  'src/webhooks/index.ts',
   'src/workflow-source.ts',
   'src/workspaces/pool.ts',
   'src/workspaces/shipping.ts',
