@@ -19,6 +19,7 @@ import { createMetrics } from './telemetry/metrics.js';
 import { connectConnection, connectWorker } from './connection.js';
 import { connectionSettings, type ConnectionSettings } from './settings/connection.js';
 import { telemetrySettings } from './settings/telemetry.js';
+import { checkpointSettings } from './settings/checkpoints.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { tracedWorkflowSource, workflowSource as workflowSourceOf, type WorkflowSource } from './workflow-source.js';
@@ -178,6 +179,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const config = workerConfigOf(settings);
   const temporal = connectionSettings(settings);
   const telemetry = telemetrySettings(settings);
+  const checkpoints = checkpointSettings(settings);
   setUpSpawner({ helper: config.spawnHelper, env: given });
   const metricsPort = options.metricsPort ?? config.metricsPort;
   const metricsHost = options.metricsHost ?? config.metricsHost;
@@ -217,6 +219,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     config,
     connection: temporal,
     telemetry,
+    checkpoints,
     tools: options.tools ?? [],
     mcp,
     ...(sandbox ? { sandbox } : {}),

@@ -45,6 +45,7 @@ import { FAILURE, failure } from '../failure-types.js';
 import type { ChildEnv } from '../environment.js';
 import { connectionSettings, type ConnectionSettings } from '../settings/connection.js';
 import { telemetrySettings, type TelemetrySettings } from '../settings/telemetry.js';
+import { checkpointSettings, type CheckpointSettings } from '../settings/checkpoints.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
@@ -74,6 +75,8 @@ export interface ActivitiesOptions {
   connection?: ConnectionSettings;
   /** Whether spans carry message content (createWorker's telemetry settings; default: read from `env`). */
   telemetry?: TelemetrySettings;
+  /** How checkpoints are taken (createWorker's checkpoint settings; default: read from `env`). */
+  checkpoints?: CheckpointSettings;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -99,7 +102,11 @@ export function createActivities(options: ActivitiesOptions) {
   const transcripts = new TranscriptCache(config.transcriptCacheBytes);
   const starts = new StartLog(path.join(home, 'started'));
   const pool = options.pool;
-  const checkpoints = CheckpointStore.fromEnv(env, env, pool ? { afterSnapshot: shipAfterSnapshot(pool, env) } : {});
+  const checkpoints = CheckpointStore.fromSettings(
+    options.checkpoints ?? checkpointSettings(env),
+    env,
+    pool ? { afterSnapshot: shipAfterSnapshot(pool, env) } : {},
+  );
   const live = options.live ?? new LivePublisher({ taskQueue: connection.taskQueue, secrets, enabled: config.live });
   const beatEveryMs = options.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
   const tools = createRunTool({
