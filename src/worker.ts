@@ -19,6 +19,8 @@ import { createMetrics } from './telemetry/metrics.js';
 import { connectConnection, connectWorker } from './connection.js';
 import { connectionSettings, type ConnectionSettings } from './settings/connection.js';
 import { telemetrySettings } from './settings/telemetry.js';
+import { workerSettings } from './settings/worker.js';
+import { deploySettings, type DeploySettings } from './settings/deploy.js';
 import { checkpointSettings } from './settings/checkpoints.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
@@ -47,7 +49,7 @@ export function readWorkerConfig(env: RawEnv | Settings = process.env): WorkerCo
 
 /** The workflow code a worker runs (FAHEEM_WORKFLOW_BUNDLE, else the package's bundle), by default from this process's environment. */
 export function workflowSource(env: Settings = readSettings(process.env, 'worker')): WorkflowSource {
-  return workflowSourceOf(env);
+  return workflowSourceOf(deploySettings(env));
 }
 
 /** A created worker: `run()` until `shutdown()`; its task queues and sandbox. */
@@ -176,7 +178,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   // environment goes only where a child process's is built from it (through the allow-list).
   const given: ChildEnv = options.env ?? process.env;
   const settings = readSettings(given, 'worker'); // a bad value stops here, naming the variable
-  const config = workerConfigOf(settings);
+  // The areas the worker's modules take, each parsed once here.
+  const config = workerSettings(settings);
   const temporal = connectionSettings(settings);
   const telemetry = telemetrySettings(settings);
   const checkpoints = checkpointSettings(settings);
@@ -203,7 +206,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const cadence = heartbeatCadence(pauseChannel);
   // OTLP traces when an endpoint is configured: Temporal's spans and ours; nothing loaded otherwise.
   const tracing = await startTracing(telemetry);
-  const workflowCode = withTracing(tracing, env);
+  const workflowCode = withTracing(tracing, deploySettings(settings));
   const mcp = new McpManager({ env, ...(sandbox ? { sandbox } : {}) });
   const pool = poolSettings(env, options.pool ?? env.FAHEEM_POOL);
   const store = pool && storeGuarantee(env);
@@ -325,9 +328,9 @@ function pauseChannelOfServer(connection: NativeConnection, namespace: string): 
 }
 
 /** The workflow code to run: the bundle, with Temporal's tracing interceptors and sinks when traces are on. */
-function withTracing(tracing: Tracing | undefined, env: Settings) {
-  if (!tracing) return workflowSourceOf(env);
-  const source = tracedWorkflowSource(env);
+function withTracing(tracing: Tracing | undefined, deploy: DeploySettings) {
+  if (!tracing) return workflowSourceOf(deploy);
+  const source = tracedWorkflowSource(deploy);
   return {
     ...source,
     interceptors: { ...('interceptors' in source ? (source.interceptors ?? {}) : {}), ...tracing.workerInterceptors },

@@ -25,10 +25,7 @@ const ENTRY_POINTS = [
  */
 const NOT_YET_MOVED = [
   'src/compile-cache.ts',
-  'src/config.ts',
   'src/console-server/handlers.ts',
-  'src/deploy/check.ts',
-  'src/deploy/deployments.ts',
   'src/images/inputs.ts',
   'src/images/store.ts',
   'src/llm/client.ts',
@@ -39,7 +36,6 @@ const NOT_YET_MOVED = [
   'src/storage/local-payloads.ts',
   'src/storage/object-store.ts',
   'src/tools/spawner.ts',
-  'src/workflow-source.ts',
   'src/workspaces/pool.ts',
   'src/workspaces/shipping.ts',
 ];
