@@ -12,6 +12,7 @@ import { Conversation, checkMessage } from '../client.js';
 import { ConversationClosedError, FaheemError, NoWorkerError, ServerStartError, UsageError, WaitTimeoutError } from '../errors.js';
 import { checkConversationId } from '../conversation-id.js';
 import { connectClient, connectConfig } from '../connection.js';
+import { codecSettings } from '../settings/codec.js';
 import { connectionSettings } from '../settings/connection.js';
 import { effectiveConfiguration, readSettings, setting } from '../environment.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
@@ -103,6 +104,7 @@ const env = process.env;
 const settings = readSettings(env, 'client');
 // The areas the commands pass down, built once.
 const connection = connectionSettings(settings);
+const encryption = codecSettings(settings);
 // The programs a command runs (git, to fork or pull a workspace) start through the spawn helper, as
 // a worker's do; `faheem worker` sets it up again from the worker's environment.
 setUpSpawner({ helper: setting(settings, 'FAHEEM_SPAWN_HELPER') !== '0', env });
@@ -505,7 +507,7 @@ async function codecToken(o: { token?: string; tokenFile?: string }): Promise<st
     if (!token) throw new UsageError(`--token-file ${o.tokenFile} is empty: write the token into it (e.g. openssl rand -hex 32)`);
     return token;
   }
-  const fromEnv = settings.FAHEEM_CODEC_TOKEN?.trim();
+  const fromEnv = encryption.codecToken;
   if (fromEnv) return fromEnv;
   if (o.token !== undefined) {
     console.error(
