@@ -4,13 +4,12 @@ import type { Client } from '@temporalio/client';
 import type http from 'node:http';
 import os from 'node:os';
 import { workerWarnings, workspaceProblem } from '../cli/presence.js';
-import type { Settings } from '../environment.js';
 import type { ConnectionSettings } from '../settings/connection.js';
 import { NoWorkerError } from '../errors.js';
 import type { LiveDelta } from '../live/types.js';
 import { startConversation } from '../start-conversation.js';
 import { withTimeout } from '../timeout.js';
-import { DEFAULTS, type ConversationEvent, type ConversationState } from '../types.js';
+import { DEFAULTS, type ConversationEvent, type ConversationState, type ImageRef } from '../types.js';
 import { StateCache, attach, childTree, shownModel } from './conversations.js';
 import { TenantKey } from '../workflows/messages.js';
 import { HttpError, actionBodies, errorAnswer, followQuery, newConversationBody, parseOr400, type ActionName } from './requests.js';
@@ -24,8 +23,11 @@ export interface HandlerContext {
   answerTimeoutMs: number;
   /** The connection settings: the task queues (FAHEEM_TASK_QUEUE, FAHEEM_TOOL_TASK_QUEUE). */
   connection: ConnectionSettings;
-  /** The settings the image store is read with (the object store, the encryption keys). */
-  settings: Settings;
+  /**
+   * An image's bytes from the store (readImage with the console's store and keys, bound by
+   * startConsole): the handlers never see the settings themselves.
+   */
+  readImage(ref: Pick<ImageRef, 'sha256'>): Promise<Uint8Array>;
   /** The follow streams open now (aborted when the console closes). */
   streams: Set<AbortController>;
   /** A conversation's page in the Temporal Web UI. */

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { clientSettings } from '../connection.js';
 import type { Settings } from '../environment.js';
 import { connectionSettings } from '../settings/connection.js';
+import { readImage } from '../images/store.js';
 import { StateCache } from './conversations.js';
 import type { HandlerContext } from './handlers.js';
 import { errorAnswer } from './requests.js';
@@ -81,7 +82,15 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const streams = new Set<AbortController>();
 
   const temporalUrl = (id: string) => `${uiBase}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(id)}`;
-  const handlers: HandlerContext = { client, states, answerTimeoutMs, connection, settings, streams, temporalUrl };
+  const handlers: HandlerContext = {
+    client,
+    states,
+    answerTimeoutMs,
+    connection,
+    readImage: (ref) => readImage(settings, ref),
+    streams,
+    temporalUrl,
+  };
   const routes: RouteContext = { host, port, token, pageKey, scheme, assetsDir, handlers };
 
   const server = http.createServer((req, res) => {
