@@ -2,9 +2,9 @@
 // compiled code of the modules it loads is kept on disk, so the next start skips most of the parsing
 // and compiling. Node 22.1 and later have it; on Node 20 this does nothing.
 import nodeModule from 'node:module';
-import path from 'node:path';
-import { faheemHome } from './home.js';
-import type { Settings } from './environment.js';
+import type { CompileCacheSettings } from './settings/compile-cache.js';
+
+export { compileCacheSettings, type CompileCacheSettings } from './settings/compile-cache.js';
 
 /** The part of `node:module` this uses; absent before Node 22.1 (and from the Node 20 types). */
 interface CompileCacheApi {
@@ -15,24 +15,19 @@ interface CompileCacheApi {
 
 const api = nodeModule as unknown as CompileCacheApi;
 
-/** Where faheem keeps the compile cache: `<faheem home>/compile-cache` (FAHEEM_HOME, else `~/.faheem`). */
-export function compileCacheDir(env: Settings): string {
-  return path.resolve(faheemHome(env), 'compile-cache');
-}
-
 /**
  * Turns on the module compile cache for this process when the runtime has it, in
- * {@link compileCacheDir}; the modules imported afterwards use it. Never throws: on Node 20, with
+ * `cache.dir`; the modules imported afterwards use it. Never throws: on Node 20, with
  * `NODE_DISABLE_COMPILE_CACHE` set, or when the folder cannot be made or written, the process simply
  * runs without it. When `NODE_COMPILE_CACHE` is set, Node has already turned it on in that folder.
  *
  * @returns the folder in use, or undefined when the cache is off
  */
-export function enableCompileCache(env: Settings): string | undefined {
-  if (typeof api.enableCompileCache !== 'function' || env.NODE_DISABLE_COMPILE_CACHE) return undefined;
+export function enableCompileCache(cache: CompileCacheSettings): string | undefined {
+  if (typeof api.enableCompileCache !== 'function' || cache.disabled) return undefined;
   try {
     // Node makes the folder; one it cannot make or write leaves the cache off (status FAILED).
-    const result = api.enableCompileCache(env.NODE_COMPILE_CACHE ? undefined : compileCacheDir(env));
+    const result = api.enableCompileCache(cache.chosenByNode ? undefined : cache.dir);
     const status = api.constants?.compileCacheStatus;
     const on = status ? result.status === status.ENABLED || result.status === status.ALREADY_ENABLED : false;
     return on ? result.directory : undefined;

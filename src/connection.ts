@@ -5,13 +5,13 @@ import { startTracing } from './telemetry/tracing.js';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnection } from '@temporalio/worker';
 import net from 'node:net';
-import os from 'node:os';
 import { ServerUnreachableError } from './errors.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { actorInterceptor } from './acting.js';
-import { DEFAULTS } from './types.js';
 import { withTimeout } from './timeout.js';
 import { readSettings, type ChildEnv, type Settings } from './environment.js';
+import { connectionSettings, type ConnectionSettings } from './settings/connection.js';
+import { telemetrySettings } from './settings/telemetry.js';
 
 /**
  * A client's settings: this process's environment, checked by the environment table. The client's
@@ -26,14 +26,23 @@ export function clientChildEnv(): ChildEnv {
   return process.env;
 }
 
+/**
+ * The connection settings of `given`: as they are when already built (connectionSettings), else
+ * read from Settings (the shape these functions took before; still accepted).
+ */
+export function connectionOf(given: Settings | ConnectionSettings): ConnectionSettings {
+  return 'envconfig' in given && 'taskQueue' in given ? (given as ConnectionSettings) : connectionSettings(given as Settings);
+}
+
 /** The address, namespace and TLS/API-key options Temporal's envconfig (and TEMPORAL_*) gives. */
-export function connectConfig(settings: Settings = clientSettings()) {
+export function connectConfig(settings: Settings | ConnectionSettings = clientSettings()) {
+  const connection = connectionOf(settings);
   // Temporal's envconfig reads TEMPORAL_* and the profile file from this process itself.
   const config = loadClientConnectConfig();
-  const address = config.connectionOptions.address ?? settings.TEMPORAL_ADDRESS ?? 'localhost:7233';
+  const address = config.connectionOptions.address ?? connection.address;
   return {
     connectionOptions: { ...config.connectionOptions, address },
-    namespace: config.namespace ?? settings.TEMPORAL_NAMESPACE ?? 'default',
+    namespace: config.namespace ?? connection.namespace,
   };
 }
 
@@ -48,7 +57,7 @@ export const CONNECT_TIMEOUT_MS = 5_000;
  * CONNECT_TIMEOUT_MS. Either way the error is a ServerUnreachableError.
  */
 export async function connectConnection(
-  settings: Settings = clientSettings(),
+  settings: Settings | ConnectionSettings = clientSettings(),
 ): Promise<{ connection: Connection; namespace: string; address: string }> {
   const { connectionOptions, namespace } = connectConfig(settings);
   const address = connectionOptions.address;
@@ -78,7 +87,7 @@ export async function connectClient(settings: Settings = clientSettings()): Prom
   const converter = dataConverter(settings); // a malformed encryption key fails here, with its own message
   const { connection, namespace } = await connectConnection(settings);
   // With an OTLP endpoint configured, starts, signals and updates carry the trace (nothing loaded otherwise).
-  const tracing = await startTracing(settings);
+  const tracing = await startTracing(telemetrySettings(settings));
   // Inside actingAs (the team API), starts, signals and updates carry who made them (src/acting.ts).
   const traced = tracing?.clientInterceptors.workflow;
   const workflow = [...(Array.isArray(traced) ? traced : []), actorInterceptor];
@@ -87,7 +96,7 @@ export async function connectClient(settings: Settings = clientSettings()): Prom
 
 /** The native connection a worker polls with; ServerUnreachableError when the server does not answer. */
 export async function connectWorker(
-  settings: Settings = readSettings(process.env, 'worker'),
+  settings: Settings | ConnectionSettings = readSettings(process.env, 'worker'),
 ): Promise<{ connection: NativeConnection; namespace: string }> {
   const { connectionOptions, namespace } = connectConfig(settings);
   const address = connectionOptions.address;
@@ -154,11 +163,11 @@ async function refusedAt(address: string, options: object): Promise<string | und
 }
 
 /** The task queue of workflows and model calls: FAHEEM_TASK_QUEUE, default `faheem`. */
-export function taskQueue(env: Settings = clientSettings()): string {
-  return env.FAHEEM_TASK_QUEUE || DEFAULTS.taskQueue;
+export function taskQueue(env: Settings | ConnectionSettings = clientSettings()): string {
+  return connectionOf(env).taskQueue;
 }
 
 /** Tools run on the host that has the workspace; by default this host (FAHEEM_HOST_ID, else the hostname). */
-export function toolTaskQueue(env: Settings = clientSettings()): string {
-  return env.FAHEEM_TOOL_TASK_QUEUE || `${taskQueue(env)}-tools@${env.FAHEEM_HOST_ID || os.hostname()}`;
+export function toolTaskQueue(env: Settings | ConnectionSettings = clientSettings()): string {
+  return connectionOf(env).toolTaskQueue;
 }

@@ -16,7 +16,12 @@ import { stopKeptNetworks } from './tools/kept-network.js';
 import { setUpSpawner } from './tools/spawner.js';
 import { readWorkerConfig as workerConfigOf, type WorkerConfig, type WorkerDeploymentVersion } from './config.js';
 import { createMetrics } from './telemetry/metrics.js';
-import { connectConnection, connectWorker, taskQueue, toolTaskQueue } from './connection.js';
+import { connectConnection, connectWorker } from './connection.js';
+import { connectionSettings, type ConnectionSettings } from './settings/connection.js';
+import { telemetrySettings } from './settings/telemetry.js';
+import { workerSettings } from './settings/worker.js';
+import { deploySettings, type DeploySettings } from './settings/deploy.js';
+import { checkpointSettings } from './settings/checkpoints.js';
 import { SEARCH_ATTRIBUTES } from './search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { tracedWorkflowSource, workflowSource as workflowSourceOf, type WorkflowSource } from './workflow-source.js';
@@ -44,7 +49,7 @@ export function readWorkerConfig(env: RawEnv | Settings = process.env): WorkerCo
 
 /** The workflow code a worker runs (FAHEEM_WORKFLOW_BUNDLE, else the package's bundle), by default from this process's environment. */
 export function workflowSource(env: Settings = readSettings(process.env, 'worker')): WorkflowSource {
-  return workflowSourceOf(env);
+  return workflowSourceOf(deploySettings(env));
 }
 
 /** A created worker: `run()` until `shutdown()`; its task queues and sandbox. */
@@ -173,7 +178,11 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   // environment goes only where a child process's is built from it (through the allow-list).
   const given: ChildEnv = options.env ?? process.env;
   const settings = readSettings(given, 'worker'); // a bad value stops here, naming the variable
-  const config = workerConfigOf(settings);
+  // The areas the worker's modules take, each parsed once here.
+  const config = workerSettings(settings);
+  const temporal = connectionSettings(settings);
+  const telemetry = telemetrySettings(settings);
+  const checkpoints = checkpointSettings(settings);
   setUpSpawner({ helper: config.spawnHelper, env: given });
   const metricsPort = options.metricsPort ?? config.metricsPort;
   const metricsHost = options.metricsHost ?? config.metricsHost;
@@ -183,8 +192,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   // Asked for but unusable: fail now, not on the first command; the default falls back and says so.
   const { sandbox, warning: sandboxWarning } = await resolveSandbox(sandboxRequest(options.sandbox, config.sandbox), given);
   if (sandboxWarning) console.warn(`faheem worker: ${sandboxWarning}`);
-  await ensureSearchAttributes(settings);
-  const { connection, namespace } = await connectWorker(settings);
+  await ensureSearchAttributes(temporal);
+  const { connection, namespace } = await connectWorker(temporal);
   const model = await announceModel(given);
   const env = model.env;
   // A worker that fails to start leaves no scripted model's server listening behind it.
@@ -196,21 +205,24 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const pauseChannel = await pauseChannelOfServer(connection, namespace);
   const cadence = heartbeatCadence(pauseChannel);
   // OTLP traces when an endpoint is configured: Temporal's spans and ours; nothing loaded otherwise.
-  const tracing = await startTracing(env);
-  const workflowCode = withTracing(tracing, env);
+  const tracing = await startTracing(telemetry);
+  const workflowCode = withTracing(tracing, deploySettings(settings));
   const mcp = new McpManager({ env, ...(sandbox ? { sandbox } : {}) });
   const pool = poolSettings(env, options.pool ?? env.FAHEEM_POOL);
   const store = pool && storeGuarantee(env);
   if (store && !store.bound) console.warn(`faheem worker: ${store.detail}`);
   // Live lines and change notices go to the conversations' streams while somebody follows them:
   // one list of followed conversations serves both.
-  const live = new LivePublisher({ taskQueue: taskQueue(env), secrets: secretValues(env), enabled: config.live });
+  const live = new LivePublisher({ taskQueue: temporal.taskQueue, secrets: secretValues(env), enabled: config.live });
   const changes = new ChangeNotifier(new Client({ connection, namespace, dataConverter: dataConverter(env) }), live.followed);
   const activities = createActivities({
     ...(pool ? { pool } : {}),
     live,
     env,
     config,
+    connection: temporal,
+    telemetry,
+    checkpoints,
     tools: options.tools ?? [],
     mcp,
     ...(sandbox ? { sandbox } : {}),
@@ -219,8 +231,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     metrics: createMetrics(Runtime.instance().metricMeter),
     heartbeatEveryMs: cadence.beatEveryMs,
   });
-  const mainQueue = taskQueue(env);
-  const toolsQueue = toolTaskQueue(env);
+  const mainQueue = temporal.taskQueue;
+  const toolsQueue = temporal.toolTaskQueue;
   const parts: WorkerParts = {
     connection,
     namespace,
@@ -316,9 +328,9 @@ function pauseChannelOfServer(connection: NativeConnection, namespace: string): 
 }
 
 /** The workflow code to run: the bundle, with Temporal's tracing interceptors and sinks when traces are on. */
-function withTracing(tracing: Tracing | undefined, env: Settings) {
-  if (!tracing) return workflowSourceOf(env);
-  const source = tracedWorkflowSource(env);
+function withTracing(tracing: Tracing | undefined, deploy: DeploySettings) {
+  if (!tracing) return workflowSourceOf(deploy);
+  const source = tracedWorkflowSource(deploy);
   return {
     ...source,
     interceptors: { ...('interceptors' in source ? (source.interceptors ?? {}) : {}), ...tracing.workerInterceptors },
@@ -439,7 +451,7 @@ export function deploymentOptions(version: WorkerDeploymentVersion): Pick<Worker
  * Registers the search attributes the workflow sets. The dev server started by `faheem server`
  * has them already; on a cluster this needs operator rights, so failure is only a warning.
  */
-export async function ensureSearchAttributes(settings?: Settings): Promise<void> {
+export async function ensureSearchAttributes(settings?: Settings | ConnectionSettings): Promise<void> {
   // An unreachable server is an error (ServerUnreachableError names the address), not a warning.
   const { connection, namespace } = await connectConnection(settings);
   try {

@@ -3,7 +3,7 @@ import type { WorkerOptions } from '@temporalio/worker';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import type { Settings } from './environment.js';
+import type { DeploySettings } from './settings/deploy.js';
 
 /** True when this module runs from the TypeScript sources (tsx), false from the compiled dist/. */
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
@@ -60,10 +60,10 @@ export type WorkflowSource =
  * 3. else, running from the TypeScript sources (e.g. `npm run demo` with tsx), the workflow
  *    sources, which the worker bundles with webpack as it starts (several seconds).
  *
- * @param env - The environment to read `FAHEEM_WORKFLOW_BUNDLE` from.
+ * @param settings - The deployment settings: their `workflowBundle` (FAHEEM_WORKFLOW_BUNDLE).
  */
-export function workflowSource(env: Settings): WorkflowSource {
-  const fromEnv = env.FAHEEM_WORKFLOW_BUNDLE;
+export function workflowSource(settings: Pick<DeploySettings, 'workflowBundle'>): WorkflowSource {
+  const fromEnv = settings.workflowBundle;
   if (fromEnv) return { workflowBundle: { codePath: fromEnv } };
   const prebuilt = prebuiltWorkflowBundle();
   if (prebuilt) return { workflowBundle: { codePath: prebuilt } };
@@ -75,8 +75,8 @@ export function workflowSource(env: Settings): WorkflowSource {
  * (`dist/workflow-bundle-traced.js`, beside the plain bundle, or FAHEEM_WORKFLOW_BUNDLE's
  * `-traced` sibling), or the sources bundled now with them.
  */
-export function tracedWorkflowSource(env: Settings): WorkerWorkflowCode {
-  const plain = workflowSource(env);
+export function tracedWorkflowSource(settings: Pick<DeploySettings, 'workflowBundle'>): WorkerWorkflowCode {
+  const plain = workflowSource(settings);
   if ('workflowBundle' in plain) {
     const traced = plain.workflowBundle.codePath.replace(/\.js$/, '-traced.js');
     if (existsSync(traced)) return { workflowBundle: { codePath: traced } };

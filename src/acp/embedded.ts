@@ -8,6 +8,7 @@ import { connectClient, connectConfig } from '../connection.js';
 import { ServerUnreachableError } from '../errors.js';
 import { faheemHome } from '../home.js';
 import type { Settings } from '../environment.js';
+import { connectionSettings } from '../settings/connection.js';
 import { startDevServer, type DevServer } from '../server/dev-server.js';
 import { createWorker, type WorkerHandle } from '../worker.js';
 
@@ -39,7 +40,15 @@ export async function acpBackend(log: (line: string) => void, settings: Settings
   log(`faheem acp: nothing answers at ${address}; starting the embedded Temporal dev server (data in ${db}) and a worker`);
   const port = Number(m[2]);
   const ip = host === 'localhost' || host === '::1' ? '127.0.0.1' : host;
-  const options = { temporalCli: settings.TEMPORAL_CLI, port, ip, db, accessHome: faheemHome(settings), stdio: 'ignore', log } as const;
+  const options = {
+    temporalCli: connectionSettings(settings).temporalCli,
+    port,
+    ip,
+    db,
+    accessHome: faheemHome(settings),
+    stdio: 'ignore',
+    log,
+  } as const;
   const server = await startDevServer({ ...options, headless: false }).catch(() =>
     // The Web UI's port may be taken: the service matters, the UI does not.
     startDevServer({ ...options, headless: true }),

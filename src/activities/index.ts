@@ -28,7 +28,6 @@ import { createLegacyToolActivities } from './legacy.js';
 import { createRunTool } from './run-tool.js';
 import { StartLog } from './start-log.js';
 import { LivePublisher } from '../live/publisher.js';
-import { taskQueue, toolTaskQueue } from '../connection.js';
 import {
   claimPoolHost,
   MidStepReleaseInput,
@@ -44,6 +43,9 @@ import { asActivity, objectStoreFailure, parseInput } from '../checkpoints/activ
 import { ObjectStoreError } from '../storage/object-store.js';
 import { FAILURE, failure } from '../failure-types.js';
 import type { ChildEnv } from '../environment.js';
+import { connectionSettings, type ConnectionSettings } from '../settings/connection.js';
+import { telemetrySettings, type TelemetrySettings } from '../settings/telemetry.js';
+import { checkpointSettings, type CheckpointSettings } from '../settings/checkpoints.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
@@ -69,12 +71,19 @@ export interface ActivitiesOptions {
   pool?: PoolSettings;
   /** Where live lines go (createWorker shares it with its change notices; default: one of their own). */
   live?: LivePublisher;
+  /** The task queues (createWorker's connection settings; default: read from `env`). */
+  connection?: ConnectionSettings;
+  /** Whether spans carry message content (createWorker's telemetry settings; default: read from `env`). */
+  telemetry?: TelemetrySettings;
+  /** How checkpoints are taken (createWorker's checkpoint settings; default: read from `env`). */
+  checkpoints?: CheckpointSettings;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
 export function createActivities(options: ActivitiesOptions) {
   const env = options.env;
   const config = options.config ?? readWorkerConfig(env);
+  const connection = options.connection ?? connectionSettings(env);
   const home = config.home;
   const models = new ModelClients(env);
   const registry = new ToolRegistry(options.tools ?? [], {
@@ -93,8 +102,12 @@ export function createActivities(options: ActivitiesOptions) {
   const transcripts = new TranscriptCache(config.transcriptCacheBytes);
   const starts = new StartLog(path.join(home, 'started'));
   const pool = options.pool;
-  const checkpoints = CheckpointStore.fromEnv(env, env, pool ? { afterSnapshot: shipAfterSnapshot(pool, env) } : {});
-  const live = options.live ?? new LivePublisher({ taskQueue: taskQueue(env), secrets, enabled: config.live });
+  const checkpoints = CheckpointStore.fromSettings(
+    options.checkpoints ?? checkpointSettings(env),
+    env,
+    pool ? { afterSnapshot: shipAfterSnapshot(pool, env) } : {},
+  );
+  const live = options.live ?? new LivePublisher({ taskQueue: connection.taskQueue, secrets, enabled: config.live });
   const beatEveryMs = options.heartbeatEveryMs ?? HEARTBEAT_EVERY_MS;
   const tools = createRunTool({
     heartbeatEveryMs: beatEveryMs,
@@ -109,7 +122,8 @@ export function createActivities(options: ActivitiesOptions) {
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
   // Each model and tool call: a GenAI span (a no-op without a tracer provider) and our counters.
-  const instrument = { env, metrics: options.metrics ?? NO_METRICS };
+  const telemetry = options.telemetry ?? telemetrySettings(env);
+  const instrument = { telemetry, workerModel: env.LLM_MODEL, metrics: options.metrics ?? NO_METRICS };
   return {
     callModel: instrumentCallModel(
       createCallModel(models, transcripts, new SetupCache(), registry, live, beatEveryMs, {
@@ -148,7 +162,7 @@ export function createActivities(options: ActivitiesOptions) {
       // replaces: stopped (the next call starts the servers anew).
       await stopProcesses(input.conversationId);
       try {
-        return await claimPoolHost(pool, checkpoints, toolTaskQueue(env), input, env);
+        return await claimPoolHost(pool, checkpoints, connection.toolTaskQueue, input, env);
       } catch (err) {
         if (err instanceof ObjectStoreError) throw objectStoreFailure(err);
         throw err;

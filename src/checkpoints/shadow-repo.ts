@@ -25,7 +25,6 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { lstat, mkdir, open, readdir, readFile, realpath, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { faheemHome } from '../home.js';
 import { baseGitEnv, CheckpointError, git } from './git.js';
 import { WorkspaceWatcher } from './watch.js';
 import { materialize as materializeCheckpoint } from './checkpoint-fork.js';
@@ -33,7 +32,8 @@ import { encodeRefPart, type RepoCore, type RunOptions, type UserRepo } from './
 import { restore as restoreCheckpoint } from './restore-journal.js';
 import { take } from './snapshot.js';
 import type { CheckpointInfo, CheckpointKind, ForkResult, RestoreResult } from './types.js';
-import type { ChildEnv, Settings } from '../environment.js';
+import type { ChildEnv } from '../environment.js';
+import type { CheckpointSettings } from '../settings/checkpoints.js';
 import { KeyedLanes } from '../keyed-lanes.js';
 
 export { encodeRefPart };
@@ -81,20 +81,22 @@ export class CheckpointStore {
   constructor(readonly options: CheckpointStoreOptions) {}
 
   /**
-   * The store a worker uses: under `faheemHome(env)`, the cap from
-   * FAHEEM_CHECKPOINT_MAX_FILE_BYTES (bytes), borrowing unless FAHEEM_CHECKPOINT_BORROW=0.
+   * The store a worker uses: under the checkpoint settings' home, with their cap, borrowing and
+   * watching as they say (src/settings/checkpoints.ts).
    */
-  static fromEnv(env: Settings, childEnv: ChildEnv, extra: Pick<CheckpointStoreOptions, 'afterSnapshot'> = {}): CheckpointStore {
-    const cap = Number(env.FAHEEM_CHECKPOINT_MAX_FILE_BYTES);
-    const killAfterWrites = Number(env.FAHEEM_TEST_CHECKPOINT_KILL_AFTER_WRITES);
+  static fromSettings(
+    checkpoints: CheckpointSettings,
+    childEnv: ChildEnv,
+    extra: Pick<CheckpointStoreOptions, 'afterSnapshot'> = {},
+  ): CheckpointStore {
     return new CheckpointStore({
       ...extra,
-      home: faheemHome(env),
-      ...(Number.isFinite(cap) && cap > 0 ? { maxFileBytes: cap } : {}),
-      borrow: env.FAHEEM_CHECKPOINT_BORROW !== '0',
-      watch: env.FAHEEM_CHECKPOINT_WATCH !== '0',
+      home: checkpoints.home,
+      ...(checkpoints.maxFileBytes !== undefined ? { maxFileBytes: checkpoints.maxFileBytes } : {}),
+      borrow: checkpoints.borrow,
+      watch: checkpoints.watch,
       env: childEnv,
-      ...(killAfterWrites > 0 ? { killAfterWrites } : {}),
+      ...(checkpoints.killAfterWrites !== undefined ? { killAfterWrites: checkpoints.killAfterWrites } : {}),
     });
   }
 

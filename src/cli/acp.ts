@@ -9,6 +9,7 @@ import { parseHooksFile, type HooksConfig } from '../hooks/config.js';
 import { secretKeeper } from '../acp/prompt.js';
 import { flushCompileCache } from '../compile-cache.js';
 import type { ConfirmationPolicy } from '../types.js';
+import { codecSettings } from '../settings/codec.js';
 
 function positiveInt(value: string): number {
   const n = Number(value);
@@ -69,7 +70,7 @@ export function acpCommand(): Command {
       const env = process.env;
       const settings = readSettings(env, 'acp');
       const backend = await acpBackend(log, settings);
-      const encrypted = Boolean(settings.FAHEEM_ENCRYPTION_KEY || settings.FAHEEM_ENCRYPTION_KEYS);
+      const encrypted = codecSettings(settings).encrypts;
       // An MCP server's env and header values would be written into the conversation's history:
       // with the worker in this process they go into its environment instead (as FAHEEM_SECRET_*,
       // which MCP configs may name); with encryption the history is encrypted; otherwise they are refused.

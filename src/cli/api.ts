@@ -4,7 +4,9 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
 import { DEFAULT_API_PORT, DEFAULT_SCOPE_CLAIM, DEFAULT_TENANT_CLAIM } from '../api/defaults.js';
 import { KeyRing, apiSecret, SCOPES, createKey, defaultKeysPath, readKeysFile, revokeKey, type Scope } from '../api/keys.js';
-import { connectClient, connectWorker, taskQueue } from '../connection.js';
+import { connectClient, connectWorker } from '../connection.js';
+import { connectionSettings } from '../settings/connection.js';
+import { webhookSettings } from '../settings/webhooks.js';
 import { objectStore } from '../storage/object-store.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import type { Settings } from '../environment.js';
@@ -53,11 +55,8 @@ export function apiCommand(settings: Settings): Command {
       }) => {
         if ((o.tlsCert === undefined) !== (o.tlsKey === undefined)) throw new UsageError('--tls-cert and --tls-key go together');
         // The server, the token checks and the webhook worker load here: the rest of the CLI never needs them.
-        const [
-          { startApi },
-          { jwtSettings, probeJwks },
-          { createWebhookWorker, prepareWebhook, webhookAllowList, webhookSecrets, webhookTaskQueue },
-        ] = await Promise.all([import('../api/server.js'), import('../api/auth.js'), import('../webhooks/index.js')]);
+        const [{ startApi }, { jwtSettings, probeJwks }, { createWebhookWorker, prepareWebhook, webhookSecrets, webhookTaskQueue }] =
+          await Promise.all([import('../api/server.js'), import('../api/auth.js'), import('../webhooks/index.js')]);
         const jwt = jwtSettings(o);
         const home = faheemHome(settings);
         const keysFile = path.resolve(o.keys ?? defaultKeysPath(home));
@@ -66,13 +65,13 @@ export function apiCommand(settings: Settings): Command {
         const known = await readKeysFile(keysFile);
         const client = await connectClient(settings);
         // The webhook worker: deliveries of this API's conversations, signed with the secrets it keeps.
-        const allow = webhookAllowList(settings);
+        const { allow } = webhookSettings(settings);
         const secrets = webhookSecrets({ dir: path.join(home, 'api', 'webhooks'), store: objectStore(settings) });
         const { connection, namespace } = await connectWorker(settings);
         const webhookWorker = await createWebhookWorker({
           connection,
           namespace,
-          taskQueue: webhookTaskQueue(taskQueue(settings)),
+          taskQueue: webhookTaskQueue(connectionSettings(settings).taskQueue),
           secrets,
           allow,
           dataConverter: dataConverter(settings),

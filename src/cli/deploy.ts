@@ -5,6 +5,8 @@ import { Command } from 'commander';
 import { deploymentStatus, drainVersion, resolveDeployment, setCurrentVersion, setRampingVersion } from '../deploy/deployments.js';
 import { DeployError } from '../errors.js';
 import type { Settings } from '../environment.js';
+import { deploySettings } from '../settings/deploy.js';
+import { dataConverter } from '../storage/local-payloads.js';
 
 /** What the deploy commands borrow from the CLI's entry point. */
 export interface DeployCommandDeps {
@@ -25,6 +27,7 @@ export function deployCommand(deps: DeployCommandDeps): Command {
   const deploy = new Command('deploy').description(
     'move new builds under live conversations: check, start new workers, set-current, drain the old version, stop its workers',
   );
+  const settings = deploySettings(deps.settings);
   const deploymentOption = ['--deployment <name>', 'the Worker Deployment (default: FAHEEM_DEPLOYMENT, else the only one)'] as const;
 
   deploy
@@ -34,7 +37,7 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .option(...deploymentOption)
     .action(async (buildId: string, o: { deployment?: string }) =>
       deps.withClient(async (client) => {
-        const name = await resolveDeployment(client, o.deployment, deps.settings);
+        const name = await resolveDeployment(client, o.deployment, settings);
         await setCurrentVersion(client, name, buildId);
         console.error(`faheem deploy: ${name} current version is ${buildId}`);
       }),
@@ -48,7 +51,7 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .option(...deploymentOption)
     .action(async (buildId: string, o: { percent: number; deployment?: string }) =>
       deps.withClient(async (client) => {
-        const name = await resolveDeployment(client, o.deployment, deps.settings);
+        const name = await resolveDeployment(client, o.deployment, settings);
         await setRampingVersion(client, name, buildId, o.percent);
         console.error(`faheem deploy: ${name} ramps ${o.percent} % of new conversations to ${buildId}`);
       }),
@@ -61,7 +64,7 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .option(...deploymentOption)
     .action(async (o: { json?: boolean; deployment?: string }) =>
       deps.withClient(async (client) => {
-        const status = await deploymentStatus(client, await resolveDeployment(client, o.deployment, deps.settings));
+        const status = await deploymentStatus(client, await resolveDeployment(client, o.deployment, settings));
         if (o.json) {
           console.log(JSON.stringify(status));
           return;
@@ -81,7 +84,7 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .option(...deploymentOption)
     .action(async (buildId: string, o: { timeout?: number; deployment?: string }) =>
       deps.withClient(async (client) => {
-        const name = await resolveDeployment(client, o.deployment, deps.settings);
+        const name = await resolveDeployment(client, o.deployment, settings);
         const result = await drainVersion(client, name, buildId, { waitMs: (o.timeout ?? 120) * 1000 });
         if (result.remaining > 0) {
           throw new DeployError(
@@ -102,10 +105,11 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .action(async (o: { limit?: number; histories?: string }) => {
       // Loaded here: replaying needs the Temporal worker package, which the CLI's other commands do without.
       const { checkHistories, folderHistories, recentConversationIds, serverHistories } = await import('../deploy/check.js');
+      const replay = { workflowBundle: settings.workflowBundle, dataConverter: dataConverter(deps.settings) };
       const result = o.histories
-        ? await checkHistories(await folderHistories(o.histories), deps.settings)
+        ? await checkHistories(await folderHistories(o.histories), replay)
         : await deps.withClient(async (client) =>
-            checkHistories(serverHistories(client, await recentConversationIds(client, o.limit ?? 100)), deps.settings),
+            checkHistories(serverHistories(client, await recentConversationIds(client, o.limit ?? 100)), replay),
           );
       for (const f of result.failures) console.log(`${f.workflowId} (${f.source}): ${f.reason}`);
       if (result.failures.length > 0) {

@@ -4,7 +4,8 @@ import { Client, isGrpcServiceError, type Connection } from '@temporalio/client'
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import { checkSandbox, resolveSandbox, sandboxFromEnv } from '../tools/sandbox.js';
 import pc from 'picocolors';
-import { CONNECT_TIMEOUT_MS, connectConfig, connectConnection, taskQueue, toolTaskQueue } from '../connection.js';
+import { CONNECT_TIMEOUT_MS, connectConfig, connectConnection } from '../connection.js';
+import { connectionSettings } from '../settings/connection.js';
 import { ModelConfigError, PROVIDERS, resolveModel } from '../llm/provider.js';
 import { splitChain } from '../workflows/model-chain.js';
 import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
@@ -146,8 +147,7 @@ async function serverChecks(
 
   // Codecs are not needed to ask about queues; a malformed key is the encryption line's business.
   const client = new Client({ connection, namespace, dataConverter: safeDataConverter(env) ?? {} });
-  const mainQueue = taskQueue(env);
-  const toolsQueue = toolTaskQueue(env);
+  const { taskQueue: mainQueue, toolTaskQueue: toolsQueue } = connectionSettings(env);
   const [main, tools] = await Promise.all([
     queuePollers(client, mainQueue, 'workflow', RPC_TIMEOUT_MS).catch((err: unknown) => err as Error),
     queuePollers(client, toolsQueue, 'activity', RPC_TIMEOUT_MS).catch((err: unknown) => err as Error),

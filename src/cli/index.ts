@@ -11,7 +11,9 @@ import pc from 'picocolors';
 import { Conversation, checkMessage } from '../client.js';
 import { ConversationClosedError, FaheemError, NoWorkerError, ServerStartError, UsageError, WaitTimeoutError } from '../errors.js';
 import { checkConversationId } from '../conversation-id.js';
-import { connectClient, connectConfig, taskQueue, toolTaskQueue } from '../connection.js';
+import { connectClient, connectConfig } from '../connection.js';
+import { codecSettings } from '../settings/codec.js';
+import { connectionSettings } from '../settings/connection.js';
 import { effectiveConfiguration, readSettings, setting } from '../environment.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
@@ -100,6 +102,9 @@ function nonNegativeInt(value: string): number {
  */
 const env = process.env;
 const settings = readSettings(env, 'client');
+// The areas the commands pass down, built once.
+const connection = connectionSettings(settings);
+const encryption = codecSettings(settings);
 // The programs a command runs (git, to fork or pull a workspace) start through the spawn helper, as
 // a worker's do; `faheem worker` sets it up again from the worker's environment.
 setUpSpawner({ helper: setting(settings, 'FAHEEM_SPAWN_HELPER') !== '0', env });
@@ -373,7 +378,7 @@ program
     let server: Awaited<ReturnType<typeof startDevServer>>;
     try {
       server = await startDevServer({
-        temporalCli: settings.TEMPORAL_CLI,
+        temporalCli: connection.temporalCli,
         port: o.port,
         ...(o.uiPort ? { uiPort: o.uiPort } : {}),
         db,
@@ -502,7 +507,7 @@ async function codecToken(o: { token?: string; tokenFile?: string }): Promise<st
     if (!token) throw new UsageError(`--token-file ${o.tokenFile} is empty: write the token into it (e.g. openssl rand -hex 32)`);
     return token;
   }
-  const fromEnv = settings.FAHEEM_CODEC_TOKEN?.trim();
+  const fromEnv = encryption.codecToken;
   if (fromEnv) return fromEnv;
   if (o.token !== undefined) {
     console.error(
@@ -517,7 +522,7 @@ program
   .command('temporal-cli')
   .description('print the path of the Temporal CLI, installing it first if needed')
   .action(async () => {
-    console.log(await findTemporalCli(settings.TEMPORAL_CLI, (l) => console.error(l)));
+    console.log(await findTemporalCli(connection.temporalCli, (l) => console.error(l)));
   });
 
 /** The tools a module exports (named exports, a default export, or arrays of them). */
@@ -698,15 +703,15 @@ program
       checkMessage(message);
       if (o.workspaceFrom !== undefined && o.pool === undefined) throw new UsageError('--workspace-from goes with --pool');
       // A pooled workspace is on whichever host of the pool holds it: nothing to check here.
-      const workspace = o.pool === undefined ? await startWorkspaceCheck(path.resolve(o.workspace), toolTaskQueue(settings)) : {};
+      const workspace = o.pool === undefined ? await startWorkspaceCheck(path.resolve(o.workspace), connection.toolTaskQueue) : {};
       if (workspace.error) throw new UsageError(workspace.error);
       if (workspace.warning) printWarnings([workspace.warning]);
       const mcpServers = o.mcpConfig ? await readMcpConfig(o.mcpConfig) : undefined;
       const hooks = o.hooks ? await readHooksFile(o.hooks) : undefined;
       const outputSchema = o.outputSchema ? await readOutputSchema(o.outputSchema) : undefined;
       await withClient(async (client) => {
-        const toolQueue = o.pool === undefined ? toolTaskQueue(settings) : poolQueueName(taskQueue(settings), o.pool);
-        const warnings = workerWarnings(client, { taskQueue: taskQueue(settings), toolTaskQueue: toolQueue });
+        const toolQueue = o.pool === undefined ? connection.toolTaskQueue : poolQueueName(connection.taskQueue, o.pool);
+        const warnings = workerWarnings(client, { taskQueue: connection.taskQueue, toolTaskQueue: toolQueue });
         const conversation = await startConversation(client, {
           message,
           ...(o.image.length ? { images: o.image } : {}),
@@ -1144,7 +1149,7 @@ function temporalAddress(): string {
   try {
     return connectConfig(settings).connectionOptions.address;
   } catch {
-    return settings.TEMPORAL_ADDRESS ?? 'localhost:7233';
+    return connection.address;
   }
 }
 

@@ -8,7 +8,12 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Settings } from '../environment.js';
 import { FaheemError } from '../errors.js';
+import { faheemHome } from '../home.js';
+import { codecSettings } from '../settings/codec.js';
+import { connectionSettings } from '../settings/connection.js';
+import { telemetrySettings } from '../settings/telemetry.js';
 import {
   callHttpApi,
   closeHttpApi,
@@ -79,9 +84,6 @@ function isPlainId(id: string): boolean {
 }
 
 const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-// What Temporal's envconfig reads besides the address and namespace: TLS, keys, metadata, profiles.
-const CONNECTION_SETTINGS = ['TEMPORAL_API_KEY', 'TEMPORAL_PROFILE', 'TEMPORAL_CONFIG_FILE', 'TEMPORAL_TLS'];
-const CONNECTION_PREFIXES = ['TEMPORAL_TLS_', 'TEMPORAL_GRPC_META_'];
 
 /**
  * The HTTP API the quick paths may use, or undefined when only the full client is sure to connect
@@ -89,18 +91,20 @@ const CONNECTION_PREFIXES = ['TEMPORAL_TLS_', 'TEMPORAL_GRPC_META_'];
  * FAHEEM_TEMPORAL_HTTP_HOST, the Host header to send); otherwise a loopback TEMPORAL_ADDRESS (default
  * `localhost:7233`) uses the access file `faheem server` left for that port under FAHEEM_HOME (its
  * URL and the one Host name it answers to), and no file means the gRPC path. TLS, API keys, envconfig profiles, an
- * encryption key or a tracing exporter all take the full path.
+ * encryption key or a tracing exporter all take the full path. The settings are read by the same
+ * area parsers as the full command's (src/settings/), which load no zod and no SDK.
  */
 export function quickEndpoint(env: QuickEnv): HttpApi | undefined {
-  const named = env.FAHEEM_TEMPORAL_HTTP;
+  // Unchecked: the quick paths read only variables without checks, and a blank value is unset.
+  const settings = env as Settings;
+  const connection = connectionSettings(settings);
+  const named = connection.httpApi;
   if (named === 'off') return undefined;
-  const set = Object.keys(env).filter((k) => env[k] !== undefined && env[k] !== '');
-  if (set.some((k) => CONNECTION_SETTINGS.includes(k) || CONNECTION_PREFIXES.some((p) => k.startsWith(p)))) return undefined;
-  if (env.FAHEEM_ENCRYPTION_KEY || env.FAHEEM_ENCRYPTION_KEYS) return undefined;
-  const tracing = env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT;
-  if (tracing && env.OTEL_SDK_DISABLED !== 'true' && env.OTEL_TRACES_EXPORTER !== 'none') return undefined;
+  if (connection.envconfig) return undefined;
+  if (codecSettings(settings).encrypts) return undefined;
+  if (telemetrySettings(settings).tracing) return undefined;
   if (envconfigFileExists(env)) return undefined;
-  const namespace = env.TEMPORAL_NAMESPACE || 'default';
+  const namespace = connection.namespace;
   if (named) {
     let url: URL;
     try {
@@ -108,14 +112,13 @@ export function quickEndpoint(env: QuickEnv): HttpApi | undefined {
     } catch {
       return undefined;
     }
-    const host = env.FAHEEM_TEMPORAL_HTTP_HOST;
+    const host = connection.httpApiHost;
     return url.protocol === 'http:' && url.pathname === '/' ? { base: url.origin, namespace, ...(host ? { host } : {}) } : undefined;
   }
-  const address = env.TEMPORAL_ADDRESS || 'localhost:7233';
-  const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(address);
+  const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(connection.address);
   if (!match || !LOOPBACK.has(match[1]!)) return undefined;
   // The access `faheem server` left for this port: its HTTP API answers only to that Host name.
-  const access = readHttpAccess(env.FAHEEM_HOME || path.join(os.homedir(), '.faheem'), Number(match[2]));
+  const access = readHttpAccess(faheemHome(settings), Number(match[2]));
   if (!access) return undefined;
   let url: URL;
   try {
@@ -126,9 +129,10 @@ export function quickEndpoint(env: QuickEnv): HttpApi | undefined {
   return url.protocol === 'http:' && LOOPBACK.has(url.hostname) ? { base: url.origin, namespace, host: access.host } : undefined;
 }
 
-// Temporal's envconfig reads this file when present (profiles, TLS): the full path honours it.
+// Temporal's envconfig reads its default file when present (profiles, TLS): the full path honours
+// it. (A named TEMPORAL_CONFIG_FILE is envconfig's already.) HOME and XDG_CONFIG_HOME are the
+// system's, not faheem's settings.
 function envconfigFileExists(env: QuickEnv): boolean {
-  if (env.TEMPORAL_CONFIG_FILE) return true;
   const base = env.XDG_CONFIG_HOME || (env.HOME ? path.join(env.HOME, '.config') : os.homedir() ? path.join(os.homedir(), '.config') : '');
   return base !== '' && existsSync(path.join(base, 'temporalio', 'temporal.toml'));
 }

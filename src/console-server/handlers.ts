@@ -4,13 +4,12 @@ import type { Client } from '@temporalio/client';
 import type http from 'node:http';
 import os from 'node:os';
 import { workerWarnings, workspaceProblem } from '../cli/presence.js';
-import { taskQueue, toolTaskQueue } from '../connection.js';
-import type { Settings } from '../environment.js';
+import type { ConnectionSettings } from '../settings/connection.js';
 import { NoWorkerError } from '../errors.js';
 import type { LiveDelta } from '../live/types.js';
 import { startConversation } from '../start-conversation.js';
 import { withTimeout } from '../timeout.js';
-import { DEFAULTS, type ConversationEvent, type ConversationState } from '../types.js';
+import { DEFAULTS, type ConversationEvent, type ConversationState, type ImageRef } from '../types.js';
 import { StateCache, attach, childTree, shownModel } from './conversations.js';
 import { TenantKey } from '../workflows/messages.js';
 import { HttpError, actionBodies, errorAnswer, followQuery, newConversationBody, parseOr400, type ActionName } from './requests.js';
@@ -22,8 +21,13 @@ export interface HandlerContext {
   states: StateCache;
   /** How long an action waits for a worker to answer before saying none did. */
   answerTimeoutMs: number;
-  /** The task queues (FAHEEM_TASK_QUEUE, FAHEEM_TOOL_TASK_QUEUE). */
-  settings: Settings;
+  /** The connection settings: the task queues (FAHEEM_TASK_QUEUE, FAHEEM_TOOL_TASK_QUEUE). */
+  connection: ConnectionSettings;
+  /**
+   * An image's bytes from the store (readImage with the console's store and keys, bound by
+   * startConsole): the handlers never see the settings themselves.
+   */
+  readImage(ref: Pick<ImageRef, 'sha256'>): Promise<Uint8Array>;
   /** The follow streams open now (aborted when the console closes). */
   streams: Set<AbortController>;
   /** A conversation's page in the Temporal Web UI. */
@@ -146,9 +150,9 @@ export async function act(ctx: HandlerContext, id: string, action: ActionName, b
  * tools run here (as `faheem start` does), then started through the CLI's own path.
  */
 export async function create(ctx: HandlerContext, body: unknown): Promise<{ id: string; warnings: string[] }> {
-  const { client, settings } = ctx;
+  const { client, connection } = ctx;
   const form = parseOr400(newConversationBody, body);
-  const toolQueue = toolTaskQueue(settings);
+  const toolQueue = connection.toolTaskQueue;
   const warnings: string[] = [];
   const problem = await workspaceProblem(form.workspace);
   if (problem) {
@@ -156,7 +160,7 @@ export async function create(ctx: HandlerContext, body: unknown): Promise<{ id: 
     if (toolQueue.endsWith(`@${os.hostname()}`)) throw new HttpError(400, `workspace ${problem}: create it or choose another folder`);
     warnings.push(`workspace ${problem} on this machine; the host behind the tool queue ${toolQueue} must have it`);
   }
-  const present = workerWarnings(client, { taskQueue: taskQueue(settings), toolTaskQueue: toolQueue });
+  const present = workerWarnings(client, { taskQueue: connection.taskQueue, toolTaskQueue: toolQueue });
   const conversation = await startConversation(client, {
     message: form.message,
     workspace: form.workspace,

@@ -3,7 +3,6 @@
 // names: one of four image types, never HTML. Any other hash is a 404, even one another
 // conversation holds.
 import type http from 'node:http';
-import { readImage } from '../images/store.js';
 import { ObjectStoreError } from '../storage/object-store.js';
 import type { ConversationEvent, ImageRef } from '../types.js';
 import { isImageMimeType } from '../workflows/image-refs.js';
@@ -29,7 +28,7 @@ export async function serveImage(ctx: HandlerContext, res: http.ServerResponse, 
   if (!ref || !isImageMimeType(ref.mimeType)) throw new HttpError(404, 'no such image in this conversation');
   let bytes: Uint8Array;
   try {
-    bytes = await readImage(ctx.settings, ref);
+    bytes = await ctx.readImage(ref);
   } catch (err) {
     if (err instanceof ObjectStoreError && err.reason === 'not_found') throw new HttpError(404, 'the image is not in the object store');
     throw err;

@@ -10,6 +10,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { clientSettings } from '../connection.js';
 import type { Settings } from '../environment.js';
+import { connectionSettings } from '../settings/connection.js';
+import { readImage } from '../images/store.js';
 import { StateCache } from './conversations.js';
 import type { HandlerContext } from './handlers.js';
 import { errorAnswer } from './requests.js';
@@ -71,7 +73,8 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const scheme = options.scheme ?? 'http';
   const assetsDir = options.assetsDir ?? defaultAssetsDir();
   const settings = options.settings ?? clientSettings();
-  const uiBase = (options.temporalUiUrl ?? (settings.TEMPORAL_UI_URL || 'http://localhost:8233')).replace(/\/+$/, '');
+  const connection = connectionSettings(settings);
+  const uiBase = (options.temporalUiUrl ?? connection.temporalUiUrl).replace(/\/+$/, '');
   const answerTimeoutMs = options.answerTimeoutMs ?? 20_000;
   const states = new StateCache(client);
   const namespace = client.options.namespace;
@@ -79,7 +82,15 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const streams = new Set<AbortController>();
 
   const temporalUrl = (id: string) => `${uiBase}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(id)}`;
-  const handlers: HandlerContext = { client, states, answerTimeoutMs, settings, streams, temporalUrl };
+  const handlers: HandlerContext = {
+    client,
+    states,
+    answerTimeoutMs,
+    connection,
+    readImage: (ref) => readImage(settings, ref),
+    streams,
+    temporalUrl,
+  };
   const routes: RouteContext = { host, port, token, pageKey, scheme, assetsDir, handlers };
 
   const server = http.createServer((req, res) => {

@@ -7,9 +7,9 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { liveStreamId } from '../live/stream-id.js';
 import { DROP_CHANGES } from '../live/change-notifier.js';
-import { dataConverter } from '../storage/local-payloads.js';
 import { workflowSource } from '../workflow-source.js';
-import type { Settings } from '../environment.js';
+import type { DataConverter } from '@temporalio/common';
+import type { DeploySettings } from '../settings/deploy.js';
 
 /** One history to replay: the workflow id matters (sub-agents' ids derive from it). */
 export interface HistoryToCheck {
@@ -98,11 +98,12 @@ export function failureReason(err: Error): string {
 
 /**
  * Replays each history against this build's workflow code (FAHEEM_WORKFLOW_BUNDLE, else the package's
- * prebuilt bundle, else the sources); payloads are decoded as a worker would (FAHEEM_ENCRYPTION_KEY…).
+ * prebuilt bundle, else the sources); payloads are decoded by `with.dataConverter`, as a worker
+ * would (FAHEEM_ENCRYPTION_KEY…).
  */
 export async function checkHistories(
   histories: AsyncIterable<HistoryToCheck> | Iterable<HistoryToCheck>,
-  env: Settings,
+  with_: Pick<DeploySettings, 'workflowBundle'> & { dataConverter: DataConverter },
 ): Promise<CheckResult> {
   const sources = new Map<string, string[]>();
   async function* feed() {
@@ -115,7 +116,7 @@ export async function checkHistories(
   let checked = 0;
   const seen = new Map<string, number>();
   for await (const result of Worker.runReplayHistories(
-    { ...workflowSource(env), dataConverter: dataConverter(env), replayName: 'faheem-deploy-check', sinks: DROP_CHANGES },
+    { ...workflowSource(with_), dataConverter: with_.dataConverter, replayName: 'faheem-deploy-check', sinks: DROP_CHANGES },
     feed(),
   )) {
     const n = seen.get(result.workflowId) ?? 0;

@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 import { DeployError } from '../errors.js';
 import { moveSignal } from '../workflows/messages.js';
-import type { Settings } from '../environment.js';
+import type { DeploySettings } from '../settings/deploy.js';
 
 /** One version of the deployment, as `faheem deploy status --json` prints it. */
 export interface VersionStatus {
@@ -29,8 +29,12 @@ export interface DeploymentStatus {
 const IDENTITY = 'faheem deploy';
 
 /** The deployment named, or FAHEEM_DEPLOYMENT, or the server's only one. */
-export async function resolveDeployment(client: Client, name: string | undefined, env: Settings): Promise<string> {
-  const given = name ?? (env.FAHEEM_DEPLOYMENT?.trim() || undefined);
+export async function resolveDeployment(
+  client: Client,
+  name: string | undefined,
+  settings: Pick<DeploySettings, 'deployment'>,
+): Promise<string> {
+  const given = name ?? settings.deployment;
   if (given) return given;
   const res = await client.workflowService.listWorkerDeployments({ namespace: client.options.namespace, pageSize: 100 });
   const names = (res.workerDeployments ?? []).map((d) => d.name ?? '').filter(Boolean);

@@ -7,15 +7,10 @@ import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@op
 import { Context } from '@temporalio/activity';
 import type { ModelCallInput, ModelCallResult, RunToolInput, RunToolResult } from '../types.js';
 import type { FaheemMetrics } from './metrics.js';
-import type { Settings } from '../environment.js';
+import type { TelemetrySettings } from '../settings/telemetry.js';
 
 /** The tracer our spans come from (the global provider's; a no-op until one is registered). */
 const tracer = () => trace.getTracer('faheem');
-
-/** Whether spans may carry message content (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`). */
-export function captureContent(env: Settings): boolean {
-  return (env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT ?? '').trim().toLowerCase() === 'true';
-}
 
 /** `openai/gpt-4o` → provider `openai`, model `gpt-4o`; a bare name is an OpenAI-compatible model. */
 export function splitModel(spec: string): { provider: string; model: string } {
@@ -48,7 +43,10 @@ export function chatAttributes(requested: { provider: string; model: string }, c
 
 /** What the wrappers need from the worker. */
 export interface InstrumentOptions {
-  env: Settings;
+  /** Whether spans may carry message content (`captureContent`). */
+  telemetry: Pick<TelemetrySettings, 'captureContent'>;
+  /** The worker's model (LLM_MODEL), for a call that names none. */
+  workerModel: string | undefined;
   metrics: FaheemMetrics;
 }
 
@@ -80,10 +78,10 @@ export function instrumentCallModel(
   callModel: (input: ModelCallInput) => Promise<ModelCallResult>,
   options: InstrumentOptions,
 ): (input: ModelCallInput) => Promise<ModelCallResult> {
-  const content = captureContent(options.env);
+  const content = options.telemetry.captureContent;
   return async (input) => {
     // A fallback chain's span names its first model; the response's model says which answered.
-    const requested = splitModel(chainOf(input.llm, options.env.LLM_MODEL)[0] ?? 'openai/gpt-4o-mini');
+    const requested = splitModel(chainOf(input.llm, options.workerModel)[0] ?? 'openai/gpt-4o-mini');
     const conversationId = activityConversationId(input.conversationId);
     return inSpan(
       `chat ${requested.model}`,
@@ -123,7 +121,7 @@ export function instrumentRunTool(
   runTool: (input: RunToolInput) => Promise<RunToolResult>,
   options: InstrumentOptions,
 ): (input: RunToolInput) => Promise<RunToolResult> {
-  const content = captureContent(options.env);
+  const content = options.telemetry.captureContent;
   return async (input) => {
     const conversationId = activityConversationId(input.conversationId);
     return inSpan(

@@ -5,25 +5,7 @@
 // workflow interceptors, so a start or a resume is one trace down to the activities and our spans.
 import type { ClientInterceptors } from '@temporalio/client';
 import type { InjectedSinks, WorkerInterceptors } from '@temporalio/worker';
-import type { Settings } from '../environment.js';
-
-/** Whether traces are to be exported: an OTLP endpoint is set and OTEL_TRACES_EXPORTER is not `none`. */
-export function tracingConfigured(env: Settings): boolean {
-  const endpoint = (env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_ENDPOINT ?? '').trim();
-  const exporters = (env.OTEL_TRACES_EXPORTER ?? '').split(',').map((s) => s.trim());
-  return endpoint !== '' && !exporters.includes('none') && (env.OTEL_SDK_DISABLED ?? '').trim().toLowerCase() !== 'true';
-}
-
-/** The OTLP protocol for traces (`http/protobuf` unless OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL says `http/json` or `grpc`). */
-export function tracesProtocol(env: Settings): 'http/protobuf' | 'http/json' | 'grpc' {
-  const p = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? '').trim();
-  return p === 'http/json' || p === 'grpc' ? p : 'http/protobuf';
-}
-
-/** The service name spans carry (OTEL_SERVICE_NAME, default `faheem`). */
-export function serviceName(env: Settings): string {
-  return env.OTEL_SERVICE_NAME?.trim() || 'faheem';
-}
+import type { TelemetrySettings, TracesProtocol } from '../settings/telemetry.js';
 
 /** Tracing, started: what a worker or client adds, and how to flush it. */
 export interface Tracing {
@@ -47,23 +29,23 @@ export async function shutdownTracing(): Promise<void> {
 }
 
 /**
- * Starts tracing once per process when it is configured (`tracingConfigured`), else resolves to
+ * Starts tracing once per process when it is configured (`telemetry.tracing`), else resolves to
  * undefined having loaded nothing. Registers the global tracer provider (W3C trace context).
  */
-export function startTracing(env: Settings): Promise<Tracing | undefined> {
-  if (!tracingConfigured(env)) return Promise.resolve(undefined);
-  started ??= load(env);
+export function startTracing(telemetry: TelemetrySettings): Promise<Tracing | undefined> {
+  if (!telemetry.tracing) return Promise.resolve(undefined);
+  started ??= load(telemetry);
   return started;
 }
 
-async function load(env: Settings): Promise<Tracing> {
+async function load(telemetry: TelemetrySettings): Promise<Tracing> {
   const [{ NodeSDK, resources, tracing }, otel] = await Promise.all([
     import('@opentelemetry/sdk-node'),
     import('@temporalio/interceptors-opentelemetry'),
   ]);
-  const exporter = await tracesExporter(tracesProtocol(env));
+  const exporter = await tracesExporter(telemetry.protocol);
   const processor = new tracing.BatchSpanProcessor(exporter, { scheduledDelayMillis: 500 });
-  const resource = resources.resourceFromAttributes({ 'service.name': serviceName(env) });
+  const resource = resources.resourceFromAttributes({ 'service.name': telemetry.serviceName });
   // Traces only: Prometheus serves the metrics (`--metrics-port`), and logs stay where they are.
   // No process detector: it would put the command line (a CLI message, a flag's value) on every span.
   const sdk = new NodeSDK({
@@ -98,7 +80,7 @@ async function load(env: Settings): Promise<Tracing> {
   };
 }
 
-async function tracesExporter(protocol: ReturnType<typeof tracesProtocol>) {
+async function tracesExporter(protocol: TracesProtocol) {
   // Each reads its endpoint, headers and timeout from the OTEL_EXPORTER_OTLP_* variables.
   if (protocol === 'grpc') return new (await import('@opentelemetry/exporter-trace-otlp-grpc')).OTLPTraceExporter();
   if (protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();

@@ -10,7 +10,7 @@ import { Readable } from 'node:stream';
 import { FaheemError } from '../errors.js';
 import { commandBaseEnv } from '../security/env-policy.js';
 import { fileURLToPath } from 'node:url';
-import type { ChildEnv, Settings } from '../environment.js';
+import type { ChildEnv } from '../environment.js';
 
 export interface SpawnOptions {
   cwd: string;
@@ -134,7 +134,7 @@ export async function spawnCommand(
 export async function runProgram(
   file: string,
   args: readonly string[],
-  options: { cwd: string; env: Settings; input?: string | Buffer },
+  options: { cwd: string; env: ChildEnv; input?: string | Buffer },
   useHelper?: boolean,
 ): Promise<ProgramResult> {
   const env: Record<string, string> = {};

@@ -2,8 +2,7 @@
 // is created (prepareWebhook: 400 for a bad one), keep its secret (webhookSecrets), and run the
 // worker that delivers each stop (createWebhookWorker). The conversation workflow's side is in
 // src/workflows/runner/webhooks.ts.
-import { setting, type Settings } from '../environment.js';
-import { parseAllowList as parseAllowListText, type WebhookAllowList } from './addresses.js';
+import type { WebhookAllowList } from './addresses.js';
 import { checkWebhookSecret, type WebhookSecrets } from './secrets.js';
 import { resolveWebhookTarget, type HostLookup } from './target.js';
 
@@ -31,9 +30,4 @@ export async function prepareWebhook(
   const { url } = await resolveWebhookTarget(webhook.url, options.allow, options.lookup);
   await options.secrets.put(conversationId, secret);
   return { url: url.href };
-}
-
-/** FAHEEM_WEBHOOK_ALLOW from the process's settings (readSettings), parsed. */
-export function webhookAllowList(settings: Settings): WebhookAllowList {
-  return parseAllowListText(setting(settings, 'FAHEEM_WEBHOOK_ALLOW'));
 }

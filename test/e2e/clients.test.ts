@@ -39,10 +39,10 @@ import {
   prepareWebhook,
   SIGNATURE_HEADER,
   verifyWebhookSignature,
-  webhookAllowList,
   webhookTaskQueue,
   WebhookTargetError,
 } from '../../src/webhooks/index.js';
+import { webhookSettings } from '../../src/settings/webhooks.js';
 import { startApiProcess, type ApiProcess } from '../support/api-process.js';
 import { FAKE_KEY, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 import { tempDir } from '../support/temp-dirs.js';
@@ -369,7 +369,7 @@ describe('webhooks', () => {
       namespace: h.namespace,
       taskQueue: webhookTaskQueue(DEFAULTS.taskQueue),
       secrets,
-      allow: webhookAllowList(settings),
+      allow: webhookSettings(settings).allow,
       dataConverter: dataConverter(h.env),
     });
     webhookRun = webhookWorker.run().finally(() => connection.close());

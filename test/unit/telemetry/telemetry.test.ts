@@ -2,9 +2,9 @@
 // and the span shape the workflow's spans are given for the exporter.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { captureContent, chatAttributes, finishReason, splitModel } from '../../../src/telemetry/instrument.js';
+import { chatAttributes, finishReason, splitModel } from '../../../src/telemetry/instrument.js';
 import { createMetrics, tokenCounts } from '../../../src/telemetry/metrics.js';
-import { asCurrentSpan, serviceName, tracesProtocol, tracingConfigured, withoutPrivateInfo } from '../../../src/telemetry/tracing.js';
+import { asCurrentSpan, withoutPrivateInfo } from '../../../src/telemetry/tracing.js';
 import type { ModelCallResult } from '../../../src/types.js';
 
 test('tokens by type: input is the uncached rest of the prompt; nothing negative', () => {
@@ -69,21 +69,6 @@ test('GenAI attributes of a model call: provider and model from the spec, finish
   assert.equal(a['gen_ai.usage.cache_read.input_tokens'], 4);
   assert.equal(a['gen_ai.conversation.id'], 'conv-1');
   assert.ok(!JSON.stringify(a).includes('terminal'), 'no content in the attributes');
-});
-
-test('tracing is on only with an OTLP endpoint; content capture only when asked', () => {
-  assert.equal(tracingConfigured({}), false);
-  assert.equal(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318' }), true);
-  assert.equal(tracingConfigured({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://x:4318/v1/traces' }), true);
-  assert.equal(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_TRACES_EXPORTER: 'none' }), false);
-  assert.equal(tracingConfigured({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://x:4318', OTEL_SDK_DISABLED: 'true' }), false);
-  assert.equal(tracesProtocol({}), 'http/protobuf');
-  assert.equal(tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }), 'grpc');
-  assert.equal(tracesProtocol({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }), 'http/json');
-  assert.equal(serviceName({}), 'faheem');
-  assert.equal(serviceName({ OTEL_SERVICE_NAME: 'agents' }), 'agents');
-  assert.equal(captureContent({}), false);
-  assert.equal(captureContent({ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'TRUE' }), true);
 });
 
 test("a workflow span (OpenTelemetry 1.x's shape) keeps its parent under the 2.x names", () => {

@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { InvalidRequestError } from '../../../src/errors.js';
-import { readSettings } from '../../../src/environment.js';
 import type { ConversationInput, WebhookDeliveryInput } from '../../../src/types.js';
 import {
   addressRefusal,
@@ -30,7 +29,6 @@ import {
   resolveWebhookTarget,
   signWebhook,
   verifyWebhookSignature,
-  webhookAllowList,
   WebhookTargetError,
 } from '../../../src/webhooks/index.js';
 import { checkMessageText } from '../../../src/workflows/messages.js';
@@ -158,13 +156,6 @@ describe('addresses', () => {
     assert.throws(() => parseAllowList('10.0.0.0/40'), /neither a host name/);
     assert.throws(() => parseAllowList('http://x'), /neither a host name/);
     assert.equal(blockedReason(ip('8.8.4.4')), undefined);
-  });
-
-  test('FAHEEM_WEBHOOK_ALLOW is checked with the other settings and read by webhookAllowList', () => {
-    const settings = readSettings({ FAHEEM_WEBHOOK_ALLOW: '127.0.0.1,hooks.internal' }, 'api');
-    assert.deepEqual(webhookAllowList(settings).hosts, ['hooks.internal']);
-    assert.deepEqual(webhookAllowList(readSettings({}, 'api')), { hosts: [], ranges: [] });
-    assert.throws(() => readSettings({ FAHEEM_WEBHOOK_ALLOW: '10.0.0.0/99' }, 'api'), /FAHEEM_WEBHOOK_ALLOW/);
   });
 });
 
