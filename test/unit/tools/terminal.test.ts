@@ -122,15 +122,19 @@ describe('terminal', () => {
 
   test('a quiet command comes back still running; is_input sends text; the state follows when it ends', async () => {
     const { ctx, state } = await setup();
-    const quick = { ...ctx, softTimeoutMs: 400 };
-    let r = await runTerminal({ command: 'echo ready; read line; cd /tmp; echo "got $line"' }, state, quick);
+    // The soft timeout is how long a silent command is waited for: long where output or an end is
+    // due (it returns at the end at once; a busy machine may take a while to print), short where
+    // the command is meant to be left running.
+    const talky = { ...ctx, softTimeoutMs: 1_500 };
+    const patient = { ...ctx, softTimeoutMs: 10_000 };
+    let r = await runTerminal({ command: 'echo ready; read line; cd /tmp; echo "got $line"' }, state, talky);
     assert.equal(r.exitCode, -1);
     assert.match(r.content, /ready/);
     assert.match(r.content, /still running/);
     assert.equal(r.terminal.running?.command, 'echo ready; read line; cd /tmp; echo "got $line"');
-    const busy = await runTerminal({ command: 'echo other' }, r.terminal, quick);
+    const busy = await runTerminal({ command: 'echo other' }, r.terminal, talky);
     assert.match(busy.content, /is still running/);
-    r = await runTerminal({ command: 'hello', is_input: true }, r.terminal, quick);
+    r = await runTerminal({ command: 'hello', is_input: true }, r.terminal, patient);
     assert.match(r.content, /got hello/);
     assert.equal(r.exitCode, 0);
     assert.equal(r.terminal.running, undefined);
@@ -148,7 +152,15 @@ describe('terminal', () => {
     const theirs = await runTerminal({ command: writer('theirs') }, state, { ...quick, session: 'conv-theirs' });
     assert.match(mine.content, /still running/);
     assert.match(theirs.content, /still running/);
-    const pidOf = async (name: string) => Number(await readFile(path.join(workspace, `${name}.pid`), 'utf8'));
+    // Each writer writes its pid first thing; on a busy machine, maybe after its command came back.
+    const pidOf = async (name: string) => {
+      for (const deadline = Date.now() + 30_000; ;) {
+        const pid = Number(await readFile(path.join(workspace, `${name}.pid`), 'utf8').catch(() => ''));
+        if (pid > 0) return pid;
+        if (Date.now() > deadline) throw new Error(`${name}.pid was not written`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
     const alive = (pid: number) => {
       try {
         process.kill(pid, 0);
@@ -170,24 +182,27 @@ describe('terminal', () => {
 
   test('keys: C-c interrupts, C-d ends input; reset stops a running command', async () => {
     const { ctx, state } = await setup();
+    // Short where the command is meant to be left running silent; long where output or an end is due.
     const quick = { ...ctx, softTimeoutMs: 300 };
+    const talky = { ...ctx, softTimeoutMs: 1_500 };
+    const patient = { ...ctx, softTimeoutMs: 10_000 };
     let r = await runTerminal({ command: 'sleep 30' }, state, quick);
     assert.match(r.content, /still running/);
-    r = await runTerminal({ command: 'C-c', is_input: true }, r.terminal, quick);
-    assert.equal(r.exitCode, 130);
+    r = await runTerminal({ command: 'C-c', is_input: true }, r.terminal, patient);
+    assert.equal(r.exitCode, 130, r.content);
     r = await runTerminal({ command: 'cat' }, r.terminal, quick);
-    r = await runTerminal({ command: 'abc', is_input: true }, r.terminal, quick);
+    r = await runTerminal({ command: 'abc', is_input: true }, r.terminal, talky);
     assert.match(r.content, /abc/);
-    r = await runTerminal({ command: 'C-d', is_input: true }, r.terminal, quick);
-    assert.equal(r.exitCode, 0);
-    r = await runTerminal({ command: 'echo "state in $__faheem_state"; sleep 30' }, r.terminal, quick);
+    r = await runTerminal({ command: 'C-d', is_input: true }, r.terminal, patient);
+    assert.equal(r.exitCode, 0, r.content);
+    r = await runTerminal({ command: 'echo "state in $__faheem_state"; sleep 30' }, r.terminal, talky);
     const stateDir = /state in (\S+)/.exec(r.content)?.[1];
     assert.ok(stateDir && existsSync(stateDir), r.content);
     r = await runTerminal({ command: '', reset: true }, r.terminal, quick);
     assert.match(r.content, /running command was stopped/);
     assert.ok(!existsSync(stateDir), "the stopped command's state folder is gone");
-    r = await runTerminal({ command: 'echo fresh' }, r.terminal, quick);
-    assert.equal(r.exitCode, 0);
+    r = await runTerminal({ command: 'echo fresh' }, r.terminal, patient);
+    assert.equal(r.exitCode, 0, r.content);
   });
 
   test('a command left running by a worker that died is reported, not pretended', async () => {
