@@ -27,7 +27,7 @@ import { Conversation } from '../src/client.js';
 import { commandBaseEnv } from '../src/security/env-policy.js';
 import type { RecordedRequest, Script } from '../src/testing/scripted-model.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../test/support/harness.js';
-import { floorPauses } from './floor/floor.js';
+import { floorPauser, withFloor, type FloorPauser } from './floor/floor.js';
 import { benchAgent, benchOptions } from './step.js';
 
 const rounds = Number(process.argv[2] ?? 3);
@@ -134,7 +134,10 @@ type OurPause = 'signal' | 'applied';
  * conversation; ms from `pause()` called until the caller knows it is paused (a query read
  * `paused`, or the update returned, after which a query must read `paused`: checked).
  */
-async function faheemRounds(h: Harness): Promise<Record<OurPause, Round[]>> {
+async function faheemRounds(
+  h: Harness,
+  floor: FloorPauser,
+): Promise<Record<OurPause, Round[]> & { floor: { ms: number; aborted: boolean }[] }> {
   const conversation = await Conversation.create(h.client, {
     ...benchOptions(),
     agent: benchAgent(),
@@ -144,7 +147,7 @@ async function faheemRounds(h: Harness): Promise<Record<OurPause, Round[]>> {
     maxIterations: 100_000,
   });
   const seen = new Set<RecordedRequest>();
-  const out: Record<OurPause, Round[]> = { signal: [], applied: [] };
+  const out: Record<OurPause, Round[]> & { floor: { ms: number; aborted: boolean }[] } = { signal: [], applied: [], floor: [] };
   for (let i = 0; i < rounds * 2; i++) {
     const how: OurPause = i % 2 === 0 ? 'signal' : 'applied';
     if (i > 0) await conversation.resume();
@@ -168,6 +171,8 @@ async function faheemRounds(h: Harness): Promise<Record<OurPause, Round[]>> {
     const open = request.endedAt === undefined;
     if (open) await waitFor('the paused model call to end', () => request.endedAt !== undefined, 30_000, 2);
     out[how].push({ ms, into: calledAt - request.startedAt, call: request.aborted ? 'aborted' : open ? 'open' : 'completed' });
+    // Temporal's floor for a pause takes its turn after each applied pause of ours (ours stays paused meanwhile).
+    if (how === 'applied') out.floor.push(await floor.pauseOnce());
   }
   await conversation.close();
   await h.client.workflow
@@ -355,7 +360,15 @@ else {
 const h = await startHarness({ name: 'bench-pause-peer', script, record: false });
 try {
   await h.startWorker();
-  const both = await faheemRounds(h);
+  // Temporal's floor for a pause (an update that cancels a call, nothing else) in turns with ours, on the same server.
+  const both = await withFloor(h.server.address, async (client) => {
+    const floor = await floorPauser(client, modelMs, pauseAtMs);
+    try {
+      return await faheemRounds(h, floor);
+    } finally {
+      await floor.close();
+    }
+  });
   const ours = both.applied;
   let theirs: Awaited<ReturnType<typeof openhandsRounds>> | undefined;
   if ('python' in openhands) {
@@ -365,9 +378,8 @@ try {
       openhands = { skipped: (err as Error).message };
     }
   }
-  // Temporal's floor for a pause, on the same server: an update that cancels a call, nothing else.
-  const floorSide = await floorPauses(h.server.address, rounds, modelMs, pauseAtMs);
-  const floorRounds = floorSide.ms;
+  const floorRounds = both.floor.map((r) => r.ms);
+  const floorAborted = both.floor.filter((r) => r.aborted).length;
   const floorMs = median(floorRounds);
   const oursMs = median(ours.map((r) => r.ms));
   const signalMs = median(both.signal.map((r) => r.ms));
@@ -402,11 +414,11 @@ try {
   const midCall = (r: Round) => r.into >= 0 && r.into < modelMs && !r.endedBefore;
   const sane =
     [...ours, ...both.signal].every((r) => r.call === 'aborted' && midCall(r)) &&
-    floorSide.aborted === rounds &&
+    floorAborted === rounds &&
     (!theirs || (theirs.pause.every(midCall) && theirs.interrupt.every((r) => midCall(r) && r.call === 'aborted')));
   console.log(
     `sanity: faheemcode's pauses must be called mid-call and abort it (${calls(ours)}; signalled: ${calls(both.signal)}); ` +
-      `the floor's must abort its call (${floorSide.aborted} of ${rounds})` +
+      `the floor's must abort its call (${floorAborted} of ${rounds})` +
       (theirs
         ? `; OpenHands' pause() must be called mid-call (${calls(theirs.pause)}), its interrupt() too and abort it (${calls(theirs.interrupt)})`
         : '') +
@@ -428,7 +440,7 @@ try {
         `the model call left at the pause (${modelMs - pauseAtMs} ms) and the step's command |`,
     );
     console.log(
-      `| pause() on run(), against Temporal's floor (an update cancelling a call, nothing else) | ${fmt(pauseMs)} | floor ${fmt(floorMs)} | ${(pauseMs / floorMs).toFixed(1)}× | ` +
+      `| pause() on run(), against Temporal's floor (an update cancelling a call, nothing else; in turns with ours) | ${fmt(pauseMs)} | floor ${fmt(floorMs)} | ${(pauseMs / floorMs).toFixed(1)}× | ` +
         'the most any pause through a Temporal server and a workflow task reaches here |',
     );
     console.log(

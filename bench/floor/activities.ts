@@ -5,10 +5,8 @@ export async function tool(i: number): Promise<number> {
   return i;
 }
 
-/** Tells the bench that a slow model call is under way (the floor's workers run in the bench's process). */
+/** Tells the bench when a slow model call starts and when a cancellation cuts one short (the floor's workers run in the bench's process). */
 export const slowCallStarted = new EventTarget();
-/** How many slow model calls a cancellation cut short (the floor's pause must abort the call). */
-export const slowCalls = { cancelled: 0 };
 
 /** A model call that takes `ms`, heartbeating, given up at once when cancelled (the floor's pause aborts it). */
 export async function slowModel(ms: number): Promise<number> {
@@ -20,7 +18,7 @@ export async function slowModel(ms: number): Promise<number> {
     await ctx.sleep(ms);
     return ms;
   } catch (err) {
-    if (ctx.cancellationSignal.aborted) slowCalls.cancelled++;
+    if (ctx.cancellationSignal.aborted) slowCallStarted.dispatchEvent(new Event('cancelled'));
     throw err;
   } finally {
     clearInterval(beat);

@@ -52,39 +52,47 @@ export async function floorThroughput(address: string, n: number, steps: number)
   });
 }
 
+/** Temporal's floor for a pause, one round at a time (so it can take turns with another side). */
+export interface FloorPauser {
+  /** Resumes the floor workflow, pauses it `pauseAtMs` into its next call: the update's ms, and whether the call was aborted. */
+  pauseOnce(): Promise<{ ms: number; aborted: boolean }>;
+  close(): Promise<void>;
+}
+
 /**
- * Temporal's floor for a pause: `rounds` times, a floor workflow's slow model call (`modelMs`) is
- * paused `pauseAtMs` into it by an update that cancels it; milliseconds from the update's call to
- * its return, each round.
+ * A floor workflow of slow model calls (`modelMs`), started paused on `client` (inside
+ * {@link withFloor}); each `pauseOnce` resumes it and pauses it by an update that cancels the call.
  */
-export async function floorPauses(
-  address: string,
-  rounds: number,
-  modelMs: number,
-  pauseAtMs: number,
-): Promise<{ ms: number[]; aborted: number }> {
-  return withFloor(address, async (client) => {
-    // Listened for before the call can start (the workflow's start, a resume).
-    const nextCall = () => new Promise((resolve) => activities.slowCallStarted.addEventListener('started', resolve, { once: true }));
-    let started = nextCall();
-    const handle = await client.workflow.start('floorPausable', {
-      taskQueue: 'floor',
-      workflowId: `floor-pause-${Date.now()}`,
-      args: [rounds + 1, modelMs],
-    });
-    const times: number[] = [];
-    const cancelledBefore = activities.slowCalls.cancelled;
-    for (let i = 0; i < rounds; i++) {
+export async function floorPauser(client: Client, modelMs: number, pauseAtMs: number): Promise<FloorPauser> {
+  const handle = await client.workflow.start('floorPausable', {
+    taskQueue: 'floor',
+    workflowId: `floor-pause-${Date.now()}`,
+    args: [1_000_000, modelMs, true],
+  });
+  const next = (what: 'started' | 'cancelled') =>
+    new Promise((resolve) => activities.slowCallStarted.addEventListener(what, resolve, { once: true }));
+  return {
+    async pauseOnce() {
+      // Listened for before the call can start.
+      const started = next('started');
+      await handle.signal('floorResume');
       await started;
       // Positions the pause mid-call, as the other sides' pauses are (not a synchronisation).
       await new Promise((resolve) => setTimeout(resolve, pauseAtMs));
+      const cancelled = next('cancelled');
       const t0 = performance.now();
       await handle.executeUpdate('floorPause');
-      times.push(performance.now() - t0);
-      started = nextCall();
-      await handle.signal('floorResume');
-    }
-    await handle.terminate('the bench is done');
-    return { ms: times, aborted: activities.slowCalls.cancelled - cancelledBefore };
-  });
+      const ms = performance.now() - t0;
+      // The call learns of its cancellation after the update returns (a worker command, or its
+      // next heartbeat): counted before the next round, or not at all after 10 s.
+      const aborted = await Promise.race([
+        cancelled.then(() => true),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 10_000).unref()),
+      ]);
+      return { ms, aborted };
+    },
+    async close() {
+      await handle.terminate('the bench is done');
+    },
+  };
 }

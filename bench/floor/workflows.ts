@@ -53,8 +53,8 @@ export const floorResume = defineSignal('floorResume');
  * call in flight, with nothing else in the workflow. What no pause through a Temporal server and a
  * workflow task goes below (bench:pause-peer).
  */
-export async function floorPausable(calls: number, modelMs: number): Promise<number> {
-  let paused = false;
+export async function floorPausable(calls: number, modelMs: number, startPaused = false): Promise<number> {
+  let paused = startPaused;
   let inFlight: CancellationScope | undefined;
   setHandler(floorPause, () => {
     paused = true;

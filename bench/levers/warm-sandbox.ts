@@ -5,7 +5,7 @@
 //   today      our terminal's command, sandboxed as the worker runs it (bench/sandboxed-command.ts)
 //   unboxed    the same terminal call with no sandbox (its wrapper, the spawn helper, state capture)
 //   warm       `bash -c <command>` run by a bash already inside a sandbox of the same plan, through a pipe
-//   bare       `bash -c <command>` spawned from this process with no sandbox
+//   bare       `bash -c <command>` with no sandbox, through the spawn helper as the terminal's spawns
 // and estimates a warm-sandbox terminal as unboxed + (warm − bare): what the sandbox would still
 // cost a command once its start is paid per conversation.
 // Run: `npx tsx bench/levers/warm-sandbox.ts [commands per side per round]` (BENCH_ROUNDS, default 5).
@@ -16,7 +16,7 @@ import path from 'node:path';
 import { commandBaseEnv } from '../../src/security/env-policy.js';
 import { hiddenDirs, resolveSandbox, sandboxedCommand, sandboxFromEnv } from '../../src/tools/sandbox.js';
 import { leaseNetwork, stopKeptNetworks } from '../../src/tools/kept-network.js';
-import { setUpSpawner } from '../../src/tools/spawner.js';
+import { setUpSpawner, spawnCommand } from '../../src/tools/spawner.js';
 import { runTerminal } from '../../src/tools/terminal.js';
 import type { TerminalState } from '../../src/types.js';
 
@@ -88,13 +88,19 @@ async function main(): Promise<void> {
       const o = await warmRun(`echo step ${i}`);
       if (!o.startsWith(`step ${i}\n${DONE} 0`)) throw new Error(`the warm command failed: ${o}`);
     },
-    bare: (i: number) =>
-      new Promise<void>((resolve, reject) => {
-        const p = spawn('bash', ['--norc', '--noprofile', '-c', `echo step ${i}`], { stdio: ['ignore', 'pipe', 'inherit'] });
-        p.on('error', reject);
-        p.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`bare bash exited ${code}`))));
-        p.stdout.resume();
-      }),
+    // Through the spawn helper, as the terminal's own spawns are: (warm − bare) is then the spawn a
+    // warm sandbox saves, measured the way the terminal pays it.
+    bare: async (i: number) => {
+      const p = await spawnCommand(
+        'bash',
+        ['--norc', '--noprofile', '-c', `echo step ${i}`],
+        { cwd: workspace, env: commandBaseEnv(env), detached: true },
+        true,
+      );
+      p.output.resume();
+      const { code } = await p.exited;
+      if (code !== 0) throw new Error(`bare bash exited ${code}`);
+    },
   };
   type Side = keyof typeof sides;
   const names = Object.keys(sides) as Side[];

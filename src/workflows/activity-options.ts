@@ -30,7 +30,8 @@ export const TOOL_CALL: ActivityOptions = {
 // safe to run again, and a host's death (or a host too busy to beat for 10 s, as a survivor taking
 // over a killed worker's conversations can be) takes an attempt each time: with 3 attempts, a
 // conversation that a kill caught here failed 1 run in 10 of the scale-out test. Ten attempts,
-// at most 10 s apart: a host that truly cannot prepare them fails the conversation in ~2 minutes.
+// at most 10 s apart: attempts that fail fast fail the conversation after ~65 s of backoff; one
+// that keeps beating (an MCP server's npx that hangs) may use its whole 5 minutes each time.
 export const PREPARE_TOOLS: ActivityOptions = {
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '10 seconds',

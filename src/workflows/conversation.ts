@@ -73,31 +73,37 @@ export async function conversation(input: ConversationInput): Promise<Conversati
     get closeRequested() {
       return run.closeRequested;
     },
-    isSubAgent: options.parent !== undefined,
+    isSubAgent: Boolean(options.parent),
     runLimitReached: () => turns >= continueAsNewEvery || workflowInfo().continueAsNewSuggested,
     versionMoveDue: moveToNewVersionDue,
     hibernationBound: () => hibernationBound(run),
   };
-  let move = nextMove(view, 'top');
-  while (move.kind !== 'end') move = nextMove(view, await carryOut(move));
-  // `moving`: onto the deployment's new current version.
-  const { end, moving } = move;
-
-  /** Carries out one move; says where the next decision is asked from. */
-  async function carryOut(move: Exclude<Move, { kind: 'end' }>): Promise<MoveFrom> {
+  // The moves are carried out inline, each with exactly the awaits the loop always had: one more
+  // (an async helper's) would move a turn's first command a microtask later, which can reorder it
+  // against an update's answer in a recorded history.
+  let from: MoveFrom = 'top';
+  let ended: Extract<Move, { kind: 'end' }>;
+  for (;;) {
+    const move = nextMove(view, from);
+    if (move.kind === 'end') {
+      ended = move;
+      break;
+    }
     switch (move.kind) {
       case 'stop-processes':
         // A pause --now (a rewind's too) stops what the conversation left running on its host, once
         // the call in flight has come back: a command past its soft timeout, MCP servers, the kept network.
         await stopProcessesAfterPause(run, acts);
-        return 'stopped-processes';
+        from = 'stopped-processes';
+        break;
       case 'rewind':
         // Carried out once nothing runs (its request paused the conversation).
         if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
         // A hibernating pooled conversation takes a host first: the restore runs where its workspace is.
         if (poolHostDue(run)) await takePoolHost(run);
         await performRewind(run, acts);
-        return 'top';
+        from = 'top';
+        break;
       case 'hibernate': {
         // A pooled conversation gives its host folder back when paused, or idle past a bound.
         const seen = run.wakeups;
@@ -110,7 +116,8 @@ export async function conversation(input: ConversationInput): Promise<Conversati
           if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
           await hibernate(run);
         }
-        return 'top';
+        from = 'top';
+        break;
       }
       case 'wait-idle': {
         // Idle (or paused, finished, …): wait for something to happen, at most the idle timeout.
@@ -118,19 +125,24 @@ export async function conversation(input: ConversationInput): Promise<Conversati
         const woke = await condition(() => run.closeRequested || run.status === 'running' || run.wakeups !== seen, options.idleTimeoutMs, {
           summary: `idle timeout: the conversation completes if nothing happens for ${formatDuration(options.idleTimeoutMs)}`,
         });
-        return woke ? 'woke' : 'idle-timed-out';
+        from = woke ? 'woke' : 'idle-timed-out';
+        break;
       }
       case 'take-turn': {
         const started = Date.now();
         applyOutcome(run, await takeTurn(run, acts));
         stepSeconds.record((Date.now() - started) / 1000);
         turns++;
-        return 'turn';
+        from = 'turn';
+        break;
       }
       case 'again':
-        return 'top';
+        from = 'top';
+        break;
     }
   }
+  // `moving`: onto the deployment's new current version.
+  const { end, moving } = ended;
 
   // The last step's checkpoint is recorded before the run ends (and carried when it continues).
   if (run.stepCheckpoints.pending) await run.stepCheckpoints.settled();
