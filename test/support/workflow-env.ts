@@ -114,6 +114,7 @@ const SPECS: Record<string, ToolSpec> = {
   finish: { name: 'finish', description: 'Finish', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
   task_tracker: { name: 'task_tracker', description: 'Tasks', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
   delegate: { name: 'delegate', description: 'Delegate', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
+  wait: { name: 'wait', description: 'Wait', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
 };
 
 /** The host's default answer to prepareTools: a spec for each tool asked for. */
