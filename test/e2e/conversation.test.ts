@@ -1,9 +1,10 @@
 // Conversations on one real dev server and one real worker process (a scripted model, set per
-// section): watching a conversation writes nothing to it; model failures, limits, messages while
-// running, a hostile model, pause --now, close; a context-window overflow; waiting on change
-// notices; hooks and skills; a long conversation over continue-as-new; the wait tool (its worker
-// killed and replaced). The sections share the worker (their worker settings are the same), each
-// with conversations of its own; the model's script is set by each section.
+// section): watching a conversation writes nothing to it; model failures, a hostile model, pause
+// --now, close; waiting on change notices; hooks and skills; a long conversation over
+// continue-as-new; a wait whose worker is killed and replaced. The sections share the worker (their
+// worker settings are the same), each with conversations of its own; the model's script is set by
+// each section. The workflow's own rules (limits, messages while running, a context-window overflow,
+// what ends a wait) are tested in process in test/workflow/.
 import assert from 'node:assert/strict';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -195,9 +196,9 @@ describe('observers', () => {
   });
 });
 
-// Conversation semantics against a real server and worker: model failures, limits, messages while
-// running, a hostile model, pause --now, close.
-describe('model failures, limits, messages while running, pause --now, close', () => {
+// Conversation semantics against a real server and worker: model failures (the real model client's
+// errors), a hostile model (the real tools' refusals), pause --now (a real command cut off), close.
+describe('model failures, a hostile model, pause --now, close', () => {
   const agent = () => new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal', 'file_editor', 'task_tracker'] });
 
   async function runWith(script: Script, message = 'Go', extra: { maxIterations?: number } = {}) {
@@ -249,38 +250,6 @@ describe('model failures, limits, messages while running, pause --now, close', (
     assert.equal(retryAfterMs(new Headers({ 'retry-after': 'soon' })), undefined);
     assert.equal(retryAfterMs(new Headers({ 'retry-after-ms': ' ', 'retry-after': '3' })), 3000, 'a blank header is absent');
     assert.equal(retryAfterMs(undefined), undefined);
-  });
-
-  test('the iteration limit stops the run with an error saying why', async () => {
-    const { final } = await runWith(() => ({ toolCalls: [{ name: 'think', arguments: { thought: 'hmm' } }] }), 'Go', { maxIterations: 3 });
-    assert.equal(final.status, 'error');
-    assert.match(final.lastError ?? '', /maximum of 3 iterations/);
-    assert.equal(final.iterations, 3);
-  });
-
-  test('a message sent while running is given to the model before its next call', async () => {
-    let seen = '';
-    const script: Script = (req) => {
-      const users = req.body.messages.filter((m) => m.role === 'user').map((m) => String(m.content));
-      if (users.some((u) => u.includes('EXTRA'))) {
-        seen = users.join(' | ');
-        return { content: 'Noted the extra message.' };
-      }
-      return { delayMs: 150, toolCalls: [{ name: 'terminal', arguments: { command: 'sleep 0.3; echo step' } }] };
-    };
-    h.model.setScript(script);
-    const conversation = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace() });
-    await conversation.sendMessage('Start');
-    const running = conversation.run();
-    await waitFor('a step', async () => (await conversation.events()).some((e) => e.kind === 'observation'));
-    await conversation.sendMessage('EXTRA: also mind the tests');
-    const final = await running;
-    assert.equal(final.status, 'finished');
-    assert.match(seen, /Start \| EXTRA/);
-    // The prompt stayed valid: every tool call was answered before the next user message.
-    const last = h.model.requests[h.model.requests.length - 1]!.body.messages;
-    const extraAt = last.findIndex((m) => m.role === 'user' && String(m.content).includes('EXTRA'));
-    assert.notEqual(last[extraAt - 1]?.role, 'assistant');
   });
 
   test('a hostile model never wedges the conversation: each bad call becomes an error observation', async () => {
@@ -370,46 +339,6 @@ describe('model failures, limits, messages while running, pause --now, close', (
     assert.equal(final.status, 'finished');
     assert.equal(await readFile(path.join(workspace, 'app', 'greeting.txt'), 'utf8'), 'hello faheem\n');
     assert.equal(final.terminal.cwd, path.join(workspace, 'app'));
-  });
-});
-
-// A prompt too long for the model's context window (a 400 from the provider) condenses the
-// conversation and asks once more, instead of putting it in error.
-describe('a prompt too long for the context window', () => {
-  let overflowed = 0;
-  function script(request: RecordedRequest): ScriptedReply {
-    const messages = request.body.messages;
-    if (String(messages[0]?.content ?? '').startsWith('You condense')) return { content: 'SUMMARY: four echo commands ran' };
-    const tools = messages.filter((m) => m.role === 'tool').length;
-    const condensed = messages.some((m) => String(m.content ?? '').includes('SUMMARY: four echo'));
-    if (tools >= 4 && !condensed) {
-      overflowed++;
-      return {
-        status: 400,
-        error: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
-      };
-    }
-    if (condensed) return { content: 'done after condensing' };
-    return { toolCalls: [{ name: 'terminal', arguments: { command: `echo step ${tools + 1}` } }] };
-  }
-
-  before(() => h.model.setScript(script));
-
-  test('a context-window overflow condenses and retries once; the conversation finishes', async () => {
-    const conversation = await Conversation.create(h.client, {
-      agent: new Agent({ llm: new LLM({ model: 'openai/gpt-4o-mini' }), tools: ['terminal'] }),
-      workspace: await h.workspace(),
-      firstMessage: 'echo four times',
-      run: true,
-      condenser: { maxEvents: 1000, maxPromptTokens: 10_000_000, keepFirst: 1 },
-    });
-    const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 60_000);
-    assert.equal(final.status, 'finished', final.lastError ?? '');
-    assert.equal(final.finalMessage, 'done after condensing');
-    assert.equal(overflowed, 1, 'asked once more, after condensing');
-    const events = await conversation.events();
-    assert.ok(events.some((e) => e.kind === 'condensation'));
-    assert.ok(events.some((e) => e.kind === 'error' && /too long for the model's context window; condensing/.test(e.message)));
   });
 });
 
@@ -763,9 +692,9 @@ describe('long conversations', () => {
   });
 });
 
-// The `wait` tool: a durable timer. The worker may die while the conversation waits; a message or a
-// resume ends a long wait early; the state says what it waits for. Last in the file: its first test
-// kills the file's worker and starts another of the same settings.
+// The `wait` tool: a durable timer. The worker may die while the conversation waits. (A message, a
+// resume or a pause ending a wait early is test/workflow/conversation.test.ts's.) Last in the file:
+// its test kills the file's worker and starts another of the same settings.
 describe('the wait tool', () => {
   /** Waits as the first message says (`wait <seconds>`), then answers with what it observed. */
   function waitScript(request: RecordedRequest): ScriptedReply {
@@ -797,51 +726,5 @@ describe('the wait tool', () => {
     assert.equal(final.status, 'finished');
     assert.match(final.finalMessage ?? '', /observed: Waited until .*the time has come/);
     assert.equal((await conversation.state()).waitingUntil, null);
-  });
-
-  test('a message ends a long wait early; the model then sees it', async () => {
-    const conversation = await Conversation.create(h.client, {
-      agent: agent(),
-      workspace: await h.workspace(),
-      firstMessage: 'wait 3600',
-      run: true,
-    });
-    await waitFor('the wait to begin', async () => (await conversation.state()).waitingUntil);
-    await conversation.sendMessage('CI is green, go on');
-    const final = await conversation.waitUntil((s) => s.status !== 'running', 200, 60_000);
-    assert.equal(final.status, 'finished');
-    assert.match(final.finalMessage ?? '', /ended early after \d+ s: a message from the user arrived/);
-    const last = h.model.requests[h.model.requests.length - 1];
-    assert.ok(
-      last?.body.messages.some((m) => m.role === 'user' && m.content === 'CI is green, go on'),
-      'the message reached the model',
-    );
-  });
-
-  test('resume ends a wait; pause ends it too and the conversation is paused', async () => {
-    const conversation = await Conversation.create(h.client, {
-      agent: agent(),
-      workspace: await h.workspace(),
-      firstMessage: 'wait 3600',
-      run: true,
-    });
-    await waitFor('the wait to begin', async () => (await conversation.state()).waitingUntil);
-    await conversation.pause();
-    const paused = await conversation.waitUntil((s) => s.status === 'paused', 100, 30_000);
-    assert.equal(paused.waitingUntil, null);
-    const events = await conversation.events();
-    const observation = events.find((e) => e.kind === 'observation' && e.tool === 'wait');
-    assert.ok(observation && observation.kind === 'observation' && /the conversation was paused/.test(observation.content));
-
-    const again = await Conversation.create(h.client, {
-      agent: agent(),
-      workspace: await h.workspace(),
-      firstMessage: 'wait 3600',
-      run: true,
-    });
-    await waitFor('the second wait to begin', async () => (await again.state()).waitingUntil);
-    await again.resume();
-    const final = await again.waitUntil((s) => s.status !== 'running', 200, 60_000);
-    assert.match(final.finalMessage ?? '', /the user resumed the conversation/);
   });
 });

@@ -1,6 +1,7 @@
 // Sub-agents as child conversations, against a real server and worker processes: parallel children,
-// the whole tree paused and resumed from the parent, a worker killed mid-child, an erroring child,
-// costs and limits counted over the tree, `list --parent`, `events --follow` with children indented.
+// a worker killed mid-child, costs counted over the tree, `list --parent`, `events --follow` with
+// children indented. (The whole tree paused and resumed from the parent, and an erroring child, are
+// workflow rules: test/workflow/sub-agents.test.ts.)
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -124,70 +125,6 @@ test('two delegate calls run two child conversations in parallel; their answers 
   assert.deepEqual(listed.map((r) => r.id).sort(), [`${parent.id}.sub-1`, `${parent.id}.sub-2`]);
 });
 
-test('pausing the parent pauses both running children; nothing starts until resume, which resumes them', async () => {
-  h.model.setScript(
-    routes({
-      'two long jobs': delegateBoth(['count into x.txt', 'count into y.txt']),
-      // Each child's reply after two steps is held at a gate (its stream open) until the pause has landed.
-      'count into x.txt': atStep(2, 'x-2', writer('x.txt', 12)),
-      'count into y.txt': atStep(2, 'y-2', writer('y.txt', 12)),
-    }),
-  );
-  const workspace = await h.workspace();
-  const parent = await Conversation.create(h.client, { agent: agent(), workspace, firstMessage: 'two long jobs' });
-  const firstRun = parent.run();
-  const kids = [`${parent.id}.sub-1`, `${parent.id}.sub-2`];
-  const held = await Promise.all([h.model.reached('x-2'), h.model.reached('y-2')]);
-
-  await h.cli(['pause', parent.id]);
-  const children = await Promise.all(kids.map((k) => Conversation.attach(h.client, k)));
-  await waitFor('both children paused', async () =>
-    (await Promise.all(children.map((c) => c.state()))).every((s) => s.status === 'paused'),
-  );
-  assert.equal((await parent.state()).status, 'paused');
-  const parentView = await waitFor('the parent to know', async () => {
-    const s = await parent.state();
-    return s.children.every((c) => c.status === 'paused') ? s : undefined;
-  });
-  assert.deepEqual(
-    parentView.children.map((c) => c.status),
-    ['paused', 'paused'],
-  );
-  assert.equal((await firstRun).status, 'paused', 'run() returns with the pause');
-  // The pauses cancelled the held calls; the gates open for the resume.
-  await waitFor('the held calls cancelled', () => held.every((r) => r.aborted));
-  h.model.release('x-2');
-  h.model.release('y-2');
-
-  const final = await parent.run();
-  assert.equal(final.status, 'finished');
-  for (const f of ['x.txt', 'y.txt']) {
-    const lines = (await readFile(path.join(workspace, f), 'utf8')).trim().split('\n');
-    assert.deepEqual(
-      lines,
-      Array.from({ length: 12 }, (_, i) => `line${i + 1}`),
-      `${f}: every step once`,
-    );
-  }
-  // In each child's history, between the pause and the resume signals, no activity was scheduled.
-  for (const k of kids) {
-    const history = await h.client.workflow.getHandle(k).fetchHistory();
-    const rows = (history.events ?? []).map((e) => ({
-      signal: e.workflowExecutionSignaledEventAttributes?.signalName,
-      scheduled: e.activityTaskScheduledEventAttributes?.activityType?.name,
-    }));
-    const pauseAt = rows.findIndex((r) => r.signal === 'pause');
-    const resumeAt = rows.findIndex((r, i) => i > pauseAt && r.signal === 'resume');
-    assert.ok(pauseAt > 0 && resumeAt > pauseAt, `${k}: pause then resume signals`);
-    assert.deepEqual(
-      // The checkpoint of the step that was running (a record of what it did) may be taken after the pause.
-      rows.slice(pauseAt, resumeAt).filter((r) => r.scheduled && r.scheduled !== 'checkpointWorkspace'),
-      [],
-      `${k}: nothing scheduled while paused`,
-    );
-  }
-});
-
 test('a worker killed mid-child: a new worker finishes the tree, each child started once and each step once', async () => {
   h.model.setScript(
     routes({
@@ -213,22 +150,6 @@ test('a worker killed mid-child: a new worker finishes the tree, each child star
   assert.equal(final.children.length, 1);
   const started = (await parent.events()).filter((e): e is ChildEvent => e.kind === 'child' && e.status === 'started');
   assert.equal(started.length, 1, 'one child for one delegate call');
-});
-
-test('a child that errors gives the parent an error observation with its reason; the parent goes on', async () => {
-  h.model.setScript(
-    routes({
-      'try a doomed task': delegateBoth(['doomed']),
-      doomed: () => ({ status: 401, error: 'Incorrect API key provided for the sub-agent' }),
-    }),
-  );
-  const parent = await Conversation.create(h.client, { agent: agent(), workspace: await h.workspace(), firstMessage: 'try a doomed task' });
-  const final = await parent.run().then(() => parent.state());
-  assert.equal(final.status, 'finished');
-  const [obs] = observations(await parent.events());
-  assert.equal(obs!.isError, true);
-  assert.match(obs!.content, /sub-agent .*\.sub-1 stopped with an error: .*HTTP 401/);
-  assert.equal(final.children[0]!.status, 'error');
 });
 
 test("`faheem start --delegate` and `events --follow` show the children's progress indented under the call; depth is limited", async () => {

@@ -1,5 +1,6 @@
 // Every process can die: the Temporal server (restarted on its SQLite file), the client waiting in
-// run(). And pauses at awkward moments: during a retry backoff, twice in a row.
+// run(). (Pauses at awkward moments, during a retry backoff or twice in a row, are workflow rules:
+// test/workflow/conversation.test.ts.)
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
 import { mkdtemp, readFile } from 'node:fs/promises';
@@ -65,51 +66,4 @@ test('the client waiting in run() is killed; a new client attaches and sees the 
   const final = await again.waitUntil((s) => s.status !== 'running', 200, 120_000);
   assert.equal(final.status, 'finished');
   assert.deepEqual((await readFile(path.join(workspace, 'countdown.txt'), 'utf8')).trim().split('\n'), countdown);
-});
-
-test('a pause during a model retry backoff cancels the retries; resume calls the model again', async () => {
-  h.model.setScript(() => ({ status: 503, error: 'busy' }));
-  const conversation = await Conversation.create(h.client, {
-    agent: agent(),
-    workspace: await h.workspace(),
-    firstMessage: 'hi',
-    run: true,
-  });
-  const start = h.model.requests.length;
-  await waitFor('two failed attempts', () => h.model.requests.length - start >= 2);
-  await conversation.pause();
-  await waitFor('paused', async () => (await conversation.state()).status === 'paused');
-  // The activity is cancelled in history before we resume: no retry is pending while paused.
-  const handle = h.client.workflow.getHandle(conversation.id);
-  await waitFor('the model activity cancelled', async () =>
-    ((await handle.fetchHistory()).events ?? []).some((e) => e.activityTaskCanceledEventAttributes),
-  );
-  const whilePaused = h.model.requests.length;
-  h.model.setScript(() => ({ content: 'Hello!' }));
-  assert.equal(h.model.requests.length, whilePaused);
-  const final = await conversation.run().then(() => conversation.state());
-  assert.equal(final.status, 'finished');
-  assert.equal(final.lastError, null);
-});
-
-test('pausing twice in a row is one pause; resume works once', async () => {
-  // Held at a gate nobody opens: only the pause ends the call.
-  h.model.setScript(() => ({ gate: 'never', content: 'slow' }));
-  const conversation = await Conversation.create(h.client, {
-    agent: agent(),
-    workspace: await h.workspace(),
-    firstMessage: 'hi',
-    run: true,
-  });
-  await h.model.reached('never');
-  assert.equal((await conversation.state()).status, 'running');
-  await Promise.all([conversation.pause(), conversation.pause()]);
-  await conversation.pause();
-  await waitFor('paused', async () => (await conversation.state()).status === 'paused');
-  const pauses = (await conversation.events()).filter((e) => e.kind === 'pause');
-  assert.equal(pauses.length, 1);
-  h.model.setScript(() => ({ content: 'quick' }));
-  const final = await conversation.run();
-  assert.equal(final.status, 'finished');
-  assert.equal((await conversation.events()).filter((e) => e.kind === 'resume').length, 1);
 });

@@ -1,5 +1,6 @@
-// Agent parity with the seed SDK: confirmation mode, stuck detection, budget, secrets, big output,
-// provider configuration. Real server, real worker processes, scripted model.
+// Agent parity with the seed SDK: confirmation mode, stuck detection, secrets, big output, provider
+// configuration. Real server, real worker processes, scripted model. (The budget, the risky policy and
+// the condenser are workflow rules: test/workflow/.)
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -64,18 +65,8 @@ describe('confirmation mode', () => {
     assert.ok(workspace);
   });
 
-  test('risky: LOW runs at once, HIGH and unlabelled ask', async () => {
-    const low = await start(oneCommand('echo low', 'LOW'), { confirmationPolicy: 'risky' });
-    assert.equal((await low.conversation.run()).status, 'finished');
-    const high = await start(oneCommand('echo high', 'HIGH'), { confirmationPolicy: 'risky' });
-    assert.equal((await high.conversation.run()).status, 'waiting_for_confirmation');
-    await high.conversation.reject('no');
-    const unknown = await start(oneCommand('echo unknown'), { confirmationPolicy: 'risky' });
-    assert.equal((await unknown.conversation.run()).status, 'waiting_for_confirmation');
-    await unknown.conversation.approve();
-    await unknown.conversation.waitUntil((s) => s.status === 'finished');
-    assert.match(JSON.stringify(h.model.requests[h.model.requests.length - 2]!.body.messages[0]), /security_risk/);
-  });
+  // The risky policy (LOW runs at once, HIGH and unlabelled ask, the prompt asks for a rating) is a
+  // workflow rule: test/workflow/conversation.test.ts ("risky: LOW runs at once, …").
 
   test('waiting survives a worker crash, can be paused, and resume returns to waiting', async () => {
     const { conversation, workspace } = await start(oneCommand('echo survived > s.txt'), { confirmationPolicy: 'always' });
@@ -108,9 +99,10 @@ describe('confirmation mode', () => {
 });
 
 describe('limits', () => {
-  // Stuck on the same action with the same result 4 times is a workflow rule, tested with this test's
-  // assertions in test/workflow/conversation.test.ts. The failing action below stays here: its
-  // failure comes from the real file editor.
+  // Stuck on the same action with the same result 4 times and the per-run budget (with each call's
+  // metrics) are workflow rules, tested with these tests' assertions in test/workflow/conversation.test.ts.
+  // The failing action below stays here: its failure comes from the real file editor. (The condenser's
+  // bounded prompt is test/workflow/long-conversation.test.ts's.)
   test('the same failing action 3 times → stuck', async () => {
     const { conversation } = await start(() => ({
       toolCalls: [{ name: 'file_editor', arguments: { command: 'view', path: 'nope.txt' } }],
@@ -118,70 +110,6 @@ describe('limits', () => {
     const final = await conversation.run().then(() => conversation.state());
     assert.equal(final.status, 'stuck');
     assert.match(final.lastError ?? '', /failed 3 times/);
-  });
-
-  test('a per-run budget pauses the run with the reason "budget"; resume goes on', async () => {
-    let n = 0;
-    const { conversation } = await start(
-      () => (++n <= 5 ? { toolCalls: [{ name: 'think', arguments: { thought: `t${n}` } }] } : { content: 'done' }),
-      {
-        maxBudgetPerRunUsd: 0.00005,
-      },
-    );
-    const paused = await conversation.run().then(() => conversation.state());
-    assert.equal(paused.status, 'paused');
-    const pause = (await conversation.events()).find((e) => e.kind === 'pause');
-    assert.match(JSON.stringify(pause), /budget/);
-    assert.ok(paused.metrics.accumulatedCost > 0.00005);
-    assert.equal(paused.metrics.llmCalls, 2);
-    assert.deepEqual(
-      paused.metrics.calls?.map((c) => [c.step, c.promptTokens, c.completionTokens]),
-      [
-        [1, 100, 20],
-        [2, 100, 20],
-      ],
-    );
-    assert.ok(paused.metrics.calls?.every((c) => c.cost > 0 && c.latencyMs >= 0));
-    const resumed = await conversation.run().then(() => conversation.state());
-    assert.ok(resumed.metrics.llmCalls > 2);
-  });
-});
-
-describe('condenser', () => {
-  test('older events are summarised; the first message and recent events stay; the prompt stays bounded', async () => {
-    let calls = 0;
-    const script: Script = (req) => {
-      if (String(req.body.messages[0]?.content).startsWith('You condense')) {
-        return { content: `SUMMARY(${req.body.messages.length} messages): wrote part files so far.` };
-      }
-      calls++;
-      if (calls > 30) return { content: 'All parts written.' };
-      return { toolCalls: [{ name: 'terminal', arguments: { command: `echo part ${calls} > part-${calls}.txt` } }] };
-    };
-    const { conversation } = await start(script, { condenser: { maxEvents: 12, maxPromptTokens: 1e9, keepFirst: 2 } });
-    const final = await conversation.run();
-    assert.equal(final.status, 'finished');
-    const events = await conversation.events();
-    const condensations = events.filter((e) => e.kind === 'condensation');
-    assert.ok(
-      condensations.length >= 2,
-      `condensed ${condensations.length} times: ${JSON.stringify(events.filter((e) => e.kind === 'error'))}`,
-    );
-    const agentRequests = h.model.requests.filter((r) => !String(r.body.messages[0]?.content).startsWith('You condense')).slice(-31);
-    const longest = Math.max(...agentRequests.map((r) => r.body.messages.length));
-    assert.ok(longest <= 18, `the prompt stayed bounded (longest ${longest} messages for ${events.length} events)`);
-    const last = agentRequests[agentRequests.length - 1]!.body.messages;
-    assert.equal(last[1]?.content, 'go', 'the first user message stays');
-    assert.ok(
-      last.some((m) => String(m.content).includes('SUMMARY(')),
-      'the summary is in the prompt',
-    );
-    // The transcript stays valid: every tool result follows its call.
-    const ids = new Set<string>();
-    for (const m of last) {
-      for (const c of (m.tool_calls ?? []) as { id: string }[]) ids.add(c.id);
-      if (m.role === 'tool') assert.ok(ids.has(String(m.tool_call_id)));
-    }
   });
 });
 

@@ -1,7 +1,8 @@
 // Time travel against a real dev server: ten steps of shell commands appending to a file; rewind to
 // step 4 puts 40 lines back and the model's next prompt holds steps 1–4 and the new message; a fork
-// at step 2 works in its own copy; the user's own git repository is never written; rewinds across
-// continue-as-new and a condensation; a worker killed mid-rewind.
+// at step 2 works in its own copy; the user's own git repository is never written; a worker killed
+// mid-rewind. (A rewind across continue-as-new and a condensation is a workflow rule:
+// test/workflow/time-travel.test.ts.)
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -128,45 +129,6 @@ test('ten steps, rewind to step 4: 40 lines, the next prompt holds steps 1–4 a
   assert.equal((await lines(workspace)).length, 40, 'the original is untouched by the fork');
   const status = JSON.parse((await h.cli(['status', fork.id, '--json'])).stdout) as { forkedFrom?: { id: string } };
   assert.equal(status.forkedFrom?.id, conversation.id);
-});
-
-test('rewind across continue-as-new and across a condensation brings the condensed events back into the prompt', async () => {
-  const steps = appendScript(8);
-  h.model.setScript((request) => {
-    // The condenser's own call: a summary.
-    if (String(request.body.messages[0]?.content ?? '').startsWith('You condense')) return { content: 'SUMMARY of earlier steps' };
-    return steps(request);
-  });
-  const workspace = await h.workspace();
-  const conversation = await Conversation.create(h.client, {
-    agent: agent(),
-    workspace,
-    firstMessage: 'append eight steps',
-    run: true,
-    continueAsNewEverySteps: 3,
-    condenser: { maxEvents: 10, maxPromptTokens: 1_000_000, keepFirst: 1 },
-  });
-  const done = await conversation.waitUntil((s) => s.status !== 'running', 200, 120_000);
-  assert.equal(done.status, 'finished');
-  const events = await conversation.events();
-  assert.ok(
-    events.some((e) => e.kind === 'condensation'),
-    'a condensation happened',
-  );
-  assert.ok(
-    (await h.client.workflow.getHandle(conversation.id).query<{ runId: string }[]>('eventRuns')).length > 1,
-    'the conversation continued as new',
-  );
-
-  await conversation.rewind(2);
-  assert.equal((await lines(workspace)).length, 20);
-  const before = h.model.requests.length;
-  await conversation.sendMessage('stop');
-  await conversation.run();
-  const prompt = h.model.requests[before];
-  assert.ok(prompt);
-  assert.equal(prompt.body.messages.filter((m) => m.role === 'tool').length, 2, 'steps 1 and 2 are back, whole');
-  assert.ok(!prompt.body.messages.some((m) => String(m.content).includes('SUMMARY')), 'the condensation was rewound too');
 });
 
 test('a worker killed mid-rewind: the rewind completes on the next worker, the workspace as after the step', async () => {

@@ -36,7 +36,9 @@ import {
   type RunToolResult,
   type ToolSpec,
 } from '../../src/types.js';
+import { readEvents as readEveryEvent } from '../../src/conversation/read-events.js';
 import { eventsQuery, stateQuery } from '../../src/workflows/messages.js';
+import { lacksPromptEvents } from '../../src/workflows/rewind-rules.js';
 import { countedRetries, startDevServerOnFreePorts, waitFor, workflowBundle } from './harness.js';
 import { testNamespace } from './namespace.js';
 
@@ -114,6 +116,7 @@ const SPECS: Record<string, ToolSpec> = {
   finish: { name: 'finish', description: 'Finish', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
   task_tracker: { name: 'task_tracker', description: 'Tasks', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
   delegate: { name: 'delegate', description: 'Delegate', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
+  wait: { name: 'wait', description: 'Wait', parameters: { type: 'object' }, runsIn: 'workflow', needsApproval: false },
 };
 
 /** The host's default answer to prepareTools: a spec for each tool asked for. */
@@ -202,7 +205,12 @@ export async function startWorkflowEnv(name: string): Promise<WorkflowEnv> {
   async function scriptedCall(input: ModelCallInput): Promise<ModelCallResult> {
     const e = entry(input.conversationId);
     if (input.conversationId === e.conversation.id) e.conversation.modelCalls.push(input);
-    const events = (await readEvents(input.conversationId)).slice(0, input.eventCount);
+    // What the model activity reads (TranscriptCache.read): the events of [0, eventCount) the run
+    // holds, and, after a rewind to before a condensation, those only earlier runs hold.
+    let events = (await readEvents(input.conversationId)).filter((e) => e.index < input.eventCount);
+    if (lacksPromptEvents(events, input.eventCount)) {
+      events = await readEveryEvent(client.workflow.getHandle(input.conversationId), 0, input.eventCount);
+    }
     const reply = await e.model(input, events);
     return {
       id: `reply-${input.conversationId}-${input.step}-${randomUUID().slice(0, 6)}`,

@@ -4,9 +4,22 @@
 // the state and events queries), so these hold whatever the workflow looks like inside.
 import assert from 'node:assert/strict';
 import type { WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { after, before, describe, test } from 'node:test';
-import type { ConversationState, HostEvent, ObservationEvent, PauseEvent } from '../../src/types.js';
-import { closeSignal, messageSignal, pauseSignal, pauseUpdate, resumeSignal, runUpdate, stateQuery } from '../../src/workflows/messages.js';
+import { FAILURE } from '../../src/failure-types.js';
+import { buildMessages } from '../../src/workflows/prompt.js';
+import type { ConversationEvent, ConversationState, HostEvent, MessageEvent, ObservationEvent, PauseEvent } from '../../src/types.js';
+import {
+  approveUpdate,
+  closeSignal,
+  messageSignal,
+  pauseSignal,
+  pauseUpdate,
+  rejectUpdate,
+  resumeSignal,
+  runUpdate,
+  stateQuery,
+} from '../../src/workflows/messages.js';
 import { waitFor } from '../support/harness.js';
 import { runDefault, startWorkflowEnv, type Reply, type WorkflowEnv } from '../support/workflow-env.js';
 
@@ -22,6 +35,9 @@ const terminal = (command: string): Reply => ({ toolCalls: [{ name: 'terminal', 
 const oneCommand = (command: string) => (_: unknown, events: { kind: string }[]) =>
   events.some((e) => e.kind === 'observation') ? done : terminal(command);
 const ended = (s: ConversationState) => s.status !== 'running' && s.status !== 'waiting_for_confirmation';
+/** What the user said, in the events a model call covers. */
+const userTexts = (events: ConversationEvent[]) =>
+  events.filter((e): e is MessageEvent => e.kind === 'message' && e.source === 'user').map((e) => e.text);
 
 describe('confirmation', () => {
   test('an unanswered confirmation times out as a rejection; the action never runs and the model is told', async () => {
@@ -51,6 +67,33 @@ describe('confirmation', () => {
       [{ command: 'echo approved' }],
     );
   });
+
+  test('risky: LOW runs at once, HIGH and unlabelled ask; the prompt asks the model for a rating', async () => {
+    /** One terminal call rated `risk` (or not rated), then an answer. */
+    const rated = (command: string, risk?: string) => (_: unknown, events: { kind: string }[]) =>
+      events.some((e) => e.kind === 'observation')
+        ? done
+        : { toolCalls: [{ name: 'terminal', arguments: { command, ...(risk ? { security_risk: risk } : {}) } }] };
+    const asked = (events: ConversationEvent[]) => events.some((e) => e.kind === 'status' && e.status === 'waiting_for_confirmation');
+
+    const low = await env.start({ options: { confirmationPolicy: 'risky' }, model: rated('echo low', 'LOW') });
+    assert.equal((await low.until('ended', ended)).status, 'finished');
+    assert.equal(asked(await low.events()), false, 'LOW never waited for confirmation');
+    assert.equal(low.toolCalls.length, 1);
+
+    const high = await env.start({ options: { confirmationPolicy: 'risky' }, model: rated('echo high', 'HIGH') });
+    assert.equal((await high.until('stopped', (s) => s.status !== 'running')).status, 'waiting_for_confirmation');
+    await high.handle.executeUpdate(rejectUpdate, { args: ['no'] });
+    await high.until('finished', (s) => s.status === 'finished');
+    assert.equal(high.toolCalls.length, 0, 'the rejected HIGH call did not run');
+
+    const unknown = await env.start({ options: { confirmationPolicy: 'risky' }, model: rated('echo unknown') });
+    assert.equal((await unknown.until('stopped', (s) => s.status !== 'running')).status, 'waiting_for_confirmation');
+    await unknown.handle.executeUpdate(approveUpdate);
+    await unknown.until('finished', (s) => s.status === 'finished');
+    assert.equal(unknown.toolCalls.length, 1);
+    assert.match(unknown.modelCalls[0]?.systemPrompt ?? '', /security_risk/);
+  });
 });
 
 describe('limits', () => {
@@ -64,6 +107,17 @@ describe('limits', () => {
     const paused = await c.until('paused', (s) => s.status === 'paused');
     assert.equal(paused.metrics.llmCalls, 3, 'paused after the call that reached the budget');
     assert.ok(paused.runCost >= 0.00025);
+    assert.ok(paused.metrics.accumulatedCost >= 0.00025);
+    // Each call in the metrics: its step, tokens, cost and latency.
+    assert.deepEqual(
+      paused.metrics.calls?.map((x) => [x.step, x.promptTokens, x.completionTokens]),
+      [
+        [1, 100, 20],
+        [2, 100, 20],
+        [3, 100, 20],
+      ],
+    );
+    assert.ok(paused.metrics.calls?.every((x) => x.cost > 0 && x.latencyMs >= 0));
     const pause = (await c.events()).find((e): e is PauseEvent => e.kind === 'pause');
     assert.match(pause?.reason ?? '', /^budget: this run cost \$0\.0003, the limit is \$0\.00025/);
     // The actions of the reply that crossed the budget are not run (a pause stops before each call).
@@ -232,6 +286,97 @@ describe('pause, messages, close', () => {
     assert.ok(events.findIndex((e) => e.kind === 'resume') > message, 'the message came before the resume');
   });
 
+  test('a message sent while a command runs is given to the model before its next call; every action answered before it', async () => {
+    const extra = 'EXTRA: also mind the tests';
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    let seen: ConversationEvent[] = [];
+    const c = await env.start({
+      firstMessage: 'Start',
+      model: (_input, events) => {
+        if (!userTexts(events).includes(extra)) return terminal('make step');
+        seen = events;
+        return { content: 'Noted the extra message.' };
+      },
+      host: {
+        run: async (input) => {
+          await released;
+          return runDefault(input);
+        },
+      },
+    });
+    await waitFor('the command to run', () => c.toolCalls.length === 1);
+    await c.handle.signal(messageSignal, extra);
+    // Received while the command runs (kept for the next call, or already an event): then the command ends.
+    await waitFor(
+      'the message received',
+      async () => (await c.state()).pendingMessages === 1 || userTexts(await c.events()).includes(extra),
+    );
+    release();
+    const final = await c.until('finished', (s) => s.status === 'finished');
+    assert.equal(final.finalMessage, 'Noted the extra message.');
+    assert.equal(c.modelCalls.length, 2, 'the call after the command saw the message');
+    assert.deepEqual(userTexts(seen), ['Start', extra]);
+    // The prompt the model activity builds from those events (buildMessages) stays valid: every tool
+    // call is answered before the next user message.
+    const prompt = buildMessages(seen, 'system');
+    const at = prompt.findIndex((m) => m.role === 'user' && String(m.content).includes(extra));
+    assert.ok(at > 0);
+    assert.notEqual(prompt[at - 1]?.role, 'assistant');
+    const called = prompt.slice(0, at).flatMap((m) => (m.role === 'assistant' ? (m.tool_calls ?? []).map((t) => t.id) : []));
+    const answered = prompt.slice(0, at).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : []));
+    assert.equal(called.length, 1);
+    assert.deepEqual(answered, called, JSON.stringify(prompt.map((m) => m.role)));
+  });
+
+  test('pausing twice in a row is one pause; resume works once', async () => {
+    let answer = false;
+    let called!: () => void;
+    const inFlight = new Promise<void>((r) => (called = r));
+    const c = await env.start({
+      model: async () => {
+        if (answer) return { content: 'quick' };
+        called();
+        return new Promise<Reply>(() => undefined); // only the pause's cancel ends it
+      },
+    });
+    await inFlight;
+    assert.equal((await c.state()).status, 'running');
+    await Promise.all([c.handle.signal(pauseSignal, {}), c.handle.signal(pauseSignal, {})]);
+    await c.handle.signal(pauseSignal, {});
+    await c.until('paused', (s) => s.status === 'paused');
+    assert.equal((await c.events()).filter((e) => e.kind === 'pause').length, 1);
+    answer = true;
+    await c.handle.executeUpdate(runUpdate);
+    const final = await c.until('finished', (s) => s.status === 'finished');
+    assert.equal(final.finalMessage, 'quick');
+    assert.equal((await c.events()).filter((e) => e.kind === 'resume').length, 1);
+  });
+
+  test('a pause during a model retry backoff cancels the retries; resume calls the model again', async () => {
+    let failing = true;
+    const c = await env.start({
+      model: () => {
+        if (failing) throw ApplicationFailure.retryable('HTTP 503 from the provider: busy', FAILURE.ModelUnavailable);
+        return { content: 'Hello!' };
+      },
+    });
+    await waitFor('two failed attempts', () => c.modelCalls.length >= 2);
+    await c.handle.signal(pauseSignal, {});
+    await c.until('paused', (s) => s.status === 'paused');
+    // The activity is cancelled in history before the resume: no retry is pending while paused.
+    await waitFor('the model activity cancelled', async () =>
+      ((await c.handle.fetchHistory()).events ?? []).some((e) => e.activityTaskCanceledEventAttributes),
+    );
+    const whilePaused = c.modelCalls.length;
+    failing = false;
+    await c.handle.executeUpdate(runUpdate);
+    const final = await c.until('finished', (s) => s.status === 'finished');
+    assert.equal(final.lastError, null);
+    assert.equal(final.finalMessage, 'Hello!');
+    assert.equal(c.modelCalls.length, whilePaused + 1, "no attempt after the cancellation: one call, the resume's");
+  });
+
   test('close while a sub-agent starts: the parent completes closed and the child is closed too', async () => {
     let parentCalls = 0;
     const c = await env.start({
@@ -297,6 +442,54 @@ describe('pause, messages, close', () => {
     assert.equal(c.modelCalls.length, 2);
     await c.handle.signal(closeSignal);
     assert.equal(((await c.handle.result()) as ConversationState).closed, true);
+  });
+});
+
+// The `wait` tool: a durable timer in the workflow. A message, a resume or a pause ends a long wait
+// early; the observation says how. (A wait surviving its worker's death is test/e2e/conversation.test.ts's.)
+describe('the wait tool', () => {
+  /** Waits an hour (for CI), then answers with what it observed. */
+  const waiter =
+    (seen: ConversationEvent[][]) =>
+    (_input: unknown, events: ConversationEvent[]): Reply => {
+      seen.push(events);
+      const observation = [...events].reverse().find((e): e is ObservationEvent => e.kind === 'observation');
+      if (!observation) return { toolCalls: [{ name: 'wait', arguments: { seconds: 3600, reason: 'waiting for CI' } }] };
+      return { content: `observed: ${observation.content}` };
+    };
+
+  test('a message ends a long wait early; the model then sees it', async () => {
+    const seen: ConversationEvent[][] = [];
+    const c = await env.start({
+      options: { agent: { llm: { usageId: 'test', model: 'scripted' }, tools: ['terminal', 'wait'] } },
+      firstMessage: 'wait 3600',
+      model: waiter(seen),
+    });
+    const waiting = await c.until('the wait to begin', (s) => !!s.waitingUntil);
+    assert.equal(waiting.waitingUntil?.reason, 'waiting for CI');
+    await c.handle.signal(messageSignal, 'CI is green, go on');
+    const final = await c.until('finished', ended);
+    assert.equal(final.status, 'finished');
+    assert.match(final.finalMessage ?? '', /ended early after \d+ s: a message from the user arrived/);
+    assert.equal(final.waitingUntil, null);
+    assert.ok(userTexts(seen[seen.length - 1]!).includes('CI is green, go on'), 'the message reached the model');
+  });
+
+  test('resume ends a wait; pause ends it too and the conversation is paused', async () => {
+    const agent = { llm: { usageId: 'test', model: 'scripted' }, tools: ['terminal', 'wait'] };
+    const c = await env.start({ options: { agent }, firstMessage: 'wait 3600', model: waiter([]) });
+    await c.until('the wait to begin', (s) => !!s.waitingUntil);
+    await c.handle.signal(pauseSignal, {});
+    const paused = await c.until('paused', (s) => s.status === 'paused');
+    assert.equal(paused.waitingUntil, null);
+    const observation = (await c.events()).find((e): e is ObservationEvent => e.kind === 'observation' && e.tool === 'wait');
+    assert.match(observation?.content ?? '', /the conversation was paused/);
+
+    const again = await env.start({ options: { agent }, firstMessage: 'wait 3600', model: waiter([]) });
+    await again.until('the second wait to begin', (s) => !!s.waitingUntil);
+    await again.handle.executeUpdate(runUpdate);
+    const final = await again.until('finished', ended);
+    assert.match(final.finalMessage ?? '', /the user resumed the conversation/);
   });
 });
 

@@ -23,18 +23,18 @@ describe('failure types in the loop', () => {
     let thrown = 0;
     const c = await env.start({
       options: { condenser: { maxEvents: 1_000, maxPromptTokens: 1_000_000_000, keepFirst: 2 } },
-      model: () => {
+      // Too long from the fifth call on, until a condensation shortens what the call covers.
+      model: (_input, events) => {
         calls++;
+        if (events.some((e) => e.kind === 'condensation')) return { content: 'done after condensing' };
         if (calls <= 4) return think(calls);
-        if (thrown === 0) {
-          thrown++;
-          throw ApplicationFailure.nonRetryable('prompt is too long: 210000 tokens > 200000 maximum', FAILURE.ContextWindowExceeded);
-        }
-        return { content: 'done' };
+        thrown++;
+        throw ApplicationFailure.nonRetryable('prompt is too long: 210000 tokens > 200000 maximum', FAILURE.ContextWindowExceeded);
       },
     });
     const final = await c.until('finished', (s) => s.status === 'finished', 60_000);
-    assert.equal(thrown, 1);
+    assert.equal(thrown, 1, 'asked once more, after condensing');
+    assert.equal(final.finalMessage, 'done after condensing');
     const events = await c.events();
     const note = events.find((e): e is ErrorEvent => e.kind === 'error');
     assert.match(note?.message ?? '', /too long for the model's context window; condensing and trying once more/);

@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { Conversation } from '../../src/client.js';
+import type { ChatMessage } from '../../src/types.js';
 import { closeSignal, messageSignal } from '../../src/workflows/messages.js';
+import { buildMessages } from '../../src/workflows/prompt.js';
 import { startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env.js';
 import { waitFor } from '../support/harness.js';
 
@@ -91,6 +93,45 @@ describe('long conversations', { concurrency: 2 }, () => {
     const carried = (env.client.options.loadedDataConverter.payloadConverter.fromPayload(input!) as { carried: { events: unknown[] } })
       .carried;
     assert.ok(carried.events.length < 60, `the last run carried ${carried.events.length} of ${final.events} events`);
+    await c.handle.signal(closeSignal);
+  });
+
+  test('older events are summarised; the first message and recent events stay; the prompt stays bounded', async () => {
+    // The prompt of each call, as the model activity builds it from the events the call covers.
+    const prompts: ChatMessage[][] = [];
+    let calls = 0;
+    const c = await env.start({
+      firstMessage: 'go',
+      options: { condenser: { maxEvents: 12, maxPromptTokens: 1e9, keepFirst: 2 } },
+      model: (input, events) => {
+        prompts.push(buildMessages(events, input.systemPrompt));
+        calls++;
+        if (calls > 30) return { content: 'All parts written.' };
+        return { toolCalls: [{ name: 'terminal', arguments: { command: `echo part ${calls} > part-${calls}.txt` } }] };
+      },
+    });
+    const final = await c.until('finished', (s) => s.status !== 'running', 120_000);
+    assert.equal(final.status, 'finished', final.lastError ?? '');
+    const events = await c.events();
+    const condensations = events.filter((e) => e.kind === 'condensation');
+    assert.ok(
+      condensations.length >= 2,
+      `condensed ${condensations.length} times: ${JSON.stringify(events.filter((e) => e.kind === 'error'))}`,
+    );
+    const longest = Math.max(...prompts.map((p) => p.length));
+    assert.ok(longest <= 18, `the prompt stayed bounded (longest ${longest} messages for ${events.length} events)`);
+    const last = prompts[prompts.length - 1]!;
+    assert.equal(last[1]?.content, 'go', 'the first user message stays');
+    assert.ok(
+      last.some((m) => String(m.content).includes('summary of ')),
+      'the summary is in the prompt',
+    );
+    // The transcript stays valid: every tool result follows its call.
+    const ids = new Set<string>();
+    for (const m of last) {
+      if (m.role === 'assistant') for (const t of m.tool_calls ?? []) ids.add(t.id);
+      if (m.role === 'tool') assert.ok(ids.has(m.tool_call_id));
+    }
     await c.handle.signal(closeSignal);
   });
 });

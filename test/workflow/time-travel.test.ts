@@ -2,7 +2,17 @@
 // with made-up commits) and the rewind update. Real workflow, real server and Workers.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { checkpointsQuery, rewindUpdate, resumeSignal, closeSignal } from '../../src/workflows/messages.js';
+import type { ChatMessage } from '../../src/types.js';
+import {
+  checkpointsQuery,
+  closeSignal,
+  eventRunsQuery,
+  messageSignal,
+  resumeSignal,
+  rewindUpdate,
+  runUpdate,
+} from '../../src/workflows/messages.js';
+import { buildMessages } from '../../src/workflows/prompt.js';
 import { fakeCommit, startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env.js';
 
 let env: WorkflowEnv;
@@ -51,5 +61,46 @@ test('a checkpoint before the first step and after each step on the host; a rewi
   const calls = c.modelCalls.length;
   await c.handle.signal(resumeSignal);
   await c.until('finished again', (s) => s.status === 'finished' && c.modelCalls.length > calls);
+  await c.handle.signal(closeSignal);
+});
+
+test('a rewind across continue-as-new and across a condensation brings the condensed events back into the prompt', async () => {
+  // The prompt of each call, as the model activity builds it from the events the call covers.
+  const prompts: ChatMessage[][] = [];
+  const c = await env.start({
+    firstMessage: 'append eight steps',
+    options: { continueAsNewEverySteps: 3, condenser: { maxEvents: 10, maxPromptTokens: 1_000_000, keepFirst: 1 } },
+    model: (input, events) => {
+      prompts.push(buildMessages(events, input.systemPrompt));
+      const said = events.filter((e) => e.kind === 'message' && e.source === 'user');
+      if (said.some((e) => e.kind === 'message' && e.text === 'stop') || input.step > 8) return { content: 'done' };
+      return { toolCalls: [{ name: 'terminal', arguments: { command: `append step ${input.step}` } }] };
+    },
+  });
+  await c.until('finished', (s) => s.status === 'finished', 120_000);
+  assert.ok(
+    (await c.events()).some((e) => e.kind === 'condensation'),
+    'a condensation happened',
+  );
+  assert.ok((await c.handle.query(eventRunsQuery)).length > 1, 'the conversation continued as new');
+
+  await c.handle.executeUpdate(rewindUpdate, { args: [{ to: 2 }] });
+  // The workspace put back as after step 2 (the store's own tests hold what a restore writes).
+  assert.deepEqual(
+    c.restoreCalls.map((r) => r.commit),
+    [fakeCommit(`${c.id}:2`)],
+  );
+  await c.until('paused', (s) => s.status === 'paused');
+  const before = prompts.length;
+  await c.handle.signal(messageSignal, 'stop');
+  await c.handle.executeUpdate(runUpdate);
+  await c.until('finished again', (s) => s.status === 'finished' && prompts.length > before);
+  const prompt = prompts[before]!;
+  assert.deepEqual(prompt.filter((m) => m.role === 'tool').length, 2, 'steps 1 and 2 are back, whole');
+  assert.ok(!prompt.some((m) => String(m.content).includes('summary of')), 'the condensation was rewound too');
+  assert.deepEqual(
+    prompt.filter((m) => m.role === 'user').map((m) => m.content),
+    ['append eight steps', 'stop'],
+  );
   await c.handle.signal(closeSignal);
 });

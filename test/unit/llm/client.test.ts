@@ -197,6 +197,23 @@ describe('ModelClients.complete', () => {
     assert.match(warnings[0]!, /no price known for model my-local-model/);
     assert.equal(openai.requests.at(-1)!.body.max_tokens, 4096);
   });
+
+  test("openai-compatible: a 400 saying the prompt passes the model's context is ContextWindowExceeded, not retried", async () => {
+    const models = new ModelClients({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl }, () => {});
+    openai.setScript(() => ({
+      status: 400,
+      error: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
+    }));
+    const err = (await models
+      .complete(
+        { llm: { usageId: 'u', model: 'openai/gpt-4o-mini' }, messages: [{ role: 'user', content: 'go' }], tools: [], conversationId: 'c' },
+        new AbortController().signal,
+      )
+      .catch((e: unknown) => e)) as { type: string; nonRetryable: boolean; message: string };
+    assert.equal(err.type, 'ContextWindowExceeded');
+    assert.equal(err.nonRetryable, true);
+    assert.match(err.message, /HTTP 400 .*maximum context length/);
+  });
 });
 
 test('a cancelled call aborts the streaming request under way', { timeout: 120_000 }, async () => {
