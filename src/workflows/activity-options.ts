@@ -29,7 +29,7 @@ export const TOOL_CALL: ActivityOptions = {
 // Preparing the tools on the workspace host may start MCP servers (npx can take a while). It is
 // safe to run again, and a host's death (or a host too busy to beat for 10 s, as a survivor taking
 // over a killed worker's conversations can be) takes an attempt each time: with 3 attempts, a
-// conversation that a kill caught here failed 1 run in 10 of the scale-out test. Ten attempts,
+// conversation that a kill caught here failed 2 runs in 13 of the scale-out test. Ten attempts,
 // at most 10 s apart: attempts that fail fast fail the conversation after ~65 s of backoff; one
 // that keeps beating (an MCP server's npx that hangs) may use its whole 5 minutes each time.
 export const PREPARE_TOOLS: ActivityOptions = {
