@@ -19,15 +19,13 @@ import { leaseNetwork, stopKeptNetworks } from '../../src/tools/kept-network.js'
 import { setUpSpawner, spawnCommand } from '../../src/tools/spawner.js';
 import { runTerminal } from '../../src/tools/terminal.js';
 import type { TerminalState } from '../../src/types.js';
+import { pct } from '../step.js';
 
 const PER_ROUND = Number(process.argv[2] ?? 30);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const DONE = '__faheem_warm_done';
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? NaN;
-};
+const median = (xs: number[]) => pct(xs, 50);
 
 async function main(): Promise<void> {
   const env = process.env;
