@@ -1,7 +1,43 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import { workflowBundle } from './scripts/workflow-files.mjs';
+import path from 'node:path';
+import { ALLOWED_OUTSIDE, inWorkflowRoom, workflowBundle } from './scripts/workflow-files.mjs';
 import { ENVIRONMENT_READERS } from './scripts/environment-readers.mjs';
+
+/**
+ * A file of the workflow room (a `workflow/` folder of src/) imports at run time only from the room
+ * and ALLOWED_OUTSIDE: from the worker's side it takes types only (`import type`, or every name
+ * marked `type`). Re-exports count like imports.
+ */
+const roomImports = {
+  meta: {
+    type: 'problem',
+    schema: [],
+    messages: {
+      outside: 'workflow code may import only types from the worker side ({{target}}; see scripts/workflow-files.mjs)',
+    },
+  },
+  create(context) {
+    const check = (node, source, typeOnly) => {
+      if (typeOnly || typeof source !== 'string' || !source.startsWith('.')) return;
+      const target = path
+        .relative(import.meta.dirname, path.resolve(path.dirname(context.filename), source))
+        .split(path.sep)
+        .join('/')
+        .replace(/\.js$/, '.ts');
+      if (inWorkflowRoom(target) || ALLOWED_OUTSIDE.includes(target)) return;
+      context.report({ node, messageId: 'outside', data: { target } });
+    };
+    const allTypes = (specifiers) => specifiers.length > 0 && specifiers.every((s) => s.importKind === 'type' || s.exportKind === 'type');
+    return {
+      ImportDeclaration: (node) => check(node, node.source.value, node.importKind === 'type' || allTypes(node.specifiers)),
+      ExportNamedDeclaration: (node) =>
+        node.source && check(node, node.source.value, node.exportKind === 'type' || allTypes(node.specifiers)),
+      ExportAllDeclaration: (node) => check(node, node.source.value, node.exportKind === 'type'),
+      ImportExpression: (node) => node.source.type === 'Literal' && check(node, node.source.value, false),
+    };
+  },
+};
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.faheem/', 'dist/', 'docs/', '**/*.js', '**/*.mjs', '**/*.cjs', '**/*.cts'] },
@@ -74,8 +110,8 @@ export default tseslint.config(
   },
   {
     // Workflow code runs in Temporal's deterministic sandbox: no Node modules. The files are the
-    // workflow bundle's own (its real import graph, scripts/workflow-files.mjs), and all of src/workflows.
-    files: [...new Set(['src/workflows/**/*.ts', ...workflowBundle().files])],
+    // workflow bundle's own (its real import graph, scripts/workflow-files.mjs), and every workflow/ folder.
+    files: [...new Set(['src/**/workflow/**/*.ts', ...workflowBundle().files])],
     rules: {
       '@typescript-eslint/no-restricted-imports': [
         'error',
@@ -93,43 +129,8 @@ export default tseslint.config(
   {
     // The workflow room imports nothing from the worker's side but types (ALLOWED_OUTSIDE lists the
     // pure modules it may use; test/unit/repo/workflow-rooms.test.ts checks the bundle against it).
-    files: ['src/workflows/**/*.ts'],
-    rules: {
-      '@typescript-eslint/no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['node:*', 'fs', 'path', 'os', 'child_process', 'crypto', 'execa', 'openai', '@anthropic-ai/*'],
-              message: 'workflow code must not use Node APIs or I/O',
-            },
-            {
-              group: [
-                '**/activities/*',
-                '**/llm/*',
-                '**/mcp/*',
-                '**/cli/*',
-                '**/server/*',
-                '**/console-server/*',
-                '**/checkpoints/*',
-                '**/storage/*',
-                '**/security/*',
-                '**/telemetry/*',
-                '**/deploy/*',
-                '**/acp/*',
-                '**/conversation/*',
-                ...['client', 'worker', 'config', 'connection', 'index', 'home', 'fork', 'schedules', 'workflow-source'].flatMap((m) => [
-                  `../${m}.js`,
-                  `../../${m}.js`,
-                  `../../../${m}.js`,
-                ]),
-              ],
-              allowTypeImports: true,
-              message: 'workflow code may import only types from the worker side (see scripts/workflow-files.mjs)',
-            },
-          ],
-        },
-      ],
-    },
+    files: ['src/**/workflow/**/*.ts'],
+    plugins: { 'workflow-room': { rules: { 'runtime-imports': roomImports } } },
+    rules: { 'workflow-room/runtime-imports': 'error' },
   },
 );

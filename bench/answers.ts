@@ -1,5 +1,5 @@
 // How fast the answers come that the tests only check the content of (figures, not asserts; the
-// tests in test/e2e/clear-answers.test.ts and test/unit/llm/client.test.ts hold the behaviour):
+// tests in test/e2e/clear-answers.test.ts and test/unit/models/client.test.ts hold the behaviour):
 //   - `faheem status` with no worker: a conversation never picked up, and one that recorded a status
 //     on a queue nobody polls (each a fresh CLI process: node's start included);
 //   - every command with no server at all (connection refused);
@@ -7,9 +7,9 @@
 // `npx tsx bench/answers.ts [runs]` (default 5; build first: `npm run build`).
 import { execa } from 'execa';
 import path from 'node:path';
-import { ModelClients } from '../src/llm/client.js';
+import { ModelClients } from '../src/models/client.js';
 import { startScriptedAnthropic } from '../src/testing/scripted-anthropic.js';
-import { ConversationStatusKey } from '../src/workflows/messages.js';
+import { ConversationStatusKey } from '../src/conversation/workflow/messages.js';
 import { freePort, ROOT, startHarness } from '../test/support/harness.js';
 import { pct } from './step.js';
 

@@ -4,10 +4,10 @@
 // sent, the API's minimum length and 20-block lookback): the seed's countdown (10 tool steps), and
 // a 50-step one whose context grows from about 8k to 60k tokens. For each: prompt tokens, the share
 // read from the cache, and the cost with caching against the same tokens all billed as fresh input.
-import { Agent, Conversation, LLM } from '../src/client.js';
-import { costOf } from '../src/llm/prices.js';
+import { Agent, Conversation, LLM } from '../src/client/client.js';
+import { costOf } from '../src/models/prices.js';
 import { countdownScript, type Script } from '../src/testing/scripted-model.js';
-import type { Metrics } from '../src/types.js';
+import type { Metrics } from '../src/core/types.js';
 import { startHarness, type Harness } from '../test/support/harness.js';
 
 const MODEL = 'claude-sonnet-4-6';

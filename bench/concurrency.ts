@@ -3,7 +3,7 @@
 // floor workflow at the same concurrency on the same server, each side after one unmeasured warm-up
 // workflow of 3 steps. The ratio is the figure (issue 9). CPU per step is given for the server, the
 // worker and this process (clients, the scripted model, and the floor's workers when the floor runs).
-import { Conversation } from '../src/client.js';
+import { Conversation } from '../src/client/client.js';
 import { startHarness, type Harness } from '../test/support/harness.js';
 import { endSide } from './sides.js';
 import { cpuMs, selfCpuMs } from './cpu.js';

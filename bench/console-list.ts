@@ -4,7 +4,7 @@
 // times each, the time of the requests the page makes every 2 s: a page of 50, a search matching
 // one title (the oldest: it reads every page), a search matching none (it reads up to
 // SEARCH_SCAN_ROWS), and a search with the status filter.
-import { Agent, Conversation, LLM } from '../src/client.js';
+import { Agent, Conversation, LLM } from '../src/client/client.js';
 import { SEARCH_SCAN_ROWS, listConversations, listQueryText } from '../src/console-server/conversations.js';
 import { startHarness } from '../test/support/harness.js';
 import { pct } from './step.js';

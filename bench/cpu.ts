@@ -3,7 +3,7 @@
 // and the children it has waited for; live children (the worker's spawn helper, a running command)
 // are added from their own figures.
 import { readdirSync } from 'node:fs';
-import { procStatFields } from '../src/proc-stat.js';
+import { procStatFields } from '../src/sandbox/proc-stat.js';
 
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 

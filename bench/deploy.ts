@@ -2,7 +2,7 @@
 // step (a worker exporting OTLP traces to a local receiver, against the same worker without an
 // endpoint), and how long `faheem deploy drain` takes to move N idle conversations from version A to B.
 import { createServer } from 'node:http';
-import { Conversation } from '../src/client.js';
+import { Conversation } from '../src/client/client.js';
 import { drainVersion, setCurrentVersion } from '../src/deploy/deployments.js';
 import { freePort, startHarness, waitFor, type Harness, type WorkerProcess } from '../test/support/harness.js';
 import { benchAgent, benchOptions, durableStepMs } from './step.js';

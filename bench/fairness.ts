@@ -5,7 +5,7 @@
 // small tenant starts one. The figure: how long the small tenant's first call waits (its start →
 // its request reaching the model server), with the server's task-queue fairness on and off (a
 // dev server of its own each: `matching.enableFairness`), same model and worker settings.
-import { Conversation, Agent, LLM } from '../src/client.js';
+import { Conversation, Agent, LLM } from '../src/client/client.js';
 import type { RecordedRequest } from '../src/testing/scripted-model.js';
 import { startHarness, type Harness } from '../test/support/harness.js';
 import { maxInFlight } from '../test/support/in-flight.js';

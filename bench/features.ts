@@ -13,7 +13,7 @@ import { execa } from 'execa';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CheckpointStore } from '../src/checkpoints/shadow-repo.js';
+import { CheckpointStore } from '../src/time-travel/shadow-repo.js';
 import { ROOT, startHarness, type Harness } from '../test/support/harness.js';
 import { concurrency, type ConcurrencyFigures } from './concurrency.js';
 import { cpuMs } from './cpu.js';

@@ -12,12 +12,12 @@
 // BENCH_LIVE_ONLY=latency,ten,tenbare,longkey,steps,plain picks parts; BENCH_LIVE_STEPS (20) sets the steps of a
 // per-step run, BENCH_LIVE_CHUNK_MS (20) the gap between its words, BENCH_LIVE_MODES (on,off,off,on) its runs.
 import os from 'node:os';
-import { Conversation } from '../src/client.js';
+import { Conversation } from '../src/client/client.js';
 import { liveStreamId } from '../src/live/stream-id.js';
 import { LiveReader } from '../src/live/subscribe.js';
 import type { LiveDelta } from '../src/live/types.js';
 import type { Script, ScriptedReply } from '../src/testing/scripted-model.js';
-import type { ConversationEvent } from '../src/types.js';
+import type { ConversationEvent } from '../src/core/types.js';
 import { startHarness, type Harness, type WorkerProcess } from '../test/support/harness.js';
 import { cpuMs, selfCpuMs } from './cpu.js';
 import { benchAgent, benchOptions, durableStepMs, pct } from './step.js';

@@ -4,7 +4,7 @@
 // 100 steps. Prints ms per step over the first and the last 100 steps, the worker's memory at the end,
 // and the bytes each continue-as-new carried: all must stay flat however long the conversation runs.
 import { readFileSync } from 'node:fs';
-import { Conversation } from '../src/client.js';
+import { Conversation } from '../src/client/client.js';
 import type { Harness } from '../test/support/harness.js';
 import { startHarness } from '../test/support/harness.js';
 import { benchAgent } from './step.js';

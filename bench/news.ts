@@ -8,7 +8,7 @@
 //  - the conversation's history events for one step run with `run()` and two followers.
 // With the client of an earlier commit checked out beside it, the same script measures the
 // waitForChange updates that came before (docs/live.md, "How followers wait").
-import { Agent, Conversation, LLM } from '../src/client.js';
+import { Agent, Conversation, LLM } from '../src/client/client.js';
 import { startHarness } from '../test/support/harness.js';
 import { pct } from './step.js';
 

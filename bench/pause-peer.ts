@@ -23,7 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { z } from 'zod';
-import { Conversation } from '../src/client.js';
+import { Conversation } from '../src/client/client.js';
 import { commandBaseEnv } from '../src/security/env-policy.js';
 import type { RecordedRequest, Script } from '../src/testing/scripted-model.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../test/support/harness.js';

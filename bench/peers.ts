@@ -18,7 +18,7 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { Conversation } from '../src/client.js';
+import { Conversation } from '../src/client/client.js';
 import { commandBaseEnv } from '../src/security/env-policy.js';
 import type { Script } from '../src/testing/scripted-model.js';
 import { ROOT, startHarness, type Harness } from '../test/support/harness.js';

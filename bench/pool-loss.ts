@@ -8,7 +8,7 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Agent, Conversation, LLM } from '../src/client.js';
+import { Agent, Conversation, LLM } from '../src/client/client.js';
 import type { RecordedRequest, ScriptedReply } from '../src/testing/scripted-model.js';
 import { startHarness, waitFor, type WorkerProcess } from '../test/support/harness.js';
 

@@ -11,10 +11,10 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { CheckpointStore } from '../src/checkpoints/shadow-repo.js';
+import { CheckpointStore } from '../src/time-travel/shadow-repo.js';
 import { FileObjectStore, objectStore, type ObjectStore } from '../src/storage/object-store.js';
-import { claimPoolHost, shipAfterSnapshot, type PoolSettings } from '../src/workspaces/pool.js';
-import { FULL_BUNDLE_EVERY } from '../src/workspaces/shipping.js';
+import { claimPoolHost, shipAfterSnapshot, type PoolSettings } from '../src/pool/pool.js';
+import { FULL_BUNDLE_EVERY } from '../src/pool/shipping.js';
 import { startSeaweedS3, type SeaweedS3 } from '../test/support/seaweedfs.js';
 import { cpuMs, reapedChildrenCpuMs } from './cpu.js';
 

@@ -8,11 +8,11 @@
 // Once with the conversation's stable `prompt_cache_key` (what the client sends), once routed as if
 // no key had been sent. Also: what the reasoning items cost in history (bytes per step, the largest
 // payload).
-import { Agent, Conversation, LLM } from '../src/client.js';
-import { costOf } from '../src/llm/prices.js';
+import { Agent, Conversation, LLM } from '../src/client/client.js';
+import { costOf } from '../src/models/prices.js';
 import type { Script } from '../src/testing/scripted-model.js';
 import type { ScriptedResponses } from '../src/testing/scripted-responses.js';
-import type { ConversationState } from '../src/types.js';
+import type { ConversationState } from '../src/core/types.js';
 import { startHarness } from '../test/support/harness.js';
 
 const MODEL = 'gpt-5.5';

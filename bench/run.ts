@@ -5,14 +5,14 @@
 // against the floor, and one long conversation with bulky observations. `npm run bench:peers` adds
 // the LangGraph JS peer.
 import os from 'node:os';
-import { Conversation } from '../src/client.js';
+import { Conversation } from '../src/client/client.js';
 import type { RecordedRequest, Script } from '../src/testing/scripted-model.js';
 import { runTerminal, commandBaseEnv } from '../src/tools/terminal.js';
-import { buildMessages } from '../src/workflows/prompt.js';
-import { pauseSignal } from '../src/workflows/messages.js';
+import { buildMessages } from '../src/conversation/workflow/prompt.js';
+import { pauseSignal } from '../src/conversation/workflow/messages.js';
 import OpenAI from 'openai';
 import { freePort, startHarness, waitFor, type Harness } from '../test/support/harness.js';
-import type { ConversationEvent } from '../src/types.js';
+import type { ConversationEvent } from '../src/core/types.js';
 import { concurrency, describeConcurrency } from './concurrency.js';
 import { floorPerStep } from './floor/floor.js';
 import { describeLong, longConversation } from './long.js';

@@ -3,11 +3,11 @@
 // where that works), in the conversation's kept network, from the durable shell state. What a step
 // of ours pays for its command, without Temporal or a model around it (bench:peers, bench:step-parts).
 import { commandBaseEnv } from '../src/security/env-policy.js';
-import { hiddenDirs, resolveSandbox, sandboxFromEnv, type Sandbox } from '../src/tools/sandbox.js';
-import { stopKeptNetworks } from '../src/tools/kept-network.js';
-import { setUpSpawner } from '../src/tools/spawner.js';
+import { hiddenDirs, resolveSandbox, sandboxFromEnv, type Sandbox } from '../src/sandbox/sandbox.js';
+import { stopKeptNetworks } from '../src/sandbox/kept-network.js';
+import { setUpSpawner } from '../src/sandbox/spawner.js';
 import { runTerminal } from '../src/tools/terminal.js';
-import type { TerminalState } from '../src/types.js';
+import type { TerminalState } from '../src/core/types.js';
 
 /** A terminal of its own in `workspace`: `times(n)` runs `echo` n times and gives each call's ms. */
 export async function sandboxedCommands(workspace: string): Promise<{

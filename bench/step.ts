@@ -1,5 +1,5 @@
 // The step that the bench times and bench/trace.ts takes apart: one terminal command per model call.
-import { Agent, Conversation, LLM } from '../src/client.js';
+import { Agent, Conversation, LLM } from '../src/client/client.js';
 import type { Harness } from '../test/support/harness.js';
 import type { Script } from '../src/testing/scripted-model.js';
 

@@ -1,7 +1,7 @@
 // Where a step's time goes when many conversations run at once (`npx tsx bench/trace-many.ts 50`):
 // N conversations of 10 steps with a 100 ms model, then the mean of each gap in their histories
 // (dispatch and run times per activity and workflow task).
-import { Conversation } from '../src/client.js';
+import { Conversation } from '../src/client/client.js';
 import { startHarness } from '../test/support/harness.js';
 import { addHistoryGaps, describeGaps } from './history-gaps.js';
 import { benchAgent, stepScript } from './step.js';

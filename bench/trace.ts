@@ -2,7 +2,7 @@
 // then its history's timeline: dispatch and run times per activity and workflow task; TRACE_RAW=1
 // prints every gap in order (a change over time shows there); TRACE_WORKER_NODE_OPTIONS is given to
 // the worker (e.g. `--require` a script that starts the inspector's profiler).
-import { eventsQuery } from '../src/workflows/messages.js';
+import { eventsQuery } from '../src/conversation/workflow/messages.js';
 import { startHarness } from '../test/support/harness.js';
 import { addHistoryGaps, describeGaps, eventMs } from './history-gaps.js';
 import { startBenchConversation, stepScript } from './step.js';

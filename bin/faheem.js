@@ -16,7 +16,7 @@ if (!existsSync(cli)) {
 }
 // The module compile cache first (Node 22.1+, under ~/.faheem): it covers only what is imported after it.
 try {
-  const { compileCacheSettings, enableCompileCache } = await import(new URL('../dist/compile-cache.js', import.meta.url).href);
+  const { compileCacheSettings, enableCompileCache } = await import(new URL('../dist/worker/compile-cache.js', import.meta.url).href);
   enableCompileCache(compileCacheSettings(process.env));
 } catch {
   // a start without the cache is only slower

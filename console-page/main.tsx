@@ -6,8 +6,8 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks'
 import { followConversation, getJson, imageUrl, postJson, setToken, takeToken } from './api.js';
 import { buildBlocks, emptyTranscript, type Block, type TranscriptState } from './transcript.js';
 import { enabledControls } from './controls.js';
-import { shownTime } from '../src/text.js';
-import type { ImageRef } from '../src/types/public.js';
+import { shownTime } from '../src/core/text.js';
+import type { ImageRef } from '../src/core/types/public.js';
 import type { ChildNode as TreeNode, ConversationPage as Page, ConversationRow as Row } from '../src/console-server/rows.js';
 
 const STATUSES = ['idle', 'running', 'paused', 'waiting_for_confirmation', 'finished', 'error', 'stuck'] as const;

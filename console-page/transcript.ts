@@ -1,9 +1,9 @@
 // The console's transcript, as data: what the follow stream has said (events and live lines) folded
 // into a state, and that state turned into blocks the page renders. Pure (no DOM), unit-tested.
-import type { ConversationEvent, ImageRef } from '../src/types/public.js';
+import type { ConversationEvent, ImageRef } from '../src/core/types/public.js';
 import type { LiveDelta } from '../src/live/types.js';
-import { reasoningText } from '../src/text.js';
-import { actorText } from '../src/actors.js';
+import { reasoningText } from '../src/core/text.js';
+import { actorText } from '../src/client/actors.js';
 import { fileEditDiff, type DiffLine } from './diff.js';
 
 /** One line of the follow stream: an event, a live line, or the stream's own end marker. */

@@ -9,7 +9,7 @@ import { connectClient } from '../src/connection.js';
 import { startDevServer, type DevServer } from '../src/server/dev-server.js';
 import { PROJECT_ROOT } from '../src/server/temporal-cli.js';
 import { faheemHome } from '../src/home.js';
-import { SCRIPTED_DEMO } from '../src/llm/worker-model.js';
+import { SCRIPTED_DEMO } from '../src/models/worker-model.js';
 import { createWorker } from '../src/worker.js';
 import { pauseAndResume } from './pause-and-resume.js';
 

@@ -4,9 +4,9 @@
 // (or `npm run demo`, which starts the embedded server and a worker around it).
 import type { Client } from '@temporalio/client';
 import { pathToFileURL } from 'node:url';
-import { Agent, Conversation, FileEditorTool, LLM, TerminalTool } from '../src/client.js';
+import { Agent, Conversation, FileEditorTool, LLM, TerminalTool } from '../src/client/client.js';
 import { connectClient } from '../src/connection.js';
-import { SCRIPTED_DEMO } from '../src/llm/worker-model.js';
+import { SCRIPTED_DEMO } from '../src/models/worker-model.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,26 +1,34 @@
 // The files of the workflow bundle, computed from its real import graph (esbuild's metafile from the
 // same entry point as scripts/bundle-workflows.mjs; type-only imports are not in it), and the modules
-// outside src/workflows that workflow code may use at run time. eslint.config.js bans Node in exactly
-// these files; test/unit/repo/workflow-rooms.test.ts holds the bundle to the allowed modules.
+// outside the workflow room that workflow code may use at run time. The room is every `workflow/`
+// folder of src/ (each capability keeps its deterministic part in one: src/conversation/workflow/,
+// src/time-travel/workflow/, ...). eslint.config.js bans Node in the room and in every file of the
+// bundle, and runtime imports from the room to outside it but ALLOWED_OUTSIDE;
+// test/unit/repo/workflow-rooms.test.ts holds the bundle to the room and the allowed modules.
 import { buildSync } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
-/** The entry point the worker bundles (src/workflows/index.ts, compiled to dist/workflows/index.js). */
-export const WORKFLOW_ENTRY = 'src/workflows/index.ts';
+/** The entry point the worker bundles (src/conversation/workflow/index.ts, compiled to dist/conversation/workflow/index.js). */
+export const WORKFLOW_ENTRY = 'src/conversation/workflow/index.ts';
 
-/** Outside src/workflows, what workflow code may import at run time: pure modules with no Node in them. */
+/** Whether a repository path (src/…) is in the workflow room: inside a `workflow/` folder of src/. */
+export function inWorkflowRoom(file) {
+  return file.startsWith('src/') && file.split('/').slice(1, -1).includes('workflow');
+}
+
+/** Outside the workflow room, what workflow code may import at run time: pure modules with no Node in them. */
 export const ALLOWED_OUTSIDE = [
-  'src/types.ts',
-  'src/types/public.ts',
-  'src/types/workflow.ts',
-  'src/types/activity-contracts.ts',
-  'src/text.ts',
-  'src/errors.ts',
-  'src/failure-types.ts',
+  'src/core/types.ts',
+  'src/core/types/public.ts',
+  'src/core/types/workflow.ts',
+  'src/core/types/activity-contracts.ts',
+  'src/core/text.ts',
+  'src/core/errors.ts',
+  'src/core/failure-types.ts',
   'src/tools/define.ts',
-  'src/tools/delegate.ts',
+  'src/sub-agents/delegate.ts',
   'src/tools/schemas.ts',
   'src/tools/in-workflow.ts',
   'src/tools/risk.ts',
@@ -29,9 +37,9 @@ export const ALLOWED_OUTSIDE = [
   'src/hooks/matcher-safety.ts',
   'src/skills/prompt.ts',
   'src/live/stream-id.ts',
-  'src/tenants.ts',
-  'src/actors.ts',
-  'src/actor-header.ts',
+  'src/client/tenants.ts',
+  'src/client/actors.ts',
+  'src/client/actor-header.ts',
 ];
 
 /** Packages the bundle may import (everything else is Node or I/O). */

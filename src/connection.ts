@@ -5,10 +5,10 @@ import { startTracing } from './telemetry/tracing.js';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnection } from '@temporalio/worker';
 import net from 'node:net';
-import { ServerUnreachableError } from './errors.js';
+import { ServerUnreachableError } from './core/errors.js';
 import { dataConverter } from './storage/local-payloads.js';
-import { actorInterceptor } from './acting.js';
-import { withTimeout } from './timeout.js';
+import { actorInterceptor } from './client/acting.js';
+import { withTimeout } from './core/timeout.js';
 import { readSettings, type ChildEnv, type Settings } from './environment.js';
 import { connectionSettings, type ConnectionSettings } from './settings/connection.js';
 import { telemetrySettings } from './settings/telemetry.js';
@@ -88,7 +88,7 @@ export async function connectClient(settings: Settings = clientSettings()): Prom
   const { connection, namespace } = await connectConnection(settings);
   // With an OTLP endpoint configured, starts, signals and updates carry the trace (nothing loaded otherwise).
   const tracing = await startTracing(telemetrySettings(settings));
-  // Inside actingAs (the team API), starts, signals and updates carry who made them (src/acting.ts).
+  // Inside actingAs (the team API), starts, signals and updates carry who made them (src/client/acting.ts).
   const traced = tracing?.clientInterceptors.workflow;
   const workflow = [...(Array.isArray(traced) ? traced : []), actorInterceptor];
   return new Client({ connection, namespace, dataConverter: converter, interceptors: { ...tracing?.clientInterceptors, workflow } });

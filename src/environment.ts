@@ -7,7 +7,7 @@
 // that every variable named in src/ is in it.
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { InvalidRequestError } from './errors.js';
+import { InvalidRequestError } from './core/errors.js';
 import { parseAllowList } from './webhooks/addresses.js';
 
 /** The processes that read a variable. */

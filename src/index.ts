@@ -25,12 +25,12 @@ export {
   type FollowOptions,
   type ImageInput,
   type RunResult,
-} from './client.js';
+} from './client/client.js';
 export { LIVE_KINDS, type LiveDelta, type LiveKind } from './live/types.js';
 export { connectClient } from './connection.js';
-export { actingAs } from './acting.js';
-export { forkConversation, ForkError, type ForkOptions } from './fork.js';
-export { NOT_UNDONE, type RewindAnswer } from './workflows/rewind-rules.js';
+export { actingAs } from './client/acting.js';
+export { forkConversation, ForkError, type ForkOptions } from './time-travel/fork.js';
+export { NOT_UNDONE, type RewindAnswer } from './time-travel/workflow/rewind-rules.js';
 export {
   ConversationClosedError,
   ConversationNotFoundError,
@@ -47,8 +47,8 @@ export {
   UsageError,
   WaitTimeoutError,
   type FaheemErrorCode,
-} from './errors.js';
-export { FAILURE, FAILURE_TYPES, failureCodeOf, failureTypeOf, type FailureType, type FailureTypeInfo } from './failure-types.js';
+} from './core/errors.js';
+export { FAILURE, FAILURE_TYPES, failureCodeOf, failureTypeOf, type FailureType, type FailureTypeInfo } from './core/failure-types.js';
 export {
   changeSchedule,
   createSchedule,
@@ -59,7 +59,7 @@ export {
   type ScheduleInfo,
   type ScheduleOverlap,
   type ScheduleVerb,
-} from './schedules.js';
+} from './client/schedules.js';
 export { parseMcpConfigFile, parseMcpServers } from './mcp/config.js';
 export {
   HOOK_EVENTS,
@@ -94,7 +94,7 @@ export {
   type ToolOptions,
   type ToolOutput,
 } from './tools/define.js';
-export type { PauseRequest } from './workflows/messages.js';
+export type { PauseRequest } from './conversation/workflow/messages.js';
 // What users read and write; the workflow's own contracts (carried state, activity inputs and
 // results, DEFAULTS) stay inside the package.
 export {
@@ -147,4 +147,4 @@ export {
   type SkillsEvent,
   type SkippedModel,
   type WireApi,
-} from './types/public.js';
+} from './core/types/public.js';

@@ -4,17 +4,17 @@ import type { LogMetadata } from '@temporalio/common';
 import { DefaultLogger, Runtime, Worker, type LogLevel, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
 import { availableParallelism } from 'node:os';
 import { Client } from '@temporalio/client';
-import { createActivities } from './activities/index.js';
+import { createActivities } from './conversation/activities.js';
 import { ChangeNotifier } from './live/change-notifier.js';
 import { LivePublisher } from './live/publisher.js';
 import { secretValues } from './security/env-policy.js';
 import { McpManager } from './mcp/manager.js';
 import type { AnyTool } from './tools/define.js';
 import type { WorkerHooks } from './hooks/run-hook.js';
-import { resolveSandbox, type SandboxOptions, type SandboxRequest } from './tools/sandbox.js';
-import { stopKeptNetworks } from './tools/kept-network.js';
-import { setUpSpawner } from './tools/spawner.js';
-import { readWorkerConfig as workerConfigOf, type WorkerConfig, type WorkerDeploymentVersion } from './config.js';
+import { resolveSandbox, type SandboxOptions, type SandboxRequest } from './sandbox/sandbox.js';
+import { stopKeptNetworks } from './sandbox/kept-network.js';
+import { setUpSpawner } from './sandbox/spawner.js';
+import { readWorkerConfig as workerConfigOf, type WorkerConfig, type WorkerDeploymentVersion } from './worker/config.js';
 import { createMetrics } from './telemetry/metrics.js';
 import { connectConnection, connectWorker } from './connection.js';
 import { connectionSettings, type ConnectionSettings } from './settings/connection.js';
@@ -22,20 +22,20 @@ import { telemetrySettings } from './settings/telemetry.js';
 import { workerSettings } from './settings/worker.js';
 import { deploySettings, type DeploySettings } from './settings/deploy.js';
 import { checkpointSettings } from './settings/checkpoints.js';
-import { SEARCH_ATTRIBUTES } from './search-attributes.js';
+import { SEARCH_ATTRIBUTES } from './client/search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
-import { tracedWorkflowSource, workflowSource as workflowSourceOf, type WorkflowSource } from './workflow-source.js';
-import { heartbeatCadence, pauseChannelOf, type PauseChannel } from './pause-channel.js';
+import { tracedWorkflowSource, workflowSource as workflowSourceOf, type WorkflowSource } from './worker/workflow-source.js';
+import { heartbeatCadence, pauseChannelOf, type PauseChannel } from './client/pause-channel.js';
 import { shutdownTracing, startTracing, type Tracing } from './telemetry/tracing.js';
-import { poolQueue, poolSettings, type PoolSettings } from './workspaces/pool.js';
-import { storeGuarantee } from './workspaces/shipping.js';
-import { activityFailureLine } from './worker-log.js';
-import { workerIdentity, workerModel, type WorkerModel } from './llm/worker-model.js';
+import { poolQueue, poolSettings, type PoolSettings } from './pool/pool.js';
+import { storeGuarantee } from './pool/shipping.js';
+import { activityFailureLine } from './worker/worker-log.js';
+import { workerIdentity, workerModel, type WorkerModel } from './models/worker-model.js';
 import { readSettings, type ChildEnv, type RawEnv, type Settings } from './environment.js';
-import { InvalidRequestError } from './errors.js';
+import { InvalidRequestError } from './core/errors.js';
 
-export { bundlerOptions, workflowsPath, type WorkflowSource } from './workflow-source.js';
-export type { WorkerConfig, WorkerDeploymentVersion, WorkerLogLevel } from './config.js';
+export { bundlerOptions, workflowsPath, type WorkflowSource } from './worker/workflow-source.js';
+export type { WorkerConfig, WorkerDeploymentVersion, WorkerLogLevel } from './worker/config.js';
 export type { WorkerHookContext, WorkerHookFn, WorkerHooks, WorkerHookSpec } from './hooks/run-hook.js';
 export type { HookAnswer } from './hooks/decision.js';
 
@@ -375,7 +375,7 @@ function mainWorkerOptions(
     // Its only activities are model calls: their slots are the cap. Calls beyond it wait on the
     // task queue, which the server dispatches by fairness key (the tenant) when fairness is on.
     ...(maxModelCalls !== undefined ? { maxConcurrentActivityTaskExecutions: maxModelCalls } : {}),
-    // How often heartbeats reach the server (src/pause-channel.ts): twice a second when worker
+    // How often heartbeats reach the server (src/client/pause-channel.ts): twice a second when worker
     // commands carry a pause, every 100 ms when only a heartbeat's answer can.
     maxHeartbeatThrottleInterval: cadence.modelThrottleMs,
     defaultHeartbeatThrottleInterval: cadence.modelThrottleMs,

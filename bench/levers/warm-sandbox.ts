@@ -14,11 +14,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { commandBaseEnv } from '../../src/security/env-policy.js';
-import { hiddenDirs, resolveSandbox, sandboxedCommand, sandboxFromEnv } from '../../src/tools/sandbox.js';
-import { leaseNetwork, stopKeptNetworks } from '../../src/tools/kept-network.js';
-import { setUpSpawner, spawnCommand } from '../../src/tools/spawner.js';
+import { hiddenDirs, resolveSandbox, sandboxedCommand, sandboxFromEnv } from '../../src/sandbox/sandbox.js';
+import { leaseNetwork, stopKeptNetworks } from '../../src/sandbox/kept-network.js';
+import { setUpSpawner, spawnCommand } from '../../src/sandbox/spawner.js';
 import { runTerminal } from '../../src/tools/terminal.js';
-import type { TerminalState } from '../../src/types.js';
+import type { TerminalState } from '../../src/core/types.js';
 import { pct } from '../step.js';
 
 const PER_ROUND = Number(process.argv[2] ?? 30);

@@ -3,7 +3,7 @@
 // error becomes a JSON-RPC error with a message that says what to do, and the process stays up.
 import { RequestError, agent, methods, ndJsonStream, PROTOCOL_VERSION, type AgentConnection } from '@agentclientprotocol/sdk';
 import { Readable, Writable } from 'node:stream';
-import { ConversationClosedError, ConversationNotFoundError, FaheemError, InvalidRequestError } from '../errors.js';
+import { ConversationClosedError, ConversationNotFoundError, FaheemError, InvalidRequestError } from '../core/errors.js';
 import { AcpSessions, SessionUnknownError, type AcpSessionsOptions } from './sessions.js';
 
 /** The JSON-RPC error for anything a handler throws: ours by kind, the SDK's as they are. */

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import path from 'node:path';
 import { connectClient, connectConfig } from '../connection.js';
-import { ServerUnreachableError } from '../errors.js';
+import { ServerUnreachableError } from '../core/errors.js';
 import { faheemHome } from '../home.js';
 import type { Settings } from '../environment.js';
 import { connectionSettings } from '../settings/connection.js';

@@ -5,9 +5,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import type { ContentBlock, McpServer, StopReason } from '@agentclientprotocol/sdk';
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError } from '../core/errors.js';
 import { expandEnv } from '../mcp/config.js';
-import type { ConfirmationPolicy, ConversationState, McpServersSpec } from '../types.js';
+import type { ConfirmationPolicy, ConversationState, McpServersSpec } from '../core/types.js';
 
 /** The session modes an ACP session offers: the confirmation policies. */
 export const SESSION_MODES: { id: ConfirmationPolicy; name: string; description: string }[] = [

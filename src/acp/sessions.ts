@@ -20,13 +20,13 @@ import type {
   SessionUpdate,
   SetSessionModeRequest,
 } from '@agentclientprotocol/sdk';
-import { Agent, Conversation, LLM } from '../client.js';
-import { ConversationClosedError, FaheemError, InvalidRequestError } from '../errors.js';
-import { checkConversationId } from '../conversation-id.js';
+import { Agent, Conversation, LLM } from '../client/client.js';
+import { ConversationClosedError, FaheemError, InvalidRequestError } from '../core/errors.js';
+import { checkConversationId } from '../conversation/conversation-id.js';
 import type { HooksConfig } from '../hooks/config.js';
-import { modelFacts } from '../llm/prices.js';
-import type { ConfirmationPolicy, ConversationState } from '../types.js';
-import { ConversationStatusKey } from '../workflows/messages.js';
+import { modelFacts } from '../models/prices.js';
+import type { ConfirmationPolicy, ConversationState } from '../core/types.js';
+import { ConversationStatusKey } from '../conversation/workflow/messages.js';
 import { SESSION_MODES, checkMode, mcpServersOf, promptText, stopReasonOf } from './prompt.js';
 import { UpdateMapper, toolCallView } from './updates.js';
 

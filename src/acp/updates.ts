@@ -4,9 +4,9 @@
 // records it adds only what the lines did not show (all of it on a replay), so nothing shows twice.
 import path from 'node:path';
 import type { SessionUpdate, ToolCallContent, ToolCallLocation, ToolKind, PlanEntry } from '@agentclientprotocol/sdk';
-import type { ActionEvent, CallSummary, ConversationEvent, ObservationEvent } from '../types.js';
+import type { ActionEvent, CallSummary, ConversationEvent, ObservationEvent } from '../core/types.js';
 import type { LiveDelta } from '../live/types.js';
-import { reasoningText } from '../text.js';
+import { reasoningText } from '../core/text.js';
 
 /** A command's output shown live is cut to its last this many characters (the observation has the rest). */
 export const LIVE_OUTPUT_CHARS = 30_000;

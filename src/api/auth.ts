@@ -5,10 +5,10 @@
 import { DEFAULT_SCOPE_CLAIM, DEFAULT_TENANT_CLAIM } from './defaults.js';
 import { createHash } from 'node:crypto';
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
-import { actorProblem } from '../actors.js';
-import { UsageError } from '../errors.js';
+import { actorProblem } from '../client/actors.js';
+import { UsageError } from '../core/errors.js';
 import { isLoopback } from '../server/exposure.js';
-import { checkTenant } from '../tenants.js';
+import { checkTenant } from '../client/tenants.js';
 import type { Caller } from './conversations.js';
 import { findKey, SCOPES, type KeyRing, type Scope } from './keys.js';
 import { ApiProblem } from './problems.js';

@@ -4,15 +4,15 @@
 import { mkdir, lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { Conversation } from '../client.js';
+import { Conversation } from '../client/client.js';
 import { stateJson } from '../cli/format.js';
-import { CONVERSATION_ID_PATTERN } from '../conversation-id.js';
-import { ConversationClosedError, ConversationNotFoundError, FaheemError, InvalidRequestError, UsageError } from '../errors.js';
-import { startConversation } from '../start-conversation.js';
-import type { Actor } from '../tenants.js';
-import { actorProblem } from '../actors.js';
-import type { ConversationEvent, ConversationState } from '../types.js';
-import { ConversationModelKey, ConversationStatusKey, TenantKey } from '../workflows/messages.js';
+import { CONVERSATION_ID_PATTERN } from '../conversation/conversation-id.js';
+import { ConversationClosedError, ConversationNotFoundError, FaheemError, InvalidRequestError, UsageError } from '../core/errors.js';
+import { startConversation } from '../conversation/start-conversation.js';
+import type { Actor } from '../client/tenants.js';
+import { actorProblem } from '../client/actors.js';
+import type { ConversationEvent, ConversationState } from '../core/types.js';
+import { ConversationModelKey, ConversationStatusKey, TenantKey } from '../conversation/workflow/messages.js';
 import type { Scope } from './keys.js';
 import { ApiProblem } from './problems.js';
 

@@ -5,9 +5,9 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmod, link, mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { UsageError } from '../errors.js';
-import { TENANT_NAME } from '../tenants.js';
-import { actorProblem } from '../actors.js';
+import { UsageError } from '../core/errors.js';
+import { TENANT_NAME } from '../client/tenants.js';
+import { actorProblem } from '../client/actors.js';
 
 /** What a key may do: `read` (GET only), `write` (also change conversations), `admin` (also operator presets). */
 export const SCOPES = ['read', 'write', 'admin'] as const;

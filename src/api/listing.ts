@@ -3,8 +3,8 @@
 // is ever read.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { ConversationStatus } from '../types.js';
-import { ConversationStatusKey } from '../workflows/messages.js';
+import type { ConversationStatus } from '../core/types.js';
+import { ConversationStatusKey } from '../conversation/workflow/messages.js';
 import { ApiProblem } from './problems.js';
 import { owned, statusOf, type Caller, type ConversationsContext } from './conversations.js';
 

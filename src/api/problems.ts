@@ -2,7 +2,7 @@
 // (`application/problem+json` with `type`, `title`, `status`, `detail`). Handlers throw an
 // ApiProblem; the app's error handler turns it (and anything else it did not expect) into a body.
 import { z } from '@hono/zod-openapi';
-import { HttpError } from '../errors.js';
+import { HttpError } from '../core/errors.js';
 
 /** The kinds of problem the API answers, with their status and title. */
 export const PROBLEMS = {

@@ -2,7 +2,7 @@
 // instead of a row anywhere: `resp_` + base64url of `<run>.<from>.<conversation id>`, where `from`
 // is the index of the run's first event (its user message). Nothing is stored for it, and decoding
 // is strict: only the exact text `encodeResponseId` makes decodes, anything else is "not found".
-import { CONVERSATION_ID_PATTERN } from '../conversation-id.js';
+import { CONVERSATION_ID_PATTERN } from '../conversation/conversation-id.js';
 
 /** The run a response id names. */
 export interface ResponseRef {

@@ -3,7 +3,7 @@
 // carries. The stream is a pure function of the events, and each event only adds to its end, so a
 // sequence number means the same event on every request: `starting_after=N` resumes with no gap
 // and no repeat, and nothing is kept between requests.
-import type { ConversationEvent, ConversationStatus } from '../types.js';
+import type { ConversationEvent, ConversationStatus } from '../core/types.js';
 import { ApiProblem } from './problems.js';
 import type { ResponseRef } from './response-id.js';
 

@@ -7,9 +7,9 @@
 import { OpenAPIHono, createRoute, z } from '@hono/zod-openapi';
 import { streamSSE } from 'hono/streaming';
 import type { StreamSlots } from './limits.js';
-import type { ConversationEvent } from '../types.js';
-import { ConversationModelKey } from '../workflows/messages.js';
-import { actingAs } from '../acting.js';
+import type { ConversationEvent } from '../core/types.js';
+import { ConversationModelKey } from '../conversation/workflow/messages.js';
+import { actingAs } from '../client/acting.js';
 import { act, actorOf, owned, type Caller, type ConversationsContext, type Owned } from './conversations.js';
 import { ApiProblem, problemResponse } from './problems.js';
 import { decodeResponseId, encodeResponseId, type ResponseRef } from './response-id.js';

@@ -1,8 +1,8 @@
 // The team API's request and response shapes: one zod schema each, which checks the request and
 // writes the OpenAPI document (GET /openapi.json), so the document cannot drift from the checks.
 import { z } from '@hono/zod-openapi';
-import { CONVERSATION_STATUSES } from '../types.js';
-import { MAX_CHAIN } from '../workflows/model-chain.js';
+import { CONVERSATION_STATUSES } from '../core/types.js';
+import { MAX_CHAIN } from '../models/workflow/model-chain.js';
 
 /** The longest message the API takes (the SDK's own limit is checked too). */
 export const MAX_MESSAGE_CHARS = 200_000;

@@ -2,12 +2,12 @@
 // POST /v1/responses share, so both keep the same rules: a model the operator allows, the
 // tenant's maxRunning, a workspace under the tenant's own folder, the webhook's secret kept apart,
 // and the change recorded as the caller's.
-import { checkOutputSchema } from '../llm/structured-output.js';
+import { checkOutputSchema } from '../models/structured-output.js';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Conversation } from '../client.js';
+import type { Conversation } from '../client/client.js';
 import { randomUUID } from 'node:crypto';
-import { actingAs } from '../acting.js';
-import { UsageError } from '../errors.js';
+import { actingAs } from '../client/acting.js';
+import { UsageError } from '../core/errors.js';
 import {
   act,
   actorOf,
@@ -19,11 +19,11 @@ import {
   type ConversationsContext,
 } from './conversations.js';
 import { limitsOf, type KeyRing } from './keys.js';
-import type { KeyedLanes } from '../keyed-lanes.js';
+import type { KeyedLanes } from '../core/keyed-lanes.js';
 import type { RecentStarts } from './limits.js';
 import { runningOf } from './listing.js';
 import { ApiProblem } from './problems.js';
-import { splitChain } from '../workflows/model-chain.js';
+import { splitChain } from '../models/workflow/model-chain.js';
 
 /** What starting a conversation for a caller needs. */
 export interface StartDeps {

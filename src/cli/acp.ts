@@ -3,12 +3,12 @@
 // goes to stderr, which editors show as the agent's log.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import { readSettings } from '../environment.js';
 import { parseHooksFile, type HooksConfig } from '../hooks/config.js';
 import { secretKeeper } from '../acp/prompt.js';
-import { flushCompileCache } from '../compile-cache.js';
-import type { ConfirmationPolicy } from '../types.js';
+import { flushCompileCache } from '../worker/compile-cache.js';
+import type { ConfirmationPolicy } from '../core/types.js';
 import { codecSettings } from '../settings/codec.js';
 
 function positiveInt(value: string): number {

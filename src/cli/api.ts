@@ -10,7 +10,7 @@ import { webhookSettings } from '../settings/webhooks.js';
 import { objectStore } from '../storage/object-store.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import type { Settings } from '../environment.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import { faheemHome } from '../home.js';
 import { exposureWarning } from '../server/exposure.js';
 

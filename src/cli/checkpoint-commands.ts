@@ -2,9 +2,9 @@
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import pc from 'picocolors';
-import type { Conversation } from '../client.js';
-import { forkConversation } from '../fork.js';
-import { checkConversationId } from '../conversation-id.js';
+import type { Conversation } from '../client/client.js';
+import { forkConversation } from '../time-travel/fork.js';
+import { checkConversationId } from '../conversation/conversation-id.js';
 
 /** Ids given on the command line, checked before anything connects. */
 const conversationIdArg = (value: string) => checkConversationId(value);

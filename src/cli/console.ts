@@ -2,7 +2,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import pc from 'picocolors';
 import { connectClient } from '../connection.js';
-import { UsageError } from '../errors.js';
+import { UsageError } from '../core/errors.js';
 import { DEFAULT_CONSOLE_PORT, startConsole } from '../console-server/server.js';
 import { exposureWarning } from '../server/exposure.js';
 

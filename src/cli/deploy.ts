@@ -3,7 +3,7 @@
 import type { Client } from '@temporalio/client';
 import { Command } from 'commander';
 import { deploymentStatus, drainVersion, resolveDeployment, setCurrentVersion, setRampingVersion } from '../deploy/deployments.js';
-import { DeployError } from '../errors.js';
+import { DeployError } from '../core/errors.js';
 import type { Settings } from '../environment.js';
 import { deploySettings } from '../settings/deploy.js';
 import { dataConverter } from '../storage/local-payloads.js';

@@ -2,20 +2,20 @@
 // knowing); the command fails when a line is ✗. Every check has its own short time limit.
 import { Client, isGrpcServiceError, type Connection } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload, type PayloadCodec } from '@temporalio/common';
-import { checkSandbox, resolveSandbox, sandboxFromEnv } from '../tools/sandbox.js';
+import { checkSandbox, resolveSandbox, sandboxFromEnv } from '../sandbox/sandbox.js';
 import pc from 'picocolors';
 import { CONNECT_TIMEOUT_MS, connectConfig, connectConnection } from '../connection.js';
 import { connectionSettings } from '../settings/connection.js';
-import { ModelConfigError, PROVIDERS, resolveModel } from '../llm/provider.js';
-import { splitChain } from '../workflows/model-chain.js';
-import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { ModelConfigError, PROVIDERS, resolveModel } from '../models/provider.js';
+import { splitChain } from '../models/workflow/model-chain.js';
+import { SEARCH_ATTRIBUTES } from '../client/search-attributes.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import { redact, secretValues } from '../security/redact.js';
 import { noToolWorker, noWorkflowWorker, queuePollers, startInputPayloads } from './presence.js';
-import { withTimeout } from '../timeout.js';
-import { SCRIPTED_DEMO, modelOfIdentity } from '../llm/worker-model.js';
-import { storeGuarantee } from '../workspaces/shipping.js';
-import { WORKER_COMMANDS_CONFIG, describePauseChannel, pauseChannelOf, type PauseChannel } from '../pause-channel.js';
+import { withTimeout } from '../core/timeout.js';
+import { SCRIPTED_DEMO, modelOfIdentity } from '../models/worker-model.js';
+import { storeGuarantee } from '../pool/shipping.js';
+import { WORKER_COMMANDS_CONFIG, describePauseChannel, pauseChannelOf, type PauseChannel } from '../client/pause-channel.js';
 import type { ChildEnv, Settings } from '../environment.js';
 
 /**
@@ -256,7 +256,7 @@ async function modelChecks(env: Settings, model: string | true | undefined, work
   if (model === undefined) return lines;
 
   // Loaded only for this check: the model SDKs and the price catalogue would slow every CLI command.
-  const { ModelClients } = await import('../llm/client.js');
+  const { ModelClients } = await import('../models/client.js');
   const models = new ModelClients(env, () => {});
   const secrets = [...secretValues(env), resolved.apiKey];
   const signal = AbortSignal.timeout(MODEL_TIMEOUT_MS);

@@ -1,8 +1,8 @@
 // Human-readable, coloured rendering of events and state for the CLI.
 import pc from 'picocolors';
-import { actorText } from '../actors.js';
-import { reasoningText } from '../text.js';
-import type { CallSummary, ConversationEvent, ConversationState } from '../types.js';
+import { actorText } from '../client/actors.js';
+import { reasoningText } from '../core/text.js';
+import type { CallSummary, ConversationEvent, ConversationState } from '../core/types.js';
 
 const STATUS_COLOR: Record<string, (s: string) => string> = {
   running: pc.green,

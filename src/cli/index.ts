@@ -1,5 +1,5 @@
 // The `faheem` command line. Talks to Temporal only (never to a worker), so it works from any machine.
-import { checkOutputSchema } from '../llm/structured-output.js';
+import { checkOutputSchema } from '../models/structured-output.js';
 import { LivePrinter } from './live-format.js';
 import { WorkflowNotFoundError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -8,28 +8,34 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pc from 'picocolors';
-import { Conversation, checkMessage } from '../client.js';
-import { ConversationClosedError, FaheemError, NoWorkerError, ServerStartError, UsageError, WaitTimeoutError } from '../errors.js';
-import { checkConversationId } from '../conversation-id.js';
+import { Conversation, checkMessage } from '../client/client.js';
+import { ConversationClosedError, FaheemError, NoWorkerError, ServerStartError, UsageError, WaitTimeoutError } from '../core/errors.js';
+import { checkConversationId } from '../conversation/conversation-id.js';
 import { connectClient, connectConfig } from '../connection.js';
 import { codecSettings } from '../settings/codec.js';
 import { connectionSettings } from '../settings/connection.js';
 import { effectiveConfiguration, readSettings, setting } from '../environment.js';
 import { parseMcpConfigFile } from '../mcp/config.js';
 import { isTool, type AnyTool } from '../tools/define.js';
-import { describeSandbox, parseSandbox } from '../tools/sandbox.js';
-import { setUpSpawner } from '../tools/spawner.js';
-import { describePauseChannel } from '../pause-channel.js';
+import { describeSandbox, parseSandbox } from '../sandbox/sandbox.js';
+import { setUpSpawner } from '../sandbox/spawner.js';
+import { describePauseChannel } from '../client/pause-channel.js';
 import { DEFAULT_CODEC_PORT, DEFAULT_UI_ORIGINS, normalizeOrigin, startCodecServer, type CodecServer } from '../server/codec-server.js';
 import { exposureWarning } from '../server/exposure.js';
 import { encryptionCodec, parseEncryptionKeys } from '../security/codec.js';
 import { findTemporalCli } from '../server/temporal-cli.js';
-import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy, type ConversationState, type ConversationStatus } from '../types.js';
+import {
+  CONVERSATION_STATUSES,
+  DEFAULTS,
+  type ConfirmationPolicy,
+  type ConversationState,
+  type ConversationStatus,
+} from '../core/types.js';
 import { shutdownTracing } from '../telemetry/tracing.js';
-import { ConversationStatusKey, TenantKey } from '../workflows/messages.js';
+import { ConversationStatusKey, TenantKey } from '../conversation/workflow/messages.js';
 import { NEWEST_FIRST, isOrderRefused, listQueryText, newestFirst } from '../conversation/list-query.js';
-import { shownTime } from '../text.js';
-import { checkTenant } from '../tenants.js';
+import { shownTime } from '../core/text.js';
+import { checkTenant } from '../client/tenants.js';
 import { formatEvent, formatState, stateJson, colorStatus } from './format.js';
 import { configurationLines } from './config-lines.js';
 import { doctor } from './doctor.js';
@@ -39,14 +45,14 @@ import { parseHooksFile } from '../hooks/config.js';
 import { timeTravelCommands } from './checkpoint-commands.js';
 import { consoleCommand } from './console.js';
 import { apiCommand, apiKeyCommand } from './api.js';
-import { startConversation } from '../start-conversation.js';
+import { startConversation } from '../conversation/start-conversation.js';
 import { acpCommand } from './acp.js';
 import { workspaceCommand } from './workspace-commands.js';
-import { poolQueueName } from '../workflows/pool-rules.js';
-import { flushCompileCache } from '../compile-cache.js';
+import { poolQueueName } from '../pool/workflow/pool-rules.js';
+import { flushCompileCache } from '../worker/compile-cache.js';
 import { UPDATE_TIMEOUT_MS } from './presence-rules.js';
-import { scheduleRunsQuery } from '../schedules.js';
-import { withTimeout } from '../timeout.js';
+import { scheduleRunsQuery } from '../client/schedules.js';
+import { withTimeout } from '../core/timeout.js';
 import { faheemHome } from '../home.js';
 import {
   EXIT,

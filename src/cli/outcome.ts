@@ -1,7 +1,7 @@
 // What a command says it did, and how a waiting command exits: the lines of the mutating commands
 // and the exit codes of `--wait` and `--follow` (CONTRACT, "CLI outcomes"). Pure: no Temporal here.
-import type { ConversationStatus } from '../types.js';
-import { oneLine } from '../text.js';
+import type { ConversationStatus } from '../core/types.js';
+import { oneLine } from '../core/text.js';
 
 export { lastPauseReason } from '../conversation/stop-reason.js';
 

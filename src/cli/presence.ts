@@ -8,11 +8,11 @@ import { accessSync, constants } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import os from 'node:os';
 import pc from 'picocolors';
-import type { Conversation } from '../client.js';
-import type { ConversationInput, ConversationState } from '../types.js';
-import { ConversationModelKey, ConversationStatusKey } from '../workflows/messages.js';
+import type { Conversation } from '../client/client.js';
+import type { ConversationInput, ConversationState } from '../core/types.js';
+import { ConversationModelKey, ConversationStatusKey } from '../conversation/workflow/messages.js';
 import { colorStatus } from './format.js';
-import { shownTime } from '../text.js';
+import { shownTime } from '../core/text.js';
 import { POLLER_FRESH_MS, QUICK_ANSWER_MS } from './presence-rules.js';
 
 export { POLLER_FRESH_MS, QUICK_ANSWER_MS };

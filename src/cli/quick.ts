@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Settings } from '../environment.js';
-import { FaheemError } from '../errors.js';
+import { FaheemError } from '../core/errors.js';
 import { faheemHome } from '../home.js';
 import { codecSettings } from '../settings/codec.js';
 import { connectionSettings } from '../settings/connection.js';
@@ -23,9 +23,9 @@ import {
   readJsonPayload,
   readOnlyPayload,
   type HttpApi,
-} from '../temporal-http.js';
+} from '../client/temporal-http.js';
 import { randomUUID } from 'node:crypto';
-import { DEFAULTS, type ConversationState } from '../types.js';
+import { DEFAULTS, type ConversationState } from '../core/types.js';
 import { formatState, stateJson } from './format.js';
 import { pausedLine, queuedLine } from './outcome.js';
 import { POLLER_FRESH_MS, QUICK_ANSWER_MS, UPDATE_TIMEOUT_MS } from './presence-rules.js';

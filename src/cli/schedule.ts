@@ -3,10 +3,10 @@ import type { Client } from '@temporalio/client';
 import { Command, Option } from 'commander';
 import path from 'node:path';
 import pc from 'picocolors';
-import { Agent, LLM } from '../client.js';
-import { changeSchedule, createSchedule, listSchedules, type ScheduleOverlap } from '../schedules.js';
-import type { ConfirmationPolicy, McpServersSpec } from '../types.js';
-import { DEFAULTS } from '../types.js';
+import { Agent, LLM } from '../client/client.js';
+import { changeSchedule, createSchedule, listSchedules, type ScheduleOverlap } from '../client/schedules.js';
+import type { ConfirmationPolicy, McpServersSpec } from '../core/types.js';
+import { DEFAULTS } from '../core/types.js';
 
 /** What the schedule commands borrow from the CLI's entry point. */
 export interface ScheduleCommandDeps {

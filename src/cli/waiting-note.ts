@@ -1,7 +1,7 @@
 // Why a running conversation makes no progress, as `faheem status` says it: a call it scheduled
 // that no worker has picked up, because nobody polls that call's task queue. Pure: the status
 // command gathers the facts (the workflow's pending activities, the queue's pollers).
-import type { ConversationState } from '../types.js';
+import type { ConversationState } from '../core/types.js';
 
 /** A call the conversation scheduled that no worker has started yet (a pending activity). */
 export interface UnstartedCall {

@@ -2,7 +2,7 @@
 // within seconds when none is, saying what to start; the wait goes on), a time limit when asked
 // for, and Temporal's raw errors turned into a line that says what happened.
 import { ServiceError, isGrpcServiceError, type Client, type WorkflowExecutionDescription } from '@temporalio/client';
-import { FaheemError, NoWorkerError } from '../errors.js';
+import { FaheemError, NoWorkerError } from '../core/errors.js';
 import { conversationQueues, noToolWorker, noWorkflowWorker, queuePollers } from './presence.js';
 
 /** gRPC status codes (the ones these errors carry). */

@@ -2,9 +2,9 @@
 // written anywhere the store is reachable (no worker, no host of the pool needed).
 import { Command, InvalidArgumentError } from 'commander';
 import path from 'node:path';
-import { checkConversationId } from '../conversation-id.js';
+import { checkConversationId } from '../conversation/conversation-id.js';
 import { ObjectStoreError, objectStore } from '../storage/object-store.js';
-import { findManifest, materialiseWorkspace } from '../workspaces/shipping.js';
+import { findManifest, materialiseWorkspace } from '../pool/shipping.js';
 import type { ChildEnv } from '../environment.js';
 import { clientChildEnv } from '../connection.js';
 

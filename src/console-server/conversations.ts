@@ -4,9 +4,9 @@ import type { Client } from '@temporalio/client';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes.js';
 import { decodeMapFromPayloads } from '@temporalio/common/lib/internal-non-workflow/codec-helpers.js';
 import type { temporal } from '@temporalio/proto';
-import { Conversation } from '../client.js';
-import { ConversationModelKey, ConversationStatusKey, TenantKey } from '../workflows/messages.js';
-import type { ConversationStatus } from '../types.js';
+import { Conversation } from '../client/client.js';
+import { ConversationModelKey, ConversationStatusKey, TenantKey } from '../conversation/workflow/messages.js';
+import type { ConversationStatus } from '../core/types.js';
 import type { ChildNode, ConversationPage, ConversationRow } from './rows.js';
 import { listQueryText } from '../conversation/list-query.js';
 

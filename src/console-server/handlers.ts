@@ -5,13 +5,13 @@ import type http from 'node:http';
 import os from 'node:os';
 import { workerWarnings, workspaceProblem } from '../cli/presence.js';
 import type { ConnectionSettings } from '../settings/connection.js';
-import { NoWorkerError } from '../errors.js';
+import { NoWorkerError } from '../core/errors.js';
 import type { LiveDelta } from '../live/types.js';
-import { startConversation } from '../start-conversation.js';
-import { withTimeout } from '../timeout.js';
-import { DEFAULTS, type ConversationEvent, type ConversationState, type ImageRef } from '../types.js';
+import { startConversation } from '../conversation/start-conversation.js';
+import { withTimeout } from '../core/timeout.js';
+import { DEFAULTS, type ConversationEvent, type ConversationState, type ImageRef } from '../core/types.js';
 import { StateCache, attach, childTree, shownModel } from './conversations.js';
-import { TenantKey } from '../workflows/messages.js';
+import { TenantKey } from '../conversation/workflow/messages.js';
 import { HttpError, actionBodies, errorAnswer, followQuery, newConversationBody, parseOr400, type ActionName } from './requests.js';
 
 /** What the handlers work with: one console's client, caches and settings. */

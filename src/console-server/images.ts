@@ -4,8 +4,8 @@
 // conversation holds.
 import type http from 'node:http';
 import { ObjectStoreError } from '../storage/object-store.js';
-import type { ConversationEvent, ImageRef } from '../types.js';
-import { isImageMimeType } from '../workflows/image-refs.js';
+import type { ConversationEvent, ImageRef } from '../core/types.js';
+import { isImageMimeType } from '../images/workflow/image-refs.js';
 import { attach } from './conversations.js';
 import type { HandlerContext } from './handlers.js';
 import { HttpError } from './requests.js';

@@ -1,11 +1,11 @@
 // What the console's API accepts (zod) and how an error becomes an HTTP answer: pure, unit-tested.
 import path from 'node:path';
 import { z } from 'zod';
-import { conversationIdProblem } from '../conversation-id.js';
-import { FaheemError, HttpError } from '../errors.js';
-import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy } from '../types.js';
-import { checkMessageText } from '../workflows/messages.js';
-import { TENANT_NAME } from '../tenants.js';
+import { conversationIdProblem } from '../conversation/conversation-id.js';
+import { FaheemError, HttpError } from '../core/errors.js';
+import { CONVERSATION_STATUSES, DEFAULTS, type ConfirmationPolicy } from '../core/types.js';
+import { checkMessageText } from '../conversation/workflow/messages.js';
+import { TENANT_NAME } from '../client/tenants.js';
 
 /** The largest request body the console reads (a message at its longest, as JSON, with room to spare). */
 export const MAX_BODY_BYTES = DEFAULTS.maxMessageChars * 6 + 4096;
@@ -27,7 +27,7 @@ export const listQuery = z.object({
     .optional(),
   /** Words the title, id or workspace must all contain. */
   q: z.string().max(200).optional(),
-  /** Only this tenant's conversations (a tenant name: src/tenants.ts). */
+  /** Only this tenant's conversations (a tenant name: src/client/tenants.ts). */
   tenant: z.string().regex(TENANT_NAME, 'not a tenant name').optional(),
 });
 
@@ -106,8 +106,8 @@ export function isAction(name: string): name is ActionName {
   return Object.prototype.hasOwnProperty.call(actionBodies, name);
 }
 
-/** An error answered with a status and `{ error }` (the package's one HTTP error, from src/errors.ts). */
-export { HttpError } from '../errors.js';
+/** An error answered with a status and `{ error }` (the package's one HTTP error, from src/core/errors.ts). */
+export { HttpError } from '../core/errors.js';
 
 /** The first problem zod found, as one line: `field: message`. */
 export function zodMessage(err: z.ZodError): string {

@@ -1,7 +1,7 @@
 // The visibility query that lists conversations (the CLI's `list`, the console's list, the team
 // API's): pure, so every list filters the same way.
-import { checkTenant } from '../tenants.js';
-import type { ConversationStatus } from '../types.js';
+import { checkTenant } from '../client/tenants.js';
+import type { ConversationStatus } from '../core/types.js';
 
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 

@@ -1,11 +1,11 @@
 // Reads a conversation's event log through the `events` query, page by page.
-import { CONFIG_DEFAULTS } from '../config.js';
+import { CONFIG_DEFAULTS } from '../worker/config.js';
 import type { WorkflowHandle } from '@temporalio/client';
 import { isDeepStrictEqual } from 'node:util';
-import type { ConversationEvent, RecentEvents } from '../types.js';
-import { compactEvents, type EventRun } from '../workflows/event-log.js';
-import { lacksPromptEvents } from '../workflows/rewind-rules.js';
-import { eventRunsQuery, eventsQuery } from '../workflows/messages.js';
+import type { ConversationEvent, RecentEvents } from '../core/types.js';
+import { compactEvents, type EventRun } from './workflow/event-log.js';
+import { lacksPromptEvents } from '../time-travel/workflow/rewind-rules.js';
+import { eventRunsQuery, eventsQuery } from './workflow/messages.js';
 
 /**
  * The events [fromIndex, toIndex) that the conversation's current run holds, in order; `toIndex`

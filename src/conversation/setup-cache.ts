@@ -2,8 +2,8 @@
 // conversation and setup version with the `setup` query, then kept in memory. Not a store: a miss
 // (a new worker, an evicted entry) just asks the workflow again.
 import type { WorkflowHandle } from '@temporalio/client';
-import type { ConversationSetup } from '../types.js';
-import { setupQuery } from '../workflows/messages.js';
+import type { ConversationSetup } from '../core/types.js';
+import { setupQuery } from './workflow/messages.js';
 import { unstick } from './read-events.js';
 
 export class SetupCache {

@@ -1,6 +1,6 @@
 // Why a run stopped, in a few words: the last error of an error or stuck run, who paused it, what
 // waits for approval. Shared by the SDK (`run()`'s result) and the CLI (the outcome line). Pure.
-import type { ConversationEvent, ConversationStatus } from '../types.js';
+import type { ConversationEvent, ConversationStatus } from '../core/types.js';
 
 /** How a run ended: its status, and why (null for a plain finish). */
 export interface RunResult {

@@ -7,7 +7,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { liveStreamId } from '../live/stream-id.js';
 import { DROP_CHANGES } from '../live/change-notifier.js';
-import { workflowSource } from '../workflow-source.js';
+import { workflowSource } from '../worker/workflow-source.js';
 import type { DataConverter } from '@temporalio/common';
 import type { DeploySettings } from '../settings/deploy.js';
 

@@ -3,8 +3,8 @@
 // Deployment API and visibility; no state of our own.
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
-import { DeployError } from '../errors.js';
-import { moveSignal } from '../workflows/messages.js';
+import { DeployError } from '../core/errors.js';
+import { moveSignal } from '../conversation/workflow/messages.js';
 import type { DeploySettings } from '../settings/deploy.js';
 
 /** One version of the deployment, as `faheem deploy status --json` prints it. */

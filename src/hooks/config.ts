@@ -2,7 +2,7 @@
 // a conversation, for which tools. Pure (zod only, no Node imports): the workflow imports it to pick
 // the hooks of an event, and the config itself is kept with the conversation in workflow history.
 import { z } from 'zod';
-import { FaheemError } from '../errors.js';
+import { FaheemError } from '../core/errors.js';
 import { unsafeMatcherReason } from './matcher-safety.js';
 
 /** The hook events faheemcode runs, with Claude Code's names. */

@@ -3,8 +3,8 @@
 // on stdin, the worker's environment without its secrets, a timeout that stops the hook and all it
 // started; then the worker's own TypeScript hooks. Turns what they did into one decision.
 import { redact } from '../security/redact.js';
-import { execInWorkspace, hiddenDirs, type Sandbox } from '../tools/sandbox.js';
-import { leaseNetwork } from '../tools/kept-network.js';
+import { execInWorkspace, hiddenDirs, type Sandbox } from '../sandbox/sandbox.js';
+import { leaseNetwork } from '../sandbox/kept-network.js';
 import { commandBaseEnv } from '../tools/terminal.js';
 import { DEFAULT_HOOK_TIMEOUT_S, HOOK_EVENTS, type CommandHook, type HookEventName } from './config.js';
 import {

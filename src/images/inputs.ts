@@ -3,9 +3,9 @@
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { InvalidRequestError } from '../errors.js';
-import { MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE } from '../workflows/image-refs.js';
-import type { ImageRef } from '../types.js';
+import { InvalidRequestError } from '../core/errors.js';
+import { MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE } from './workflow/image-refs.js';
+import type { ImageRef } from '../core/types.js';
 import { ImageRefused, putImage } from './store.js';
 import type { Settings } from '../environment.js';
 

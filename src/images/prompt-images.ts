@@ -1,7 +1,7 @@
 // The model call's side of images: the prompt holds references, and the bytes are read from the
 // object store (checked against their hash) just before the request is built. A small cache keeps a
 // screenshot from being read again on every step of a conversation.
-import type { ChatMessage, ImageRef, PromptImage } from '../types.js';
+import type { ChatMessage, ImageRef, PromptImage } from '../core/types.js';
 
 /** Reads an image's bytes (from the object store). */
 export type ImageReader = (ref: ImageRef) => Promise<Uint8Array>;

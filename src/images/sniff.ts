@@ -1,8 +1,8 @@
 // What an image is, from its first bytes (never from a file name), and whether a conversation takes
 // it: PNG, JPEG, GIF or WebP, at most MAX_IMAGE_BYTES. Pure.
-import { InvalidRequestError } from '../errors.js';
-import { MAX_IMAGE_BYTES } from '../workflows/image-refs.js';
-import type { ImageMimeType } from '../types.js';
+import { InvalidRequestError } from '../core/errors.js';
+import { MAX_IMAGE_BYTES } from './workflow/image-refs.js';
+import type { ImageMimeType } from '../core/types.js';
 
 const startsWith = (bytes: Uint8Array, magic: readonly number[], at = 0): boolean => magic.every((b, i) => bytes[at + i] === b);
 

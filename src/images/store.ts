@@ -8,8 +8,8 @@ import path from 'node:path';
 import { faheemHome } from '../home.js';
 import { encryptionCodec } from '../security/codec.js';
 import { FileObjectStore, objectStore, ObjectStoreError, type ObjectStore } from '../storage/object-store.js';
-import { imageKey } from '../workflows/image-refs.js';
-import type { ImageRef } from '../types.js';
+import { imageKey } from './workflow/image-refs.js';
+import type { ImageRef } from '../core/types.js';
 import { checkImage, ImageRefused } from './sniff.js';
 import type { Settings } from '../environment.js';
 
@@ -40,7 +40,7 @@ export async function putImage(env: Settings, bytes: Uint8Array, options: { name
   const key = imageKey(sha256);
   const store = imageStore(env);
   if (!(await store.head(key))) {
-    const { sealObject } = await import('../workspaces/shipping.js');
+    const { sealObject } = await import('../pool/shipping.js');
     await store.put(key, await sealObject(key, bytes, encryptionCodec(env)));
   }
   return { sha256, mimeType, size: bytes.length, ...(options.name ? { name: options.name } : {}) };
@@ -50,7 +50,7 @@ export async function putImage(env: Settings, bytes: Uint8Array, options: { name
 export async function readImage(env: Settings, ref: Pick<ImageRef, 'sha256'>): Promise<Uint8Array> {
   const key = imageKey(ref.sha256);
   const stored = await imageStore(env).getBytes(key);
-  const { openObject } = await import('../workspaces/shipping.js');
+  const { openObject } = await import('../pool/shipping.js');
   const bytes = await openObject(key, stored, encryptionCodec(env));
   if (sha256Of(bytes) !== ref.sha256) throw new ObjectStoreError('refused', `the image ${key} in the store does not match its hash`);
   return bytes;

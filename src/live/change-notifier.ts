@@ -1,5 +1,5 @@
 // The worker's side of change notices: after a workflow task that changed a conversation (new events,
-// another status), the workflow calls the `faheemChanges` sink (workflows/runner/effects.ts; never on
+// another status), the workflow calls the `faheemChanges` sink (conversation/workflow/runner/effects.ts; never on
 // replay) and the notice is published to the conversation's live stream, where followers wait for it
 // (change-waiter.ts). So watching a conversation writes nothing to its history: the stream, not the
 // conversation, takes the signal. Published only to conversations somebody follows (their stream
@@ -11,8 +11,8 @@
 import type { Client } from '@temporalio/client';
 import type { InjectedSinks } from '@temporalio/worker';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
-import type { ChangeSinks } from '../workflows/runner/effects.js';
-import type { StreamSinks } from '../workflows/live-stream.js';
+import type { ChangeSinks } from '../conversation/workflow/runner/effects.js';
+import type { StreamSinks } from './workflow/live-stream.js';
 import type { FollowedConversations } from './followed.js';
 import { CHANGE_TOPIC, liveStreamId, type ChangeNotice } from './stream-id.js';
 

@@ -1,6 +1,6 @@
 // From the reply as it grows (the stream assemblers' partial reply) to the live lines that say what
 // is new: more text, more thinking, more of a tool call's arguments. Pure.
-import type { PartialReply } from '../llm/stream.js';
+import type { PartialReply } from '../models/stream.js';
 import type { LiveItem } from './stream-id.js';
 
 /** What changed from `before` to `after` (both partial replies of one call), as live items of `step`. */

@@ -3,7 +3,7 @@
 // new step's (or tool call's) first line. Live lines never wait behind a slow query (a busy worker
 // answers queries late): while one runs, the lines of the step under way keep coming; only a new
 // step's lines wait, for the events that come before them.
-import type { ConversationEvent, ConversationState } from '../types.js';
+import type { ConversationEvent, ConversationState } from '../core/types.js';
 import type { LiveReader } from './subscribe.js';
 import type { LiveDelta } from './types.js';
 

@@ -8,7 +8,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { WorkflowStreamClient } from '@temporalio/workflow-streams/client';
 import { z } from 'zod';
-import { FAILURE, failureTypeOf } from '../failure-types.js';
+import { FAILURE, failureTypeOf } from '../core/failure-types.js';
 import {
   CHANGE_TOPIC,
   LIVE_DIVISION,

@@ -1,9 +1,9 @@
 // MCP server configuration in the format editors use: {"mcpServers": {"name": {command, args, env} | {url, headers}}}.
 // Parsing is strict about what we use and tolerant of the extra keys editors write ("type", "disabled", …).
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError } from '../core/errors.js';
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { McpServerSpec, McpServersSpec } from '../types.js';
+import type { McpServerSpec, McpServersSpec } from '../core/types.js';
 import type { ChildEnv } from '../environment.js';
 
 const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/;

@@ -9,7 +9,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ContentBlock, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { commandBaseEnv, isMcpOfferedVariable, isWorkerOwnVariable } from '../security/env-policy.js';
-import { hiddenDirs, sandboxedCommand, type Sandbox } from '../tools/sandbox.js';
+import { hiddenDirs, sandboxedCommand, type Sandbox } from '../sandbox/sandbox.js';
 import { expandEnv, mcpToolName, type McpServer, type McpServers } from './config.js';
 import type { ChildEnv } from '../environment.js';
 

@@ -9,7 +9,7 @@
 // bound to (AES-GCM associated data, not stored): it decrypts only where they are the same.
 import { METADATA_ENCODING_KEY, ValueError, type Payload, type PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { DecryptionError, EncryptionConfigError } from '../errors.js';
+import { DecryptionError, EncryptionConfigError } from '../core/errors.js';
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { Settings } from '../environment.js';
 

@@ -1,7 +1,7 @@
 // Which of the worker's environment variables go where: one policy for secrets (masked everywhere),
 // for what commands, ctx.exec programs, hooks and MCP stdio servers start from (an allowlist), and
 // for what an MCP server config may name.
-import { PROVIDERS } from '../llm/provider.js';
+import { PROVIDERS } from '../models/provider.js';
 import type { ChildEnv } from '../environment.js';
 
 /** The prefix of users' own secrets for tools: FAHEEM_SECRET_<NAME>=value. */

@@ -25,7 +25,7 @@ import { constants, type Dirent, type Stats } from 'node:fs';
 import { lstat, mkdir, open, readdir, readlink, realpath, rename, rmdir, stat, symlink, unlink, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { FaheemError } from '../errors.js';
+import { FaheemError } from '../core/errors.js';
 
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;

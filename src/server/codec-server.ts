@@ -5,7 +5,7 @@
 // Web UI's origins only. Every request needs the token, as `Authorization: Bearer <token>` (the
 // `temporal` CLI's --codec-auth) or as the first path segment (`<url>/<token>/decode`: the Web UI
 // cannot send a header of its own), checked before a byte of the body is read.
-import { HttpError, InvalidRequestError, ServerStartError } from '../errors.js';
+import { HttpError, InvalidRequestError, ServerStartError } from '../core/errors.js';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,6 +1,6 @@
 // The embedded Temporal service: the official CLI's dev server on a SQLite file, so conversations
 // survive a restart, with the Web UI and our search attributes registered.
-import { ServerStartError } from '../errors.js';
+import { ServerStartError } from '../core/errors.js';
 import { Connection } from '@temporalio/client';
 import type { ResultPromise } from 'execa';
 import { randomBytes } from 'node:crypto';
@@ -9,10 +9,10 @@ import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
-import { SEARCH_ATTRIBUTES } from '../search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../client/search-attributes.js';
 import { findTemporalCli } from './temporal-cli.js';
-import { WORKER_COMMANDS_CONFIG } from '../pause-channel.js';
-import { httpAccessFile, writeHttpAccess } from '../temporal-http.js';
+import { WORKER_COMMANDS_CONFIG } from '../client/pause-channel.js';
+import { httpAccessFile, writeHttpAccess } from '../client/temporal-http.js';
 import { allowedHostNames, startHostGuard, type HostGuard } from './host-guard.js';
 import { devServerFailure, logTail, startDevServerLog } from './dev-server-log.js';
 
@@ -88,7 +88,7 @@ export interface DevServer {
  * a step cost ~130 ms instead of ~20. Eager dispatch hands a model call straight back to the worker
  * that scheduled it (off by default in the server). Worker commands carry an activity's cancellation
  * (a pause) straight to its worker, so calls need not heartbeat ten times a second to hear it
- * (src/pause-channel.ts). Task queues have one partition, so that fairness (FAIRNESS_CONFIG) orders
+ * (src/client/pause-channel.ts). Task queues have one partition, so that fairness (FAIRNESS_CONFIG) orders
  * all of a queue's waiting tasks.
  */
 export const DYNAMIC_CONFIG = [

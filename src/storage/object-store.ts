@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
-import { FaheemError } from '../errors.js';
+import { FaheemError } from '../core/errors.js';
 import type { Settings } from '../environment.js';
 
 /**

@@ -2,10 +2,10 @@
 // activity, becomes a GenAI span (`chat <model>`, `execute_tool <tool>`, the OpenTelemetry GenAI
 // semantic conventions) and counts in our metrics. With no tracer provider registered (no OTLP
 // endpoint configured) the API's tracer is a no-op, so a span costs nothing worth measuring.
-import { chainOf } from '../workflows/model-chain.js';
+import { chainOf } from '../models/workflow/model-chain.js';
 import { SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
-import type { ModelCallInput, ModelCallResult, RunToolInput, RunToolResult } from '../types.js';
+import type { ModelCallInput, ModelCallResult, RunToolInput, RunToolResult } from '../core/types.js';
 import type { FaheemMetrics } from './metrics.js';
 import type { TelemetrySettings } from '../settings/telemetry.js';
 

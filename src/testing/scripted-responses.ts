@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chatRefusesTools, isReasoningModel } from '../llm/openai-responses.js';
+import { chatRefusesTools, isReasoningModel } from '../models/openai-responses.js';
 import { createGates } from './gates.js';
 import { estimateTokens } from './scripted-anthropic.js';
 import {

@@ -1,17 +1,17 @@
 // faheemcode's own host tools, terminal and file_editor, defined with the same API as yours, made
 // from the environment they are given: a worker's (where its files and secrets are), or, for the
-// SDK's TerminalTool and FileEditorTool (src/client.ts), the user's process's.
+// SDK's TerminalTool and FileEditorTool (src/client/client.ts), the user's process's.
 import path from 'node:path';
-import { conversationFolder } from '../conversation-id.js';
+import { conversationFolder } from '../conversation/conversation-id.js';
 import { faheemHome } from '../home.js';
 import { commandBaseEnv, namedSecrets, secretValues } from '../security/env-policy.js';
-import type { TerminalState } from '../types.js';
+import type { TerminalState } from '../core/types.js';
 import { defineTool, type AnyTool } from './define.js';
 import { editFile } from './file-editor.js';
 import { putImage } from '../images/store.js';
-import { DelegateTool } from './delegate.js';
+import { DelegateTool } from '../sub-agents/delegate.js';
 import { FinishTool, TaskTrackerTool, ThinkTool, WaitTool } from './in-workflow.js';
-import { hiddenDirs, type Sandbox } from './sandbox.js';
+import { hiddenDirs, type Sandbox } from '../sandbox/sandbox.js';
 import { FileEditorArgs, TerminalArgs } from './schemas.js';
 import { riskyUnlessRatedLow, terminalNeedsApproval } from './risk.js';
 import { runTerminalCall } from './terminal.js';

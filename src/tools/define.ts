@@ -2,9 +2,9 @@
 // for the arguments (the model sees it as JSON Schema), what a retry may do, whether it needs the
 // user's approval, and the function that runs it. No Node imports: the tools that run inside the
 // workflow (think, finish, task_tracker) are defined with this too.
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError } from '../core/errors.js';
 import type { z } from 'zod';
-import type { ImageRef } from '../types.js';
+import type { ImageRef } from '../core/types.js';
 
 /**
  * What a retry may do after an attempt was cut off (its worker died mid-call): `repeat` runs the call

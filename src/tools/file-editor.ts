@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { PathRefused, WorkspaceFs, type WorkspaceFile, type WorkspacePath } from '../security/workspace-fs.js';
-import type { ImageMimeType, ToolResult } from '../types.js';
+import type { ImageMimeType, ToolResult } from '../core/types.js';
 import { sniffImage } from '../images/sniff.js';
-import { MAX_IMAGE_BYTES } from '../workflows/image-refs.js';
+import { MAX_IMAGE_BYTES } from '../images/workflow/image-refs.js';
 import { describeInvalid, FileEditorArgs } from './schemas.js';
 
 export const MAX_VIEW_CHARS = 16_000;

@@ -1,7 +1,7 @@
 // The tools that need no machine: think, finish and task_tracker. Defined like every other tool, but
 // they run inside the workflow (deterministic, no I/O), so no Node imports here.
 import { defineTool, type AnyTool } from './define.js';
-import { DelegateTool } from './delegate.js';
+import { DelegateTool } from '../sub-agents/delegate.js';
 import { FinishArgs, TaskTrackerArgs, ThinkArgs, WaitArgs } from './schemas.js';
 
 export interface Task {

@@ -4,7 +4,7 @@
 //   the workflow turns that failure into the observation `interruptedResult(partial)`.
 // Pure, no Node imports: the workflow imports it too.
 import { ActivityFailure, CancelledFailure } from '@temporalio/common';
-import type { ToolResult } from '../types.js';
+import type { ToolResult } from '../core/types.js';
 
 /** The message of the CancelledFailure an interrupted call ends in. */
 export const INTERRUPTED_MESSAGE = 'interrupted by a pause';

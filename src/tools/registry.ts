@@ -1,9 +1,9 @@
 // The tools a worker can run: the built-ins plus the ones it was given. Turns definitions into the
 // plain-data specs a conversation keeps, and works out per call what the definition says about it
 // (approval, time limit, the Web UI line).
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError } from '../core/errors.js';
 import { z } from 'zod';
-import { TOOL_NAMES, type ChatToolCall, type ToolCallPlan, type ToolSpec } from '../types.js';
+import { TOOL_NAMES, type ChatToolCall, type ToolCallPlan, type ToolSpec } from '../core/types.js';
 import { builtinTools, isBuiltinTool, type BuiltinConfig } from './builtin.js';
 import { isTool, type AnyTool } from './define.js';
 

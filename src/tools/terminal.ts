@@ -7,16 +7,16 @@ import { constants } from 'node:fs';
 import { mkdtemp, rm, mkdir, open, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { CONFIG_DEFAULTS } from '../config.js';
-import { ToolInterruptedError } from '../errors.js';
+import { CONFIG_DEFAULTS } from '../worker/config.js';
+import { ToolInterruptedError } from '../core/errors.js';
 import { commandBaseEnv, isSecretName, namedSecrets } from '../security/env-policy.js';
 import { redact, redactPiece } from '../security/redact.js';
-import type { TerminalResult, TerminalState } from '../types.js';
-import { leaseNetwork } from './kept-network.js';
-import { killGroup, sandboxedCommand, type Sandbox } from './sandbox.js';
+import type { TerminalResult, TerminalState } from '../core/types.js';
+import { leaseNetwork } from '../sandbox/kept-network.js';
+import { killGroup, sandboxedCommand, type Sandbox } from '../sandbox/sandbox.js';
 import type { z } from 'zod';
 import { describeInvalid, TerminalArgs } from './schemas.js';
-import { spawnCommand, type SpawnedCommand } from './spawner.js';
+import { spawnCommand, type SpawnedCommand } from '../sandbox/spawner.js';
 
 export const MAX_OUTPUT_CHARS = 30_000;
 /** Even a command that keeps printing is reported back, still running, after this long. */

@@ -3,13 +3,13 @@
 // address, connect to a checked address (so a second DNS answer cannot swap it), POST the exact
 // bytes it signed, follow no redirect, give up after a short timeout. A 2xx is delivered; a 4xx
 // other than 408/429 (or a redirect) fails for good; anything else is retried by the activity's
-// retry policy (src/workflows/runner/webhooks.ts) with back-off.
+// retry policy (src/webhooks/workflow/webhooks.ts) with back-off.
 import { Context } from '@temporalio/activity';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { FAILURE, failure } from '../failure-types.js';
-import type { WebhookDeliveryInput, WebhookDeliveryResult, WebhookFailureDetails } from '../types.js';
+import { FAILURE, failure } from '../core/failure-types.js';
+import type { WebhookDeliveryInput, WebhookDeliveryResult, WebhookFailureDetails } from '../core/types.js';
 import { NO_EXTRA_ALLOWED, type WebhookAllowList } from './addresses.js';
 import type { WebhookSecrets } from './secrets.js';
 import { SIGNATURE_HEADER, signWebhook } from './signature.js';

@@ -1,7 +1,7 @@
 // Durable webhooks, as the `faheem api` process uses them: check a conversation's webhook when it
 // is created (prepareWebhook: 400 for a bad one), keep its secret (webhookSecrets), and run the
 // worker that delivers each stop (createWebhookWorker). The conversation workflow's side is in
-// src/workflows/runner/webhooks.ts.
+// src/webhooks/workflow/webhooks.ts.
 import type { WebhookAllowList } from './addresses.js';
 import { checkWebhookSecret, type WebhookSecrets } from './secrets.js';
 import { resolveWebhookTarget, type HostLookup } from './target.js';

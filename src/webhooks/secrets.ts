@@ -5,8 +5,8 @@
 // processes read each other's.
 import { chmod, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { checkConversationId } from '../conversation-id.js';
-import { InvalidRequestError } from '../errors.js';
+import { checkConversationId } from '../conversation/conversation-id.js';
+import { InvalidRequestError } from '../core/errors.js';
 import { ObjectStoreError, type ObjectStore } from '../storage/object-store.js';
 
 /** The longest webhook secret taken. */

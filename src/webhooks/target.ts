@@ -3,7 +3,7 @@
 // API refuses a bad URL with 400 at create time through these; the delivery asks again before each
 // attempt and connects to an address it checked (DNS answers may change in between).
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { InvalidRequestError } from '../errors.js';
+import { InvalidRequestError } from '../core/errors.js';
 import { addressRefusal, hostAllowed, NO_EXTRA_ALLOWED, parseIp, type WebhookAllowList } from './addresses.js';
 
 /** Why a webhook URL was refused: not a URL we send to, an address it may not reach, or a host that does not resolve. */

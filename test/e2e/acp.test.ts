@@ -6,7 +6,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { methods, type SessionUpdate } from '@agentclientprotocol/sdk';
-import { Conversation } from '../../src/client.js';
+import { Conversation } from '../../src/client/client.js';
 import { lastUserMessage, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import { chunkText, startAcp, type AcpProcess } from '../support/acp.js';
 import { Client, Connection } from '@temporalio/client';

@@ -3,9 +3,9 @@
 // kept and sent back; and an OpenAI-compatible conversation streamed with usage and capped output.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import { startScriptedModel, countdownScript, type RecordedRequest, type ScriptedModel } from '../../src/testing/scripted-model.js';
-import type { ActionEvent, ConversationState } from '../../src/types.js';
+import type { ActionEvent, ConversationState } from '../../src/core/types.js';
 import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 let h: Harness;

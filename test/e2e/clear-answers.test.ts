@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Conversation } from '../../src/client.js';
-import { ConversationClosedError, ConversationNotFoundError, FaheemError, InvalidRequestError } from '../../src/errors.js';
+import { Conversation } from '../../src/client/client.js';
+import { ConversationClosedError, ConversationNotFoundError, FaheemError, InvalidRequestError } from '../../src/core/errors.js';
 import { startScriptedModel, type ScriptedModel } from '../../src/testing/scripted-model.js';
-import { ConversationStatusKey } from '../../src/workflows/messages.js';
+import { ConversationStatusKey } from '../../src/conversation/workflow/messages.js';
 import { FAKE_KEY, freePort, ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
 
 let h: Harness;

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { Conversation } from '../../src/client.js';
+import { Conversation } from '../../src/client/client.js';
 import { countdownScript } from '../../src/testing/scripted-model.js';
 import { startHarness, type Harness } from '../support/harness.js';
 

@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
-import { InvalidRequestError } from '../../src/errors.js';
-import { listSchedules, scheduleRunsQuery } from '../../src/schedules.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
+import { InvalidRequestError } from '../../src/core/errors.js';
+import { listSchedules, scheduleRunsQuery } from '../../src/client/schedules.js';
 import { countdownScript } from '../../src/testing/scripted-model.js';
 import { ROOT, startHarness, waitFor, waitUntilListed, type Harness } from '../support/harness.js';
 

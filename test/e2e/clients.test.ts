@@ -18,9 +18,9 @@ import type { Client } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import OpenAI from 'openai';
 import type { ResponseStreamEvent } from 'openai/resources/responses/responses';
-import { actingAs } from '../../src/acting.js';
-import { actorFromHeaders } from '../../src/actor-header.js';
-import { Agent, Conversation, FileEditorTool, LLM, TerminalTool } from '../../src/client.js';
+import { actingAs } from '../../src/client/acting.js';
+import { actorFromHeaders } from '../../src/client/actor-header.js';
+import { Agent, Conversation, FileEditorTool, LLM, TerminalTool } from '../../src/client/client.js';
 import { connectClient } from '../../src/connection.js';
 import { readSettings } from '../../src/environment.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
@@ -31,7 +31,7 @@ import {
   type Script,
   type ScriptedReply,
 } from '../../src/testing/scripted-model.js';
-import { DEFAULTS, type ConversationEvent, type WebhookEvent, type WebhookPayload } from '../../src/types.js';
+import { DEFAULTS, type ConversationEvent, type WebhookEvent, type WebhookPayload } from '../../src/core/types.js';
 import {
   createWebhookWorker,
   FileWebhookSecrets,

@@ -10,15 +10,15 @@ import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client, type WorkflowClientInterceptor } from '@temporalio/client';
-import { Agent, Conversation, LLM, TerminalTool } from '../../src/client.js';
+import { Agent, Conversation, LLM, TerminalTool } from '../../src/client/client.js';
 import type { HooksConfig } from '../../src/hooks/config.js';
 import { ChangeWaiter } from '../../src/live/change-waiter.js';
 import { LIVE_DIVISION, liveStreamId } from '../../src/live/stream-id.js';
 import type { LiveDelta } from '../../src/live/types.js';
-import { retryAfterMs } from '../../src/llm/client.js';
+import { retryAfterMs } from '../../src/models/client.js';
 import { samePromptSameReply, type RecordedRequest, type Script, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
-import type { ConversationEvent, ObservationEvent } from '../../src/types.js';
+import type { ConversationEvent, ObservationEvent } from '../../src/core/types.js';
 import { FAKE_KEY, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 let h: Harness;

@@ -6,9 +6,9 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
+import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client/client.js';
 import { samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
-import type { ConversationEvent, ErrorEvent, ObservationEvent } from '../../src/types.js';
+import type { ConversationEvent, ErrorEvent, ObservationEvent } from '../../src/core/types.js';
 import { historyText, ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
 
 const SECRET = 'hunter2-very-secret-value';

@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
-import type { ChildEvent, ObservationEvent } from '../../src/types.js';
+import type { ChildEvent, ObservationEvent } from '../../src/core/types.js';
 import { startHarness, waitFor, waitUntilListed, type Harness, type WorkerProcess } from '../support/harness.js';
 
 let h: Harness;

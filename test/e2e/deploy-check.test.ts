@@ -8,7 +8,7 @@ import { copyFile, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promise
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
 import { ROOT, startHarness, type Harness } from '../support/harness.js';
 

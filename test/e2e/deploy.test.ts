@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
 import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 

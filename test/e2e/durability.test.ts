@@ -7,7 +7,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import { countdownScript } from '../../src/testing/scripted-model.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
 

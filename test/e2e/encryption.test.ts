@@ -13,7 +13,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { execa, type ResultPromise } from 'execa';
 import { chromium, type Browser } from 'playwright-core';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import { ENCRYPTED_ENCODING, KEY_ID_METADATA, encryptionCodec, keyFingerprint, payloadKeyId } from '../../src/security/codec.js';
 import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { liveStreamId } from '../../src/live/stream-id.js';

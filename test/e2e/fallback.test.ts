@@ -8,11 +8,11 @@ import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../../src/testing/scripted-anthropic.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
 import { startScriptedResponses, type ScriptedResponses } from '../../src/testing/scripted-responses.js';
-import type { ConversationEvent, FallbackEvent } from '../../src/types.js';
+import type { ConversationEvent, FallbackEvent } from '../../src/core/types.js';
 import { FAKE_KEY, freePort, startHarness, type Harness } from '../support/harness.js';
 
 const ANT_KEY = 'sk-ant-fallback-test-5d4c3b2a19';

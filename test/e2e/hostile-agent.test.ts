@@ -13,9 +13,9 @@ import { createServer, type Server } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
+import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client/client.js';
 import { samePromptSameReply, startScriptedModel, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
-import type { ConversationEvent, ObservationEvent } from '../../src/types.js';
+import type { ConversationEvent, ObservationEvent } from '../../src/core/types.js';
 import { FAKE_KEY, freePort, ROOT, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 /** Secrets in the worker's environment, each a marker that must never reach a command or the model. */

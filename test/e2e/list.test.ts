@@ -2,9 +2,9 @@
 // for every status, and that `events --follow` streams a readable log.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
+import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client/client.js';
 import type { Script } from '../../src/testing/scripted-model.js';
-import { CONVERSATION_STATUSES, type ConversationStatus } from '../../src/types.js';
+import { CONVERSATION_STATUSES, type ConversationStatus } from '../../src/core/types.js';
 import { startHarness, waitFor, waitUntilListed, type Harness } from '../support/harness.js';
 
 let h: Harness;

@@ -11,9 +11,9 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
+import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client/client.js';
 import { samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
-import type { ConversationEvent, ErrorEvent, McpServersSpec, ObservationEvent } from '../../src/types.js';
+import type { ConversationEvent, ErrorEvent, McpServersSpec, ObservationEvent } from '../../src/core/types.js';
 import { freePort, historyText, ROOT, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 const everythingJs = path.join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');

@@ -11,10 +11,10 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { chromium } from 'playwright-core';
 import { z } from 'zod';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import { startConsole } from '../../src/console-server/server.js';
 import { sha256Of } from '../../src/images/store.js';
-import { OUTPUT_TOOL } from '../../src/llm/structured-output.js';
+import { OUTPUT_TOOL } from '../../src/models/structured-output.js';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../../src/testing/scripted-anthropic.js';
 import {
   startScriptedModel,
@@ -24,7 +24,7 @@ import {
   type ScriptedReply,
 } from '../../src/testing/scripted-model.js';
 import { startScriptedResponses, type ScriptedResponses } from '../../src/testing/scripted-responses.js';
-import type { ConversationEvent, MessageEvent, ObservationEvent } from '../../src/types.js';
+import type { ConversationEvent, MessageEvent, ObservationEvent } from '../../src/core/types.js';
 import { FAKE_KEY, historyText, startHarness, waitFor, type Harness } from '../support/harness.js';
 
 let h: Harness;

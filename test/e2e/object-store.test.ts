@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import { Readable } from 'node:stream';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import { ENCRYPTED_ENCODING } from '../../src/security/codec.js';
 import { objectStore, ObjectStoreError, type ObjectStore } from '../../src/storage/object-store.js';
 import { samePromptSameReply } from '../../src/testing/scripted-model.js';

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
+import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client/client.js';
 import { samePromptSameReply, type Script } from '../../src/testing/scripted-model.js';
-import type { ObservationEvent } from '../../src/types.js';
+import type { ObservationEvent } from '../../src/core/types.js';
 import { historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 const SECRET = 'hunter2-very-secret-value';

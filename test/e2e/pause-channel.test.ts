@@ -4,7 +4,7 @@
 // the default of `faheem server`, every other pause test runs; bench/run.ts has the abort's time.)
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM, TerminalTool } from '../../src/client.js';
+import { Agent, Conversation, LLM, TerminalTool } from '../../src/client/client.js';
 import { countdownScript } from '../../src/testing/scripted-model.js';
 import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 

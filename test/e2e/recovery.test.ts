@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import { countdownScript, lastUserMessage, type Script } from '../../src/testing/scripted-model.js';
 import { ToolRegistry, toolSpec } from '../../src/tools/registry.js';
-import type { PrepareToolsResult } from '../../src/types.js';
+import type { PrepareToolsResult } from '../../src/core/types.js';
 import { startHarness, waitFor, type Harness } from '../support/harness.js';
 
 let h: Harness;

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
-import { forkConversation } from '../../src/fork.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
+import { forkConversation } from '../../src/time-travel/fork.js';
 import { countdownScript, type RecordedRequest, type Script } from '../../src/testing/scripted-model.js';
 import type { ScriptedResponses } from '../../src/testing/scripted-responses.js';
 import type { LiveDelta } from '../../src/live/types.js';
-import type { ActionEvent, ConversationEvent } from '../../src/types.js';
+import type { ActionEvent, ConversationEvent } from '../../src/core/types.js';
 import { startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 let h: Harness;

@@ -16,10 +16,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, test } from 'node:test';
-import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
+import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client/client.js';
 import { execa } from 'execa';
 import { lastUserMessage, samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
-import type { ConversationEvent, ObservationEvent } from '../../src/types.js';
+import type { ConversationEvent, ObservationEvent } from '../../src/core/types.js';
 import { ROOT, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 const marker = `leak${process.pid}x${Date.now()}`;

@@ -10,9 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { execa } from 'execa';
-import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client.js';
+import { Agent, Conversation, LLM, type CreateOptions } from '../../src/client/client.js';
 import { samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
-import type { ConversationEvent, ObservationEvent } from '../../src/types.js';
+import type { ConversationEvent, ObservationEvent } from '../../src/core/types.js';
 import { ROOT, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 
 describe('sandboxed workers', () => {

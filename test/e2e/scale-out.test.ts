@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
 import { startHarness, waitFor, type Harness } from '../support/harness.js';
 

@@ -1,4 +1,4 @@
-// The spawn helper (src/tools/spawner.ts): terminal commands are started by a small long-lived
+// The spawn helper (src/sandbox/spawner.ts): terminal commands are started by a small long-lived
 // process so the worker never forks itself. Output and exit codes, stdin and its end, process groups,
 // long and concurrent output, the helper dying mid-command, the worker's life (the helper neither
 // keeps it alive nor outlives it), the in-process fallback, and the worker's CPU per spawn.
@@ -9,8 +9,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, describe, test } from 'node:test';
-import { procStatFields } from '../../src/proc-stat.js';
-import { setUpSpawner, spawnCommand, spawnHelperPid, type SpawnedCommand, type SpawnOptions } from '../../src/tools/spawner.js';
+import { procStatFields } from '../../src/sandbox/proc-stat.js';
+import { setUpSpawner, spawnCommand, spawnHelperPid, type SpawnedCommand, type SpawnOptions } from '../../src/sandbox/spawner.js';
 
 // Set up as a worker's entry point sets it up: the helper is forked from the
 // allow-listed part of this environment (its key and what FAHEEM_COMMAND_ENV adds stay out).
@@ -208,7 +208,7 @@ describe('the helper and the worker process', () => {
     const dir = await mkdtemp(path.join(os.tmpdir(), 'faheem-spawner-proc-'));
     dirs.push(dir);
     const file = path.join(dir, 'worker.mts');
-    const spawner = new URL('../../src/tools/spawner.ts', import.meta.url).href;
+    const spawner = new URL('../../src/sandbox/spawner.ts', import.meta.url).href;
     await writeFile(
       file,
       `import { setUpSpawner, spawnCommand, spawnHelperPid } from ${JSON.stringify(spawner)};\nsetUpSpawner({ helper: true, env: process.env });\n${body}\n`,

@@ -4,10 +4,10 @@
 // calls one at a time.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
-import { forkConversation } from '../../src/fork.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
+import { forkConversation } from '../../src/time-travel/fork.js';
 import type { RecordedRequest, ScriptedReply } from '../../src/testing/scripted-model.js';
-import { TenantKey } from '../../src/workflows/messages.js';
+import { TenantKey } from '../../src/conversation/workflow/messages.js';
 import { startHarness, waitFor, type Harness } from '../support/harness.js';
 import { maxInFlight } from '../support/in-flight.js';
 

@@ -8,8 +8,8 @@ import { execa } from 'execa';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { Agent, Conversation, LLM } from '../../src/client.js';
-import { forkConversation } from '../../src/fork.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
+import { forkConversation } from '../../src/time-travel/fork.js';
 import { samePromptSameReply, type RecordedRequest, type ScriptedReply } from '../../src/testing/scripted-model.js';
 import { startHarness, type Harness, type WorkerProcess } from '../support/harness.js';
 

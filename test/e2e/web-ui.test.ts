@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { chromium, type Browser } from 'playwright-core';
-import { Agent, Conversation, LLM } from '../../src/client.js';
+import { Agent, Conversation, LLM } from '../../src/client/client.js';
 import type { Script } from '../../src/testing/scripted-model.js';
 import { ROOT, startHarness, waitFor, type Harness } from '../support/harness.js';
 import { tempDir } from '../support/temp-dirs.js';

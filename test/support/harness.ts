@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startDevServer, type DevServer, type DevServerOptions } from '../../src/server/dev-server.js';
-import { ServerStartError } from '../../src/errors.js';
+import { ServerStartError } from '../../src/core/errors.js';
 import { findTemporalCli } from '../../src/server/temporal-cli.js';
 import { startScriptedModel, type Script, type ScriptedModel } from '../../src/testing/scripted-model.js';
 import { startScriptedAnthropic, type ScriptedAnthropicOptions } from '../../src/testing/scripted-anthropic.js';

@@ -3,7 +3,7 @@
 import type { Connection } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time.js';
 import { randomUUID } from 'node:crypto';
-import { SEARCH_ATTRIBUTES } from '../../src/search-attributes.js';
+import { SEARCH_ATTRIBUTES } from '../../src/client/search-attributes.js';
 
 /** Registers `<name>-<random>` with our search attributes and answers once both are usable. */
 export async function testNamespace(connection: Connection, name: string): Promise<string> {

@@ -20,7 +20,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
-import { procStatFields } from '../../src/proc-stat.js';
+import { procStatFields } from '../../src/sandbox/proc-stat.js';
 import type { DevServer } from '../../src/server/dev-server.js';
 import { concurrency } from './concurrency.js';
 import { mergeCoverage, percent, summarise, type Coverage } from './coverage-sum.js';

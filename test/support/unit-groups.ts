@@ -6,19 +6,19 @@ import path from 'node:path';
 
 /** Unit test files (paths relative to test/unit/, with `/`) that run as files of their own. */
 export const HEAVY_UNIT_FILES = [
-  'checkpoints/shadow-repo.test.ts',
+  'time-travel/shadow-repo.test.ts',
   'tools/terminal.test.ts',
   'hooks/run-hook.test.ts',
-  'tools/sandbox.test.ts',
-  'llm/client.test.ts',
-  'llm/fallback.test.ts',
-  'checkpoints/activity-support.test.ts',
-  'checkpoints/watch.test.ts',
+  'sandbox/sandbox.test.ts',
+  'models/client.test.ts',
+  'models/fallback.test.ts',
+  'time-travel/activity-support.test.ts',
+  'time-travel/watch.test.ts',
   'repo/dev-server.test.ts',
-  'checkpoints/objects.test.ts',
-  'compile-cache.test.ts',
-  'workspaces/shipping.test.ts',
-  'workspaces/pool.test.ts',
+  'time-travel/objects.test.ts',
+  'worker/compile-cache.test.ts',
+  'pool/shipping.test.ts',
+  'pool/pool.test.ts',
 ];
 
 /** Every test file under `unitDir` (test/unit), in its subfolders too: paths relative to it, with `/`, sorted. */

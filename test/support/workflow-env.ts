@@ -16,8 +16,8 @@ import type {
   ListCheckpointsInput,
   RestoreResult,
   RestoreWorkspaceInput,
-} from '../../src/checkpoints/types.js';
-import { withHeartbeat } from '../../src/activities/heartbeat.js';
+} from '../../src/time-travel/types.js';
+import { withHeartbeat } from '../../src/conversation/heartbeat.js';
 import type { DevServer } from '../../src/server/dev-server.js';
 import {
   DEFAULTS,
@@ -35,10 +35,10 @@ import {
   type RunToolInput,
   type RunToolResult,
   type ToolSpec,
-} from '../../src/types.js';
+} from '../../src/core/types.js';
 import { readEvents as readEveryEvent } from '../../src/conversation/read-events.js';
-import { eventsQuery, stateQuery } from '../../src/workflows/messages.js';
-import { lacksPromptEvents } from '../../src/workflows/rewind-rules.js';
+import { eventsQuery, stateQuery } from '../../src/conversation/workflow/messages.js';
+import { lacksPromptEvents } from '../../src/time-travel/workflow/rewind-rules.js';
 import { countedRetries, startDevServerOnFreePorts, waitFor, workflowBundle } from './harness.js';
 import { testNamespace } from './namespace.js';
 

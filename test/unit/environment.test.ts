@@ -17,7 +17,7 @@ import {
   readSettings,
   setting,
 } from '../../src/environment.js';
-import { InvalidRequestError } from '../../src/errors.js';
+import { InvalidRequestError } from '../../src/core/errors.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..');
 const PREFIXES = /^(FAHEEM|LLM|TEMPORAL|OTEL|ANTHROPIC|OPENAI|OPENROUTER|OLLAMA|NODE|AWS)_/;

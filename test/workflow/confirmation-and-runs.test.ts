@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
-import { FAILURE, failureTypeOf } from '../../src/failure-types.js';
-import type { CondensationEvent, ConversationState, ObservationEvent } from '../../src/types.js';
+import { FAILURE, failureTypeOf } from '../../src/core/failure-types.js';
+import type { CondensationEvent, ConversationState, ObservationEvent } from '../../src/core/types.js';
 import {
   addMessageUpdate,
   approveUpdate,
@@ -15,7 +15,7 @@ import {
   rejectUpdate,
   resumeSignal,
   runUpdate,
-} from '../../src/workflows/messages.js';
+} from '../../src/conversation/workflow/messages.js';
 import { startWorkflowEnv, type Reply, type WorkflowEnv } from '../support/workflow-env.js';
 
 let env: WorkflowEnv;

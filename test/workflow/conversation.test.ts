@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import type { WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { after, before, describe, test } from 'node:test';
-import { FAILURE } from '../../src/failure-types.js';
-import { buildMessages } from '../../src/workflows/prompt.js';
-import type { ConversationEvent, ConversationState, HostEvent, MessageEvent, ObservationEvent, PauseEvent } from '../../src/types.js';
+import { FAILURE } from '../../src/core/failure-types.js';
+import { buildMessages } from '../../src/conversation/workflow/prompt.js';
+import type { ConversationEvent, ConversationState, HostEvent, MessageEvent, ObservationEvent, PauseEvent } from '../../src/core/types.js';
 import {
   approveUpdate,
   closeSignal,
@@ -19,7 +19,7 @@ import {
   resumeSignal,
   runUpdate,
   stateQuery,
-} from '../../src/workflows/messages.js';
+} from '../../src/conversation/workflow/messages.js';
 import { waitFor } from '../support/harness.js';
 import { runDefault, startWorkflowEnv, type Reply, type WorkflowEnv } from '../support/workflow-env.js';
 

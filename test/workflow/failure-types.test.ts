@@ -1,12 +1,12 @@
-// The workflow reads a failure's type from the table (src/failure-types.ts) through the activity's
+// The workflow reads a failure's type from the table (src/core/failure-types.ts) through the activity's
 // failure: ContextWindowExceeded makes it condense and ask once more; any other type ends the run in
 // error with the provider's words. Real workflow, real server and Workers; our activities stubbed.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ApplicationFailure } from '@temporalio/common';
-import { FAILURE } from '../../src/failure-types.js';
-import type { CondensationEvent, ErrorEvent } from '../../src/types.js';
-import { closeSignal } from '../../src/workflows/messages.js';
+import { FAILURE } from '../../src/core/failure-types.js';
+import type { CondensationEvent, ErrorEvent } from '../../src/core/types.js';
+import { closeSignal } from '../../src/conversation/workflow/messages.js';
 import { startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env.js';
 
 let env: WorkflowEnv;

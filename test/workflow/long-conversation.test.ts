@@ -5,10 +5,10 @@
 import assert from 'node:assert/strict';
 import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
-import { Conversation } from '../../src/client.js';
-import type { ChatMessage } from '../../src/types.js';
-import { closeSignal, messageSignal } from '../../src/workflows/messages.js';
-import { buildMessages } from '../../src/workflows/prompt.js';
+import { Conversation } from '../../src/client/client.js';
+import type { ChatMessage } from '../../src/core/types.js';
+import { closeSignal, messageSignal } from '../../src/conversation/workflow/messages.js';
+import { buildMessages } from '../../src/conversation/workflow/prompt.js';
 import { startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env.js';
 import { waitFor } from '../support/harness.js';
 

@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { ApplicationFailure } from '@temporalio/common';
 import { after, before, test } from 'node:test';
-import { FAILURE } from '../../src/failure-types.js';
-import type { ConversationEvent, ConversationState, MessageEvent, ObservationEvent } from '../../src/types.js';
-import { pauseSignal, runUpdate, stateQuery } from '../../src/workflows/messages.js';
+import { FAILURE } from '../../src/core/failure-types.js';
+import type { ConversationEvent, ConversationState, MessageEvent, ObservationEvent } from '../../src/core/types.js';
+import { pauseSignal, runUpdate, stateQuery } from '../../src/conversation/workflow/messages.js';
 import { waitFor } from '../support/harness.js';
 import { runDefault, startWorkflowEnv, type Reply, type WorkflowEnv } from '../support/workflow-env.js';
 

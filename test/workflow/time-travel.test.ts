@@ -2,7 +2,7 @@
 // with made-up commits) and the rewind update. Real workflow, real server and Workers.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { ChatMessage } from '../../src/types.js';
+import type { ChatMessage } from '../../src/core/types.js';
 import {
   checkpointsQuery,
   closeSignal,
@@ -11,8 +11,8 @@ import {
   resumeSignal,
   rewindUpdate,
   runUpdate,
-} from '../../src/workflows/messages.js';
-import { buildMessages } from '../../src/workflows/prompt.js';
+} from '../../src/conversation/workflow/messages.js';
+import { buildMessages } from '../../src/conversation/workflow/prompt.js';
 import { fakeCommit, startWorkflowEnv, type WorkflowEnv } from '../support/workflow-env.js';
 
 let env: WorkflowEnv;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkMode, mcpServersOf, mentionOf, promptText, secretKeeper, secretName, stopReasonOf } from '../../../src/acp/prompt.js';
-import { InvalidRequestError } from '../../../src/errors.js';
+import { InvalidRequestError } from '../../../src/core/errors.js';
 
 const ws = '/work/project';
 

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { SessionUpdate } from '@agentclientprotocol/sdk';
 import { UpdateMapper, editDiff, planEntries, toolCallView } from '../../../src/acp/updates.js';
-import type { ConversationEvent } from '../../../src/types.js';
+import type { ConversationEvent } from '../../../src/core/types.js';
 import type { LiveDelta } from '../../../src/live/types.js';
 
 const ws = '/work/project';

@@ -20,7 +20,7 @@ import {
 } from '../../../src/api/auth.js';
 import { KeyRing, createKey } from '../../../src/api/keys.js';
 import { ApiProblem } from '../../../src/api/problems.js';
-import { UsageError } from '../../../src/errors.js';
+import { UsageError } from '../../../src/core/errors.js';
 
 const ISSUER = 'https://idp.example.test/';
 const AUDIENCE = 'faheem-api';

@@ -14,7 +14,7 @@ import {
   scopeAllows,
   DEFAULT_LIMITS,
 } from '../../../src/api/keys.js';
-import { UsageError } from '../../../src/errors.js';
+import { UsageError } from '../../../src/core/errors.js';
 
 const dir = await mkdtemp(path.join(os.tmpdir(), 'faheem-keys-'));
 after(() => rm(dir, { recursive: true, force: true }));

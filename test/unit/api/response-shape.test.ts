@@ -5,7 +5,7 @@ import { describe, test } from 'node:test';
 import { ApiProblem } from '../../../src/api/problems.js';
 import { decodeResponseId, encodeResponseId } from '../../../src/api/response-id.js';
 import { responseOf, responseStatus, runEvents, runStopped, streamEventsOf, userTextOf } from '../../../src/api/response-shape.js';
-import type { ConversationEvent, ConversationStatus } from '../../../src/types.js';
+import type { ConversationEvent, ConversationStatus } from '../../../src/core/types.js';
 
 describe('response ids', () => {
   test('encode and decode the conversation, the run and its first event', () => {

@@ -13,11 +13,11 @@ import {
   queuedLine,
   resumedLine,
 } from '../../../src/cli/outcome.js';
-import type { ConversationEvent } from '../../../src/types.js';
+import type { ConversationEvent } from '../../../src/core/types.js';
 import { stopReason } from '../../../src/conversation/stop-reason.js';
 import { ServiceError } from '@temporalio/client';
 import { describeTemporalError, isUnanswered } from '../../../src/cli/waiting.js';
-import { ConversationClosedError, NoWorkerError } from '../../../src/errors.js';
+import { ConversationClosedError, NoWorkerError } from '../../../src/core/errors.js';
 
 const run = (status: Parameters<typeof outcomeOf>[0]['status'], extra: Partial<Parameters<typeof outcomeOf>[0]> = {}) =>
   outcomeOf({ id: 'conv-1', status, lastError: null, ...extra });

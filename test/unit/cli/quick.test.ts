@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { quickCommand, quickEndpoint } from '../../../src/cli/quick.js';
-import { httpAccessFile, jsonPayload, readJsonPayload, writeHttpAccess } from '../../../src/temporal-http.js';
+import { httpAccessFile, jsonPayload, readJsonPayload, writeHttpAccess } from '../../../src/client/temporal-http.js';
 
 test('only status [--json], pause [--now] [-q] and send [-q] with one plain id are quick', () => {
   assert.deepEqual(quickCommand(['send', 'conv-1', 'hello there', '-q']), {

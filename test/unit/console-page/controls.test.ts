@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CONTROL_TABLE, enabledControls, type Control } from '../../../console-page/controls.js';
-import { CONVERSATION_STATUSES } from '../../../src/types.js';
+import { CONVERSATION_STATUSES } from '../../../src/core/types.js';
 
 const on = (status: string | null, extra: { closed?: boolean; pendingMessages?: number } = {}) =>
   Object.entries(enabledControls({ status, closed: extra.closed ?? false, pendingMessages: extra.pendingMessages }))

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyItem, buildBlocks, emptyTranscript, fileEditDiff, type StreamItem } from '../../../console-page/transcript.js';
-import type { ConversationEvent } from '../../../src/types/public.js';
+import type { ConversationEvent } from '../../../src/core/types/public.js';
 
 const t = '2026-01-01T10:00:00.000Z';
 const fold = (items: StreamItem[]) => items.reduce(applyItem, emptyTranscript());

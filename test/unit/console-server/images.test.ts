@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { referencedImage } from '../../../src/console-server/images.js';
-import type { ConversationEvent, ImageRef } from '../../../src/types.js';
+import type { ConversationEvent, ImageRef } from '../../../src/core/types.js';
 
 test('an image is found among the references of messages and tool results, and nowhere else', () => {
   const at = '2026-12-06T00:00:00.000Z';

@@ -13,8 +13,8 @@ import {
   parseOr400,
 } from '../../../src/console-server/requests.js';
 import { listQueryText, matchesSearch, shownModel } from '../../../src/console-server/conversations.js';
-import { DEFAULTS } from '../../../src/types.js';
-import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, NoWorkerError } from '../../../src/errors.js';
+import { DEFAULTS } from '../../../src/core/types.js';
+import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, NoWorkerError } from '../../../src/core/errors.js';
 
 const status = (f: () => unknown) => {
   try {

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NEWEST_FIRST, isOrderRefused, newestFirst } from '../../../src/conversation/list-query.js';
-import { shownTime } from '../../../src/text.js';
+import { shownTime } from '../../../src/core/text.js';
 
 test('rows sort by start time, newest first; a tie by id, so the order never changes', () => {
   const rows = [

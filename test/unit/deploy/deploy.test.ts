@@ -2,10 +2,10 @@
 // visibility query per version, and how recorded history files name their workflow.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { readWorkerConfig } from '../../../src/config.js';
+import { readWorkerConfig } from '../../../src/worker/config.js';
 import { failureReason, workflowIdOfFile } from '../../../src/deploy/check.js';
 import { openOnVersionQuery } from '../../../src/deploy/deployments.js';
-import { InvalidRequestError } from '../../../src/errors.js';
+import { InvalidRequestError } from '../../../src/core/errors.js';
 import { deploymentOptions } from '../../../src/worker.js';
 
 test('a worker version needs both FAHEEM_DEPLOYMENT and FAHEEM_BUILD_ID; neither is unversioned', () => {

@@ -1,7 +1,7 @@
 // The hooks file: what parses, what is refused with which message, and which hooks an event picks.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { FaheemError } from '../../../src/errors.js';
+import { FaheemError } from '../../../src/core/errors.js';
 import {
   HOOK_EVENTS,
   HooksConfigError,

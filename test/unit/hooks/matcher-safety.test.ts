@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { HooksConfigError, hasUnsafeMatcher, matcherMatches, matchingHooks, parseHooks } from '../../../src/hooks/config.js';
 import { MAX_MATCHER_LENGTH, unsafeMatcherReason } from '../../../src/hooks/matcher-safety.js';
-import { conversationStart, Agent, LLM } from '../../../src/client.js';
+import { conversationStart, Agent, LLM } from '../../../src/client/client.js';
 
 const SAFE = [
   'Bash',

@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import type { CommandHook } from '../../../src/hooks/config.js';
 import type { HookEvent, PreToolUseEvent } from '../../../src/hooks/event.js';
 import { checkWorkerHooks, executeHooks, workerHookEvents, type HookRunnerDeps } from '../../../src/hooks/run-hook.js';
-import { checkSandbox, onHost } from '../../../src/tools/sandbox.js';
+import { checkSandbox, onHost } from '../../../src/sandbox/sandbox.js';
 import { waitFor } from '../../support/harness.js';
 
 let ws: string;

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import { checkImage, sniffImage } from '../../../src/images/sniff.js';
 import { putImage, readImage, sha256Of } from '../../../src/images/store.js';
 import { storeImages } from '../../../src/images/inputs.js';
-import { InvalidRequestError } from '../../../src/errors.js';
-import { checkImageRefs, MAX_IMAGE_BYTES } from '../../../src/workflows/image-refs.js';
+import { InvalidRequestError } from '../../../src/core/errors.js';
+import { checkImageRefs, MAX_IMAGE_BYTES } from '../../../src/images/workflow/image-refs.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
 const JPEG = Buffer.from('ffd8ffe000104a464946', 'hex');

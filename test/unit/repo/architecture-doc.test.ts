@@ -7,9 +7,9 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { FLUSH_MS } from '../../../src/live/publisher.js';
 import { PAYLOAD_SIZE_THRESHOLD } from '../../../src/storage/local-payloads.js';
-import { DEFAULTS } from '../../../src/types/workflow.js';
-import { MODEL_CALL, TOOL_CALL } from '../../../src/workflows/activity-options.js';
-import { IDLE, MAX_HISTORY, MAX_ITEMS } from '../../../src/workflows/live-stream.js';
+import { DEFAULTS } from '../../../src/core/types/workflow.js';
+import { MODEL_CALL, TOOL_CALL } from '../../../src/conversation/workflow/activity-options.js';
+import { IDLE, MAX_HISTORY, MAX_ITEMS } from '../../../src/live/workflow/live-stream.js';
 
 const ROOT = path.join(import.meta.dirname, '..', '..', '..');
 const doc = readFileSync(path.join(ROOT, 'docs', 'architecture.md'), 'utf8');
@@ -108,15 +108,19 @@ test('every path the page names exists', () => {
 });
 
 test('the runner parts the page lists are the ones that take a slice of the run, and each exists', () => {
-  const dir = path.join(ROOT, 'src', 'workflows', 'runner');
-  // `export type XRun = Pick<ConversationRun, …>` (possibly with `& OtherRun`) in the runner's files.
+  // `export type XRun = Pick<ConversationRun, …>` (possibly with `& OtherRun`) in the runner's files:
+  // src/conversation/workflow/runner/ and the workflow/ folders of the capabilities it calls.
+  const src = path.join(ROOT, 'src');
   const inCode = new Set<string>();
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.ts'))) {
-    const text = readFileSync(path.join(dir, file), 'utf8');
+  const files = readdirSync(src, { recursive: true, encoding: 'utf8' }).filter(
+    (f) => f.endsWith('.ts') && f.split(path.sep).includes('workflow'),
+  );
+  for (const file of files) {
+    const text = readFileSync(path.join(src, file), 'utf8');
     for (const m of text.matchAll(/export type (\w+Run) = Pick<\s*ConversationRun/g)) inCode.add(m[1]!);
   }
-  const row = doc.split('\n').find((l) => l.startsWith('| `src/workflows/runner/`'));
-  assert.ok(row, 'docs/architecture.md has a row for src/workflows/runner/');
+  const row = doc.split('\n').find((l) => l.startsWith('| `src/conversation/workflow/runner/`'));
+  assert.ok(row, 'docs/architecture.md has a row for src/conversation/workflow/runner/');
   const listed = /\(([^)]*): Picks of `ConversationRun`/.exec(row)?.[1];
   assert.ok(listed, 'the runner row lists the parts\u2019 slices ("…: Picks of `ConversationRun`")');
   const inDoc = new Set([...listed.matchAll(/`(\w+Run)`/g)].map((m) => m[1]!));

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { test } from 'node:test';
-import { ServerStartError } from '../../../src/errors.js';
+import { ServerStartError } from '../../../src/core/errors.js';
 import { freePort, startDevServerOnFreePorts } from '../../support/harness.js';
 
 /** Listens on a free port (holding it) and says which; a connection to it is dropped at once. */

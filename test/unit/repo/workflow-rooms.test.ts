@@ -1,5 +1,6 @@
 // The workflow room holds: the workflow bundle's real file list (scripts/workflow-files.mjs, the same
-// entry point the worker bundles) reaches outside src/workflows only into the pure modules allowed,
+// entry point the worker bundles) reaches outside the room (the workflow/ folders of src/) only into
+// the pure modules allowed,
 // imports no package but Temporal's workflow side and zod, lint bans Node in every one of its files,
 // and src/ has no import circle (type imports included).
 import assert from 'node:assert/strict';
@@ -8,16 +9,23 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { ESLint } from 'eslint';
 // @ts-expect-error: a plain .mjs script (no types), shared with eslint.config.js
-import { ALLOWED_OUTSIDE, ALLOWED_PACKAGES, workflowBundle } from '../../../scripts/workflow-files.mjs';
+import { ALLOWED_OUTSIDE, ALLOWED_PACKAGES, inWorkflowRoom, workflowBundle } from '../../../scripts/workflow-files.mjs';
 
 const ROOT = path.join(import.meta.dirname, '..', '..', '..');
 const bundle = (workflowBundle as () => { files: string[]; packages: Record<string, string[]> })();
 const allowedOutside = new Set(ALLOWED_OUTSIDE as string[]);
+const inRoom = inWorkflowRoom as (file: string) => boolean;
 
-test('the bundle reaches outside src/workflows only into the allowed pure modules', () => {
-  assert.ok(bundle.files.includes('src/workflows/conversation.ts'), 'the list is the bundle’s');
+test('the room is the workflow/ folders of src/', () => {
+  assert.ok(inRoom('src/conversation/workflow/conversation.ts') && inRoom('src/conversation/workflow/runner/turn.ts'));
+  assert.ok(inRoom('src/time-travel/workflow/rewind-rules.ts'));
+  assert.ok(!inRoom('src/conversation/activities.ts') && !inRoom('src/tools/in-workflow.ts') && !inRoom('test/workflow/x.ts'));
+});
+
+test('the bundle reaches outside the workflow/ folders only into the allowed pure modules', () => {
+  assert.ok(bundle.files.includes('src/conversation/workflow/conversation.ts'), 'the list is the bundle’s');
   assert.ok(bundle.files.length >= 40, `${bundle.files.length} files`);
-  const outside = bundle.files.filter((f) => !f.startsWith('src/workflows/'));
+  const outside = bundle.files.filter((f) => !inRoom(f));
   assert.deepEqual(
     outside.filter((f) => !allowedOutside.has(f)),
     [],
@@ -39,6 +47,8 @@ test('lint bans Node imports in every file of the bundle', async () => {
     const config = (await eslint.calculateConfigForFile(path.join(ROOT, file))) as { rules?: Record<string, unknown> };
     const rule = config.rules?.['@typescript-eslint/no-restricted-imports'];
     assert.ok(Array.isArray(rule) && JSON.stringify(rule).includes('node:*'), `${file}: no Node ban`);
+    if (inRoom(file))
+      assert.equal(config.rules?.['workflow-room/runtime-imports']?.toString().startsWith('2'), true, `${file}: no room rule`);
   }
 });
 
@@ -74,18 +84,18 @@ function circles(files: readonly string[], edges: (file: string) => string[] = i
 }
 
 test('circles are found (the check itself)', () => {
-  assert.ok(importsOf('src/workflows/conversation.ts').includes('src/workflows/runner/turn.ts'));
+  assert.ok(importsOf('src/conversation/workflow/conversation.ts').includes('src/conversation/workflow/runner/turn.ts'));
   // A circle through two real files: conversation.ts reaches turn.ts, so turn.ts reaching back closes one.
   const withBackEdge = (f: string) =>
-    f === 'src/workflows/runner/turn.ts' ? [...importsOf(f), 'src/workflows/conversation.ts'] : importsOf(f);
-  assert.ok(circles(['src/workflows/conversation.ts', 'src/workflows/runner/turn.ts'], withBackEdge).length > 0);
+    f === 'src/conversation/workflow/runner/turn.ts' ? [...importsOf(f), 'src/conversation/workflow/conversation.ts'] : importsOf(f);
+  assert.ok(circles(['src/conversation/workflow/conversation.ts', 'src/conversation/workflow/runner/turn.ts'], withBackEdge).length > 0);
 });
 
 test('src/ has no import circle, type imports included', () => {
   const files = readdirSync(path.join(ROOT, 'src'), { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts'))
     .map((f) => path.posix.join('src', f.split(path.sep).join('/')));
-  assert.ok(files.includes('src/testing/gates.ts') && files.includes('src/workflows/conversation.ts'), 'the whole of src/');
+  assert.ok(files.includes('src/testing/gates.ts') && files.includes('src/conversation/workflow/conversation.ts'), 'the whole of src/');
   assert.deepEqual(
     circles(files).map((c) => c.join(' → ')),
     [],

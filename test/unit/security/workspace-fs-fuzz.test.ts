@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { editFile } from '../../../src/tools/file-editor.js';
-import type { ToolResult } from '../../../src/types.js';
+import type { ToolResult } from '../../../src/core/types.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 40_2024);
 const TREES = 40;

@@ -26,15 +26,15 @@ const ENTRY_POINTS = [
 const NOT_YET_MOVED = [
   'src/images/inputs.ts',
   'src/images/store.ts',
-  'src/llm/client.ts',
-  'src/llm/openai-responses.ts',
-  'src/llm/prices.ts',
-  'src/llm/provider.ts',
+  'src/models/client.ts',
+  'src/models/openai-responses.ts',
+  'src/models/prices.ts',
+  'src/models/provider.ts',
   'src/security/codec.ts',
   'src/storage/local-payloads.ts',
   'src/storage/object-store.ts',
-  'src/workspaces/pool.ts',
-  'src/workspaces/shipping.ts',
+  'src/pool/pool.ts',
+  'src/pool/shipping.ts',
 ];
 
 /** What may not appear below the entry points: the Settings type from the table, or setting(). */

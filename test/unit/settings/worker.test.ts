@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'node:test';
 import { readSettings } from '../../../src/environment.js';
-import { InvalidRequestError } from '../../../src/errors.js';
+import { InvalidRequestError } from '../../../src/core/errors.js';
 import { workerSettings } from '../../../src/settings/worker.js';
 
 test('the worker defaults', () => {

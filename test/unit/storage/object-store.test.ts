@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { test } from 'node:test';
 import { DefaultPayloadConverter } from '@temporalio/common';
-import { FaheemError } from '../../../src/errors.js';
+import { FaheemError } from '../../../src/core/errors.js';
 import {
   FileObjectStore,
   ObjectStoreError,

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { chatAttributes, finishReason, splitModel } from '../../../src/telemetry/instrument.js';
 import { createMetrics, tokenCounts } from '../../../src/telemetry/metrics.js';
 import { asCurrentSpan, withoutPrivateInfo } from '../../../src/telemetry/tracing.js';
-import type { ModelCallResult } from '../../../src/types.js';
+import type { ModelCallResult } from '../../../src/core/types.js';
 
 test('tokens by type: input is the uncached rest of the prompt; nothing negative', () => {
   assert.deepEqual(tokenCounts({ promptTokens: 1000, completionTokens: 50, cacheReadTokens: 700, cacheWriteTokens: 200 }), {

@@ -5,9 +5,9 @@ import { constants, existsSync } from 'node:fs';
 import { open, readFile, rm, symlink, writeFile, mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { conversationFolder } from '../../../src/conversation-id.js';
+import { conversationFolder } from '../../../src/conversation/conversation-id.js';
 import { editFile } from '../../../src/tools/file-editor.js';
-import type { ToolResult } from '../../../src/types.js';
+import type { ToolResult } from '../../../src/core/types.js';
 import { tempDir } from '../../support/temp-dirs.js';
 
 const tmp = tempDir;

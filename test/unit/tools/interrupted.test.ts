@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, CancelledFailure, RetryState } from '@temporalio/common';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ToolInterruptedError } from '../../../src/errors.js';
+import { ToolInterruptedError } from '../../../src/core/errors.js';
 import {
   INTERRUPTED_MESSAGE,
   interruptedFailure,

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import { SECRET_MASK, redact, redactPiece } from '../../../src/security/redact.js';
 import { commandBaseEnv, MAX_OUTPUT_CHARS, runTerminal } from '../../../src/tools/terminal.js';
-import type { TerminalState } from '../../../src/types.js';
+import type { TerminalState } from '../../../src/core/types.js';
 
 const SECRET = 'Zq7-w0rker-PQ9x-vALue-81f3c';
 const HALF = MAX_OUTPUT_CHARS / 2;

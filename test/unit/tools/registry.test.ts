@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { z } from 'zod';
-import { TerminalTool } from '../../../src/client.js';
+import { TerminalTool } from '../../../src/client/client.js';
 import { defineTool, isTool, retryClass } from '../../../src/tools/define.js';
 import { TaskTrackerTool } from '../../../src/tools/in-workflow.js';
 import { functionTool, planCall, ToolRegistry, toolSpec } from '../../../src/tools/registry.js';

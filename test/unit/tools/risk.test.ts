@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { destructiveCommandReason, riskyUnlessRatedLow, terminalNeedsApproval } from '../../../src/tools/risk.js';
-import { needsConfirmation } from '../../../src/workflows/confirmation.js';
-import { TerminalTool } from '../../../src/client.js';
+import { needsConfirmation } from '../../../src/conversation/workflow/confirmation.js';
+import { TerminalTool } from '../../../src/client/client.js';
 
 test('only LOW and MEDIUM go ahead under risky; HIGH and unrated ask', () => {
   assert.equal(riskyUnlessRatedLow({ security_risk: 'LOW' }), false);

@@ -5,8 +5,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { commandBaseEnv, runTerminal, MAX_OUTPUT_CHARS, CommandInterrupted, stopSessionCommand } from '../../../src/tools/terminal.js';
-import type { TerminalState } from '../../../src/types.js';
-import { setUpSpawner } from '../../../src/tools/spawner.js';
+import type { TerminalState } from '../../../src/core/types.js';
+import { setUpSpawner } from '../../../src/sandbox/spawner.js';
 import { tempDir } from '../../support/temp-dirs.js';
 
 setUpSpawner({ helper: true, env: process.env }); // commands start through the spawn helper, as on a worker

@@ -8,8 +8,8 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { InvalidRequestError } from '../../../src/errors.js';
-import type { ConversationInput, WebhookDeliveryInput } from '../../../src/types.js';
+import { InvalidRequestError } from '../../../src/core/errors.js';
+import type { ConversationInput, WebhookDeliveryInput } from '../../../src/core/types.js';
 import {
   addressRefusal,
   blockedReason,
@@ -31,13 +31,22 @@ import {
   verifyWebhookSignature,
   WebhookTargetError,
 } from '../../../src/webhooks/index.js';
-import { checkMessageText } from '../../../src/workflows/messages.js';
-import { close, pause, requestRun, setStatus, start, fail, markStuck, message } from '../../../src/workflows/runner/commands.js';
-import { ConversationRun, MAX_WEBHOOK_BACKLOG, type RunEnvironment } from '../../../src/workflows/runner/conversation-run.js';
-import type { EffectsPort } from '../../../src/workflows/runner/effects.js';
-import { failedDelivery, WebhookDeliveries } from '../../../src/workflows/runner/webhooks.js';
-import { conversationStart, Agent, LLM } from '../../../src/client.js';
-import type { PatchId } from '../../../src/workflows/legacy/patches.js';
+import { checkMessageText } from '../../../src/conversation/workflow/messages.js';
+import {
+  close,
+  pause,
+  requestRun,
+  setStatus,
+  start,
+  fail,
+  markStuck,
+  message,
+} from '../../../src/conversation/workflow/runner/commands.js';
+import { ConversationRun, MAX_WEBHOOK_BACKLOG, type RunEnvironment } from '../../../src/conversation/workflow/runner/conversation-run.js';
+import type { EffectsPort } from '../../../src/conversation/workflow/runner/effects.js';
+import { failedDelivery, WebhookDeliveries } from '../../../src/webhooks/workflow/webhooks.js';
+import { conversationStart, Agent, LLM } from '../../../src/client/client.js';
+import type { PatchId } from '../../../src/conversation/workflow/legacy/patches.js';
 
 const ip = (text: string) => {
   const parsed = parseIp(text);

@@ -1,7 +1,7 @@
 """``Conversation``: a handle on one conversation workflow, with the seed's blocking API.
 
 Every call goes through Temporal to the ``conversation`` workflow the TypeScript worker runs (the
-same signals, queries and updates as src/workflows/messages.ts), so any process, in either
+same signals, queries and updates as src/conversation/workflow/messages.ts), so any process, in either
 language, can attach to the same conversation. Calls block the calling thread; ``pause()`` may be
 called from any thread while another is inside ``run()``.
 """
@@ -44,7 +44,8 @@ from .state import STOPPED, ConversationState, Event, ExecutionStatus, Metrics
 
 T = TypeVar("T")
 
-#: The TypeScript side's limits and defaults (src/types/workflow.ts, src/conversation-id.ts).
+#: The TypeScript side's limits and defaults (src/core/types/workflow.ts,
+#: src/conversation/conversation-id.ts).
 MAX_MESSAGE_CHARS = 100_000
 DEFAULT_MAX_ITERATIONS = 500
 DEFAULT_IDLE_TIMEOUT_MS = 7 * 24 * 60 * 60 * 1000

@@ -1,0 +1,182 @@
+// Resolves a model string such as `openai/gpt-4o` into an endpoint, the model name that endpoint
+// expects, and the API key. Runs on the worker only: keys never leave it.
+export interface Provider {
+  baseUrl: string;
+  /** The variable of the provider's key (one of the environment table's). */
+  keyVar: VariableName;
+  keyRequired: boolean;
+}
+
+export const PROVIDERS: Record<string, Provider> = {
+  openai: { baseUrl: 'https://api.openai.com/v1', keyVar: 'OPENAI_API_KEY', keyRequired: true },
+  anthropic: { baseUrl: 'https://api.anthropic.com/v1/', keyVar: 'ANTHROPIC_API_KEY', keyRequired: true },
+  openrouter: { baseUrl: 'https://openrouter.ai/api/v1', keyVar: 'OPENROUTER_API_KEY', keyRequired: true },
+  ollama: { baseUrl: 'http://localhost:11434/v1', keyVar: 'OLLAMA_API_KEY', keyRequired: false },
+};
+
+export interface ResolvedModel {
+  /** The name sent to the endpoint (`gpt-4o` for `openai/gpt-4o`). */
+  apiModel: string;
+  provider: string;
+  baseUrl: string;
+  apiKey: string;
+  /** The worker has a key for this model but did not send it: the conversation's endpoint is not one it allows. */
+  keyWithheld?: true;
+}
+
+/** Defined with the other errors (src/core/errors.ts): a FaheemError with code `model_config`. */
+export { ModelConfigError } from '../core/errors.js';
+import { ModelConfigError } from '../core/errors.js';
+import type { Settings, VariableName } from '../environment.js';
+
+/** How one model of a fallback chain is resolved. */
+export interface ResolveOptions {
+  /**
+   * A fallback's: the endpoint of the chain's first model. LLM_API_KEY is the first model's key, so a
+   * fallback gets it only at that endpoint or under LLM_BASE_URL; elsewhere only its provider's own
+   * key variable (a fallback never receives another provider's key).
+   */
+  firstEndpoint?: string;
+}
+
+/** Whether LLM_API_KEY may go to `endpoint`: always for a chain's first model; for a fallback, see {@link ResolveOptions}. */
+function generalKeyGoesTo(endpoint: string, env: Settings, options: ResolveOptions): boolean {
+  if (options.firstEndpoint === undefined) return true;
+  const base = env.LLM_BASE_URL?.trim();
+  return underPrefix(endpoint, options.firstEndpoint) || (base !== undefined && base !== '' && underPrefix(endpoint, base));
+}
+
+/**
+ * `anthropic/…` models are called through Anthropic's Messages API (its base URL here is the one
+ * the OpenAI-compatibility layer had; the Messages client drops the `/v1`). `env` is the worker's environment. An explicit base URL (the conversation's, then LLM_BASE_URL)
+ * wins over the provider's; the provider's key variable wins over LLM_API_KEY. The key goes only to an
+ * endpoint the worker allows (see {@link keyFor}); another gets none.
+ */
+export function resolveModel(
+  model: string | undefined,
+  baseUrl: string | undefined,
+  env: Settings,
+  options: ResolveOptions = {},
+): ResolvedModel {
+  const name = (model || env.LLM_MODEL || '').trim();
+  if (!name) throw new ModelConfigError('no model is configured: set LLM_MODEL on the worker (e.g. openai/gpt-4o) or pass a model');
+  const slash = name.indexOf('/');
+  const prefix = slash > 0 ? name.slice(0, slash) : 'openai';
+  const provider = PROVIDERS[prefix];
+  const apiModel = provider && slash > 0 ? name.slice(slash + 1) : name;
+  // Anthropic's own variable first (the SDK's name for it), then the general one.
+  const explicitBase = baseUrl || (prefix === 'anthropic' && slash > 0 ? env.ANTHROPIC_BASE_URL : undefined) || env.LLM_BASE_URL;
+  const endpoint = explicitBase || provider?.baseUrl;
+  if (!endpoint) {
+    throw new ModelConfigError(`unknown provider "${prefix}" in model "${name}": set LLM_BASE_URL to its OpenAI-compatible endpoint`);
+  }
+  const keyVar = provider?.keyVar;
+  const general = generalKeyGoesTo(endpoint, env, options);
+  // The endpoints the worker names itself always get the key; a conversation's own only when allowed.
+  const { apiKey, withheld } = keyFor(endpoint, provider ? prefix : undefined, env, general);
+  if (!apiKey && !withheld && provider?.keyRequired && !explicitBase) {
+    throw new ModelConfigError(
+      general
+        ? `no API key for ${name}: set ${keyVar} or LLM_API_KEY on the worker`
+        : `no API key for ${name}: set ${keyVar} on the worker (a fallback gets LLM_API_KEY only at the first model's endpoint or under LLM_BASE_URL)`,
+    );
+  }
+  return {
+    apiModel,
+    provider: provider ? prefix : 'custom',
+    baseUrl: endpoint,
+    apiKey: apiKey || 'not-needed',
+    ...(withheld ? { keyWithheld: true } : {}),
+  };
+}
+
+// ---- Which endpoints get the worker's key ----
+// A conversation names its own `llm.baseUrl`, and whoever can start a conversation is not thereby
+// trusted with the worker's keys: they go only to the endpoints the worker itself names.
+
+/** The worker variable that lists more endpoints its keys may go to (comma-separated URL prefixes). */
+export const ALLOWED_BASE_URLS_VAR = 'FAHEEM_ALLOWED_BASE_URLS';
+
+function parse(url: string): URL | undefined {
+  try {
+    const u = new URL(url.trim());
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Whether `url` lies under the URL prefix `prefix`: same scheme, host and port (parsed, so
+ * `https://api.openai.com.evil.com` is not under `https://api.openai.com`, nor `:8443` under the
+ * default port), and a path equal to the prefix's or below it at a `/` (`/v1` covers `/v1/chat`,
+ * not `/v10`). Dot segments are resolved first, so `/v1/../admin` is not under `/v1`.
+ */
+export function underPrefix(url: string, prefix: string): boolean {
+  const u = parse(url);
+  const p = parse(prefix);
+  if (!u || !p) return false;
+  if (u.protocol !== p.protocol || u.host !== p.host) return false;
+  const base = p.pathname.replace(/\/+$/, '');
+  return base === '' || u.pathname === base || u.pathname.startsWith(`${base}/`);
+}
+
+/** The entries of FAHEEM_ALLOWED_BASE_URLS, and those that are not http(s) URLs (to warn about). */
+export function allowedBaseUrls(env: Settings): { prefixes: string[]; invalid: string[] } {
+  const entries = (env[ALLOWED_BASE_URLS_VAR] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  return { prefixes: entries.filter((s) => parse(s)), invalid: entries.filter((s) => !parse(s)) };
+}
+
+/**
+ * Whether the worker allows its key to go to `endpoint` for a model of `provider` (`openai`,
+ * `anthropic`, …; anything else has no endpoint of its own): under LLM_BASE_URL, under
+ * ANTHROPIC_BASE_URL for anthropic, on the provider's own host, or under a FAHEEM_ALLOWED_BASE_URLS prefix.
+ */
+export function endpointAllowed(endpoint: string, provider: string | undefined, env: Settings): boolean {
+  const own = provider ? PROVIDERS[provider]?.baseUrl : undefined;
+  const allowed = [
+    env.LLM_BASE_URL,
+    provider === 'anthropic' ? env.ANTHROPIC_BASE_URL : undefined,
+    own ? parse(own)?.origin : undefined,
+    ...allowedBaseUrls(env).prefixes,
+  ].filter((p): p is string => typeof p === 'string' && p.trim() !== '');
+  return allowed.some((p) => underPrefix(endpoint, p));
+}
+
+/** The key a model call sends, and whether the worker held one back. */
+export interface EndpointKey {
+  /** The key to send; '' when there is none to send. */
+  apiKey: string;
+  /** The worker has a key for this model but the endpoint is not one it allows: none was sent. */
+  withheld: boolean;
+}
+
+/**
+ * The key for a call to `endpoint` with a model of `provider`: the provider's key variable, else
+ * LLM_API_KEY (unless `generalKey` is false: a fallback elsewhere), when {@link endpointAllowed}; otherwise none (a local server needs none; one that
+ * does answers 401, and the error says why).
+ */
+export function keyFor(endpoint: string, provider: string | undefined, env: Settings, generalKey = true): EndpointKey {
+  const keyVar = provider ? PROVIDERS[provider]?.keyVar : undefined;
+  const key = (keyVar && env[keyVar]) || (generalKey ? env.LLM_API_KEY : '') || '';
+  if (!key || endpointAllowed(endpoint, provider, env)) return { apiKey: key, withheld: false };
+  return { apiKey: '', withheld: true };
+}
+
+/** What a 401/403 from an endpoint that was sent no key says, so the operator knows what to change. */
+export function withheldKeyHint(endpoint: string): string {
+  let origin = endpoint;
+  try {
+    origin = new URL(endpoint).origin;
+  } catch {
+    // shown as given
+  }
+  return (
+    `the worker did not send its API key to ${endpoint}: a conversation's own base URL gets the key only when the worker allows it ` +
+    `(LLM_BASE_URL, the provider's own endpoint, or ${ALLOWED_BASE_URLS_VAR}). To allow it, set ${ALLOWED_BASE_URLS_VAR}=${origin} ` +
+    `(comma-separated URL prefixes) where the worker runs`
+  );
+}

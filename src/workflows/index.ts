@@ -1,3 +1,0 @@
-// The workflow bundle's entry point: everything here runs in Temporal's deterministic sandbox.
-export { conversation } from './conversation.js';
-export { liveStream } from './live-stream.js';
