@@ -87,7 +87,7 @@ export const PATCHES = {
   },
   'pooled-workspaces': {
     guards:
-      'A conversation with options.pool claims a host of its pool and moves to another when that host is lost (runner/pool-host.ts). Asked only by pooled conversations, which no earlier history has.',
+      'A conversation with options.pool claims a host of its pool and moves to another when that host is lost (pool/workflow/pool-host.ts). Asked only by pooled conversations, which no earlier history has.',
     since: '0.3.0 (issue 43)',
     retire: 'Never needed for replay (no earlier history is pooled); kept so a pooled history marks where the pool path began.',
   },
@@ -99,7 +99,7 @@ export const PATCHES = {
   },
   'hibernate-mid-step': {
     guards:
-      'A pooled conversation in a `wait` or awaiting approval longer than its idle bound hibernates there: the workspace is shipped as it is (releasePoolHostMidStep) and the host folder released, then it waits on (runner/pool-host.ts). Asked only by a pooled conversation that holds a host when such a wait begins; without it, the wait held its host folder.',
+      'A pooled conversation in a `wait` or awaiting approval longer than its idle bound hibernates there: the workspace is shipped as it is (releasePoolHostMidStep) and the host folder released, then it waits on (pool/workflow/pool-host.ts). Asked only by a pooled conversation that holds a host when such a wait begins; without it, the wait held its host folder.',
     since: '0.3.0 (issue 43, hibernation in waits)',
     retire: 'deprecatePatch once no pooled conversation started before it is open (7 days after its last run); remove a release later.',
   },
