@@ -10,11 +10,13 @@ import type { HookEvent, HookEventCommon, HookEventOf } from '../event.js';
 import { failureMessage } from '../../conversation/workflow/reply.js';
 import { onHostQueue, type ConversationActivities } from '../../conversation/workflow/runner/activity-proxies.js';
 import type { ConversationRun } from '../../conversation/workflow/runner/conversation-run.js';
-import { record } from '../../conversation/workflow/runner/commands.js';
+import { PHASE_COMMANDS, type Applies } from '../../conversation/workflow/runner/phase-commands.js';
 import { onHost, type HostCallRun } from '../../conversation/workflow/runner/host-call.js';
 
+const { record } = PHASE_COMMANDS.hooks;
+
 /** What hooks read and write of the run (a pooled conversation's hooks may claim a host: HostCallRun). */
-export type HooksRun = Pick<ConversationRun, 'setup'> & HostCallRun;
+export type HooksRun = Pick<ConversationRun, 'setup'> & HostCallRun & Applies<'hooks'>;
 
 /** A generous bound for a worker's TypeScript hooks (each times out on its own, 60 s by default). */
 const WORKER_HOOK_SECONDS = 120;

@@ -30,12 +30,16 @@ import { DEFAULTS } from '../../core/types.js';
 import { isPatched } from '../../conversation/workflow/legacy/patches.js';
 import { hostWait } from '../../conversation/workflow/runner/activity-proxies.js';
 import type { ConversationRun } from '../../conversation/workflow/runner/conversation-run.js';
-import { recordAndShow, setToolState, showDetails } from '../../conversation/workflow/runner/commands.js';
+import { PHASE_COMMANDS, type Applies } from '../../conversation/workflow/runner/phase-commands.js';
 import { NotStarted, OutcomeUnknown } from '../../conversation/workflow/runner/host-errors.js';
 import type { WaitHibernation } from '../../conversation/workflow/runner/wait-hibernating.js';
 
+const { setToolState } = PHASE_COMMANDS.poolHost;
+const { recordAndShow, showDetails } = PHASE_COMMANDS.midStepHibernate;
+
 /** What a pooled host call reads and writes of the run. */
-export type PoolHostRun = Pick<ConversationRun, 'apply' | 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'toolStateOf'>;
+export type PoolHostRun = Pick<ConversationRun, 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'toolStateOf'> &
+  Applies<'poolHost'>;
 
 function timeoutOf(err: unknown): TimeoutType | undefined {
   return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure ? (err.cause.timeoutType ?? undefined) : undefined;
@@ -167,7 +171,7 @@ export async function onPoolHost<T>(
 }
 
 /** What hibernation reads and writes of the run. */
-export type HibernateRun = Pick<ConversationRun, 'apply' | 'id' | 'options' | 'status'>;
+export type HibernateRun = Pick<ConversationRun, 'id' | 'options' | 'status'> & Applies<'hibernate'>;
 
 /**
  * How long a stopped pooled conversation keeps its host folder before it hibernates: 0 when
@@ -205,10 +209,8 @@ export async function hibernate(run: HibernateRun): Promise<void> {
 }
 
 /** What hibernating in the middle of a step reads and writes of the run. */
-export type MidStepHibernateRun = Pick<
-  ConversationRun,
-  'apply' | 'childList' | 'id' | 'options' | 'stepCheckpoints' | 'steps' | 'toolStateOf'
->;
+export type MidStepHibernateRun = Pick<ConversationRun, 'childList' | 'id' | 'options' | 'stepCheckpoints' | 'steps' | 'toolStateOf'> &
+  Applies<'midStepHibernate'>;
 
 /** What came of hibernating in the middle of a step. */
 export type MidStepHibernation =

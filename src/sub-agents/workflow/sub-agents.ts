@@ -10,12 +10,13 @@ import { closeSignal, pauseSignal, TenantKey } from '../../conversation/workflow
 import { isPatched } from '../../conversation/workflow/legacy/patches.js';
 import { failureMessage } from '../../conversation/workflow/reply.js';
 import type { ConversationRun } from '../../conversation/workflow/runner/conversation-run.js';
-import { addChildWork, childStarted, childUpdated, record, recordAndShow } from '../../conversation/workflow/runner/commands.js';
+import { PHASE_COMMANDS, type Applies } from '../../conversation/workflow/runner/phase-commands.js';
+
+const { addChildWork, childStarted, childUpdated, record, recordAndShow } = PHASE_COMMANDS.delegating;
 
 /** What a delegate call reads and writes of its (parent) run. */
 export type DelegatingRun = Pick<
   ConversationRun,
-  | 'apply'
   | 'childCount'
   | 'children'
   | 'closeRequested'
@@ -27,7 +28,8 @@ export type DelegatingRun = Pick<
   | 'options'
   | 'runCost'
   | 'status'
->;
+> &
+  Applies<'delegating'>;
 
 /** The conversation workflow's type name: children are conversations too. */
 const CONVERSATION_WORKFLOW = 'conversation';

@@ -8,13 +8,16 @@ import { failureMessage } from '../../conversation/workflow/reply.js';
 import { NOT_UNDONE } from './rewind-rules.js';
 import { onHostQueue, type ConversationActivities } from '../../conversation/workflow/runner/activity-proxies.js';
 import type { ConversationRun } from '../../conversation/workflow/runner/conversation-run.js';
-import { fail, forkMade, record, recordCheckpoint, recordRewind } from '../../conversation/workflow/runner/commands.js';
+import { PHASE_COMMANDS, type Applies } from '../../conversation/workflow/runner/phase-commands.js';
+
+const { fail, forkMade, record, recordCheckpoint, recordRewind } = PHASE_COMMANDS.checkpoint;
 
 /** What checkpoints, rewinds and a fork's workspace read and write of the run. */
 export type CheckpointRun = Pick<
   ConversationRun,
-  'apply' | 'checkpoints' | 'forkMade' | 'id' | 'input' | 'options' | 'rewinds' | 'stepCheckpoints' | 'steps'
->;
+  'checkpoints' | 'forkMade' | 'id' | 'input' | 'options' | 'rewinds' | 'stepCheckpoints' | 'steps'
+> &
+  Applies<'checkpoint'>;
 
 /** What came of a step's checkpoint. */
 export type CheckpointOutcome =

@@ -6,13 +6,16 @@ import { MODEL_CALL } from '../activity-options.js';
 import { condensationRange } from '../prompt.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationRun } from './conversation-run.js';
-import { condensationFailed, recordCondensation } from './commands.js';
+import { PHASE_COMMANDS, type Applies } from './phase-commands.js';
+
+const { condensationFailed, recordCondensation } = PHASE_COMMANDS.condenser;
 
 /** What condensation reads and writes of the run. */
 export type CondenserRun = Pick<
   ConversationRun,
-  'apply' | 'condenseRetryAt' | 'halted' | 'id' | 'inFlight' | 'lastPromptTokens' | 'log' | 'options'
->;
+  'condenseRetryAt' | 'halted' | 'id' | 'inFlight' | 'lastPromptTokens' | 'log' | 'options'
+> &
+  Applies<'condenser'>;
 
 /** The conversation's condenser options; undefined when condensation is off. */
 export function condenserSettings(options: ConversationOptions): CondenserOptions | undefined {

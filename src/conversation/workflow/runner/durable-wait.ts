@@ -6,13 +6,15 @@ import { WaitArgs, describeInvalid } from '../../../tools/schemas.js';
 import { DEFAULTS, type ActionEvent, type ToolResult } from '../../../core/types.js';
 import { formatDuration } from '../details.js';
 import type { ConversationRun } from './conversation-run.js';
-import { beginWait, carryStep, endWait } from './commands.js';
+import { PHASE_COMMANDS, type Applies } from './phase-commands.js';
 import type { WaitEnd } from './run-state.js';
 import { moveToNewVersionDue } from './versioning.js';
 import { conditionHibernating, type WaitHibernation } from './wait-hibernating.js';
 
+const { beginWait, carryStep, endWait } = PHASE_COMMANDS.wait;
+
 /** What a `wait` call reads and writes of the run. */
-export type WaitRun = Pick<ConversationRun, 'apply' | 'moveWanted' | 'options' | 'waitEndedBy'>;
+export type WaitRun = Pick<ConversationRun, 'moveWanted' | 'options' | 'waitEndedBy'> & Applies<'wait'>;
 
 /** How long to wait for these arguments at workflow time `now` (ms), capped; or why not. */
 export function waitPlan(

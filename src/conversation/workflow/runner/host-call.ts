@@ -6,12 +6,16 @@ import { TimeoutType } from '@temporalio/common';
 import { NotStarted } from './host-errors.js';
 import { hostWait } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
-import { recordAndShow } from './commands.js';
+import { PHASE_COMMANDS, type Applies } from './phase-commands.js';
 import { isPatched } from '../legacy/patches.js';
-import { onPoolHost } from '../../../pool/workflow/pool-host.js';
+import { onPoolHost, type PoolHostRun } from '../../../pool/workflow/pool-host.js';
 
-/** What waiting for the host reads and writes of the run. */
-export type HostCallRun = Pick<ConversationRun, 'apply' | 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'toolStateOf'>;
+const { recordAndShow } = PHASE_COMMANDS.hostCall;
+
+/** What waiting for the host reads and writes of the run (a pooled conversation's call goes to its pool: PoolHostRun). */
+export type HostCallRun = Pick<ConversationRun, 'checkpoints' | 'halted' | 'id' | 'inFlight' | 'options' | 'toolStateOf'> &
+  Applies<'hostCall'> &
+  PoolHostRun;
 
 export { NotStarted } from './host-errors.js';
 

@@ -6,26 +6,18 @@ import { MODEL_CALL } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
-import { eventsSent, modelSaw } from './commands.js';
+import { PHASE_COMMANDS, type Applies } from './phase-commands.js';
 import { modelLabel } from '../details.js';
 import { chainOf, chainText } from '../../../models/workflow/model-chain.js';
+
+const { eventsSent, modelSaw } = PHASE_COMMANDS.modelCall;
 
 /** What a model call reads and writes of the run. */
 export type ModelCallRun = Pick<
   ConversationRun,
-  | 'apply'
-  | 'id'
-  | 'inFlight'
-  | 'halted'
-  | 'metrics'
-  | 'model'
-  | 'offeredTools'
-  | 'options'
-  | 'setup'
-  | 'steps'
-  | 'systemPrompt'
-  | 'recentEvents'
->;
+  'id' | 'inFlight' | 'halted' | 'metrics' | 'model' | 'offeredTools' | 'options' | 'setup' | 'steps' | 'systemPrompt' | 'recentEvents'
+> &
+  Applies<'modelCall'>;
 
 /** What came of a model call. */
 export type ModelCallOutcome =

@@ -4,12 +4,14 @@ import { PREPARE_TOOLS } from '../activity-options.js';
 import { failureMessage } from '../reply.js';
 import type { ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
-import { processesStopAsked, record, setSetup } from './commands.js';
+import { PHASE_COMMANDS, type Applies } from './phase-commands.js';
 import { isPatched } from '../legacy/patches.js';
 import { NotStarted, onHost, type HostCallRun } from './host-call.js';
 
+const { processesStopAsked, record, setSetup } = PHASE_COMMANDS.setup;
+
 /** What the setup reads and writes of the run. */
-export type SetupRun = Pick<ConversationRun, 'apply' | 'halted' | 'id' | 'inFlight' | 'options' | 'stepCheckpoints'> & HostCallRun;
+export type SetupRun = Pick<ConversationRun, 'halted' | 'id' | 'inFlight' | 'options' | 'stepCheckpoints'> & HostCallRun & Applies<'setup'>;
 
 /** Made, or why not: cancelled (a pause or close) or failed (the conversation's error). */
 export type SetupOutcome = { kind: 'ready' } | { kind: 'cancelled' } | { kind: 'failed'; message: string };
@@ -108,7 +110,7 @@ export async function releaseToolsAtEnd(run: Pick<ConversationRun, 'id' | 'optio
  * conversation up and it still holds one.
  */
 export async function stopProcessesAfterPause(
-  run: Pick<ConversationRun, 'apply' | 'id' | 'options' | 'setup'>,
+  run: Pick<ConversationRun, 'id' | 'options' | 'setup'> & Applies<'setup'>,
   acts: ConversationActivities,
 ): Promise<void> {
   run.apply(processesStopAsked);

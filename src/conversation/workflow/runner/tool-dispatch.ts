@@ -14,26 +14,23 @@ import { failureMessage } from '../reply.js';
 import { interruptedPartial, interruptedResult } from '../../../tools/interrupted.js';
 import type { ConversationActivities } from './activity-proxies.js';
 import type { ConversationRun } from './conversation-run.js';
-import { setToolState } from './commands.js';
+import { PHASE_COMMANDS, type Applies } from './phase-commands.js';
 import { durableWait, type WaitRun } from './durable-wait.js';
 import { NotStarted, onHost, type HostCallRun } from './host-call.js';
 import { OutcomeUnknown } from './host-errors.js';
 import { waitHibernation, type MidStepHibernateRun } from '../../../pool/workflow/pool-host.js';
 import { delegate, type DelegatingRun } from '../../../sub-agents/workflow/sub-agents.js';
 
+const { setToolState } = PHASE_COMMANDS.toolCall;
+
 /** What running a tool call reads and writes of the run (sub-agents, waits and host calls included). */
-export type ToolCallRun = Pick<
-  ConversationRun,
-  | 'setup'
-  | 'stepCheckpoints'
-  | 'terminalState'
-  | 'toolStateOf'
-  // What the parts it calls read: a sub-agent, a wait, a host call.
-  | keyof DelegatingRun
-  | keyof WaitRun
-  | keyof HostCallRun
-  | keyof MidStepHibernateRun
->;
+export type ToolCallRun = Pick<ConversationRun, 'setup' | 'stepCheckpoints' | 'terminalState' | 'toolStateOf'> &
+  Applies<'toolCall'> &
+  // What the parts it calls read and write: a sub-agent, a wait, a host call.
+  DelegatingRun &
+  WaitRun &
+  HostCallRun &
+  MidStepHibernateRun;
 
 /** Runs one tool call of the model's and says what came of it (never throws). */
 export async function runTool(

@@ -14,21 +14,7 @@ import type { ConversationActivities } from './activity-proxies.js';
 import { condensationDue, condense, condenserSettings, type CondenserRun } from './condenser.js';
 import { callModel, type ModelCallOutcome, type ModelCallRun } from './model-call.js';
 import type { ConversationRun } from './conversation-run.js';
-import {
-  carryStep,
-  fail,
-  markSessionStarted,
-  markStopHookActive,
-  markStuck,
-  pause,
-  promptsChecked,
-  record,
-  recordReply,
-  reportToParent,
-  setFinalMessage,
-  setStatus,
-  showDetails,
-} from './commands.js';
+import { PHASE_COMMANDS, type Applies } from './phase-commands.js';
 import { prepareTools, type SetupRun } from './setup.js';
 import {
   checkpointAfterStep,
@@ -48,6 +34,10 @@ import { addHookContext, hookPoint, hooksDue, type HooksRun } from '../../../hoo
 import type { HookDecision } from '../../../hooks/decision.js';
 import { actingIn } from '../actor.js';
 import { finishAsks, MAX_OUTPUT_TRIES, outputCheckText, outputTries } from '../output-check.js';
+
+const { markSessionStarted, markStopHookActive, promptsChecked, record, recordReply, reportToParent, pause } = PHASE_COMMANDS.turn;
+const { carryStep, setFinalMessage, setStatus, showDetails } = PHASE_COMMANDS.actions;
+const { fail, markStuck } = PHASE_COMMANDS.outcome;
 
 /** What a turn leads to. */
 export type TurnOutcome =
@@ -75,24 +65,19 @@ export type ActionsRun = Pick<
   | 'offeredTools'
   | 'runCost'
   | 'status'
-  | keyof CheckpointRun
-  | keyof HooksRun
-  | keyof ToolCallRun
->;
+> &
+  Applies<'actions'> &
+  CheckpointRun &
+  HooksRun &
+  ToolCallRun;
 
 /** What a turn reads and writes of the run: its own counters and what its phases read. */
-export type TurnRun = Pick<
-  ConversationRun,
-  | 'iterations'
-  | 'runNumber'
-  | 'sessionStartDue'
-  | 'stopHookActive'
-  | 'uncheckedPrompts'
-  | keyof ActionsRun
-  | keyof CondenserRun
-  | keyof ModelCallRun
-  | keyof SetupRun
->;
+export type TurnRun = Pick<ConversationRun, 'iterations' | 'runNumber' | 'sessionStartDue' | 'stopHookActive' | 'uncheckedPrompts'> &
+  Applies<'turn'> &
+  ActionsRun &
+  CondenserRun &
+  ModelCallRun &
+  SetupRun;
 
 /** What the tool calls of a step came to, and whether anything ran on the host (for the step's checkpoint). */
 export interface ActionsOutcome {
@@ -173,7 +158,10 @@ export async function askModel(run: TurnRun, acts: ConversationActivities): Prom
 export type HookPointOutcome = { kind: 'went-on' } | { kind: 'paused' };
 
 /** SessionStart hooks (asked only when due). A session's start cannot be blocked (as in Claude Code): the reason is shown, the run goes on. */
-export async function startSession(run: HooksRun & Pick<TurnRun, 'runNumber'>, acts: ConversationActivities): Promise<HookPointOutcome> {
+export async function startSession(
+  run: HooksRun & Applies<'turn'> & Pick<TurnRun, 'runNumber'>,
+  acts: ConversationActivities,
+): Promise<HookPointOutcome> {
   const hooks = hookPoint(run, acts, 'SessionStart', { source: run.runNumber <= 1 ? 'startup' : 'resume' });
   if (!hooks) return { kind: 'went-on' };
   const d = await hooks;
@@ -185,7 +173,7 @@ export async function startSession(run: HooksRun & Pick<TurnRun, 'runNumber'>, a
 
 /** UserPromptSubmit hooks for each new user message (asked only when due): a block refuses the message. */
 export async function submitPrompts(
-  run: HooksRun,
+  run: HooksRun & Applies<'turn'>,
   acts: ConversationActivities,
   prompts: readonly { index: number; text: string }[],
 ): Promise<HookPointOutcome> {
@@ -213,7 +201,10 @@ export async function submitPrompts(
 }
 
 /** Stop hooks when the agent finished (asked only when due): a block tells the agent why, and it goes on. */
-export async function stopHooks(run: HooksRun & Pick<TurnRun, 'stopHookActive'>, acts: ConversationActivities): Promise<TurnOutcome> {
+export async function stopHooks(
+  run: HooksRun & Applies<'turn'> & Pick<TurnRun, 'stopHookActive'>,
+  acts: ConversationActivities,
+): Promise<TurnOutcome> {
   const hooks = hookPoint(run, acts, 'Stop', { stop_hook_active: run.stopHookActive });
   if (!hooks) return { kind: 'finished' };
   const d = await hooks;
@@ -576,7 +567,7 @@ async function confirm(run: ActionsRun, actions: ActionEvent[]): Promise<boolean
 }
 
 /** Records what a turn led to: the status it ends in (finished, stuck, error), if any. */
-export function applyOutcome(run: Pick<ConversationRun, 'apply' | 'status'>, outcome: TurnOutcome): void {
+export function applyOutcome(run: Pick<ConversationRun, 'status'> & Applies<'outcome'>, outcome: TurnOutcome): void {
   switch (outcome.kind) {
     case 'finished':
       if (run.status === 'running') run.apply(setStatus, 'finished');
