@@ -35,6 +35,8 @@ import type { HookDecision } from '../../../hooks/decision.js';
 import { actingIn } from '../actor.js';
 import { finishAsks, MAX_OUTPUT_TRIES, outputCheckText, outputTries } from '../output-check.js';
 
+// A command in two sets (record, pause, setStatus) is one command whichever set names it: each
+// function's view (TurnRun, ActionsRun, applyOutcome's) decides what it may apply.
 const { markSessionStarted, markStopHookActive, promptsChecked, record, recordReply, reportToParent, pause } = PHASE_COMMANDS.turn;
 const { carryStep, setFinalMessage, setStatus, showDetails } = PHASE_COMMANDS.actions;
 const { fail, markStuck } = PHASE_COMMANDS.outcome;
