@@ -1,7 +1,16 @@
 // The worker: runs conversation workflows and model calls on the shared task queue, and tools on
 // this host's tool queue. Holds the secrets (from its environment); nothing else does.
 import type { LogMetadata } from '@temporalio/common';
-import { DefaultLogger, Runtime, Worker, type LogLevel, type NativeConnection, type WorkerOptions } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  makeTelemetryFilterString,
+  Runtime,
+  Worker,
+  type LogLevel,
+  type NativeConnection,
+  type RuntimeOptions,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import { availableParallelism } from 'node:os';
 import { Client } from '@temporalio/client';
 import { createActivities } from './conversation/activities.js';
@@ -95,22 +104,30 @@ class WorkerLogger extends DefaultLogger {
   }
 }
 
+/**
+ * The runtime the worker installs: its logger, and the core's own log lines forwarded to it (the
+ * core writes them to stdout otherwise, which is `faheem acp`'s protocol channel: a warning there
+ * broke an editor's session). With a metrics port, one Prometheus endpoint for Temporal's worker
+ * metrics and ours (src/telemetry/metrics.ts).
+ */
+export function runtimeOptions(level: LogLevel, metricsPort: number | undefined, metricsHost: string): RuntimeOptions {
+  return {
+    logger: new WorkerLogger(level),
+    telemetryOptions: {
+      logging: { forward: {}, filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }) },
+      ...(metricsPort !== undefined
+        ? { metrics: { prometheus: { bindAddress: `${bindHost(metricsHost)}:${metricsPort}`, useSecondsForDurations: true } } }
+        : {}),
+    },
+  };
+}
+
 let runtimeInstalled = false;
 function installRuntime(level: LogLevel, metricsPort: number | undefined, metricsHost: string): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({
-      logger: new WorkerLogger(level),
-      // One Prometheus endpoint for Temporal's worker metrics and ours (src/telemetry/metrics.ts).
-      ...(metricsPort !== undefined
-        ? {
-            telemetryOptions: {
-              metrics: { prometheus: { bindAddress: `${bindHost(metricsHost)}:${metricsPort}`, useSecondsForDurations: true } },
-            },
-          }
-        : {}),
-    });
+    Runtime.install(runtimeOptions(level, metricsPort, metricsHost));
   } catch {
     // Already installed by the embedding program: keep its logger (and its metrics, if any).
   }
