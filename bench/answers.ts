@@ -12,6 +12,7 @@ import { startScriptedAnthropic } from '../src/testing/scripted-anthropic.js';
 import { ConversationStatusKey } from '../src/conversation/workflow/messages.js';
 import { freePort, ROOT, startHarness } from '../test/support/harness.js';
 import { pct } from './step.js';
+import { modelSettings } from '../src/settings/models.js';
 
 const runs = Number(process.argv[2] ?? 5);
 if (!Number.isInteger(runs) || runs < 1) throw new Error(`runs must be a positive integer, got ${process.argv[2]}`);
@@ -83,7 +84,7 @@ try {
 
   const anthropic = await startScriptedAnthropic(() => ({ gate: 'never', content: 'late' }));
   try {
-    const models = new ModelClients({ ANTHROPIC_API_KEY: 'sk-ant-bench', ANTHROPIC_BASE_URL: anthropic.baseUrl }, () => {});
+    const models = new ModelClients(modelSettings({ ANTHROPIC_API_KEY: 'sk-ant-bench', ANTHROPIC_BASE_URL: anthropic.baseUrl }), () => {});
     const aborts: number[] = [];
     for (let i = 0; i < runs * 4; i++) {
       const abort = new AbortController();

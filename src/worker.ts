@@ -31,6 +31,7 @@ import { telemetrySettings } from './settings/telemetry.js';
 import { workerSettings } from './settings/worker.js';
 import { deploySettings, type DeploySettings } from './settings/deploy.js';
 import { checkpointSettings } from './settings/checkpoints.js';
+import { modelSettings, type ModelSettings } from './settings/models.js';
 import { SEARCH_ATTRIBUTES } from './client/search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { tracedWorkflowSource, workflowSource as workflowSourceOf, type WorkflowSource } from './worker/workflow-source.js';
@@ -211,7 +212,8 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   if (sandboxWarning) console.warn(`faheem worker: ${sandboxWarning}`);
   await ensureSearchAttributes(temporal);
   const { connection, namespace } = await connectWorker(temporal);
-  const model = await announceModel(given);
+  // The model area from the whole environment: every secret value in it is masked in what model calls report.
+  const model = await announceModel(given, modelSettings(given, secretValues(given)));
   const env = model.env;
   // A worker that fails to start leaves no scripted model's server listening behind it.
   const orClose = <T>(work: Promise<T>): Promise<T> =>
@@ -240,6 +242,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     connection: temporal,
     telemetry,
     checkpoints,
+    models: model.models,
     tools: options.tools ?? [],
     mcp,
     ...(sandbox ? { sandbox } : {}),
@@ -322,8 +325,8 @@ function sandboxRequest(option: CreateWorkerOptions['sandbox'], fromEnv: Sandbox
  * The worker's model, said at start (loudly when there is none, or it is the scripted stand-in) and
  * put in the worker's identity, where `faheem doctor` reads it; scripted/demo starts its server here.
  */
-async function announceModel(env: ChildEnv): Promise<WorkerModel> {
-  const model = await workerModel(env);
+async function announceModel(env: ChildEnv, models: ModelSettings): Promise<WorkerModel> {
+  const model = await workerModel(env, models);
   (model.warn ? console.warn : console.error)(`faheem worker: ${model.announce}`);
   return model;
 }

@@ -6,6 +6,7 @@ import { checkSandbox, resolveSandbox, sandboxFromEnv } from '../sandbox/sandbox
 import pc from 'picocolors';
 import { CONNECT_TIMEOUT_MS, connectConfig, connectConnection } from '../connection.js';
 import { connectionSettings } from '../settings/connection.js';
+import { modelSettings } from '../settings/models.js';
 import { ModelConfigError, PROVIDERS, resolveModel } from '../models/provider.js';
 import { splitChain } from '../models/workflow/model-chain.js';
 import { SEARCH_ATTRIBUTES } from '../client/search-attributes.js';
@@ -238,9 +239,10 @@ async function modelChecks(env: Settings, model: string | true | undefined, work
   const name = model === true || model === undefined ? theirs : model;
   const lines: CheckLine[] = [];
   let resolved: ReturnType<typeof resolveModel>;
+  const settings = modelSettings(env, secretValues(env));
   try {
     // A fallback chain: its first model here (the call below goes along the chain as a worker's does).
-    resolved = resolveModel(splitChain(name || env.LLM_MODEL)[0], undefined, env);
+    resolved = resolveModel(splitChain(name || env.LLM_MODEL)[0], undefined, settings);
   } catch (err) {
     if (!(err instanceof ModelConfigError)) throw err;
     // Without --model this describes the environment here; the worker's is what counts.
@@ -257,7 +259,7 @@ async function modelChecks(env: Settings, model: string | true | undefined, work
 
   // Loaded only for this check: the model SDKs and the price catalogue would slow every CLI command.
   const { ModelClients } = await import('../models/client.js');
-  const models = new ModelClients(env, () => {});
+  const models = new ModelClients(settings, () => {});
   const secrets = [...secretValues(env), resolved.apiKey];
   const signal = AbortSignal.timeout(MODEL_TIMEOUT_MS);
   const started = performance.now();

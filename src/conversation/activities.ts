@@ -46,6 +46,7 @@ import type { ChildEnv } from '../environment.js';
 import { connectionSettings, type ConnectionSettings } from '../settings/connection.js';
 import { telemetrySettings, type TelemetrySettings } from '../settings/telemetry.js';
 import { checkpointSettings, type CheckpointSettings } from '../settings/checkpoints.js';
+import { modelSettings, type ModelSettings } from '../settings/models.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
@@ -77,6 +78,8 @@ export interface ActivitiesOptions {
   telemetry?: TelemetrySettings;
   /** How checkpoints are taken (createWorker's checkpoint settings; default: read from `env`). */
   checkpoints?: CheckpointSettings;
+  /** The model settings (createWorker's, for its model; default: read from `env`). */
+  models?: ModelSettings;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -85,7 +88,7 @@ export function createActivities(options: ActivitiesOptions) {
   const config = options.config ?? readWorkerConfig(env);
   const connection = options.connection ?? connectionSettings(env);
   const home = config.home;
-  const models = new ModelClients(env);
+  const models = new ModelClients(options.models ?? modelSettings(env, secretValues(env)));
   const registry = new ToolRegistry(options.tools ?? [], {
     env,
     softTimeoutMs: config.terminalSoftTimeoutMs,

@@ -6,8 +6,7 @@ import type { Stream } from '@anthropic-ai/sdk/streaming';
 import { ApplicationFailure, CancelledFailure, msToNumber } from '@temporalio/common';
 import { FAILURE, failure } from '../core/failure-types.js';
 import OpenAI from 'openai';
-import { z } from 'zod';
-import { redact, secretValues } from '../security/redact.js';
+import { redact } from '../security/redact.js';
 import type { ChatMessage, LLMSpec, ReasoningBlock, ReasoningEffort, TokenUsage, ToolSpec } from '../core/types.js';
 import { anthropicPrompt, thinkingAllowed } from './anthropic-messages.js';
 import { chatCompletionsMessages } from './chat-messages.js';
@@ -17,17 +16,9 @@ import { costOf, modelFacts, priceTable, type Price } from './prices.js';
 import { SCRIPTED_DEMO } from './worker-model.js';
 import { chainOf } from './workflow/model-chain.js';
 import { callOrder, coolingReason, CoolDowns, movesOn, quickRetryDelay, reasonLine, type SkippedModel } from './fallback.js';
-import {
-  ALLOWED_BASE_URLS_VAR,
-  allowedBaseUrls,
-  ModelConfigError,
-  PROVIDERS,
-  resolveModel,
-  withheldKeyHint,
-  type ResolvedModel,
-} from './provider.js';
+import { ModelConfigError, PROVIDERS, resolveModel, withheldKeyHint, type ResolvedModel } from './provider.js';
 import { AnthropicAssembler, OpenAIAssembler, type AssembledReply, type PartialListener, type StreamedToolCall } from './stream.js';
-import type { Settings } from '../environment.js';
+import type { ModelSettings } from '../settings/models.js';
 import { OUTPUT_TOOL, strictCompatible, wireSchema, type OutputSchema } from './structured-output.js';
 
 // Client errors a retry cannot fix: the conversation goes to `error` with the reason.
@@ -43,8 +34,6 @@ export function isContextOverflow(status: number | undefined, message: string): 
   return (status === 400 || status === 413 || status === 422) && CONTEXT_OVERFLOW.test(message);
 }
 
-const Effort = z.enum(['low', 'medium', 'high']);
-
 /** Anthropic thinking budgets per effort (each under the output cap, at least the API's 1,024). */
 export const THINKING_BUDGET: Record<ReasoningEffort, number> = { low: 2_048, medium: 8_192, high: 16_384 };
 
@@ -57,9 +46,8 @@ export const KNOWN_MODEL_MAX_OUTPUT = 16_384;
  * Max output tokens for a call: LLM_MAX_OUTPUT_TOKENS on the worker, else 16,384 for a model the
  * catalogue knows (capped at a quarter of its context window), else 4,096.
  */
-export function maxOutputTokens(env: Settings, contextWindow: number | undefined): number {
-  const set = Number(env.LLM_MAX_OUTPUT_TOKENS);
-  if (Number.isInteger(set) && set > 0) return set;
+export function maxOutputTokens(models: Pick<ModelSettings, 'maxOutputTokens'>, contextWindow: number | undefined): number {
+  if (models.maxOutputTokens !== undefined) return models.maxOutputTokens;
   if (!contextWindow) return UNKNOWN_MODEL_MAX_OUTPUT;
   return Math.max(1_024, Math.min(KNOWN_MODEL_MAX_OUTPUT, Math.floor(contextWindow / 4)));
 }
@@ -142,35 +130,26 @@ export class ModelClients {
   private readonly effort: ReasoningEffort | undefined;
 
   /**
-   * @param env - The worker's environment (keys, LLM_* settings, FAHEEM_PRICES).
+   * @param models - The worker's model settings (keys, LLM_* settings, FAHEEM_PRICES), read once at its entry point.
    * @param warn - Where one-time warnings go (an unpriced or deprecated model); default stderr.
    */
   constructor(
-    private readonly env: Settings,
+    private readonly models: ModelSettings,
     private readonly warn: (line: string) => void = (line) => console.warn(`faheem worker: ${line}`),
     /** Fallback chains' cool-downs (one per worker). */
     private readonly coolDowns = new CoolDowns(),
   ) {
-    this.secrets = secretValues(env);
-    this.prices = priceTable(env);
-    const effort = env.LLM_REASONING_EFFORT?.trim();
-    const parsed = Effort.safeParse(effort);
-    this.effort = parsed.success ? parsed.data : undefined;
-    if (effort && effort !== 'off' && !parsed.success)
-      this.warn(`LLM_REASONING_EFFORT=${effort} is not low, medium or high: reasoning stays off`);
-    // Read as wireApiFor reads it (any case), so the warning names only a value it ignores.
-    const wire = env.LLM_WIRE_API?.trim().toLowerCase();
-    if (wire && wire !== 'responses' && wire !== 'chat')
-      this.warn(`LLM_WIRE_API=${wire} is not responses or chat: the default applies (responses on OpenAI's own endpoint, chat elsewhere)`);
-    const { invalid } = allowedBaseUrls(env);
-    if (invalid.length)
-      this.warn(`${ALLOWED_BASE_URLS_VAR}: ${invalid.map((v) => JSON.stringify(v)).join(', ')} not an http(s) URL, ignored`);
+    this.secrets = [...models.secrets];
+    this.prices = priceTable(models);
+    this.effort = models.reasoningEffort;
+    // The settings that are set but ignored (a reasoning effort or wire API it does not know, an entry of FAHEEM_ALLOWED_BASE_URLS that is no URL).
+    for (const line of models.warnings) this.warn(line);
   }
 
   /** Resolves the conversation's model (the first of its chain); a configuration error is not retried. */
   resolve(llm: LLMSpec): ResolvedModel {
     try {
-      return resolveModel(chainOf(llm, this.env.LLM_MODEL)[0], llm.baseUrl, this.env);
+      return resolveModel(chainOf(llm, this.models.model)[0], llm.baseUrl, this.models);
     } catch (err) {
       if (err instanceof ModelConfigError) throw failure(FAILURE.ModelConfigError, err.message);
       throw err;
@@ -225,7 +204,7 @@ export class ModelClients {
    * the others through the Responses API or chat completions (see {@link wireApiFor}). Aborts when `signal` does; failures are Temporal's.
    */
   async complete(request: ModelRequest, signal: AbortSignal): Promise<ModelOutcome> {
-    const chain = chainOf(request.llm, this.env.LLM_MODEL);
+    const chain = chainOf(request.llm, this.models.model);
     if (chain.length > 1) return this.completeChain(chain, request, signal);
     return this.completeWith(this.resolve(request.llm), request, signal);
   }
@@ -241,7 +220,7 @@ export class ModelClients {
     const models = chain.map((name, i): ResolvedModel | { error: string } => {
       if (i === 0) return first;
       try {
-        return resolveModel(name, undefined, this.env, { firstEndpoint: first.baseUrl });
+        return resolveModel(name, undefined, this.models, { firstEndpoint: first.baseUrl });
       } catch (err) {
         if (err instanceof ModelConfigError) return { error: this.redact(err.message) };
         throw err;
@@ -294,10 +273,10 @@ export class ModelClients {
     const lifecycle = resolved.provider === 'anthropic' ? modelLifecycle(resolved.apiModel) : undefined;
     if (lifecycle) this.once(`lifecycle:${resolved.apiModel}`, lifecycleWarning(lifecycle));
     const facts = modelFacts(resolved.apiModel, resolved.provider, this.prices);
-    const maxTokens = maxOutputTokens(this.env, facts.contextWindow);
+    const maxTokens = maxOutputTokens(this.models, facts.contextWindow);
     const started = performance.now();
     try {
-      const wire = wireApiFor(resolved, request.llm.wireApi, this.env);
+      const wire = wireApiFor(resolved, request.llm.wireApi, this.models);
       const reply =
         resolved.provider === 'anthropic'
           ? await this.streamAnthropic(resolved, request, maxTokens, signal, lifecycle !== undefined)

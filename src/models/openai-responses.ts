@@ -19,7 +19,7 @@ import { dataUrl, missingImageText } from '../images/prompt-images.js';
 import { stableSchema } from './anthropic-messages.js';
 import { PROVIDERS } from './provider.js';
 import { emptyReply, type AssembledReply, type PartialListener, type StreamedToolCall } from './stream.js';
-import type { Settings } from '../environment.js';
+import type { ModelSettings } from '../settings/models.js';
 
 /** What the Responses API is sent, besides the model, the limits and the settings. */
 export interface ResponsesPrompt {
@@ -129,12 +129,11 @@ export function chatRefusesTools(model: string): boolean {
 export function wireApiFor(
   resolved: { provider: string; baseUrl: string },
   requested: WireApi | undefined,
-  env: Settings,
+  models: Pick<ModelSettings, 'wireApi'>,
 ): WireApi | undefined {
   if (resolved.provider === 'anthropic') return undefined;
   if (requested) return requested;
-  const set = env.LLM_WIRE_API?.trim().toLowerCase();
-  if (set === 'responses' || set === 'chat') return set;
+  if (models.wireApi) return models.wireApi;
   return resolved.provider === 'openai' && sameEndpoint(resolved.baseUrl, PROVIDERS.openai?.baseUrl ?? '') ? 'responses' : 'chat';
 }
 

@@ -4,7 +4,7 @@
 import { calcPrice, type PriceCalculation } from '@pydantic/genai-prices';
 import { z } from 'zod';
 import type { TokenUsage } from '../core/types.js';
-import type { Settings } from '../environment.js';
+import type { ModelSettings } from '../settings/models.js';
 
 /** USD per million tokens, as FAHEEM_PRICES gives them. */
 export interface Price {
@@ -24,10 +24,10 @@ const PriceSchema = z.object({
 });
 
 /** The FAHEEM_PRICES overrides (bad JSON or entries are ignored: the catalogue still prices them). */
-export function priceTable(env: Settings): Record<string, Price> {
-  if (!env.FAHEEM_PRICES) return {};
+export function priceTable(models: Pick<ModelSettings, 'prices'>): Record<string, Price> {
+  if (!models.prices) return {};
   try {
-    const parsed = z.record(z.string(), z.unknown()).parse(JSON.parse(env.FAHEEM_PRICES));
+    const parsed = z.record(z.string(), z.unknown()).parse(JSON.parse(models.prices));
     const out: Record<string, Price> = {};
     for (const [name, value] of Object.entries(parsed)) {
       const price = PriceSchema.safeParse(value);

@@ -27,7 +27,8 @@ export interface ResolvedModel {
 /** Defined with the other errors (src/core/errors.ts): a FaheemError with code `model_config`. */
 export { ModelConfigError } from '../core/errors.js';
 import { ModelConfigError } from '../core/errors.js';
-import type { Settings, VariableName } from '../environment.js';
+import type { VariableName } from '../environment.js';
+import type { ModelKeys, ModelSettings } from '../settings/models.js';
 
 /** How one model of a fallback chain is resolved. */
 export interface ResolveOptions {
@@ -40,40 +41,40 @@ export interface ResolveOptions {
 }
 
 /** Whether LLM_API_KEY may go to `endpoint`: always for a chain's first model; for a fallback, see {@link ResolveOptions}. */
-function generalKeyGoesTo(endpoint: string, env: Settings, options: ResolveOptions): boolean {
+function generalKeyGoesTo(endpoint: string, models: ModelSettings, options: ResolveOptions): boolean {
   if (options.firstEndpoint === undefined) return true;
-  const base = env.LLM_BASE_URL?.trim();
-  return underPrefix(endpoint, options.firstEndpoint) || (base !== undefined && base !== '' && underPrefix(endpoint, base));
+  const base = models.baseUrl;
+  return underPrefix(endpoint, options.firstEndpoint) || (base !== undefined && underPrefix(endpoint, base));
 }
 
 /**
  * `anthropic/…` models are called through Anthropic's Messages API (its base URL here is the one
- * the OpenAI-compatibility layer had; the Messages client drops the `/v1`). `env` is the worker's environment. An explicit base URL (the conversation's, then LLM_BASE_URL)
+ * the OpenAI-compatibility layer had; the Messages client drops the `/v1`). `models` is the worker's model settings. An explicit base URL (the conversation's, then LLM_BASE_URL)
  * wins over the provider's; the provider's key variable wins over LLM_API_KEY. The key goes only to an
  * endpoint the worker allows (see {@link keyFor}); another gets none.
  */
 export function resolveModel(
   model: string | undefined,
   baseUrl: string | undefined,
-  env: Settings,
+  models: ModelSettings,
   options: ResolveOptions = {},
 ): ResolvedModel {
-  const name = (model || env.LLM_MODEL || '').trim();
+  const name = (model || models.model || '').trim();
   if (!name) throw new ModelConfigError('no model is configured: set LLM_MODEL on the worker (e.g. openai/gpt-4o) or pass a model');
   const slash = name.indexOf('/');
   const prefix = slash > 0 ? name.slice(0, slash) : 'openai';
   const provider = PROVIDERS[prefix];
   const apiModel = provider && slash > 0 ? name.slice(slash + 1) : name;
   // Anthropic's own variable first (the SDK's name for it), then the general one.
-  const explicitBase = baseUrl || (prefix === 'anthropic' && slash > 0 ? env.ANTHROPIC_BASE_URL : undefined) || env.LLM_BASE_URL;
+  const explicitBase = baseUrl || (prefix === 'anthropic' && slash > 0 ? models.anthropicBaseUrl : undefined) || models.baseUrl;
   const endpoint = explicitBase || provider?.baseUrl;
   if (!endpoint) {
     throw new ModelConfigError(`unknown provider "${prefix}" in model "${name}": set LLM_BASE_URL to its OpenAI-compatible endpoint`);
   }
   const keyVar = provider?.keyVar;
-  const general = generalKeyGoesTo(endpoint, env, options);
+  const general = generalKeyGoesTo(endpoint, models, options);
   // The endpoints the worker names itself always get the key; a conversation's own only when allowed.
-  const { apiKey, withheld } = keyFor(endpoint, provider ? prefix : undefined, env, general);
+  const { apiKey, withheld } = keyFor(endpoint, provider ? prefix : undefined, models, general);
   if (!apiKey && !withheld && provider?.keyRequired && !explicitBase) {
     throw new ModelConfigError(
       general
@@ -122,12 +123,8 @@ export function underPrefix(url: string, prefix: string): boolean {
 }
 
 /** The entries of FAHEEM_ALLOWED_BASE_URLS, and those that are not http(s) URLs (to warn about). */
-export function allowedBaseUrls(env: Settings): { prefixes: string[]; invalid: string[] } {
-  const entries = (env[ALLOWED_BASE_URLS_VAR] ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  return { prefixes: entries.filter((s) => parse(s)), invalid: entries.filter((s) => !parse(s)) };
+export function allowedBaseUrls(models: ModelSettings): { prefixes: string[]; invalid: string[] } {
+  return { prefixes: [...models.allowedBaseUrls], invalid: [...models.invalidBaseUrls] };
 }
 
 /**
@@ -135,15 +132,22 @@ export function allowedBaseUrls(env: Settings): { prefixes: string[]; invalid: s
  * `anthropic`, …; anything else has no endpoint of its own): under LLM_BASE_URL, under
  * ANTHROPIC_BASE_URL for anthropic, on the provider's own host, or under a FAHEEM_ALLOWED_BASE_URLS prefix.
  */
-export function endpointAllowed(endpoint: string, provider: string | undefined, env: Settings): boolean {
+export function endpointAllowed(endpoint: string, provider: string | undefined, models: ModelSettings): boolean {
   const own = provider ? PROVIDERS[provider]?.baseUrl : undefined;
   const allowed = [
-    env.LLM_BASE_URL,
-    provider === 'anthropic' ? env.ANTHROPIC_BASE_URL : undefined,
+    models.baseUrl,
+    provider === 'anthropic' ? models.anthropicBaseUrl : undefined,
     own ? parse(own)?.origin : undefined,
-    ...allowedBaseUrls(env).prefixes,
+    ...models.allowedBaseUrls,
   ].filter((p): p is string => typeof p === 'string' && p.trim() !== '');
   return allowed.some((p) => underPrefix(endpoint, p));
+}
+
+/** The provider's own key (its key variable's), if it is one of {@link PROVIDERS} and the worker has one. */
+export function ownKey(provider: string | undefined, models: ModelSettings): string | undefined {
+  return provider !== undefined && Object.hasOwn(PROVIDERS, provider)
+    ? models.keys[provider as Exclude<keyof ModelKeys, 'general'>]
+    : undefined;
 }
 
 /** The key a model call sends, and whether the worker held one back. */
@@ -159,10 +163,9 @@ export interface EndpointKey {
  * LLM_API_KEY (unless `generalKey` is false: a fallback elsewhere), when {@link endpointAllowed}; otherwise none (a local server needs none; one that
  * does answers 401, and the error says why).
  */
-export function keyFor(endpoint: string, provider: string | undefined, env: Settings, generalKey = true): EndpointKey {
-  const keyVar = provider ? PROVIDERS[provider]?.keyVar : undefined;
-  const key = (keyVar && env[keyVar]) || (generalKey ? env.LLM_API_KEY : '') || '';
-  if (!key || endpointAllowed(endpoint, provider, env)) return { apiKey: key, withheld: false };
+export function keyFor(endpoint: string, provider: string | undefined, models: ModelSettings, generalKey = true): EndpointKey {
+  const key = ownKey(provider, models) || (generalKey ? models.keys.general : '') || '';
+  if (!key || endpointAllowed(endpoint, provider, models)) return { apiKey: key, withheld: false };
   return { apiKey: '', withheld: true };
 }
 

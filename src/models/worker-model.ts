@@ -6,11 +6,12 @@ import type { ScriptedModel } from '../testing/scripted-model.js';
 import { ModelConfigError, resolveModel } from './provider.js';
 import { splitChain } from './workflow/model-chain.js';
 import type { ChildEnv } from '../environment.js';
+import { modelSettingsAt, type ModelSettings } from '../settings/models.js';
 
 /** The offline scripted model: a stand-in that replays the demo's fixed script (no network, no key). */
 export const SCRIPTED_DEMO = 'scripted/demo';
 
-/** The worker's model: its name, the line its start prints, the environment its calls read. */
+/** The worker's model: its name, the line its start prints, the settings its calls take. */
 export interface WorkerModel {
   /** LLM_MODEL, or undefined when none is set. */
   name: string | undefined;
@@ -18,18 +19,21 @@ export interface WorkerModel {
   announce: string;
   /** Whether the announcement is a warning (no model, the scripted stand-in, a setting that does not resolve). */
   warn: boolean;
-  /** The environment model calls read (LLM_BASE_URL set to the scripted model's server for scripted/demo). */
+  /** The worker's environment, for what it starts (LLM_BASE_URL set to the scripted model's server for scripted/demo). */
   env: ChildEnv;
+  /** The model settings model calls take (the scripted model's server, reached with no general key, for scripted/demo). */
+  models: ModelSettings;
   /** The scripted model's server, for scripted/demo (closed with the worker). */
   scripted?: ScriptedModel;
 }
 
 /**
- * Reads the worker's model from `env` and, for scripted/demo, starts the scripted model's server on
- * 127.0.0.1 (the demo's countdown script, replies 400 ms apart).
+ * Reads the worker's model from its model settings and, for scripted/demo, starts the scripted
+ * model's server on 127.0.0.1 (the demo's countdown script, replies 400 ms apart). `env` is the
+ * worker's whole environment, returned with the same change for the scripted model.
  */
-export async function workerModel(env: ChildEnv): Promise<WorkerModel> {
-  const name = env.LLM_MODEL?.trim() || undefined;
+export async function workerModel(env: ChildEnv, models: ModelSettings): Promise<WorkerModel> {
+  const name = models.model;
   if (name === SCRIPTED_DEMO) {
     // Loaded only here: `faheem doctor` reads this module's names, and every CLI command loads it.
     const { countdownScript, startScriptedModel } = await import('../testing/scripted-model.js');
@@ -40,6 +44,7 @@ export async function workerModel(env: ChildEnv): Promise<WorkerModel> {
       warn: true,
       // The stand-in is reached with no key: none of the worker's keys goes to it.
       env: { ...env, LLM_BASE_URL: scripted.baseUrl, LLM_API_KEY: '' },
+      models: modelSettingsAt(models, scripted.baseUrl),
       announce:
         `model ${SCRIPTED_DEMO}: the OFFLINE SCRIPTED MODEL, a stand-in that replays the demo's fixed script ` +
         '(countdown.txt, then hello.txt when asked), not an agent; set LLM_MODEL (and its key) for a real model',
@@ -49,6 +54,7 @@ export async function workerModel(env: ChildEnv): Promise<WorkerModel> {
     return {
       name,
       env,
+      models,
       warn: true,
       announce:
         'NO MODEL configured (LLM_MODEL is unset): a conversation that names no model fails at its first model call. ' +
@@ -58,24 +64,25 @@ export async function workerModel(env: ChildEnv): Promise<WorkerModel> {
   // A chain (`openai/a,anthropic/b`): each model resolved as its calls resolve it, each said.
   const [head, ...fallbacks] = splitChain(name);
   try {
-    const resolved = resolveModel(head, undefined, env);
-    const more = fallbacks.map((m) => fallbackLine(m, resolved.baseUrl, env));
+    const resolved = resolveModel(head, undefined, models);
+    const more = fallbacks.map((m) => fallbackLine(m, resolved.baseUrl, models));
     return {
       name,
       env,
+      models,
       warn: more.some((l) => l.warn),
       announce: [`model ${head} at ${resolved.baseUrl}`, ...more.map((l) => l.text)].join('; '),
     };
   } catch (err) {
     if (!(err instanceof ModelConfigError)) throw err;
-    return { name, env, warn: true, announce: `model ${head}: ${err.message}` };
+    return { name, env, models, warn: true, announce: `model ${head}: ${err.message}` };
   }
 }
 
 /** How a fallback of the worker's chain resolves, or why it does not (calls then pass it over). */
-function fallbackLine(model: string, firstEndpoint: string, env: ChildEnv): { text: string; warn: boolean } {
+function fallbackLine(model: string, firstEndpoint: string, models: ModelSettings): { text: string; warn: boolean } {
   try {
-    return { text: `fallback ${model} at ${resolveModel(model, undefined, env, { firstEndpoint }).baseUrl}`, warn: false };
+    return { text: `fallback ${model} at ${resolveModel(model, undefined, models, { firstEndpoint }).baseUrl}`, warn: false };
   } catch (err) {
     if (!(err instanceof ModelConfigError)) throw err;
     return { text: `fallback ${model}: ${err.message}`, warn: true };

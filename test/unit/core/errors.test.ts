@@ -27,6 +27,7 @@ import { CheckpointError } from '../../../src/time-travel/git.js';
 import { ObjectStoreError } from '../../../src/storage/object-store.js';
 import * as pkg from '../../../src/index.js';
 import { CommandInterrupted } from '../../../src/tools/terminal.js';
+import { modelSettings } from '../../../src/settings/models.js';
 
 test('every kind is a FaheemError with its own name and code', () => {
   const cases: [FaheemError, string, string][] = [
@@ -80,7 +81,7 @@ test('the errors carry what callers need', () => {
 
 test('a missing model setting is a ModelConfigError (code model_config) that names the variable', () => {
   assert.throws(
-    () => resolveModel('', undefined, {}),
+    () => resolveModel('', undefined, modelSettings({})),
     (err: unknown) => err instanceof ModelConfigError && err.code === 'model_config' && /set LLM_MODEL/.test(err.message),
   );
 });

@@ -5,6 +5,7 @@ import type { PartialReply } from '../../../src/models/stream.js';
 import { startScriptedAnthropic, type ScriptedAnthropic } from '../../../src/testing/scripted-anthropic.js';
 import { startScriptedModel, type ScriptedModel } from '../../../src/testing/scripted-model.js';
 import type { ChatMessage, ToolSpec } from '../../../src/core/types.js';
+import { modelSettings } from '../../../src/settings/models.js';
 
 const KEY = 'sk-unit-secret-77aa';
 const tools: ToolSpec[] = [
@@ -40,8 +41,9 @@ describe('ModelClients.complete', () => {
 
   test('anthropic: streamed, tool input assembled, cache written then read, thinking kept and sent back', async () => {
     const warnings: string[] = [];
-    const models = new ModelClients({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl, LLM_REASONING_EFFORT: 'low' }, (l) =>
-      warnings.push(l),
+    const models = new ModelClients(
+      modelSettings({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl, LLM_REASONING_EFFORT: 'low' }),
+      (l) => warnings.push(l),
     );
     const partials: PartialReply[] = [];
     const llm = { usageId: 'u', model: 'anthropic/claude-sonnet-4-6' };
@@ -105,7 +107,7 @@ describe('ModelClients.complete', () => {
   });
 
   test('anthropic: 529 retryable, 401 not, key masked; prompt too long is ContextWindowExceeded', async () => {
-    const models = new ModelClients({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl }, () => {});
+    const models = new ModelClients(modelSettings({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl }), () => {});
     const llm = { usageId: 'u', model: 'anthropic/claude-sonnet-4-6' };
     const messages: ChatMessage[] = [{ role: 'user', content: 'hi' }];
     const cases: [number, string, RegExp, boolean][] = [
@@ -125,7 +127,7 @@ describe('ModelClients.complete', () => {
   });
 
   test('openai-compatible: streamed with usage, output capped, arguments assembled', async () => {
-    const models = new ModelClients({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl }, () => {});
+    const models = new ModelClients(modelSettings({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl }), () => {});
     const llm = { usageId: 'u', model: 'openai/gpt-4o-mini' };
     const reply = await models.complete(
       { llm, messages: [{ role: 'user', content: 'go' }], tools, conversationId: 'c' },
@@ -136,10 +138,13 @@ describe('ModelClients.complete', () => {
     const body = openai.requests[0]!.body;
     assert.equal(body.stream, true);
     assert.deepEqual(body.stream_options, { include_usage: true });
-    assert.equal(body.max_tokens, maxOutputTokens({}, 128_000));
+    assert.equal(body.max_tokens, maxOutputTokens(modelSettings({}), 128_000));
     assert.equal(body.prompt_cache_key, undefined, "only on OpenAI's own endpoint");
     assert.equal(body.reasoning_effort, undefined);
-    const reasoning = new ModelClients({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl, LLM_REASONING_EFFORT: 'medium' }, () => {});
+    const reasoning = new ModelClients(
+      modelSettings({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl, LLM_REASONING_EFFORT: 'medium' }),
+      () => {},
+    );
     await reasoning.complete(
       { llm, messages: [{ role: 'user', content: 'go' }], tools, conversationId: 'c' },
       new AbortController().signal,
@@ -154,7 +159,7 @@ describe('ModelClients.complete', () => {
 
   test("a deprecated model: our warning once, not the SDK's on every call", async () => {
     const ours: string[] = [];
-    const models = new ModelClients({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl }, (l) => ours.push(l));
+    const models = new ModelClients(modelSettings({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl }), (l) => ours.push(l));
     anthropic.setScript(() => ({ content: 'ok' }));
     const printed: string[] = [];
     const warn = console.warn;
@@ -182,7 +187,7 @@ describe('ModelClients.complete', () => {
 
   test('a model with no known price is said once, and costs 0', async () => {
     const warnings: string[] = [];
-    const models = new ModelClients({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl }, (l) => warnings.push(l));
+    const models = new ModelClients(modelSettings({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl }), (l) => warnings.push(l));
     openai.setScript(() => ({ content: 'ok', truncated: true }));
     const llm = { usageId: 'u', model: 'my-local-model' };
     for (let i = 0; i < 2; i++) {
@@ -199,7 +204,7 @@ describe('ModelClients.complete', () => {
   });
 
   test("openai-compatible: a 400 saying the prompt passes the model's context is ContextWindowExceeded, not retried", async () => {
-    const models = new ModelClients({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl }, () => {});
+    const models = new ModelClients(modelSettings({ LLM_API_KEY: KEY, LLM_BASE_URL: openai.baseUrl }), () => {});
     openai.setScript(() => ({
       status: 400,
       error: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130000 tokens.",
@@ -220,7 +225,7 @@ test('a cancelled call aborts the streaming request under way', { timeout: 120_0
   // The reply is held at a gate that never opens: only the abort can end the call.
   const anthropic = await startScriptedAnthropic(() => ({ gate: 'never', content: 'late' }));
   try {
-    const models = new ModelClients({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl }, () => {});
+    const models = new ModelClients(modelSettings({ ANTHROPIC_API_KEY: KEY, ANTHROPIC_BASE_URL: anthropic.baseUrl }), () => {});
     const abort = new AbortController();
     const call = models.complete(
       {

@@ -23,6 +23,7 @@ import { startScriptedAnthropic, type ScriptedAnthropic } from '../../../src/tes
 import { startScriptedModel, type ScriptedModel } from '../../../src/testing/scripted-model.js';
 import type { ChatMessage, ReasoningBlock } from '../../../src/core/types.js';
 import { chainOf, chainText, MAX_CHAIN, splitChain } from '../../../src/models/workflow/model-chain.js';
+import { modelSettings } from '../../../src/settings/models.js';
 
 test('a chain is split on commas, trimmed, without repeats; the conversation’s model wins over the worker’s', () => {
   assert.deepEqual(splitChain(' openai/a , anthropic/b,,openai/a '), ['openai/a', 'anthropic/b']);
@@ -75,27 +76,28 @@ test('cool-downs: a failed model is passed over until its time is up; calls star
 });
 
 test('keys in a chain: a fallback gets LLM_API_KEY only at the first model’s endpoint or under LLM_BASE_URL', () => {
-  const first = resolveModel('openai/gpt-4o', undefined, { LLM_API_KEY: 'l' });
+  const first = resolveModel('openai/gpt-4o', undefined, modelSettings({ LLM_API_KEY: 'l' }));
   assert.equal(first.apiKey, 'l', 'the first model: as always');
   const firstEndpoint = first.baseUrl;
   // Another provider: only its own key variable, never the first model's key.
   assert.throws(
-    () => resolveModel('anthropic/claude-sonnet-4-6', undefined, { LLM_API_KEY: 'l' }, { firstEndpoint }),
+    () => resolveModel('anthropic/claude-sonnet-4-6', undefined, modelSettings({ LLM_API_KEY: 'l' }), { firstEndpoint }),
     /set ANTHROPIC_API_KEY on the worker \(a fallback gets LLM_API_KEY only/,
   );
   assert.equal(
-    resolveModel('anthropic/claude-sonnet-4-6', undefined, { LLM_API_KEY: 'l', ANTHROPIC_API_KEY: 'a' }, { firstEndpoint }).apiKey,
+    resolveModel('anthropic/claude-sonnet-4-6', undefined, modelSettings({ LLM_API_KEY: 'l', ANTHROPIC_API_KEY: 'a' }), { firstEndpoint })
+      .apiKey,
     'a',
   );
   // The first model's own endpoint (same provider): its key.
-  assert.equal(resolveModel('openai/gpt-4o-mini', undefined, { LLM_API_KEY: 'l' }, { firstEndpoint }).apiKey, 'l');
+  assert.equal(resolveModel('openai/gpt-4o-mini', undefined, modelSettings({ LLM_API_KEY: 'l' }), { firstEndpoint }).apiKey, 'l');
   // A local server needs none: none is sent.
-  assert.equal(resolveModel('ollama/qwen', undefined, { LLM_API_KEY: 'l' }, { firstEndpoint }).apiKey, 'not-needed');
+  assert.equal(resolveModel('ollama/qwen', undefined, modelSettings({ LLM_API_KEY: 'l' }), { firstEndpoint }).apiKey, 'not-needed');
   // LLM_BASE_URL is the general key's endpoint: a fallback there gets it.
   const env = { LLM_API_KEY: 'l', LLM_BASE_URL: 'http://127.0.0.1:9/v1', ANTHROPIC_BASE_URL: 'http://127.0.0.1:8/' };
-  const viaBase = resolveModel('openrouter/x', undefined, env, { firstEndpoint: 'http://127.0.0.1:8/' });
+  const viaBase = resolveModel('openrouter/x', undefined, modelSettings(env), { firstEndpoint: 'http://127.0.0.1:8/' });
   assert.deepEqual([viaBase.baseUrl, viaBase.apiKey], ['http://127.0.0.1:9/v1', 'l']);
-  const anthropic = resolveModel('anthropic/claude', undefined, env, { firstEndpoint: 'http://127.0.0.1:9/v1' });
+  const anthropic = resolveModel('anthropic/claude', undefined, modelSettings(env), { firstEndpoint: 'http://127.0.0.1:9/v1' });
   assert.deepEqual([anthropic.baseUrl, anthropic.apiKey], ['http://127.0.0.1:8/', 'not-needed'], 'ANTHROPIC_BASE_URL is not LLM_BASE_URL');
 });
 
@@ -181,7 +183,7 @@ describe('ModelClients along a chain', () => {
       advance: (ms: number) => (now += ms),
     };
     const models = new ModelClients(
-      { LLM_API_KEY: LLM_KEY, LLM_BASE_URL: up.baseUrl, FAHEEM_PRICES: '{"m":{"input":1,"output":2}}', ...env },
+      modelSettings({ LLM_API_KEY: LLM_KEY, LLM_BASE_URL: up.baseUrl, FAHEEM_PRICES: '{"m":{"input":1,"output":2}}', ...env }),
       () => {},
       new CoolDowns(COOL_DOWN_MS, () => now),
     );

@@ -24,6 +24,7 @@ import {
   type ScriptedResponses,
 } from '../../../src/testing/scripted-responses.js';
 import type { ChatMessage, OpenAIReasoningItem, ToolSpec } from '../../../src/core/types.js';
+import { modelSettings } from '../../../src/settings/models.js';
 
 const KEY = 'sk-unit-responses-secret-91cc';
 const tools: ToolSpec[] = [
@@ -93,24 +94,24 @@ test('new LLM({ wireApi }) is checked and kept on the spec', () => {
 test('which API: responses on OpenAI itself, chat elsewhere, LLM_WIRE_API and the conversation choose; reasoning models', () => {
   const openai = { provider: 'openai', baseUrl: 'https://api.openai.com/v1' };
   const local = { provider: 'openai', baseUrl: 'http://127.0.0.1:8080/v1' };
-  assert.equal(wireApiFor(openai, undefined, {}), 'responses');
-  assert.equal(wireApiFor({ ...openai, baseUrl: 'https://api.openai.com/v1/' }, undefined, {}), 'responses');
-  assert.equal(wireApiFor(local, undefined, {}), 'chat');
-  assert.equal(wireApiFor({ provider: 'custom', baseUrl: 'http://x/v1' }, undefined, {}), 'chat');
-  assert.equal(wireApiFor(local, undefined, { LLM_WIRE_API: 'responses' }), 'responses');
-  assert.equal(wireApiFor(openai, undefined, { LLM_WIRE_API: 'chat' }), 'chat');
-  assert.equal(wireApiFor(openai, 'chat', { LLM_WIRE_API: 'responses' }), 'chat');
-  assert.equal(wireApiFor(local, undefined, { LLM_WIRE_API: 'nonsense' }), 'chat');
+  assert.equal(wireApiFor(openai, undefined, modelSettings({})), 'responses');
+  assert.equal(wireApiFor({ ...openai, baseUrl: 'https://api.openai.com/v1/' }, undefined, modelSettings({})), 'responses');
+  assert.equal(wireApiFor(local, undefined, modelSettings({})), 'chat');
+  assert.equal(wireApiFor({ provider: 'custom', baseUrl: 'http://x/v1' }, undefined, modelSettings({})), 'chat');
+  assert.equal(wireApiFor(local, undefined, modelSettings({ LLM_WIRE_API: 'responses' })), 'responses');
+  assert.equal(wireApiFor(openai, undefined, modelSettings({ LLM_WIRE_API: 'chat' })), 'chat');
+  assert.equal(wireApiFor(openai, 'chat', modelSettings({ LLM_WIRE_API: 'responses' })), 'chat');
+  assert.equal(wireApiFor(local, undefined, modelSettings({ LLM_WIRE_API: 'nonsense' })), 'chat');
   const warnings: string[] = [];
-  new ModelClients({ LLM_WIRE_API: 'soap' }, (l) => warnings.push(l));
+  new ModelClients(modelSettings({ LLM_WIRE_API: 'soap' }), (l) => warnings.push(l));
   assert.deepEqual(warnings, [
     "LLM_WIRE_API=soap is not responses or chat: the default applies (responses on OpenAI's own endpoint, chat elsewhere)",
   ]);
   // Any case is read the same way by the warning and the choice.
-  new ModelClients({ LLM_WIRE_API: 'Responses' }, (l) => warnings.push(l));
+  new ModelClients(modelSettings({ LLM_WIRE_API: 'Responses' }), (l) => warnings.push(l));
   assert.equal(warnings.length, 1, warnings.join('\n'));
-  assert.equal(wireApiFor(local, undefined, { LLM_WIRE_API: 'Responses' }), 'responses');
-  assert.equal(wireApiFor({ provider: 'anthropic', baseUrl: 'https://api.anthropic.com/v1/' }, 'responses', {}), undefined);
+  assert.equal(wireApiFor(local, undefined, modelSettings({ LLM_WIRE_API: 'Responses' })), 'responses');
+  assert.equal(wireApiFor({ provider: 'anthropic', baseUrl: 'https://api.anthropic.com/v1/' }, 'responses', modelSettings({})), undefined);
   for (const m of ['gpt-5.6', 'gpt-5.4', 'gpt-5', 'gpt-5-mini', 'o3', 'o4-mini', 'codex-mini-latest']) assert.ok(isReasoningModel(m), m);
   for (const m of ['gpt-4o', 'gpt-4.1', 'gpt-5-chat-latest', 'llama3']) assert.ok(!isReasoningModel(m), m);
   for (const m of ['gpt-5.4', 'gpt-5.6', 'gpt-5.4-mini', 'gpt-6']) assert.ok(chatRefusesTools(m), m);
@@ -210,7 +211,7 @@ describe('ModelClients.complete through the Responses API', () => {
   const llm = { usageId: 'u', model: 'openai/gpt-5.5' };
 
   test('store:false, encrypted reasoning asked for and sent back, summaries streamed, cached tokens, cost at list prices', async () => {
-    const models = new ModelClients(env(), () => {});
+    const models = new ModelClients(modelSettings(env()), () => {});
     const partials: PartialReply[] = [];
     const messages: ChatMessage[] = [
       { role: 'system', content: system },
@@ -267,7 +268,7 @@ describe('ModelClients.complete through the Responses API', () => {
   });
 
   test('a dropped reasoning item is the API 400, not retried; incomplete is truncated; 429 honours Retry-After', async () => {
-    const models = new ModelClients(env(), () => {});
+    const models = new ModelClients(modelSettings(env()), () => {});
     const messages: ChatMessage[] = [
       { role: 'system', content: system },
       { role: 'user', content: 'List the files.' },
@@ -309,7 +310,9 @@ describe('ModelClients.complete through the Responses API', () => {
 
   test('chat completions for gpt-5.6 with tools: the API 400 as the error, and one worker warning naming LLM_WIRE_API', async () => {
     const warnings: string[] = [];
-    const models = new ModelClients({ LLM_API_KEY: KEY, LLM_BASE_URL: server.baseUrl, LLM_WIRE_API: 'chat' }, (l) => warnings.push(l));
+    const models = new ModelClients(modelSettings({ LLM_API_KEY: KEY, LLM_BASE_URL: server.baseUrl, LLM_WIRE_API: 'chat' }), (l) =>
+      warnings.push(l),
+    );
     const chatLlm = { usageId: 'u', model: 'openai/gpt-5.6' };
     const messages: ChatMessage[] = [{ role: 'user', content: 'hi' }];
     const from = server.requests.length;

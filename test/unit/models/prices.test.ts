@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { lifecycleWarning, modelLifecycle } from '../../../src/models/lifecycle.js';
 import { costOf, modelFacts, priceTable } from '../../../src/models/prices.js';
 import { isContextOverflow, maxOutputTokens, thinkingFor } from '../../../src/models/client.js';
+import { modelSettings } from '../../../src/settings/models.js';
 
 test('list prices from the catalogue: uncached input, cache writes, cache reads and output', () => {
   const usage = { promptTokens: 10_000, cacheReadTokens: 6_000, cacheWriteTokens: 3_000, completionTokens: 500 };
@@ -16,24 +17,26 @@ test('list prices from the catalogue: uncached input, cache writes, cache reads 
 });
 
 test('FAHEEM_PRICES overrides the catalogue; bad entries are ignored', () => {
-  const table = priceTable({
-    FAHEEM_PRICES: JSON.stringify({ 'my-model': { input: 1, output: 2, cacheWrite: 3 }, broken: { input: 'x' } }),
-  });
+  const table = priceTable(
+    modelSettings({
+      FAHEEM_PRICES: JSON.stringify({ 'my-model': { input: 1, output: 2, cacheWrite: 3 }, broken: { input: 'x' } }),
+    }),
+  );
   assert.deepEqual(Object.keys(table), ['my-model']);
   assert.equal(
     costOf('my-model', { promptTokens: 2e6, cacheReadTokens: 0, cacheWriteTokens: 1e6, completionTokens: 1e6 }, table),
     1 + 3 + 2,
   );
   assert.equal(modelFacts('my-model', 'custom', table).priced, true);
-  assert.deepEqual(priceTable({ FAHEEM_PRICES: 'not json' }), {});
+  assert.deepEqual(priceTable(modelSettings({ FAHEEM_PRICES: 'not json' })), {});
 });
 
 test('context windows and output caps', () => {
   assert.equal(modelFacts('claude-haiku-4-5', 'anthropic').contextWindow, 200_000);
-  assert.equal(maxOutputTokens({}, 200_000), 16_384);
-  assert.equal(maxOutputTokens({}, 8_192), 2_048);
-  assert.equal(maxOutputTokens({}, undefined), 4_096);
-  assert.equal(maxOutputTokens({ LLM_MAX_OUTPUT_TOKENS: '1234' }, 200_000), 1234);
+  assert.equal(maxOutputTokens(modelSettings({}), 200_000), 16_384);
+  assert.equal(maxOutputTokens(modelSettings({}), 8_192), 2_048);
+  assert.equal(maxOutputTokens(modelSettings({}), undefined), 4_096);
+  assert.equal(maxOutputTokens(modelSettings({ LLM_MAX_OUTPUT_TOKENS: '1234' }), 200_000), 1234);
   assert.deepEqual(thinkingFor('low', 16_384), { thinking: { type: 'enabled', budget_tokens: 2_048 } });
   assert.deepEqual(thinkingFor('high', 8_192), { thinking: { type: 'enabled', budget_tokens: 7_168 } });
   assert.deepEqual(

@@ -14,6 +14,7 @@ import { startScriptedAnthropic, type ScriptedAnthropic } from '../../../src/tes
 import { startScriptedModel, type ScriptedModel } from '../../../src/testing/scripted-model.js';
 import { startScriptedResponses, type ScriptedResponses } from '../../../src/testing/scripted-responses.js';
 import type { ChatMessage, ToolSpec } from '../../../src/core/types.js';
+import { modelSettings } from '../../../src/settings/models.js';
 
 const verdict = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
@@ -113,7 +114,7 @@ describe('ModelClients.complete with an output schema', () => {
   const output = { schema: verdict, force: false };
 
   test('chat completions: response_format json_schema, strict when the schema allows it', async () => {
-    const models = new ModelClients({ LLM_BASE_URL: chat.baseUrl, LLM_WIRE_API: 'chat' }, () => undefined);
+    const models = new ModelClients(modelSettings({ LLM_BASE_URL: chat.baseUrl, LLM_WIRE_API: 'chat' }), () => undefined);
     const reply = await models.complete(
       { llm: { usageId: 'u', model: 'local-model' }, messages, tools, conversationId: 'c', output },
       new AbortController().signal,
@@ -131,7 +132,7 @@ describe('ModelClients.complete with an output schema', () => {
   });
 
   test('Responses API: text.format json_schema', async () => {
-    const models = new ModelClients({ LLM_BASE_URL: responses.baseUrl, LLM_WIRE_API: 'responses' }, () => undefined);
+    const models = new ModelClients(modelSettings({ LLM_BASE_URL: responses.baseUrl, LLM_WIRE_API: 'responses' }), () => undefined);
     await models.complete(
       { llm: { usageId: 'u', model: 'gpt-5' }, messages, tools, conversationId: 'c', output },
       new AbortController().signal,
@@ -145,7 +146,7 @@ describe('ModelClients.complete with an output schema', () => {
 
   test('Anthropic: the answer tool offered last, forced without thinking when due; its input is the answer', async () => {
     const models = new ModelClients(
-      { ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: anthropic.baseUrl, LLM_REASONING_EFFORT: 'low' },
+      modelSettings({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: anthropic.baseUrl, LLM_REASONING_EFFORT: 'low' }),
       () => undefined,
     );
     const llm = { usageId: 'u', model: 'anthropic/claude-sonnet-4-6' };
@@ -168,7 +169,7 @@ describe('ModelClients.complete with an output schema', () => {
 
   test('Anthropic: a schema that is not an object goes in { answer } and comes out unwrapped', async () => {
     anthropic.setScript(() => ({ toolCalls: [{ name: OUTPUT_TOOL, arguments: { answer: ['a', 'b'] } }] }));
-    const models = new ModelClients({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: anthropic.baseUrl }, () => undefined);
+    const models = new ModelClients(modelSettings({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: anthropic.baseUrl }), () => undefined);
     const list = { type: 'array', items: { type: 'string' } };
     const reply = await models.complete(
       {

@@ -26,10 +26,6 @@ const ENTRY_POINTS = [
 const NOT_YET_MOVED = [
   'src/images/inputs.ts',
   'src/images/store.ts',
-  'src/models/client.ts',
-  'src/models/openai-responses.ts',
-  'src/models/prices.ts',
-  'src/models/provider.ts',
   'src/security/codec.ts',
   'src/storage/local-payloads.ts',
   'src/storage/object-store.ts',
