@@ -30,6 +30,7 @@ import {
   forkPointQuery,
   type WaitRequest,
 } from '../messages.js';
+import { refusal as confirmationRefusal } from './confirmation-gate.js';
 import type { ConversationRun } from './conversation-run.js';
 import {
   askMove,
@@ -65,7 +66,7 @@ export function registerHandlers(run: ConversationRun): void {
   setHandler(approveUpdate, () => ({ approved: run.apply(decide, { approved: true }) }), {
     description: DESCRIPTIONS.approve,
     validator: () => {
-      const refusal = run.confirmation.refusal();
+      const refusal = confirmationRefusal(run.confirmation);
       if (refusal) refuse(refusal);
       if (run.status !== 'waiting_for_confirmation') refuse(`the conversation is ${run.status}; resume it first, then approve`);
     },
@@ -73,7 +74,7 @@ export function registerHandlers(run: ConversationRun): void {
   setHandler(rejectUpdate, (reason: string) => ({ rejected: run.apply(decide, { approved: false, ...(reason ? { reason } : {}) }) }), {
     description: DESCRIPTIONS.reject,
     validator: (_reason: string) => {
-      const refusal = run.confirmation.refusal();
+      const refusal = confirmationRefusal(run.confirmation);
       if (refusal) refuse(refusal);
     },
   });

@@ -43,8 +43,8 @@ export const PHASE_COMMANDS = {
   wait: allow('beginWait', 'endWait', 'carryStep'),
   /** `TurnRun` (runner/turn.ts): a turn's bookkeeping, its reply, and the hook points around the model call. */
   turn: allow('markSessionStarted', 'promptsChecked', 'recordReply', 'record', 'reportToParent', 'pause', 'markStopHookActive'),
-  /** `ActionsRun` (runner/turn.ts): the reply's tool calls, their approval and the agent's answer. */
-  actions: allow('record', 'showDetails', 'setFinalMessage', 'pause', 'setStatus', 'carryStep'),
+  /** `ActionsRun` (runner/turn.ts): the reply's tool calls, their approval (the actions waiting, then none) and the agent's answer. */
+  actions: allow('record', 'showDetails', 'setFinalMessage', 'pause', 'setStatus', 'carryStep', 'askConfirmation', 'clearConfirmation'),
   /** `applyOutcome` (runner/turn.ts): the status a turn ends in. */
   outcome: allow('setStatus', 'markStuck', 'fail'),
   /** `HooksRun` (hooks/workflow/hooks.ts): what the hooks said. */

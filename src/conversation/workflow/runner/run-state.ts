@@ -3,8 +3,10 @@
 // as long as this workflow run. This module and ./commands.ts are the only writers of their fields,
 // and both are pure: each change returns a new object (no Temporal, no I/O), so unit tests drive
 // them directly. ConversationRun (conversation-run.ts) holds the current values.
+import type { Actor } from '../../../client/tenants.js';
 import {
   emptyMetrics,
+  type ActionEvent,
   type CarriedState,
   type CheckpointEntry,
   type ConfirmationPolicy,
@@ -21,6 +23,7 @@ import {
 } from '../../../core/types.js';
 import type { EventRun } from '../event-log.js';
 import { migrateCarried } from '../legacy/carried-state.js';
+import { summarizeArgs } from '../details.js';
 import { addUsage } from '../reply.js';
 import { rewoundCheckpoints, withCheckpoint } from '../../../time-travel/workflow/rewind-rules.js';
 import type { PauseRequest } from '../messages.js';
@@ -33,6 +36,20 @@ export interface ActiveWait {
   until: string;
   reason: string;
   endedBy?: WaitEnd;
+}
+
+/** The user's answer to actions waiting for confirmation. */
+export interface Decision {
+  approved: boolean;
+  reason?: string;
+  /** Who answered, when it came through the team API: the events the answer leads to name them. */
+  by?: Actor;
+}
+
+/** The actions of the current reply waiting for approve / reject, and the answer once given (./confirmation-gate.ts reads it). */
+export interface Confirmation {
+  readonly actions: readonly ActionEvent[];
+  readonly decision?: Decision;
 }
 
 /** What a run carries to the next: `CarriedState` without its version and events, every field present. */
@@ -98,6 +115,8 @@ export interface Session {
    * running past its soft timeout included: the loop asks the host (runner/setup.ts stopProcessesAfterPause).
    */
   readonly processesStopDue?: boolean;
+  /** Actions waiting for approve / reject and the answer (absent when none wait; never carried: an approval moves as `movedStep`). */
+  readonly confirmation?: Confirmation;
 }
 
 /** The state a run starts from: a new conversation's, or the carried one (of any older shape). */
@@ -345,4 +364,31 @@ export function withEventsSent(session: Session, count: number): Session {
 export function withProcessesStopDue(session: Session, due: boolean): Session {
   const { processesStopDue: _old, ...rest } = session;
   return due ? { ...rest, processesStopDue: true } : rest;
+}
+
+/** The actions waiting for approve / reject (empty when none). */
+export function waitingActions(confirmation: Confirmation | undefined): readonly ActionEvent[] {
+  return confirmation?.actions ?? [];
+}
+
+/** One line for the status event: what needs approval. */
+export function confirmationText(confirmation: Confirmation | undefined): string {
+  const actions = waitingActions(confirmation);
+  return `${actions.length} action(s) need approval: ${actions.map((a) => `${a.tool} ${summarizeArgs(a.arguments)}`).join('; ')}`;
+}
+
+/** These actions now wait for approve / reject (no answer yet). */
+export function withConfirmationOpen(session: Session, actions: readonly ActionEvent[]): Session {
+  return { ...session, confirmation: { actions } };
+}
+
+/** The user's answer to the actions waiting (kept even when none wait: opening them again drops it). */
+export function withDecision(session: Session, decision: Decision): Session {
+  return { ...session, confirmation: { actions: session.confirmation?.actions ?? [], decision } };
+}
+
+/** The wait for an answer is over: nothing waits, no answer. */
+export function withConfirmationCleared(session: Session): Session {
+  const { confirmation: _old, ...rest } = session;
+  return rest;
 }

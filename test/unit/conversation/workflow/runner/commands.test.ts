@@ -4,10 +4,12 @@
 // commands old histories hold) and leaves (state).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { ConversationInput, ConversationStatus, ChildReport } from '../../../../../src/core/types.js';
+import type { ActionEvent, ConversationInput, ConversationStatus, ChildReport } from '../../../../../src/core/types.js';
 import { emptyMetrics } from '../../../../../src/core/types.js';
 import {
+  askConfirmation,
   askMove,
+  clearConfirmation,
   close,
   decide,
   drain,
@@ -34,6 +36,7 @@ import {
 } from '../../../../../src/conversation/workflow/runner/commands.js';
 import type { CommandResult, Effect, Facts, RunSnapshot } from '../../../../../src/conversation/workflow/runner/commands.js';
 import { ConversationRun, type RunEnvironment } from '../../../../../src/conversation/workflow/runner/conversation-run.js';
+import { refusal as confirmationRefusal } from '../../../../../src/conversation/workflow/runner/confirmation-gate.js';
 import type { EffectsPort } from '../../../../../src/conversation/workflow/runner/effects.js';
 import type { ChangeNotice } from '../../../../../src/live/stream-id.js';
 import {
@@ -89,8 +92,6 @@ function model(status: ConversationStatus = 'running', session: Partial<Session>
 function facts(over: Partial<Facts> = {}): Facts {
   return {
     pendingMessages: 0,
-    pendingActions: 0,
-    confirmationText: '1 action(s) need approval: terminal ls',
     waitingForHost: false,
     hasParent: false,
     patched: () => true,
@@ -99,6 +100,21 @@ function facts(over: Partial<Facts> = {}): Facts {
     rewindPending: false,
     ...over,
   };
+}
+
+/** `n` actions waiting for approve / reject (the session's part a confirmation opens). */
+function waiting(n: number): Pick<Session, 'confirmation'> {
+  const action = (i: number) =>
+    ({
+      kind: 'action',
+      source: 'agent',
+      index: i,
+      timestamp: '',
+      toolCallId: `c${i}`,
+      tool: 'terminal',
+      arguments: { command: 'ls' },
+    }) as ActionEvent;
+  return { confirmation: { actions: Array.from({ length: n }, (_, i) => action(i)) } };
 }
 
 const kinds = (effects: readonly Effect[]) => effects.map((e) => ('signal' in e ? `${e.kind}:${e.signal}` : e.kind));
@@ -303,7 +319,7 @@ describe('commands (pure)', () => {
       stuck: 'running',
     };
     for (const status of STATUSES) {
-      const step = requestRun(model(status), facts({ pendingActions: status === 'waiting_for_confirmation' ? 1 : 0 }));
+      const step = requestRun(model(status, waiting(status === 'waiting_for_confirmation' ? 1 : 0)), facts());
       assert.equal(step.state.status, expected[status], status);
     }
   });
@@ -327,20 +343,18 @@ describe('commands (pure)', () => {
   });
 
   test('run while waiting approves; paused with actions goes back to waiting (never approves)', () => {
-    const approve = requestRun(model('waiting_for_confirmation'), facts({ pendingActions: 2 }));
-    assert.deepEqual(approve.effects[0], { kind: 'answer-confirmation', decision: { approved: true } });
+    const approve = requestRun(model('waiting_for_confirmation', waiting(2)), facts());
+    assert.deepEqual(approve.session.confirmation?.decision, { approved: true });
+    assert.equal(approve.session.confirmation?.actions.length, 2);
     assert.equal(approve.state.status, 'running');
-    const back = requestRun(model('paused'), facts({ pendingActions: 1 }));
+    const back = requestRun(model('paused', waiting(1)), facts());
     assert.equal(back.state.status, 'waiting_for_confirmation');
     assert.deepEqual(
       back.events.map((e) => e.kind),
       ['resume', 'status'],
     );
     assert.equal((back.events[1] as { reason?: string }).reason, '1 action(s) need approval: terminal ls');
-    assert.equal(
-      back.effects.some((e) => e.kind === 'answer-confirmation'),
-      false,
-    );
+    assert.equal(back.session.confirmation?.decision, undefined);
   });
 
   test('run on a running conversation resumes a paused child and ends a wait; a finished one with no news stays', () => {
@@ -360,13 +374,12 @@ describe('commands (pure)', () => {
   });
 
   test('resume never approves (patched); old histories approved', () => {
-    const waiting = model('waiting_for_confirmation');
-    assert.equal(resume(waiting, facts({ pendingActions: 1 })).effects.length, 0);
+    const asking = model('waiting_for_confirmation', waiting(1));
+    assert.equal(resume(asking, facts()).effects.length, 0);
     const asked: PatchId[] = [];
     const old = resume(
-      waiting,
+      asking,
       facts({
-        pendingActions: 1,
         patched: (id) => {
           asked.push(id);
           return false;
@@ -382,12 +395,52 @@ describe('commands (pure)', () => {
   });
 
   test('decide: approve runs, reject only answers; the count of actions', () => {
-    const yes = decide(model('waiting_for_confirmation'), facts({ pendingActions: 3 }), { approved: true });
+    const yes = decide(model('waiting_for_confirmation', waiting(3)), facts(), { approved: true });
     assert.equal(yes.value, 3);
     assert.equal(yes.state.status, 'running');
-    const no = decide(model('waiting_for_confirmation'), facts({ pendingActions: 1 }), { approved: false, reason: 'no' });
+    assert.deepEqual(yes.session.confirmation?.decision, { approved: true });
+    const no = decide(model('waiting_for_confirmation', waiting(1)), facts(), { approved: false, reason: 'no' });
     assert.equal(no.state.status, 'waiting_for_confirmation');
-    assert.deepEqual(no.effects, [{ kind: 'answer-confirmation', decision: { approved: false, reason: 'no' } }]);
+    assert.deepEqual(no.effects, []);
+    assert.deepEqual(no.session.confirmation, { actions: waiting(1).confirmation?.actions, decision: { approved: false, reason: 'no' } });
+    const by = { tenant: 'acme', key: 'ci-bot' };
+    const named = decide(model('waiting_for_confirmation', waiting(1)), facts({ actor: by }), { approved: false });
+    assert.deepEqual(named.session.confirmation?.decision, { approved: false, by }, 'who answered is named on the decision the loop reads');
+  });
+
+  test('askConfirmation: the actions wait, no answer yet, the status says what needs approval', () => {
+    const actions = waiting(2).confirmation!.actions;
+    const step = askConfirmation(
+      model('running', { confirmation: { actions: [], decision: { approved: true } } }),
+      facts({ hasParent: true }),
+      actions,
+    );
+    assert.deepEqual(step.session.confirmation, { actions });
+    assert.equal(step.state.status, 'waiting_for_confirmation');
+    assert.deepEqual(
+      step.events.map((e) => [e.kind, (e as { reason?: string }).reason]),
+      [['status', '2 action(s) need approval: terminal ls; terminal ls']],
+    );
+    assert.deepEqual(kinds(step.effects), ['status-attribute', 'details', 'report-to-parent']);
+    // Already waiting (an approval carried to a new version): the actions open, no second status event.
+    const again = askConfirmation(model('waiting_for_confirmation'), facts(), actions);
+    assert.deepEqual([again.session.confirmation, again.events.length, again.effects.length], [{ actions }, 0, 0]);
+  });
+
+  test('clearConfirmation: nothing waits, no answer; nothing recorded, nothing done', () => {
+    const answered = decide(model('waiting_for_confirmation', waiting(1)), facts(), { approved: false });
+    const step = clearConfirmation(answered, facts());
+    assert.equal(step.session.confirmation, undefined);
+    assert.equal('confirmation' in step.session, false);
+    assert.deepEqual([step.events.length, step.effects.length, step.state], [0, 0, answered.state]);
+  });
+
+  test('the confirmation is session data: a decision without actions waiting is kept until the next ask drops it', () => {
+    const early = decide(model('waiting_for_confirmation'), facts(), { approved: true });
+    assert.equal(early.value, 0);
+    assert.deepEqual(early.session.confirmation, { actions: [], decision: { approved: true } });
+    const actions = waiting(1).confirmation!.actions;
+    assert.deepEqual(askConfirmation(early, facts(), actions).session.confirmation, { actions });
   });
 
   test('close: closed, the wait ended, a pending rewind failed, in-flight work cancelled, children closed, woken', () => {
@@ -402,9 +455,8 @@ describe('commands (pure)', () => {
   });
 
   test('rewind: rejects what waits, pauses now, closes children', () => {
-    const step = rewind(model('waiting_for_confirmation'), facts({ pendingActions: 1 }), 2);
+    const step = rewind(model('waiting_for_confirmation', waiting(1)), facts(), 2);
     assert.deepEqual(kinds(step.effects), [
-      'answer-confirmation',
       'status-attribute',
       'details',
       'cancel-model',
@@ -412,10 +464,7 @@ describe('commands (pure)', () => {
       'tell-children:pause',
       'tell-children:close',
     ]);
-    assert.deepEqual(step.effects[0], {
-      kind: 'answer-confirmation',
-      decision: { approved: false, reason: 'the conversation is being rewound to step 2' },
-    });
+    assert.deepEqual(step.session.confirmation?.decision, { approved: false, reason: 'the conversation is being rewound to step 2' });
     assert.equal(step.state.status, 'paused');
     const idle = rewind(model('idle'), facts(), 0);
     assert.deepEqual(kinds(idle.effects), ['tell-children:close']);
@@ -483,10 +532,13 @@ describe('commands (pure)', () => {
   });
 
   test('commands never change the model they are given', () => {
-    const m = model('waiting_for_confirmation', { activeWait: { until: 'u', reason: 'r' } });
+    const m = model('waiting_for_confirmation', { activeWait: { until: 'u', reason: 'r' }, ...waiting(1) });
     const frozen = JSON.stringify(m);
     pause(m, facts(), { now: true });
-    requestRun(m, facts({ pendingActions: 1 }));
+    requestRun(m, facts());
+    decide(m, facts(), { approved: true });
+    askConfirmation(m, facts(), []);
+    clearConfirmation(m, facts());
     close(m, facts({ rewindPending: true }));
     rewind(m, facts(), 1);
     message(m, facts(), 'x');
@@ -669,6 +721,27 @@ describe('ConversationRun without Temporal', () => {
     assert.throws(() => run.rewinds.take(id), /before the rewind/);
   });
 
+  test('the confirmation lives in the session: the state query shows what waits, approve / reject refuse as before', () => {
+    const { env, calls } = recordingEnv();
+    const run = ConversationRun.fromInput(input({ firstMessage: 'hi', run: true }), env);
+    begin(run);
+    const actions = waiting(1).confirmation!.actions;
+    assert.equal(confirmationRefusal(run.confirmation), 'nothing is waiting for confirmation');
+    run.apply(askConfirmation, actions);
+    assert.equal(run.status, 'waiting_for_confirmation');
+    assert.deepEqual(run.snapshot().pendingActions, [{ toolCallId: 'c0', tool: 'terminal', arguments: { command: 'ls' } }]);
+    assert.equal(confirmationRefusal(run.confirmation), undefined);
+    assert.equal(run.apply(decide, { approved: true }), 1);
+    assert.equal(run.status, 'running');
+    assert.deepEqual(run.confirmation?.decision, { approved: true });
+    assert.equal(confirmationRefusal(run.confirmation), 'nothing is waiting for confirmation', 'answered once');
+    calls.length = 0;
+    run.apply(clearConfirmation);
+    assert.deepEqual([run.confirmation, run.snapshot().pendingActions, calls], [undefined, [], []]);
+    const next = ConversationRun.fromInput(input({ carried: run.toCarried() }), { ...env, runId: 'run-2' });
+    assert.equal(next.confirmation, undefined, 'not carried');
+  });
+
   test('the snapshot reads the state', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input({ firstMessage: 'hi' }), env);
@@ -703,8 +776,8 @@ describe('every command in every status: the status, its event and its commands 
       for (const status of STATUSES) {
         for (const hasParent of [false, true]) {
           for (const pendingActions of [0, 2]) {
-            const m = model(status);
-            const step = command(m, facts({ hasParent, pendingActions }));
+            const m = model(status, waiting(pendingActions));
+            const step = command(m, facts({ hasParent }));
             const where = `${name} in ${status} (parent ${hasParent}, ${pendingActions} pending)`;
             const statusEvents = step.events.filter((e) => e.kind === 'status');
             const upserts = step.effects.filter((e) => e.kind === 'status-attribute');

@@ -32,7 +32,7 @@ const SUBSETS: Record<Phase, string[]> = {
   hostCall: ['recordAndShow'],
   wait: ['beginWait', 'endWait', 'carryStep'],
   turn: ['markSessionStarted', 'promptsChecked', 'recordReply', 'record', 'reportToParent', 'pause', 'markStopHookActive'],
-  actions: ['record', 'showDetails', 'setFinalMessage', 'pause', 'setStatus', 'carryStep'],
+  actions: ['record', 'showDetails', 'setFinalMessage', 'pause', 'setStatus', 'carryStep', 'askConfirmation', 'clearConfirmation'],
   outcome: ['setStatus', 'markStuck', 'fail'],
   hooks: ['record'],
   delegating: ['childStarted', 'childUpdated', 'addChildWork', 'record', 'recordAndShow'],
