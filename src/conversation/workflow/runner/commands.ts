@@ -37,6 +37,9 @@ import {
   withConfirmationOpen,
   withConfirmationPolicy,
   withCheckpointEntry,
+  withRewindAnswered,
+  withRewindAsked,
+  withRewindTaken,
   withCondensation,
   withCondenseRetryAt,
   withDecision,
@@ -56,6 +59,7 @@ import {
   withWait,
   woken,
   type Decision,
+  type RewindResult,
   type RunState,
   type Session,
 } from './run-state.js';
@@ -66,7 +70,7 @@ export interface RunSnapshot {
   readonly session: Session;
 }
 
-/** What a command reads from the run's held parts (the log, what is in flight, the rewind requests). */
+/** What a command reads from the run's held parts (the log, what is in flight, the workflow's patches and clock). */
 export interface Facts {
   /** User messages the model has not seen yet. */
   readonly pendingMessages: number;
@@ -80,8 +84,6 @@ export interface Facts {
   readonly nextIndex: number;
   /** The workflow clock's time, which the events recorded now carry. */
   readonly now: string;
-  /** A rewind was asked for and is not yet carried out. */
-  readonly rewindPending: boolean;
   /** The conversation has a webhook: each stop is delivered to it. */
   readonly webhook?: boolean;
   /** Who the call being handled acts for (the team API's callers); the run stamps it on the events. */
@@ -103,8 +105,6 @@ export type Effect =
   /** Signal every open sub-agent. */
   | { readonly kind: 'tell-children'; readonly signal: 'pause'; readonly request: PauseRequest }
   | { readonly kind: 'tell-children'; readonly signal: 'resume' | 'close' }
-  /** The pending rewind will not happen: its asker is told why. */
-  | { readonly kind: 'fail-rewind'; readonly error: string }
   /** Deliver the stop recorded as event `eventIndex` to the conversation's webhook (not waited for). */
   | { readonly kind: 'webhook'; readonly eventIndex: number; readonly status: ConversationStatus };
 
@@ -322,7 +322,7 @@ export function close(m: RunSnapshot, facts: Facts): CommandResult {
   if (facts.actor && !m.session.closeRequested) d.record({ kind: 'close', source: 'user' });
   d.session = waitInterrupted({ ...d.session, closeRequested: true }, 'close');
   // A rewind asked for and not yet done will not be: say so to whoever waits for it.
-  if (facts.rewindPending) d.want({ kind: 'fail-rewind', error: 'the conversation was closed before the rewind' });
+  failRewindIn(d, 'the conversation was closed before the rewind');
   d.want({ kind: 'cancel-model' });
   if (facts.waitingForHost) d.want({ kind: 'cancel-tool', interrupt: false });
   d.want({ kind: 'tell-children', signal: 'close' });
@@ -330,18 +330,38 @@ export function close(m: RunSnapshot, facts: Facts): CommandResult {
   return d.done(undefined);
 }
 
+/** The pending rewind (if any) will not happen: its asker is told why. */
+function failRewindIn(d: Draft, error: string): void {
+  const pending = d.session.rewinds.pending;
+  if (pending) d.session = withRewindAnswered(d.session, pending.id, { error });
+}
+
 /**
- * A rewind to `step` was asked for: what is running stops (as a pause --now), actions waiting for
- * confirmation are rejected, sub-agents close; the loop then carries it out.
+ * A rewind to `step` was asked for: it is pending (its id is the answer), what is running stops (as
+ * a pause --now), actions waiting for confirmation are rejected, sub-agents close; the loop then
+ * carries it out (answerRewind) and the asker reads the answer (takeRewind).
  */
-export function rewind(m: RunSnapshot, facts: Facts, step: number): CommandResult {
+export function rewind(m: RunSnapshot, facts: Facts, step: number): CommandResult<number> {
   const d = draft(m, facts);
+  d.session = withRewindAsked(d.session, step);
+  const id = d.session.rewinds.lastId;
   if (d.state.status === 'waiting_for_confirmation')
     decideIn(d, { approved: false, reason: `the conversation is being rewound to step ${step}` });
   pauseIn(d, { now: true, reason: `rewind to step ${step}` });
   d.want({ kind: 'tell-children', signal: 'close' });
   d.session = woken(d.session);
-  return d.done(undefined);
+  return d.done(id);
+}
+
+/** Rewind `id` ended (done, or why not): the asker reads the answer; it is no longer pending. */
+export const answerRewind = onSession(withRewindAnswered);
+
+/** The asker of rewind `id` reads its answer (undefined when there is none: the run drained first), which is then dropped. */
+export function takeRewind(m: RunSnapshot, facts: Facts, id: number): CommandResult<RewindResult | undefined> {
+  const d = draft(m, facts);
+  const result = m.session.rewinds.answers[id];
+  d.session = withRewindTaken(d.session, id);
+  return d.done(result);
 }
 
 /** These actions now wait for approve / reject: the status says what needs approval (the loop then waits for the answer). */
@@ -417,8 +437,7 @@ export function start(m: RunSnapshot, facts: Facts, input: StartInput, check: (t
 export function drain(m: RunSnapshot, facts: Facts): CommandResult {
   const d = draft(m, facts);
   d.session = { ...d.session, draining: true };
-  if (facts.rewindPending)
-    d.want({ kind: 'fail-rewind', error: 'the conversation stopped (idle timeout, sub-agent done or closing) before the rewind' });
+  failRewindIn(d, 'the conversation stopped (idle timeout, sub-agent done or closing) before the rewind');
   return d.done(undefined);
 }
 

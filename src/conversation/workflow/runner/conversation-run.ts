@@ -49,7 +49,7 @@ import {
   woken,
 } from './run-state.js';
 import { OpenChildren } from '../../../sub-agents/workflow/open-children.js';
-import { RewindRequests } from '../../../time-travel/workflow/rewind-requests.js';
+import { rewindAnswered } from '../../../time-travel/workflow/rewind-requests.js';
 import { StepCheckpoints } from '../../../time-travel/workflow/step-checkpoints.js';
 import { deliveryId, WebhookDeliveries } from '../../../webhooks/workflow/webhooks.js';
 
@@ -94,7 +94,6 @@ export class ConversationRun {
   readonly inFlight = new InFlight();
   /** Handles to the open sub-agents (what the parent knows of each is in the state). */
   readonly children = new OpenChildren();
-  readonly rewinds = new RewindRequests();
   /** The step checkpoints being taken (one after the other), while the loop goes on. */
   readonly stepCheckpoints = new StepCheckpoints();
   /** The stops being delivered to the conversation's webhook (one after the other), while the loop goes on. */
@@ -143,7 +142,6 @@ export class ConversationRun {
       patched: this.env.patched,
       nextIndex: this.log.count,
       now,
-      rewindPending: this.rewinds.pending !== undefined,
       webhook: this.options.webhook !== undefined,
     };
   }
@@ -220,11 +218,6 @@ export class ConversationRun {
             const request = effect.request;
             this.children.tell((child) => child.signal(pauseSignal, request));
           } else this.children.tell((child) => child.signal(effect.signal === 'close' ? closeSignal : resumeSignal));
-          break;
-        }
-        case 'fail-rewind': {
-          const pending = this.rewinds.pending;
-          if (pending) this.rewinds.answer(pending.id, { error: effect.error });
           break;
         }
         case 'webhook': {
@@ -487,9 +480,19 @@ export class ConversationRun {
 
   /** Why a rewind to `step` cannot be asked for now, or undefined. */
   rewindRefusal(step: unknown): string | undefined {
-    if (this.rewinds.pending) return 'a rewind is already in progress';
+    if (this.current.session.rewinds.pending) return 'a rewind is already in progress';
     if (this.current.session.draining) return 'the conversation is ending; fork it instead (`faheem fork ID --at N`)';
     return rewindRefusalFor(step, this.checkpoints, this.current.session.closeRequested);
+  }
+
+  /** The rewind asked for and not yet carried out, if any. */
+  get pendingRewind(): { readonly id: number; readonly to: number } | undefined {
+    return this.current.session.rewinds.pending;
+  }
+
+  /** Whether rewind `id` has its answer (done, or why not). */
+  rewindAnswered(id: number): boolean {
+    return rewindAnswered(this.current.session.rewinds, id);
   }
 
   /** A user message as the workflow accepts it; throws with the reason otherwise. */

@@ -31,6 +31,7 @@ import {
   type WaitRequest,
 } from '../messages.js';
 import { refusal as confirmationRefusal } from './confirmation-gate.js';
+import { rewindOutcome } from '../../../time-travel/workflow/rewind-requests.js';
 import type { ConversationRun } from './conversation-run.js';
 import {
   askMove,
@@ -44,6 +45,7 @@ import {
   resume,
   rewind,
   setConfirmationPolicy,
+  takeRewind,
 } from './commands.js';
 
 /** An update refused by its validator: the one InvalidRequest failure, its message the reason clients show. */
@@ -147,10 +149,9 @@ export function registerHandlers(run: ConversationRun): void {
     rewindUpdate,
     async (request: { to: number }) => {
       // What is running stops (as a pause --now), actions waiting are rejected, sub-agents close; the loop then rewinds.
-      const id = run.rewinds.request(request.to);
-      run.apply(rewind, request.to);
-      await condition(() => run.rewinds.answered(id) || run.draining);
-      return run.rewinds.take(id);
+      const id = run.apply(rewind, request.to);
+      await condition(() => run.rewindAnswered(id) || run.draining);
+      return rewindOutcome(run.apply(takeRewind, id));
     },
     {
       description: DESCRIPTIONS.rewind,

@@ -51,8 +51,8 @@ export const PHASE_COMMANDS = {
   hooks: allow('record'),
   /** `DelegatingRun` (sub-agents/workflow/sub-agents.ts): a sub-agent's start, end and work. */
   delegating: allow('childStarted', 'childUpdated', 'addChildWork', 'record', 'recordAndShow'),
-  /** `CheckpointRun` (time-travel/workflow/workspace-checkpoints.ts): checkpoints, a rewind, a fork's workspace. */
-  checkpoint: allow('recordCheckpoint', 'recordRewind', 'forkMade', 'record', 'fail'),
+  /** `CheckpointRun` (time-travel/workflow/workspace-checkpoints.ts): checkpoints, a rewind and its answer, a fork's workspace. */
+  checkpoint: allow('recordCheckpoint', 'recordRewind', 'forkMade', 'record', 'fail', 'answerRewind'),
   /** `PoolHostRun` (pool/workflow/pool-host.ts): a claimed host, and the terminal moved onto it. */
   poolHost: allow('setToolState', 'recordAndShow'),
   /** `HibernateRun` (pool/workflow/pool-host.ts): the details, once the host's folder is given back. */

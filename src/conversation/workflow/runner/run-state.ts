@@ -25,7 +25,7 @@ import type { EventRun } from '../event-log.js';
 import { migrateCarried } from '../legacy/carried-state.js';
 import { summarizeArgs } from '../details.js';
 import { addUsage } from '../reply.js';
-import { rewoundCheckpoints, withCheckpoint } from '../../../time-travel/workflow/rewind-rules.js';
+import { rewoundCheckpoints, withCheckpoint, type RewindAnswer } from '../../../time-travel/workflow/rewind-rules.js';
 import type { PauseRequest } from '../messages.js';
 
 /** What ended a wait early (see ./durable-wait.ts). */
@@ -50,6 +50,23 @@ export interface Decision {
 export interface Confirmation {
   readonly actions: readonly ActionEvent[];
   readonly decision?: Decision;
+}
+
+/** How a rewind asked for ended: its answer, or why it did not happen. */
+export interface RewindResult {
+  readonly answer?: RewindAnswer;
+  readonly error?: string;
+}
+
+/**
+ * Rewinds asked for through the rewind update (at most one pending) and their answers, kept until
+ * the update that asked reads them (time-travel/workflow/rewind-requests.ts reads it).
+ */
+export interface Rewinds {
+  /** The id the last request got (the next one's is one more). */
+  readonly lastId: number;
+  readonly pending?: { readonly id: number; readonly to: number };
+  readonly answers: Readonly<Record<number, RewindResult>>;
 }
 
 /** What a run carries to the next: `CarriedState` without its version and events, every field present. */
@@ -117,6 +134,8 @@ export interface Session {
   readonly processesStopDue?: boolean;
   /** Actions waiting for approve / reject and the answer (absent when none wait; never carried: an approval moves as `movedStep`). */
   readonly confirmation?: Confirmation;
+  /** Rewinds asked for and their answers (never carried: a drain fails the pending one first). */
+  readonly rewinds: Rewinds;
 }
 
 /** The state a run starts from: a new conversation's, or the carried one (of any older shape). */
@@ -161,7 +180,14 @@ export function initialState(input: ConversationInput, runId: string, eventCount
 
 /** A run's session at its start: a carried conversation has started already. */
 export function initialSession(input: ConversationInput): Session {
-  return { closeRequested: false, wakeups: 0, draining: false, started: input.carried !== undefined, moveAsked: false };
+  return {
+    closeRequested: false,
+    wakeups: 0,
+    draining: false,
+    started: input.carried !== undefined,
+    moveAsked: false,
+    rewinds: { lastId: 0, answers: {} },
+  };
 }
 
 /** The fields a run carries besides its version and events (`terminal` and `tasks`: version 1 only). */
@@ -391,4 +417,23 @@ export function withDecision(session: Session, decision: Decision): Session {
 export function withConfirmationCleared(session: Session): Session {
   const { confirmation: _old, ...rest } = session;
   return rest;
+}
+
+/** A rewind to step `to` is asked for: it is pending, with the next id. */
+export function withRewindAsked(session: Session, to: number): Session {
+  const id = session.rewinds.lastId + 1;
+  return { ...session, rewinds: { ...session.rewinds, lastId: id, pending: { id, to } } };
+}
+
+/** Rewind `id` ended (done, or why not): its answer is kept for the asker; it is no longer pending. */
+export function withRewindAnswered(session: Session, id: number, result: RewindResult): Session {
+  const { pending, ...rest } = session.rewinds;
+  const answers = { ...rest.answers, [id]: result };
+  return { ...session, rewinds: { ...rest, answers, ...(pending && pending.id !== id ? { pending } : {}) } };
+}
+
+/** The asker of rewind `id` has read its answer. */
+export function withRewindTaken(session: Session, id: number): Session {
+  const { [id]: _taken, ...answers } = session.rewinds.answers;
+  return { ...session, rewinds: { ...session.rewinds, answers } };
 }

@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import type { ActionEvent, ConversationInput, ConversationStatus, ChildReport } from '../../../../../src/core/types.js';
 import { emptyMetrics } from '../../../../../src/core/types.js';
 import {
+  answerRewind,
   askConfirmation,
   askMove,
   clearConfirmation,
@@ -33,11 +34,13 @@ import {
   setStatus,
   setToolState,
   start,
+  takeRewind,
 } from '../../../../../src/conversation/workflow/runner/commands.js';
 import type { CommandResult, Effect, Facts, RunSnapshot } from '../../../../../src/conversation/workflow/runner/commands.js';
 import { ConversationRun, type RunEnvironment } from '../../../../../src/conversation/workflow/runner/conversation-run.js';
 import { refusal as confirmationRefusal } from '../../../../../src/conversation/workflow/runner/confirmation-gate.js';
 import type { EffectsPort } from '../../../../../src/conversation/workflow/runner/effects.js';
+import { rewindOutcome } from '../../../../../src/time-travel/workflow/rewind-requests.js';
 import type { ChangeNotice } from '../../../../../src/live/stream-id.js';
 import {
   initialSession,
@@ -97,7 +100,6 @@ function facts(over: Partial<Facts> = {}): Facts {
     patched: () => true,
     nextIndex: 0,
     now: '2026-01-01T00:00:00.000Z',
-    rewindPending: false,
     ...over,
   };
 }
@@ -444,12 +446,13 @@ describe('commands (pure)', () => {
   });
 
   test('close: closed, the wait ended, a pending rewind failed, in-flight work cancelled, children closed, woken', () => {
-    const m = model('running', { activeWait: { until: 'u', reason: 'r' } });
-    const step = close(m, facts({ waitingForHost: true, rewindPending: true }));
+    const m = model('running', { activeWait: { until: 'u', reason: 'r' }, rewinds: { lastId: 4, pending: { id: 4, to: 1 }, answers: {} } });
+    const step = close(m, facts({ waitingForHost: true }));
     assert.equal(step.session.closeRequested, true);
     assert.equal(step.session.activeWait?.endedBy, 'close');
     assert.equal(step.session.wakeups, m.session.wakeups + 1);
-    assert.deepEqual(kinds(step.effects), ['fail-rewind', 'cancel-model', 'cancel-tool', 'tell-children:close']);
+    assert.deepEqual(step.session.rewinds, { lastId: 4, answers: { 4: { error: 'the conversation was closed before the rewind' } } });
+    assert.deepEqual(kinds(step.effects), ['cancel-model', 'cancel-tool', 'tell-children:close']);
     assert.deepEqual(kinds(close(model(), facts()).effects), ['cancel-model', 'tell-children:close']);
     assert.equal(close(model(), facts()).state.status, 'running', 'the loop ends the run');
   });
@@ -539,8 +542,10 @@ describe('commands (pure)', () => {
     decide(m, facts(), { approved: true });
     askConfirmation(m, facts(), []);
     clearConfirmation(m, facts());
-    close(m, facts({ rewindPending: true }));
+    close({ ...m, session: { ...m.session, rewinds: { lastId: 1, pending: { id: 1, to: 0 }, answers: {} } } }, facts());
     rewind(m, facts(), 1);
+    answerRewind(m, facts(), 1, { error: 'x' });
+    takeRewind(m, facts(), 1);
     message(m, facts(), 'x');
     fail(m, facts(), 'x', { event: true });
     assert.equal(JSON.stringify(m), frozen);
@@ -714,11 +719,39 @@ describe('ConversationRun without Temporal', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input(), env);
     begin(run);
-    const id = run.rewinds.request(1);
+    const id = run.apply(rewind, 1);
+    assert.deepEqual(run.pendingRewind, { id, to: 1 });
+    assert.equal(run.rewindRefusal(1), 'a rewind is already in progress');
     run.apply(drain);
     assert.equal(run.draining, true);
-    assert.equal(run.rewinds.pending, undefined);
-    assert.throws(() => run.rewinds.take(id), /before the rewind/);
+    assert.equal(run.pendingRewind, undefined);
+    assert.equal(run.rewindAnswered(id), true);
+    assert.throws(() => rewindOutcome(run.apply(takeRewind, id)), /before the rewind/);
+    assert.equal(run.rewindAnswered(id), false, 'read once');
+  });
+
+  test('rewind requests live in the session: asked (the next id), answered by the loop, read once by the asker', () => {
+    const { env, calls } = recordingEnv();
+    const run = ConversationRun.fromInput(input({ firstMessage: 'hi', run: true }), env);
+    begin(run);
+    assert.equal(run.pendingRewind, undefined);
+    const first = run.apply(rewind, 0);
+    assert.equal(first, 1);
+    assert.equal(run.status, 'paused', 'what runs stops (as a pause --now)');
+    calls.length = 0;
+    const answer = { toStep: 0, commit: 'c0', before: 'b', dropped: 2 };
+    run.apply(answerRewind, first, { answer });
+    assert.deepEqual(calls, [], 'no Temporal command, no details');
+    assert.equal(run.pendingRewind, undefined);
+    assert.notEqual(run.rewindRefusal(0), 'a rewind is already in progress');
+    assert.deepEqual(rewindOutcome(run.apply(takeRewind, first)), answer);
+    assert.throws(() => rewindOutcome(run.apply(takeRewind, first)), /the rewind did not happen/);
+    const second = run.apply(rewind, 0);
+    assert.equal(second, 2);
+    run.apply(close);
+    assert.throws(() => rewindOutcome(run.apply(takeRewind, second)), /closed before the rewind/);
+    const next = ConversationRun.fromInput(input({ carried: run.toCarried() }), { ...env, runId: 'run-2' });
+    assert.equal(next.pendingRewind, undefined, 'not carried');
   });
 
   test('the confirmation lives in the session: the state query shows what waits, approve / reject refuse as before', () => {

@@ -36,7 +36,7 @@ const SUBSETS: Record<Phase, string[]> = {
   outcome: ['setStatus', 'markStuck', 'fail'],
   hooks: ['record'],
   delegating: ['childStarted', 'childUpdated', 'addChildWork', 'record', 'recordAndShow'],
-  checkpoint: ['recordCheckpoint', 'recordRewind', 'forkMade', 'record', 'fail'],
+  checkpoint: ['recordCheckpoint', 'recordRewind', 'forkMade', 'record', 'fail', 'answerRewind'],
   poolHost: ['setToolState', 'recordAndShow'],
   hibernate: ['showDetails'],
   midStepHibernate: ['recordAndShow', 'showDetails'],
