@@ -65,7 +65,7 @@ export async function conversation(input: ConversationInput): Promise<Conversati
       return run.processesStopDue;
     },
     get rewindPending() {
-      return Boolean(run.rewinds.pending);
+      return Boolean(run.pendingRewind);
     },
     get status() {
       return run.status;

@@ -10,12 +10,12 @@ import { onHostQueue, type ConversationActivities } from '../../conversation/wor
 import type { ConversationRun } from '../../conversation/workflow/runner/conversation-run.js';
 import { PHASE_COMMANDS, type Applies } from '../../conversation/workflow/runner/phase-commands.js';
 
-const { fail, forkMade, record, recordCheckpoint, recordRewind } = PHASE_COMMANDS.checkpoint;
+const { answerRewind, fail, forkMade, record, recordCheckpoint, recordRewind } = PHASE_COMMANDS.checkpoint;
 
 /** What checkpoints, rewinds and a fork's workspace read and write of the run. */
 export type CheckpointRun = Pick<
   ConversationRun,
-  'checkpoints' | 'forkMade' | 'id' | 'input' | 'options' | 'rewinds' | 'stepCheckpoints' | 'steps'
+  'checkpoints' | 'forkMade' | 'id' | 'input' | 'options' | 'pendingRewind' | 'stepCheckpoints' | 'steps'
 > &
   Applies<'checkpoint'>;
 
@@ -152,12 +152,12 @@ async function checkpoint(run: CheckpointRun, acts: ConversationActivities, step
  * after the step, the later steps out of the prompt, the conversation paused. Answers the request.
  */
 export async function performRewind(run: CheckpointRun, acts: ConversationActivities): Promise<RewindOutcome> {
-  const request = run.rewinds.pending;
+  const request = run.pendingRewind;
   if (!request) return { kind: 'none' };
   const entry = run.checkpoints.active(request.to);
   if (!entry?.commit) {
     const message = `step ${request.to} has no checkpoint any more`;
-    run.rewinds.answer(request.id, { error: message });
+    run.apply(answerRewind, request.id, { error: message });
     return { kind: 'failed', message };
   }
   try {
@@ -174,12 +174,12 @@ export async function performRewind(run: CheckpointRun, acts: ConversationActivi
       notUndone: NOT_UNDONE,
       workspace: run.options.workspace,
     });
-    run.rewinds.answer(request.id, { answer });
+    run.apply(answerRewind, request.id, { answer });
     return { kind: 'rewound', toStep: answer.toStep };
   } catch (err) {
     const message = `rewind to step ${request.to} failed: ${failureMessage(err)}`;
     run.apply(record, { kind: 'error', source: 'environment', message });
-    run.rewinds.answer(request.id, { error: message });
+    run.apply(answerRewind, request.id, { error: message });
     return { kind: 'failed', message };
   }
 }

@@ -7,6 +7,7 @@
 // histories recorded.
 import type { Actor } from '../../../client/tenants.js';
 import type {
+  ActionEvent,
   CheckpointEntry,
   ChildReport,
   ConfirmationPolicy,
@@ -23,17 +24,25 @@ import type { PatchId } from '../legacy/patches.js';
 import type { RewindAnswer } from '../../../time-travel/workflow/rewind-rules.js';
 import { pauseOutcome, runOutcome, statusAfterMessage, STOPS } from '../status.js';
 import {
+  confirmationText,
   rewoundTo,
   treeCost,
+  waitingActions,
   waitInterrupted,
   withChildReport,
   withChildStarted,
   withChildUpdated,
   withChildWork,
+  withConfirmationCleared,
+  withConfirmationOpen,
   withConfirmationPolicy,
   withCheckpointEntry,
+  withRewindAnswered,
+  withRewindAsked,
+  withRewindTaken,
   withCondensation,
   withCondenseRetryAt,
+  withDecision,
   withEventsSent,
   withFinalMessage,
   withForkMade,
@@ -49,10 +58,11 @@ import {
   withToolState,
   withWait,
   woken,
+  type Decision,
+  type RewindResult,
   type RunState,
   type Session,
 } from './run-state.js';
-import type { Decision } from './confirmation-gate.js';
 
 /** The state a command reads and writes. */
 export interface RunSnapshot {
@@ -60,14 +70,10 @@ export interface RunSnapshot {
   readonly session: Session;
 }
 
-/** What a command reads from the run's held parts (the log, the confirmation gate, what is in flight). */
+/** What a command reads from the run's held parts (the log, what is in flight, the workflow's patches and clock). */
 export interface Facts {
   /** User messages the model has not seen yet. */
   readonly pendingMessages: number;
-  /** Actions waiting for approve / reject. */
-  readonly pendingActions: number;
-  /** One line saying what needs approval (the status event's reason). */
-  readonly confirmationText: string;
   /** No worker on the workspace host's queue has picked up the call in flight for a while. */
   readonly waitingForHost: boolean;
   /** A sub-agent keeps its parent's view of it current. */
@@ -78,8 +84,6 @@ export interface Facts {
   readonly nextIndex: number;
   /** The workflow clock's time, which the events recorded now carry. */
   readonly now: string;
-  /** A rewind was asked for and is not yet carried out. */
-  readonly rewindPending: boolean;
   /** The conversation has a webhook: each stop is delivered to it. */
   readonly webhook?: boolean;
   /** Who the call being handled acts for (the team API's callers); the run stamps it on the events. */
@@ -101,10 +105,6 @@ export type Effect =
   /** Signal every open sub-agent. */
   | { readonly kind: 'tell-children'; readonly signal: 'pause'; readonly request: PauseRequest }
   | { readonly kind: 'tell-children'; readonly signal: 'resume' | 'close' }
-  /** The user's answer to the actions waiting for confirmation. */
-  | { readonly kind: 'answer-confirmation'; readonly decision: Decision }
-  /** The pending rewind will not happen: its asker is told why. */
-  | { readonly kind: 'fail-rewind'; readonly error: string }
   /** Deliver the stop recorded as event `eventIndex` to the conversation's webhook (not waited for). */
   | { readonly kind: 'webhook'; readonly eventIndex: number; readonly status: ConversationStatus };
 
@@ -252,12 +252,13 @@ export function pause(m: RunSnapshot, facts: Facts, request: PauseRequest = {}):
 function decideIn(d: Draft, decision: Decision): number {
   // Whoever answered is named on the events the answer leads to (the rejections the loop records).
   const by = d.facts.actor;
-  d.want({ kind: 'answer-confirmation', decision: by ? { ...decision, by } : decision });
+  const waiting = waitingActions(d.session.confirmation).length;
+  d.session = withDecision(d.session, by ? { ...decision, by } : decision);
   if (decision.approved) setStatusIn(d, 'running');
-  return d.facts.pendingActions;
+  return waiting;
 }
 
-/** Approve or reject the actions waiting for confirmation; how many there were. */
+/** Approve or reject the actions waiting for confirmation (the answer the loop's wait reads); how many there were. */
 export function decide(m: RunSnapshot, facts: Facts, decision: Decision): CommandResult<number> {
   const d = draft(m, facts);
   const n = decideIn(d, decision);
@@ -274,7 +275,7 @@ export function requestRun(m: RunSnapshot, facts: Facts): CommandResult {
   if (d.state.status === 'running') d.session = waitInterrupted(d.session, 'resume');
   const outcome = runOutcome({
     status: d.state.status,
-    pendingActions: facts.pendingActions,
+    pendingActions: waitingActions(d.session.confirmation).length,
     pendingMessages: facts.pendingMessages,
     childPaused: d.state.children.some((c) => c.status === 'paused'),
   });
@@ -284,7 +285,7 @@ export function requestRun(m: RunSnapshot, facts: Facts): CommandResult {
       break;
     case 'back-to-confirmation':
       d.record({ kind: 'resume', source: 'user' });
-      setStatusIn(d, 'waiting_for_confirmation', facts.confirmationText);
+      setStatusIn(d, 'waiting_for_confirmation', confirmationText(d.session.confirmation));
       break;
     case 'resume-children':
       d.want({ kind: 'tell-children', signal: 'resume' });
@@ -321,7 +322,7 @@ export function close(m: RunSnapshot, facts: Facts): CommandResult {
   if (facts.actor && !m.session.closeRequested) d.record({ kind: 'close', source: 'user' });
   d.session = waitInterrupted({ ...d.session, closeRequested: true }, 'close');
   // A rewind asked for and not yet done will not be: say so to whoever waits for it.
-  if (facts.rewindPending) d.want({ kind: 'fail-rewind', error: 'the conversation was closed before the rewind' });
+  failRewindIn(d, 'the conversation was closed before the rewind');
   d.want({ kind: 'cancel-model' });
   if (facts.waitingForHost) d.want({ kind: 'cancel-tool', interrupt: false });
   d.want({ kind: 'tell-children', signal: 'close' });
@@ -329,19 +330,50 @@ export function close(m: RunSnapshot, facts: Facts): CommandResult {
   return d.done(undefined);
 }
 
+/** The pending rewind (if any) will not happen: its asker is told why. */
+function failRewindIn(d: Draft, error: string): void {
+  const pending = d.session.rewinds.pending;
+  if (pending) d.session = withRewindAnswered(d.session, pending.id, { error });
+}
+
 /**
- * A rewind to `step` was asked for: what is running stops (as a pause --now), actions waiting for
- * confirmation are rejected, sub-agents close; the loop then carries it out.
+ * A rewind to `step` was asked for: it is pending (its id is the answer), what is running stops (as
+ * a pause --now), actions waiting for confirmation are rejected, sub-agents close; the loop then
+ * carries it out (answerRewind) and the asker reads the answer (takeRewind).
  */
-export function rewind(m: RunSnapshot, facts: Facts, step: number): CommandResult {
+export function rewind(m: RunSnapshot, facts: Facts, step: number): CommandResult<number> {
   const d = draft(m, facts);
+  d.session = withRewindAsked(d.session, step);
+  const id = d.session.rewinds.lastId;
   if (d.state.status === 'waiting_for_confirmation')
     decideIn(d, { approved: false, reason: `the conversation is being rewound to step ${step}` });
   pauseIn(d, { now: true, reason: `rewind to step ${step}` });
   d.want({ kind: 'tell-children', signal: 'close' });
   d.session = woken(d.session);
+  return d.done(id);
+}
+
+/** Rewind `id` ended (done, or why not): the asker reads the answer; it is no longer pending. */
+export const answerRewind = onSession(withRewindAnswered);
+
+/** The asker of rewind `id` reads its answer (undefined when there is none: the run drained first), which is then dropped. */
+export function takeRewind(m: RunSnapshot, facts: Facts, id: number): CommandResult<RewindResult | undefined> {
+  const d = draft(m, facts);
+  const result = m.session.rewinds.answers[id];
+  d.session = withRewindTaken(d.session, id);
+  return d.done(result);
+}
+
+/** These actions now wait for approve / reject: the status says what needs approval (the loop then waits for the answer). */
+export function askConfirmation(m: RunSnapshot, facts: Facts, actions: readonly ActionEvent[]): CommandResult {
+  const d = draft(m, facts);
+  d.session = withConfirmationOpen(d.session, actions);
+  setStatusIn(d, 'waiting_for_confirmation', confirmationText(d.session.confirmation));
   return d.done(undefined);
 }
+
+/** The wait for the answer is over (answered, closed, timed out or moved): nothing waits for confirmation. */
+export const clearConfirmation = onSession(withConfirmationCleared);
 
 /** Sets the confirmation policy for the replies to come (actions already waiting stay waiting); the policy now in force. */
 export function setConfirmationPolicy(m: RunSnapshot, facts: Facts, policy: ConfirmationPolicy): CommandResult<ConfirmationPolicy> {
@@ -405,8 +437,7 @@ export function start(m: RunSnapshot, facts: Facts, input: StartInput, check: (t
 export function drain(m: RunSnapshot, facts: Facts): CommandResult {
   const d = draft(m, facts);
   d.session = { ...d.session, draining: true };
-  if (facts.rewindPending)
-    d.want({ kind: 'fail-rewind', error: 'the conversation stopped (idle timeout, sub-agent done or closing) before the rewind' });
+  failRewindIn(d, 'the conversation stopped (idle timeout, sub-agent done or closing) before the rewind');
   return d.done(undefined);
 }
 

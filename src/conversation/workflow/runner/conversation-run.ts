@@ -1,6 +1,6 @@
-// One conversation's workflow run: its state (plain data, ./run-state.ts), the parts it holds (the
-// log, what is in flight, the confirmation gate, open sub-agents, rewind requests, step checkpoints
-// being taken), and `apply`, the one way its state changes: a pure command (./commands.ts) runs on
+// One conversation's workflow run: its state (plain data, ./run-state.ts: the actions waiting for
+// confirmation too), the parts it holds (the log, what is in flight, open sub-agents, rewind
+// requests, step checkpoints being taken), and `apply`, the one way its state changes: a pure command (./commands.ts) runs on
 // the current snapshot, its events are recorded (with `by`, the actor of the call being handled,
 // when there is one) and its effects carried out through the effects port (./effects.ts) once, in
 // order, the details last. Built once from the workflow input
@@ -31,7 +31,7 @@ import { closeSignal, pauseSignal, resumeSignal } from '../messages.js';
 import { DEFAULT_SYSTEM_PROMPT, SECURITY_RISK_NOTE } from '../prompt.js';
 import { CheckpointList, rewindRefusal as rewindRefusalFor } from '../../../time-travel/workflow/rewind-rules.js';
 import { checkedMessage, halted, recordWebhook, type Effect, type Facts, type RunSnapshot, type CommandResult } from './commands.js';
-import { ConfirmationGate } from './confirmation-gate.js';
+import { pendingView } from './confirmation-gate.js';
 import { InFlight } from './in-flight.js';
 import type { EffectsPort } from './effects.js';
 import {
@@ -43,12 +43,13 @@ import {
   terminalOf,
   treeCost,
   type ActiveWait,
+  type Confirmation,
   type RunState,
   type WaitEnd,
   woken,
 } from './run-state.js';
 import { OpenChildren } from '../../../sub-agents/workflow/open-children.js';
-import { RewindRequests } from '../../../time-travel/workflow/rewind-requests.js';
+import { rewindAnswered } from '../../../time-travel/workflow/rewind-requests.js';
 import { StepCheckpoints } from '../../../time-travel/workflow/step-checkpoints.js';
 import { deliveryId, WebhookDeliveries } from '../../../webhooks/workflow/webhooks.js';
 
@@ -91,10 +92,8 @@ export class ConversationRun {
   /** The events this run holds, with the counts the loop needs kept as events are added. */
   readonly log: ConversationLog;
   readonly inFlight = new InFlight();
-  readonly confirmation = new ConfirmationGate();
   /** Handles to the open sub-agents (what the parent knows of each is in the state). */
   readonly children = new OpenChildren();
-  readonly rewinds = new RewindRequests();
   /** The step checkpoints being taken (one after the other), while the loop goes on. */
   readonly stepCheckpoints = new StepCheckpoints();
   /** The stops being delivered to the conversation's webhook (one after the other), while the loop goes on. */
@@ -138,14 +137,11 @@ export class ConversationRun {
     return {
       actor,
       pendingMessages: this.pendingMessages(),
-      pendingActions: this.confirmation.pending.length,
-      confirmationText: this.confirmation.describe(),
       waitingForHost: this.inFlight.waitingForHost,
       hasParent: this.options.parent !== undefined,
       patched: this.env.patched,
       nextIndex: this.log.count,
       now,
-      rewindPending: this.rewinds.pending !== undefined,
       webhook: this.options.webhook !== undefined,
     };
   }
@@ -222,14 +218,6 @@ export class ConversationRun {
             const request = effect.request;
             this.children.tell((child) => child.signal(pauseSignal, request));
           } else this.children.tell((child) => child.signal(effect.signal === 'close' ? closeSignal : resumeSignal));
-          break;
-        }
-        case 'answer-confirmation':
-          this.confirmation.answer(effect.decision);
-          break;
-        case 'fail-rewind': {
-          const pending = this.rewinds.pending;
-          if (pending) this.rewinds.answer(pending.id, { error: effect.error });
           break;
         }
         case 'webhook': {
@@ -327,6 +315,10 @@ export class ConversationRun {
   get runs(): readonly EventRun[] {
     return this.current.state.runs;
   }
+  /** The actions waiting for approve / reject and the answer once given (absent when none wait). */
+  get confirmation(): Confirmation | undefined {
+    return this.current.session.confirmation;
+  }
   get closeRequested(): boolean {
     return this.current.session.closeRequested;
   }
@@ -420,7 +412,7 @@ export class ConversationRun {
       model: this.model || splitChain(state.setup?.workerModel)[0] || state.metrics.calls?.at(-1)?.model || '',
       terminal: this.terminalState(),
       closed: session.closeRequested,
-      pendingActions: this.confirmation.pendingView(),
+      pendingActions: pendingView(this.current.session.confirmation),
       runCost: state.runCost,
       children,
       finalMessage: state.finalMessage,
@@ -488,9 +480,19 @@ export class ConversationRun {
 
   /** Why a rewind to `step` cannot be asked for now, or undefined. */
   rewindRefusal(step: unknown): string | undefined {
-    if (this.rewinds.pending) return 'a rewind is already in progress';
+    if (this.current.session.rewinds.pending) return 'a rewind is already in progress';
     if (this.current.session.draining) return 'the conversation is ending; fork it instead (`faheem fork ID --at N`)';
     return rewindRefusalFor(step, this.checkpoints, this.current.session.closeRequested);
+  }
+
+  /** The rewind asked for and not yet carried out, if any. */
+  get pendingRewind(): { readonly id: number; readonly to: number } | undefined {
+    return this.current.session.rewinds.pending;
+  }
+
+  /** Whether rewind `id` has its answer (done, or why not). */
+  rewindAnswered(id: number): boolean {
+    return rewindAnswered(this.current.session.rewinds, id);
   }
 
   /** A user message as the workflow accepts it; throws with the reason otherwise. */

@@ -30,6 +30,8 @@ import {
   forkPointQuery,
   type WaitRequest,
 } from '../messages.js';
+import { refusal as confirmationRefusal } from './confirmation-gate.js';
+import { rewindOutcome } from '../../../time-travel/workflow/rewind-requests.js';
 import type { ConversationRun } from './conversation-run.js';
 import {
   askMove,
@@ -43,6 +45,7 @@ import {
   resume,
   rewind,
   setConfirmationPolicy,
+  takeRewind,
 } from './commands.js';
 
 /** An update refused by its validator: the one InvalidRequest failure, its message the reason clients show. */
@@ -65,7 +68,7 @@ export function registerHandlers(run: ConversationRun): void {
   setHandler(approveUpdate, () => ({ approved: run.apply(decide, { approved: true }) }), {
     description: DESCRIPTIONS.approve,
     validator: () => {
-      const refusal = run.confirmation.refusal();
+      const refusal = confirmationRefusal(run.confirmation);
       if (refusal) refuse(refusal);
       if (run.status !== 'waiting_for_confirmation') refuse(`the conversation is ${run.status}; resume it first, then approve`);
     },
@@ -73,7 +76,7 @@ export function registerHandlers(run: ConversationRun): void {
   setHandler(rejectUpdate, (reason: string) => ({ rejected: run.apply(decide, { approved: false, ...(reason ? { reason } : {}) }) }), {
     description: DESCRIPTIONS.reject,
     validator: (_reason: string) => {
-      const refusal = run.confirmation.refusal();
+      const refusal = confirmationRefusal(run.confirmation);
       if (refusal) refuse(refusal);
     },
   });
@@ -146,10 +149,9 @@ export function registerHandlers(run: ConversationRun): void {
     rewindUpdate,
     async (request: { to: number }) => {
       // What is running stops (as a pause --now), actions waiting are rejected, sub-agents close; the loop then rewinds.
-      const id = run.rewinds.request(request.to);
-      run.apply(rewind, request.to);
-      await condition(() => run.rewinds.answered(id) || run.draining);
-      return run.rewinds.take(id);
+      const id = run.apply(rewind, request.to);
+      await condition(() => run.rewindAnswered(id) || run.draining);
+      return rewindOutcome(run.apply(takeRewind, id));
     },
     {
       description: DESCRIPTIONS.rewind,

@@ -43,16 +43,16 @@ export const PHASE_COMMANDS = {
   wait: allow('beginWait', 'endWait', 'carryStep'),
   /** `TurnRun` (runner/turn.ts): a turn's bookkeeping, its reply, and the hook points around the model call. */
   turn: allow('markSessionStarted', 'promptsChecked', 'recordReply', 'record', 'reportToParent', 'pause', 'markStopHookActive'),
-  /** `ActionsRun` (runner/turn.ts): the reply's tool calls, their approval and the agent's answer. */
-  actions: allow('record', 'showDetails', 'setFinalMessage', 'pause', 'setStatus', 'carryStep'),
+  /** `ActionsRun` (runner/turn.ts): the reply's tool calls, their approval (the actions waiting, then none) and the agent's answer. */
+  actions: allow('record', 'showDetails', 'setFinalMessage', 'pause', 'setStatus', 'carryStep', 'askConfirmation', 'clearConfirmation'),
   /** `applyOutcome` (runner/turn.ts): the status a turn ends in. */
   outcome: allow('setStatus', 'markStuck', 'fail'),
   /** `HooksRun` (hooks/workflow/hooks.ts): what the hooks said. */
   hooks: allow('record'),
   /** `DelegatingRun` (sub-agents/workflow/sub-agents.ts): a sub-agent's start, end and work. */
   delegating: allow('childStarted', 'childUpdated', 'addChildWork', 'record', 'recordAndShow'),
-  /** `CheckpointRun` (time-travel/workflow/workspace-checkpoints.ts): checkpoints, a rewind, a fork's workspace. */
-  checkpoint: allow('recordCheckpoint', 'recordRewind', 'forkMade', 'record', 'fail'),
+  /** `CheckpointRun` (time-travel/workflow/workspace-checkpoints.ts): checkpoints, a rewind and its answer, a fork's workspace. */
+  checkpoint: allow('recordCheckpoint', 'recordRewind', 'forkMade', 'record', 'fail', 'answerRewind'),
   /** `PoolHostRun` (pool/workflow/pool-host.ts): a claimed host, and the terminal moved onto it. */
   poolHost: allow('setToolState', 'recordAndShow'),
   /** `HibernateRun` (pool/workflow/pool-host.ts): the details, once the host's folder is given back. */

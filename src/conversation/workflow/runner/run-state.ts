@@ -3,8 +3,10 @@
 // as long as this workflow run. This module and ./commands.ts are the only writers of their fields,
 // and both are pure: each change returns a new object (no Temporal, no I/O), so unit tests drive
 // them directly. ConversationRun (conversation-run.ts) holds the current values.
+import type { Actor } from '../../../client/tenants.js';
 import {
   emptyMetrics,
+  type ActionEvent,
   type CarriedState,
   type CheckpointEntry,
   type ConfirmationPolicy,
@@ -21,8 +23,9 @@ import {
 } from '../../../core/types.js';
 import type { EventRun } from '../event-log.js';
 import { migrateCarried } from '../legacy/carried-state.js';
+import { summarizeArgs } from '../details.js';
 import { addUsage } from '../reply.js';
-import { rewoundCheckpoints, withCheckpoint } from '../../../time-travel/workflow/rewind-rules.js';
+import { rewoundCheckpoints, withCheckpoint, type RewindAnswer } from '../../../time-travel/workflow/rewind-rules.js';
 import type { PauseRequest } from '../messages.js';
 
 /** What ended a wait early (see ./durable-wait.ts). */
@@ -33,6 +36,37 @@ export interface ActiveWait {
   until: string;
   reason: string;
   endedBy?: WaitEnd;
+}
+
+/** The user's answer to actions waiting for confirmation. */
+export interface Decision {
+  approved: boolean;
+  reason?: string;
+  /** Who answered, when it came through the team API: the events the answer leads to name them. */
+  by?: Actor;
+}
+
+/** The actions of the current reply waiting for approve / reject, and the answer once given (./confirmation-gate.ts reads it). */
+export interface Confirmation {
+  readonly actions: readonly ActionEvent[];
+  readonly decision?: Decision;
+}
+
+/** How a rewind asked for ended: its answer, or why it did not happen. */
+export interface RewindResult {
+  readonly answer?: RewindAnswer;
+  readonly error?: string;
+}
+
+/**
+ * Rewinds asked for through the rewind update (at most one pending) and their answers, kept until
+ * the update that asked reads them (time-travel/workflow/rewind-requests.ts reads it).
+ */
+export interface Rewinds {
+  /** The id the last request got (the next one's is one more). */
+  readonly lastId: number;
+  readonly pending?: { readonly id: number; readonly to: number };
+  readonly answers: Readonly<Record<number, RewindResult>>;
 }
 
 /** What a run carries to the next: `CarriedState` without its version and events, every field present. */
@@ -98,6 +132,10 @@ export interface Session {
    * running past its soft timeout included: the loop asks the host (runner/setup.ts stopProcessesAfterPause).
    */
   readonly processesStopDue?: boolean;
+  /** Actions waiting for approve / reject and the answer (absent when none wait; never carried: an approval moves as `movedStep`). */
+  readonly confirmation?: Confirmation;
+  /** Rewinds asked for and their answers (never carried: a drain fails the pending one first). */
+  readonly rewinds: Rewinds;
 }
 
 /** The state a run starts from: a new conversation's, or the carried one (of any older shape). */
@@ -142,7 +180,14 @@ export function initialState(input: ConversationInput, runId: string, eventCount
 
 /** A run's session at its start: a carried conversation has started already. */
 export function initialSession(input: ConversationInput): Session {
-  return { closeRequested: false, wakeups: 0, draining: false, started: input.carried !== undefined, moveAsked: false };
+  return {
+    closeRequested: false,
+    wakeups: 0,
+    draining: false,
+    started: input.carried !== undefined,
+    moveAsked: false,
+    rewinds: { lastId: 0, answers: {} },
+  };
 }
 
 /** The fields a run carries besides its version and events (`terminal` and `tasks`: version 1 only). */
@@ -345,4 +390,50 @@ export function withEventsSent(session: Session, count: number): Session {
 export function withProcessesStopDue(session: Session, due: boolean): Session {
   const { processesStopDue: _old, ...rest } = session;
   return due ? { ...rest, processesStopDue: true } : rest;
+}
+
+/** The actions waiting for approve / reject (empty when none). */
+export function waitingActions(confirmation: Confirmation | undefined): readonly ActionEvent[] {
+  return confirmation?.actions ?? [];
+}
+
+/** One line for the status event: what needs approval. */
+export function confirmationText(confirmation: Confirmation | undefined): string {
+  const actions = waitingActions(confirmation);
+  return `${actions.length} action(s) need approval: ${actions.map((a) => `${a.tool} ${summarizeArgs(a.arguments)}`).join('; ')}`;
+}
+
+/** These actions now wait for approve / reject (no answer yet). */
+export function withConfirmationOpen(session: Session, actions: readonly ActionEvent[]): Session {
+  return { ...session, confirmation: { actions } };
+}
+
+/** The user's answer to the actions waiting (kept even when none wait: opening them again drops it). */
+export function withDecision(session: Session, decision: Decision): Session {
+  return { ...session, confirmation: { actions: session.confirmation?.actions ?? [], decision } };
+}
+
+/** The wait for an answer is over: nothing waits, no answer. */
+export function withConfirmationCleared(session: Session): Session {
+  const { confirmation: _old, ...rest } = session;
+  return rest;
+}
+
+/** A rewind to step `to` is asked for: it is pending, with the next id. */
+export function withRewindAsked(session: Session, to: number): Session {
+  const id = session.rewinds.lastId + 1;
+  return { ...session, rewinds: { ...session.rewinds, lastId: id, pending: { id, to } } };
+}
+
+/** Rewind `id` ended (done, or why not): its answer is kept for the asker; it is no longer pending. */
+export function withRewindAnswered(session: Session, id: number, result: RewindResult): Session {
+  const { pending, ...rest } = session.rewinds;
+  const answers = { ...rest.answers, [id]: result };
+  return { ...session, rewinds: { ...rest, answers, ...(pending && pending.id !== id ? { pending } : {}) } };
+}
+
+/** The asker of rewind `id` has read its answer. */
+export function withRewindTaken(session: Session, id: number): Session {
+  const { [id]: _taken, ...answers } = session.rewinds.answers;
+  return { ...session, rewinds: { ...session.rewinds, answers } };
 }

@@ -11,6 +11,7 @@ import { fallbackEvent, observation, parseArguments } from '../reply.js';
 import { liveEvents } from '../../../time-travel/workflow/rewind-rules.js';
 import { previousReplyTruncated, truncationVerdict } from '../truncation.js';
 import type { ConversationActivities } from './activity-proxies.js';
+import { asks, waitForAnswer } from './confirmation-gate.js';
 import { condensationDue, condense, condenserSettings, type CondenserRun } from './condenser.js';
 import { callModel, type ModelCallOutcome, type ModelCallRun } from './model-call.js';
 import type { ConversationRun } from './conversation-run.js';
@@ -38,7 +39,7 @@ import { finishAsks, MAX_OUTPUT_TRIES, outputCheckText, outputTries } from '../o
 // A command in two sets (record, pause, setStatus) is one command whichever set names it: each
 // function's view (TurnRun, ActionsRun, applyOutcome's) decides what it may apply.
 const { markSessionStarted, markStopHookActive, promptsChecked, record, recordReply, reportToParent, pause } = PHASE_COMMANDS.turn;
-const { carryStep, setFinalMessage, setStatus, showDetails } = PHASE_COMMANDS.actions;
+const { askConfirmation, carryStep, clearConfirmation, setFinalMessage, setStatus, showDetails } = PHASE_COMMANDS.actions;
 const { fail, markStuck } = PHASE_COMMANDS.outcome;
 
 /** What a turn leads to. */
@@ -244,7 +245,7 @@ async function afterReply(run: ActionsRun, acts: ConversationActivities, reply: 
   const hookAsks = [...pre.values()].some((d) => d.kind === 'ask');
   if (
     run.status === 'running' &&
-    (hookAsks || run.confirmation.asks(run.confirmationPolicy, actions, plans, run.offeredTools(), run.setup !== undefined)) &&
+    (hookAsks || asks(run.confirmationPolicy, actions, plans, run.offeredTools(), run.setup !== undefined)) &&
     !(await confirm(run, actions))
   ) {
     run.apply(showDetails);
@@ -541,10 +542,10 @@ export async function runAction(
 
 /** Waits for approve / reject; true when the actions may run (otherwise they are recorded as rejected). */
 async function confirm(run: ActionsRun, actions: ActionEvent[]): Promise<boolean> {
-  run.confirmation.open(actions);
-  run.apply(setStatus, 'waiting_for_confirmation', run.confirmation.describe());
+  run.apply(askConfirmation, actions);
   // A pooled conversation hibernates while the answer is long in coming (the folder goes back to the pool meanwhile).
-  const answer = await run.confirmation.wait(
+  const answer = await waitForAnswer(
+    { decision: () => run.confirmation?.decision, clear: () => run.apply(clearConfirmation) },
     run.options.confirmationTimeoutMs,
     () => run.closeRequested || run.moveWanted(),
     waitHibernation(run),

@@ -4,10 +4,13 @@
 // commands old histories hold) and leaves (state).
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import type { ConversationInput, ConversationStatus, ChildReport } from '../../../../../src/core/types.js';
+import type { ActionEvent, ConversationInput, ConversationStatus, ChildReport } from '../../../../../src/core/types.js';
 import { emptyMetrics } from '../../../../../src/core/types.js';
 import {
+  answerRewind,
+  askConfirmation,
   askMove,
+  clearConfirmation,
   close,
   decide,
   drain,
@@ -31,10 +34,13 @@ import {
   setStatus,
   setToolState,
   start,
+  takeRewind,
 } from '../../../../../src/conversation/workflow/runner/commands.js';
 import type { CommandResult, Effect, Facts, RunSnapshot } from '../../../../../src/conversation/workflow/runner/commands.js';
 import { ConversationRun, type RunEnvironment } from '../../../../../src/conversation/workflow/runner/conversation-run.js';
+import { refusal as confirmationRefusal } from '../../../../../src/conversation/workflow/runner/confirmation-gate.js';
 import type { EffectsPort } from '../../../../../src/conversation/workflow/runner/effects.js';
+import { rewindOutcome } from '../../../../../src/time-travel/workflow/rewind-requests.js';
 import type { ChangeNotice } from '../../../../../src/live/stream-id.js';
 import {
   initialSession,
@@ -89,16 +95,28 @@ function model(status: ConversationStatus = 'running', session: Partial<Session>
 function facts(over: Partial<Facts> = {}): Facts {
   return {
     pendingMessages: 0,
-    pendingActions: 0,
-    confirmationText: '1 action(s) need approval: terminal ls',
     waitingForHost: false,
     hasParent: false,
     patched: () => true,
     nextIndex: 0,
     now: '2026-01-01T00:00:00.000Z',
-    rewindPending: false,
     ...over,
   };
+}
+
+/** `n` actions waiting for approve / reject (the session's part a confirmation opens). */
+function waiting(n: number): Pick<Session, 'confirmation'> {
+  const action = (i: number) =>
+    ({
+      kind: 'action',
+      source: 'agent',
+      index: i,
+      timestamp: '',
+      toolCallId: `c${i}`,
+      tool: 'terminal',
+      arguments: { command: 'ls' },
+    }) as ActionEvent;
+  return { confirmation: { actions: Array.from({ length: n }, (_, i) => action(i)) } };
 }
 
 const kinds = (effects: readonly Effect[]) => effects.map((e) => ('signal' in e ? `${e.kind}:${e.signal}` : e.kind));
@@ -303,7 +321,7 @@ describe('commands (pure)', () => {
       stuck: 'running',
     };
     for (const status of STATUSES) {
-      const step = requestRun(model(status), facts({ pendingActions: status === 'waiting_for_confirmation' ? 1 : 0 }));
+      const step = requestRun(model(status, waiting(status === 'waiting_for_confirmation' ? 1 : 0)), facts());
       assert.equal(step.state.status, expected[status], status);
     }
   });
@@ -327,20 +345,18 @@ describe('commands (pure)', () => {
   });
 
   test('run while waiting approves; paused with actions goes back to waiting (never approves)', () => {
-    const approve = requestRun(model('waiting_for_confirmation'), facts({ pendingActions: 2 }));
-    assert.deepEqual(approve.effects[0], { kind: 'answer-confirmation', decision: { approved: true } });
+    const approve = requestRun(model('waiting_for_confirmation', waiting(2)), facts());
+    assert.deepEqual(approve.session.confirmation?.decision, { approved: true });
+    assert.equal(approve.session.confirmation?.actions.length, 2);
     assert.equal(approve.state.status, 'running');
-    const back = requestRun(model('paused'), facts({ pendingActions: 1 }));
+    const back = requestRun(model('paused', waiting(1)), facts());
     assert.equal(back.state.status, 'waiting_for_confirmation');
     assert.deepEqual(
       back.events.map((e) => e.kind),
       ['resume', 'status'],
     );
     assert.equal((back.events[1] as { reason?: string }).reason, '1 action(s) need approval: terminal ls');
-    assert.equal(
-      back.effects.some((e) => e.kind === 'answer-confirmation'),
-      false,
-    );
+    assert.equal(back.session.confirmation?.decision, undefined);
   });
 
   test('run on a running conversation resumes a paused child and ends a wait; a finished one with no news stays', () => {
@@ -360,13 +376,12 @@ describe('commands (pure)', () => {
   });
 
   test('resume never approves (patched); old histories approved', () => {
-    const waiting = model('waiting_for_confirmation');
-    assert.equal(resume(waiting, facts({ pendingActions: 1 })).effects.length, 0);
+    const asking = model('waiting_for_confirmation', waiting(1));
+    assert.equal(resume(asking, facts()).effects.length, 0);
     const asked: PatchId[] = [];
     const old = resume(
-      waiting,
+      asking,
       facts({
-        pendingActions: 1,
         patched: (id) => {
           asked.push(id);
           return false;
@@ -382,29 +397,69 @@ describe('commands (pure)', () => {
   });
 
   test('decide: approve runs, reject only answers; the count of actions', () => {
-    const yes = decide(model('waiting_for_confirmation'), facts({ pendingActions: 3 }), { approved: true });
+    const yes = decide(model('waiting_for_confirmation', waiting(3)), facts(), { approved: true });
     assert.equal(yes.value, 3);
     assert.equal(yes.state.status, 'running');
-    const no = decide(model('waiting_for_confirmation'), facts({ pendingActions: 1 }), { approved: false, reason: 'no' });
+    assert.deepEqual(yes.session.confirmation?.decision, { approved: true });
+    const no = decide(model('waiting_for_confirmation', waiting(1)), facts(), { approved: false, reason: 'no' });
     assert.equal(no.state.status, 'waiting_for_confirmation');
-    assert.deepEqual(no.effects, [{ kind: 'answer-confirmation', decision: { approved: false, reason: 'no' } }]);
+    assert.deepEqual(no.effects, []);
+    assert.deepEqual(no.session.confirmation, { actions: waiting(1).confirmation?.actions, decision: { approved: false, reason: 'no' } });
+    const by = { tenant: 'acme', key: 'ci-bot' };
+    const named = decide(model('waiting_for_confirmation', waiting(1)), facts({ actor: by }), { approved: false });
+    assert.deepEqual(named.session.confirmation?.decision, { approved: false, by }, 'who answered is named on the decision the loop reads');
+  });
+
+  test('askConfirmation: the actions wait, no answer yet, the status says what needs approval', () => {
+    const actions = waiting(2).confirmation!.actions;
+    const step = askConfirmation(
+      model('running', { confirmation: { actions: [], decision: { approved: true } } }),
+      facts({ hasParent: true }),
+      actions,
+    );
+    assert.deepEqual(step.session.confirmation, { actions });
+    assert.equal(step.state.status, 'waiting_for_confirmation');
+    assert.deepEqual(
+      step.events.map((e) => [e.kind, (e as { reason?: string }).reason]),
+      [['status', '2 action(s) need approval: terminal ls; terminal ls']],
+    );
+    assert.deepEqual(kinds(step.effects), ['status-attribute', 'details', 'report-to-parent']);
+    // Already waiting (an approval carried to a new version): the actions open, no second status event.
+    const again = askConfirmation(model('waiting_for_confirmation'), facts(), actions);
+    assert.deepEqual([again.session.confirmation, again.events.length, again.effects.length], [{ actions }, 0, 0]);
+  });
+
+  test('clearConfirmation: nothing waits, no answer; nothing recorded, nothing done', () => {
+    const answered = decide(model('waiting_for_confirmation', waiting(1)), facts(), { approved: false });
+    const step = clearConfirmation(answered, facts());
+    assert.equal(step.session.confirmation, undefined);
+    assert.equal('confirmation' in step.session, false);
+    assert.deepEqual([step.events.length, step.effects.length, step.state], [0, 0, answered.state]);
+  });
+
+  test('the confirmation is session data: a decision without actions waiting is kept until the next ask drops it', () => {
+    const early = decide(model('waiting_for_confirmation'), facts(), { approved: true });
+    assert.equal(early.value, 0);
+    assert.deepEqual(early.session.confirmation, { actions: [], decision: { approved: true } });
+    const actions = waiting(1).confirmation!.actions;
+    assert.deepEqual(askConfirmation(early, facts(), actions).session.confirmation, { actions });
   });
 
   test('close: closed, the wait ended, a pending rewind failed, in-flight work cancelled, children closed, woken', () => {
-    const m = model('running', { activeWait: { until: 'u', reason: 'r' } });
-    const step = close(m, facts({ waitingForHost: true, rewindPending: true }));
+    const m = model('running', { activeWait: { until: 'u', reason: 'r' }, rewinds: { lastId: 4, pending: { id: 4, to: 1 }, answers: {} } });
+    const step = close(m, facts({ waitingForHost: true }));
     assert.equal(step.session.closeRequested, true);
     assert.equal(step.session.activeWait?.endedBy, 'close');
     assert.equal(step.session.wakeups, m.session.wakeups + 1);
-    assert.deepEqual(kinds(step.effects), ['fail-rewind', 'cancel-model', 'cancel-tool', 'tell-children:close']);
+    assert.deepEqual(step.session.rewinds, { lastId: 4, answers: { 4: { error: 'the conversation was closed before the rewind' } } });
+    assert.deepEqual(kinds(step.effects), ['cancel-model', 'cancel-tool', 'tell-children:close']);
     assert.deepEqual(kinds(close(model(), facts()).effects), ['cancel-model', 'tell-children:close']);
     assert.equal(close(model(), facts()).state.status, 'running', 'the loop ends the run');
   });
 
   test('rewind: rejects what waits, pauses now, closes children', () => {
-    const step = rewind(model('waiting_for_confirmation'), facts({ pendingActions: 1 }), 2);
+    const step = rewind(model('waiting_for_confirmation', waiting(1)), facts(), 2);
     assert.deepEqual(kinds(step.effects), [
-      'answer-confirmation',
       'status-attribute',
       'details',
       'cancel-model',
@@ -412,10 +467,7 @@ describe('commands (pure)', () => {
       'tell-children:pause',
       'tell-children:close',
     ]);
-    assert.deepEqual(step.effects[0], {
-      kind: 'answer-confirmation',
-      decision: { approved: false, reason: 'the conversation is being rewound to step 2' },
-    });
+    assert.deepEqual(step.session.confirmation?.decision, { approved: false, reason: 'the conversation is being rewound to step 2' });
     assert.equal(step.state.status, 'paused');
     const idle = rewind(model('idle'), facts(), 0);
     assert.deepEqual(kinds(idle.effects), ['tell-children:close']);
@@ -483,12 +535,17 @@ describe('commands (pure)', () => {
   });
 
   test('commands never change the model they are given', () => {
-    const m = model('waiting_for_confirmation', { activeWait: { until: 'u', reason: 'r' } });
+    const m = model('waiting_for_confirmation', { activeWait: { until: 'u', reason: 'r' }, ...waiting(1) });
     const frozen = JSON.stringify(m);
     pause(m, facts(), { now: true });
-    requestRun(m, facts({ pendingActions: 1 }));
-    close(m, facts({ rewindPending: true }));
+    requestRun(m, facts());
+    decide(m, facts(), { approved: true });
+    askConfirmation(m, facts(), []);
+    clearConfirmation(m, facts());
+    close({ ...m, session: { ...m.session, rewinds: { lastId: 1, pending: { id: 1, to: 0 }, answers: {} } } }, facts());
     rewind(m, facts(), 1);
+    answerRewind(m, facts(), 1, { error: 'x' });
+    takeRewind(m, facts(), 1);
     message(m, facts(), 'x');
     fail(m, facts(), 'x', { event: true });
     assert.equal(JSON.stringify(m), frozen);
@@ -662,11 +719,60 @@ describe('ConversationRun without Temporal', () => {
     const { env } = recordingEnv();
     const run = ConversationRun.fromInput(input(), env);
     begin(run);
-    const id = run.rewinds.request(1);
+    const id = run.apply(rewind, 1);
+    assert.deepEqual(run.pendingRewind, { id, to: 1 });
+    assert.equal(run.rewindRefusal(1), 'a rewind is already in progress');
     run.apply(drain);
     assert.equal(run.draining, true);
-    assert.equal(run.rewinds.pending, undefined);
-    assert.throws(() => run.rewinds.take(id), /before the rewind/);
+    assert.equal(run.pendingRewind, undefined);
+    assert.equal(run.rewindAnswered(id), true);
+    assert.throws(() => rewindOutcome(run.apply(takeRewind, id)), /before the rewind/);
+    assert.equal(run.rewindAnswered(id), false, 'read once');
+  });
+
+  test('rewind requests live in the session: asked (the next id), answered by the loop, read once by the asker', () => {
+    const { env, calls } = recordingEnv();
+    const run = ConversationRun.fromInput(input({ firstMessage: 'hi', run: true }), env);
+    begin(run);
+    assert.equal(run.pendingRewind, undefined);
+    const first = run.apply(rewind, 0);
+    assert.equal(first, 1);
+    assert.equal(run.status, 'paused', 'what runs stops (as a pause --now)');
+    calls.length = 0;
+    const answer = { toStep: 0, commit: 'c0', before: 'b', dropped: 2 };
+    run.apply(answerRewind, first, { answer });
+    assert.deepEqual(calls, [], 'no Temporal command, no details');
+    assert.equal(run.pendingRewind, undefined);
+    assert.notEqual(run.rewindRefusal(0), 'a rewind is already in progress');
+    assert.deepEqual(rewindOutcome(run.apply(takeRewind, first)), answer);
+    assert.throws(() => rewindOutcome(run.apply(takeRewind, first)), /the rewind did not happen/);
+    const second = run.apply(rewind, 0);
+    assert.equal(second, 2);
+    run.apply(close);
+    assert.throws(() => rewindOutcome(run.apply(takeRewind, second)), /closed before the rewind/);
+    const next = ConversationRun.fromInput(input({ carried: run.toCarried() }), { ...env, runId: 'run-2' });
+    assert.equal(next.pendingRewind, undefined, 'not carried');
+  });
+
+  test('the confirmation lives in the session: the state query shows what waits, approve / reject refuse as before', () => {
+    const { env, calls } = recordingEnv();
+    const run = ConversationRun.fromInput(input({ firstMessage: 'hi', run: true }), env);
+    begin(run);
+    const actions = waiting(1).confirmation!.actions;
+    assert.equal(confirmationRefusal(run.confirmation), 'nothing is waiting for confirmation');
+    run.apply(askConfirmation, actions);
+    assert.equal(run.status, 'waiting_for_confirmation');
+    assert.deepEqual(run.snapshot().pendingActions, [{ toolCallId: 'c0', tool: 'terminal', arguments: { command: 'ls' } }]);
+    assert.equal(confirmationRefusal(run.confirmation), undefined);
+    assert.equal(run.apply(decide, { approved: true }), 1);
+    assert.equal(run.status, 'running');
+    assert.deepEqual(run.confirmation?.decision, { approved: true });
+    assert.equal(confirmationRefusal(run.confirmation), 'nothing is waiting for confirmation', 'answered once');
+    calls.length = 0;
+    run.apply(clearConfirmation);
+    assert.deepEqual([run.confirmation, run.snapshot().pendingActions, calls], [undefined, [], []]);
+    const next = ConversationRun.fromInput(input({ carried: run.toCarried() }), { ...env, runId: 'run-2' });
+    assert.equal(next.confirmation, undefined, 'not carried');
   });
 
   test('the snapshot reads the state', () => {
@@ -703,8 +809,8 @@ describe('every command in every status: the status, its event and its commands 
       for (const status of STATUSES) {
         for (const hasParent of [false, true]) {
           for (const pendingActions of [0, 2]) {
-            const m = model(status);
-            const step = command(m, facts({ hasParent, pendingActions }));
+            const m = model(status, waiting(pendingActions));
+            const step = command(m, facts({ hasParent }));
             const where = `${name} in ${status} (parent ${hasParent}, ${pendingActions} pending)`;
             const statusEvents = step.events.filter((e) => e.kind === 'status');
             const upserts = step.effects.filter((e) => e.kind === 'status-attribute');
