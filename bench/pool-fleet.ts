@@ -24,6 +24,7 @@ import { startSeaweedS3 } from '../test/support/seaweedfs.js';
 import { cpuMs } from './cpu.js';
 import { endSide } from './sides.js';
 import { pct } from './step.js';
+import { storeSettings } from '../src/settings/store.js';
 
 const ONLY = new Set((process.env.BENCH_FLEET_ONLY ?? 'loss,throughput').split(','));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -104,7 +105,7 @@ async function loss(): Promise<void> {
   await rm(lost.dir, { recursive: true, force: true });
 
   const finals = await Promise.all(conversations.map((c) => c.waitUntil((s) => s.status !== 'running', 500, 600_000)));
-  const store = objectStore(storeEnv)!;
+  const store = objectStore(storeSettings(storeEnv))!;
   const problems: string[] = [];
   const toMove: number[] = [];
   const toStep: number[] = [];

@@ -17,6 +17,7 @@ import { claimPoolHost, shipAfterSnapshot, type PoolSettings } from '../src/pool
 import { FULL_BUNDLE_EVERY } from '../src/pool/shipping.js';
 import { startSeaweedS3, type SeaweedS3 } from '../test/support/seaweedfs.js';
 import { cpuMs, reapedChildrenCpuMs } from './cpu.js';
+import { storeSettings } from '../src/settings/store.js';
 
 // More than twice FULL_BUNDLE_EVERY: the measured steps include the chain's folds.
 const STEPS = Number(process.env.BENCH_POOL_STEPS ?? 2 * FULL_BUNDLE_EVERY + 20);
@@ -147,7 +148,7 @@ try {
   let store: ObjectStore;
   if (process.env.BENCH_POOL_S3 === '1') {
     s3 = await startSeaweedS3('bench-pool');
-    store = objectStore({ ...s3.env, FAHEEM_OBJECT_STORE: `s3://${s3.bucket}/bench` })!;
+    store = objectStore(storeSettings({ ...s3.env, FAHEEM_OBJECT_STORE: `s3://${s3.bucket}/bench` }))!;
   } else {
     store = new FileObjectStore(path.join(root, 'store'));
   }

@@ -4,6 +4,7 @@ import { Command, InvalidArgumentError } from 'commander';
 import path from 'node:path';
 import { checkConversationId } from '../conversation/conversation-id.js';
 import { ObjectStoreError, objectStore } from '../storage/object-store.js';
+import { storeSettings } from '../settings/store.js';
 import { findManifest, materialiseWorkspace } from '../pool/shipping.js';
 import type { ChildEnv } from '../environment.js';
 import { clientChildEnv } from '../connection.js';
@@ -21,7 +22,7 @@ export async function pullWorkspace(
   step: number | undefined,
   env: ChildEnv,
 ): Promise<{ step: number; midStep: boolean }> {
-  const store = objectStore(env);
+  const store = objectStore(storeSettings(env));
   if (!store)
     throw new ObjectStoreError(
       'config',

@@ -46,6 +46,7 @@ import type { ChildEnv } from '../environment.js';
 import { connectionSettings, type ConnectionSettings } from '../settings/connection.js';
 import { telemetrySettings, type TelemetrySettings } from '../settings/telemetry.js';
 import { checkpointSettings, type CheckpointSettings } from '../settings/checkpoints.js';
+import { storeSettings, type StoreSettings } from '../settings/store.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
@@ -77,6 +78,8 @@ export interface ActivitiesOptions {
   telemetry?: TelemetrySettings;
   /** How checkpoints are taken (createWorker's checkpoint settings; default: read from `env`). */
   checkpoints?: CheckpointSettings;
+  /** The object store, its payload keys and this host's pool (createWorker's store settings; default: read from `env`). */
+  store?: StoreSettings;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -86,8 +89,10 @@ export function createActivities(options: ActivitiesOptions) {
   const connection = options.connection ?? connectionSettings(env);
   const home = config.home;
   const models = new ModelClients(env);
+  const store = options.store ?? storeSettings(env);
   const registry = new ToolRegistry(options.tools ?? [], {
     env,
+    store,
     softTimeoutMs: config.terminalSoftTimeoutMs,
     spawnHelper: config.spawnHelper,
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
@@ -127,7 +132,7 @@ export function createActivities(options: ActivitiesOptions) {
   return {
     callModel: instrumentCallModel(
       createCallModel(models, transcripts, new SetupCache(), registry, live, beatEveryMs, {
-        read: (ref) => readImage(env, ref),
+        read: (ref) => readImage(store, ref),
         cache: new ImageCache(),
         onMissing: (ref, err) => console.warn(`faheem worker: image ${ref.sha256} not read: ${(err as Error)?.message ?? String(err)}`),
       }),

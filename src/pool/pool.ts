@@ -6,7 +6,6 @@
 // answers with this host's queue and the path. From then on every checkpoint of that workspace is
 // shipped before the activity that took it returns.
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { baseGitEnv, git } from '../time-travel/git.js';
@@ -18,7 +17,9 @@ import { StepManifest, firstFence, moveFence } from './fence.js';
 import { checkoutTree, fetchChain, findManifest, readFence, shipCheckpoint, writeFence } from './shipping.js';
 
 import { POOL_NAME } from './workflow/pool-rules.js';
-import type { ChildEnv, Settings } from '../environment.js';
+import type { ChildEnv } from '../environment.js';
+import { codecSettings } from '../settings/codec.js';
+import type { StoreSettings } from '../settings/store.js';
 export { poolQueueName as poolQueue } from './workflow/pool-rules.js';
 
 /** A pool name: short, and safe in a queue name. */
@@ -34,24 +35,14 @@ export interface PoolSettings {
   store: ObjectStore;
 }
 
-/** The pool this worker hosts, or undefined; a pool without FAHEEM_OBJECT_STORE is refused. */
-export function poolSettings(env: Settings, pool = env.FAHEEM_POOL): PoolSettings | undefined {
+/** The pool this worker hosts (default FAHEEM_POOL), or undefined; a pool without FAHEEM_OBJECT_STORE is refused. */
+export function poolSettings(settings: StoreSettings, pool = settings.pool.name): PoolSettings | undefined {
   if (!pool) return undefined;
   const name = PoolName.safeParse(pool);
   if (!name.success) throw new ObjectStoreError('config', `pool ${JSON.stringify(pool)}: ${name.error.issues[0]?.message}`);
-  const store = objectStore(env);
+  const store = objectStore(settings);
   if (!store) throw new ObjectStoreError('config', `a worker of pool ${pool} needs FAHEEM_OBJECT_STORE: the pool's workspaces live there`);
-  return { pool, hostId: hostId(env), workspacesDir: workspacesDir(env), store };
-}
-
-/** FAHEEM_HOST_ID, else the hostname. */
-export function hostId(env: Settings): string {
-  return env.FAHEEM_HOST_ID || hostname();
-}
-
-/** FAHEEM_WORKSPACES_DIR, else ~/.faheem/workspaces. */
-export function workspacesDir(env: Settings): string {
-  return path.resolve(env.FAHEEM_WORKSPACES_DIR || path.join(homedir(), '.faheem', 'workspaces'));
+  return { pool, hostId: settings.pool.hostId, workspacesDir: settings.pool.workspacesDir, store };
 }
 
 /** A pooled conversation's folder on a host (the id encoded as in refs: no two ids share one). */
@@ -157,7 +148,7 @@ export async function claimPoolHost(
   env: ChildEnv,
 ): Promise<ClaimResult> {
   const input = ClaimInput.parse(raw);
-  const codec = encryptionCodec(env);
+  const codec = encryptionCodec(codecSettings(env));
   const { store } = settings;
   const fence = await readFence(store, input.conversationId, codec);
   const manifest = await findManifest(store, input.conversationId, input.lastStep, env).catch((err: unknown) => {

@@ -9,10 +9,11 @@ import { InvalidRequestError } from '../core/errors.js';
 import { ObjectStoreError, objectStore } from '../storage/object-store.js';
 import { shipCheckpoint } from './shipping.js';
 import type { ChildEnv } from '../environment.js';
+import type { StoreSettings } from '../settings/store.js';
 
-/** Ships DIR's files as conversation `id`'s starting workspace. */
-export async function seedWorkspace(id: string, dir: string, env: ChildEnv): Promise<void> {
-  const store = objectStore(env);
+/** Ships DIR's files as conversation `id`'s starting workspace (to the store `storage` names; git runs with `env`). */
+export async function seedWorkspace(id: string, dir: string, storage: StoreSettings, env: ChildEnv): Promise<void> {
+  const store = objectStore(storage);
   if (!store) throw new ObjectStoreError('config', '--workspace-from uploads to the object store: set FAHEEM_OBJECT_STORE');
   const from = path.resolve(dir);
   if (!(await stat(from).catch(() => undefined))?.isDirectory()) throw new InvalidRequestError(`--workspace-from ${from}: not a directory`);

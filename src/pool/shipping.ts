@@ -36,7 +36,9 @@ import { boundTo, encryptionCodec, isEncrypted, payloadKeyId, type EncryptionCod
 import { ObjectStoreError, type ObjectStore } from '../storage/object-store.js';
 import { Fence, StepManifest, manifestKey, parseManifestKey, pickManifest } from './fence.js';
 import { objectsSince, writePack } from './step-pack.js';
-import type { ChildEnv, Settings } from '../environment.js';
+import type { ChildEnv } from '../environment.js';
+import { codecSettings } from '../settings/codec.js';
+import type { StoreSettings } from '../settings/store.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
@@ -58,12 +60,12 @@ export const FOLD_SHARE = 0.5;
 export const FOLD_FLOOR_BYTES = 64 * 1024;
 
 /**
- * What the workspace store (FAHEEM_OBJECT_STORE) guarantees under `env`, for `faheem doctor` and a
- * pool worker's start: undefined without a store; `bound` with a key (FAHEEM_ENCRYPTION_KEY(S)).
+ * What the workspace store (FAHEEM_OBJECT_STORE) guarantees under `settings`, for `faheem doctor` and
+ * a pool worker's start: undefined without a store; `bound` with a key (FAHEEM_ENCRYPTION_KEY(S)).
  */
-export function storeGuarantee(env: Settings): { bound: boolean; detail: string } | undefined {
-  if (!env.FAHEEM_OBJECT_STORE?.trim()) return undefined;
-  if (env.FAHEEM_ENCRYPTION_KEY?.trim() || env.FAHEEM_ENCRYPTION_KEYS?.trim()) {
+export function storeGuarantee(settings: Pick<StoreSettings, 'url' | 'codec'>): { bound: boolean; detail: string } | undefined {
+  if (!settings.url) return undefined;
+  if (settings.codec.encrypts) {
     return { bound: true, detail: 'workspace objects are encrypted and bound to their place: a planted or moved object is refused' };
   }
   return {
@@ -249,7 +251,7 @@ export async function shipCheckpoint(
   /** How long a chain grows before it is folded (FULL_BUNDLE_EVERY). */
   fullBundleEvery = FULL_BUNDLE_EVERY,
 ): Promise<StepManifest> {
-  const codec = encryptionCodec(env);
+  const codec = encryptionCodec(codecSettings(env));
   const prefix = conversationPrefix(input.conversationId);
   const previous = input.previous;
   const key = manifestKey(prefix, input.step, input.epoch);
@@ -332,7 +334,7 @@ export async function findManifest(
   step: number | undefined,
   env: ChildEnv,
 ): Promise<StepManifest | undefined> {
-  const codec = encryptionCodec(env);
+  const codec = encryptionCodec(codecSettings(env));
   const prefix = conversationPrefix(conversationId);
   const fence = await readFence(store, conversationId, codec);
   const key = pickManifest(fence, await store.list(`${prefix}/steps/`), step);
@@ -467,7 +469,7 @@ export async function fetchChain(
   gitDir: string,
   env: ChildEnv,
 ): Promise<void> {
-  const codec = encryptionCodec(env);
+  const codec = encryptionCodec(codecSettings(env));
   const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
   const indexPack = (pack: Uint8Array) =>
     git(['index-pack', '--stdin', '--fix-thin'], {
@@ -562,7 +564,7 @@ export async function materialiseWorkspace(
  * whose objects its chain may read, so whichever host claims the fork restores that step.
  */
 export async function forkShipped(store: ObjectStore, sourceId: string, step: number, newId: string, env: ChildEnv): Promise<void> {
-  const codec = encryptionCodec(env);
+  const codec = encryptionCodec(codecSettings(env));
   const manifest = await findManifest(store, sourceId, step, env);
   if (!manifest) throw new ObjectStoreError('not_found', `step ${step} of conversation ${sourceId} was never shipped to ${store.location}`);
   // The fork starts after that step: what was shipped for it is its step's checkpoint there.

@@ -21,20 +21,23 @@ import {
 import { manifestKey } from '../../../src/pool/fence.js';
 import { conversationPrefix, findManifest, materialiseWorkspace, readFence } from '../../../src/pool/shipping.js';
 import { hibernateAfter, movedCwd } from '../../../src/pool/workflow/pool-rules.js';
+import { storeSettings } from '../../../src/settings/store.js';
 
 test('a pool needs the object store; host id and folder have defaults', () => {
-  assert.equal(poolSettings({}), undefined);
+  assert.equal(poolSettings(storeSettings({})), undefined);
   assert.throws(
-    () => poolSettings({ FAHEEM_POOL: 'p1' }),
+    () => poolSettings(storeSettings({ FAHEEM_POOL: 'p1' })),
     (err: unknown) => err instanceof ObjectStoreError && /FAHEEM_OBJECT_STORE/.test(err.message),
   );
-  assert.throws(() => poolSettings({ FAHEEM_POOL: '../x', FAHEEM_OBJECT_STORE: 'file:///tmp/s' }), ObjectStoreError);
-  const s = poolSettings({
-    FAHEEM_POOL: 'p1',
-    FAHEEM_OBJECT_STORE: 'file:///tmp/s',
-    FAHEEM_HOST_ID: 'h1',
-    FAHEEM_WORKSPACES_DIR: '/srv/ws',
-  })!;
+  assert.throws(() => poolSettings(storeSettings({ FAHEEM_POOL: '../x', FAHEEM_OBJECT_STORE: 'file:///tmp/s' })), ObjectStoreError);
+  const s = poolSettings(
+    storeSettings({
+      FAHEEM_POOL: 'p1',
+      FAHEEM_OBJECT_STORE: 'file:///tmp/s',
+      FAHEEM_HOST_ID: 'h1',
+      FAHEEM_WORKSPACES_DIR: '/srv/ws',
+    }),
+  )!;
   assert.deepEqual([s.pool, s.hostId, s.workspacesDir], ['p1', 'h1', '/srv/ws']);
   assert.notEqual(pooledWorkspace('/w', 'a.b'), pooledWorkspace('/w', 'a_2Eb'), 'no two ids share a folder');
 });

@@ -26,6 +26,8 @@ import {
   storeGuarantee,
   writeFence,
 } from '../../../src/pool/shipping.js';
+import { codecSettings } from '../../../src/settings/codec.js';
+import { storeSettings } from '../../../src/settings/store.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
@@ -376,7 +378,7 @@ test('with a key, an unencrypted object planted at a step is refused, and so is 
   await store.put(key2, plainObject(encodeStep(forged, await packSince(shadow.gitDir, c2.commit, c1.commit, process.env))));
   await assert.rejects(findManifest(store, 'c', undefined, env), refused(key2, /not encrypted.*FAHEEM_ENCRYPTION_KEY/));
   // Encrypted with the key but without its place (as versions before binding wrote): refused too.
-  const [sealed] = await encryptionCodec(env)!.encode([
+  const [sealed] = await encryptionCodec(codecSettings(env))!.encode([
     { metadata: { encoding: Buffer.from('binary/plain') }, data: encodeStep(forged, undefined) },
   ]);
   await store.put(key2, ProtoPayload.encode(ProtoPayload.fromObject(sealed!)).finish());
@@ -472,12 +474,12 @@ test('with a key a shipped step restores, and so does a fork, and a fork of a fo
 });
 
 test('doctor and a pool worker say a store without a key is unauthenticated', () => {
-  assert.equal(storeGuarantee({}), undefined, 'no store: nothing to say');
-  assert.equal(storeGuarantee({ FAHEEM_ENCRYPTION_KEY: 'k' }), undefined);
-  const open = storeGuarantee({ FAHEEM_OBJECT_STORE: 'file:///srv/store' });
+  assert.equal(storeGuarantee(storeSettings({})), undefined, 'no store: nothing to say');
+  assert.equal(storeGuarantee(storeSettings({ FAHEEM_ENCRYPTION_KEY: 'k' })), undefined);
+  const open = storeGuarantee(storeSettings({ FAHEEM_OBJECT_STORE: 'file:///srv/store' }));
   assert.equal(open?.bound, false);
   assert.match(open!.detail, /unauthenticated: anyone who can write to it can change what a conversation restores.*FAHEEM_ENCRYPTION_KEY/);
   for (const key of ['FAHEEM_ENCRYPTION_KEY', 'FAHEEM_ENCRYPTION_KEYS']) {
-    assert.equal(storeGuarantee({ FAHEEM_OBJECT_STORE: 's3://b/p', [key]: 'k' })?.bound, true, key);
+    assert.equal(storeGuarantee(storeSettings({ FAHEEM_OBJECT_STORE: 's3://b/p', [key]: 'k' }))?.bound, true, key);
   }
 });
