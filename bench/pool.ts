@@ -40,7 +40,13 @@ async function fill(dir: string, files: number): Promise<void> {
 
 async function ship(root: string, store: ObjectStore, files: number): Promise<void> {
   const id = `bench-${files}`;
-  const settings = (hostId: string): PoolSettings => ({ pool: 'bench', hostId, workspacesDir: path.join(root, hostId, 'ws'), store });
+  const settings = (hostId: string): PoolSettings => ({
+    pool: 'bench',
+    hostId,
+    workspacesDir: path.join(root, hostId, 'ws'),
+    store,
+    codec: undefined,
+  });
   // Shipping's own CPU, measured around the hook: this process's threads, and the git processes
   // it waited for (a fold's, a full pack's; a step's pack is written in-process).
   let hookCpuMs = 0;
