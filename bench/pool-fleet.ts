@@ -24,6 +24,10 @@ import { startSeaweedS3 } from '../test/support/seaweedfs.js';
 import { cpuMs } from './cpu.js';
 import { endSide } from './sides.js';
 import { pct } from './step.js';
+import { storeSettings } from '../src/settings/store.js';
+import { encryptionCodec } from '../src/security/codec.js';
+
+const codecOf = (env: Record<string, string | undefined>) => encryptionCodec(storeSettings(env).codec);
 
 const ONLY = new Set((process.env.BENCH_FLEET_ONLY ?? 'loss,throughput').split(','));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
@@ -104,7 +108,7 @@ async function loss(): Promise<void> {
   await rm(lost.dir, { recursive: true, force: true });
 
   const finals = await Promise.all(conversations.map((c) => c.waitUntil((s) => s.status !== 'running', 500, 600_000)));
-  const store = objectStore(storeEnv)!;
+  const store = objectStore(storeSettings(storeEnv))!;
   const problems: string[] = [];
   const toMove: number[] = [];
   const toStep: number[] = [];
@@ -121,12 +125,12 @@ async function loss(): Promise<void> {
     // What the finished steps made: step N's file for each N whose result came back.
     const made = observations.flatMap((o, n) => (unknown.includes(n) ? [] : [n]));
     const dir = path.join(root, 'pulled', String(i));
-    const manifest = await findManifest(store, c.id, undefined, storeEnv);
+    const manifest = await findManifest(store, c.id, undefined, codecOf(storeEnv));
     if (!manifest) {
       problems.push(`${c.id}: nothing shipped`);
       continue;
     }
-    await materialiseWorkspace(store, c.id, manifest, dir, storeEnv);
+    await materialiseWorkspace(store, c.id, manifest, dir, storeEnv, codecOf(storeEnv));
     const files = (await readdir(dir)).filter((f) => f !== 'runs.log').sort();
     const want = made.map((n) => `s${n}.txt`).sort();
     if (JSON.stringify(files) !== JSON.stringify(want)) problems.push(`${c.id}: files ${files.join(' ')}, steps made ${want.join(' ')}`);

@@ -17,6 +17,7 @@ import { claimPoolHost, shipAfterSnapshot, type PoolSettings } from '../src/pool
 import { FULL_BUNDLE_EVERY } from '../src/pool/shipping.js';
 import { startSeaweedS3, type SeaweedS3 } from '../test/support/seaweedfs.js';
 import { cpuMs, reapedChildrenCpuMs } from './cpu.js';
+import { storeSettings } from '../src/settings/store.js';
 
 // More than twice FULL_BUNDLE_EVERY: the measured steps include the chain's folds.
 const STEPS = Number(process.env.BENCH_POOL_STEPS ?? 2 * FULL_BUNDLE_EVERY + 20);
@@ -39,7 +40,13 @@ async function fill(dir: string, files: number): Promise<void> {
 
 async function ship(root: string, store: ObjectStore, files: number): Promise<void> {
   const id = `bench-${files}`;
-  const settings = (hostId: string): PoolSettings => ({ pool: 'bench', hostId, workspacesDir: path.join(root, hostId, 'ws'), store });
+  const settings = (hostId: string): PoolSettings => ({
+    pool: 'bench',
+    hostId,
+    workspacesDir: path.join(root, hostId, 'ws'),
+    store,
+    codec: undefined,
+  });
   // Shipping's own CPU, measured around the hook: this process's threads, and the git processes
   // it waited for (a fold's, a full pack's; a step's pack is written in-process).
   let hookCpuMs = 0;
@@ -147,7 +154,7 @@ try {
   let store: ObjectStore;
   if (process.env.BENCH_POOL_S3 === '1') {
     s3 = await startSeaweedS3('bench-pool');
-    store = objectStore({ ...s3.env, FAHEEM_OBJECT_STORE: `s3://${s3.bucket}/bench` })!;
+    store = objectStore(storeSettings({ ...s3.env, FAHEEM_OBJECT_STORE: `s3://${s3.bucket}/bench` }))!;
   } else {
     store = new FileObjectStore(path.join(root, 'store'));
   }

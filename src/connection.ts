@@ -6,6 +6,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnection } from '@temporalio/worker';
 import net from 'node:net';
 import { ServerUnreachableError } from './core/errors.js';
+import { storeSettings, type StoreSettings } from './settings/store.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { actorInterceptor } from './client/acting.js';
 import { withTimeout } from './core/timeout.js';
@@ -19,6 +20,11 @@ import { telemetrySettings } from './settings/telemetry.js';
  */
 export function clientSettings(): Settings {
   return readSettings(process.env, 'client');
+}
+
+/** This process's object store settings (FAHEEM_OBJECT_STORE, the AWS variables, the payload keys), read once per call. */
+export function clientStoreSettings(settings: Settings = clientSettings()): StoreSettings {
+  return storeSettings(settings);
 }
 
 /** This process's whole environment, for a child process a client starts (git, to ship a workspace). */
@@ -84,7 +90,7 @@ export async function connectConnection(
  * is set, large payloads kept aside) and the actor interceptor (see actingAs). Throws ServerUnreachableError when the server does not answer.
  */
 export async function connectClient(settings: Settings = clientSettings()): Promise<Client> {
-  const converter = dataConverter(settings); // a malformed encryption key fails here, with its own message
+  const converter = dataConverter(storeSettings(settings)); // a malformed encryption key fails here, with its own message
   const { connection, namespace } = await connectConnection(settings);
   // With an OTLP endpoint configured, starts, signals and updates carry the trace (nothing loaded otherwise).
   const tracing = await startTracing(telemetrySettings(settings));

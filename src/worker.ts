@@ -32,6 +32,7 @@ import { workerSettings } from './settings/worker.js';
 import { deploySettings, type DeploySettings } from './settings/deploy.js';
 import { checkpointSettings } from './settings/checkpoints.js';
 import { modelSettings, type ModelSettings } from './settings/models.js';
+import { storeSettings, type StoreSettings } from './settings/store.js';
 import { SEARCH_ATTRIBUTES } from './client/search-attributes.js';
 import { dataConverter } from './storage/local-payloads.js';
 import { tracedWorkflowSource, workflowSource as workflowSourceOf, type WorkflowSource } from './worker/workflow-source.js';
@@ -201,6 +202,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const temporal = connectionSettings(settings);
   const telemetry = telemetrySettings(settings);
   const checkpoints = checkpointSettings(settings);
+  const storage = storeSettings(settings);
   setUpSpawner({ helper: config.spawnHelper, env: given });
   const metricsPort = options.metricsPort ?? config.metricsPort;
   const metricsHost = options.metricsHost ?? config.metricsHost;
@@ -227,17 +229,18 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
   const tracing = await startTracing(telemetry);
   const workflowCode = withTracing(tracing, deploySettings(settings));
   const mcp = new McpManager({ env, ...(sandbox ? { sandbox } : {}) });
-  const pool = poolSettings(env, options.pool ?? env.FAHEEM_POOL);
-  const store = pool && storeGuarantee(env);
+  const pool = poolSettings(storage, options.pool ?? storage.pool.name);
+  const store = pool && storeGuarantee(storage);
   if (store && !store.bound) console.warn(`faheem worker: ${store.detail}`);
   // Live lines and change notices go to the conversations' streams while somebody follows them:
   // one list of followed conversations serves both.
   const live = new LivePublisher({ taskQueue: temporal.taskQueue, secrets: secretValues(env), enabled: config.live });
-  const changes = new ChangeNotifier(new Client({ connection, namespace, dataConverter: dataConverter(env) }), live.followed);
+  const changes = new ChangeNotifier(new Client({ connection, namespace, dataConverter: dataConverter(storage) }), live.followed);
   const activities = createActivities({
     ...(pool ? { pool } : {}),
     live,
     env,
+    store: storage,
     config,
     connection: temporal,
     telemetry,
@@ -257,7 +260,7 @@ export async function createWorker(options: CreateWorkerOptions = {}): Promise<W
     connection,
     namespace,
     identity: workerIdentity(model.name),
-    env,
+    storage,
     versioning: deployment ? deploymentOptions(deployment) : {},
     cadence,
     activities,
@@ -365,8 +368,8 @@ interface WorkerParts {
   connection: NativeConnection;
   namespace: string;
   identity: string;
-  /** The environment its data converter reads (the encryption keys, the payload store). */
-  env: Settings;
+  /** What its data converter reads (the encryption keys, the payload store). */
+  storage: StoreSettings;
   versioning: Pick<WorkerOptions, 'workerDeploymentOptions'>;
   cadence: ReturnType<typeof heartbeatCadence>;
   activities: ReturnType<typeof createActivities>;
@@ -390,7 +393,7 @@ function mainWorkerOptions(
     ...workflowCode,
     // The workflow tells the worker of each change (a sink: no history), for followers.
     sinks: { ...('sinks' in workflowCode ? workflowCode.sinks : {}), ...changeSinks },
-    dataConverter: dataConverter(parts.env),
+    dataConverter: dataConverter(parts.storage),
     activities: { callModel: activities.callModel, condense: activities.condense },
     // Its only activities are model calls: their slots are the cap. Calls beyond it wait on the
     // task queue, which the server dispatches by fairness key (the tenant) when fairness is on.
@@ -417,7 +420,7 @@ function toolsWorkerOptions(parts: WorkerParts, taskQueue: string, tracing: Trac
     namespace: parts.namespace,
     taskQueue,
     identity: parts.identity,
-    dataConverter: dataConverter(parts.env),
+    dataConverter: dataConverter(parts.storage),
     ...(tracing ? { interceptors: tracing.workerInterceptors } : {}),
     activities: {
       runTool: activities.runTool,
@@ -451,7 +454,7 @@ function claimsWorkerOptions(parts: WorkerParts, taskQueue: string): WorkerOptio
     namespace: parts.namespace,
     taskQueue,
     identity: parts.identity,
-    dataConverter: dataConverter(parts.env),
+    dataConverter: dataConverter(parts.storage),
     activities: { claimPoolHost: parts.activities.claimPoolHost },
     shutdownGraceTime: '2 seconds',
     ...parts.versioning,

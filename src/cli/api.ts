@@ -7,6 +7,7 @@ import { KeyRing, apiSecret, SCOPES, createKey, defaultKeysPath, readKeysFile, r
 import { connectClient, connectWorker } from '../connection.js';
 import { connectionSettings } from '../settings/connection.js';
 import { webhookSettings } from '../settings/webhooks.js';
+import { storeSettings } from '../settings/store.js';
 import { objectStore } from '../storage/object-store.js';
 import { dataConverter } from '../storage/local-payloads.js';
 import type { Settings } from '../environment.js';
@@ -66,7 +67,7 @@ export function apiCommand(settings: Settings): Command {
         const client = await connectClient(settings);
         // The webhook worker: deliveries of this API's conversations, signed with the secrets it keeps.
         const { allow } = webhookSettings(settings);
-        const secrets = webhookSecrets({ dir: path.join(home, 'api', 'webhooks'), store: objectStore(settings) });
+        const secrets = webhookSecrets({ dir: path.join(home, 'api', 'webhooks'), store: objectStore(storeSettings(settings)) });
         const { connection, namespace } = await connectWorker(settings);
         const webhookWorker = await createWebhookWorker({
           connection,
@@ -74,7 +75,7 @@ export function apiCommand(settings: Settings): Command {
           taskQueue: webhookTaskQueue(connectionSettings(settings).taskQueue),
           secrets,
           allow,
-          dataConverter: dataConverter(settings),
+          dataConverter: dataConverter(storeSettings(settings)),
         });
         const delivering = webhookWorker.run();
         const api = await startApi({

@@ -6,6 +6,7 @@ import { deploymentStatus, drainVersion, resolveDeployment, setCurrentVersion, s
 import { DeployError } from '../core/errors.js';
 import type { Settings } from '../environment.js';
 import { deploySettings } from '../settings/deploy.js';
+import { storeSettings } from '../settings/store.js';
 import { dataConverter } from '../storage/local-payloads.js';
 
 /** What the deploy commands borrow from the CLI's entry point. */
@@ -105,7 +106,7 @@ export function deployCommand(deps: DeployCommandDeps): Command {
     .action(async (o: { limit?: number; histories?: string }) => {
       // Loaded here: replaying needs the Temporal worker package, which the CLI's other commands do without.
       const { checkHistories, folderHistories, recentConversationIds, serverHistories } = await import('../deploy/check.js');
-      const replay = { workflowBundle: settings.workflowBundle, dataConverter: dataConverter(deps.settings) };
+      const replay = { workflowBundle: settings.workflowBundle, dataConverter: dataConverter(storeSettings(deps.settings)) };
       const result = o.histories
         ? await checkHistories(await folderHistories(o.histories), replay)
         : await deps.withClient(async (client) =>

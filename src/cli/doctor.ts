@@ -7,6 +7,7 @@ import pc from 'picocolors';
 import { CONNECT_TIMEOUT_MS, connectConfig, connectConnection } from '../connection.js';
 import { connectionSettings } from '../settings/connection.js';
 import { modelSettings } from '../settings/models.js';
+import { storeSettings } from '../settings/store.js';
 import { ModelConfigError, PROVIDERS, resolveModel } from '../models/provider.js';
 import { splitChain } from '../models/workflow/model-chain.js';
 import { SEARCH_ATTRIBUTES } from '../client/search-attributes.js';
@@ -320,7 +321,7 @@ type Converter = { payloadCodecs?: PayloadCodec[] };
 
 function safeDataConverter(env: Settings): ReturnType<typeof dataConverter> | undefined {
   try {
-    return dataConverter(env);
+    return dataConverter(storeSettings(env));
   } catch {
     return undefined;
   }
@@ -331,7 +332,7 @@ async function encryptionCheck(env: Settings, client: Client | undefined): Promi
   const secrets = secretValues(env);
   let codecs: PayloadCodec[];
   try {
-    codecs = (dataConverter(env) as Converter).payloadCodecs ?? [];
+    codecs = (dataConverter(storeSettings(env)) as Converter).payloadCodecs ?? [];
   } catch (err) {
     return [line('fail', 'encryption', redact(message(err), secrets))];
   }
@@ -428,7 +429,7 @@ async function newestConversationEncoding(
 
 /** Only with a store (FAHEEM_OBJECT_STORE): whether its objects are bound to their place, or anyone who can write there decides what is restored. */
 function storeCheck(env: Settings): CheckLine[] {
-  const guarantee = storeGuarantee(env);
+  const guarantee = storeGuarantee(storeSettings(env));
   return guarantee ? [line(guarantee.bound ? 'ok' : 'warn', 'workspace store', guarantee.detail)] : [];
 }
 

@@ -345,7 +345,7 @@ const program = new Command('faheem')
   .version(packageVersion(), '-V, --version', 'print the package version')
   .configureOutput({ outputError: (str, write) => write(pc.red(str)) })
   // A malformed FAHEEM_ENCRYPTION_KEY(S) stops every command at once, naming the variable.
-  .hook('preAction', () => void parseEncryptionKeys(settings));
+  .hook('preAction', () => void parseEncryptionKeys(codecSettings(settings)));
 
 program
   .command('server')
@@ -368,7 +368,7 @@ program
     if (exposed) console.error(pc.yellow(`faheem server: ${exposed}`));
     // With a key, the Web UI decodes through an in-process codec server (the browser calls it directly),
     // with a fresh token in the endpoint the Web UI is given.
-    const codec = o.headless ? undefined : encryptionCodec(settings);
+    const codec = o.headless ? undefined : encryptionCodec(codecSettings(settings));
     let codecServer: CodecServer | undefined;
     if (codec) {
       const uiPort = o.uiPort ?? o.port + 1000;
@@ -452,7 +452,7 @@ program
   )
   .option('--ui-origin <origin...>', `Web UI origins allowed to call it from the browser (default ${DEFAULT_UI_ORIGINS.join(', ')})`)
   .action(async (o: { port: number; ip: string; token?: string; tokenFile?: string; strict?: boolean; uiOrigin?: string[] }) => {
-    const codec = encryptionCodec(settings);
+    const codec = encryptionCodec(codecSettings(settings));
     if (!codec)
       throw new UsageError('no encryption key: set FAHEEM_ENCRYPTION_KEY (base64 of 32 bytes) or FAHEEM_ENCRYPTION_KEYS=id1:key1,id2:key2');
     let uiOrigins: string[] | undefined;

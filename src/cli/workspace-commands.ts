@@ -4,6 +4,8 @@ import { Command, InvalidArgumentError } from 'commander';
 import path from 'node:path';
 import { checkConversationId } from '../conversation/conversation-id.js';
 import { ObjectStoreError, objectStore } from '../storage/object-store.js';
+import { storeSettings } from '../settings/store.js';
+import { encryptionCodec } from '../security/codec.js';
 import { findManifest, materialiseWorkspace } from '../pool/shipping.js';
 import type { ChildEnv } from '../environment.js';
 import { clientChildEnv } from '../connection.js';
@@ -21,19 +23,21 @@ export async function pullWorkspace(
   step: number | undefined,
   env: ChildEnv,
 ): Promise<{ step: number; midStep: boolean }> {
-  const store = objectStore(env);
+  const storage = storeSettings(env);
+  const store = objectStore(storage);
   if (!store)
     throw new ObjectStoreError(
       'config',
       'faheem workspace pull reads the object store: set FAHEEM_OBJECT_STORE (and the AWS_* variables for s3://)',
     );
-  const manifest = await findManifest(store, id, step, env);
+  const codec = encryptionCodec(storage.codec);
+  const manifest = await findManifest(store, id, step, codec);
   if (!manifest)
     throw new ObjectStoreError(
       'not_found',
       `no shipped workspace of conversation ${id} in ${store.location} (only pooled conversations ship theirs)`,
     );
-  await materialiseWorkspace(store, id, manifest, dir, env);
+  await materialiseWorkspace(store, id, manifest, dir, env, codec);
   return { step: manifest.step, midStep: manifest.midStep === true };
 }
 

@@ -10,7 +10,13 @@ import { readEvents } from '../conversation/read-events.js';
 import { parseHooks, type HooksConfig } from '../hooks/config.js';
 import { markRewound, rewoundRanges, type RewindAnswer } from '../time-travel/workflow/rewind-rules.js';
 import { ConversationClosedError, ConversationNotFoundError, InvalidRequestError, WaitTimeoutError } from '../core/errors.js';
-import { clientChildEnv, clientSettings, taskQueue as defaultTaskQueue, toolTaskQueue as defaultToolTaskQueue } from '../connection.js';
+import {
+  clientChildEnv,
+  clientSettings,
+  clientStoreSettings,
+  taskQueue as defaultTaskQueue,
+  toolTaskQueue as defaultToolTaskQueue,
+} from '../connection.js';
 import { POOL_NAME, poolQueueName } from '../pool/workflow/pool-rules.js';
 import { MAX_CHAIN } from '../models/workflow/model-chain.js';
 import { parseMcpServers } from '../mcp/config.js';
@@ -424,12 +430,12 @@ export class Conversation {
     if (options.images?.length) {
       if (options.firstMessage === undefined) throw new InvalidRequestError('images go with a first message: give firstMessage too');
       conversationStart(options); // the options checked before any image is stored
-      images = await storeImages(clientSettings(), options.images);
+      images = await storeImages(clientStoreSettings(), options.images);
     }
     const start = conversationStart(options, images);
     // Its files go up before it starts: the first host to claim it restores them.
     if (options.workspaceFrom !== undefined)
-      await (await import('../pool/seed.js')).seedWorkspace(start.id, options.workspaceFrom, clientChildEnv());
+      await (await import('../pool/seed.js')).seedWorkspace(start.id, options.workspaceFrom, clientStoreSettings(), clientChildEnv());
     const handle = await client.workflow.start('conversation', { workflowId: start.id, ...start.workflow });
     return new Conversation(client, start.id, handle);
   }
@@ -468,7 +474,7 @@ export class Conversation {
   async sendMessage(message: string | { text: string; images?: ImageInput[] }): Promise<number> {
     const { text, images } = typeof message === 'string' ? { text: message, images: undefined } : message;
     checkMessage(text);
-    const refs = await storeImages(clientSettings(), images);
+    const refs = await storeImages(clientStoreSettings(), images);
     await this.afterRunStarts();
     const args: [string] | [string, ImageRef[]] = refs.length ? [text, refs] : [text];
     const { index } = await this.update(() => this.handle.executeUpdate(addMessageUpdate, { args }));

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { clientSettings } from '../connection.js';
 import type { Settings } from '../environment.js';
 import { connectionSettings } from '../settings/connection.js';
+import { storeSettings } from '../settings/store.js';
 import { readImage } from '../images/store.js';
 import { StateCache } from './conversations.js';
 import type { HandlerContext } from './handlers.js';
@@ -74,6 +75,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
   const assetsDir = options.assetsDir ?? defaultAssetsDir();
   const settings = options.settings ?? clientSettings();
   const connection = connectionSettings(settings);
+  const storage = storeSettings(settings);
   const uiBase = (options.temporalUiUrl ?? connection.temporalUiUrl).replace(/\/+$/, '');
   const answerTimeoutMs = options.answerTimeoutMs ?? 20_000;
   const states = new StateCache(client);
@@ -87,7 +89,7 @@ export async function startConsole(options: ConsoleOptions): Promise<ConsoleServ
     states,
     answerTimeoutMs,
     connection,
-    readImage: (ref) => readImage(settings, ref),
+    readImage: (ref) => readImage(storage, ref),
     streams,
     temporalUrl,
   };

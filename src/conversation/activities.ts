@@ -47,6 +47,7 @@ import { connectionSettings, type ConnectionSettings } from '../settings/connect
 import { telemetrySettings, type TelemetrySettings } from '../settings/telemetry.js';
 import { checkpointSettings, type CheckpointSettings } from '../settings/checkpoints.js';
 import { modelSettings, type ModelSettings } from '../settings/models.js';
+import { storeSettings, type StoreSettings } from '../settings/store.js';
 
 /** What the activities are made from. */
 export interface ActivitiesOptions {
@@ -80,6 +81,8 @@ export interface ActivitiesOptions {
   checkpoints?: CheckpointSettings;
   /** The model settings (createWorker's, for its model; default: read from `env`). */
   models?: ModelSettings;
+  /** The object store, its payload keys and this host's pool (createWorker's store settings; default: read from `env`). */
+  store?: StoreSettings;
 }
 
 /** Every activity of the conversation workflow, made for one worker. */
@@ -89,8 +92,10 @@ export function createActivities(options: ActivitiesOptions) {
   const connection = options.connection ?? connectionSettings(env);
   const home = config.home;
   const models = new ModelClients(options.models ?? modelSettings(env, secretValues(env)));
+  const store = options.store ?? storeSettings(env);
   const registry = new ToolRegistry(options.tools ?? [], {
     env,
+    store,
     softTimeoutMs: config.terminalSoftTimeoutMs,
     spawnHelper: config.spawnHelper,
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
@@ -130,7 +135,7 @@ export function createActivities(options: ActivitiesOptions) {
   return {
     callModel: instrumentCallModel(
       createCallModel(models, transcripts, new SetupCache(), registry, live, beatEveryMs, {
-        read: (ref) => readImage(env, ref),
+        read: (ref) => readImage(store, ref),
         cache: new ImageCache(),
         onMissing: (ref, err) => console.warn(`faheem worker: image ${ref.sha256} not read: ${(err as Error)?.message ?? String(err)}`),
       }),

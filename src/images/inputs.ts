@@ -7,7 +7,7 @@ import { InvalidRequestError } from '../core/errors.js';
 import { MAX_IMAGE_BYTES, MAX_IMAGES_PER_MESSAGE } from './workflow/image-refs.js';
 import type { ImageRef } from '../core/types.js';
 import { ImageRefused, putImage } from './store.js';
-import type { Settings } from '../environment.js';
+import type { StoreSettings } from '../settings/store.js';
 
 /**
  * An image to send with a message: a file's path (PNG, JPEG, GIF or WebP; the format is read from
@@ -38,7 +38,7 @@ async function bytesOf(input: z.infer<typeof Input>): Promise<{ bytes: Uint8Arra
  * Checks the images of one message and stores them; their references, in order. InvalidRequestError
  * ("message not sent: …") for a missing file, a format not taken, an image over 5 MB or more than 10.
  */
-export async function storeImages(env: Settings, inputs: readonly unknown[] | undefined): Promise<ImageRef[]> {
+export async function storeImages(settings: StoreSettings, inputs: readonly unknown[] | undefined): Promise<ImageRef[]> {
   if (!inputs?.length) return [];
   try {
     if (inputs.length > MAX_IMAGES_PER_MESSAGE)
@@ -48,7 +48,7 @@ export async function storeImages(env: Settings, inputs: readonly unknown[] | un
       const parsed = Input.safeParse(raw);
       if (!parsed.success) throw new ImageRefused(`image ${i + 1}: give a file path, { path } or { data: Uint8Array, mimeType }`);
       const { bytes, name, mimeType } = await bytesOf(parsed.data);
-      refs.push(await putImage(env, bytes, { name: name ?? `image ${i + 1}`, ...(mimeType !== undefined ? { mimeType } : {}) }));
+      refs.push(await putImage(settings, bytes, { name: name ?? `image ${i + 1}`, ...(mimeType !== undefined ? { mimeType } : {}) }));
     }
     return refs;
   } catch (err) {

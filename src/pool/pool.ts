@@ -6,19 +6,19 @@
 // answers with this host's queue and the path. From then on every checkpoint of that workspace is
 // shipped before the activity that took it returns.
 import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { baseGitEnv, git } from '../time-travel/git.js';
 import { encodeRefPart, type CheckpointStore } from '../time-travel/shadow-repo.js';
 import type { CheckpointInfo } from '../time-travel/types.js';
-import { encryptionCodec } from '../security/codec.js';
+import { encryptionCodec, type EncryptionCodec } from '../security/codec.js';
 import { ObjectStoreError, objectStore, type ObjectStore } from '../storage/object-store.js';
 import { StepManifest, firstFence, moveFence } from './fence.js';
 import { checkoutTree, fetchChain, findManifest, readFence, shipCheckpoint, writeFence } from './shipping.js';
 
 import { POOL_NAME } from './workflow/pool-rules.js';
-import type { ChildEnv, Settings } from '../environment.js';
+import type { ChildEnv } from '../environment.js';
+import type { StoreSettings } from '../settings/store.js';
 export { poolQueueName as poolQueue } from './workflow/pool-rules.js';
 
 /** A pool name: short, and safe in a queue name. */
@@ -32,26 +32,21 @@ export interface PoolSettings {
   /** FAHEEM_WORKSPACES_DIR (default ~/.faheem/workspaces). */
   workspacesDir: string;
   store: ObjectStore;
+  /** The payload keys' codec (FAHEEM_ENCRYPTION_KEY(S)): shipped objects are sealed with it; undefined: in clear. */
+  codec: EncryptionCodec | undefined;
 }
 
-/** The pool this worker hosts, or undefined; a pool without FAHEEM_OBJECT_STORE is refused. */
-export function poolSettings(env: Settings, pool = env.FAHEEM_POOL): PoolSettings | undefined {
+/**
+ * The pool this worker hosts (default FAHEEM_POOL), or undefined; a pool without FAHEEM_OBJECT_STORE
+ * is refused, and so is a malformed payload key (EncryptionConfigError, naming the variable).
+ */
+export function poolSettings(settings: StoreSettings, pool = settings.pool.name): PoolSettings | undefined {
   if (!pool) return undefined;
   const name = PoolName.safeParse(pool);
   if (!name.success) throw new ObjectStoreError('config', `pool ${JSON.stringify(pool)}: ${name.error.issues[0]?.message}`);
-  const store = objectStore(env);
+  const store = objectStore(settings);
   if (!store) throw new ObjectStoreError('config', `a worker of pool ${pool} needs FAHEEM_OBJECT_STORE: the pool's workspaces live there`);
-  return { pool, hostId: hostId(env), workspacesDir: workspacesDir(env), store };
-}
-
-/** FAHEEM_HOST_ID, else the hostname. */
-export function hostId(env: Settings): string {
-  return env.FAHEEM_HOST_ID || hostname();
-}
-
-/** FAHEEM_WORKSPACES_DIR, else ~/.faheem/workspaces. */
-export function workspacesDir(env: Settings): string {
-  return path.resolve(env.FAHEEM_WORKSPACES_DIR || path.join(homedir(), '.faheem', 'workspaces'));
+  return { pool, hostId: settings.pool.hostId, workspacesDir: settings.pool.workspacesDir, store, codec: encryptionCodec(settings.codec) };
 }
 
 /** A pooled conversation's folder on a host (the id encoded as in refs: no two ids share one). */
@@ -157,12 +152,11 @@ export async function claimPoolHost(
   env: ChildEnv,
 ): Promise<ClaimResult> {
   const input = ClaimInput.parse(raw);
-  const codec = encryptionCodec(env);
-  const { store } = settings;
+  const { store, codec } = settings;
   const fence = await readFence(store, input.conversationId, codec);
-  const manifest = await findManifest(store, input.conversationId, input.lastStep, env).catch((err: unknown) => {
+  const manifest = await findManifest(store, input.conversationId, input.lastStep, codec).catch((err: unknown) => {
     // The accepted step's manifest is missing (never shipped): the nearest before it.
-    if (err instanceof ObjectStoreError && err.reason === 'not_found') return findManifest(store, input.conversationId, undefined, env);
+    if (err instanceof ObjectStoreError && err.reason === 'not_found') return findManifest(store, input.conversationId, undefined, codec);
     throw err;
   });
   const next = fence ? moveFence(fence, settings.hostId, input.lastStep ?? manifest?.step ?? 0) : firstFence(settings.hostId);
@@ -175,7 +169,7 @@ export async function claimPoolHost(
     repo.stopWatching();
     // An index left by an earlier claim here describes that claim's head, not the one restored now.
     await rm(repo.indexFile(input.conversationId), { force: true });
-    await fetchChain(store, input.conversationId, manifest, repo.gitDir, env);
+    await fetchChain(store, input.conversationId, manifest, repo.gitDir, env, codec);
     await checkoutTree(repo.gitDir, manifest.commit, workspace, env);
     // The shipped checkpoint becomes this host's head of the conversation: the next snapshot is its child.
     const ns = `refs/faheem/${encodeRefPart(input.conversationId)}`;
@@ -233,6 +227,7 @@ export function shipAfterSnapshot(settings: PoolSettings, env: ChildEnv) {
         ...(info.kind === 'mid-step' ? { midStep: true } : {}),
       },
       env,
+      settings.codec,
     );
     await noteShipped(settings, { ...claim, last: manifest });
   };

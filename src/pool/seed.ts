@@ -8,11 +8,14 @@ import { CheckpointStore } from '../time-travel/shadow-repo.js';
 import { InvalidRequestError } from '../core/errors.js';
 import { ObjectStoreError, objectStore } from '../storage/object-store.js';
 import { shipCheckpoint } from './shipping.js';
+import { encryptionCodec } from '../security/codec.js';
 import type { ChildEnv } from '../environment.js';
+import type { StoreSettings } from '../settings/store.js';
 
-/** Ships DIR's files as conversation `id`'s starting workspace. */
-export async function seedWorkspace(id: string, dir: string, env: ChildEnv): Promise<void> {
-  const store = objectStore(env);
+/** Ships DIR's files as conversation `id`'s starting workspace (to the store `storage` names; git runs with `env`). */
+export async function seedWorkspace(id: string, dir: string, storage: StoreSettings, env: ChildEnv): Promise<void> {
+  const store = objectStore(storage);
+  const codec = encryptionCodec(storage.codec);
   if (!store) throw new ObjectStoreError('config', '--workspace-from uploads to the object store: set FAHEEM_OBJECT_STORE');
   const from = path.resolve(dir);
   if (!(await stat(from).catch(() => undefined))?.isDirectory()) throw new InvalidRequestError(`--workspace-from ${from}: not a directory`);
@@ -20,7 +23,12 @@ export async function seedWorkspace(id: string, dir: string, env: ChildEnv): Pro
   try {
     const repo = await new CheckpointStore({ home, env, watch: false }).open(from);
     const info = await repo.snapshot(id, 0);
-    await shipCheckpoint(store, { conversationId: id, step: 0, epoch: 1, host: 'seed', gitDir: repo.gitDir, commit: info.commit }, env);
+    await shipCheckpoint(
+      store,
+      { conversationId: id, step: 0, epoch: 1, host: 'seed', gitDir: repo.gitDir, commit: info.commit },
+      env,
+      codec,
+    );
   } finally {
     await rm(home, { recursive: true, force: true });
   }

@@ -32,11 +32,12 @@ import { baseGitEnv, git } from '../time-travel/git.js';
 import { usesSha1 } from '../time-travel/objects.js';
 import { encodeRefPart } from '../time-travel/shadow-repo.js';
 import { DecryptionError } from '../core/errors.js';
-import { boundTo, encryptionCodec, isEncrypted, payloadKeyId, type EncryptionCodec } from '../security/codec.js';
+import { boundTo, isEncrypted, payloadKeyId, type EncryptionCodec } from '../security/codec.js';
 import { ObjectStoreError, type ObjectStore } from '../storage/object-store.js';
 import { Fence, StepManifest, manifestKey, parseManifestKey, pickManifest } from './fence.js';
 import { objectsSince, writePack } from './step-pack.js';
-import type { ChildEnv, Settings } from '../environment.js';
+import type { ChildEnv } from '../environment.js';
+import type { StoreSettings } from '../settings/store.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
@@ -58,12 +59,12 @@ export const FOLD_SHARE = 0.5;
 export const FOLD_FLOOR_BYTES = 64 * 1024;
 
 /**
- * What the workspace store (FAHEEM_OBJECT_STORE) guarantees under `env`, for `faheem doctor` and a
- * pool worker's start: undefined without a store; `bound` with a key (FAHEEM_ENCRYPTION_KEY(S)).
+ * What the workspace store (FAHEEM_OBJECT_STORE) guarantees under `settings`, for `faheem doctor` and
+ * a pool worker's start: undefined without a store; `bound` with a key (FAHEEM_ENCRYPTION_KEY(S)).
  */
-export function storeGuarantee(env: Settings): { bound: boolean; detail: string } | undefined {
-  if (!env.FAHEEM_OBJECT_STORE?.trim()) return undefined;
-  if (env.FAHEEM_ENCRYPTION_KEY?.trim() || env.FAHEEM_ENCRYPTION_KEYS?.trim()) {
+export function storeGuarantee(settings: Pick<StoreSettings, 'url' | 'codec'>): { bound: boolean; detail: string } | undefined {
+  if (!settings.url) return undefined;
+  if (settings.codec.encrypts) {
     return { bound: true, detail: 'workspace objects are encrypted and bound to their place: a planted or moved object is refused' };
   }
   return {
@@ -240,16 +241,16 @@ export async function packSince(gitDir: string, commit: string, since: string | 
  * conversation (pool.ts), and what a lost host still writes after its epoch ended is never read
  * (every reader goes through the fence: `pickManifest`). Reading the fence first could not have
  * stopped such a write anyway (another host may claim between the read and the write), and it cost
- * a request a step.
+ * a request a step. Git runs with `env`; the object is sealed with `codec` (the payload keys; none: in clear).
  */
 export async function shipCheckpoint(
   store: ObjectStore,
   input: ShipInput,
   env: ChildEnv,
+  codec: EncryptionCodec | undefined,
   /** How long a chain grows before it is folded (FULL_BUNDLE_EVERY). */
   fullBundleEvery = FULL_BUNDLE_EVERY,
 ): Promise<StepManifest> {
-  const codec = encryptionCodec(env);
   const prefix = conversationPrefix(input.conversationId);
   const previous = input.previous;
   const key = manifestKey(prefix, input.step, input.epoch);
@@ -330,9 +331,8 @@ export async function findManifest(
   store: ObjectStore,
   conversationId: string,
   step: number | undefined,
-  env: ChildEnv,
+  codec: EncryptionCodec | undefined,
 ): Promise<StepManifest | undefined> {
-  const codec = encryptionCodec(env);
   const prefix = conversationPrefix(conversationId);
   const fence = await readFence(store, conversationId, codec);
   const key = pickManifest(fence, await store.list(`${prefix}/steps/`), step);
@@ -466,8 +466,8 @@ export async function fetchChain(
   manifest: StepManifest,
   gitDir: string,
   env: ChildEnv,
+  codec: EncryptionCodec | undefined,
 ): Promise<void> {
-  const codec = encryptionCodec(env);
   const gitEnv = { ...baseGitEnv(env), GIT_DIR: gitDir };
   const indexPack = (pack: Uint8Array) =>
     git(['index-pack', '--stdin', '--fix-thin'], {
@@ -543,12 +543,13 @@ export async function materialiseWorkspace(
   manifest: StepManifest,
   dir: string,
   env: ChildEnv,
+  codec: EncryptionCodec | undefined,
 ): Promise<StepManifest> {
   const scratch = await mkdtemp(path.join(tmpdir(), 'faheem-pull-'));
   try {
     const gitDir = path.join(scratch, 'repo.git');
     await git(['init', '--quiet', '--bare', gitDir], { env: baseGitEnv(env), cwd: scratch });
-    await fetchChain(store, conversationId, manifest, gitDir, env);
+    await fetchChain(store, conversationId, manifest, gitDir, env, codec);
     await checkoutTree(gitDir, manifest.commit, dir, env);
     return manifest;
   } finally {
@@ -561,9 +562,14 @@ export async function materialiseWorkspace(
  * source's step objects, and records the source (and the source's own sources) as the conversations
  * whose objects its chain may read, so whichever host claims the fork restores that step.
  */
-export async function forkShipped(store: ObjectStore, sourceId: string, step: number, newId: string, env: ChildEnv): Promise<void> {
-  const codec = encryptionCodec(env);
-  const manifest = await findManifest(store, sourceId, step, env);
+export async function forkShipped(
+  store: ObjectStore,
+  sourceId: string,
+  step: number,
+  newId: string,
+  codec: EncryptionCodec | undefined,
+): Promise<void> {
+  const manifest = await findManifest(store, sourceId, step, codec);
   if (!manifest) throw new ObjectStoreError('not_found', `step ${step} of conversation ${sourceId} was never shipped to ${store.location}`);
   // The fork starts after that step: what was shipped for it is its step's checkpoint there.
   const { midStep: _midStep, forkSources, ...shipped } = manifest;

@@ -11,7 +11,10 @@ import { METADATA_ENCODING_KEY, ValueError, type Payload, type PayloadCodec } fr
 import proto from '@temporalio/proto';
 import { DecryptionError, EncryptionConfigError } from '../core/errors.js';
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import type { Settings } from '../environment.js';
+import type { CodecSettings } from '../settings/codec.js';
+
+/** The payload keys as configured (the codec area's, src/settings/codec.ts). */
+export type KeySettings = Pick<CodecSettings, 'encryptionKey' | 'encryptionKeys'>;
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
@@ -55,15 +58,15 @@ function decodeKey(text: string, where: string): Buffer {
 }
 
 /**
- * The keys configured in `env`, the encrypting one first; `undefined` when none is configured.
+ * The keys `configured` (the codec area's settings) gives, the encrypting one first; `undefined` when none is configured.
  * `FAHEEM_ENCRYPTION_KEY=<base64>` is one key whose id is its fingerprint; `FAHEEM_ENCRYPTION_KEYS=
  * id1:key1,id2:key2` is a list (an entry without `id:` gets the fingerprint as its id).
  *
  * @throws EncryptionConfigError naming the variable and what is wrong.
  */
-export function parseEncryptionKeys(env: Settings): EncryptionKey[] | undefined {
-  const single = env.FAHEEM_ENCRYPTION_KEY?.trim() ?? '';
-  const list = env.FAHEEM_ENCRYPTION_KEYS?.trim() ?? '';
+export function parseEncryptionKeys(configured: KeySettings): EncryptionKey[] | undefined {
+  const single = configured.encryptionKey?.trim() ?? '';
+  const list = configured.encryptionKeys?.trim() ?? '';
   if (single && list) {
     throw new EncryptionConfigError(
       'FAHEEM_ENCRYPTION_KEY and FAHEEM_ENCRYPTION_KEYS are both set; set only FAHEEM_ENCRYPTION_KEYS (the first key encrypts, all decrypt) and unset FAHEEM_ENCRYPTION_KEY',
@@ -224,9 +227,9 @@ export function payloadKeyId(payload: Payload): string | undefined {
   return isEncrypted(payload) ? metadataString(payload, KEY_ID_METADATA) : undefined;
 }
 
-/** The codec for `env`'s keys, or `undefined` when no key is configured. Throws on a malformed key. */
-export function encryptionCodec(env: Settings): EncryptionCodec | undefined {
-  const keys = parseEncryptionKeys(env);
+/** The codec for the configured keys, or `undefined` when no key is configured. Throws on a malformed key. */
+export function encryptionCodec(settings: KeySettings): EncryptionCodec | undefined {
+  const keys = parseEncryptionKeys(settings);
   return keys ? new EncryptionCodec(keys) : undefined;
 }
 

@@ -11,20 +11,15 @@ import { createHash } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { faheemHome } from '../home.js';
 import { encryptionCodec } from '../security/codec.js';
 import { objectStore, type ObjectStore } from './object-store.js';
 import { S3StorageDriver, type S3StorageDriverClient } from '@temporalio/external-storage-s3';
-import type { Settings } from '../environment.js';
+import type { StoreSettings } from '../settings/store.js';
 
 const Payload = proto.temporal.api.common.v1.Payload;
 
 /** Payloads above this size are stored outside history (Temporal's hard limit is 2 MB). */
 export const PAYLOAD_SIZE_THRESHOLD = 512 * 1024;
-
-export function payloadDir(env: Settings): string {
-  return env.FAHEEM_PAYLOAD_DIR || path.join(faheemHome(env), 'payloads');
-}
 
 export class LocalFilePayloadDriver implements StorageDriver {
   readonly name = 'faheem-local-files';
@@ -88,9 +83,9 @@ export class ObjectStorePayloadClient implements S3StorageDriverClient {
  * capped at the store's size), else the payload folder. Payloads are encoded (encrypted, with a key)
  * before they get here, so the store holds ciphertext.
  */
-export function externalStorage(env: Settings): ExternalStorage {
-  const local = new LocalFilePayloadDriver(payloadDir(env));
-  const store = objectStore(env);
+export function externalStorage(settings: Pick<StoreSettings, 'payloadDir' | 'url' | 'maxBytes' | 's3'>): ExternalStorage {
+  const local = new LocalFilePayloadDriver(settings.payloadDir);
+  const store = objectStore(settings);
   if (!store) return new ExternalStorage({ drivers: [local], payloadSizeThreshold: PAYLOAD_SIZE_THRESHOLD });
   const shared = new S3StorageDriver({ client: new ObjectStorePayloadClient(store), bucket: 'faheem', maxPayloadSize: store.maxBytes });
   return new ExternalStorage({ drivers: [shared, local], driverSelector: () => shared, payloadSizeThreshold: PAYLOAD_SIZE_THRESHOLD });
@@ -103,10 +98,10 @@ export function externalStorage(env: Settings): ExternalStorage {
  * The SDK runs the codecs before external storage on the way out (and after it on the way in), so a
  * payload stored as a file is already ciphertext. Throws on a malformed key.
  */
-export function dataConverter(env: Settings): DataConverter {
-  const codec = encryptionCodec(env);
+export function dataConverter(settings: StoreSettings): DataConverter {
+  const codec = encryptionCodec(settings.codec);
   return {
-    externalStorage: externalStorage(env),
+    externalStorage: externalStorage(settings),
     ...(codec ? { payloadCodecs: [codec], failureConverterPath: encryptedFailureConverterPath() } : {}),
   };
 }

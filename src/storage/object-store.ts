@@ -12,7 +12,7 @@ import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { FaheemError } from '../core/errors.js';
-import type { Settings } from '../environment.js';
+import type { S3Settings, StoreSettings } from '../settings/store.js';
 
 /**
  * Why the object store failed. `refused`: an object is there, but not one this conversation wrote
@@ -166,20 +166,20 @@ export class FileObjectStore implements ObjectStore {
   }
 }
 
-/** The settings of an S3-compatible store, read from the standard AWS variables. */
-export function s3ClientConfig(env: Settings): S3ClientConfig {
-  const endpoint = env.AWS_ENDPOINT_URL_S3 || env.AWS_ENDPOINT_URL || undefined;
-  const keyId = env.AWS_ACCESS_KEY_ID;
-  const secret = env.AWS_SECRET_ACCESS_KEY;
+/** The client configuration of an S3-compatible store, from the standard AWS variables (its settings). */
+export function s3ClientConfig(s3: S3Settings): S3ClientConfig {
+  const endpoint = s3.endpoint;
+  const keyId = s3.accessKeyId;
+  const secret = s3.secretAccessKey;
   return {
-    region: env.AWS_REGION || env.AWS_DEFAULT_REGION || 'us-east-1',
+    region: s3.region,
     ...(endpoint ? { endpoint, forcePathStyle: true } : {}), // path-style: SeaweedFS, MinIO and most self-hosted stores
     ...(keyId && secret
       ? {
           credentials: {
             accessKeyId: keyId,
             secretAccessKey: secret,
-            ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}),
+            ...(s3.sessionToken ? { sessionToken: s3.sessionToken } : {}),
           },
         }
       : {}),
@@ -337,8 +337,7 @@ export function parseObjectStoreUrl(value: string): ObjectStoreUrl {
   throw new ObjectStoreError('config', `FAHEEM_OBJECT_STORE must be s3://bucket/prefix or file:///path, not ${JSON.stringify(value)}`);
 }
 
-function maxBytesFrom(env: Settings): number {
-  const raw = env.FAHEEM_OBJECT_MAX_BYTES;
+function maxBytesFrom(raw: string | undefined): number {
   if (!raw) return DEFAULT_MAX_OBJECT_BYTES;
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n <= 0)
@@ -350,15 +349,16 @@ const stores = new Map<string, ObjectStore>();
 
 /**
  * The object store FAHEEM_OBJECT_STORE names, or undefined when it is unset (one host, as before).
- * One instance per settings in a process: the S3 client keeps its connections.
+ * One instance per settings in a process: the S3 client keeps its connections. Throws
+ * ObjectStoreError (`config`) on a malformed FAHEEM_OBJECT_STORE or FAHEEM_OBJECT_MAX_BYTES.
  */
-export function objectStore(env: Settings): ObjectStore | undefined {
-  const value = env.FAHEEM_OBJECT_STORE?.trim();
+export function objectStore(settings: Pick<StoreSettings, 'url' | 'maxBytes' | 's3'>): ObjectStore | undefined {
+  const value = settings.url;
   if (!value) return undefined;
   const parsed = parseObjectStoreUrl(value);
-  const maxBytes = maxBytesFrom(env);
-  const config = parsed.kind === 's3' ? s3ClientConfig(env) : undefined;
-  const cacheKey = JSON.stringify([value, maxBytes, config?.endpoint, config?.region, env.AWS_ACCESS_KEY_ID ?? '']);
+  const maxBytes = maxBytesFrom(settings.maxBytes);
+  const config = parsed.kind === 's3' ? s3ClientConfig(settings.s3) : undefined;
+  const cacheKey = JSON.stringify([value, maxBytes, config?.endpoint, config?.region, settings.s3.accessKeyId ?? '']);
   let store = stores.get(cacheKey);
   if (!store) {
     store =

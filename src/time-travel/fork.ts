@@ -12,7 +12,7 @@ import { checkConversationId } from '../conversation/conversation-id.js';
 import { emptyMetrics, type CarriedState, type ConversationInput } from '../core/types.js';
 import { CARRIED_STATE_VERSION } from '../conversation/workflow/legacy/carried-state.js';
 import { ConversationModelKey, ConversationStatusKey, forkPointQuery } from '../conversation/workflow/messages.js';
-import { clientChildEnv, clientSettings, taskQueue as defaultTaskQueue } from '../connection.js';
+import { clientSettings, clientStoreSettings, taskQueue as defaultTaskQueue } from '../connection.js';
 import { randomUUID } from 'node:crypto';
 
 /** A fork that cannot be made (no such step, no checkpoint). */
@@ -105,9 +105,11 @@ export async function forkConversation(client: Client, sourceId: string, options
   if (pool !== undefined) {
     const { objectStore } = await import('../storage/object-store.js');
     const { forkShipped } = await import('../pool/shipping.js');
-    const store = objectStore(settings);
+    const { encryptionCodec } = await import('../security/codec.js');
+    const storage = clientStoreSettings(settings);
+    const store = objectStore(storage);
     if (!store) throw new ForkError('forking a pooled conversation reads the object store: set FAHEEM_OBJECT_STORE');
-    await forkShipped(store, sourceId, checkpoint.step, id, clientChildEnv());
+    await forkShipped(store, sourceId, checkpoint.step, id, encryptionCodec(storage.codec));
     carried.forkMade = true; // the first host of the pool to claim it restores the step
   }
   const input: ConversationInput = {

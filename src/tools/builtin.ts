@@ -16,11 +16,14 @@ import { FileEditorArgs, TerminalArgs } from './schemas.js';
 import { riskyUnlessRatedLow, terminalNeedsApproval } from './risk.js';
 import { runTerminalCall } from './terminal.js';
 import type { ChildEnv } from '../environment.js';
+import { storeSettings, type StoreSettings } from '../settings/store.js';
 
 /** What the built-in tools are made from on a worker. */
 export interface BuiltinConfig {
   /** The worker's environment: secrets, FAHEEM_HOME, and what commands start from (through the allow-list). Read at the first call. */
   env: ChildEnv;
+  /** Where images go (the worker's store settings; default: read from `env` at the first call). */
+  store?: StoreSettings;
   /** Run terminal commands under this sandbox (default: none). */
   sandbox?: Sandbox;
   /** A command with no new output this long is returned as still running (default 30 s; the worker's FAHEEM_TERMINAL_SOFT_TIMEOUT_S). */
@@ -96,6 +99,7 @@ export function terminalTool(config: BuiltinConfig) {
 /** The file_editor tool for a worker with this configuration. */
 export function fileEditorTool(config: BuiltinConfig) {
   const home = once(() => faheemHome(config.env));
+  const store = once(() => config.store ?? storeSettings(config.env));
   const tool = defineTool({
     name: 'file_editor',
     description: 'View, create and edit files: view (a file with line numbers, or a directory), create, str_replace, insert, undo_edit.',
@@ -112,7 +116,7 @@ export function fileEditorTool(config: BuiltinConfig) {
       const { image, ...result } = await editFile(args, { workspace: ctx.workspace, undoDir: undo.dir });
       if (!image) return result;
       // The bytes go to the object store; the result (and so history) carries the reference.
-      const ref = await putImage(config.env, image.bytes, { name: path.basename(args.path), mimeType: image.mimeType });
+      const ref = await putImage(store(), image.bytes, { name: path.basename(args.path), mimeType: image.mimeType });
       return { ...result, images: [ref] };
     },
   });

@@ -14,6 +14,7 @@ import { chromium } from 'playwright-core';
 import { startConsole } from '../../src/console-server/server.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
 import { ROOT, freePort, historyText, startHarness, waitFor, type Harness } from '../support/harness.js';
+import { storeSettings } from '../../src/settings/store.js';
 
 const HELLO = 'Hello from a durable conversation, streamed word by word.';
 
@@ -414,7 +415,7 @@ test('with nothing answering at the Temporal address, it starts the embedded ser
     // The MCP server's literal value stayed out of the conversation's history.
     const connection = await Connection.connect({ address });
     try {
-      const own = new Client({ connection, namespace: 'default', dataConverter: dataConverter(env) });
+      const own = new Client({ connection, namespace: 'default', dataConverter: dataConverter(storeSettings(env)) });
       const history = historyText(await own.workflow.getHandle(sessionId).fetchHistory());
       assert.ok(history.includes('mcp-server-everything'), 'the MCP server is the conversation’s');
       assert.ok(!history.includes('tok-literal-5e1f9c'), 'its literal env value is not in the history');

@@ -46,6 +46,7 @@ import { webhookSettings } from '../../src/settings/webhooks.js';
 import { startApiProcess, type ApiProcess } from '../support/api-process.js';
 import { FAKE_KEY, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
 import { tempDir } from '../support/temp-dirs.js';
+import { storeSettings } from '../../src/settings/store.js';
 
 let h: Harness;
 let worker: WorkerProcess;
@@ -370,7 +371,7 @@ describe('webhooks', () => {
       taskQueue: webhookTaskQueue(DEFAULTS.taskQueue),
       secrets,
       allow: webhookSettings(settings).allow,
-      dataConverter: dataConverter(h.env),
+      dataConverter: dataConverter(storeSettings(h.env)),
     });
     webhookRun = webhookWorker.run().finally(() => connection.close());
   });

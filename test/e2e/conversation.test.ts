@@ -20,6 +20,7 @@ import { samePromptSameReply, type RecordedRequest, type Script, type ScriptedRe
 import { dataConverter } from '../../src/storage/local-payloads.js';
 import type { ConversationEvent, ObservationEvent } from '../../src/core/types.js';
 import { FAKE_KEY, historyText, startHarness, waitFor, type Harness, type WorkerProcess } from '../support/harness.js';
+import { storeSettings } from '../../src/settings/store.js';
 
 let h: Harness;
 let worker: WorkerProcess;
@@ -380,7 +381,7 @@ describe('waiting on change notices', () => {
     const client = new Client({
       connection: h.client.connection,
       namespace: h.namespace,
-      dataConverter: dataConverter(h.env),
+      dataConverter: dataConverter(storeSettings(h.env)),
       interceptors: { workflow: [counter] },
     });
     // Six paced steps (half a second each: pacing, not synchronisation; a slower machine only makes

@@ -29,6 +29,8 @@ import {
   type Harness,
   type WorkerProcess,
 } from '../support/harness.js';
+import { codecSettings } from '../../src/settings/codec.js';
+import { storeSettings } from '../../src/settings/store.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 type Payload = { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null };
@@ -271,7 +273,7 @@ describe('with a key, against a dev server', () => {
     const answer = metadataQuery.queryResult?.payloads?.[0] as Payload;
     assert.equal(meta(answer, 'encoding'), ENCRYPTED_ENCODING);
     assert.ok(!historyText(metadataQuery).includes('Last action'));
-    const [decoded] = await encryptionCodec({ FAHEEM_ENCRYPTION_KEY: KEY_A })!.decode([answer as never]);
+    const [decoded] = await encryptionCodec(codecSettings({ FAHEEM_ENCRYPTION_KEY: KEY_A }))!.decode([answer as never]);
     const details = JSON.parse(Buffer.from(decoded!.data!).toString()) as { currentDetails?: string };
     assert.match(details.currentDetails ?? '', /Last action:.*printenv FAHEEM_ENCRYPTION_KEY/);
   });
@@ -483,7 +485,7 @@ describe('with a key, against a dev server', () => {
     assert.equal(rebound, 403, 'a DNS-rebound host name is refused');
 
     // A payload under a key it does not have: a clear error, not garbage.
-    const [foreign] = await encryptionCodec({ FAHEEM_ENCRYPTION_KEY: KEY_WRONG })!.encode([jsonPayload('x') as never]);
+    const [foreign] = await encryptionCodec(codecSettings({ FAHEEM_ENCRYPTION_KEY: KEY_WRONG }))!.encode([jsonPayload('x') as never]);
     const refused = await post('decode', { payloads: [toJson(foreign as Payload)] });
     assert.equal(refused.status, 422);
     assert.match(
@@ -594,7 +596,9 @@ describe('with a key, against a dev server', () => {
       const uiEndpoint = settings.Codec?.Endpoint ?? '';
       assert.match(uiEndpoint, new RegExp(`^${endpoint}/[A-Za-z0-9_-]{43}$`));
       assert.equal((await fetch(`${endpoint}/decode`, { method: 'POST', body: '{"payloads": []}' })).status, 401);
-      const [enc] = await encryptionCodec({ FAHEEM_ENCRYPTION_KEY: KEY_A })!.encode([jsonPayload('via faheem server') as never]);
+      const [enc] = await encryptionCodec(codecSettings({ FAHEEM_ENCRYPTION_KEY: KEY_A }))!.encode([
+        jsonPayload('via faheem server') as never,
+      ]);
       const body = {
         payloads: [
           {
@@ -652,7 +656,7 @@ describe('with a key, against a dev server', () => {
     const rotatedClient = new Client({
       connection: h.client.connection,
       namespace: h.namespace,
-      dataConverter: dataConverter({ ...h.env, ...rotatedEnv }),
+      dataConverter: dataConverter(storeSettings({ ...h.env, ...rotatedEnv })),
     });
     const rotated = await Conversation.attach(rotatedClient, conversationId);
     await waitFor(

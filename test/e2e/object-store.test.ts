@@ -14,6 +14,7 @@ import { objectStore, ObjectStoreError, type ObjectStore } from '../../src/stora
 import { samePromptSameReply } from '../../src/testing/scripted-model.js';
 import { historyText, startHarness, waitFor, type Harness } from '../support/harness.js';
 import { startSeaweedS3, type SeaweedS3 } from '../support/seaweedfs.js';
+import { storeSettings } from '../../src/settings/store.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 
@@ -26,7 +27,7 @@ after(async () => {
 });
 
 function storeAt(prefix: string, extra: Record<string, string> = {}): ObjectStore {
-  return objectStore({ ...s3.env, FAHEEM_OBJECT_STORE: `s3://${s3.bucket}/${prefix}`, ...extra })!;
+  return objectStore(storeSettings({ ...s3.env, FAHEEM_OBJECT_STORE: `s3://${s3.bucket}/${prefix}`, ...extra }))!;
 }
 
 describe('an S3 object store (SeaweedFS)', () => {

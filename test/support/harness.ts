@@ -18,6 +18,7 @@ import { dataConverter } from '../../src/storage/local-payloads.js';
 import { testNamespace } from './namespace.js';
 import { LIVE_DIVISION } from '../../src/live/stream-id.js';
 import { listQueryText, type ListFilter } from '../../src/conversation/list-query.js';
+import { storeSettings } from '../../src/settings/store.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const FAKE_KEY = 'sk-faheem-test-secret-4f1c9a7e2b';
@@ -279,7 +280,7 @@ export async function startHarness(options: {
     NO_COLOR: '1',
     ...options.env,
   };
-  const client = new Client({ connection, namespace, dataConverter: dataConverter(env) });
+  const client = new Client({ connection, namespace, dataConverter: dataConverter(storeSettings(env)) });
   const workers: WorkerProcess[] = [];
   const workspaces: string[] = [];
 

@@ -14,6 +14,8 @@ import { createInterface } from 'node:readline';
 import { encryptionCodec } from '../../src/security/codec.js';
 import { externalStorage } from '../../src/storage/local-payloads.js';
 import { startSeaweedS3 } from './seaweedfs.js';
+import { codecSettings } from '../../src/settings/codec.js';
+import { storeSettings } from '../../src/settings/store.js';
 
 interface Wire {
   metadata: Record<string, string>;
@@ -32,8 +34,8 @@ const fromWire = (w: Wire): Payload => ({
 async function answer(line: string): Promise<unknown> {
   const req = JSON.parse(line) as { store?: unknown; retrieve?: Wire; env: Record<string, string>; workflowId?: string };
   const env = { ...s3.env, ...req.env };
-  const runner = new ExternalStorageRunner(externalStorage(env));
-  const codec = encryptionCodec(env);
+  const runner = new ExternalStorageRunner(externalStorage(storeSettings(env)));
+  const codec = encryptionCodec(codecSettings(env));
   if (req.retrieve) {
     let [payload] = await runner.retrieve([fromWire(req.retrieve)]);
     if (codec) [payload] = await codec.decode([payload!]);

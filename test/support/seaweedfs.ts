@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { s3ClientConfig } from '../../src/storage/object-store.js';
 import { freePort, ROOT, waitFor } from './harness.js';
+import { s3Settings } from '../../src/settings/store.js';
 
 /** A running SeaweedFS with its S3 gateway. */
 export interface SeaweedS3 {
@@ -100,7 +101,7 @@ export async function startSeaweedS3(bucket = 'faheem-test'): Promise<SeaweedS3>
     await child;
     await Promise.all([dir, ...sockets].map((p) => rm(p, { recursive: true, force: true })));
   };
-  const client = new S3Client(s3ClientConfig(env));
+  const client = new S3Client(s3ClientConfig(s3Settings(env)));
   try {
     // Up when the gateway answers an authenticated call and the bucket can be made (the volume
     // server registers with the master a moment after the gateway listens).

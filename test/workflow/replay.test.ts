@@ -9,13 +9,17 @@ import { test } from 'node:test';
 import { checkHistories, folderHistories } from '../../src/deploy/check.js';
 import { dataConverter } from '../../src/storage/local-payloads.js';
 import { FAKE_KEY, ROOT, workflowBundle } from '../support/harness.js';
+import { storeSettings } from '../../src/settings/store.js';
 
 test('recorded histories (conversations and their live streams) replay against the current workflow code', async () => {
   const dir = path.join(ROOT, 'test', 'histories');
   const histories = await folderHistories(dir);
   assert.ok(histories.length >= 8, `expected recorded histories in ${dir}, found ${histories.length}`);
   // Files are named <test file>--<workflow id>[@<run id>].json; the id matters (sub-agents' ids derive from it).
-  const result = await checkHistories(histories, { workflowBundle: await workflowBundle(), dataConverter: dataConverter(process.env) });
+  const result = await checkHistories(histories, {
+    workflowBundle: await workflowBundle(),
+    dataConverter: dataConverter(storeSettings(process.env)),
+  });
   assert.equal(result.checked, histories.length);
   assert.deepEqual(
     result.failures.map((f) => `${f.source}: ${f.reason}`),

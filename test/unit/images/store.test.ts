@@ -10,6 +10,7 @@ import { putImage, readImage, sha256Of } from '../../../src/images/store.js';
 import { storeImages } from '../../../src/images/inputs.js';
 import { InvalidRequestError } from '../../../src/core/errors.js';
 import { checkImageRefs, MAX_IMAGE_BYTES } from '../../../src/images/workflow/image-refs.js';
+import { storeSettings } from '../../../src/settings/store.js';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex');
 const JPEG = Buffer.from('ffd8ffe000104a464946', 'hex');
@@ -47,25 +48,25 @@ test('the workflow takes well-formed references only, at most 10 a message', () 
 test('stored by hash in the folder store, once, and read back checked', async () => {
   const home = await mkdtemp(path.join(tmpdir(), 'faheem-images-'));
   const env = { FAHEEM_HOME: home };
-  const ref = await putImage(env, PNG, { name: 'a.png' });
+  const ref = await putImage(storeSettings(env), PNG, { name: 'a.png' });
   assert.deepEqual(ref, { sha256: sha256Of(PNG), mimeType: 'image/png', size: PNG.length, name: 'a.png' });
   assert.deepEqual(await readdir(path.join(home, 'objects', 'images')), [ref.sha256]);
-  assert.deepEqual(Buffer.from(await readImage(env, ref)), PNG);
+  assert.deepEqual(Buffer.from(await readImage(storeSettings(env), ref)), PNG);
   // Altered in the store: refused rather than shown to the model as this image.
   const file = path.join(home, 'objects', 'images', ref.sha256);
   const stored = await readFile(file);
   await writeFile(file, Buffer.from(stored.toString('latin1').replace('IHDR', 'IHDX'), 'latin1'));
-  await assert.rejects(readImage(env, ref), /does not match its hash/);
+  await assert.rejects(readImage(storeSettings(env), ref), /does not match its hash/);
 });
 
 test('with an encryption key the stored bytes are ciphertext', async () => {
   const home = await mkdtemp(path.join(tmpdir(), 'faheem-images-'));
   const env = { FAHEEM_HOME: home, FAHEEM_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64') };
-  const ref = await putImage(env, PNG);
+  const ref = await putImage(storeSettings(env), PNG);
   const stored = await readFile(path.join(home, 'objects', 'images', ref.sha256));
   assert.ok(!stored.includes(PNG.subarray(0, 8)), 'the PNG signature is not in the stored object');
-  assert.deepEqual(Buffer.from(await readImage(env, ref)), PNG);
-  await assert.rejects(readImage({ FAHEEM_HOME: home }, ref), /FAHEEM_ENCRYPTION_KEY/);
+  assert.deepEqual(Buffer.from(await readImage(storeSettings(env), ref)), PNG);
+  await assert.rejects(readImage(storeSettings({ FAHEEM_HOME: home }), ref), /FAHEEM_ENCRYPTION_KEY/);
 });
 
 test('the SDK and CLI inputs: paths and bytes, refused clearly', async () => {
@@ -73,7 +74,7 @@ test('the SDK and CLI inputs: paths and bytes, refused clearly', async () => {
   const env = { FAHEEM_HOME: home };
   const file = path.join(home, 'shot.gif');
   await writeFile(file, GIF);
-  const refs = await storeImages(env, [file, { data: new Uint8Array(WEBP), mimeType: 'image/webp' }]);
+  const refs = await storeImages(storeSettings(env), [file, { data: new Uint8Array(WEBP), mimeType: 'image/webp' }]);
   assert.deepEqual(
     refs.map((r) => [r.mimeType, r.name]),
     [
@@ -81,11 +82,11 @@ test('the SDK and CLI inputs: paths and bytes, refused clearly', async () => {
       ['image/webp', 'image 2'],
     ],
   );
-  await assert.rejects(storeImages(env, [path.join(home, 'none.png')]), (err: unknown) => {
+  await assert.rejects(storeImages(storeSettings(env), [path.join(home, 'none.png')]), (err: unknown) => {
     assert.ok(err instanceof InvalidRequestError);
     assert.match(err.message, /^message not sent: .*none\.png: no such file/);
     return true;
   });
-  await assert.rejects(storeImages(env, Array(11).fill(file)), /at most 10 images/);
-  await assert.rejects(storeImages(env, [{ data: 'not bytes', mimeType: 'image/png' }]), /image 1: give a file path/);
+  await assert.rejects(storeImages(storeSettings(env), Array(11).fill(file)), /at most 10 images/);
+  await assert.rejects(storeImages(storeSettings(env), [{ data: 'not bytes', mimeType: 'image/png' }]), /image 1: give a file path/);
 });

@@ -21,20 +21,25 @@ import {
 import { manifestKey } from '../../../src/pool/fence.js';
 import { conversationPrefix, findManifest, materialiseWorkspace, readFence } from '../../../src/pool/shipping.js';
 import { hibernateAfter, movedCwd } from '../../../src/pool/workflow/pool-rules.js';
+import { storeSettings } from '../../../src/settings/store.js';
+import { codecSettings } from '../../../src/settings/codec.js';
+import { encryptionCodec } from '../../../src/security/codec.js';
 
 test('a pool needs the object store; host id and folder have defaults', () => {
-  assert.equal(poolSettings({}), undefined);
+  assert.equal(poolSettings(storeSettings({})), undefined);
   assert.throws(
-    () => poolSettings({ FAHEEM_POOL: 'p1' }),
+    () => poolSettings(storeSettings({ FAHEEM_POOL: 'p1' })),
     (err: unknown) => err instanceof ObjectStoreError && /FAHEEM_OBJECT_STORE/.test(err.message),
   );
-  assert.throws(() => poolSettings({ FAHEEM_POOL: '../x', FAHEEM_OBJECT_STORE: 'file:///tmp/s' }), ObjectStoreError);
-  const s = poolSettings({
-    FAHEEM_POOL: 'p1',
-    FAHEEM_OBJECT_STORE: 'file:///tmp/s',
-    FAHEEM_HOST_ID: 'h1',
-    FAHEEM_WORKSPACES_DIR: '/srv/ws',
-  })!;
+  assert.throws(() => poolSettings(storeSettings({ FAHEEM_POOL: '../x', FAHEEM_OBJECT_STORE: 'file:///tmp/s' })), ObjectStoreError);
+  const s = poolSettings(
+    storeSettings({
+      FAHEEM_POOL: 'p1',
+      FAHEEM_OBJECT_STORE: 'file:///tmp/s',
+      FAHEEM_HOST_ID: 'h1',
+      FAHEEM_WORKSPACES_DIR: '/srv/ws',
+    }),
+  )!;
   assert.deepEqual([s.pool, s.hostId, s.workspacesDir], ['p1', 'h1', '/srv/ws']);
   assert.notEqual(pooledWorkspace('/w', 'a.b'), pooledWorkspace('/w', 'a_2Eb'), 'no two ids share a folder');
 });
@@ -62,7 +67,8 @@ interface TestHost {
 }
 
 function host(root: string, id: string, store: FileObjectStore, env: Record<string, string> = {}): TestHost {
-  const settings: PoolSettings = { pool: 'p1', hostId: id, workspacesDir: path.join(root, id, 'ws'), store };
+  const codec = encryptionCodec(codecSettings(env));
+  const settings: PoolSettings = { pool: 'p1', hostId: id, workspacesDir: path.join(root, id, 'ws'), store, codec };
   const checkpoints = new CheckpointStore({
     home: path.join(root, id, 'home'),
     env: process.env,
@@ -91,25 +97,25 @@ test('a claim restores the last accepted step on the new host; the lost host is 
   await repoA.snapshot('c1', 1); // shipped before it answers
   await writeFile(path.join(first.workspace, 'two.txt'), '2');
   await repoA.snapshot('c1', 2);
-  assert.equal((await findManifest(store, 'c1', undefined, {}))?.step, 2);
+  assert.equal((await findManifest(store, 'c1', undefined, undefined))?.step, 2);
 
   // The workflow accepted step 1 only (say step 2's answer was lost with the host): b restores step 1.
   const moved = await claimPoolHost(b.settings, b.checkpoints, 'faheem-tools@b', { conversationId: 'c1', pool: 'p1', lastStep: 1 }, {});
   assert.deepEqual([moved.host, moved.epoch, moved.restoredFromStep, moved.from], ['b', 2, 1, 'a']);
   assert.deepEqual((await readdir(moved.workspace)).sort(), ['one.txt']);
   assert.deepEqual(await readFence(store, 'c1', undefined), { epoch: 2, host: 'b', ended: [{ epoch: 1, host: 'a', lastStep: 1 }] });
-  assert.equal((await findManifest(store, 'c1', undefined, {}))?.step, 1, "a's step 2 no longer counts");
+  assert.equal((await findManifest(store, 'c1', undefined, undefined))?.step, 1, "a's step 2 no longer counts");
 
   // The lost host comes back and takes a checkpoint: shipped under its ended epoch, never read.
   await writeFile(path.join(first.workspace, 'late.txt'), 'late');
   await repoA.snapshot('c1', 3);
-  assert.equal((await findManifest(store, 'c1', undefined, {}))?.step, 1);
+  assert.equal((await findManifest(store, 'c1', undefined, undefined))?.step, 1);
 
   // b goes on from a's history: its next checkpoint ships the change only, and restores anywhere.
   const repoB = await b.checkpoints.open(moved.workspace);
   await writeFile(path.join(moved.workspace, 'three.txt'), '3');
   await repoB.snapshot('c1', 2);
-  const latest = (await findManifest(store, 'c1', undefined, {}))!;
+  const latest = (await findManifest(store, 'c1', undefined, undefined))!;
   assert.deepEqual([latest.step, latest.epoch, latest.bundles.length], [2, 2, 2]);
   const again = await claimPoolHost(a.settings, a.checkpoints, 'faheem-tools@a', { conversationId: 'c1', pool: 'p1', lastStep: 2 }, {});
   assert.deepEqual((await readdir(again.workspace)).sort(), ['one.txt', 'three.txt'], 'the stale copy on a is replaced');
@@ -167,7 +173,7 @@ test('hibernating mid-step ships the workspace as it is; the claim restores it, 
   assert.ok(released.released);
   assert.deepEqual([released.checkpoint.kind, released.checkpoint.step, released.checkpoint.added], ['mid-step', 2, 1]);
   assert.ok(!existsSync(first.workspace), 'the folder is released');
-  const shipped = (await findManifest(store, 'c4', undefined, {}))!;
+  const shipped = (await findManifest(store, 'c4', undefined, undefined))!;
   assert.deepEqual([shipped.step, shipped.midStep, shipped.commit], [2, true, released.checkpoint.commit]);
   // A retry (the first answer was lost) gets the same answer: the workspace is in the store.
   assert.deepEqual(
@@ -199,10 +205,10 @@ test('hibernating mid-step ships the workspace as it is; the claim restores it, 
     [[2, 'step']],
   );
   assert.equal(step2.parent, released.checkpoint.commit);
-  const after2 = (await findManifest(store, 'c4', 2, {}))!;
+  const after2 = (await findManifest(store, 'c4', 2, undefined))!;
   assert.deepEqual([after2.epoch, after2.midStep, after2.commit], [2, undefined, step2.commit]);
   const pulled = path.join(root, 'pulled');
-  await materialiseWorkspace(store, 'c4', after2, pulled, {});
+  await materialiseWorkspace(store, 'c4', after2, pulled, {}, undefined);
   assert.deepEqual(await files(pulled), ['one.txt', 'three.txt', 'two.txt']);
 
   // Twice in one step on the same host: the second takes the workspace as it is then, not the first again.
@@ -246,7 +252,7 @@ test('a worker restarted on the host ships on from the claim file it finds, olde
   await writeFile(path.join(first.workspace, 'f14.txt'), '14');
   await (await restarted.open(first.workspace)).snapshot('c9', 14);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, 'c9', (await findManifest(store, 'c9', undefined, {}))!, there, {});
+  await materialiseWorkspace(store, 'c9', (await findManifest(store, 'c9', undefined, undefined))!, there, {}, undefined);
   assert.deepEqual((await readdir(there)).length, 14, 'every file, through a chain that skips steps 11-13');
 });
 

@@ -26,8 +26,13 @@ import {
   storeGuarantee,
   writeFence,
 } from '../../../src/pool/shipping.js';
+import { codecSettings } from '../../../src/settings/codec.js';
+import { storeSettings } from '../../../src/settings/store.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
+
+/** The codec of the payload keys `env` sets (undefined: none). */
+const codecOf = (env: Record<string, string | undefined>) => encryptionCodec(codecSettings(env));
 
 test('the fence: what a lost host shipped after its epoch ended never counts', () => {
   const one = firstFence('host-a');
@@ -68,6 +73,7 @@ function chainOf(shadow: Awaited<ReturnType<typeof setup>>['shadow'], store: Fil
       store,
       { conversationId: 'c', step, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit, ...(previous ? { previous } : {}) },
       {},
+      undefined,
       fullBundleEvery,
     );
   };
@@ -84,6 +90,7 @@ test('each step ships the new objects only; any step materialises elsewhere', as
     store,
     { conversationId: 'conv/1', step: 1, epoch: 1, host: 'h1', gitDir: shadow.gitDir, commit: c1.commit },
     {},
+    undefined,
   );
   assert.equal(m1.bundles.length, 1);
   await writeFile(path.join(workspace, 'a.txt'), 'two\n');
@@ -92,6 +99,7 @@ test('each step ships the new objects only; any step materialises elsewhere', as
     store,
     { conversationId: 'conv/1', step: 2, epoch: 1, host: 'h1', gitDir: shadow.gitDir, commit: c2.commit, previous: m1 },
     {},
+    undefined,
   );
   assert.equal(m2.bundles.length, 2);
   const sizes = await Promise.all(m2.bundles.map(async (k) => (await store.head(k))!.size));
@@ -102,23 +110,24 @@ test('each step ships the new objects only; any step materialises elsewhere', as
     store,
     { conversationId: 'conv/1', step: 3, epoch: 1, host: 'h1', gitDir: shadow.gitDir, commit: c2.commit, previous: m2 },
     {},
+    undefined,
   );
   assert.deepEqual(m3.bundles, m2.bundles);
 
-  const latest = await findManifest(store, 'conv/1', undefined, {});
+  const latest = await findManifest(store, 'conv/1', undefined, undefined);
   assert.equal(latest?.step, 3);
   const there = path.join(root, 'elsewhere');
-  await materialiseWorkspace(store, 'conv/1', latest!, there, {});
+  await materialiseWorkspace(store, 'conv/1', latest!, there, {}, undefined);
   assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), 'two\n');
   assert.deepEqual(await readFile(path.join(there, 'src', 'big.bin')), await readFile(path.join(workspace, 'src', 'big.bin')));
   const atOne = path.join(root, 'at-one');
-  await materialiseWorkspace(store, 'conv/1', (await findManifest(store, 'conv/1', 1, {}))!, atOne, {});
+  await materialiseWorkspace(store, 'conv/1', (await findManifest(store, 'conv/1', 1, undefined))!, atOne, {}, undefined);
   assert.equal(await readFile(path.join(atOne, 'a.txt'), 'utf8'), 'one\n');
   await assert.rejects(
-    findManifest(store, 'conv/1', 7, {}),
+    findManifest(store, 'conv/1', 7, undefined),
     (err: unknown) => err instanceof ObjectStoreError && err.reason === 'not_found',
   );
-  assert.equal(await findManifest(store, 'other', undefined, {}), undefined);
+  assert.equal(await findManifest(store, 'other', undefined, undefined), undefined);
 });
 
 test('a step is one object in the store; a chain of the earlier layout (a pack beside its manifest) still restores', async (t) => {
@@ -139,6 +148,7 @@ test('a step is one object in the store; a chain of the earlier layout (a pack b
     store,
     { conversationId: 'c', step: 2, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c2.commit, previous: m1 },
     {},
+    undefined,
   );
   const added = (await store.list('')).filter((k) => !before.includes(k));
   assert.deepEqual(added, [manifestKey(prefix, 2, 1)], 'one object for the step');
@@ -148,13 +158,13 @@ test('a step is one object in the store; a chain of the earlier layout (a pack b
   assert.ok(stored.pack && stored.pack.subarray(0, 4).toString() === 'PACK', 'the pack follows the manifest');
   for (const step of [1, 2]) {
     const there = path.join(root, `at-${step}`);
-    await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', step, {}))!, there, {});
+    await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', step, undefined))!, there, {}, undefined);
     assert.deepEqual((await readdir(there)).sort(), step === 1 ? ['a.txt'] : ['a.txt', 'b.txt']);
   }
   // A chain that names a step object without a pack is a clear error, not a wrong workspace.
   const broken: StepManifest = { ...m2, step: 3, bundles: [manifestKey(prefix, 1, 1)] };
   await assert.rejects(
-    materialiseWorkspace(store, 'c', broken, path.join(root, 'broken'), {}),
+    materialiseWorkspace(store, 'c', broken, path.join(root, 'broken'), {}, undefined),
     (err: unknown) => err instanceof ObjectStoreError && /holds no pack/.test(err.message),
   );
 });
@@ -168,6 +178,7 @@ test("a step shipped again in its epoch (a seed's step 0, then the first host's)
       store,
       { conversationId: 'c', step: 0, epoch: 1, host, gitDir: shadow.gitDir, commit, ...(previous ? { previous } : {}) },
       {},
+      undefined,
     );
   const seeded = await ship(c0.commit, 'seed');
   const again = await ship(c0.commit, 'a', seeded); // unchanged: the seed's object stays
@@ -177,7 +188,7 @@ test("a step shipped again in its epoch (a seed's step 0, then the first host's)
   const changed = await ship(c0b.commit, 'a', seeded); // changed in the same step and epoch: a full pack of its own
   assert.deepEqual(changed.bundles, [manifestKey(conversationPrefix('c'), 0, 1)]);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', 0, {}))!, there, {});
+  await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', 0, undefined))!, there, {}, undefined);
   assert.deepEqual((await readdir(there)).sort(), ['more.txt', 'seed.txt']);
 });
 
@@ -209,7 +220,7 @@ test(`a full bundle every N shipments keeps a restore's chain short`, async (t) 
   // packed whole again at step FULL_BUNDLE_EVERY + 1 (its size is the history's; a fold is no smaller).
   assert.equal(previous.bundles[0], manifestKey(conversationPrefix('c'), FULL_BUNDLE_EVERY + 1, 1));
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, 'c', previous, there, {});
+  await materialiseWorkspace(store, 'c', previous, there, {}, undefined);
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${FULL_BUNDLE_EVERY + 2}\n`);
 });
 
@@ -224,7 +235,7 @@ test('a chain is applied as one pack: an object shipped twice restores', async (
   await ship(3);
   assert.equal(last().bundles.length, 3);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, 'c', last(), there, {});
+  await materialiseWorkspace(store, 'c', last(), there, {}, undefined);
   assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), 'first\n');
   // A pack whose header is not version 2 is not joined: the caller gives the packs to git one by one.
   const pack = decodeStep(await openObject(last().bundles[0]!, await store.getBytes(last().bundles[0]!), undefined)).pack!;
@@ -254,7 +265,7 @@ test("a chain where a delta's base was shipped twice restores: its packs go one 
   await ship(4);
   assert.equal(last().bundles.length, 4);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, 'c', last(), there, {});
+  await materialiseWorkspace(store, 'c', last(), there, {}, undefined);
   assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), text('C'));
 });
 
@@ -274,17 +285,17 @@ test('a long chain over a large workspace is folded since its full pack, not pac
   // Folded at step FULL_BUNDLE_EVERY + 1 (the chain is then two long) and again at 2 * FULL_BUNDLE_EVERY:
   // the full pack stays first.
   assert.deepEqual(previous.bundles, [first, manifestKey(conversationPrefix('c'), 2 * FULL_BUNDLE_EVERY, 1)]);
-  assert.equal(previous.base?.commit, (await findManifest(store, 'c', 1, {}))!.commit);
+  assert.equal(previous.base?.commit, (await findManifest(store, 'c', 1, undefined))!.commit);
   assert.ok(sizes.at(-1)! < sizes[0]! / 4, `the fold (${sizes.at(-1)} B) is small beside the full pack (${sizes[0]} B)`);
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, 'c', previous, there, {});
+  await materialiseWorkspace(store, 'c', previous, there, {}, undefined);
   assert.equal(await readFile(path.join(there, 'n.txt'), 'utf8'), `${2 * FULL_BUNDLE_EVERY}\n`);
   assert.equal((await readFile(path.join(there, 'big.bin'))).length, 300_000);
   // A step between folds restores from the full pack, the fold and the steps after it.
-  const mid = (await findManifest(store, 'c', FULL_BUNDLE_EVERY + 3, {}))!;
+  const mid = (await findManifest(store, 'c', FULL_BUNDLE_EVERY + 3, undefined))!;
   assert.equal(mid.bundles.length, 4);
   const between = path.join(root, 'between');
-  await materialiseWorkspace(store, 'c', mid, between, {});
+  await materialiseWorkspace(store, 'c', mid, between, {}, undefined);
   assert.equal(await readFile(path.join(between, 'n.txt'), 'utf8'), `${FULL_BUNDLE_EVERY + 3}\n`);
 });
 
@@ -296,6 +307,7 @@ test('a moved conversation fences the lost host out: what it ships after the mov
     store,
     { conversationId: 'c', step: 1, epoch: 1, host: 'a', gitDir: shadow.gitDir, commit: c1.commit },
     {},
+    undefined,
   );
   await writeFence(store, 'c', moveFence(firstFence('a'), 'b', 1), undefined);
   // The lost host comes back, not knowing, and ships step 2 of its old epoch: one object, never taken.
@@ -305,11 +317,15 @@ test('a moved conversation fences the lost host out: what it ships after the mov
     store,
     { conversationId: 'c', step: 2, epoch: 1, host: 'a', gitDir: shadow.gitDir, commit: c2.commit, previous: m1 },
     {},
+    undefined,
   );
-  assert.equal((await findManifest(store, 'c', undefined, {}))?.step, 1);
-  await assert.rejects(findManifest(store, 'c', 2, {}), (err: unknown) => err instanceof ObjectStoreError && err.reason === 'not_found');
+  assert.equal((await findManifest(store, 'c', undefined, undefined))?.step, 1);
+  await assert.rejects(
+    findManifest(store, 'c', 2, undefined),
+    (err: unknown) => err instanceof ObjectStoreError && err.reason === 'not_found',
+  );
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', undefined, {}))!, there, {});
+  await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', undefined, undefined))!, there, {}, undefined);
   assert.equal(await readFile(path.join(there, 'f'), 'utf8'), '1');
 });
 
@@ -322,21 +338,22 @@ test('with a payload key the store holds ciphertext, and another key cannot read
     store,
     { conversationId: 'c', step: 1, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c.commit },
     env,
+    codecOf(env),
   );
   for (const key of await store.list('')) {
     assert.ok(!Buffer.from(await store.getBytes(key)).includes('guava'), key);
     assert.ok(!Buffer.from(await store.getBytes(key)).includes(c.commit), `${key} names no commit in clear`);
   }
   const there = path.join(root, 'there');
-  await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', undefined, env))!, there, env);
+  await materialiseWorkspace(store, 'c', (await findManifest(store, 'c', undefined, codecOf(env)))!, there, env, codecOf(env));
   assert.equal(await readFile(path.join(there, 'secret.txt'), 'utf8'), 'guava-guava-guava\n');
   const other = { FAHEEM_ENCRYPTION_KEY: randomBytes(32).toString('base64') };
   // A key this process lacks is a final, clear error (a claim retried for ever would wedge the conversation).
   await assert.rejects(
-    findManifest(store, 'c', undefined, other),
+    findManifest(store, 'c', undefined, codecOf(other)),
     (err: unknown) => err instanceof ObjectStoreError && err.reason === 'config' && /is not in FAHEEM_ENCRYPTION_KEYS/.test(err.message),
   );
-  await assert.rejects(materialiseWorkspace(store, 'c', m, path.join(root, 'nope'), {}), ObjectStoreError);
+  await assert.rejects(materialiseWorkspace(store, 'c', m, path.join(root, 'nope'), {}, undefined), ObjectStoreError);
   assert.deepEqual(await readdir(path.join(root, 'nope')).catch(() => []), []);
   await unlink(path.join(workspace, 'secret.txt'));
 });
@@ -352,7 +369,7 @@ function plainObject(bytes: Uint8Array): Uint8Array {
 
 /** Writes conversation `id`'s workspace as it is restored from `manifest` into `dir`. */
 function restore(store: FileObjectStore, id: string, manifest: StepManifest, dir: string, env: Record<string, string>) {
-  return materialiseWorkspace(store, id, manifest, dir, env);
+  return materialiseWorkspace(store, id, manifest, dir, env, codecOf(env));
 }
 
 const refused = (key: string, why: RegExp) => (err: unknown) =>
@@ -367,6 +384,7 @@ test('with a key, an unencrypted object planted at a step is refused, and so is 
     store,
     { conversationId: 'c', step: 1, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: c1.commit },
     env,
+    codecOf(env),
   );
   // Someone who can write to the store but has no key plants step 2: a workspace of their own.
   await writeFile(path.join(workspace, 'a.txt'), 'planted\n');
@@ -374,23 +392,28 @@ test('with a key, an unencrypted object planted at a step is refused, and so is 
   const key2 = manifestKey(conversationPrefix('c'), 2, 1);
   const forged: StepManifest = { step: 2, epoch: 1, host: 'h', commit: c2.commit, bundles: [...m1.bundles, key2] };
   await store.put(key2, plainObject(encodeStep(forged, await packSince(shadow.gitDir, c2.commit, c1.commit, process.env))));
-  await assert.rejects(findManifest(store, 'c', undefined, env), refused(key2, /not encrypted.*FAHEEM_ENCRYPTION_KEY/));
+  await assert.rejects(findManifest(store, 'c', undefined, codecOf(env)), refused(key2, /not encrypted.*FAHEEM_ENCRYPTION_KEY/));
   // Encrypted with the key but without its place (as versions before binding wrote): refused too.
-  const [sealed] = await encryptionCodec(env)!.encode([
+  const [sealed] = await codecOf(env)!.encode([
     { metadata: { encoding: Buffer.from('binary/plain') }, data: encodeStep(forged, undefined) },
   ]);
   await store.put(key2, ProtoPayload.encode(ProtoPayload.fromObject(sealed!)).finish());
-  await assert.rejects(findManifest(store, 'c', undefined, env), refused(key2, /not bound to its place/));
+  await assert.rejects(findManifest(store, 'c', undefined, codecOf(env)), refused(key2, /not bound to its place/));
   // Step 1 is still what was shipped.
   const there = path.join(root, 'there');
-  await restore(store, 'c', (await findManifest(store, 'c', 1, env))!, there, env);
+  await restore(store, 'c', (await findManifest(store, 'c', 1, codecOf(env)))!, there, env);
   assert.equal(await readFile(path.join(there, 'a.txt'), 'utf8'), 'mine\n');
 });
 
 /** Ships step `step` of conversation `id` (epoch 1, host h) from `gitDir`, after `previous` when given. */
 function shipperOf(store: Parameters<typeof shipCheckpoint>[0], gitDir: string, env: Parameters<typeof shipCheckpoint>[2]) {
   return (id: string, step: number, commit: string, previous?: StepManifest) =>
-    shipCheckpoint(store, { conversationId: id, step, epoch: 1, host: 'h', gitDir, commit, ...(previous ? { previous } : {}) }, env);
+    shipCheckpoint(
+      store,
+      { conversationId: id, step, epoch: 1, host: 'h', gitDir, commit, ...(previous ? { previous } : {}) },
+      env,
+      codecOf(env),
+    );
 }
 
 test("with a key, conversation a's object copied to conversation b's key is refused", async (t) => {
@@ -408,9 +431,9 @@ test("with a key, conversation a's object copied to conversation b's key is refu
   const keyB = manifestKey(conversationPrefix('b'), 1, 1);
   await store.put(keyB, await store.getBytes(keyA));
   // Read as b's step 1: it does not decrypt there.
-  await assert.rejects(findManifest(store, 'b', 1, env), refused(keyB, /does not decrypt as the object at this key/));
+  await assert.rejects(findManifest(store, 'b', 1, codecOf(env)), refused(keyB, /does not decrypt as the object at this key/));
   // Named in b's chain (step 2 is b's own): the same, and nothing is written.
-  assert.deepEqual((await findManifest(store, 'b', 2, env))?.bundles, b2.bundles);
+  assert.deepEqual((await findManifest(store, 'b', 2, codecOf(env)))?.bundles, b2.bundles);
   const there = path.join(root, 'there');
   await assert.rejects(restore(store, 'b', b2, there, env), refused(keyB, /does not decrypt as the object at this key/));
   assert.deepEqual(await readdir(there).catch(() => []), []);
@@ -424,17 +447,19 @@ test("a chain that names another conversation's object is refused", async (t) =>
     store,
     { conversationId: 'a', step: 1, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: a1.commit },
     {},
+    undefined,
   );
   // b's manifest names a's step object, though b was never forked from a.
   const mb = await shipCheckpoint(
     store,
     { conversationId: 'b', step: 1, epoch: 1, host: 'h', gitDir: shadow.gitDir, commit: a1.commit, previous: ma },
     {},
+    undefined,
   );
   assert.deepEqual(mb.bundles, ma.bundles);
   const there = path.join(root, 'there');
   await assert.rejects(
-    restore(store, 'b', (await findManifest(store, 'b', undefined, {}))!, there, {}),
+    restore(store, 'b', (await findManifest(store, 'b', undefined, undefined))!, there, {}),
     refused(ma.bundles[0]!, /outside conversation b/),
   );
   assert.deepEqual(await readdir(there).catch(() => []), []);
@@ -446,7 +471,7 @@ test('with a key a shipped step restores, and so does a fork, and a fork of a fo
   const ship = shipperOf(store, shadow.gitDir, env);
   const files = async (id: string, step: number) => {
     const dir = path.join(root, `${id}-${step}`);
-    await restore(store, id, (await findManifest(store, id, step, env))!, dir, env);
+    await restore(store, id, (await findManifest(store, id, step, codecOf(env)))!, dir, env);
     return (await readdir(dir)).sort();
   };
   await writeFile(path.join(workspace, 'one.txt'), '1');
@@ -455,10 +480,10 @@ test('with a key a shipped step restores, and so does a fork, and a fork of a fo
   await ship('a', 2, (await shadow.snapshot('a', 2)).commit, a1);
   assert.deepEqual(await files('a', 2), ['one.txt', 'two.txt']);
   // b is a fork of a at step 2: its chain is a's objects, then its own.
-  await forkShipped(store, 'a', 2, 'b', env);
+  await forkShipped(store, 'a', 2, 'b', codecOf(env));
   assert.deepEqual(await files('b', 2), ['one.txt', 'two.txt']);
   await writeFile(path.join(workspace, 'three.txt'), '3');
-  const b3 = await ship('b', 3, (await shadow.snapshot('b', 3)).commit, (await findManifest(store, 'b', 2, env))!);
+  const b3 = await ship('b', 3, (await shadow.snapshot('b', 3)).commit, (await findManifest(store, 'b', 2, codecOf(env)))!);
   assert.deepEqual(
     b3.bundles.map((k) => k.split('/')[1]),
     ['a', 'a', 'b'],
@@ -466,18 +491,18 @@ test('with a key a shipped step restores, and so does a fork, and a fork of a fo
   assert.deepEqual(b3.forkSources, ['a']);
   assert.deepEqual(await files('b', 3), ['one.txt', 'three.txt', 'two.txt']);
   // c is a fork of b at step 3: a's objects and b's.
-  await forkShipped(store, 'b', 3, 'c', env);
-  assert.deepEqual((await findManifest(store, 'c', 3, env))?.forkSources, ['b', 'a']);
+  await forkShipped(store, 'b', 3, 'c', codecOf(env));
+  assert.deepEqual((await findManifest(store, 'c', 3, codecOf(env)))?.forkSources, ['b', 'a']);
   assert.deepEqual(await files('c', 3), ['one.txt', 'three.txt', 'two.txt']);
 });
 
 test('doctor and a pool worker say a store without a key is unauthenticated', () => {
-  assert.equal(storeGuarantee({}), undefined, 'no store: nothing to say');
-  assert.equal(storeGuarantee({ FAHEEM_ENCRYPTION_KEY: 'k' }), undefined);
-  const open = storeGuarantee({ FAHEEM_OBJECT_STORE: 'file:///srv/store' });
+  assert.equal(storeGuarantee(storeSettings({})), undefined, 'no store: nothing to say');
+  assert.equal(storeGuarantee(storeSettings({ FAHEEM_ENCRYPTION_KEY: 'k' })), undefined);
+  const open = storeGuarantee(storeSettings({ FAHEEM_OBJECT_STORE: 'file:///srv/store' }));
   assert.equal(open?.bound, false);
   assert.match(open!.detail, /unauthenticated: anyone who can write to it can change what a conversation restores.*FAHEEM_ENCRYPTION_KEY/);
   for (const key of ['FAHEEM_ENCRYPTION_KEY', 'FAHEEM_ENCRYPTION_KEYS']) {
-    assert.equal(storeGuarantee({ FAHEEM_OBJECT_STORE: 's3://b/p', [key]: 'k' })?.bound, true, key);
+    assert.equal(storeGuarantee(storeSettings({ FAHEEM_OBJECT_STORE: 's3://b/p', [key]: 'k' }))?.bound, true, key);
   }
 });

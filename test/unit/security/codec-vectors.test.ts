@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { DecryptionError, EncryptionCodec, keyFingerprint, parseEncryptionKeys } from '../../../src/security/codec.js';
+import { codecSettings } from '../../../src/settings/codec.js';
 
 interface WirePayload {
   metadata: Record<string, string>;
@@ -38,7 +39,7 @@ const toWire = (p: Payload): WirePayload => ({
   ),
   data: Buffer.from(p.data ?? new Uint8Array()).toString('base64'),
 });
-const codecFor = (env: Record<string, string>) => new EncryptionCodec(parseEncryptionKeys(env)!);
+const codecFor = (env: Record<string, string>) => new EncryptionCodec(parseEncryptionKeys(codecSettings(env))!);
 
 describe('codec vectors shared with the Python client', () => {
   test('both languages made vectors', () => {

@@ -27,6 +27,8 @@ import {
 import { dataConverter } from '../../../src/storage/local-payloads.js';
 
 import { ROOT } from '../../support/harness.js';
+import { codecSettings } from '../../../src/settings/codec.js';
+import { storeSettings } from '../../../src/settings/store.js';
 
 const ProtoPayload = proto.temporal.api.common.v1.Payload;
 type Payload = { metadata?: Record<string, Uint8Array> | null; data?: Uint8Array | null };
@@ -40,7 +42,7 @@ const jsonPayload = (value: unknown): Payload => ({ metadata: { encoding: utf8('
 const meta = (p: Payload, key: string) => (p.metadata?.[key] ? Buffer.from(p.metadata[key]).toString() : undefined);
 
 describe('the codec (no server)', () => {
-  const codecOf = (env: Record<string, string>) => encryptionCodec(env)!;
+  const codecOf = (env: Record<string, string>) => encryptionCodec(codecSettings(env))!;
 
   test('round trip; the metadata names the encoding and the key; the data is IV + ciphertext + tag of the whole payload', async () => {
     const codec = codecOf({ FAHEEM_ENCRYPTION_KEY: KEY_A });
@@ -111,7 +113,7 @@ describe('the codec (no server)', () => {
     assert.equal(JSON.parse(Buffer.from((await rotated.decode([old!]))[0]!.data!).toString()), 'old');
     assert.equal(payloadKeyId((await rotated.encode([jsonPayload('new')]))[0]!), 'B');
     // An entry without an id gets the fingerprint, the same id FAHEEM_ENCRYPTION_KEY gives.
-    const unnamed = parseEncryptionKeys({ FAHEEM_ENCRYPTION_KEYS: ` B:${KEY_B} , ${KEY_A} ` })!;
+    const unnamed = parseEncryptionKeys(codecSettings({ FAHEEM_ENCRYPTION_KEYS: ` B:${KEY_B} , ${KEY_A} ` }))!;
     assert.deepEqual(
       unnamed.map((k) => k.id),
       ['B', ID_A],
@@ -119,8 +121,8 @@ describe('the codec (no server)', () => {
   });
 
   test('malformed keys and key lists: an error naming the variable and what is wrong', () => {
-    assert.equal(parseEncryptionKeys({}), undefined);
-    assert.equal(parseEncryptionKeys({ FAHEEM_ENCRYPTION_KEY: '', FAHEEM_ENCRYPTION_KEYS: ' ' }), undefined);
+    assert.equal(parseEncryptionKeys(codecSettings({})), undefined);
+    assert.equal(parseEncryptionKeys(codecSettings({ FAHEEM_ENCRYPTION_KEY: '', FAHEEM_ENCRYPTION_KEYS: ' ' })), undefined);
     const bad: [Record<string, string>, RegExp][] = [
       [{ FAHEEM_ENCRYPTION_KEY: 'not base64!' }, /^FAHEEM_ENCRYPTION_KEY is not base64/],
       [
@@ -137,7 +139,7 @@ describe('the codec (no server)', () => {
     ];
     for (const [env, message] of bad) {
       assert.throws(
-        () => parseEncryptionKeys(env),
+        () => parseEncryptionKeys(codecSettings(env)),
         (err: Error) => err instanceof EncryptionConfigError && message.test(err.message),
         JSON.stringify(env),
       );
@@ -146,14 +148,14 @@ describe('the codec (no server)', () => {
   });
 
   test('dataConverter: no key, no codec; with a key, the codec and the failure converter that encodes messages', () => {
-    const plain = dataConverter({});
+    const plain = dataConverter(storeSettings({}));
     assert.equal(plain.payloadCodecs, undefined);
     assert.equal(plain.failureConverterPath, undefined);
-    const encrypted = dataConverter({ FAHEEM_ENCRYPTION_KEY: KEY_A });
+    const encrypted = dataConverter(storeSettings({ FAHEEM_ENCRYPTION_KEY: KEY_A }));
     assert.ok(encrypted.payloadCodecs?.[0] instanceof EncryptionCodec);
     assert.ok(existsSync(encrypted.failureConverterPath!), encrypted.failureConverterPath);
     assert.ok(existsSync(path.join(ROOT, 'dist/security/failure-converter.cjs')), 'npm run build compiles the failure converter');
-    assert.throws(() => dataConverter({ FAHEEM_ENCRYPTION_KEY: 'x' }), /FAHEEM_ENCRYPTION_KEY/);
+    assert.throws(() => dataConverter(storeSettings({ FAHEEM_ENCRYPTION_KEY: 'x' })), /FAHEEM_ENCRYPTION_KEY/);
   });
 
   test('the keys are secrets: masked, and never in the environment of commands', () => {
@@ -164,7 +166,7 @@ describe('the codec (no server)', () => {
 });
 
 describe('a payload bound to a place', () => {
-  const codec = encryptionCodec({ FAHEEM_ENCRYPTION_KEY: KEY_A })!;
+  const codec = encryptionCodec(codecSettings({ FAHEEM_ENCRYPTION_KEY: KEY_A }))!;
   const here = utf8('conversations/a/steps/00000001@1.json');
   const there = utf8('conversations/b/steps/00000001@1.json');
 

@@ -19,20 +19,6 @@ const ENTRY_POINTS = [
   'src/acp/embedded.ts', // faheem acp's backend
 ];
 
-/**
- * Modules that still take Settings, to move to their area's object (issue #60). Only shrinks: a
- * module leaves this list when it moves, and none joins it.
- */
-const NOT_YET_MOVED = [
-  'src/images/inputs.ts',
-  'src/images/store.ts',
-  'src/security/codec.ts',
-  'src/storage/local-payloads.ts',
-  'src/storage/object-store.ts',
-  'src/pool/pool.ts',
-  'src/pool/shipping.ts',
-];
-
 /** What may not appear below the entry points: the Settings type from the table, or setting(). */
 const SETTINGS_TYPE = /import[^;]*\bSettings\b[^;]*from '[./]*environment\.js'/;
 const SETTING_CALL = /\bsetting\(/;
@@ -47,17 +33,9 @@ const allowed = (file: string, list: readonly string[]) => list.some((a) => (a.e
 
 test('below the entry points, no module takes Settings or reads a variable by name', () => {
   const offenders = sourceFiles().filter((file) => {
-    if (allowed(file, ENTRY_POINTS) || allowed(file, NOT_YET_MOVED)) return false;
+    if (allowed(file, ENTRY_POINTS)) return false;
     const text = readFileSync(path.join(ROOT, file), 'utf8');
     return SETTINGS_TYPE.test(text) || SETTING_CALL.test(text);
   });
   assert.deepEqual(offenders, [], 'take the area object (src/settings/) from the entry point instead');
-});
-
-test('the list of modules not yet moved names only modules that still need it', () => {
-  const stale = NOT_YET_MOVED.filter((file) => {
-    const text = readFileSync(path.join(ROOT, file), 'utf8');
-    return !SETTINGS_TYPE.test(text) && !SETTING_CALL.test(text);
-  });
-  assert.deepEqual(stale, [], 'these have moved: take them off NOT_YET_MOVED');
 });

@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
 import { externalStorage } from '../../../src/storage/local-payloads.js';
+import { storeSettings } from '../../../src/settings/store.js';
 
 interface Claim {
   madeBy: 'typescript' | 'python';
@@ -40,7 +41,7 @@ test('both languages stored a payload, each named by the SHA-256 of its bytes', 
 });
 
 test("the worker's external storage reads the payloads either language stored", async () => {
-  const runner = new ExternalStorageRunner(externalStorage({ FAHEEM_PAYLOAD_DIR: dir }));
+  const runner = new ExternalStorageRunner(externalStorage(storeSettings({ FAHEEM_PAYLOAD_DIR: dir })));
   for (const c of claims) {
     const [payload] = await runner.retrieve([reference(c)]);
     assert.equal(Buffer.from(payload!.metadata!.encoding!).toString(), 'json/plain', `stored by ${c.madeBy}`);
@@ -49,6 +50,6 @@ test("the worker's external storage reads the payloads either language stored", 
 });
 
 test('a folder without the file says which variable to set', async () => {
-  const runner = new ExternalStorageRunner(externalStorage({ FAHEEM_PAYLOAD_DIR: path.join(dir, 'elsewhere') }));
+  const runner = new ExternalStorageRunner(externalStorage(storeSettings({ FAHEEM_PAYLOAD_DIR: path.join(dir, 'elsewhere') })));
   await assert.rejects(runner.retrieve([reference(claims[0]!)]), /FAHEEM_PAYLOAD_DIR/);
 });

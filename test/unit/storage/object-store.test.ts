@@ -16,6 +16,7 @@ import {
   S3ObjectStore,
 } from '../../../src/storage/object-store.js';
 import { externalStorage } from '../../../src/storage/local-payloads.js';
+import { s3Settings, storeSettings } from '../../../src/settings/store.js';
 
 async function tempStore(maxBytes?: number): Promise<{ store: FileObjectStore; root: string; [Symbol.asyncDispose](): Promise<void> }> {
   const root = await mkdtemp(path.join(tmpdir(), 'faheem-store-'));
@@ -37,9 +38,9 @@ test('FAHEEM_OBJECT_STORE: s3 and file URLs, and a clear error for anything else
 });
 
 test('unset, there is no store: one host as before', () => {
-  assert.equal(objectStore({}), undefined);
-  assert.equal(objectStore({ FAHEEM_OBJECT_STORE: '  ' }), undefined);
-  const storage = externalStorage({ FAHEEM_PAYLOAD_DIR: '/tmp/x' });
+  assert.equal(objectStore(storeSettings({})), undefined);
+  assert.equal(objectStore(storeSettings({ FAHEEM_OBJECT_STORE: '  ' })), undefined);
+  const storage = externalStorage(storeSettings({ FAHEEM_PAYLOAD_DIR: '/tmp/x' }));
   assert.deepEqual(
     storage.drivers.map((d) => d.name),
     ['faheem-local-files'],
@@ -47,23 +48,25 @@ test('unset, there is no store: one host as before', () => {
 });
 
 test('the S3 settings come from the standard AWS variables; an endpoint means path-style', () => {
-  const config = s3ClientConfig({
-    AWS_ENDPOINT_URL: 'http://generic:1',
-    AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:8333',
-    AWS_ACCESS_KEY_ID: 'id',
-    AWS_SECRET_ACCESS_KEY: 'secret',
-    AWS_REGION: 'eu-west-1',
-  });
+  const config = s3ClientConfig(
+    s3Settings({
+      AWS_ENDPOINT_URL: 'http://generic:1',
+      AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:8333',
+      AWS_ACCESS_KEY_ID: 'id',
+      AWS_SECRET_ACCESS_KEY: 'secret',
+      AWS_REGION: 'eu-west-1',
+    }),
+  );
   assert.equal(config.endpoint, 'http://127.0.0.1:8333');
   assert.equal(config.forcePathStyle, true);
   assert.equal(config.region, 'eu-west-1');
   assert.deepEqual(config.credentials, { accessKeyId: 'id', secretAccessKey: 'secret' });
-  assert.equal(s3ClientConfig({ AWS_ENDPOINT_URL: 'http://generic:1' }).endpoint, 'http://generic:1');
-  const aws = s3ClientConfig({});
+  assert.equal(s3ClientConfig(s3Settings({ AWS_ENDPOINT_URL: 'http://generic:1' })).endpoint, 'http://generic:1');
+  const aws = s3ClientConfig(s3Settings({}));
   assert.equal(aws.endpoint, undefined);
   assert.equal(aws.forcePathStyle, undefined);
   assert.equal(aws.credentials, undefined, 'no keys: the SDK default chain');
-  const store = objectStore({ FAHEEM_OBJECT_STORE: 's3://b-1/p', AWS_REGION: 'us-east-1' });
+  const store = objectStore(storeSettings({ FAHEEM_OBJECT_STORE: 's3://b-1/p', AWS_REGION: 'us-east-1' }));
   assert.ok(store instanceof S3ObjectStore);
   assert.equal(store.location, 's3://b-1/p');
 });
@@ -114,7 +117,7 @@ test('an object past the cap is refused with a clear error and leaves nothing be
 test('with a store set, large payloads go there through the S3 driver and come back', async () => {
   await using t = await tempStore();
   const env = { FAHEEM_OBJECT_STORE: `file://${t.root}`, FAHEEM_PAYLOAD_DIR: path.join(t.root, 'local') };
-  const storage = externalStorage(env);
+  const storage = externalStorage(storeSettings(env));
   assert.deepEqual(
     storage.drivers.map((d) => d.type),
     ['aws.s3driver', 'faheem.local-files'],
