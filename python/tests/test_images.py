@@ -28,7 +28,8 @@ def read_in_typescript(env: dict[str, str], sha256: str) -> bytes:
     """The image's bytes as the TypeScript worker reads them (readImage: unsealed, hash checked)."""
     script = (
         "const { readImage } = await import('./src/images/store.ts');"
-        f"const bytes = await readImage(process.env, {{ sha256: '{sha256}' }});"
+        "const { storeSettings } = await import('./src/settings/store.ts');"
+        f"const bytes = await readImage(storeSettings(process.env), {{ sha256: '{sha256}' }});"
         "process.stdout.write(Buffer.from(bytes).toString('base64'));"
     )
     out = subprocess.run(
