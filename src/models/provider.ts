@@ -122,11 +122,6 @@ export function underPrefix(url: string, prefix: string): boolean {
   return base === '' || u.pathname === base || u.pathname.startsWith(`${base}/`);
 }
 
-/** The entries of FAHEEM_ALLOWED_BASE_URLS, and those that are not http(s) URLs (to warn about). */
-export function allowedBaseUrls(models: ModelSettings): { prefixes: string[]; invalid: string[] } {
-  return { prefixes: [...models.allowedBaseUrls], invalid: [...models.invalidBaseUrls] };
-}
-
 /**
  * Whether the worker allows its key to go to `endpoint` for a model of `provider` (`openai`,
  * `anthropic`, …; anything else has no endpoint of its own): under LLM_BASE_URL, under

@@ -1,7 +1,7 @@
 // src/models/provider.ts: model strings pick the endpoint and the key variable.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { allowedBaseUrls, keyFor, resolveModel, underPrefix, withheldKeyHint } from '../../../src/models/provider.js';
+import { keyFor, resolveModel, underPrefix, withheldKeyHint } from '../../../src/models/provider.js';
 import { modelSettings } from '../../../src/settings/models.js';
 
 test('model strings pick the endpoint and the key variable; a missing key names the variable', () => {
@@ -66,7 +66,7 @@ test('keyFor: the key goes to the endpoints the worker names, never to a convers
   assert.equal(keyFor('https://gw.example/openai/v1', 'openai', modelSettings(allowed)).apiKey, 'o');
   assert.equal(keyFor('https://gw.example/other/v1', 'openai', modelSettings(allowed)).withheld, true);
   assert.equal(keyFor('http://127.0.0.1:9999/v1', undefined, modelSettings(allowed)).apiKey, 'l');
-  assert.deepEqual(allowedBaseUrls(modelSettings(allowed)).invalid, ['not a url']);
+  assert.deepEqual(modelSettings(allowed).invalidBaseUrls, ['not a url']);
   // No key on the worker: nothing is held back.
   assert.deepEqual(keyFor('https://evil.example/v1', 'openai', modelSettings({})), { apiKey: '', withheld: false });
 });
