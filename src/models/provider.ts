@@ -28,7 +28,7 @@ export interface ResolvedModel {
 export { ModelConfigError } from '../core/errors.js';
 import { ModelConfigError } from '../core/errors.js';
 import type { VariableName } from '../environment.js';
-import type { ModelKeys, ModelSettings } from '../settings/models.js';
+import { parseHttpUrl, type ModelKeys, type ModelSettings } from '../settings/models.js';
 
 /** How one model of a fallback chain is resolved. */
 export interface ResolveOptions {
@@ -98,15 +98,6 @@ export function resolveModel(
 /** The worker variable that lists more endpoints its keys may go to (comma-separated URL prefixes). */
 export const ALLOWED_BASE_URLS_VAR = 'FAHEEM_ALLOWED_BASE_URLS';
 
-function parse(url: string): URL | undefined {
-  try {
-    const u = new URL(url.trim());
-    return u.protocol === 'http:' || u.protocol === 'https:' ? u : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * Whether `url` lies under the URL prefix `prefix`: same scheme, host and port (parsed, so
  * `https://api.openai.com.evil.com` is not under `https://api.openai.com`, nor `:8443` under the
@@ -114,8 +105,8 @@ function parse(url: string): URL | undefined {
  * not `/v10`). Dot segments are resolved first, so `/v1/../admin` is not under `/v1`.
  */
 export function underPrefix(url: string, prefix: string): boolean {
-  const u = parse(url);
-  const p = parse(prefix);
+  const u = parseHttpUrl(url);
+  const p = parseHttpUrl(prefix);
   if (!u || !p) return false;
   if (u.protocol !== p.protocol || u.host !== p.host) return false;
   const base = p.pathname.replace(/\/+$/, '');
@@ -132,7 +123,7 @@ export function endpointAllowed(endpoint: string, provider: string | undefined, 
   const allowed = [
     models.baseUrl,
     provider === 'anthropic' ? models.anthropicBaseUrl : undefined,
-    own ? parse(own)?.origin : undefined,
+    own ? parseHttpUrl(own)?.origin : undefined,
     ...models.allowedBaseUrls,
   ].filter((p): p is string => typeof p === 'string' && p.trim() !== '');
   return allowed.some((p) => underPrefix(endpoint, p));

@@ -54,14 +54,17 @@ export interface ModelSettings {
   readonly secrets: readonly string[];
 }
 
-function httpUrl(url: string): boolean {
+/** `url` (trimmed) parsed, when it is an http(s) URL; undefined otherwise. */
+export function parseHttpUrl(url: string): URL | undefined {
   try {
     const u = new URL(url.trim());
-    return u.protocol === 'http:' || u.protocol === 'https:';
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u : undefined;
   } catch {
-    return false;
+    return undefined;
   }
 }
+
+const httpUrl = (url: string): boolean => parseHttpUrl(url) !== undefined;
 
 const text = (value: string | undefined): string | undefined => value?.trim() || undefined;
 
